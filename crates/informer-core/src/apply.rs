@@ -1,0 +1,309 @@
+//! The informer loop's step: apply popped [`Delta`]s to the cache and derive notifications.
+//!
+//! This is client-go's `processDeltas` (and, for [`Delta::ReplacedAll`], the atomic replace
+//! of its `RealFIFO`): the cache is changed first, then the matching [`Notification`] is
+//! produced from what the store reports it replaced, so old and new always come from the
+//! same locked step.
+
+use std::sync::Arc;
+
+use crate::error::StoreError;
+use crate::fifo::Delta;
+use crate::handler::{Deleted, Notification};
+use crate::store::Store;
+
+/// Applies `deltas` to `store` in order and passes each resulting notification to `notify`.
+///
+/// - `Added`, `Updated`, `Replaced`, `Sync`: the object is stored; an `Update { old, new }`
+///   is produced if the key was cached (for `Sync`, `old` is the cached object), an
+///   `Add` otherwise, with `is_initial_list` as given.
+/// - `Deleted`: the key is removed; a `Delete` is produced even if the key was not cached
+///   (as client-go does), carrying the cached object as last known state of a
+///   `FinalStateUnknown` that had none.
+/// - `ReplacedAll`: the store is replaced in one step; deletes (as `FinalStateUnknown` with
+///   the last cached state) come first, then updates, then adds.
+/// - `Bookmark`: the store's resource version is recorded.
+///
+/// # Errors
+/// A delta whose object has no key is skipped and its error returned after the remaining
+/// deltas have been applied, so one malformed object loses nothing else.
+///
+/// ```
+/// use std::sync::Arc;
+/// use informer_core::{Delta, Notification, Store, ThreadSafeStore};
+/// use informer_core::apply::apply_deltas;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+///
+/// let store = ThreadSafeStore::<ConfigMap>::new();
+/// let mut cm = ConfigMap::default();
+/// cm.metadata.name = Some("settings".into());
+/// let mut seen = Vec::new();
+/// apply_deltas(&store, vec![Delta::Added(Arc::new(cm.clone())), Delta::Updated(Arc::new(cm))], false, &mut |n| {
+///     seen.push(matches!(n, Notification::Add { .. }));
+/// })
+/// .unwrap();
+/// assert_eq!(seen, [true, false]);
+/// assert_eq!(store.len(), 1);
+/// ```
+pub fn apply_deltas<K>(
+    store: &dyn Store<K>,
+    deltas: Vec<Delta<K>>,
+    is_initial_list: bool,
+    notify: &mut dyn FnMut(Notification<K>),
+) -> Result<(), StoreError> {
+    let mut first_error = None;
+    for delta in deltas {
+        if let Err(e) = apply_one(store, delta, is_initial_list, notify) {
+            tracing::warn!(error = %e, "skipped a change that cannot be cached");
+            first_error.get_or_insert(e);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+fn apply_one<K>(
+    store: &dyn Store<K>,
+    delta: Delta<K>,
+    is_initial_list: bool,
+    notify: &mut dyn FnMut(Notification<K>),
+) -> Result<(), StoreError> {
+    match delta {
+        Delta::Added(obj) | Delta::Updated(obj) | Delta::Replaced(obj) | Delta::Sync(obj) => {
+            upsert(store, obj, is_initial_list, notify)?
+        }
+        Delta::Deleted(deleted) => {
+            let key = match &deleted {
+                Deleted::Object(_) => None,
+                Deleted::FinalStateUnknown { key, .. } => Some(key.clone()),
+            };
+            let key = match (key, &deleted) {
+                (Some(key), _) => key,
+                (None, Deleted::Object(obj)) => store.key_of(obj)?,
+                (None, Deleted::FinalStateUnknown { key, .. }) => key.clone(),
+            };
+            let cached = store.delete(&key);
+            let deleted = match deleted {
+                Deleted::FinalStateUnknown {
+                    key,
+                    last_known: None,
+                } => Deleted::FinalStateUnknown {
+                    key,
+                    last_known: cached,
+                },
+                other => other,
+            };
+            notify(Notification::Delete(deleted));
+        }
+        Delta::ReplacedAll {
+            objects,
+            resource_version,
+        } => {
+            let diff = store.replace(objects, &resource_version)?;
+            for (key, last) in diff.deleted {
+                notify(Notification::Delete(Deleted::FinalStateUnknown {
+                    key,
+                    last_known: Some(last),
+                }));
+            }
+            for (old, new) in diff.updated {
+                notify(Notification::Update { old, new });
+            }
+            for object in diff.added {
+                notify(Notification::Add {
+                    object,
+                    is_initial_list,
+                });
+            }
+        }
+        Delta::Bookmark { resource_version } => store.set_resource_version(&resource_version),
+    }
+    Ok(())
+}
+
+fn upsert<K>(
+    store: &dyn Store<K>,
+    obj: Arc<K>,
+    is_initial_list: bool,
+    notify: &mut dyn FnMut(Notification<K>),
+) -> Result<(), StoreError> {
+    match store.update(obj.clone())? {
+        Some(old) => notify(Notification::Update { old, new: obj }),
+        None => notify(Notification::Add {
+            object: obj,
+            is_initial_list,
+        }),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::ObjectKey;
+    use crate::store::ThreadSafeStore;
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    fn cm(name: &str, rv: &str) -> Arc<ConfigMap> {
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = (!name.is_empty()).then(|| name.to_owned());
+        cm.metadata.namespace = Some("ns".into());
+        cm.metadata.resource_version = Some(rv.into());
+        Arc::new(cm)
+    }
+
+    fn key(name: &str) -> ObjectKey {
+        ObjectKey::new(Some("ns"), name)
+    }
+
+    fn show(n: &Notification<ConfigMap>) -> String {
+        let o = |o: &Arc<ConfigMap>| {
+            format!(
+                "{}@{}",
+                o.metadata.name.as_deref().unwrap_or(""),
+                o.metadata.resource_version.as_deref().unwrap_or("")
+            )
+        };
+        match n {
+            Notification::Add {
+                object,
+                is_initial_list,
+            } => format!(
+                "add {}{}",
+                o(object),
+                if *is_initial_list { " initial" } else { "" }
+            ),
+            Notification::Update { old, new } => format!("update {}->{}", o(old), o(new)),
+            Notification::Delete(Deleted::Object(obj)) => format!("delete {}", o(obj)),
+            Notification::Delete(Deleted::FinalStateUnknown { key, last_known }) => {
+                format!(
+                    "gone {key} last={}",
+                    last_known.as_ref().map(o).unwrap_or_default()
+                )
+            }
+        }
+    }
+
+    fn run(
+        store: &ThreadSafeStore<ConfigMap>,
+        deltas: Vec<Delta<ConfigMap>>,
+        initial: bool,
+    ) -> (Vec<String>, Result<(), StoreError>) {
+        let mut seen = Vec::new();
+        let result = apply_deltas(store, deltas, initial, &mut |n| seen.push(show(&n)));
+        (seen, result)
+    }
+
+    #[test]
+    fn add_of_an_uncached_object_is_an_add_and_of_a_cached_one_an_update() {
+        let store = ThreadSafeStore::new();
+        let (seen, r) = run(
+            &store,
+            vec![Delta::Added(cm("a", "1")), Delta::Added(cm("a", "2"))],
+            true,
+        );
+        r.unwrap();
+        assert_eq!(seen, ["add a@1 initial", "update a@1->a@2"]);
+        assert_eq!(
+            store
+                .get(&key("a"))
+                .unwrap()
+                .metadata
+                .resource_version
+                .as_deref(),
+            Some("2")
+        );
+    }
+
+    #[test]
+    fn sync_of_a_cached_object_is_an_update_from_the_cached_state() {
+        let store = ThreadSafeStore::new();
+        let obj = cm("a", "1");
+        store.add(obj.clone()).unwrap();
+        let (seen, _) = run(&store, vec![Delta::Sync(obj)], false);
+        assert_eq!(seen, ["update a@1->a@1"]);
+    }
+
+    #[test]
+    fn observed_delete_is_notified_even_if_the_key_was_not_cached() {
+        let store = ThreadSafeStore::new();
+        store.add(cm("a", "1")).unwrap();
+        let (seen, _) = run(
+            &store,
+            vec![
+                Delta::Deleted(Deleted::Object(cm("a", "2"))),
+                Delta::Deleted(Deleted::Object(cm("b", "3"))),
+            ],
+            false,
+        );
+        assert_eq!(seen, ["delete a@2", "delete b@3"]);
+        assert!(store.is_empty());
+    }
+
+    #[test]
+    fn final_state_unknown_without_last_known_carries_the_cached_state() {
+        let store = ThreadSafeStore::new();
+        store.add(cm("a", "1")).unwrap();
+        let (seen, _) = run(
+            &store,
+            vec![Delta::Deleted(Deleted::FinalStateUnknown {
+                key: key("a"),
+                last_known: None,
+            })],
+            false,
+        );
+        assert_eq!(seen, ["gone ns/a last=a@1"]);
+    }
+
+    #[test]
+    fn replaced_all_notifies_deletes_then_updates_then_adds() {
+        let store = ThreadSafeStore::new();
+        store.add(cm("old", "1")).unwrap();
+        store.add(cm("kept", "1")).unwrap();
+        let (seen, r) = run(
+            &store,
+            vec![Delta::ReplacedAll {
+                objects: vec![cm("new", "5"), cm("kept", "5")],
+                resource_version: "5".into(),
+            }],
+            false,
+        );
+        r.unwrap();
+        assert_eq!(
+            seen,
+            [
+                "gone ns/old last=old@1",
+                "update kept@1->kept@5",
+                "add new@5"
+            ]
+        );
+        assert_eq!(store.resource_version().as_deref(), Some("5"));
+        assert_eq!(store.len(), 2);
+    }
+
+    #[test]
+    fn bookmark_records_the_resource_version() {
+        let store = ThreadSafeStore::<ConfigMap>::new();
+        let (seen, _) = run(
+            &store,
+            vec![Delta::Bookmark {
+                resource_version: "42".into(),
+            }],
+            false,
+        );
+        assert!(seen.is_empty());
+        assert_eq!(store.resource_version().as_deref(), Some("42"));
+    }
+
+    #[test]
+    fn a_keyless_object_is_skipped_and_reported_without_losing_the_rest() {
+        let store = ThreadSafeStore::new();
+        let (seen, r) = run(
+            &store,
+            vec![Delta::Added(cm("", "1")), Delta::Added(cm("b", "2"))],
+            false,
+        );
+        assert!(matches!(r, Err(StoreError::Key(_))));
+        assert_eq!(seen, ["add b@2"]);
+        assert_eq!(store.len(), 1);
+    }
+}

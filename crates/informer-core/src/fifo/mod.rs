@@ -1,0 +1,504 @@
+//! The FIFO between the reflector and the cache.
+//!
+//! The reflector pushes what it sees (adds, updates, deletes, whole lists, resyncs,
+//! bookmarks); the informer pops it and applies it to the [`Store`](crate::Store), then
+//! notifies handlers. Two implementations keep client-go's two designs:
+//!
+//! - [`RealFifo`] (the default, as client-go's informers since 1.36): every event kept in
+//!   order, no per-key merging; a relist is one atomic [`Delta::ReplacedAll`] item.
+//! - [`DeltaFifo`]: deltas accumulate per key and pop together, oldest key first.
+
+mod delta_fifo;
+mod real_fifo;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::error::FifoError;
+use crate::handler::Deleted;
+
+pub use delta_fifo::DeltaFifo;
+pub use real_fifo::RealFifo;
+
+/// One change pushed by the reflector, popped by the informer.
+#[derive(Debug)]
+pub enum Delta<K> {
+    /// The object was created (watch `ADDED`).
+    Added(Arc<K>),
+    /// The object changed (watch `MODIFIED`).
+    Updated(Arc<K>),
+    /// The object was deleted (watch `DELETED`), or found missing by a relist
+    /// ([`Deleted::FinalStateUnknown`]).
+    Deleted(Deleted<K>),
+    /// The object was in a relist ([`DeltaFifo`] only: one per listed object).
+    Replaced(Arc<K>),
+    /// A resync: the cached object re-delivered, unchanged.
+    Sync(Arc<K>),
+    /// A whole relist at `resource_version` ([`RealFifo`] only): the consumer replaces its
+    /// store in one step and derives adds, updates and deletes from the difference.
+    ReplacedAll {
+        /// Every object the list returned.
+        objects: Vec<Arc<K>>,
+        /// The list's resource version.
+        resource_version: String,
+    },
+    /// The server's state has reached `resource_version` ([`RealFifo`] only).
+    Bookmark {
+        /// The bookmark's resource version.
+        resource_version: String,
+    },
+}
+
+impl<K> Clone for Delta<K> {
+    fn clone(&self) -> Self {
+        match self {
+            Delta::Added(o) => Delta::Added(o.clone()),
+            Delta::Updated(o) => Delta::Updated(o.clone()),
+            Delta::Deleted(d) => Delta::Deleted(d.clone()),
+            Delta::Replaced(o) => Delta::Replaced(o.clone()),
+            Delta::Sync(o) => Delta::Sync(o.clone()),
+            Delta::ReplacedAll {
+                objects,
+                resource_version,
+            } => Delta::ReplacedAll {
+                objects: objects.clone(),
+                resource_version: resource_version.clone(),
+            },
+            Delta::Bookmark { resource_version } => Delta::Bookmark {
+                resource_version: resource_version.clone(),
+            },
+        }
+    }
+}
+
+/// The queue between reflector and cache.
+///
+/// Producers call the push methods from the reflector; one consumer calls
+/// [`pop`](Fifo::pop) in a loop. The processing closure runs outside the FIFO's lock; items
+/// it is given are applied in order. `has_synced` reports whether everything from the first
+/// [`replace`](Fifo::replace) has been processed (not merely handed out).
+///
+/// Object safe: `Arc<dyn Fifo<K>>` works.
+#[async_trait]
+pub trait Fifo<K>: Send + Sync {
+    /// Queues an add.
+    ///
+    /// # Errors
+    /// [`FifoError::Key`] if the object has no key, [`FifoError::Closed`] after
+    /// [`close`](Fifo::close).
+    fn add(&self, obj: Arc<K>) -> Result<(), FifoError>;
+
+    /// Queues an update.
+    ///
+    /// # Errors
+    /// As [`add`](Fifo::add).
+    fn update(&self, obj: Arc<K>) -> Result<(), FifoError>;
+
+    /// Queues a delete.
+    ///
+    /// # Errors
+    /// As [`add`](Fifo::add).
+    fn delete(&self, obj: Arc<K>) -> Result<(), FifoError>;
+
+    /// Queues the result of a (re)list at `resource_version`: the listed objects and deletes
+    /// of known objects missing from it.
+    ///
+    /// # Errors
+    /// As [`add`](Fifo::add); on a key error nothing is queued.
+    fn replace(&self, objects: Vec<Arc<K>>, resource_version: String) -> Result<(), FifoError>;
+
+    /// Queues a [`Delta::Sync`] of every object of the known-objects store that has nothing
+    /// queued already.
+    ///
+    /// # Errors
+    /// [`FifoError::Closed`] after [`close`](Fifo::close).
+    fn resync(&self) -> Result<(), FifoError>;
+
+    /// Queues a bookmark (a no-op for FIFOs that do not carry bookmarks).
+    ///
+    /// # Errors
+    /// [`FifoError::Closed`] after [`close`](Fifo::close).
+    fn bookmark(&self, resource_version: String) -> Result<(), FifoError>;
+
+    /// Waits for items, removes the next batch and passes it to `process`, in order.
+    ///
+    /// # Errors
+    /// [`FifoError::Closed`] once the FIFO is closed and empty.
+    async fn pop(&self, process: &mut (dyn FnMut(Vec<Delta<K>>) + Send)) -> Result<(), FifoError>;
+
+    /// Whether the first [`replace`](Fifo::replace) (or, before any, a first push) has been
+    /// processed completely.
+    fn has_synced(&self) -> bool;
+
+    /// The number of queued items (keys for [`DeltaFifo`], events for [`RealFifo`]).
+    fn len(&self) -> usize;
+
+    /// Whether nothing is queued.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Closes the FIFO: pushes are refused, a waiting [`pop`](Fifo::pop) returns
+    /// [`FifoError::Closed`].
+    fn close(&self);
+
+    /// Whether [`close`](Fifo::close) was called.
+    fn is_closed(&self) -> bool;
+}
+
+/// A hash map with a fast, per-instance seeded hasher, for the FIFOs' per-key bookkeeping.
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
+/// A hash set with the same hasher as [`FastMap`].
+pub(crate) type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
+
+/// The object a delta carries: the object itself, or for a delete its last known state.
+/// `None` for [`Delta::ReplacedAll`] and [`Delta::Bookmark`], which carry no single object.
+pub(crate) fn delta_object<K>(delta: &Delta<K>) -> Option<&Arc<K>> {
+    match delta {
+        Delta::Added(obj) | Delta::Updated(obj) | Delta::Replaced(obj) | Delta::Sync(obj) => {
+            Some(obj)
+        }
+        Delta::Deleted(deleted) => deleted.object(),
+        Delta::ReplacedAll { .. } | Delta::Bookmark { .. } => None,
+    }
+}
+
+/// The state an object will have in the consumer's store once `delta` has been applied:
+/// `None` if the delta removes it (or carries no single object).
+pub(crate) fn state_after<K>(delta: &Delta<K>) -> Option<&Arc<K>> {
+    match delta {
+        Delta::Deleted(_) => None,
+        other => delta_object(other),
+    }
+}
+
+/// Tracks client-go's `populated` / `initialPopulationCount`, counting items as done only
+/// once they have been *processed*, not merely popped.
+///
+/// `unpopped` is the number of initial items still queued (client-go's
+/// `initialPopulationCount`); `unprocessed` additionally counts initial items handed to a
+/// `process` call that has not returned yet.
+#[derive(Debug, Default)]
+pub(crate) struct SyncCounter {
+    populated: bool,
+    unpopped: usize,
+    unprocessed: usize,
+}
+
+impl SyncCounter {
+    /// Called after every push that populates (add, update, delete, replace): the first one
+    /// fixes the initial population at the `queued` items then in the FIFO.
+    pub(crate) fn populate(&mut self, queued: usize) {
+        if !self.populated {
+            self.populated = true;
+            self.unpopped = queued;
+            self.unprocessed = queued;
+        }
+    }
+
+    /// How many items the next batch may hold without mixing items of the initial population
+    /// with later ones, if that limits it.
+    pub(crate) fn batch_limit(&self) -> Option<usize> {
+        (self.unpopped > 0).then_some(self.unpopped)
+    }
+
+    /// Records that `n` items were popped from the front; returns how many of them belong to
+    /// the initial population (to be passed to [`processed`](Self::processed) later).
+    pub(crate) fn popped(&mut self, n: usize) -> usize {
+        let initial = n.min(self.unpopped);
+        self.unpopped -= initial;
+        initial
+    }
+
+    /// Records that `initial` popped items of the initial population have been processed.
+    pub(crate) fn processed(&mut self, initial: usize) {
+        self.unprocessed = self.unprocessed.saturating_sub(initial);
+    }
+
+    /// client-go's `populated && initialPopulationCount == 0`, counting processed items.
+    pub(crate) fn has_synced(&self) -> bool {
+        self.populated && self.unprocessed == 0
+    }
+}
+
+/// Who is popping: at most one consumer holds the pop slot, from taking a batch until its
+/// `process` call has returned; others wait. Lives inside a FIFO's state, under its lock.
+#[derive(Debug, Default)]
+pub(crate) struct Consumers {
+    /// A consumer has taken a batch and its `process` call has not returned yet.
+    busy: bool,
+    /// Consumers registered with the FIFO's `Notify`, waiting for items or for the slot.
+    waiting: usize,
+}
+
+impl Consumers {
+    /// Frees the slot after `process` returned (or unwound). Returns whether a waiting
+    /// consumer must be woken (call `notify_one` after releasing the lock).
+    pub(crate) fn release(&mut self) -> bool {
+        self.busy = false;
+        self.waiting > 0
+    }
+}
+
+/// The consumer side of a FIFO's state, for [`take_next`].
+pub(crate) trait PopState {
+    /// What one pop removes.
+    type Taken;
+    fn consumers(&mut self) -> &mut Consumers;
+    fn is_closed(&self) -> bool;
+    fn is_empty(&self) -> bool;
+    /// Removes the next batch, if any.
+    fn take(&mut self) -> Option<Self::Taken>;
+}
+
+/// Waits until the pop slot is free and a batch is queued, then takes the batch and the slot.
+/// The caller must call [`Consumers::release`] once `process` has returned.
+///
+/// No lost wake-ups: a consumer registers with `notify` while it holds the state lock, and
+/// every change that can let a waiting consumer proceed notifies after changing the state
+/// under that lock: a push onto an empty queue (`notify_one`), a released slot with
+/// consumers waiting (`notify_one`), a close (`notify_waiters`). Cancel safe: nothing is
+/// taken before the last await.
+///
+/// # Errors
+/// [`FifoError::Closed`] once the FIFO is closed and empty.
+pub(crate) async fn take_next<S: PopState>(
+    state: &parking_lot::Mutex<S>,
+    notify: &tokio::sync::Notify,
+) -> Result<S::Taken, FifoError> {
+    /// Counts this consumer in `Consumers::waiting` while armed; disarmed under the lock
+    /// before returning, so its `Drop` only locks if the wait is cancelled.
+    struct Registration<'a, S: PopState> {
+        state: &'a parking_lot::Mutex<S>,
+        armed: bool,
+    }
+    impl<S: PopState> Drop for Registration<'_, S> {
+        fn drop(&mut self) {
+            if self.armed {
+                self.state.lock().consumers().waiting -= 1;
+            }
+        }
+    }
+
+    let mut registration = Registration {
+        state,
+        armed: false,
+    };
+    loop {
+        let notified = notify.notified();
+        let mut notified = std::pin::pin!(notified);
+        {
+            let mut st = state.lock();
+            let busy = st.consumers().busy;
+            let taken = if busy { None } else { st.take() };
+            let outcome = match taken {
+                Some(taken) => {
+                    st.consumers().busy = true;
+                    Some(Ok(taken))
+                }
+                None if st.is_closed() && st.is_empty() => Some(Err(FifoError::Closed)),
+                None => None,
+            };
+            if let Some(outcome) = outcome {
+                if registration.armed {
+                    st.consumers().waiting -= 1;
+                    registration.armed = false;
+                }
+                return outcome;
+            }
+            if !registration.armed {
+                st.consumers().waiting += 1;
+                registration.armed = true;
+            }
+            // Registered while the lock is held: any change after we release it wakes us.
+            notified.as_mut().enable();
+        }
+        notified.await;
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    //! A tiny known-objects store and a cheap test object for the FIFOs' unit tests.
+
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use parking_lot::Mutex;
+
+    use super::{Delta, Fifo};
+    use crate::error::{FifoError, KeyError, StoreError};
+    use crate::handler::Deleted;
+    use crate::key::ObjectKey;
+    use crate::store::{ReplaceDiff, Store, StoreOp};
+
+    /// A test object: a name (its key, in namespace `ns`) and a version.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub(crate) struct Obj {
+        pub name: String,
+        pub v: u32,
+    }
+
+    /// `Arc<Obj>` named `name` at version `v`.
+    pub(crate) fn obj(name: &str, v: u32) -> Arc<Obj> {
+        Arc::new(Obj {
+            name: name.to_owned(),
+            v,
+        })
+    }
+
+    /// The key function of [`Obj`]: `ns/<name>`; an empty name has no key.
+    pub(crate) fn obj_key(o: &Obj) -> Result<ObjectKey, KeyError> {
+        if o.name.is_empty() {
+            Err(KeyError::MissingName { kind: "Obj" })
+        } else {
+            Ok(ObjectKey::new(Some("ns"), &o.name))
+        }
+    }
+
+    /// A one-line description of a delta, for readable assertions: `Added(a@1)`,
+    /// `Deleted(a@1)`, `Gone(a, a@1)` (a tombstone), `ReplacedAll[a@1,b@2]@rv`, `Bookmark(rv)`.
+    pub(crate) fn show(delta: &Delta<Obj>) -> String {
+        let o = |o: &Arc<Obj>| format!("{}@{}", o.name, o.v);
+        match delta {
+            Delta::Added(x) => format!("Added({})", o(x)),
+            Delta::Updated(x) => format!("Updated({})", o(x)),
+            Delta::Replaced(x) => format!("Replaced({})", o(x)),
+            Delta::Sync(x) => format!("Sync({})", o(x)),
+            Delta::Deleted(Deleted::Object(x)) => format!("Deleted({})", o(x)),
+            Delta::Deleted(Deleted::FinalStateUnknown { key, last_known }) => format!(
+                "Gone({}, {})",
+                key.name(),
+                last_known.as_ref().map_or("-".to_owned(), o)
+            ),
+            Delta::ReplacedAll {
+                objects,
+                resource_version,
+            } => format!(
+                "ReplacedAll[{}]@{resource_version}",
+                objects.iter().map(o).collect::<Vec<_>>().join(",")
+            ),
+            Delta::Bookmark { resource_version } => format!("Bookmark({resource_version})"),
+        }
+    }
+
+    /// Pops one batch if one is ready, without waiting: `None` if `pop` would wait.
+    pub(crate) fn try_pop(fifo: &dyn Fifo<Obj>) -> Option<Result<Vec<Delta<Obj>>, FifoError>> {
+        use futures::FutureExt;
+        let mut out = None;
+        let result = fifo.pop(&mut |batch| out = Some(batch)).now_or_never()?;
+        Some(result.map(|()| out.expect("process is called on success")))
+    }
+
+    /// Pops one ready batch and describes it with [`show_all`]; panics if none is ready.
+    pub(crate) fn pop_now(fifo: &dyn Fifo<Obj>) -> Vec<String> {
+        let batch = try_pop(fifo)
+            .expect("a batch is ready")
+            .expect("the FIFO is open");
+        show_all(&batch)
+    }
+
+    /// Pops until the FIFO is empty; every batch described with [`show_all`].
+    pub(crate) fn drain(fifo: &dyn Fifo<Obj>) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        while !fifo.is_empty() {
+            out.push(pop_now(fifo));
+        }
+        out
+    }
+
+    /// [`show`] for every delta of a batch.
+    pub(crate) fn show_all(batch: &[Delta<Obj>]) -> Vec<String> {
+        batch.iter().map(show).collect()
+    }
+
+    /// A known-objects store over a mutex-guarded ordered map (so `list_keys` is sorted and
+    /// tests are deterministic).
+    pub(crate) struct MapStore {
+        map: Mutex<BTreeMap<ObjectKey, Arc<Obj>>>,
+        rv: Mutex<Option<String>>,
+    }
+
+    impl MapStore {
+        pub(crate) fn with(objs: &[Arc<Obj>]) -> Arc<Self> {
+            let map = objs
+                .iter()
+                .map(|o| (obj_key(o).expect("test object has a key"), o.clone()))
+                .collect();
+            Arc::new(Self {
+                map: Mutex::new(map),
+                rv: Mutex::new(None),
+            })
+        }
+    }
+
+    impl Store<Obj> for MapStore {
+        fn add(&self, obj: Arc<Obj>) -> Result<Option<Arc<Obj>>, StoreError> {
+            let key = obj_key(&obj)?;
+            Ok(self.map.lock().insert(key, obj))
+        }
+        fn key_of(&self, obj: &Obj) -> Result<ObjectKey, KeyError> {
+            obj_key(obj)
+        }
+        fn delete(&self, key: &ObjectKey) -> Option<Arc<Obj>> {
+            self.map.lock().remove(key)
+        }
+        fn get(&self, key: &ObjectKey) -> Option<Arc<Obj>> {
+            self.map.lock().get(key).cloned()
+        }
+        fn list(&self) -> Vec<Arc<Obj>> {
+            self.map.lock().values().cloned().collect()
+        }
+        fn list_keys(&self) -> Vec<ObjectKey> {
+            self.map.lock().keys().cloned().collect()
+        }
+        fn len(&self) -> usize {
+            self.map.lock().len()
+        }
+        fn replace(
+            &self,
+            objects: Vec<Arc<Obj>>,
+            resource_version: &str,
+        ) -> Result<ReplaceDiff<Obj>, StoreError> {
+            let mut new = BTreeMap::new();
+            for o in objects {
+                new.insert(obj_key(&o)?, o);
+            }
+            let mut map = self.map.lock();
+            let mut diff = ReplaceDiff::default();
+            for (k, o) in map.iter() {
+                if !new.contains_key(k) {
+                    diff.deleted.push((k.clone(), o.clone()));
+                }
+            }
+            for (k, o) in &new {
+                match map.get(k) {
+                    Some(old) => diff.updated.push((old.clone(), o.clone())),
+                    None => diff.added.push(o.clone()),
+                }
+            }
+            *map = new;
+            *self.rv.lock() = Some(resource_version.to_owned());
+            Ok(diff)
+        }
+        fn resource_version(&self) -> Option<String> {
+            self.rv.lock().clone()
+        }
+        fn set_resource_version(&self, resource_version: &str) {
+            *self.rv.lock() = Some(resource_version.to_owned());
+        }
+        fn apply(&self, batch: Vec<StoreOp<Obj>>) -> Result<Vec<Option<Arc<Obj>>>, StoreError> {
+            let mut map = self.map.lock();
+            let mut out = Vec::with_capacity(batch.len());
+            for op in batch {
+                out.push(match op {
+                    StoreOp::Upsert(o) => map.insert(obj_key(&o)?, o),
+                    StoreOp::Delete(k) => map.remove(&k),
+                });
+            }
+            Ok(out)
+        }
+    }
+}

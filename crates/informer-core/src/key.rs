@@ -1,0 +1,186 @@
+//! Object keys: `namespace/name`, or `name` for cluster-scoped objects.
+
+use std::fmt;
+use std::sync::Arc;
+
+use kube_core::Resource;
+
+use crate::error::KeyError;
+
+/// The identity of an object in a cache: its namespace (if namespaced) and its name.
+///
+/// `ObjectKey` is what stores are keyed by, what handlers put on workqueues and what
+/// reconcilers receive. Cloning is cheap (two reference-counted strings, no allocation).
+/// It prints as `namespace/name`, or `name` for cluster-scoped objects, which is the
+/// same text client-go's `MetaNamespaceKeyFunc` produces.
+///
+/// ```
+/// use informer_core::ObjectKey;
+///
+/// let key = ObjectKey::new(Some("default"), "web-0");
+/// assert_eq!(key.to_string(), "default/web-0");
+/// assert_eq!(key.namespace(), Some("default"));
+/// assert_eq!("kube-system/dns".parse::<ObjectKey>().unwrap().name(), "dns");
+/// assert_eq!(ObjectKey::cluster("node-1").to_string(), "node-1");
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectKey {
+    namespace: Option<Arc<str>>,
+    name: Arc<str>,
+}
+
+impl ObjectKey {
+    /// A key from an optional namespace and a name. An empty namespace means cluster scoped.
+    pub fn new(namespace: Option<&str>, name: &str) -> Self {
+        Self {
+            namespace: namespace.filter(|ns| !ns.is_empty()).map(Arc::from),
+            name: Arc::from(name),
+        }
+    }
+
+    /// The key of a cluster-scoped object.
+    pub fn cluster(name: &str) -> Self {
+        Self::new(None, name)
+    }
+
+    /// The key of any Kubernetes object, read from its metadata.
+    ///
+    /// # Errors
+    /// [`KeyError::MissingName`] if the object has no `metadata.name` (or an empty one):
+    /// such an object cannot be stored, so callers surface the error instead of inventing a key.
+    ///
+    /// ```
+    /// use informer_core::ObjectKey;
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// let mut pod = Pod::default();
+    /// assert!(ObjectKey::from_resource(&pod).is_err());
+    /// pod.metadata.name = Some("web-0".into());
+    /// pod.metadata.namespace = Some("default".into());
+    /// assert_eq!(ObjectKey::from_resource(&pod).unwrap().to_string(), "default/web-0");
+    /// ```
+    pub fn from_resource<K: Resource>(obj: &K) -> Result<Self, KeyError> {
+        let meta = obj.meta();
+        match meta.name.as_deref() {
+            Some(name) if !name.is_empty() => Ok(Self::new(meta.namespace.as_deref(), name)),
+            _ => Err(KeyError::MissingName {
+                kind: short_type_name::<K>(),
+            }),
+        }
+    }
+
+    /// The namespace, or `None` for a cluster-scoped object.
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
+    /// The name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl fmt::Display for ObjectKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.namespace {
+            Some(ns) => write!(f, "{ns}/{}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+impl fmt::Debug for ObjectKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ObjectKey({self})")
+    }
+}
+
+impl std::str::FromStr for ObjectKey {
+    type Err = KeyError;
+
+    /// Parses `namespace/name` or `name`, as client-go's `SplitMetaNamespaceKey`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut parts = s.split('/');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(name), None, None) if !name.is_empty() => Ok(Self::cluster(name)),
+            (Some(ns), Some(name), None) if !name.is_empty() => Ok(Self::new(Some(ns), name)),
+            _ => Err(KeyError::Malformed(s.to_owned())),
+        }
+    }
+}
+
+impl serde::Serialize for ObjectKey {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ObjectKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+fn short_type_name<K>() -> &'static str {
+    let full = std::any::type_name::<K>();
+    let base = full.split('<').next().unwrap_or(full);
+    base.rsplit("::").next().unwrap_or(base)
+}
+
+/// Computes the key of an object.
+///
+/// Stores and FIFOs take a `KeyFn` so that they work for any object type. The default,
+/// [`resource_key`], reads `metadata.namespace` and `metadata.name` of a `kube::Resource`.
+pub type KeyFn<K> = fn(&K) -> Result<ObjectKey, KeyError>;
+
+/// The default key function for any `kube::Resource`: `namespace/name` from its metadata.
+///
+/// ```
+/// use informer_core::{resource_key, KeyFn};
+/// use k8s_openapi::api::core::v1::ConfigMap;
+///
+/// let key_fn: KeyFn<ConfigMap> = resource_key::<ConfigMap>;
+/// let mut cm = ConfigMap::default();
+/// cm.metadata.name = Some("settings".into());
+/// assert_eq!(key_fn(&cm).unwrap().to_string(), "settings");
+/// ```
+pub fn resource_key<K: Resource>(obj: &K) -> Result<ObjectKey, KeyError> {
+    ObjectKey::from_resource(obj)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_namespace_means_cluster_scoped() {
+        assert_eq!(ObjectKey::new(Some(""), "a"), ObjectKey::cluster("a"));
+        assert_eq!(ObjectKey::new(Some(""), "a").to_string(), "a");
+    }
+
+    #[test]
+    fn parse_rejects_malformed_keys() {
+        for bad in ["", "a/b/c", "ns/", "/"] {
+            assert!(
+                bad.parse::<ObjectKey>().is_err(),
+                "{bad:?} should not parse"
+            );
+        }
+    }
+
+    #[test]
+    fn parse_roundtrips_display() {
+        for s in ["ns/name", "name"] {
+            assert_eq!(s.parse::<ObjectKey>().unwrap().to_string(), s);
+        }
+    }
+
+    #[test]
+    fn serde_uses_the_string_form() {
+        let key = ObjectKey::new(Some("ns"), "n");
+        let json = serde_json::to_string(&key).unwrap();
+        assert_eq!(json, "\"ns/n\"");
+        assert_eq!(serde_json::from_str::<ObjectKey>(&json).unwrap(), key);
+    }
+}

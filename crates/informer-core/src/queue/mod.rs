@@ -1,0 +1,94 @@
+//! Workqueues: where handlers put keys and workers take them.
+//!
+//! [`WorkQueue`] is client-go's rate-limiting, delaying, deduplicating queue;
+//! [`PriorityQueue`] is controller-runtime's priority queue with the same guarantees. Both
+//! implement [`Queue`], so a controller can take either, or a user's own.
+
+mod delay;
+mod engine;
+mod index;
+mod metrics;
+mod priority;
+pub mod rate_limiter;
+mod work_queue;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+pub use engine::QueueBuilder;
+pub use metrics::{QueueMetrics, QueueStats};
+pub use priority::PriorityQueue;
+pub use rate_limiter::{
+    BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,
+    MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter, default_controller_rate_limiter,
+};
+pub use work_queue::WorkQueue;
+
+/// Priority given to items that must not wait behind bulk work (the default).
+pub const PRIORITY_NORMAL: i32 = 0;
+/// Priority for bulk, probably no-op work: keys of the initial list and of resyncs.
+pub const PRIORITY_LOW: i32 = -100;
+
+/// A work queue for controllers.
+///
+/// Guarantees every implementation must keep:
+/// - an item is never held by two workers at once: between [`get`](Queue::get) returning it
+///   and [`done`](Queue::done) for it, it is not handed out again;
+/// - an item added while it is being processed is queued again once, after
+///   [`done`](Queue::done);
+/// - an item added several times before a worker takes it is handed out once;
+/// - after [`shut_down`](Queue::shut_down), adds are ignored, queued items are still handed
+///   out, and [`get`](Queue::get) returns `None` once the queue is empty.
+///
+/// Object safe: `Arc<dyn Queue<T>>` works.
+#[async_trait]
+pub trait Queue<T>: Send + Sync {
+    /// Queues `item` unless it is already waiting.
+    fn add(&self, item: T);
+
+    /// Queues `item` with a priority. Queues without priorities ignore it; see
+    /// [`PriorityQueue`] for one that honours it.
+    fn add_with_priority(&self, item: T, priority: i32) {
+        let _ = priority;
+        self.add(item)
+    }
+
+    /// Waits for an item. `None` once the queue is shut down and empty.
+    async fn get(&self) -> Option<T>;
+
+    /// Marks `item` as processed, allowing it to be handed out again.
+    fn done(&self, item: &T);
+
+    /// The number of items waiting (not counting items being processed or delayed).
+    fn len(&self) -> usize;
+
+    /// Whether no item is waiting.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Queues `item` after `delay`. If the item is already waiting for an earlier time, the
+    /// earlier time wins; a later time never postpones it.
+    fn add_after(&self, item: T, delay: Duration);
+
+    /// Queues `item` after the delay the rate limiter gives it.
+    fn add_rate_limited(&self, item: T);
+
+    /// Tells the rate limiter that `item` succeeded: its backoff is reset.
+    fn forget(&self, item: &T);
+
+    /// How many times `item` was requeued through [`add_rate_limited`](Queue::add_rate_limited)
+    /// since it was last forgotten.
+    fn num_requeues(&self, item: &T) -> u32;
+
+    /// Stops accepting items; waiting workers get `None` once the queue is empty.
+    fn shut_down(&self);
+
+    /// Shuts down, then waits until every item being processed is done (and, if
+    /// `drain_queued` is true, until every queued item has been handed out and done).
+    async fn shut_down_with_drain(&self, drain_queued: bool);
+
+    /// Whether [`shut_down`](Queue::shut_down) was called.
+    fn is_shutting_down(&self) -> bool;
+}

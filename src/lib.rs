@@ -1,0 +1,30 @@
+//! # informer
+//!
+//! client-go's informer machinery for Rust: a shared, indexed, always-current cache of
+//! Kubernetes objects, event handlers, rate-limited workqueues and controllers, with every
+//! stage behind a trait so any backend can be swapped.
+//!
+//! This crate is the facade: it re-exports [`informer_core`] (traits and in-memory building
+//! blocks) and [`informer_runtime`] (what runs them), and offers a [`prelude`].
+//!
+//! ```
+//! use informer::prelude::*;
+//!
+//! let queue: WorkQueue<ObjectKey> = WorkQueue::new();
+//! queue.add(ObjectKey::new(Some("default"), "web"));
+//! assert_eq!(queue.len(), 1);
+//! ```
+
+pub use informer_core as core;
+pub use informer_runtime as runtime;
+
+pub use informer_core::*;
+
+/// The names a controller author needs most, for `use informer::prelude::*;`.
+pub mod prelude {
+    pub use informer_core::{
+        Deleted, DeltaFifo, Fifo, Handler, HandlerFns, Indexer, ListWatchError, ListerWatcher,
+        Notification, ObjectKey, PriorityQueue, Queue, RateLimiter, RealFifo, Store,
+        ThreadSafeStore, WorkQueue,
+    };
+}
