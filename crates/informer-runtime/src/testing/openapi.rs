@@ -1,0 +1,133 @@
+//! A minimal OpenAPI v3 surface (`/openapi/v3` and one document per
+//! group/version).
+//!
+//! kubectl reads it to learn that the server validates fields itself (the
+//! `fieldValidation` parameter on PATCH operations), so `kubectl apply` skips
+//! client-side schema validation, which would need the full OpenAPI v2
+//! schema. The documents carry no schemas: kubectl then computes strategic
+//! merge patches from its compiled-in types, and JSON merge patches for
+//! custom resources, as it does against a real server without schemas.
+
+use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use serde_json::{Map, Value, json};
+
+use super::resource::{Registry, ResourceType};
+
+/// `api/v1` or `apis/<group>/<version>`.
+fn group_version_path(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        format!("api/{version}")
+    } else {
+        format!("apis/{group}/{version}")
+    }
+}
+
+fn group_versions(registry: &Registry) -> BTreeMap<String, Vec<&ResourceType>> {
+    let mut groups: BTreeMap<String, Vec<&ResourceType>> = BTreeMap::new();
+    for t in registry.types() {
+        groups
+            .entry(group_version_path(&t.group, &t.version))
+            .or_default()
+            .push(t);
+    }
+    groups
+}
+
+fn parameter(name: &str, kind: &str) -> Value {
+    json!({"name": name, "in": "query", "schema": {"type": kind, "uniqueItems": true}})
+}
+
+fn item_path(t: &ResourceType) -> String {
+    let prefix = format!("/{}", group_version_path(&t.group, &t.version));
+    if t.namespaced {
+        format!("{prefix}/namespaces/{{namespace}}/{}/{{name}}", t.plural)
+    } else {
+        format!("{prefix}/{}/{{name}}", t.plural)
+    }
+}
+
+fn document(types: &[&ResourceType]) -> Value {
+    let mut paths = Map::new();
+    for t in types {
+        let patch = json!({
+            "operationId": format!("patch{}", t.kind),
+            "parameters": [
+                parameter("dryRun", "string"),
+                parameter("fieldManager", "string"),
+                parameter("fieldValidation", "string"),
+                parameter("force", "boolean"),
+            ],
+            "responses": {"200": {"description": "OK"}},
+            "x-kubernetes-action": "patch",
+            "x-kubernetes-group-version-kind": {"group": t.group, "version": t.version, "kind": t.kind},
+        });
+        paths.insert(item_path(t), json!({ "patch": patch }));
+    }
+    json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": format!("v1.{}.0", super::discovery::SERVER_MINOR)},
+        "paths": paths,
+        "components": {},
+    })
+}
+
+fn hash(value: &Value) -> String {
+    let mut hasher = DefaultHasher::new();
+    value.to_string().hash(&mut hasher);
+    format!("{:016X}", hasher.finish())
+}
+
+/// `/openapi/v3`: the group/versions and where their documents are.
+pub(crate) fn root(registry: &Registry) -> Value {
+    let paths: Map<String, Value> = group_versions(registry)
+        .into_iter()
+        .map(|(path, types)| {
+            let url = format!("/openapi/v3/{path}?hash={}", hash(&document(&types)));
+            (path, json!({ "serverRelativeURL": url }))
+        })
+        .collect();
+    json!({ "paths": paths })
+}
+
+/// `/openapi/v3/<api/v1 | apis/group/version>`, if served.
+pub(crate) fn group_version(registry: &Registry, path: &str) -> Option<Value> {
+    let groups = group_versions(registry);
+    let types = groups.get(path)?;
+    Some(document(types))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_lists_every_group_version() {
+        let registry = Registry::builtin();
+        let root = root(&registry);
+        let paths = root["paths"].as_object().unwrap();
+        assert!(paths.contains_key("api/v1"));
+        assert!(paths.contains_key("apis/apps/v1"));
+        assert!(paths.contains_key("apis/coordination.k8s.io/v1"));
+        let url = paths["api/v1"]["serverRelativeURL"].as_str().unwrap();
+        assert!(url.starts_with("/openapi/v3/api/v1?hash="));
+    }
+
+    #[test]
+    fn documents_declare_field_validation_on_patch() {
+        let registry = Registry::builtin();
+        let doc = group_version(&registry, "api/v1").unwrap();
+        let patch = &doc["paths"]["/api/v1/namespaces/{namespace}/pods/{name}"]["patch"];
+        assert_eq!(patch["x-kubernetes-group-version-kind"]["kind"], "Pod");
+        assert!(
+            patch["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["name"] == "fieldValidation")
+        );
+        assert!(doc["paths"]["/api/v1/namespaces/{name}"]["patch"].is_object());
+        assert!(group_version(&registry, "apis/nope/v1").is_none());
+    }
+}

@@ -1,0 +1,505 @@
+//! JSON merge patch (RFC 7386), the common subset of strategic merge patch,
+//! and JSON patch (RFC 6902).
+
+use serde_json::{Map, Value};
+
+/// The patch formats the server accepts, keyed by `Content-Type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PatchKind {
+    /// `application/json-patch+json`
+    Json,
+    /// `application/merge-patch+json`
+    Merge,
+    /// `application/strategic-merge-patch+json`
+    Strategic,
+    /// `application/apply-patch+yaml` (server-side apply; JSON bodies only).
+    Apply,
+}
+
+impl PatchKind {
+    /// The patch kind for a `Content-Type` header value.
+    pub(crate) fn from_content_type(content_type: &str) -> Option<Self> {
+        let media = content_type.split(';').next().unwrap_or("").trim();
+        match media {
+            "application/json-patch+json" => Some(PatchKind::Json),
+            "application/merge-patch+json" => Some(PatchKind::Merge),
+            "application/strategic-merge-patch+json" => Some(PatchKind::Strategic),
+            "application/apply-patch+yaml" | "application/apply-patch+json" => {
+                Some(PatchKind::Apply)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Applies an RFC 7386 JSON merge patch: objects merge recursively, `null`
+/// removes a key, everything else (lists included) replaces.
+pub(crate) fn merge_patch(target: &mut Value, patch: &Value) {
+    let Value::Object(patch_map) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    if let Value::Object(target_map) = target {
+        for (key, value) in patch_map {
+            if value.is_null() {
+                target_map.remove(key);
+            } else {
+                merge_patch(target_map.entry(key.clone()).or_insert(Value::Null), value);
+            }
+        }
+    }
+}
+
+/// Applies an RFC 6902 JSON patch.
+pub(crate) fn json_patch(target: &mut Value, patch: &Value) -> Result<(), String> {
+    let ops: Vec<json_patch::PatchOperation> =
+        serde_json::from_value(patch.clone()).map_err(|e| format!("invalid JSON patch: {e}"))?;
+    json_patch::patch(target, &ops).map_err(|e| e.to_string())
+}
+
+/// Fields whose list elements merge by a key under strategic merge patch.
+///
+/// The real server reads this from Go struct tags; this table covers the
+/// built-in types the server registers. `ports` is ambiguous (container ports
+/// merge on `containerPort`, service ports on `port`) and is resolved from the
+/// elements themselves.
+fn merge_key(field: &str, elements: &[&Value]) -> Option<&'static str> {
+    let has = |key: &str| elements.iter().any(|e| e.get(key).is_some());
+    match field {
+        "containers"
+        | "initContainers"
+        | "ephemeralContainers"
+        | "env"
+        | "volumes"
+        | "imagePullSecrets"
+        | "resourceClaims"
+        | "readinessGates" => Some("name"),
+        "volumeMounts" => Some("mountPath"),
+        "volumeDevices" => Some("devicePath"),
+        "hostAliases" => Some("ip"),
+        "ownerReferences" => Some("uid"),
+        "conditions" => Some("type"),
+        "topologySpreadConstraints" => Some("topologyKey"),
+        "ports" if has("containerPort") => Some("containerPort"),
+        "ports" if has("port") => Some("port"),
+        _ => None,
+    }
+}
+
+/// Lists of primitives that strategic merge patch unions instead of replacing.
+fn merges_primitives(field: &str) -> bool {
+    matches!(field, "finalizers")
+}
+
+const DIRECTIVE: &str = "$patch";
+const SET_ELEMENT_ORDER: &str = "$setElementOrder/";
+const DELETE_FROM_PRIMITIVE_LIST: &str = "$deleteFromPrimitiveList/";
+const RETAIN_KEYS: &str = "$retainKeys";
+
+/// Applies a strategic merge patch (the subset described in the module docs).
+///
+/// Maps merge like a JSON merge patch. Lists of objects with a known merge key
+/// merge element-wise by that key (`$patch: delete` on an element removes it,
+/// `$patch: replace` replaces the list); `finalizers` is unioned; other lists
+/// replace. `$setElementOrder/<field>` orders the merged list,
+/// `$deleteFromPrimitiveList/<field>` removes values, `$retainKeys` keeps only
+/// the listed keys, and `$patch: replace|delete` on a map replaces or deletes it.
+pub(crate) fn strategic_merge_patch(target: &mut Value, patch: &Value) -> Result<(), String> {
+    let Value::Object(patch_map) = patch else {
+        return Err("strategic merge patch must be a JSON object".to_string());
+    };
+    match patch_map.get(DIRECTIVE).and_then(Value::as_str) {
+        Some("replace") => {
+            let mut replacement = patch_map.clone();
+            replacement.remove(DIRECTIVE);
+            *target = Value::Object(replacement);
+            return Ok(());
+        }
+        Some("delete") => {
+            *target = Value::Null;
+            return Ok(());
+        }
+        Some(other) => return Err(format!("unknown patch type: {other}")),
+        None if patch_map.contains_key(DIRECTIVE) => {
+            return Err("$patch directive must be a string".to_string());
+        }
+        None => {}
+    }
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    let Value::Object(target_map) = target else {
+        return Ok(());
+    };
+
+    for (key, value) in patch_map {
+        if key.starts_with(SET_ELEMENT_ORDER)
+            || key.starts_with(DELETE_FROM_PRIMITIVE_LIST)
+            || key == RETAIN_KEYS
+        {
+            continue;
+        }
+        if value.is_null() {
+            target_map.remove(key);
+            continue;
+        }
+        let current = target_map.get_mut(key);
+        match (current, value) {
+            (Some(current @ Value::Object(_)), Value::Object(_)) => {
+                strategic_merge_patch(current, value)?;
+                if current.is_null() {
+                    target_map.remove(key);
+                }
+            }
+            (Some(Value::Array(current)), Value::Array(patch_list)) => {
+                let merged = merge_list(key, current, patch_list)?;
+                *current = merged;
+            }
+            (_, Value::Object(_)) => {
+                let mut fresh = Value::Object(Map::new());
+                strategic_merge_patch(&mut fresh, value)?;
+                if fresh.is_null() {
+                    target_map.remove(key);
+                } else {
+                    target_map.insert(key.clone(), fresh);
+                }
+            }
+            (_, Value::Array(patch_list)) => {
+                let merged = merge_list(key, &[], patch_list)?;
+                target_map.insert(key.clone(), Value::Array(merged));
+            }
+            _ => {
+                target_map.insert(key.clone(), value.clone());
+            }
+        }
+    }
+
+    for (key, value) in patch_map {
+        if let Some(field) = key.strip_prefix(DELETE_FROM_PRIMITIVE_LIST) {
+            let Value::Array(remove) = value else {
+                return Err(format!("{key} must be a list"));
+            };
+            if let Some(Value::Array(list)) = target_map.get_mut(field) {
+                list.retain(|v| !remove.contains(v));
+            }
+        } else if let Some(field) = key.strip_prefix(SET_ELEMENT_ORDER) {
+            let Value::Array(order) = value else {
+                return Err(format!("{key} must be a list"));
+            };
+            if let Some(Value::Array(list)) = target_map.get_mut(field) {
+                reorder(field, list, order);
+            }
+        }
+    }
+    if let Some(retain) = patch_map.get(RETAIN_KEYS) {
+        let Value::Array(retain) = retain else {
+            return Err("$retainKeys must be a list".to_string());
+        };
+        let keep: Vec<&str> = retain.iter().filter_map(Value::as_str).collect();
+        target_map.retain(|k, _| keep.contains(&k.as_str()));
+    }
+    Ok(())
+}
+
+fn element_key<'a>(element: &'a Value, merge_key: &str) -> Option<&'a Value> {
+    element.get(merge_key)
+}
+
+fn merge_list(field: &str, current: &[Value], patch: &[Value]) -> Result<Vec<Value>, String> {
+    // A `{"$patch": "replace"}` element replaces the whole list with the other elements.
+    let replace = patch
+        .iter()
+        .any(|e| e.get(DIRECTIVE).and_then(Value::as_str) == Some("replace"));
+    if replace {
+        return Ok(patch
+            .iter()
+            .filter(|e| e.get(DIRECTIVE).is_none())
+            .cloned()
+            .collect());
+    }
+    if patch.iter().all(Value::is_object) && !patch.is_empty() {
+        let all: Vec<&Value> = current.iter().chain(patch.iter()).collect();
+        if let Some(merge_key) = merge_key(field, &all) {
+            let mut merged: Vec<Value> = current.to_vec();
+            for element in patch {
+                let directive = element.get(DIRECTIVE).and_then(Value::as_str);
+                let Some(key) = element_key(element, merge_key) else {
+                    return Err(format!(
+                        "map: {element} does not contain declared merge key: {merge_key}"
+                    ));
+                };
+                let position = merged
+                    .iter()
+                    .position(|e| element_key(e, merge_key) == Some(key));
+                match (directive, position) {
+                    (Some("delete"), Some(i)) => {
+                        merged.remove(i);
+                    }
+                    (Some("delete"), None) => {}
+                    (Some(other), _) if other != "merge" => {
+                        return Err(format!("unknown patch type: {other}"));
+                    }
+                    (_, Some(i)) => strategic_merge_patch(&mut merged[i], element)?,
+                    (_, None) => {
+                        let mut fresh = Value::Object(Map::new());
+                        strategic_merge_patch(&mut fresh, element)?;
+                        merged.push(fresh);
+                    }
+                }
+            }
+            return Ok(merged);
+        }
+    }
+    if merges_primitives(field) {
+        let mut merged = current.to_vec();
+        for value in patch {
+            if !merged.contains(value) {
+                merged.push(value.clone());
+            }
+        }
+        return Ok(merged);
+    }
+    Ok(patch.to_vec())
+}
+
+/// Orders `list` by `order` (elements or merge-key maps); unlisted elements keep
+/// their relative order after the listed ones.
+fn reorder(field: &str, list: &mut Vec<Value>, order: &[Value]) {
+    let all: Vec<&Value> = list.iter().chain(order.iter()).collect();
+    let merge_key = merge_key(field, &all);
+    let rank = |element: &Value| {
+        order.iter().position(|o| match merge_key {
+            Some(k) => element_key(o, k).is_some() && element_key(o, k) == element_key(element, k),
+            None => o == element,
+        })
+    };
+    let mut ranked: Vec<(usize, usize, Value)> = list
+        .drain(..)
+        .enumerate()
+        .map(|(i, e)| (rank(&e).unwrap_or(usize::MAX), i, e))
+        .collect();
+    ranked.sort_by_key(|(r, i, _)| (*r, *i));
+    list.extend(ranked.into_iter().map(|(_, _, e)| e));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn content_types() {
+        assert_eq!(
+            PatchKind::from_content_type("application/merge-patch+json; charset=utf-8"),
+            Some(PatchKind::Merge)
+        );
+        assert_eq!(
+            PatchKind::from_content_type("application/strategic-merge-patch+json"),
+            Some(PatchKind::Strategic)
+        );
+        assert_eq!(
+            PatchKind::from_content_type("application/json-patch+json"),
+            Some(PatchKind::Json)
+        );
+        assert_eq!(
+            PatchKind::from_content_type("application/apply-patch+yaml"),
+            Some(PatchKind::Apply)
+        );
+        assert_eq!(PatchKind::from_content_type("application/json"), None);
+    }
+
+    #[test]
+    fn merge_patch_follows_rfc_7386() {
+        // Examples from RFC 7386 appendix A.
+        let cases = [
+            (json!({"a": "b"}), json!({"a": "c"}), json!({"a": "c"})),
+            (
+                json!({"a": "b"}),
+                json!({"b": "c"}),
+                json!({"a": "b", "b": "c"}),
+            ),
+            (json!({"a": "b"}), json!({"a": null}), json!({})),
+            (
+                json!({"a": "b", "b": "c"}),
+                json!({"a": null}),
+                json!({"b": "c"}),
+            ),
+            (json!({"a": ["b"]}), json!({"a": "c"}), json!({"a": "c"})),
+            (json!({"a": "c"}), json!({"a": ["b"]}), json!({"a": ["b"]})),
+            (
+                json!({"a": {"b": "c"}}),
+                json!({"a": {"b": "d", "c": null}}),
+                json!({"a": {"b": "d"}}),
+            ),
+            (
+                json!({"a": [{"b": "c"}]}),
+                json!({"a": [1]}),
+                json!({"a": [1]}),
+            ),
+            (json!(["a", "b"]), json!(["c", "d"]), json!(["c", "d"])),
+            (json!({"a": "b"}), json!(["c"]), json!(["c"])),
+            (
+                json!({"e": null}),
+                json!({"a": 1}),
+                json!({"e": null, "a": 1}),
+            ),
+            (
+                json!([1, 2]),
+                json!({"a": "b", "c": null}),
+                json!({"a": "b"}),
+            ),
+            (
+                json!({}),
+                json!({"a": {"bb": {"ccc": null}}}),
+                json!({"a": {"bb": {}}}),
+            ),
+        ];
+        for (mut target, patch, expected) in cases {
+            merge_patch(&mut target, &patch);
+            assert_eq!(target, expected, "patch {patch}");
+        }
+    }
+
+    fn pod() -> Value {
+        json!({
+            "metadata": {"name": "p", "labels": {"a": "1", "b": "2"}, "finalizers": ["x"]},
+            "spec": {
+                "containers": [
+                    {"name": "app", "image": "app:1", "env": [{"name": "A", "value": "1"}],
+                     "ports": [{"containerPort": 80, "name": "http"}]},
+                    {"name": "sidecar", "image": "side:1"}
+                ],
+                "tolerations": [{"key": "t1"}]
+            }
+        })
+    }
+
+    #[test]
+    fn strategic_merge_patch_merges_lists_by_key() {
+        let mut target = pod();
+        let patch = json!({
+            "metadata": {"labels": {"a": null, "c": "3"}, "finalizers": ["y"]},
+            "spec": {
+                "containers": [
+                    {"name": "app", "image": "app:2", "env": [{"name": "B", "value": "2"}],
+                     "ports": [{"containerPort": 80, "protocol": "TCP"}]},
+                    {"name": "new", "image": "new:1"}
+                ],
+                "tolerations": [{"key": "t2"}]
+            }
+        });
+        strategic_merge_patch(&mut target, &patch).unwrap();
+        assert_eq!(target["metadata"]["labels"], json!({"b": "2", "c": "3"}));
+        assert_eq!(target["metadata"]["finalizers"], json!(["x", "y"]));
+        let containers = target["spec"]["containers"].as_array().unwrap();
+        assert_eq!(containers.len(), 3);
+        assert_eq!(containers[0]["image"], "app:2");
+        assert_eq!(
+            containers[0]["env"],
+            json!([{"name": "A", "value": "1"}, {"name": "B", "value": "2"}])
+        );
+        assert_eq!(
+            containers[0]["ports"],
+            json!([{"containerPort": 80, "name": "http", "protocol": "TCP"}])
+        );
+        assert_eq!(containers[1]["name"], "sidecar");
+        assert_eq!(containers[2]["name"], "new");
+        // Lists without a merge key replace.
+        assert_eq!(target["spec"]["tolerations"], json!([{"key": "t2"}]));
+    }
+
+    #[test]
+    fn strategic_merge_patch_directives() {
+        let mut target = pod();
+        let patch = json!({
+            "metadata": {"$deleteFromPrimitiveList/finalizers": ["x"]},
+            "spec": {
+                "containers": [{"name": "sidecar", "$patch": "delete"}],
+                "$setElementOrder/containers": [{"name": "app"}]
+            }
+        });
+        strategic_merge_patch(&mut target, &patch).unwrap();
+        assert_eq!(target["metadata"]["finalizers"], json!([]));
+        let names: Vec<_> = target["spec"]["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].clone())
+            .collect();
+        assert_eq!(names, [json!("app")]);
+
+        let mut target = pod();
+        let patch = json!({"metadata": {"labels": {"$patch": "replace", "z": "9"}}});
+        strategic_merge_patch(&mut target, &patch).unwrap();
+        assert_eq!(target["metadata"]["labels"], json!({"z": "9"}));
+
+        let mut target = pod();
+        let patch = json!({"spec": {"containers": [{"$patch": "replace"}, {"name": "only"}]}});
+        strategic_merge_patch(&mut target, &patch).unwrap();
+        assert_eq!(target["spec"]["containers"], json!([{"name": "only"}]));
+
+        let mut target = pod();
+        let patch = json!({"metadata": {"labels": {"$patch": "delete"}}});
+        strategic_merge_patch(&mut target, &patch).unwrap();
+        assert!(target["metadata"].get("labels").is_none());
+    }
+
+    #[test]
+    fn strategic_merge_patch_set_element_order() {
+        let mut target = json!({"spec": {"containers": [{"name": "a"}, {"name": "b"}]}});
+        let patch = json!({
+            "spec": {
+                "$setElementOrder/containers": [{"name": "c"}, {"name": "b"}, {"name": "a"}],
+                "containers": [{"name": "c"}]
+            }
+        });
+        strategic_merge_patch(&mut target, &patch).unwrap();
+        assert_eq!(
+            target["spec"]["containers"],
+            json!([{"name": "c"}, {"name": "b"}, {"name": "a"}])
+        );
+    }
+
+    #[test]
+    fn strategic_merge_patch_rejects_garbage() {
+        let mut target = pod();
+        assert!(strategic_merge_patch(&mut target, &json!([1])).is_err());
+        assert!(strategic_merge_patch(&mut target, &json!({"$patch": "explode"})).is_err());
+        let patch = json!({"spec": {"containers": [{"image": "no-name"}]}});
+        assert!(strategic_merge_patch(&mut target, &patch).is_err());
+    }
+
+    #[test]
+    fn service_ports_merge_on_port() {
+        let mut target = json!({"spec": {"ports": [{"port": 80, "name": "http"}]}});
+        let patch = json!({"spec": {"ports": [{"port": 80, "targetPort": 8080}, {"port": 443}]}});
+        strategic_merge_patch(&mut target, &patch).unwrap();
+        assert_eq!(
+            target["spec"]["ports"],
+            json!([{"port": 80, "name": "http", "targetPort": 8080}, {"port": 443}])
+        );
+    }
+
+    #[test]
+    fn json_patch_applies_operations() {
+        let mut target = json!({"metadata": {"labels": {"a": "1"}}});
+        json_patch(
+            &mut target,
+            &json!([{"op": "add", "path": "/metadata/labels/b", "value": "2"},
+                    {"op": "remove", "path": "/metadata/labels/a"}]),
+        )
+        .unwrap();
+        assert_eq!(target, json!({"metadata": {"labels": {"b": "2"}}}));
+        assert!(
+            json_patch(
+                &mut target,
+                &json!([{"op": "test", "path": "/x", "value": 1}])
+            )
+            .is_err()
+        );
+        assert!(json_patch(&mut target, &json!({"op": "nonsense"})).is_err());
+    }
+}

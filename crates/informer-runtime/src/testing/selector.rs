@@ -1,0 +1,613 @@
+//! Label and field selectors, parsed and matched as the API server does.
+//!
+//! Label selectors support equality (`a=b`, `a==b`, `a!=b`), set-based
+//! (`a in (x,y)`, `a notin (x)`), existence (`a`, `!a`) and the numeric
+//! `a>1` / `a<1` requirements. Field selectors support `=`, `==` and `!=` with
+//! `\`-escaping of `,`, `=` and `\` in values.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+/// A parsed label selector; the empty selector matches everything.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LabelSelector {
+    requirements: Vec<Requirement>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Requirement {
+    key: String,
+    op: Operator,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Operator {
+    Exists,
+    DoesNotExist,
+    Equals(String),
+    NotEquals(String),
+    In(BTreeSet<String>),
+    NotIn(BTreeSet<String>),
+    GreaterThan(i64),
+    LessThan(i64),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Token {
+    Ident(String),
+    Not,
+    Equals,
+    DoubleEquals,
+    NotEquals,
+    In,
+    NotIn,
+    Open,
+    Close,
+    Comma,
+    Greater,
+    Less,
+}
+
+fn is_special(c: char) -> bool {
+    matches!(c, '!' | '=' | '(' | ')' | ',' | '<' | '>') || c.is_whitespace()
+}
+
+fn lex(input: &str) -> Vec<Token> {
+    let mut tokens = Vec::new();
+    let mut chars = input.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+            continue;
+        }
+        chars.next();
+        let token = match c {
+            '!' if chars.peek() == Some(&'=') => {
+                chars.next();
+                Token::NotEquals
+            }
+            '!' => Token::Not,
+            '=' if chars.peek() == Some(&'=') => {
+                chars.next();
+                Token::DoubleEquals
+            }
+            '=' => Token::Equals,
+            '(' => Token::Open,
+            ')' => Token::Close,
+            ',' => Token::Comma,
+            '>' => Token::Greater,
+            '<' => Token::Less,
+            _ => {
+                let mut ident = String::from(c);
+                while let Some(&next) = chars.peek() {
+                    if is_special(next) {
+                        break;
+                    }
+                    ident.push(next);
+                    chars.next();
+                }
+                match ident.as_str() {
+                    "in" => Token::In,
+                    "notin" => Token::NotIn,
+                    _ => Token::Ident(ident),
+                }
+            }
+        };
+        tokens.push(token);
+    }
+    tokens
+}
+
+struct Parser {
+    tokens: Vec<Token>,
+    pos: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Token> {
+        self.tokens.get(self.pos)
+    }
+
+    fn next(&mut self) -> Option<Token> {
+        let token = self.tokens.get(self.pos).cloned();
+        self.pos += 1;
+        token
+    }
+
+    fn key(&mut self) -> Result<String, String> {
+        match self.next() {
+            Some(Token::Ident(key)) => {
+                validate_label_key(&key)?;
+                Ok(key)
+            }
+            // `in`/`notin` are valid label keys when they appear in key position.
+            Some(Token::In) => Ok("in".to_string()),
+            Some(Token::NotIn) => Ok("notin".to_string()),
+            other => Err(format!("found '{}', expected: identifier", describe(other))),
+        }
+    }
+
+    /// A value, which may be empty when followed by `,`, `)` or the end.
+    fn value(&mut self) -> Result<String, String> {
+        match self.peek() {
+            None | Some(Token::Comma) | Some(Token::Close) => Ok(String::new()),
+            Some(Token::Ident(_)) | Some(Token::In) | Some(Token::NotIn) => {
+                let value = match self.next() {
+                    Some(Token::Ident(v)) => v,
+                    Some(Token::In) => "in".to_string(),
+                    _ => "notin".to_string(),
+                };
+                validate_label_value(&value)?;
+                Ok(value)
+            }
+            other => Err(format!(
+                "found '{}', expected: identifier",
+                describe(other.cloned())
+            )),
+        }
+    }
+
+    fn values(&mut self) -> Result<BTreeSet<String>, String> {
+        match self.next() {
+            Some(Token::Open) => {}
+            other => return Err(format!("found '{}', expected: '('", describe(other))),
+        }
+        let mut values = BTreeSet::new();
+        loop {
+            values.insert(self.value()?);
+            match self.next() {
+                Some(Token::Comma) => continue,
+                Some(Token::Close) => break,
+                other => {
+                    return Err(format!("found '{}', expected: ',' or ')'", describe(other)));
+                }
+            }
+        }
+        Ok(values)
+    }
+
+    fn integer(&mut self) -> Result<i64, String> {
+        match self.next() {
+            Some(Token::Ident(v)) => v.parse().map_err(|_| {
+                format!("for 'Gt', 'Lt' operators, the value must be an integer: {v}")
+            }),
+            other => Err(format!("found '{}', expected: integer", describe(other))),
+        }
+    }
+
+    fn requirement(&mut self) -> Result<Requirement, String> {
+        if self.peek() == Some(&Token::Not) {
+            self.next();
+            let key = self.key()?;
+            return Ok(Requirement {
+                key,
+                op: Operator::DoesNotExist,
+            });
+        }
+        let key = self.key()?;
+        let op = match self.peek() {
+            None | Some(Token::Comma) => Operator::Exists,
+            Some(Token::Equals) | Some(Token::DoubleEquals) => {
+                self.next();
+                Operator::Equals(self.value()?)
+            }
+            Some(Token::NotEquals) => {
+                self.next();
+                Operator::NotEquals(self.value()?)
+            }
+            Some(Token::In) => {
+                self.next();
+                Operator::In(self.values()?)
+            }
+            Some(Token::NotIn) => {
+                self.next();
+                Operator::NotIn(self.values()?)
+            }
+            Some(Token::Greater) => {
+                self.next();
+                Operator::GreaterThan(self.integer()?)
+            }
+            Some(Token::Less) => {
+                self.next();
+                Operator::LessThan(self.integer()?)
+            }
+            Some(other) => {
+                return Err(format!(
+                    "found '{}', expected: in, notin, =, ==, !=, gt, lt",
+                    describe(Some(other.clone()))
+                ));
+            }
+        };
+        Ok(Requirement { key, op })
+    }
+}
+
+fn describe(token: Option<Token>) -> String {
+    match token {
+        None => "".to_string(),
+        Some(Token::Ident(s)) => s,
+        Some(Token::Not) => "!".to_string(),
+        Some(Token::Equals) => "=".to_string(),
+        Some(Token::DoubleEquals) => "==".to_string(),
+        Some(Token::NotEquals) => "!=".to_string(),
+        Some(Token::In) => "in".to_string(),
+        Some(Token::NotIn) => "notin".to_string(),
+        Some(Token::Open) => "(".to_string(),
+        Some(Token::Close) => ")".to_string(),
+        Some(Token::Comma) => ",".to_string(),
+        Some(Token::Greater) => ">".to_string(),
+        Some(Token::Less) => "<".to_string(),
+    }
+}
+
+fn is_name_part(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+fn is_dns_subdomain(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 253
+        && s.split('.').all(|label| {
+            let b = label.as_bytes();
+            !b.is_empty()
+                && b[0].is_ascii_alphanumeric()
+                && b[b.len() - 1].is_ascii_alphanumeric()
+                && b.iter()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        })
+}
+
+fn validate_label_key(key: &str) -> Result<(), String> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    if let Some(prefix) = prefix
+        && !is_dns_subdomain(prefix)
+    {
+        return Err(format!(
+            "invalid label key \"{key}\": prefix must be a DNS subdomain"
+        ));
+    }
+    if !is_name_part(name) {
+        return Err(format!(
+            "invalid label key \"{key}\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+        ));
+    }
+    Ok(())
+}
+
+fn validate_label_value(value: &str) -> Result<(), String> {
+    if value.is_empty() || is_name_part(value) {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid label value: \"{value}\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+        ))
+    }
+}
+
+impl LabelSelector {
+    /// Parses a `labelSelector` query parameter.
+    pub(crate) fn parse(input: &str) -> Result<Self, String> {
+        let mut parser = Parser {
+            tokens: lex(input),
+            pos: 0,
+        };
+        let mut requirements = Vec::new();
+        if parser.peek().is_none() {
+            return Ok(Self { requirements });
+        }
+        loop {
+            requirements.push(
+                parser
+                    .requirement()
+                    .map_err(|e| format!("unable to parse requirement: {e}"))?,
+            );
+            match parser.next() {
+                None => break,
+                Some(Token::Comma) => continue,
+                other => {
+                    return Err(format!(
+                        "unable to parse requirement: found '{}', expected: ',' or 'end of string'",
+                        describe(other)
+                    ));
+                }
+            }
+        }
+        Ok(Self { requirements })
+    }
+
+    /// Whether the selector has no requirements.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.requirements.is_empty()
+    }
+
+    /// Whether an object (with a `metadata.labels` map) matches.
+    pub(crate) fn matches_object(&self, object: &Value) -> bool {
+        if self.requirements.is_empty() {
+            return true;
+        }
+        let labels = object.pointer("/metadata/labels");
+        self.matches(|key| labels.and_then(|l| l.get(key)).and_then(Value::as_str))
+    }
+
+    /// Whether a label set, given as a lookup function, matches.
+    pub(crate) fn matches<'a>(&self, label: impl Fn(&str) -> Option<&'a str>) -> bool {
+        self.requirements.iter().all(|req| {
+            let value = label(&req.key);
+            match &req.op {
+                Operator::Exists => value.is_some(),
+                Operator::DoesNotExist => value.is_none(),
+                Operator::Equals(v) => value == Some(v.as_str()),
+                Operator::NotEquals(v) => value != Some(v.as_str()),
+                Operator::In(set) => value.is_some_and(|v| set.contains(v)),
+                Operator::NotIn(set) => !value.is_some_and(|v| set.contains(v)),
+                Operator::GreaterThan(n) => value
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .is_some_and(|v| v > *n),
+                Operator::LessThan(n) => value
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .is_some_and(|v| v < *n),
+            }
+        })
+    }
+}
+
+/// A parsed field selector; the empty selector matches everything.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct FieldSelector {
+    terms: Vec<FieldTerm>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct FieldTerm {
+    field: String,
+    value: String,
+    negated: bool,
+}
+
+/// Splits on an unescaped `sep`, keeping escapes in place.
+fn split_unescaped(input: &str, sep: char) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut escaped = false;
+    for (i, c) in input.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == sep {
+            parts.push(&input[start..i]);
+            start = i + c.len_utf8();
+        }
+    }
+    parts.push(&input[start..]);
+    parts
+}
+
+fn unescape(value: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(value.len());
+    let mut chars = value.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some(e @ ('\\' | ',' | '=')) => out.push(e),
+                Some(e) => {
+                    return Err(format!(
+                        "invalid field selector: invalid escape sequence: \\{e}"
+                    ));
+                }
+                None => return Err("invalid field selector: unterminated escape".to_string()),
+            }
+        } else if c == ',' || c == '=' {
+            return Err(format!("invalid field selector: unescaped '{c}' in value"));
+        } else {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+impl FieldSelector {
+    /// Parses a `fieldSelector` query parameter.
+    pub(crate) fn parse(input: &str) -> Result<Self, String> {
+        let mut terms = Vec::new();
+        if input.trim().is_empty() {
+            return Ok(Self { terms });
+        }
+        for part in split_unescaped(input, ',') {
+            let (field, value, negated) = if let Some((f, v)) = part.split_once("!=") {
+                (f, v, true)
+            } else if let Some((f, v)) = part.split_once("==") {
+                (f, v, false)
+            } else if let Some((f, v)) = part.split_once('=') {
+                (f, v, false)
+            } else {
+                return Err(format!(
+                    "invalid selector: '{input}'; can't understand '{part}'"
+                ));
+            };
+            let field = field.trim();
+            if field.is_empty() {
+                return Err(format!("invalid selector: '{input}'; empty field name"));
+            }
+            terms.push(FieldTerm {
+                field: field.to_string(),
+                value: unescape(value)?,
+                negated,
+            });
+        }
+        Ok(Self { terms })
+    }
+
+    /// Whether the selector has no terms.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    /// The field names the selector refers to.
+    pub(crate) fn fields(&self) -> impl Iterator<Item = &str> {
+        self.terms.iter().map(|t| t.field.as_str())
+    }
+
+    /// Whether an object matches, given a function that reads a field's string value.
+    pub(crate) fn matches(&self, field: impl Fn(&str) -> String) -> bool {
+        self.terms
+            .iter()
+            .all(|t| (field(&t.field) == t.value) != t.negated)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn matches(selector: &str, pairs: &[(&str, &str)]) -> bool {
+        let set = labels(pairs);
+        LabelSelector::parse(selector)
+            .unwrap()
+            .matches(|k| set.get(k).map(String::as_str))
+    }
+
+    #[test]
+    fn empty_selector_matches_everything() {
+        assert!(LabelSelector::parse("").unwrap().is_empty());
+        assert!(LabelSelector::parse("  ").unwrap().is_empty());
+        assert!(matches("", &[]));
+    }
+
+    #[test]
+    fn equality() {
+        assert!(matches("app=web", &[("app", "web")]));
+        assert!(matches("app==web", &[("app", "web")]));
+        assert!(!matches("app=web", &[("app", "db")]));
+        assert!(!matches("app=web", &[]));
+        assert!(matches("app!=web", &[("app", "db")]));
+        assert!(matches("app!=web", &[]));
+        assert!(!matches("app!=web", &[("app", "web")]));
+        assert!(matches("app=", &[("app", "")]));
+        assert!(matches(
+            "app = web , tier = fe",
+            &[("app", "web"), ("tier", "fe")]
+        ));
+        assert!(!matches("app=web,tier=fe", &[("app", "web")]));
+    }
+
+    #[test]
+    fn set_based() {
+        assert!(matches("env in (prod, staging)", &[("env", "prod")]));
+        assert!(!matches("env in (prod,staging)", &[("env", "dev")]));
+        assert!(!matches("env in (prod)", &[]));
+        assert!(matches("env notin (prod)", &[("env", "dev")]));
+        assert!(matches("env notin (prod)", &[]));
+        assert!(!matches("env notin (prod,dev)", &[("env", "dev")]));
+        assert!(matches(
+            "env in (a,b),tier notin (x),app",
+            &[("env", "b"), ("app", "1")]
+        ));
+    }
+
+    #[test]
+    fn existence() {
+        assert!(matches("app", &[("app", "x")]));
+        assert!(!matches("app", &[]));
+        assert!(matches("!app", &[]));
+        assert!(!matches("!app", &[("app", "x")]));
+        assert!(matches("example.com/role", &[("example.com/role", "x")]));
+    }
+
+    #[test]
+    fn numeric() {
+        assert!(matches("n>1", &[("n", "2")]));
+        assert!(!matches("n>1", &[("n", "1")]));
+        assert!(matches("n<1", &[("n", "0")]));
+        assert!(!matches("n<1", &[("n", "x")]));
+        assert!(LabelSelector::parse("n>x").is_err());
+    }
+
+    #[test]
+    fn malformed_selectors_are_rejected() {
+        for bad in [
+            "=",
+            "app=web=x",
+            "app in prod",
+            "app in (a",
+            "app in (a b)",
+            ",",
+            "app,",
+            "!",
+            "!app=x",
+            "Bad Key=x",
+            "app=in valid",
+            "-app=x",
+            "app=-x",
+            "(app)",
+        ] {
+            assert!(LabelSelector::parse(bad).is_err(), "{bad:?} should fail");
+        }
+    }
+
+    #[test]
+    fn object_matching_reads_metadata_labels() {
+        let obj = serde_json::json!({"metadata": {"labels": {"app": "web"}}});
+        assert!(
+            LabelSelector::parse("app=web")
+                .unwrap()
+                .matches_object(&obj)
+        );
+        assert!(!LabelSelector::parse("app=db").unwrap().matches_object(&obj));
+        assert!(
+            LabelSelector::parse("!app")
+                .unwrap()
+                .matches_object(&serde_json::json!({}))
+        );
+    }
+
+    #[test]
+    fn field_selectors() {
+        let sel = FieldSelector::parse("metadata.name=a,spec.nodeName!=n1").unwrap();
+        assert_eq!(
+            sel.fields().collect::<Vec<_>>(),
+            ["metadata.name", "spec.nodeName"]
+        );
+        let get = |name: &'static str, node: &'static str| {
+            move |f: &str| match f {
+                "metadata.name" => name.to_string(),
+                "spec.nodeName" => node.to_string(),
+                _ => String::new(),
+            }
+        };
+        assert!(sel.matches(get("a", "n2")));
+        assert!(!sel.matches(get("a", "n1")));
+        assert!(!sel.matches(get("b", "n2")));
+        let sel = FieldSelector::parse("spec.nodeName==").unwrap();
+        assert!(sel.matches(get("a", "")));
+        assert!(FieldSelector::parse("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn field_selector_escapes() {
+        let sel = FieldSelector::parse(r"metadata.name=a\,b\=c\\d").unwrap();
+        assert!(sel.matches(|_| r"a,b=c\d".to_string()));
+        assert!(FieldSelector::parse("metadata.name").is_err());
+        assert!(FieldSelector::parse(r"metadata.name=a\x").is_err());
+        assert!(FieldSelector::parse("=a").is_err());
+    }
+}

@@ -1,0 +1,365 @@
+//! List: selectors, scopes, pagination and resourceVersion semantics.
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
+use kube::api::{Api, DeleteParams, ListParams, PostParams, VersionMatch};
+use kube::core::ObjectMeta;
+
+use super::common::{client_without_retries, names, pod, raw, server, status, within};
+
+async fn seed(pods: &Api<Pod>) {
+    let fixtures: [(&str, &[(&str, &str)]); 4] = [
+        ("a", &[("app", "web"), ("tier", "fe")]),
+        ("b", &[("app", "web"), ("tier", "be")]),
+        ("c", &[("app", "db")]),
+        ("d", &[]),
+    ];
+    for (name, labels) in fixtures {
+        within(pods.create(&PostParams::default(), &pod(name, labels)))
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn label_selectors_filter_lists() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    seed(&pods).await;
+    let cases: [(&str, &[&str]); 9] = [
+        ("", &["a", "b", "c", "d"]),
+        ("app=web", &["a", "b"]),
+        ("app==web", &["a", "b"]),
+        ("app!=web", &["c", "d"]),
+        ("tier in (fe,be)", &["a", "b"]),
+        ("tier notin (fe)", &["b", "c", "d"]),
+        ("app", &["a", "b", "c"]),
+        ("!app", &["d"]),
+        ("app=web,tier=be", &["b"]),
+    ];
+    for (selector, expected) in cases {
+        let list = within(pods.list(&ListParams::default().labels(selector)))
+            .await
+            .unwrap();
+        assert_eq!(names(&list.items), expected, "selector {selector:?}");
+    }
+    let err = within(pods.list(&ListParams::default().labels("app in (web")))
+        .await
+        .unwrap_err();
+    let err = status(err);
+    assert_eq!((err.code, err.reason.as_str()), (400, "BadRequest"));
+}
+
+#[tokio::test]
+async fn field_selectors_filter_lists() {
+    let server = server().await;
+    let client = server.client();
+    let default: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let other: Api<Pod> = Api::namespaced(client.clone(), "other");
+    let mut scheduled = pod("scheduled", &[]);
+    scheduled.spec.as_mut().unwrap().node_name = Some("node-1".into());
+    within(default.create(&PostParams::default(), &scheduled))
+        .await
+        .unwrap();
+    within(default.create(&PostParams::default(), &pod("pending", &[])))
+        .await
+        .unwrap();
+    within(other.create(&PostParams::default(), &pod("elsewhere", &[])))
+        .await
+        .unwrap();
+
+    let all: Api<Pod> = Api::all(client.clone());
+    let list = |api: Api<Pod>, selector: &'static str| async move {
+        let list = within(api.list(&ListParams::default().fields(selector)))
+            .await
+            .unwrap();
+        names(&list.items)
+    };
+    assert_eq!(
+        list(all.clone(), "metadata.name=pending").await,
+        ["pending"]
+    );
+    assert_eq!(
+        list(all.clone(), "metadata.namespace=other").await,
+        ["elsewhere"]
+    );
+    assert_eq!(
+        list(all.clone(), "metadata.namespace!=other").await,
+        ["pending", "scheduled"]
+    );
+    assert_eq!(
+        list(all.clone(), "spec.nodeName=node-1").await,
+        ["scheduled"]
+    );
+    assert_eq!(
+        list(all.clone(), "spec.nodeName=").await,
+        ["elsewhere", "pending"]
+    );
+    assert_eq!(
+        list(default.clone(), "spec.nodeName!=node-1,metadata.name!=x").await,
+        ["pending"]
+    );
+    assert_eq!(list(all.clone(), "status.phase=Pending").await.len(), 3);
+
+    let err = within(all.list(&ListParams::default().fields("spec.bogus=1")))
+        .await
+        .unwrap_err();
+    let err = status(err);
+    assert_eq!((err.code, err.reason.as_str()), (400, "BadRequest"));
+    assert!(
+        err.message.contains("field label not supported"),
+        "{}",
+        err.message
+    );
+}
+
+#[tokio::test]
+async fn namespaced_and_cluster_wide_lists() {
+    let server = server().await;
+    let client = server.client();
+    for ns in ["ns1", "ns2"] {
+        let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+        for name in ["x", "y"] {
+            let cm = ConfigMap {
+                metadata: ObjectMeta {
+                    name: Some(name.into()),
+                    ..ObjectMeta::default()
+                },
+                ..ConfigMap::default()
+            };
+            within(api.create(&PostParams::default(), &cm))
+                .await
+                .unwrap();
+        }
+    }
+    let ns1: Api<ConfigMap> = Api::namespaced(client.clone(), "ns1");
+    let list = within(ns1.list(&ListParams::default())).await.unwrap();
+    assert_eq!(names(&list.items), ["x", "y"]);
+    assert!(
+        list.items
+            .iter()
+            .all(|c| c.metadata.namespace.as_deref() == Some("ns1"))
+    );
+    let all: Api<ConfigMap> = Api::all(client.clone());
+    assert_eq!(
+        within(all.list(&ListParams::default()))
+            .await
+            .unwrap()
+            .items
+            .len(),
+        4
+    );
+
+    let namespaces: Api<Namespace> = Api::all(client);
+    let list = within(namespaces.list(&ListParams::default()))
+        .await
+        .unwrap();
+    assert_eq!(
+        names(&list.items),
+        ["default", "kube-node-lease", "kube-public", "kube-system"]
+    );
+}
+
+#[tokio::test]
+async fn pagination_reads_a_consistent_snapshot() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    for name in ["p1", "p2", "p3", "p4", "p5"] {
+        within(pods.create(&PostParams::default(), &pod(name, &[])))
+            .await
+            .unwrap();
+    }
+    let first = within(pods.list(&ListParams::default().limit(2)))
+        .await
+        .unwrap();
+    assert_eq!(names(&first.items), ["p1", "p2"]);
+    assert_eq!(first.metadata.remaining_item_count, Some(3));
+    let snapshot_rv = first.metadata.resource_version.clone().unwrap();
+    let token = first.metadata.continue_.clone().expect("a continue token");
+
+    // Changes after the first page must not show up in later pages.
+    within(pods.delete("p4", &DeleteParams::default()))
+        .await
+        .unwrap();
+    within(pods.create(&PostParams::default(), &pod("p6", &[])))
+        .await
+        .unwrap();
+    let mut p3 = within(pods.get("p3")).await.unwrap();
+    p3.metadata.labels = Some([("changed".to_string(), "yes".to_string())].into());
+    within(pods.replace("p3", &PostParams::default(), &p3))
+        .await
+        .unwrap();
+
+    let second = within(pods.list(&ListParams::default().limit(2).continue_token(&token)))
+        .await
+        .unwrap();
+    assert_eq!(names(&second.items), ["p3", "p4"]);
+    assert!(
+        second.items[0].metadata.labels.is_none(),
+        "p3 as of the snapshot"
+    );
+    assert_eq!(
+        second.metadata.resource_version.as_deref(),
+        Some(snapshot_rv.as_str())
+    );
+    let token = second.metadata.continue_.clone().expect("a continue token");
+    let third = within(pods.list(&ListParams::default().limit(2).continue_token(&token)))
+        .await
+        .unwrap();
+    assert_eq!(names(&third.items), ["p5"]);
+    assert!(third.metadata.continue_.is_none());
+
+    // A fresh list sees the changes.
+    let fresh = within(pods.list(&ListParams::default())).await.unwrap();
+    assert_eq!(names(&fresh.items), ["p1", "p2", "p3", "p5", "p6"]);
+}
+
+#[tokio::test]
+async fn continue_tokens_expire_with_compaction() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    for name in ["p1", "p2"] {
+        within(pods.create(&PostParams::default(), &pod(name, &[])))
+            .await
+            .unwrap();
+    }
+    let first = within(pods.list(&ListParams::default().limit(1)))
+        .await
+        .unwrap();
+    let token = first.metadata.continue_.unwrap();
+    within(pods.create(&PostParams::default(), &pod("p3", &[])))
+        .await
+        .unwrap();
+    server.faults().compact();
+    let err = within(pods.list(&ListParams::default().limit(1).continue_token(&token)))
+        .await
+        .unwrap_err();
+    let err = status(err);
+    assert_eq!((err.code, err.reason.as_str()), (410, "Expired"));
+    // Like the real server, the Status offers a token to continue inconsistently.
+    let inconsistent = err
+        .metadata
+        .and_then(|m| m.continue_)
+        .expect("an inconsistent continue token");
+    let rest = within(
+        pods.list(
+            &ListParams::default()
+                .limit(10)
+                .continue_token(&inconsistent),
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(names(&rest.items), ["p2", "p3"]);
+
+    let garbage = within(pods.list(&ListParams::default().continue_token("not-a-token")))
+        .await
+        .unwrap_err();
+    assert_eq!(status(garbage).code, 400);
+}
+
+#[tokio::test]
+async fn resource_version_semantics() {
+    let server = server().await;
+    let client = client_without_retries(&server);
+    let pods: Api<Pod> = Api::namespaced(client, "default");
+    let a = within(pods.create(&PostParams::default(), &pod("a", &[])))
+        .await
+        .unwrap();
+    let rv_a = a.metadata.resource_version.clone().unwrap();
+    within(pods.create(&PostParams::default(), &pod("b", &[])))
+        .await
+        .unwrap();
+    let current = server.resource_version().to_string();
+
+    // Unset: most recent.
+    let list = within(pods.list(&ListParams::default())).await.unwrap();
+    assert_eq!(names(&list.items), ["a", "b"]);
+    assert_eq!(
+        list.metadata.resource_version.as_deref(),
+        Some(current.as_str())
+    );
+    // "0": any (this server serves the latest).
+    let list = within(pods.list(&ListParams::default().match_any()))
+        .await
+        .unwrap();
+    assert_eq!(list.items.len(), 2);
+    // Exact: the state at that version.
+    let exact = ListParams::default()
+        .at(&rv_a)
+        .matching(VersionMatch::Exact);
+    let list = within(pods.list(&exact)).await.unwrap();
+    assert_eq!(names(&list.items), ["a"]);
+    assert_eq!(
+        list.metadata.resource_version.as_deref(),
+        Some(rv_a.as_str())
+    );
+    // NotOlderThan: at least that version.
+    let not_older = ListParams::default()
+        .at(&rv_a)
+        .matching(VersionMatch::NotOlderThan);
+    assert_eq!(within(pods.list(&not_older)).await.unwrap().items.len(), 2);
+    // A version from the future: 504 "Too large resource version".
+    let future = ListParams::default()
+        .at("999999")
+        .matching(VersionMatch::NotOlderThan);
+    let err = status(within(pods.list(&future)).await.unwrap_err());
+    assert_eq!((err.code, err.reason.as_str()), (504, "Timeout"));
+    // Exact on compacted history: 410 Expired.
+    server.faults().compact();
+    let err = status(within(pods.list(&exact)).await.unwrap_err());
+    assert_eq!((err.code, err.reason.as_str()), (410, "Expired"));
+    assert!(
+        err.message.contains("too old resource version"),
+        "{}",
+        err.message
+    );
+
+    // Invalid combinations, as the real server rejects them.
+    let path = "/api/v1/namespaces/default/pods";
+    raw(
+        &server,
+        "GET",
+        &format!("{path}?resourceVersionMatch=Exact"),
+        &[],
+        b"",
+    )
+    .await
+    .assert_status(422, "Invalid");
+    raw(
+        &server,
+        "GET",
+        &format!("{path}?resourceVersion=0&resourceVersionMatch=Exact"),
+        &[],
+        b"",
+    )
+    .await
+    .assert_status(422, "Invalid");
+    raw(
+        &server,
+        "GET",
+        &format!("{path}?resourceVersion=abc"),
+        &[],
+        b"",
+    )
+    .await
+    .assert_status(400, "BadRequest");
+    raw(&server, "GET", &format!("{path}?limit=-1"), &[], b"")
+        .await
+        .assert_status(400, "BadRequest");
+}
+
+#[tokio::test]
+async fn get_reads_single_objects() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let created = within(pods.create(&PostParams::default(), &pod("a", &[])))
+        .await
+        .unwrap();
+    let fetched = within(pods.get("a")).await.unwrap();
+    assert_eq!(fetched.metadata.uid, created.metadata.uid);
+    let err = status(within(pods.get("missing")).await.unwrap_err());
+    assert_eq!((err.code, err.reason.as_str()), (404, "NotFound"));
+    assert_eq!(err.message, "pods \"missing\" not found");
+    let other: Api<Pod> = Api::namespaced(server.client(), "other");
+    assert_eq!(status(within(other.get("a")).await.unwrap_err()).code, 404);
+}
