@@ -1,0 +1,415 @@
+//! The acquire / renew / step-down loop.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Api;
+use tokio::sync::watch;
+use tokio::time::{Instant, sleep_until, timeout, timeout_at};
+use tokio_util::sync::CancellationToken;
+
+use super::api::{KubeLeases, LeaseApi};
+use super::lock::LeaseLock;
+use super::record::lease_seconds;
+use super::{ConfigError, LeaderElectionConfig, LeaderState};
+
+/// Runs leader election for one replica on one Lease.
+///
+/// Cheap to clone (clones share the same election). Start it with
+/// [`LeaderElector::run`]; watch the outcome with [`LeaderElector::subscribe`] or
+/// [`LeaderElector::is_leader`]. See the [module documentation](super) for the
+/// guarantees.
+///
+/// The loop, every `retry_period` (a standby adds up to 20 % jitter):
+/// - while leading: replace the Lease with a new `renewTime`, conditioned on the
+///   `resourceVersion` of its own last write (on a conflict it reads the Lease and
+///   retries once with the fresh version if the record still names it); the term is
+///   cancelled as soon as `renew_deadline` has passed since the last renewal that
+///   succeeded was *sent* (an attempt still in flight is abandoned at that point), or at
+///   once if the Lease turns out to be held by someone else;
+/// - while standing by: read the Lease; create it if absent, take it over if it is free
+///   or its record has not changed for `leaseDurationSeconds` on this replica's clock.
+///
+/// ```no_run
+/// use informer_runtime::leader::{CancellationToken, LeaderElectionConfig, LeaderElector};
+///
+/// # async fn demo(client: kube::Client) {
+/// let elector = LeaderElector::new(client, LeaderElectionConfig::new("lock", "default", "pod-a"));
+/// let shutdown = CancellationToken::new();
+/// let task = tokio::spawn({
+///     let elector = elector.clone();
+///     let shutdown = shutdown.clone();
+///     async move { elector.run(shutdown).await }
+/// });
+/// // ...
+/// shutdown.cancel(); // cancels the term, then releases the Lease
+/// task.await.unwrap();
+/// assert!(!elector.is_leader());
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct LeaderElector {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    api: Arc<dyn LeaseApi>,
+    config: LeaderElectionConfig,
+    state: watch::Sender<LeaderState>,
+    running: AtomicBool,
+}
+
+impl std::fmt::Debug for LeaderElector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeaderElector")
+            .field("config", &self.inner.config)
+            .field("state", &*self.inner.state.borrow())
+            .finish_non_exhaustive()
+    }
+}
+
+impl LeaderElector {
+    /// An elector for `config.lease_name` in `config.namespace`, talking to the API
+    /// server through `client`. Nothing happens until [`LeaderElector::run`].
+    ///
+    /// # Panics
+    /// If the config is invalid ([`LeaderElectionConfig::validate`]); this is a
+    /// programmer error. Use [`LeaderElector::try_new`] to get the error instead.
+    ///
+    /// ```no_run
+    /// # use informer_runtime::leader::{LeaderElectionConfig, LeaderElector};
+    /// # fn demo(client: kube::Client) {
+    /// let elector = LeaderElector::new(client, LeaderElectionConfig::new("lock", "default", "pod-a"));
+    /// assert!(!elector.is_leader());
+    /// # }
+    /// ```
+    pub fn new(client: kube::Client, config: LeaderElectionConfig) -> Self {
+        match Self::try_new(client, config) {
+            Ok(elector) => elector,
+            Err(err) => panic!("invalid LeaderElectionConfig: {err}"),
+        }
+    }
+
+    /// Like [`LeaderElector::new`], returning the config error instead of panicking.
+    ///
+    /// # Errors
+    /// [`ConfigError`] if [`LeaderElectionConfig::validate`] fails.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # use informer_runtime::leader::{LeaderElectionConfig, LeaderElector};
+    /// # fn demo(client: kube::Client) {
+    /// let config = LeaderElectionConfig::new("lock", "default", "")
+    ///     .with_timings(Duration::from_secs(15), Duration::from_secs(10), Duration::from_secs(2));
+    /// assert!(LeaderElector::try_new(client, config).is_err(), "empty identity");
+    /// # }
+    /// ```
+    pub fn try_new(
+        client: kube::Client,
+        config: LeaderElectionConfig,
+    ) -> Result<Self, ConfigError> {
+        let api = Arc::new(KubeLeases(Api::<Lease>::namespaced(
+            client,
+            &config.namespace,
+        )));
+        Self::with_api(api, config)
+    }
+
+    pub(crate) fn with_api(
+        api: Arc<dyn LeaseApi>,
+        config: LeaderElectionConfig,
+    ) -> Result<Self, ConfigError> {
+        config.validate()?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                api,
+                config,
+                state: watch::channel(LeaderState::Standby { holder: None }).0,
+                running: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// The config this elector was built with.
+    ///
+    /// ```no_run
+    /// # use informer_runtime::leader::{LeaderElectionConfig, LeaderElector};
+    /// # fn demo(client: kube::Client) {
+    /// let elector = LeaderElector::new(client, LeaderElectionConfig::new("lock", "default", "pod-a"));
+    /// assert_eq!(elector.config().identity, "pod-a");
+    /// # }
+    /// ```
+    pub fn config(&self) -> &LeaderElectionConfig {
+        &self.inner.config
+    }
+
+    /// Acquires, renews and (on cancel) releases the lease until `cancel` fires.
+    ///
+    /// Returns after `cancel` fires and, with `release_on_cancel`, after the release
+    /// was written (or failed, or took longer than `renew_deadline`). The term token
+    /// of a `Leading` state is a child of `cancel`, so it is cancelled the moment
+    /// `cancel` is. API errors are logged and retried every `retry_period`; they never
+    /// end the loop. Dropping the future (aborting its task) cancels the term at once
+    /// without releasing the Lease.
+    ///
+    /// At most one `run` per elector at a time: a second concurrent call logs an error
+    /// and returns at once. After `run` returns it can be called again.
+    ///
+    /// ```no_run
+    /// # use informer_runtime::leader::{CancellationToken, LeaderElectionConfig, LeaderElector};
+    /// # async fn demo(client: kube::Client) {
+    /// let elector = LeaderElector::new(client, LeaderElectionConfig::new("lock", "default", "pod-a"));
+    /// let cancel = CancellationToken::new();
+    /// cancel.cancel();
+    /// elector.run(cancel).await; // returns at once: already cancelled
+    /// # }
+    /// ```
+    pub async fn run(&self, cancel: CancellationToken) {
+        let inner = &*self.inner;
+        let Some(_running) = RunningGuard::enter(&inner.running) else {
+            tracing::error!(
+                lease = %inner.config.lease_name,
+                "LeaderElector::run is already running for this elector; ignoring the second call"
+            );
+            return;
+        };
+        let config = &inner.config;
+        let mut lock = LeaseLock::new(
+            inner.api.clone(),
+            config.lease_name.clone(),
+            Arc::from(config.identity.as_str()),
+            lease_seconds(config.lease_duration),
+        );
+        let mut term = Term {
+            state: &inner.state,
+            token: None,
+            last_renew: Instant::now(),
+        };
+        'run: loop {
+            let start = Instant::now();
+            let bound = term
+                .deadline(config.renew_deadline)
+                .unwrap_or(start + config.renew_deadline);
+            let result = tokio::select! {
+                biased;
+                () = cancel.cancelled() => break 'run,
+                result = timeout_at(bound, lock.try_acquire_or_renew()) => result,
+            };
+            match result {
+                Ok(Ok(true)) => term.renewed(start, &cancel, config),
+                Ok(Ok(false)) => {
+                    if term.is_leading() {
+                        tracing::warn!(
+                            lease = %config.lease_name,
+                            identity = %config.identity,
+                            holder = ?lock.holder(),
+                            "lost the lease to another holder; stepping down"
+                        );
+                        term.step_down(lock.holder());
+                    }
+                }
+                Ok(Err(err)) => {
+                    if term.is_leading() {
+                        tracing::warn!(lease = %config.lease_name, error = %err, "failed to renew the lease");
+                    } else {
+                        tracing::debug!(lease = %config.lease_name, error = %err, "failed to acquire the lease");
+                    }
+                }
+                Err(_elapsed) => {
+                    tracing::warn!(lease = %config.lease_name, "lease request timed out");
+                }
+            }
+            term.check_deadline(config, lock.holder());
+            if !term.is_leading() {
+                term.publish_standby(lock.holder());
+            }
+            let next = if term.is_leading() {
+                start + config.retry_period
+            } else {
+                Instant::now() + jittered(config.retry_period)
+            };
+            // Sleep until the next attempt, stepping down exactly at the renew
+            // deadline if it comes first.
+            loop {
+                let deadline = term.deadline(config.renew_deadline);
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => break 'run,
+                    () = sleep_until(deadline.unwrap_or(next)), if deadline.is_some_and(|d| d < next) => {
+                        term.check_deadline(config, lock.holder());
+                        term.publish_standby(lock.holder());
+                    }
+                    () = sleep_until(next) => break,
+                }
+            }
+        }
+        // Cancelled: the term token (a child of `cancel`) is already cancelled.
+        term.step_down(lock.holder());
+        if config.release_on_cancel && lock.held_by_me() {
+            match timeout(config.renew_deadline, lock.release()).await {
+                Ok(Ok(true)) => tracing::info!(
+                    lease = %config.lease_name,
+                    identity = %config.identity,
+                    "released the lease"
+                ),
+                Ok(Ok(false)) => {}
+                Ok(Err(err)) => {
+                    tracing::warn!(lease = %config.lease_name, error = %err, "failed to release the lease");
+                }
+                Err(_elapsed) => {
+                    tracing::warn!(lease = %config.lease_name, "releasing the lease timed out");
+                }
+            }
+        }
+        term.publish_standby(lock.holder());
+    }
+
+    /// A receiver of this elector's [`LeaderState`]; it sees every change from now on
+    /// (intermediate states may be skipped if it does not keep up, as with any
+    /// `watch` channel — the term token tells the truth about a term either way).
+    ///
+    /// ```no_run
+    /// # use informer_runtime::leader::{LeaderElectionConfig, LeaderElector, LeaderState};
+    /// # async fn demo(elector: LeaderElector) {
+    /// let mut states = elector.subscribe();
+    /// while states.changed().await.is_ok() {
+    ///     if let LeaderState::Leading { term } = &*states.borrow_and_update() {
+    ///         println!("leading until {:?} is cancelled", term);
+    ///     }
+    /// }
+    /// # }
+    /// ```
+    pub fn subscribe(&self) -> watch::Receiver<LeaderState> {
+        self.inner.state.subscribe()
+    }
+
+    /// Whether this replica leads right now (a term that is not cancelled).
+    ///
+    /// ```no_run
+    /// # fn demo(elector: informer_runtime::leader::LeaderElector) {
+    /// if elector.is_leader() { /* ... */ }
+    /// # }
+    /// ```
+    pub fn is_leader(&self) -> bool {
+        self.inner.state.borrow().is_leading()
+    }
+}
+
+/// Resets the `running` flag when `run` ends or is dropped.
+struct RunningGuard<'a>(&'a AtomicBool);
+
+impl<'a> RunningGuard<'a> {
+    fn enter(flag: &'a AtomicBool) -> Option<Self> {
+        flag.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .ok()
+            .map(|_| Self(flag))
+    }
+}
+
+impl Drop for RunningGuard<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+/// The current term, if any. Dropping it (the `run` future dropped) cancels the term.
+struct Term<'a> {
+    state: &'a watch::Sender<LeaderState>,
+    token: Option<CancellationToken>,
+    /// When the last successful renewal (or the acquisition) was sent.
+    last_renew: Instant,
+}
+
+impl Term<'_> {
+    fn is_leading(&self) -> bool {
+        self.token.is_some()
+    }
+
+    fn deadline(&self, renew_deadline: Duration) -> Option<Instant> {
+        self.token
+            .as_ref()
+            .map(|_| self.last_renew + renew_deadline)
+    }
+
+    /// A write sent at `sent` succeeded: start a term if there is none.
+    fn renewed(
+        &mut self,
+        sent: Instant,
+        parent: &CancellationToken,
+        config: &LeaderElectionConfig,
+    ) {
+        self.last_renew = sent;
+        if self.token.is_none() {
+            let token = parent.child_token();
+            self.token = Some(token.clone());
+            tracing::info!(
+                lease = %config.lease_name,
+                identity = %config.identity,
+                "acquired the lease; leading"
+            );
+            self.state
+                .send_replace(LeaderState::Leading { term: token });
+        }
+    }
+
+    fn check_deadline(&mut self, config: &LeaderElectionConfig, holder: Option<&str>) {
+        if let Some(deadline) = self.deadline(config.renew_deadline)
+            && Instant::now() >= deadline
+        {
+            tracing::warn!(
+                lease = %config.lease_name,
+                identity = %config.identity,
+                renew_deadline = ?config.renew_deadline,
+                "no renewal succeeded within the renew deadline; stepping down"
+            );
+            self.step_down(holder);
+        }
+    }
+
+    /// Ends the term: cancel the token first, then publish `Standby`.
+    fn step_down(&mut self, holder: Option<&str>) {
+        if let Some(token) = self.token.take() {
+            token.cancel();
+            self.state.send_replace(LeaderState::Standby {
+                holder: holder.map(str::to_owned),
+            });
+        }
+    }
+
+    fn publish_standby(&self, holder: Option<&str>) {
+        if self.token.is_some() {
+            return;
+        }
+        self.state.send_if_modified(|state| match state {
+            LeaderState::Standby { holder: current } if current.as_deref() == holder => false,
+            _ => {
+                *state = LeaderState::Standby {
+                    holder: holder.map(str::to_owned),
+                };
+                true
+            }
+        });
+    }
+}
+
+impl Drop for Term<'_> {
+    fn drop(&mut self) {
+        if let Some(token) = self.token.take() {
+            token.cancel();
+            self.state
+                .send_replace(LeaderState::Standby { holder: None });
+        }
+    }
+}
+
+/// `period` plus up to 20 % random jitter, so standbys do not poll in lockstep.
+pub(crate) fn jittered(period: Duration) -> Duration {
+    let random = RandomState::new().build_hasher().finish();
+    // 53 random bits as a fraction in [0, 1).
+    let fraction = (random >> 11) as f64 / (1u64 << 53) as f64;
+    period + period.mul_f64(0.2 * fraction)
+}

@@ -1,0 +1,347 @@
+//! Leader election on a `coordination.k8s.io/v1` Lease, with client-go's semantics.
+//!
+//! Several replicas of a controller run a [`LeaderElector`] on the same Lease; at most
+//! one of them is [`LeaderState::Leading`] at a time, and its leadership is a *term*: a
+//! [`CancellationToken`] that is cancelled when the term ends. Leader-only work runs
+//! under the term token and stops when it is cancelled.
+//!
+//! # Guarantees
+//!
+//! - **At most one leader, assuming clocks run at the same rate.** Every write carries
+//!   the observed `resourceVersion` (a concurrent writer gets 409 Conflict and loses).
+//!   A candidate takes over a lease only after it has seen the *same* record, unchanged,
+//!   for the record's `leaseDurationSeconds` on its **own** clock (client-go's rule: the
+//!   remote `renewTime` is never compared with the local clock, so clock *offsets*
+//!   between machines do not matter). A leader that has not completed a renewal within
+//!   `renew_deadline` of *sending* it cancels its term; since
+//!   `renew_deadline < lease_duration`, the term is cancelled before any other replica
+//!   can take the lease over.
+//! - **Release on clean shutdown.** When `run`'s cancellation token fires, the term is
+//!   cancelled first, then (with `release_on_cancel`, the default) the Lease is written
+//!   with no holder and a one-second duration, so a standby takes over at its next retry
+//!   instead of waiting for the lease to expire.
+//! - **Crash safety.** If the task running [`LeaderElector::run`] is dropped or aborted,
+//!   the term is cancelled at once (nothing is written; the lease expires on its own).
+//!
+//! # Caveats
+//!
+//! - Cancelling the term token *asks* leader-only work to stop; work that ignores the
+//!   token can still be running when another replica takes over. Stop promptly.
+//! - A standby that starts up waits a full lease duration before taking over a lease
+//!   whose holder crashed, because it cannot know how old the record is (client-go does
+//!   the same).
+//! - Identities must be unique per process: two electors with the same identity both
+//!   consider themselves the holder (client-go's behaviour, which lets a restarted pod
+//!   with the same name resume at once).
+//!
+//! # Example
+//!
+//! ```no_run
+//! use informer_runtime::leader::{CancellationToken, LeaderElectionConfig, LeaderElector, LeaderState};
+//!
+//! # async fn reconcile_everything(_stop: CancellationToken) {}
+//! # async fn demo(client: kube::Client) {
+//! let config = LeaderElectionConfig::new("my-controller", "default", "pod-a");
+//! let elector = LeaderElector::new(client, config);
+//! let shutdown = CancellationToken::new();
+//! tokio::spawn({
+//!     let elector = elector.clone();
+//!     let shutdown = shutdown.clone();
+//!     async move { elector.run(shutdown).await }
+//! });
+//! let mut states = elector.subscribe();
+//! loop {
+//!     let state = states.borrow_and_update().clone();
+//!     if let LeaderState::Leading { term } = state {
+//!         // Leader-only work; returns once `term` is cancelled.
+//!         reconcile_everything(term).await;
+//!     }
+//!     if states.changed().await.is_err() {
+//!         break;
+//!     }
+//! }
+//! # }
+//! ```
+
+pub(crate) mod api;
+mod elector;
+pub(crate) mod lock;
+pub(crate) mod record;
+#[cfg(test)]
+pub(crate) mod tests;
+
+use std::time::Duration;
+
+pub use elector::LeaderElector;
+pub use tokio_util::sync::CancellationToken;
+
+/// client-go's default lease duration (`LeaseDuration`): 15 s.
+pub const DEFAULT_LEASE_DURATION: Duration = Duration::from_secs(15);
+/// client-go's default renew deadline (`RenewDeadline`): 10 s.
+pub const DEFAULT_RENEW_DEADLINE: Duration = Duration::from_secs(10);
+/// client-go's default retry period (`RetryPeriod`): 2 s.
+pub const DEFAULT_RETRY_PERIOD: Duration = Duration::from_secs(2);
+
+/// Settings of a [`LeaderElector`]: which Lease, who we are, and the timings.
+///
+/// [`LeaderElectionConfig::new`] gives client-go's defaults (15 s lease, 10 s renew
+/// deadline, 2 s retry, release on cancel). The timings must satisfy
+/// `lease_duration > renew_deadline > 1.2 × retry_period > 0`
+/// ([`LeaderElectionConfig::validate`]); sub-second timings are allowed (handy in
+/// tests), and the lease duration written to the Lease is rounded **up** to whole seconds.
+///
+/// ```
+/// use std::time::Duration;
+/// use informer_runtime::leader::LeaderElectionConfig;
+///
+/// let config = LeaderElectionConfig::new("my-controller", "default", "pod-a");
+/// assert_eq!(config.lease_duration, Duration::from_secs(15));
+/// assert_eq!(config.renew_deadline, Duration::from_secs(10));
+/// assert_eq!(config.retry_period, Duration::from_secs(2));
+/// assert!(config.release_on_cancel);
+/// assert!(config.validate().is_ok());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaderElectionConfig {
+    /// The Lease's name.
+    pub lease_name: String,
+    /// The Lease's namespace.
+    pub namespace: String,
+    /// This replica's identity, unique among the candidates (usually the pod name).
+    pub identity: String,
+    /// How long a candidate waits, after it last saw the record change, before it may
+    /// take the lease over. Written to the Lease as `leaseDurationSeconds`.
+    pub lease_duration: Duration,
+    /// How long after sending its last successful renewal the leader keeps its term
+    /// without another success. Must be shorter than `lease_duration`.
+    pub renew_deadline: Duration,
+    /// How often the leader renews, and how often a standby tries to acquire (a standby
+    /// adds up to 20 % random jitter).
+    pub retry_period: Duration,
+    /// Whether a clean shutdown releases the Lease so another replica takes over at once.
+    pub release_on_cancel: bool,
+}
+
+impl LeaderElectionConfig {
+    /// A config with client-go's default timings and release on cancel.
+    ///
+    /// ```
+    /// let config = informer_runtime::leader::LeaderElectionConfig::new("lock", "kube-system", "node-1");
+    /// assert_eq!(config.lease_name, "lock");
+    /// ```
+    pub fn new(
+        lease_name: impl Into<String>,
+        namespace: impl Into<String>,
+        identity: impl Into<String>,
+    ) -> Self {
+        Self {
+            lease_name: lease_name.into(),
+            namespace: namespace.into(),
+            identity: identity.into(),
+            lease_duration: DEFAULT_LEASE_DURATION,
+            renew_deadline: DEFAULT_RENEW_DEADLINE,
+            retry_period: DEFAULT_RETRY_PERIOD,
+            release_on_cancel: true,
+        }
+    }
+
+    /// Replaces the three timings (not checked here; see [`LeaderElectionConfig::validate`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use informer_runtime::leader::LeaderElectionConfig;
+    /// let config = LeaderElectionConfig::new("lock", "default", "a").with_timings(
+    ///     Duration::from_millis(1000),
+    ///     Duration::from_millis(700),
+    ///     Duration::from_millis(100),
+    /// );
+    /// assert!(config.validate().is_ok());
+    /// ```
+    pub fn with_timings(
+        mut self,
+        lease_duration: Duration,
+        renew_deadline: Duration,
+        retry_period: Duration,
+    ) -> Self {
+        self.lease_duration = lease_duration;
+        self.renew_deadline = renew_deadline;
+        self.retry_period = retry_period;
+        self
+    }
+
+    /// Checks the config as client-go's `NewLeaderElector` does: names not empty and
+    /// `lease_duration > renew_deadline > 1.2 × retry_period > 0`.
+    ///
+    /// # Errors
+    /// The first [`ConfigError`] found.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use informer_runtime::leader::{ConfigError, LeaderElectionConfig};
+    /// let mut config = LeaderElectionConfig::new("lock", "default", "a");
+    /// config.renew_deadline = Duration::from_secs(20);
+    /// assert!(matches!(config.validate(), Err(ConfigError::RenewDeadlineNotBelowLeaseDuration { .. })));
+    /// ```
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        non_empty("lease_name", &self.lease_name)?;
+        non_empty("namespace", &self.namespace)?;
+        non_empty("identity", &self.identity)?;
+        validate_timings(self.lease_duration, self.renew_deadline, self.retry_period)
+    }
+}
+
+fn non_empty(field: &'static str, value: &str) -> Result<(), ConfigError> {
+    if value.is_empty() {
+        Err(ConfigError::Empty { field })
+    } else {
+        Ok(())
+    }
+}
+
+pub(crate) fn validate_timings(
+    lease_duration: Duration,
+    renew_deadline: Duration,
+    retry_period: Duration,
+) -> Result<(), ConfigError> {
+    if retry_period.is_zero() {
+        return Err(ConfigError::ZeroRetryPeriod);
+    }
+    if lease_duration <= renew_deadline {
+        return Err(ConfigError::RenewDeadlineNotBelowLeaseDuration {
+            lease_duration,
+            renew_deadline,
+        });
+    }
+    if renew_deadline <= retry_period.mul_f64(1.2) {
+        return Err(ConfigError::RenewDeadlineTooShort {
+            renew_deadline,
+            retry_period,
+        });
+    }
+    Ok(())
+}
+
+/// An invalid [`LeaderElectionConfig`] or [`ShardConfig`](crate::shard::ShardConfig).
+///
+/// ```
+/// use informer_runtime::leader::ConfigError;
+/// let err = ConfigError::Empty { field: "identity" };
+/// assert_eq!(err.to_string(), "identity must not be empty");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A name that must be set is empty.
+    #[error("{field} must not be empty")]
+    Empty {
+        /// The field's name.
+        field: &'static str,
+    },
+    /// `renew_deadline` is not shorter than `lease_duration`, so a leader could still
+    /// believe it leads after another replica took over.
+    #[error(
+        "renew_deadline ({renew_deadline:?}) must be shorter than lease_duration ({lease_duration:?}), \
+         or a deposed leader could overlap with the next one"
+    )]
+    RenewDeadlineNotBelowLeaseDuration {
+        /// The configured lease duration.
+        lease_duration: Duration,
+        /// The configured renew deadline.
+        renew_deadline: Duration,
+    },
+    /// `renew_deadline` leaves no room for a retry (it must exceed 1.2 × `retry_period`).
+    #[error(
+        "renew_deadline ({renew_deadline:?}) must be longer than 1.2 × retry_period ({retry_period:?}), \
+         or a single failed renewal deposes the leader"
+    )]
+    RenewDeadlineTooShort {
+        /// The configured renew deadline.
+        renew_deadline: Duration,
+        /// The configured retry period.
+        retry_period: Duration,
+    },
+    /// `retry_period` is zero.
+    #[error("retry_period must be longer than zero")]
+    ZeroRetryPeriod,
+    /// A [`ShardConfig`](crate::shard::ShardConfig) with zero shards.
+    #[error("shards must be at least 1")]
+    ZeroShards,
+    /// A [`ShardConfig`](crate::shard::ShardConfig) lease prefix that cannot start a
+    /// Lease name.
+    #[error(
+        "lease prefix {prefix:?} must be a lowercase DNS name fragment ([a-z0-9] first and last, \
+         [-a-z0-9.] between) of at most 229 characters"
+    )]
+    InvalidLeasePrefix {
+        /// The rejected prefix.
+        prefix: String,
+    },
+}
+
+/// Where a [`LeaderElector`] stands, as published by [`LeaderElector::subscribe`].
+///
+/// `Leading` carries the term's token: it is cancelled when the term ends (renewal
+/// failed for `renew_deadline`, the lease was lost, `run` was cancelled or dropped),
+/// *before* the state changes back to `Standby` and before any other replica can take
+/// the lease. A new term always has a new token.
+///
+/// ```
+/// use informer_runtime::leader::{CancellationToken, LeaderState};
+/// let state = LeaderState::Leading { term: CancellationToken::new() };
+/// assert!(state.is_leading());
+/// state.term().unwrap().cancel();
+/// assert!(!state.is_leading(), "a cancelled term no longer leads");
+/// assert_eq!(LeaderState::Standby { holder: Some("pod-b".into()) }.holder(), Some("pod-b"));
+/// ```
+#[derive(Clone, Debug)]
+pub enum LeaderState {
+    /// Not leading.
+    Standby {
+        /// The holder named in the last observed record, if any (possibly an expired
+        /// one, or this replica itself right after it stepped down).
+        holder: Option<String>,
+    },
+    /// Leading until `term` is cancelled.
+    Leading {
+        /// Cancelled when this term ends.
+        term: CancellationToken,
+    },
+}
+
+impl LeaderState {
+    /// `Leading` with a term that is not cancelled yet.
+    ///
+    /// ```
+    /// use informer_runtime::leader::LeaderState;
+    /// assert!(!LeaderState::Standby { holder: None }.is_leading());
+    /// ```
+    pub fn is_leading(&self) -> bool {
+        matches!(self, LeaderState::Leading { term } if !term.is_cancelled())
+    }
+
+    /// The term's token when `Leading`.
+    ///
+    /// ```
+    /// use informer_runtime::leader::LeaderState;
+    /// assert!(LeaderState::Standby { holder: None }.term().is_none());
+    /// ```
+    pub fn term(&self) -> Option<&CancellationToken> {
+        match self {
+            LeaderState::Leading { term } => Some(term),
+            LeaderState::Standby { .. } => None,
+        }
+    }
+
+    /// The observed holder when `Standby`.
+    ///
+    /// ```
+    /// use informer_runtime::leader::LeaderState;
+    /// assert_eq!(LeaderState::Standby { holder: None }.holder(), None);
+    /// ```
+    pub fn holder(&self) -> Option<&str> {
+        match self {
+            LeaderState::Standby { holder } => holder.as_deref(),
+            LeaderState::Leading { .. } => None,
+        }
+    }
+}
