@@ -1,0 +1,290 @@
+//! [`Filter`]: which cache changes put a key on a controller's queue.
+
+use std::fmt;
+use std::sync::Arc;
+
+use informer_core::{Deleted, Notification};
+use kube::Resource;
+
+type FilterFn<K> = Arc<dyn Fn(&Notification<K>) -> bool + Send + Sync>;
+
+/// Decides whether a change of the cache enqueues keys (controller-runtime's predicates).
+///
+/// **A filter of enqueueing, not of the cache.** The informer still caches and reports every
+/// object; a filter only decides whether *this controller* queues a key for a change. Listers
+/// keep returning filtered-out objects, and other controllers sharing the informer are not
+/// affected. (To keep objects out of the cache, use label or field selectors.)
+///
+/// The built-in filters look at updates only: adds and deletes always pass, so a controller
+/// never misses an object's arrival or departure. An update whose old and new object are the
+/// same (a resync, or an unchanged object after a relist) has nothing changed, so the
+/// `*_changed` filters drop it; to keep periodic reconciles, do not use them on the primary
+/// resource, or return [`Action::RequeueAfter`](crate::controller::Action::RequeueAfter).
+///
+/// Several filters given to one watch must all pass ([`and`](Self::and)); combine with
+/// [`or`](Self::or) for alternatives.
+///
+/// ```
+/// use std::sync::Arc;
+/// use informer_core::Notification;
+/// use informer_runtime::controller::Filter;
+/// use k8s_openapi::api::apps::v1::Deployment;
+///
+/// let spec_or_labels = Filter::<Deployment>::generation_changed().or(Filter::labels_changed());
+/// let not_paused = Filter::new(|n: &Notification<Deployment>| match n {
+///     Notification::Update { new, .. } => new.spec.as_ref().and_then(|s| s.paused) != Some(true),
+///     _ => true,
+/// });
+/// let filter = spec_or_labels.and(not_paused);
+///
+/// let mut old = Deployment::default();
+/// old.metadata.generation = Some(1);
+/// let mut new = old.clone();
+/// new.metadata.generation = Some(2);
+/// assert!(filter.matches(&Notification::Update { old: Arc::new(old.clone()), new: Arc::new(new) }));
+/// assert!(!filter.matches(&Notification::Update { old: Arc::new(old.clone()), new: Arc::new(old) }));
+/// ```
+pub struct Filter<K> {
+    f: FilterFn<K>,
+    name: &'static str,
+}
+
+impl<K> Clone for Filter<K> {
+    fn clone(&self) -> Self {
+        Self {
+            f: self.f.clone(),
+            name: self.name,
+        }
+    }
+}
+
+impl<K> fmt::Debug for Filter<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Filter").field(&self.name).finish()
+    }
+}
+
+impl<K: 'static> Filter<K> {
+    /// A custom filter: `f` returns whether the change enqueues keys. It runs on the
+    /// informer's notification task for this controller, so it must be quick.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use informer_core::Notification;
+    /// # use informer_runtime::controller::Filter;
+    /// # use k8s_openapi::api::core::v1::Pod;
+    /// # let add = Notification::Add { object: Arc::new(Pod::default()), is_initial_list: false };
+    /// let only_adds = Filter::<Pod>::new(|n| matches!(n, Notification::Add { .. }));
+    /// assert!(only_adds.matches(&add));
+    /// ```
+    pub fn new(f: impl Fn(&Notification<K>) -> bool + Send + Sync + 'static) -> Self {
+        Self {
+            f: Arc::new(f),
+            name: "custom",
+        }
+    }
+
+    /// Passes when both pass.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use informer_core::Notification;
+    /// # use informer_runtime::controller::Filter;
+    /// # use k8s_openapi::api::core::v1::Pod;
+    /// # let add = Notification::Add { object: Arc::new(Pod::default()), is_initial_list: false };
+    /// let never = Filter::<Pod>::new(|_| false);
+    /// assert!(!Filter::labels_changed().and(never).matches(&add));
+    /// ```
+    pub fn and(self, other: Filter<K>) -> Self {
+        let (a, b) = (self.f, other.f);
+        Self {
+            f: Arc::new(move |n| a(n) && b(n)),
+            name: "and",
+        }
+    }
+
+    /// Passes when either passes.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use informer_core::Notification;
+    /// # use informer_runtime::controller::Filter;
+    /// # use k8s_openapi::api::core::v1::Pod;
+    /// # let add = Notification::Add { object: Arc::new(Pod::default()), is_initial_list: false };
+    /// let never = Filter::<Pod>::new(|_| false);
+    /// assert!(never.or(Filter::labels_changed()).matches(&add), "adds pass labels_changed");
+    /// ```
+    pub fn or(self, other: Filter<K>) -> Self {
+        let (a, b) = (self.f, other.f);
+        Self {
+            f: Arc::new(move |n| a(n) || b(n)),
+            name: "or",
+        }
+    }
+
+    /// Whether `notification` passes the filter.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use informer_core::Notification;
+    /// # use informer_runtime::controller::Filter;
+    /// # use k8s_openapi::api::core::v1::Pod;
+    /// # let add = Notification::Add { object: Arc::new(Pod::default()), is_initial_list: false };
+    /// assert!(Filter::<Pod>::generation_changed().matches(&add));
+    /// ```
+    pub fn matches(&self, notification: &Notification<K>) -> bool {
+        (self.f)(notification)
+    }
+
+    /// A filter on updates only (adds and deletes pass): `changed(old, new)`.
+    fn on_update(
+        name: &'static str,
+        changed: impl Fn(&K, &K) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            f: Arc::new(move |n| match n {
+                Notification::Update { old, new } => !Arc::ptr_eq(old, new) && changed(old, new),
+                Notification::Add { .. } | Notification::Delete(_) => true,
+            }),
+            name,
+        }
+    }
+}
+
+impl<K: Resource + 'static> Filter<K> {
+    /// Updates pass only when `metadata.generation` changed, which the API server bumps on
+    /// changes of the spec (not of the status or metadata). Kinds without a generation (say,
+    /// ConfigMaps: always `None`) never pass on update.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::Notification;
+    /// use informer_runtime::controller::Filter;
+    /// use k8s_openapi::api::apps::v1::Deployment;
+    ///
+    /// let mut d = Deployment::default();
+    /// d.metadata.generation = Some(3);
+    /// let status_only = Notification::Update { old: Arc::new(d.clone()), new: Arc::new(d) };
+    /// assert!(!Filter::generation_changed().matches(&status_only));
+    /// ```
+    pub fn generation_changed() -> Self {
+        Self::on_update("generation_changed", |old: &K, new: &K| {
+            old.meta().generation != new.meta().generation
+        })
+    }
+
+    /// Updates pass only when the labels changed (a missing map equals an empty one).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::Notification;
+    /// use informer_runtime::controller::Filter;
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// let old = Pod::default();
+    /// let mut new = old.clone();
+    /// new.metadata.labels = Some([("app".to_string(), "web".to_string())].into());
+    /// let change = Notification::Update { old: Arc::new(old), new: Arc::new(new) };
+    /// assert!(Filter::labels_changed().matches(&change));
+    /// ```
+    pub fn labels_changed() -> Self {
+        Self::on_update("labels_changed", |old: &K, new: &K| {
+            !same_map(old.meta().labels.as_ref(), new.meta().labels.as_ref())
+        })
+    }
+
+    /// Updates pass only when the annotations changed (a missing map equals an empty one).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::Notification;
+    /// use informer_runtime::controller::Filter;
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// let old = Pod::default();
+    /// let unchanged = Notification::Update { old: Arc::new(old.clone()), new: Arc::new(old) };
+    /// assert!(!Filter::annotations_changed().matches(&unchanged));
+    /// ```
+    pub fn annotations_changed() -> Self {
+        Self::on_update("annotations_changed", |old: &K, new: &K| {
+            !same_map(
+                old.meta().annotations.as_ref(),
+                new.meta().annotations.as_ref(),
+            )
+        })
+    }
+
+    /// Updates pass only when `metadata.resourceVersion` changed: drops resyncs and
+    /// unchanged objects of a relist, keeps every real change.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::Notification;
+    /// use informer_runtime::controller::Filter;
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// let pod = Arc::new(Pod::default());
+    /// let resync = Notification::Update { old: pod.clone(), new: pod };
+    /// assert!(!Filter::resource_version_changed().matches(&resync));
+    /// ```
+    pub fn resource_version_changed() -> Self {
+        Self::on_update("resource_version_changed", |old: &K, new: &K| {
+            old.meta().resource_version != new.meta().resource_version
+        })
+    }
+}
+
+fn same_map(
+    a: Option<&std::collections::BTreeMap<String, String>>,
+    b: Option<&std::collections::BTreeMap<String, String>>,
+) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a == b,
+        (Some(m), None) | (None, Some(m)) => m.is_empty(),
+        (None, None) => true,
+    }
+}
+
+/// Whether an update is a resync or an unchanged object (same `Arc` or same resource
+/// version): such keys are queued at low priority.
+pub(crate) fn is_resync<K: Resource>(notification: &Notification<K>) -> bool {
+    match notification {
+        Notification::Update { old, new } => {
+            Arc::ptr_eq(old, new)
+                || (old.meta().resource_version.is_some()
+                    && old.meta().resource_version == new.meta().resource_version)
+        }
+        _ => false,
+    }
+}
+
+/// Whether a notification is bulk, probably-no-op work: an add of the initial list, or a
+/// resync.
+pub(crate) fn is_bulk<K: Resource>(notification: &Notification<K>) -> bool {
+    match notification {
+        Notification::Add {
+            is_initial_list, ..
+        } => *is_initial_list,
+        Notification::Update { .. } => is_resync(notification),
+        Notification::Delete(_) => false,
+    }
+}
+
+/// The objects a notification concerns: for an update both old and new (a mapping may differ
+/// between them), for a delete the last known state.
+pub(crate) fn objects<K>(notification: &Notification<K>) -> (Option<&Arc<K>>, Option<&Arc<K>>) {
+    match notification {
+        Notification::Add { object, .. } => (Some(object), None),
+        Notification::Update { old, new } => {
+            if Arc::ptr_eq(old, new) {
+                (Some(new), None)
+            } else {
+                (Some(new), Some(old))
+            }
+        }
+        Notification::Delete(Deleted::Object(obj)) => (Some(obj), None),
+        Notification::Delete(Deleted::FinalStateUnknown { last_known, .. }) => {
+            (last_known.as_ref(), None)
+        }
+    }
+}

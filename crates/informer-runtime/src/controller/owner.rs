@@ -1,0 +1,193 @@
+//! Owner references: from a child object to the key of its controlling owner.
+
+use informer_core::ObjectKey;
+use kube::Resource;
+use kube::core::ObjectMeta;
+
+use super::scope::ControllerScope;
+
+/// Finds the controlling owner of kind `O` in an object's `ownerReferences`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OwnerMatcher {
+    kind: String,
+    group: String,
+    namespaced: bool,
+}
+
+impl OwnerMatcher {
+    pub(crate) fn of<O>() -> Self
+    where
+        O: Resource,
+        O::DynamicType: Default,
+        O::Scope: ControllerScope,
+    {
+        let dt = O::DynamicType::default();
+        Self {
+            kind: O::kind(&dt).into_owned(),
+            group: O::group(&dt).into_owned(),
+            namespaced: <O::Scope as ControllerScope>::NAMESPACED,
+        }
+    }
+
+    /// The key of the controlling owner described by `child`'s metadata, if it has one of
+    /// this kind.
+    pub(crate) fn owner_key(&self, child: &ObjectMeta) -> Option<ObjectKey> {
+        let owner = child.owner_references.as_ref()?.iter().find(|r| {
+            r.controller == Some(true)
+                && r.kind == self.kind
+                && group_of(&r.api_version) == self.group
+        })?;
+        if owner.name.is_empty() {
+            return None;
+        }
+        let namespace = if self.namespaced {
+            child.namespace.as_deref()
+        } else {
+            None
+        };
+        Some(ObjectKey::new(namespace, &owner.name))
+    }
+}
+
+/// The group of an `apiVersion` (`apps/v1` → `apps`, `v1` → the core group `""`).
+fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(group, _)| group)
+}
+
+/// The key of `child`'s **controlling** owner, if that owner is of type `O`.
+///
+/// The owner reference must have `controller: true` and name the kind and API group of `O`
+/// (the version is not compared, as in controller-runtime: an owner may be referred to
+/// through any version the server serves). The owner's namespace is the child's (owner
+/// references never cross namespaces); for a cluster-scoped `O` the key has none.
+///
+/// This is the mapping [`ControllerBuilder::owns`](crate::controller::ControllerBuilder::owns)
+/// uses; it is public for custom mappers.
+///
+/// ```
+/// use informer_core::ObjectKey;
+/// use informer_runtime::controller::controller_owner;
+/// use k8s_openapi::api::apps::v1::ReplicaSet;
+/// use k8s_openapi::api::core::v1::Pod;
+/// use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+///
+/// let mut pod = Pod::default();
+/// pod.metadata.namespace = Some("shop".into());
+/// pod.metadata.owner_references = Some(vec![OwnerReference {
+///     api_version: "apps/v1".into(),
+///     kind: "ReplicaSet".into(),
+///     name: "web-7d9f".into(),
+///     uid: "1234".into(),
+///     controller: Some(true),
+///     ..Default::default()
+/// }]);
+/// assert_eq!(controller_owner::<ReplicaSet>(&pod), Some(ObjectKey::new(Some("shop"), "web-7d9f")));
+/// ```
+pub fn controller_owner<O>(child: &impl Resource) -> Option<ObjectKey>
+where
+    O: Resource,
+    O::DynamicType: Default,
+    O::Scope: ControllerScope,
+{
+    OwnerMatcher::of::<O>().owner_key(child.meta())
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+    use k8s_openapi::api::core::v1::{Node, Pod};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+
+    use super::*;
+
+    fn pod_owned_by(refs: Vec<OwnerReference>) -> Pod {
+        let mut pod = Pod::default();
+        pod.metadata.name = Some("p".into());
+        pod.metadata.namespace = Some("ns".into());
+        pod.metadata.owner_references = Some(refs);
+        pod
+    }
+
+    fn reference(
+        api_version: &str,
+        kind: &str,
+        name: &str,
+        controller: Option<bool>,
+    ) -> OwnerReference {
+        OwnerReference {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            name: name.into(),
+            uid: "uid".into(),
+            controller,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn only_the_controlling_owner_reference_maps() {
+        let pod = pod_owned_by(vec![
+            reference("apps/v1", "ReplicaSet", "not-controller", Some(false)),
+            reference("apps/v1", "ReplicaSet", "unset", None),
+            reference("apps/v1", "ReplicaSet", "rs", Some(true)),
+        ]);
+        assert_eq!(
+            controller_owner::<ReplicaSet>(&pod),
+            Some(ObjectKey::new(Some("ns"), "rs"))
+        );
+        let uncontrolled =
+            pod_owned_by(vec![reference("apps/v1", "ReplicaSet", "rs", Some(false))]);
+        assert_eq!(controller_owner::<ReplicaSet>(&uncontrolled), None);
+    }
+
+    #[test]
+    fn owner_reference_must_match_kind_and_group() {
+        let pod = pod_owned_by(vec![reference("apps/v1", "ReplicaSet", "rs", Some(true))]);
+        assert_eq!(controller_owner::<Deployment>(&pod), None, "other kind");
+        let wrong_group = pod_owned_by(vec![reference(
+            "extensions/v1beta1",
+            "ReplicaSet",
+            "rs",
+            Some(true),
+        )]);
+        assert_eq!(
+            controller_owner::<ReplicaSet>(&wrong_group),
+            None,
+            "other group"
+        );
+        let other_version = pod_owned_by(vec![reference(
+            "apps/v1beta2",
+            "ReplicaSet",
+            "rs",
+            Some(true),
+        )]);
+        assert_eq!(
+            controller_owner::<ReplicaSet>(&other_version),
+            Some(ObjectKey::new(Some("ns"), "rs")),
+            "the version is not compared"
+        );
+    }
+
+    #[test]
+    fn core_group_owner_has_no_group_in_api_version() {
+        let pod = pod_owned_by(vec![reference("v1", "Node", "node-1", Some(true))]);
+        assert_eq!(
+            controller_owner::<Node>(&pod),
+            Some(ObjectKey::cluster("node-1"))
+        );
+        assert_eq!(controller_owner::<Pod>(&pod), None);
+    }
+
+    #[test]
+    fn cluster_scoped_owner_key_has_no_namespace() {
+        let pod = pod_owned_by(vec![reference("v1", "Node", "node-1", Some(true))]);
+        assert_eq!(controller_owner::<Node>(&pod).unwrap().namespace(), None);
+    }
+
+    #[test]
+    fn object_without_owner_references_maps_to_nothing() {
+        assert_eq!(controller_owner::<ReplicaSet>(&Pod::default()), None);
+        let empty_name = pod_owned_by(vec![reference("apps/v1", "ReplicaSet", "", Some(true))]);
+        assert_eq!(controller_owner::<ReplicaSet>(&empty_name), None);
+    }
+}

@@ -1,0 +1,387 @@
+//! [`Reconciler`]: what a controller calls for each key, and what it answers ([`Action`],
+//! [`ReconcileError`]).
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use informer_core::ObjectKey;
+
+/// Brings the cluster in line with one object: the user's logic.
+///
+/// The runner calls [`reconcile`](Reconciler::reconcile) with the key taken from the queue and
+/// the object the cache holds for it right then (`None`: it is gone, or was never seen).
+/// Reconcile should be level-based: read the desired state from `obj` (or the listers), act,
+/// and return; it must be idempotent, because a key can be reconciled again at any time
+/// (resyncs, restarts, a change of leader).
+///
+/// What the runner guarantees to a reconciler:
+/// - **One at a time per key.** The same key is never reconciled by two workers at once.
+/// - **Latest state.** `obj` is read from the cache when the worker takes the key, so changes
+///   made while the key waited are seen; changes made *during* a reconcile queue the key
+///   again, and it is reconciled once more after this call returns.
+/// - **Answers are acted on** (the user cannot get them wrong):
+///
+/// | returned | the runner |
+/// | --- | --- |
+/// | `Ok(Action::Done)` | forgets the key's backoff |
+/// | `Ok(Action::RequeueAfter(d))` | forgets the backoff and queues the key again after `d` |
+/// | `Err(e)`, [transient](ReconcileError::transient) | queues the key again after its rate-limited backoff |
+/// | `Err(e)`, [terminal](ReconcileError::terminal) | logs and counts it, forgets the backoff, does not retry |
+/// | a panic, or the [timeout](crate::controller::ControllerBuilder::timeout) passed | as a transient error (also logged and counted) |
+///
+/// Not guaranteed: that every intermediate state of an object is seen (keys are
+/// deduplicated), nor that a reconcile runs to its end (on shutdown past the deadline, on a
+/// timeout, or when a replica loses its lease or shard, the future is dropped).
+///
+/// The trait is dyn-compatible (`Arc<dyn Reconciler<K>>`); [`reconciler_fn`] makes one from
+/// an async closure. Implement it with [`async_trait`](https://docs.rs/async-trait):
+///
+/// ```
+/// use std::sync::Arc;
+/// use informer_core::ObjectKey;
+/// use informer_runtime::controller::{Action, ReconcileError, Reconciler};
+/// use k8s_openapi::api::core::v1::ConfigMap;
+///
+/// struct Audit;
+///
+/// #[async_trait::async_trait]
+/// impl Reconciler<ConfigMap> for Audit {
+///     async fn reconcile(&self, key: &ObjectKey, obj: Option<Arc<ConfigMap>>) -> Result<Action, ReconcileError> {
+///         match obj {
+///             Some(cm) => println!("{key} has {} entries", cm.data.as_ref().map_or(0, |d| d.len())),
+///             None => println!("{key} is gone"),
+///         }
+///         Ok(Action::Done)
+///     }
+/// }
+///
+/// let reconciler: Arc<dyn Reconciler<ConfigMap>> = Arc::new(Audit);
+/// # let _ = reconciler;
+/// ```
+#[async_trait]
+pub trait Reconciler<K>: Send + Sync {
+    /// Reconciles `key`; `obj` is the cached object, `None` if the cache has none.
+    ///
+    /// # Errors
+    /// A [`ReconcileError`]: transient ones are retried with backoff, terminal ones are not.
+    async fn reconcile(
+        &self,
+        key: &ObjectKey,
+        obj: Option<Arc<K>>,
+    ) -> Result<Action, ReconcileError>;
+}
+
+#[async_trait]
+impl<K, R> Reconciler<K> for Arc<R>
+where
+    K: Send + Sync + 'static,
+    R: Reconciler<K> + ?Sized,
+{
+    async fn reconcile(
+        &self,
+        key: &ObjectKey,
+        obj: Option<Arc<K>>,
+    ) -> Result<Action, ReconcileError> {
+        (**self).reconcile(key, obj).await
+    }
+}
+
+#[async_trait]
+impl<K, R> Reconciler<K> for Box<R>
+where
+    K: Send + Sync + 'static,
+    R: Reconciler<K> + ?Sized,
+{
+    async fn reconcile(
+        &self,
+        key: &ObjectKey,
+        obj: Option<Arc<K>>,
+    ) -> Result<Action, ReconcileError> {
+        (**self).reconcile(key, obj).await
+    }
+}
+
+/// A [`Reconciler`] made from a closure returning a future; see [`reconciler_fn`].
+#[derive(Clone)]
+pub struct ReconcilerFn<F> {
+    f: F,
+}
+
+impl<F> fmt::Debug for ReconcilerFn<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReconcilerFn").finish_non_exhaustive()
+    }
+}
+
+/// Makes a [`Reconciler`] from a closure `|key, obj| async move { ... }`.
+///
+/// The closure gets the key by value (an [`ObjectKey`] is a cheap clone) so that the future
+/// it returns owns everything it uses; clone whatever shared context it needs into the
+/// future.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use informer_runtime::controller::{Action, ReconcileError, Reconciler, reconciler_fn};
+/// use k8s_openapi::api::core::v1::Pod;
+///
+/// let seen = Arc::new(AtomicUsize::new(0));
+/// let reconciler = reconciler_fn(move |key, pod: Option<Arc<Pod>>| {
+///     let seen = seen.clone();
+///     async move {
+///         seen.fetch_add(1, Ordering::Relaxed);
+///         tracing::info!(%key, exists = pod.is_some(), "reconciled");
+///         // Passed to `ControllerBuilder::build`, the error type is inferred; alone, name it.
+///         Ok::<_, ReconcileError>(Action::Done)
+///     }
+/// });
+/// let _: Arc<dyn Reconciler<Pod>> = Arc::new(reconciler);
+/// ```
+pub fn reconciler_fn<F>(f: F) -> ReconcilerFn<F> {
+    ReconcilerFn { f }
+}
+
+#[async_trait]
+impl<K, F, Fut> Reconciler<K> for ReconcilerFn<F>
+where
+    K: Send + Sync + 'static,
+    F: Fn(ObjectKey, Option<Arc<K>>) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<Action, ReconcileError>> + Send + 'static,
+{
+    async fn reconcile(
+        &self,
+        key: &ObjectKey,
+        obj: Option<Arc<K>>,
+    ) -> Result<Action, ReconcileError> {
+        (self.f)(key.clone(), obj).await
+    }
+}
+
+/// What to do with a key after a successful reconcile.
+///
+/// ```
+/// use std::time::Duration;
+/// use informer_runtime::controller::Action;
+///
+/// assert_eq!(Action::done(), Action::Done);
+/// assert_eq!(Action::requeue_after(Duration::from_secs(30)).requeue_delay(), Some(Duration::from_secs(30)));
+/// assert_eq!(Action::default(), Action::Done);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// Nothing more to do until the object (or something mapped to it) changes. The key's
+    /// backoff is forgotten.
+    #[default]
+    Done,
+    /// Reconcile again after this delay (say, to poll an external system), even if nothing
+    /// changes. The key's backoff is forgotten. If the key is queued again sooner (a change),
+    /// the earlier time wins.
+    RequeueAfter(Duration),
+}
+
+impl Action {
+    /// [`Action::Done`].
+    ///
+    /// ```
+    /// # use informer_runtime::controller::{Action, ErrorKind, ReconcileError};
+    /// assert_eq!(Action::done(), Action::Done);
+    /// ```
+    pub fn done() -> Self {
+        Action::Done
+    }
+
+    /// [`Action::RequeueAfter`] with `delay`.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::{Action, ErrorKind, ReconcileError};
+    /// use std::time::Duration;
+    /// assert_eq!(Action::requeue_after(Duration::from_secs(5)), Action::RequeueAfter(Duration::from_secs(5)));
+    /// ```
+    pub fn requeue_after(delay: Duration) -> Self {
+        Action::RequeueAfter(delay)
+    }
+
+    /// The requeue delay, if any.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::{Action, ErrorKind, ReconcileError};
+    /// assert_eq!(Action::Done.requeue_delay(), None);
+    /// ```
+    pub fn requeue_delay(&self) -> Option<Duration> {
+        match self {
+            Action::Done => None,
+            Action::RequeueAfter(delay) => Some(*delay),
+        }
+    }
+}
+
+/// Whether a failed reconcile is retried.
+///
+/// ```
+/// use informer_runtime::controller::{ErrorKind, ReconcileError};
+/// assert_eq!(ReconcileError::terminal("bad spec").kind(), ErrorKind::Terminal);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Retried after the key's rate-limited backoff (client-go's `AddRateLimited`).
+    Transient,
+    /// Logged and counted, never retried: the key waits for its next change (say, an
+    /// invalid spec that only a user can fix).
+    Terminal,
+}
+
+/// The boxed error a [`ReconcileError`] carries.
+pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
+
+/// A failed reconcile: an error and whether it is retried ([`ErrorKind`]).
+///
+/// Any `std::error::Error + Send + Sync + 'static` converts into a **transient** error, so
+/// `?` works on `kube::Error`, `serde_json::Error` and friends. Use
+/// [`terminal`](Self::terminal) for errors that retrying cannot fix.
+///
+/// `ReconcileError` deliberately does not implement `std::error::Error` itself (as
+/// `anyhow::Error` does not): that blanket conversion would otherwise conflict with the
+/// standard `From<T> for T`. Reach the underlying error through
+/// [`as_error`](Self::as_error) or [`into_error`](Self::into_error).
+///
+/// ```
+/// use informer_runtime::controller::{ErrorKind, ReconcileError};
+///
+/// fn parse(s: &str) -> Result<u32, ReconcileError> {
+///     Ok(s.parse::<u32>()?) // ParseIntError -> transient
+/// }
+/// let e = parse("x").unwrap_err();
+/// assert_eq!(e.kind(), ErrorKind::Transient);
+///
+/// let e = ReconcileError::terminal(format!("replicas must be positive, got {}", -1));
+/// assert!(e.is_terminal());
+/// assert_eq!(e.to_string(), "replicas must be positive, got -1");
+/// ```
+pub struct ReconcileError {
+    kind: ErrorKind,
+    error: BoxError,
+}
+
+impl ReconcileError {
+    /// A transient error: retried after the key's backoff. Accepts any error, a `String` or a
+    /// `&str`.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::{Action, ErrorKind, ReconcileError};
+    /// let e = ReconcileError::transient("the bucket is not ready yet");
+    /// assert_eq!(e.kind(), ErrorKind::Transient);
+    /// ```
+    pub fn transient(error: impl Into<BoxError>) -> Self {
+        Self {
+            kind: ErrorKind::Transient,
+            error: error.into(),
+        }
+    }
+
+    /// A terminal error: logged and counted, not retried. Accepts any error, a `String` or a
+    /// `&str`.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::{Action, ErrorKind, ReconcileError};
+    /// let e = ReconcileError::terminal(std::io::Error::other("bad certificate"));
+    /// assert!(e.is_terminal());
+    /// ```
+    pub fn terminal(error: impl Into<BoxError>) -> Self {
+        Self {
+            kind: ErrorKind::Terminal,
+            error: error.into(),
+        }
+    }
+
+    /// Whether the error is retried.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::{Action, ErrorKind, ReconcileError};
+    /// assert_eq!(ReconcileError::from(std::fmt::Error).kind(), ErrorKind::Transient);
+    /// ```
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// Whether the error is [terminal](ErrorKind::Terminal).
+    ///
+    /// ```
+    /// # use informer_runtime::controller::{Action, ErrorKind, ReconcileError};
+    /// assert!(!ReconcileError::transient("retry me").is_terminal());
+    /// ```
+    pub fn is_terminal(&self) -> bool {
+        self.kind == ErrorKind::Terminal
+    }
+
+    /// The underlying error.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::{Action, ErrorKind, ReconcileError};
+    /// let e = ReconcileError::from(std::fmt::Error);
+    /// assert!(e.as_error().downcast_ref::<std::fmt::Error>().is_some());
+    /// ```
+    pub fn as_error(&self) -> &(dyn StdError + Send + Sync + 'static) {
+        &*self.error
+    }
+
+    /// The underlying error, by value.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::{Action, ErrorKind, ReconcileError};
+    /// let boxed = ReconcileError::terminal("no").into_error();
+    /// assert_eq!(boxed.to_string(), "no");
+    /// ```
+    pub fn into_error(self) -> BoxError {
+        self.error
+    }
+}
+
+impl<E: StdError + Send + Sync + 'static> From<E> for ReconcileError {
+    fn from(error: E) -> Self {
+        Self::transient(error)
+    }
+}
+
+impl fmt::Display for ReconcileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl fmt::Debug for ReconcileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReconcileError")
+            .field("kind", &self.kind)
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+impl From<ReconcileError> for BoxError {
+    fn from(e: ReconcileError) -> Self {
+        e.error
+    }
+}
+
+/// Why the runner itself failed a reconcile (these count as transient errors).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum RunnerFailure {
+    #[error("reconcile panicked: {0}")]
+    Panicked(String),
+    #[error("reconcile did not finish within {0:?}")]
+    TimedOut(Duration),
+}
+
+/// The message of a panic payload.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "<non-string panic payload>".to_owned())
+}

@@ -1,0 +1,270 @@
+//! The informers a controller watches (primary, owned, watched), each with the controller's
+//! handler on it: started, waited for, reported in metrics, and released together.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::future::{BoxFuture, join_all};
+use kube::Resource;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::factory::{InformerFactory, InformerHandle};
+use crate::informer::{HandlerRegistration, HandlerStats, SharedIndexInformer, lock};
+use crate::reflector::{ReflectorError, ReflectorStats};
+
+/// How often a controller waiting for its caches logs which have not synced, and why.
+const SYNC_WARN_INTERVAL: Duration = Duration::from_secs(30);
+
+/// One informer with the controller's handler on it, type-erased.
+pub(crate) trait Source: Send + Sync {
+    /// The informer, for metrics labels and logs.
+    fn informer_label(&self) -> &str;
+    /// The controller's handler on it.
+    fn handler_name(&self) -> &str;
+    /// Whether the informer synced and the handler handled every initial add.
+    fn has_synced(&self) -> bool;
+    /// Waits until [`has_synced`](Self::has_synced) (`true`), or the informer stopped or the
+    /// handler was removed first (`false`).
+    fn wait_synced(&self) -> BoxFuture<'static, bool>;
+    /// Why the informer has not synced, if it knows.
+    fn sync_error(&self) -> Option<Arc<ReflectorError>>;
+    fn reflector_stats(&self) -> ReflectorStats;
+    /// `None` once the handler is removed.
+    fn handler_stats(&self) -> Option<HandlerStats>;
+    /// Starts the informer (idempotent).
+    fn start(&self);
+    /// Removes the handler and releases the informer; a private informer is stopped.
+    fn stop(&self) -> BoxFuture<'static, ()>;
+}
+
+/// Who runs the informer.
+enum Holder<C: Clone> {
+    /// A shared informer of the factory; the handle keeps it alive.
+    Shared {
+        factory: InformerFactory,
+        handle: Option<InformerHandle<C>>,
+    },
+    /// The controller's own informer (a custom store): run on its own task.
+    Private {
+        cancel: CancellationToken,
+        task: Option<JoinHandle<()>>,
+    },
+}
+
+pub(crate) struct InformerSource<C: Clone> {
+    label: String,
+    handler: String,
+    informer: SharedIndexInformer<C>,
+    registration: Mutex<Option<Arc<HandlerRegistration<C>>>>,
+    holder: Mutex<Holder<C>>,
+}
+
+impl<C> InformerSource<C>
+where
+    C: Resource + Clone + Send + Sync + 'static,
+{
+    pub(crate) fn shared(
+        factory: &InformerFactory,
+        handle: InformerHandle<C>,
+        handler: String,
+        registration: HandlerRegistration<C>,
+    ) -> Self {
+        Self {
+            label: handle.id().to_string(),
+            handler,
+            informer: handle.informer().clone(),
+            registration: Mutex::new(Some(Arc::new(registration))),
+            holder: Mutex::new(Holder::Shared {
+                factory: factory.clone(),
+                handle: Some(handle),
+            }),
+        }
+    }
+
+    pub(crate) fn private(
+        label: String,
+        informer: SharedIndexInformer<C>,
+        handler: String,
+        registration: HandlerRegistration<C>,
+    ) -> Self {
+        Self {
+            label,
+            handler,
+            informer,
+            registration: Mutex::new(Some(Arc::new(registration))),
+            holder: Mutex::new(Holder::Private {
+                cancel: CancellationToken::new(),
+                task: None,
+            }),
+        }
+    }
+
+    fn registration(&self) -> Option<Arc<HandlerRegistration<C>>> {
+        lock(&self.registration).clone()
+    }
+}
+
+impl<C> Source for InformerSource<C>
+where
+    C: Resource + Clone + Send + Sync + 'static,
+{
+    fn informer_label(&self) -> &str {
+        &self.label
+    }
+
+    fn handler_name(&self) -> &str {
+        &self.handler
+    }
+
+    fn has_synced(&self) -> bool {
+        self.registration().is_some_and(|r| r.has_synced())
+    }
+
+    fn wait_synced(&self) -> BoxFuture<'static, bool> {
+        let registration = self.registration();
+        async move {
+            match registration {
+                Some(r) => r.wait_synced().await,
+                None => false,
+            }
+        }
+        .boxed()
+    }
+
+    fn sync_error(&self) -> Option<Arc<ReflectorError>> {
+        self.informer.sync_error()
+    }
+
+    fn reflector_stats(&self) -> ReflectorStats {
+        self.informer.reflector_stats()
+    }
+
+    fn handler_stats(&self) -> Option<HandlerStats> {
+        self.registration().map(|r| r.stats())
+    }
+
+    fn start(&self) {
+        match &mut *lock(&self.holder) {
+            Holder::Shared { factory, .. } => factory.start(),
+            Holder::Private { cancel, task } => {
+                if task.is_none() && !cancel.is_cancelled() {
+                    let informer = self.informer.clone();
+                    let cancel = cancel.clone();
+                    let label = self.label.clone();
+                    *task = Some(tokio::spawn(async move {
+                        if let Err(e) = informer.run(cancel).await {
+                            tracing::error!(informer = %label, error = %e, "informer stopped");
+                        }
+                    }));
+                }
+            }
+        }
+    }
+
+    fn stop(&self) -> BoxFuture<'static, ()> {
+        let registration = lock(&self.registration).take();
+        let (handle, task) = match &mut *lock(&self.holder) {
+            Holder::Shared { handle, .. } => (handle.take(), None),
+            Holder::Private { cancel, task } => {
+                cancel.cancel();
+                (None, task.take())
+            }
+        };
+        async move {
+            if let Some(registration) = registration.and_then(Arc::into_inner) {
+                registration.remove().await;
+            }
+            drop(handle);
+            if let Some(task) = task {
+                let _ = task.await;
+            }
+        }
+        .boxed()
+    }
+}
+
+impl<C: Clone> Drop for InformerSource<C> {
+    fn drop(&mut self) {
+        // A private informer must not outlive its controller.
+        if let Holder::Private { cancel, .. } = &*lock(&self.holder) {
+            cancel.cancel();
+        }
+    }
+}
+
+/// Every informer of one controller.
+#[derive(Default)]
+pub(crate) struct Sources {
+    list: Vec<Arc<dyn Source>>,
+}
+
+impl Sources {
+    pub(crate) fn new(list: Vec<Arc<dyn Source>>) -> Self {
+        Self { list }
+    }
+
+    pub(crate) fn list(&self) -> &[Arc<dyn Source>] {
+        &self.list
+    }
+
+    pub(crate) fn start(&self) {
+        for source in &self.list {
+            source.start();
+        }
+    }
+
+    pub(crate) fn has_synced(&self) -> bool {
+        self.list.iter().all(|s| s.has_synced())
+    }
+
+    /// Labels of the informers not synced yet, with the reason when known.
+    pub(crate) fn unsynced(&self) -> Vec<String> {
+        self.list
+            .iter()
+            .filter(|s| !s.has_synced())
+            .map(|s| match s.sync_error() {
+                Some(e) => format!("{}: {e}", s.informer_label()),
+                None => s.informer_label().to_owned(),
+            })
+            .collect()
+    }
+
+    /// Waits until every source has synced (`true`), until one stops without syncing
+    /// (`false`) or until `cancel` (`false`). Logs the unsynced informers every 30 s.
+    pub(crate) async fn wait_synced(&self, controller: &str, cancel: &CancellationToken) -> bool {
+        let all = join_all(self.list.iter().map(|s| s.wait_synced()));
+        tokio::pin!(all);
+        let mut warn = tokio::time::interval(SYNC_WARN_INTERVAL);
+        warn.tick().await;
+        loop {
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return false,
+                synced = &mut all => {
+                    let synced = synced.into_iter().all(|s| s);
+                    if !synced {
+                        tracing::error!(
+                            controller,
+                            unsynced = ?self.unsynced(),
+                            "an informer stopped before its cache synced; the controller will not run",
+                        );
+                    }
+                    return synced;
+                }
+                _ = warn.tick() => {
+                    tracing::warn!(
+                        controller,
+                        unsynced = ?self.unsynced(),
+                        "still waiting for caches to sync",
+                    );
+                }
+            }
+        }
+    }
+
+    pub(crate) async fn stop(&self) {
+        join_all(self.list.iter().map(|s| s.stop())).await;
+    }
+}
