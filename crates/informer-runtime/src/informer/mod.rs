@@ -1,0 +1,60 @@
+//! The shared index informer: a reflector filling a cache, and a processor notifying
+//! handlers, each through its own buffer and task.
+//!
+//! ```text
+//! ListerWatcher --> Reflector --Delta--> Fifo --pop batch--> apply_deltas --> Indexer (cache)
+//!                                                                 \--Notification--> processor
+//! processor --> [buffer + task] --> handler 1
+//!           --> [buffer + task] --> handler 2 ...
+//! ```
+//!
+//! - [`SharedIndexInformer`]: build ([`InformerBuilder`]), [`run`](SharedIndexInformer::run)
+//!   with a cancellation token, add handlers, read the cache.
+//! - [`HandlerRegistration`]: a handler's own `has_synced`, counters and removal.
+//! - [`HandlerOptions`], [`BufferPolicy`], [`Overflow`]: resync period and buffering of one
+//!   handler.
+//! - [`transform`]: functions applied to objects before they are cached
+//!   ([`strip_managed_fields`](transform::strip_managed_fields)).
+
+mod processor;
+mod registration;
+mod shared;
+pub mod transform;
+
+pub(crate) use processor::lock;
+pub use processor::{BufferPolicy, HandlerOptions, HandlerStats, MIN_RESYNC_PERIOD, Overflow};
+pub use registration::HandlerRegistration;
+pub use shared::{FifoKind, InformerBuilder, SharedIndexInformer};
+pub use transform::Transform;
+
+/// The token that stops [`SharedIndexInformer::run`] (re-exported from `tokio-util`).
+pub use tokio_util::sync::CancellationToken;
+
+/// The informer could not do what was asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InformerError {
+    /// [`SharedIndexInformer::run`] was called a second time. An informer runs once; build a
+    /// new one (or ask the [`InformerFactory`](crate::factory::InformerFactory) again after
+    /// the old one was released) to start over.
+    #[error("this informer was already started; an informer runs only once")]
+    AlreadyStarted,
+    /// The reflector panicked (most likely in a transform, which must not panic), so the
+    /// informer stopped. Fix the transform; the cache kept what it had.
+    #[error("the informer stopped because its reflector panicked: {0}")]
+    ReflectorPanicked(String),
+}
+
+/// Where an informer is in its life (published on a watch channel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Not run yet, or running and not synced yet.
+    Listing,
+    /// The first list is in the cache.
+    Synced,
+    /// `run` returned (or its future was dropped).
+    Stopped,
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,225 @@
+//! Exponential backoff with jitter and a quiet-period reset, as client-go's
+//! `ExponentialBackoffManager` (`k8s.io/apimachinery/pkg/util/wait`).
+
+use std::cell::Cell;
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// The parameters of a [`Backoff`]. The default is client-go's reflector backoff: 800 ms,
+/// doubling up to 30 s, jitter 1.0 (each delay is stretched by a random factor in `[1, 2)`),
+/// reset to 800 ms once 2 minutes have passed since the previous delay was requested.
+///
+/// ```
+/// use std::time::Duration;
+/// use informer_runtime::reflector::BackoffConfig;
+///
+/// let c = BackoffConfig::default();
+/// assert_eq!(c.initial, Duration::from_millis(800));
+/// assert_eq!(c.max, Duration::from_secs(30));
+/// assert_eq!(c.reset_after, Duration::from_secs(120));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct BackoffConfig {
+    /// The first delay.
+    pub initial: Duration,
+    /// The largest delay before jitter.
+    pub max: Duration,
+    /// Each delay is the previous one times this (values below 1 are treated as 1).
+    pub factor: f64,
+    /// Each delay `d` becomes `d + d * jitter * r` for a random `r` in `[0, 1)`; 0 disables
+    /// jitter (negative values are treated as 0).
+    pub jitter: f64,
+    /// When more than this has passed since the previous delay was requested, the next delay
+    /// starts again at [`initial`](Self::initial).
+    pub reset_after: Duration,
+}
+
+impl Default for BackoffConfig {
+    fn default() -> Self {
+        Self {
+            initial: Duration::from_millis(800),
+            max: Duration::from_secs(30),
+            factor: 2.0,
+            jitter: 1.0,
+            reset_after: Duration::from_secs(120),
+        }
+    }
+}
+
+/// Delays between retries: exponential, capped, jittered, and reset after a quiet period.
+///
+/// Guarantees: the `n`-th delay since the last reset is `min(initial * factor^n, max)`
+/// stretched by the jitter (so it lies in `[base, base * (1 + jitter))`); it never returns
+/// zero unless `initial` is zero. Time is read from `tokio::time`, so paused-time tests see
+/// the same sequence. Not shared between tasks: each retry loop owns one.
+///
+/// ```
+/// use std::time::Duration;
+/// use informer_runtime::reflector::{Backoff, BackoffConfig};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let mut b = Backoff::new(BackoffConfig { jitter: 0.0, ..BackoffConfig::default() });
+/// assert_eq!(b.next_delay(), Duration::from_millis(800));
+/// assert_eq!(b.next_delay(), Duration::from_millis(1600));
+/// # });
+/// ```
+#[derive(Clone, Debug)]
+pub struct Backoff {
+    config: BackoffConfig,
+    current: Duration,
+    last: Option<Instant>,
+}
+
+impl Backoff {
+    /// A backoff at its first delay.
+    pub fn new(config: BackoffConfig) -> Self {
+        Self {
+            current: config.initial,
+            config,
+            last: None,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &BackoffConfig {
+        &self.config
+    }
+
+    /// The next delay; advances the sequence.
+    pub fn next_delay(&mut self) -> Duration {
+        let now = Instant::now();
+        if self
+            .last
+            .is_some_and(|last| now.saturating_duration_since(last) > self.config.reset_after)
+        {
+            self.current = self.config.initial;
+        }
+        self.last = Some(now);
+        let base = self.current.min(self.config.max);
+        let factor = if self.config.factor.is_finite() && self.config.factor > 1.0 {
+            self.config.factor
+        } else {
+            1.0
+        };
+        self.current = scale(base, factor).min(self.config.max);
+        let jitter = if self.config.jitter.is_finite() && self.config.jitter > 0.0 {
+            self.config.jitter
+        } else {
+            0.0
+        };
+        if jitter == 0.0 {
+            return base;
+        }
+        base.saturating_add(scale(base, jitter * random_unit()))
+    }
+
+    /// Starts the sequence again at the first delay.
+    pub fn reset(&mut self) {
+        self.current = self.config.initial;
+        self.last = None;
+    }
+}
+
+/// `d * factor` for a finite `factor >= 0`: exact for whole factors, saturating on overflow.
+fn scale(d: Duration, factor: f64) -> Duration {
+    if factor.fract() == 0.0 && factor <= f64::from(u32::MAX) {
+        // `factor` is a whole number that fits a u32.
+        d.checked_mul(factor as u32).unwrap_or(Duration::MAX)
+    } else {
+        Duration::try_from_secs_f64(d.as_secs_f64() * factor).unwrap_or(Duration::MAX)
+    }
+}
+
+/// A pseudo-random number in `[0, 1)` (xorshift64*, seeded per thread from the OS-seeded
+/// `RandomState`). Good enough for jitter; not for anything else.
+pub(crate) fn random_unit() -> f64 {
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new({
+            let mut h = RandomState::new().build_hasher();
+            h.write_u64(0x9e37_79b9_7f4a_7c15);
+            h.finish() | 1
+        });
+    }
+    STATE.with(|s| {
+        let mut x = s.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        s.set(x);
+        // 53 random bits → [0, 1).
+        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_jitter() -> BackoffConfig {
+        BackoffConfig {
+            jitter: 0.0,
+            ..BackoffConfig::default()
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn backoff_doubles_from_800ms_and_caps_at_30s() {
+        let mut b = Backoff::new(no_jitter());
+        let got: Vec<u64> = (0..9).map(|_| b.next_delay().as_millis() as u64).collect();
+        assert_eq!(
+            got,
+            [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000, 30000]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn backoff_resets_after_two_quiet_minutes() {
+        let mut b = Backoff::new(no_jitter());
+        for _ in 0..5 {
+            b.next_delay();
+        }
+        tokio::time::advance(Duration::from_secs(120)).await;
+        // Exactly 2 minutes is not "more than" 2 minutes.
+        assert_eq!(b.next_delay(), Duration::from_millis(25600));
+        tokio::time::advance(Duration::from_secs(121)).await;
+        assert_eq!(b.next_delay(), Duration::from_millis(800));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn backoff_jitter_stretches_each_delay_by_up_to_the_jitter_factor() {
+        let mut b = Backoff::new(BackoffConfig::default());
+        let mut base = Duration::from_millis(800);
+        let mut saw_stretch = false;
+        for _ in 0..10 {
+            let d = b.next_delay();
+            assert!(
+                d >= base && d < base * 2,
+                "{d:?} not in [{base:?}, {:?})",
+                base * 2
+            );
+            saw_stretch |= d > base;
+            base = (base * 2).min(Duration::from_secs(30));
+        }
+        assert!(saw_stretch, "jitter never stretched a delay");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn backoff_reset_starts_again_at_the_first_delay() {
+        let mut b = Backoff::new(no_jitter());
+        b.next_delay();
+        b.next_delay();
+        b.reset();
+        assert_eq!(b.next_delay(), Duration::from_millis(800));
+    }
+
+    #[test]
+    fn random_unit_is_in_the_unit_interval_and_varies() {
+        let xs: Vec<f64> = (0..1000).map(|_| random_unit()).collect();
+        assert!(xs.iter().all(|x| (0.0..1.0).contains(x)));
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        assert!((0.4..0.6).contains(&mean), "mean {mean}");
+    }
+}

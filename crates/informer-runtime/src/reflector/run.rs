@@ -1,0 +1,918 @@
+//! The loop behind [`Reflector::run`]: list (or stream the initial state), then watch, with
+//! client-go's rules for resource versions, retries and backoff.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, PoisonError};
+use std::time::Duration;
+
+use futures::{FutureExt, StreamExt};
+use informer_core::lister_watcher::{ListWatchError, WatchEvent, WatchParams, WatchStream};
+use informer_core::{FifoError, ObjectKey};
+use kube::Resource;
+use tokio::time::{Instant, Interval, MissedTickBehavior};
+use tokio_util::sync::CancellationToken;
+
+use super::backoff::{Backoff, random_unit};
+use super::{DEFAULT_PAGE_SIZE, Reflector, ReflectorError, inc};
+use crate::lister_watcher::INITIAL_EVENTS_END_ANNOTATION;
+
+/// How long after the timeout it asked the server for the reflector ends a watch itself.
+const WATCH_DEADLINE_GRACE: Duration = Duration::from_secs(30);
+
+/// A watch that ends within this time without any event is "very short" and backs off.
+const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
+
+/// Events handled in one go before cancellation and resync are looked at again.
+pub(super) const MAX_BATCH: usize = 256;
+
+/// Why the loop stops.
+pub(super) enum Stop {
+    Cancelled,
+    FifoClosed,
+}
+
+/// What to do after a watch ended or failed to start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum After {
+    /// Watch again from the last resource version, now.
+    Rewatch,
+    /// Watch again from the last resource version after a backoff.
+    Backoff,
+    /// End this list-and-watch cycle: relist after a backoff.
+    Relist,
+}
+
+#[derive(Clone, Copy)]
+enum Op {
+    Add,
+    Update,
+    Delete,
+}
+
+/// An open watch.
+struct Live<K> {
+    stream: WatchStream<K>,
+    started: Instant,
+    deadline: Instant,
+}
+
+/// How the initial events of a streaming list ended.
+enum Initial<K> {
+    /// The initial-events-end bookmark arrived.
+    Synced {
+        live: Live<K>,
+        objects: Vec<Arc<K>>,
+        resource_version: String,
+    },
+    /// The request or the stream failed.
+    Failed(ListWatchError),
+    /// The stream ended before the bookmark.
+    Ended,
+    /// The bookmark did not arrive in time.
+    TimedOut,
+}
+
+/// The mutable state of one [`Reflector::run`].
+pub(super) struct Run<'a, K> {
+    r: &'a Reflector<K>,
+    cancel: &'a CancellationToken,
+    backoff: Backoff,
+    /// The last synced resource version (`""` before the first list).
+    rv: String,
+    /// client-go's `isLastSyncResourceVersionUnavailable`: the next list is a consistent read.
+    rv_unavailable: bool,
+    /// The server refused streaming lists (or never finished one): list instead.
+    streaming_disabled: bool,
+    /// The resync timer, running while watching.
+    resync: Option<Interval>,
+}
+
+impl<'a, K> Run<'a, K>
+where
+    K: Resource + Clone + Send + Sync + 'static,
+{
+    pub(super) fn new(r: &'a Reflector<K>, cancel: &'a CancellationToken) -> Self {
+        Self {
+            r,
+            cancel,
+            backoff: Backoff::new(r.config.backoff.clone()),
+            rv: r.last_sync_resource_version().unwrap_or_default(),
+            rv_unavailable: false,
+            streaming_disabled: false,
+            resync: None,
+        }
+    }
+
+    pub(super) async fn main(mut self) {
+        tracing::debug!(reflector = %self.r.name, "starting");
+        loop {
+            let stop = match self.list_and_watch().await {
+                Ok(()) => {
+                    self.resync = None;
+                    let delay = self.backoff.next_delay();
+                    tracing::debug!(reflector = %self.r.name, ?delay, "relisting after backoff");
+                    self.pause(delay).await.err()
+                }
+                Err(stop) => Some(stop),
+            };
+            match stop {
+                None => {}
+                Some(Stop::Cancelled) => {
+                    tracing::debug!(reflector = %self.r.name, "stopped");
+                    return;
+                }
+                Some(Stop::FifoClosed) => {
+                    tracing::debug!(reflector = %self.r.name, "the FIFO was closed; stopping");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// One cycle: the initial state (streaming list or list), then watch until a relist is
+    /// needed. `Ok(())` means "relist after a backoff".
+    async fn list_and_watch(&mut self) -> Result<(), Stop> {
+        self.check_stop()?;
+        let mut live = None;
+        if self.r.config.streaming_list && !self.streaming_disabled {
+            live = self.streaming_list().await?;
+        }
+        if live.is_none() && !self.list().await? {
+            return Ok(());
+        }
+        self.start_resync();
+        self.watch_loop(live).await
+    }
+
+    // ----- list -----
+
+    /// client-go's `relistResourceVersion`.
+    fn relist_rv(&self) -> String {
+        if self.rv_unavailable {
+            String::new()
+        } else if self.rv.is_empty() {
+            "0".to_owned()
+        } else {
+            self.rv.clone()
+        }
+    }
+
+    /// Lists and replaces the FIFO's content; `Ok(false)` if the list failed (recorded).
+    async fn list(&mut self) -> Result<bool, Stop> {
+        let r = self.r;
+        let rv = self.relist_rv();
+        let mut result = self.wait(list_all(r, &rv)).await?;
+        if let Err(e) = &result
+            && (e.is_gone() || e.is_too_large_resource_version())
+        {
+            tracing::debug!(
+                reflector = %r.name, resource_version = %rv, error = %e,
+                "resource version unavailable; listing again with a consistent read"
+            );
+            self.rv_unavailable = true;
+            result = self.wait(list_all(r, "")).await?;
+        }
+        let (items, list_rv) = match result {
+            Ok(ok) => ok,
+            Err(e) => {
+                self.record(ReflectorError::List(e));
+                return Ok(false);
+            }
+        };
+        self.rv_unavailable = false;
+        let objects: Vec<Arc<K>> = items.into_iter().filter_map(|o| self.prepare(o)).collect();
+        let count = objects.len();
+        match r.fifo.replace(objects, list_rv.clone()) {
+            Ok(()) => {}
+            Err(FifoError::Closed) => return Err(Stop::FifoClosed),
+            Err(e) => {
+                self.record(ReflectorError::Fifo(e));
+                return Ok(false);
+            }
+        }
+        self.set_rv(&list_rv);
+        inc(&r.shared.counters.lists);
+        self.clear_error();
+        tracing::debug!(reflector = %r.name, resource_version = %list_rv, count, "listed");
+        Ok(true)
+    }
+
+    // ----- streaming list -----
+
+    /// The initial state through a watch with `sendInitialEvents=true`; `Ok(None)` means
+    /// "fall back to list".
+    async fn streaming_list(&mut self) -> Result<Option<Live<K>>, Stop> {
+        let r = self.r;
+        loop {
+            self.check_stop()?;
+            let rv = if self.rv_unavailable {
+                String::new()
+            } else {
+                self.rv.clone()
+            };
+            let timeout = self.watch_timeout();
+            let params = self.watch_params(timeout, true);
+            let started = Instant::now();
+            let outcome = match self.wait(r.lw.watch(&params, &rv)).await? {
+                Ok(stream) => {
+                    inc(&r.shared.counters.watches);
+                    let live = Live {
+                        stream,
+                        started,
+                        deadline: started + timeout + WATCH_DEADLINE_GRACE,
+                    };
+                    self.collect_initial(live).await?
+                }
+                Err(e) => Initial::Failed(e),
+            };
+            match outcome {
+                Initial::Synced {
+                    live,
+                    objects,
+                    resource_version,
+                } => {
+                    let count = objects.len();
+                    match r.fifo.replace(objects, resource_version.clone()) {
+                        Ok(()) => {}
+                        Err(FifoError::Closed) => return Err(Stop::FifoClosed),
+                        Err(e) => {
+                            self.record(ReflectorError::Fifo(e));
+                            inc(&r.shared.counters.streaming_fallbacks);
+                            return Ok(None);
+                        }
+                    }
+                    self.set_rv(&resource_version);
+                    self.rv_unavailable = false;
+                    inc(&r.shared.counters.lists);
+                    self.clear_error();
+                    tracing::debug!(
+                        reflector = %r.name, resource_version = %resource_version, count,
+                        "streaming list done"
+                    );
+                    return Ok(Some(live));
+                }
+                Initial::Failed(e) => {
+                    let gone = e.is_gone() || e.is_too_large_resource_version();
+                    let retriable =
+                        matches!(e, ListWatchError::Transport(_)) || e.is_too_many_requests();
+                    let rejected = matches!(e.code(), Some(400 | 422));
+                    if matches!(e, ListWatchError::Decode(_)) {
+                        inc(&r.shared.counters.decode_errors);
+                    }
+                    self.record(ReflectorError::Watch(e));
+                    if gone || retriable {
+                        // As client-go: retry the streaming list, with a consistent read if
+                        // the resource version is unavailable; never without a backoff.
+                        self.rv_unavailable |= gone;
+                        let delay = self.backoff.next_delay();
+                        self.pause(delay).await?;
+                        continue;
+                    }
+                    inc(&r.shared.counters.streaming_fallbacks);
+                    if rejected {
+                        tracing::info!(
+                            reflector = %r.name,
+                            "the API server refused a streaming list; using list and watch"
+                        );
+                        self.streaming_disabled = true;
+                    }
+                    return Ok(None);
+                }
+                Initial::Ended => {
+                    tracing::debug!(
+                        reflector = %r.name,
+                        "streaming list ended before its initial-events-end bookmark; listing"
+                    );
+                    inc(&r.shared.counters.streaming_fallbacks);
+                    return Ok(None);
+                }
+                Initial::TimedOut => {
+                    let limit = r.config.streaming_list_timeout;
+                    self.record(ReflectorError::StreamingListTimeout(limit));
+                    inc(&r.shared.counters.streaming_fallbacks);
+                    self.streaming_disabled = true;
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    /// Collects the initial events of a streaming list until the initial-events-end bookmark.
+    async fn collect_initial(&mut self, live: Live<K>) -> Result<Initial<K>, Stop> {
+        let cancel = self.cancel;
+        let Live {
+            mut stream,
+            started,
+            deadline,
+        } = live;
+        let give_up = tokio::time::sleep(self.r.config.streaming_list_timeout);
+        tokio::pin!(give_up);
+        let mut temp = TempStore::default();
+        loop {
+            let item = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Err(Stop::Cancelled),
+                item = stream.next() => item,
+                _ = &mut give_up => return Ok(Initial::TimedOut),
+            };
+            let event = match item {
+                None => return Ok(Initial::Ended),
+                Some(Err(e)) => return Ok(Initial::Failed(e)),
+                Some(Ok(event)) => event,
+            };
+            match event {
+                WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
+                    if let Some(key) = self.key_of(&obj) {
+                        let obj = self.transform(obj);
+                        temp.upsert(key, Arc::new(obj));
+                    }
+                }
+                WatchEvent::Deleted(obj) => {
+                    if let Some(key) = self.key_of(&obj) {
+                        temp.remove(&key);
+                    }
+                }
+                WatchEvent::Bookmark(bookmark) => {
+                    inc(&self.r.shared.counters.bookmarks);
+                    let end = bookmark
+                        .metadata
+                        .annotations
+                        .get(INITIAL_EVENTS_END_ANNOTATION)
+                        .is_some_and(|v| v == "true");
+                    if end {
+                        return Ok(Initial::Synced {
+                            live: Live {
+                                stream,
+                                started,
+                                deadline,
+                            },
+                            objects: temp.into_objects(),
+                            resource_version: bookmark.metadata.resource_version,
+                        });
+                    }
+                }
+                WatchEvent::Error(status) => {
+                    return Ok(Initial::Failed(ListWatchError::Api(status)));
+                }
+            }
+        }
+    }
+
+    // ----- watch -----
+
+    /// Watches (starting with `live` if a streaming list left one open) until a relist is
+    /// needed.
+    async fn watch_loop(&mut self, mut live: Option<Live<K>>) -> Result<(), Stop> {
+        loop {
+            self.check_stop()?;
+            let after = match live.take() {
+                Some(live) => self.consume(live).await?,
+                None => match self.start_watch().await? {
+                    Ok(live) => self.consume(live).await?,
+                    Err(after) => after,
+                },
+            };
+            match after {
+                After::Rewatch => {}
+                After::Backoff => {
+                    let delay = self.backoff.next_delay();
+                    tracing::debug!(reflector = %self.r.name, ?delay, "watching again after backoff");
+                    self.pause(delay).await?;
+                }
+                After::Relist => return Ok(()),
+            }
+        }
+    }
+
+    async fn start_watch(&mut self) -> Result<Result<Live<K>, After>, Stop> {
+        let r = self.r;
+        let timeout = self.watch_timeout();
+        let params = self.watch_params(timeout, false);
+        let rv = self.rv.clone();
+        let started = Instant::now();
+        match self.wait(r.lw.watch(&params, &rv)).await? {
+            Ok(stream) => {
+                inc(&r.shared.counters.watches);
+                self.clear_error();
+                tracing::trace!(reflector = %r.name, resource_version = %rv, "watching");
+                Ok(Ok(Live {
+                    stream,
+                    started,
+                    deadline: started + timeout + WATCH_DEADLINE_GRACE,
+                }))
+            }
+            Err(e) => {
+                let after = classify(&e);
+                self.record(ReflectorError::Watch(e));
+                Ok(Err(after))
+            }
+        }
+    }
+
+    /// Pushes a watch's events to the FIFO until it ends; says what to do next.
+    async fn consume(&mut self, live: Live<K>) -> Result<After, Stop> {
+        let cancel = self.cancel;
+        let Live {
+            mut stream,
+            started,
+            deadline,
+        } = live;
+        let cancelled = cancel.cancelled();
+        tokio::pin!(cancelled);
+        let expired = tokio::time::sleep_until(deadline);
+        tokio::pin!(expired);
+        let mut events = 0u64;
+        loop {
+            let first = tokio::select! {
+                biased;
+                _ = &mut cancelled => return Err(Stop::Cancelled),
+                item = stream.next() => Some(item),
+                _ = tick(&mut self.resync) => None,
+                _ = &mut expired => {
+                    tracing::debug!(reflector = %self.r.name, "watch outlived its timeout; watching again");
+                    return Ok(After::Rewatch);
+                }
+            };
+            let Some(mut item) = first else {
+                self.resync_now()?;
+                continue;
+            };
+            // Handle what is ready without going back through `select!`, up to a batch; the
+            // next item is taken only if it will be handled in this batch.
+            for n in 1..=MAX_BATCH {
+                let Some(result) = item else {
+                    return Ok(self.watch_closed(started, events));
+                };
+                events += 1;
+                if let Some(after) = self.handle(result)? {
+                    return Ok(after);
+                }
+                if n == MAX_BATCH {
+                    break;
+                }
+                match stream.next().now_or_never() {
+                    Some(next) => item = next,
+                    None => break,
+                }
+            }
+        }
+    }
+
+    fn watch_closed(&self, started: Instant, events: u64) -> After {
+        if events == 0 && started.elapsed() < VERY_SHORT_WATCH {
+            tracing::debug!(
+                reflector = %self.r.name,
+                "very short watch: it ended within a second without any event; backing off"
+            );
+            After::Backoff
+        } else {
+            tracing::trace!(reflector = %self.r.name, events, "watch ended; watching again");
+            After::Rewatch
+        }
+    }
+
+    /// Handles one item of a watch stream; `Some` ends the watch.
+    fn handle(
+        &mut self,
+        item: Result<WatchEvent<K>, ListWatchError>,
+    ) -> Result<Option<After>, Stop> {
+        match item {
+            Ok(WatchEvent::Added(obj)) => self.push(obj, Op::Add)?,
+            Ok(WatchEvent::Modified(obj)) => self.push(obj, Op::Update)?,
+            Ok(WatchEvent::Deleted(obj)) => self.push(obj, Op::Delete)?,
+            Ok(WatchEvent::Bookmark(bookmark)) => {
+                inc(&self.r.shared.counters.bookmarks);
+                let rv = bookmark.metadata.resource_version;
+                match self.r.fifo.bookmark(rv.clone()) {
+                    Ok(()) => {}
+                    Err(FifoError::Closed) => return Err(Stop::FifoClosed),
+                    Err(e) => {
+                        tracing::warn!(reflector = %self.r.name, error = %e, "FIFO refused a bookmark")
+                    }
+                }
+                if !rv.is_empty() {
+                    self.set_rv(&rv);
+                }
+            }
+            Ok(WatchEvent::Error(status)) => {
+                return Ok(Some(self.stream_error(ListWatchError::Api(status))));
+            }
+            Err(e) => return Ok(Some(self.stream_error(e))),
+        }
+        Ok(None)
+    }
+
+    fn stream_error(&mut self, e: ListWatchError) -> After {
+        if matches!(e, ListWatchError::Decode(_)) {
+            inc(&self.r.shared.counters.decode_errors);
+        }
+        let after = classify(&e);
+        self.record(ReflectorError::Watch(e));
+        after
+    }
+
+    fn push(&mut self, obj: K, op: Op) -> Result<(), Stop> {
+        let counters = &self.r.shared.counters;
+        inc(&counters.events);
+        if let Some(rv) = obj.meta().resource_version.as_deref()
+            && !rv.is_empty()
+        {
+            set_rv(self.r, &mut self.rv, rv);
+        }
+        let Some(obj) = self.prepare(obj) else {
+            return Ok(());
+        };
+        let fifo = &self.r.fifo;
+        let result = match op {
+            Op::Add => fifo.add(obj),
+            Op::Update => fifo.update(obj),
+            Op::Delete => fifo.delete(obj),
+        };
+        match result {
+            Ok(()) => Ok(()),
+            Err(FifoError::Closed) => Err(Stop::FifoClosed),
+            Err(e) => {
+                inc(&counters.invalid_objects);
+                tracing::warn!(reflector = %self.r.name, error = %e, "FIFO refused a watched object; skipped");
+                Ok(())
+            }
+        }
+    }
+
+    // ----- resync -----
+
+    fn start_resync(&mut self) {
+        self.resync = self
+            .r
+            .config
+            .resync_period
+            .filter(|p| !p.is_zero())
+            .map(|period| {
+                let mut interval = tokio::time::interval_at(Instant::now() + period, period);
+                interval.set_missed_tick_behavior(MissedTickBehavior::Delay);
+                interval
+            });
+    }
+
+    fn resync_now(&mut self) -> Result<(), Stop> {
+        let should = self.r.should_resync.as_ref().is_none_or(|f| f());
+        if !should {
+            return Ok(());
+        }
+        match self.r.fifo.resync() {
+            Ok(()) => {
+                inc(&self.r.shared.counters.resyncs);
+                tracing::trace!(reflector = %self.r.name, "resynced");
+                Ok(())
+            }
+            Err(FifoError::Closed) => Err(Stop::FifoClosed),
+            Err(e) => {
+                tracing::warn!(reflector = %self.r.name, error = %e, "resync failed");
+                Ok(())
+            }
+        }
+    }
+
+    // ----- helpers -----
+
+    /// Stops before a new request once cancelled or once the FIFO is closed.
+    fn check_stop(&self) -> Result<(), Stop> {
+        if self.cancel.is_cancelled() {
+            Err(Stop::Cancelled)
+        } else if self.r.fifo.is_closed() {
+            Err(Stop::FifoClosed)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Awaits `fut`, resyncing on schedule meanwhile; stops on cancellation.
+    async fn wait<F: Future>(&mut self, fut: F) -> Result<F::Output, Stop> {
+        let cancel = self.cancel;
+        tokio::pin!(fut);
+        loop {
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Err(Stop::Cancelled),
+                out = &mut fut => return Ok(out),
+                _ = tick(&mut self.resync) => {}
+            }
+            self.resync_now()?;
+        }
+    }
+
+    async fn pause(&mut self, delay: Duration) -> Result<(), Stop> {
+        self.wait(tokio::time::sleep(delay)).await
+    }
+
+    /// A random watch timeout in the configured range, in whole seconds (at least 1).
+    fn watch_timeout(&self) -> Duration {
+        let (lo, hi) = self.r.config.watch_timeout;
+        let t = if hi > lo {
+            lo + (hi - lo).mul_f64(random_unit())
+        } else {
+            lo
+        };
+        Duration::from_secs(t.as_secs().clamp(1, u64::from(u32::MAX)))
+    }
+
+    fn watch_params(&self, timeout: Duration, streaming: bool) -> WatchParams {
+        let lp = &self.r.config.list_params;
+        WatchParams {
+            label_selector: lp.label_selector.clone(),
+            field_selector: lp.field_selector.clone(),
+            timeout: Some(u32::try_from(timeout.as_secs()).unwrap_or(u32::MAX)),
+            bookmarks: true,
+            send_initial_events: streaming,
+        }
+    }
+
+    fn key_of(&self, obj: &K) -> Option<ObjectKey> {
+        match ObjectKey::from_resource(obj) {
+            Ok(key) => Some(key),
+            Err(e) => {
+                inc(&self.r.shared.counters.invalid_objects);
+                tracing::warn!(reflector = %self.r.name, error = %e, "skipping an object without a name");
+                None
+            }
+        }
+    }
+
+    fn transform(&self, obj: K) -> K {
+        match &self.r.transform {
+            Some(f) => f(obj),
+            None => obj,
+        }
+    }
+
+    /// Checks the object has a name, transforms it and wraps it.
+    fn prepare(&self, obj: K) -> Option<Arc<K>> {
+        if obj.meta().name.as_deref().is_none_or(str::is_empty) {
+            inc(&self.r.shared.counters.invalid_objects);
+            tracing::warn!(reflector = %self.r.name, "skipping an object without metadata.name");
+            return None;
+        }
+        Some(Arc::new(self.transform(obj)))
+    }
+
+    fn set_rv(&mut self, rv: &str) {
+        set_rv(self.r, &mut self.rv, rv);
+    }
+
+    fn record(&self, err: ReflectorError) {
+        let r = self.r;
+        match &err {
+            ReflectorError::List(_) => inc(&r.shared.counters.list_errors),
+            ReflectorError::Watch(_) => inc(&r.shared.counters.watch_errors),
+            _ => {}
+        }
+        if err.is_gone() {
+            tracing::debug!(reflector = %r.name, error = %err, "resource version too old");
+        } else {
+            tracing::warn!(reflector = %r.name, error = %err, "list/watch error");
+        }
+        let err = Arc::new(err);
+        *r.shared
+            .last_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(err.clone());
+        if let Some(handler) = &r.watch_error_handler
+            && catch_unwind(AssertUnwindSafe(|| handler(&err))).is_err()
+        {
+            tracing::error!(reflector = %r.name, "the watch error handler panicked");
+        }
+    }
+
+    fn clear_error(&self) {
+        *self
+            .r
+            .shared
+            .last_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
+/// Sets the run's and the shared last synced resource version (reusing both buffers).
+fn set_rv<K>(r: &Reflector<K>, local: &mut String, rv: &str) {
+    local.clear();
+    local.push_str(rv);
+    let mut shared = r
+        .shared
+        .last_sync_rv
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    match shared.as_mut() {
+        Some(s) => {
+            s.clear();
+            s.push_str(rv);
+        }
+        None => *shared = Some(rv.to_owned()),
+    }
+}
+
+/// What to do after a watch request or stream failed with `e`.
+fn classify(e: &ListWatchError) -> After {
+    if e.is_gone() || e.is_too_large_resource_version() {
+        return After::Relist;
+    }
+    match e {
+        ListWatchError::Transport(_) | ListWatchError::Decode(_) => After::Backoff,
+        ListWatchError::Api(s) if s.code == 0 || s.code == 429 || s.code >= 500 => After::Backoff,
+        // 401, 403, 404, 400, ...: end the cycle; the relist reports it.
+        ListWatchError::Api(_) => After::Relist,
+    }
+}
+
+/// The page size of a list at `rv` (see `ReflectorConfig::list_params`).
+fn page_size(configured: Option<u32>, rv: &str) -> Option<u32> {
+    if rv == "0" {
+        return None;
+    }
+    match configured {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None if rv.is_empty() => Some(DEFAULT_PAGE_SIZE),
+        None => None,
+    }
+}
+
+/// A whole list at `rv`, page by page, as client-go's pager: the resource version is the
+/// first page's; an expired continue token falls back to one full list without a limit.
+async fn list_all<K>(r: &Reflector<K>, rv: &str) -> Result<(Vec<K>, String), ListWatchError>
+where
+    K: Clone + Send + Sync + 'static,
+{
+    let mut params = r.config.list_params.clone();
+    params.limit = page_size(params.limit, rv);
+    params.continue_token = None;
+    params.version_match = None;
+    params.resource_version = (!rv.is_empty()).then(|| rv.to_owned());
+    let mut items = Vec::new();
+    let mut list_rv: Option<String> = None;
+    let mut fell_back = false;
+    loop {
+        let page = match r.lw.list(&params).await {
+            Ok(page) => page,
+            Err(e) if e.is_gone() && params.continue_token.is_some() && !fell_back => {
+                tracing::debug!(
+                    reflector = %r.name, error = %e,
+                    "continue token expired; listing everything in one request"
+                );
+                fell_back = true;
+                params.limit = None;
+                params.continue_token = None;
+                params.resource_version = (!rv.is_empty()).then(|| rv.to_owned());
+                items.clear();
+                list_rv = None;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if list_rv.is_none() {
+            list_rv = Some(page.metadata.resource_version.clone().unwrap_or_default());
+        }
+        items.extend(page.items);
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            None => break,
+            Some(token) => {
+                if params.continue_token.as_deref() == Some(token.as_str()) {
+                    return Err(ListWatchError::Decode(
+                        "the API server returned the same continue token twice".to_owned(),
+                    ));
+                }
+                params.continue_token = Some(token);
+                params.resource_version = None;
+                params.version_match = None;
+            }
+        }
+    }
+    Ok((items, list_rv.unwrap_or_default()))
+}
+
+async fn tick(resync: &mut Option<Interval>) {
+    match resync {
+        Some(interval) => {
+            interval.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// The objects of a streaming list's initial events, by key, in arrival order.
+struct TempStore<K> {
+    index: HashMap<ObjectKey, usize>,
+    objects: Vec<(ObjectKey, Arc<K>)>,
+}
+
+impl<K> Default for TempStore<K> {
+    fn default() -> Self {
+        Self {
+            index: HashMap::new(),
+            objects: Vec::new(),
+        }
+    }
+}
+
+impl<K> TempStore<K> {
+    fn upsert(&mut self, key: ObjectKey, obj: Arc<K>) {
+        match self.index.get(&key) {
+            Some(&i) => self.objects[i].1 = obj,
+            None => {
+                self.index.insert(key.clone(), self.objects.len());
+                self.objects.push((key, obj));
+            }
+        }
+    }
+
+    fn remove(&mut self, key: &ObjectKey) {
+        if let Some(i) = self.index.remove(key) {
+            self.objects.swap_remove(i);
+            if let Some((moved, _)) = self.objects.get(i) {
+                self.index.insert(moved.clone(), i);
+            }
+        }
+    }
+
+    fn into_objects(self) -> Vec<Arc<K>> {
+        self.objects.into_iter().map(|(_, o)| o).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_list_at_rv_0_is_not_paginated() {
+        assert_eq!(page_size(None, "0"), None);
+        assert_eq!(page_size(Some(10), "0"), None);
+    }
+
+    #[test]
+    fn consistent_list_is_paginated_by_500_by_default() {
+        assert_eq!(page_size(None, ""), Some(500));
+        assert_eq!(page_size(Some(7), ""), Some(7));
+        assert_eq!(page_size(Some(0), ""), None);
+    }
+
+    #[test]
+    fn list_at_a_resource_version_is_paginated_only_when_configured() {
+        assert_eq!(page_size(None, "42"), None);
+        assert_eq!(page_size(Some(7), "42"), Some(7));
+    }
+
+    #[test]
+    fn classify_relists_on_gone_and_too_large_and_client_errors() {
+        let s = ListWatchError::status;
+        assert_eq!(classify(&s(410, "Expired", "too old")), After::Relist);
+        assert_eq!(
+            classify(&s(
+                504,
+                "Timeout",
+                "Too large resource version: 9, current: 3"
+            )),
+            After::Relist
+        );
+        assert_eq!(classify(&s(403, "Forbidden", "no")), After::Relist);
+        assert_eq!(classify(&s(404, "NotFound", "no")), After::Relist);
+    }
+
+    #[test]
+    fn classify_backs_off_on_429_5xx_transport_and_decode_errors() {
+        let s = ListWatchError::status;
+        assert_eq!(
+            classify(&s(429, "TooManyRequests", "slow down")),
+            After::Backoff
+        );
+        assert_eq!(classify(&s(500, "InternalError", "boom")), After::Backoff);
+        assert_eq!(classify(&s(503, "ServiceUnavailable", "x")), After::Backoff);
+        assert_eq!(
+            classify(&ListWatchError::Transport("refused".into())),
+            After::Backoff
+        );
+        assert_eq!(
+            classify(&ListWatchError::Decode("bad".into())),
+            After::Backoff
+        );
+    }
+
+    #[test]
+    fn temp_store_keeps_the_latest_state_per_key_and_forgets_deleted_keys() {
+        let mut t = TempStore::default();
+        let k = |n: &str| ObjectKey::new(Some("ns"), n);
+        t.upsert(k("a"), Arc::new(1));
+        t.upsert(k("b"), Arc::new(2));
+        t.upsert(k("c"), Arc::new(3));
+        t.upsert(k("a"), Arc::new(10));
+        t.remove(&k("a"));
+        t.remove(&k("zz"));
+        t.upsert(k("d"), Arc::new(4));
+        t.remove(&k("c"));
+        let mut got: Vec<i32> = t.into_objects().into_iter().map(|o| *o).collect();
+        got.sort();
+        assert_eq!(got, [2, 4]);
+    }
+}
