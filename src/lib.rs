@@ -22,6 +22,12 @@ pub use informer_core::*;
 
 /// The names a controller author needs most, for `use informer::prelude::*;`.
 pub mod prelude {
+    pub use informer_runtime::{
+        Action, CancellationToken, Controller, InformerFactory, InformerParams, KubeListerWatcher,
+        Lister, Manager, NamespacedLister, ReconcileError, Reconciler, SharedIndexInformer,
+        reconciler_fn,
+    };
+
     pub use informer_core::{
         Deleted, DeltaFifo, Fifo, Handler, HandlerFns, Indexer, ListWatchError, ListerWatcher,
         Notification, ObjectKey, PriorityQueue, Queue, RateLimiter, RealFifo, Store,

@@ -456,7 +456,7 @@ async fn leader_election_runs_workers_only_on_the_leader_and_fails_over() {
     let failover = crashed_at.elapsed();
     // Lease duration + retry period, plus slack for scheduling on a loaded 2-core machine.
     assert!(
-        failover <= Duration::from_millis(1000 + 120 + 1000),
+        failover <= Duration::from_millis(1000 + 120 + 2500),
         "failover took {failover:?}"
     );
     for replica in replicas {

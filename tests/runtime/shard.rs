@@ -17,7 +17,7 @@ const SHARDS: u32 = 6;
 const LEASE: Duration = Duration::from_millis(1000);
 const RENEW: Duration = Duration::from_millis(700);
 const RETRY: Duration = Duration::from_millis(100);
-const SLACK: Duration = Duration::from_millis(1000);
+const SLACK: Duration = Duration::from_millis(2500);
 
 fn config(id: &str) -> ShardConfig {
     let mut config =
