@@ -33,7 +33,8 @@
 //! 210,000 notifications (10,000 initial adds + 200,000 events) and the queue is drained
 //! (for kube-runtime: the applier has finished every reconcile after its input ended).
 //! The reported rate is the 200,000 watch events over that whole time (the list is timed,
-//! not counted).
+//! not counted). The prebuilt variant runs 3 times per implementation and reports the median
+//! (the machine is shared; the load average is printed at the start and the end).
 //!
 //! Variants: "prebuilt" (every object decoded before timing; the events stay alive until
 //! timing ends: since a watch event owns its object, the first counting job keeps every
@@ -50,8 +51,9 @@
 //! a producer thread applies 20,000 events (the same pattern; 20,000 rather than 200,000 to
 //! keep the run short) directly to the server's store, which streams them to the watch.
 //! Reported: the list phase, and the watch events per second from the producer's start until
-//! every handler has seen every event and the queue is drained. The server runs in the same
-//! process and shares the two cores, for both.
+//! every handler has seen every event and the queue is drained (median of 3 runs, each on a
+//! fresh server). The server runs in the same process and shares the two cores, for both; its
+//! JSON encoding and the client's decoding dominate.
 //!
 //! # M1: memory per cached object
 //! 100,000 pods, list only: the source decodes them from their JSON lines when listed
@@ -59,9 +61,21 @@
 //! minus resident memory before the informer started, over 100,000. With and without dropping
 //! `managedFields`, for this project's `ThreadSafeStore` and `CompactStore` (with its
 //! per-read cost: a `get` of an object not in its hot cache) and kube-runtime's reflector
-//! store.
+//! store; plus `ThreadSafeStore` with a cloning transform, which shows how much of the
+//! difference to kube-runtime (which caches a clone of each object) is allocation layout.
+//! These children run with `MIMALLOC_PURGE_DELAY=0`, so that freed pages go back to the OS at
+//! once and resident memory is what is live (plus fragmentation).
 //!
-//! The global allocator is mimalloc for every implementation.
+//! The global allocator is mimalloc for every implementation; every pipeline runs on a
+//! multi-threaded tokio runtime with 2 workers (`INFORMER_BENCH_RUNTIME=current_thread` to
+//! compare with one thread).
+//!
+//! # Profiling
+//! Run one job under `perf` with only the timed part recorded:
+//! `mkfifo /tmp/ctl; INFORMER_BENCH_PERF_CTL=/tmp/ctl INFORMER_BENCH_JOB=i1-ours-prebuilt
+//! perf record --control fifo:/tmp/ctl -D -1 -g target/release/deps/informer-<hash>`.
+//! Jobs: `i1-{ours,kube}-{prebuilt,onthefly}`, `e2e-{ours,kube}`,
+//! `m1-{ours,tight,compact,kube}-{mf,nomf}`, `probe-decode`.
 
 mod support;
 
@@ -938,6 +952,13 @@ fn m1_job(rt: &Runtime, name: &str) {
     });
     rt.block_on(informer.wait_for_sync());
     assert_eq!(informer.store().len(), M1_PODS);
+    let sample = informer.store().list_keys()[0].clone();
+    let sample = informer.store().get(&sample).expect("cached");
+    assert_eq!(
+        sample.metadata.managed_fields.is_none(),
+        drop_mf,
+        "managedFields as configured"
+    );
     settle();
     let after = proc_status_bytes("VmRSS");
     emit("bytes_per_object", (after - before) / M1_PODS as f64);
@@ -1115,18 +1136,17 @@ fn side_by_side() {
             "kube-runtime",
             kube,
         );
-        if suffix == "mf" {
-            // kube-runtime stores a clone of each object, whose vectors are exactly sized;
-            // the same clone as a transform shows how much of the gap that is.
-            let tight = child("m1-tight-mf")["bytes_per_object"];
-            memory_line(
-                "M1",
-                "ThreadSafeStore + clone transform",
-                tight,
-                "kube-runtime",
-                kube,
-            );
-        }
+        // kube-runtime stores a clone of each object, whose vectors are exactly sized and
+        // which lies in memory of its own; the same clone as a transform shows how much of
+        // the difference that is.
+        let tight = child(&format!("m1-tight-{suffix}"))["bytes_per_object"];
+        memory_line(
+            "M1",
+            &format!("ThreadSafeStore + clone transform, {label}"),
+            tight,
+            "kube-runtime",
+            kube,
+        );
         memory_line(
             "M1",
             &format!("CompactStore, {label}"),
@@ -1172,7 +1192,7 @@ fn criterion_benches(c: &mut Criterion) {
     group.sample_size(10);
     group.sampling_mode(criterion::SamplingMode::Flat);
     group.warm_up_time(Duration::from_secs(1));
-    group.measurement_time(Duration::from_secs(3));
+    group.measurement_time(Duration::from_secs(8));
     group.bench_function(
         format!("informer/{CRITERION_EVENTS}-events-prebuilt"),
         |b| {
@@ -1192,6 +1212,7 @@ fn criterion_benches(c: &mut Criterion) {
             })
         },
     );
+    group.measurement_time(Duration::from_secs(15));
     group.bench_function(
         format!("kube-runtime/{CRITERION_EVENTS}-events-prebuilt"),
         |b| {
