@@ -220,6 +220,10 @@ struct Item<K> {
 struct Merged<K> {
     /// What the handler last saw of the object before the first merged notification.
     before: Option<Arc<K>>,
+    /// The first merged notification, when it was a delete: the handler must still see
+    /// it if the object was created again (its final state is not something the handler
+    /// ever saw, so it cannot stand as the `old` of an update).
+    deleted_first: Option<Deleted<K>>,
     /// The last merged notification.
     last: Notification<K>,
     /// Initial-list adds merged into this entry.
@@ -481,6 +485,39 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
         let mut dropped_initial = 0;
         for (key, m) in merged {
             let current = processor.store.get(&key);
+            if let Some(deleted) = m.deleted_first {
+                // The handler last saw the object before this delete: it gets the delete,
+                // then the object's current state as a new add if it exists again.
+                let (delete, add) = match current {
+                    Some(object) => (
+                        Notification::Delete(deleted),
+                        Some(Notification::Add {
+                            object,
+                            is_initial_list: m.initial > 0,
+                        }),
+                    ),
+                    None => match m.last {
+                        n @ Notification::Delete(_) => (n, None),
+                        _ => (Notification::Delete(deleted), None),
+                    },
+                };
+                buf.items.push_back(Item {
+                    notification: delete,
+                    initial: 0,
+                });
+                self.pending.fetch_add(1, Ordering::AcqRel);
+                match add {
+                    Some(notification) => {
+                        buf.items.push_back(Item {
+                            notification,
+                            initial: m.initial,
+                        });
+                        self.pending.fetch_add(1, Ordering::AcqRel);
+                    }
+                    None => dropped_initial += m.initial,
+                }
+                continue;
+            }
             let net = match (m.before, current) {
                 (None, None) => None,
                 (None, Some(object)) => Some(Notification::Add {
@@ -562,15 +599,16 @@ fn merge<K>(
             m.initial += initial;
         }
         None => {
-            let before = match &notification {
-                Notification::Add { .. } => None,
-                Notification::Update { old, .. } => Some(old.clone()),
-                Notification::Delete(d) => d.object().cloned(),
+            let (before, deleted_first) = match &notification {
+                Notification::Add { .. } => (None, None),
+                Notification::Update { old, .. } => (Some(old.clone()), None),
+                Notification::Delete(d) => (None, Some(d.clone())),
             };
             merged.insert(
                 key,
                 Merged {
                     before,
+                    deleted_first,
                     last: notification,
                     initial,
                 },

@@ -889,6 +889,31 @@ async fn coalesce_policy_delivers_the_delete_of_an_object_the_handler_had_seen()
 }
 
 #[tokio::test]
+async fn coalesce_policy_delivers_a_merged_delete_before_the_object_is_added_again() {
+    let p = processor();
+    let gate = Gate::default();
+    let rec = Recorder::default();
+    p.add(
+        Arc::new(rec.gated(gate.clone())),
+        &bounded(1, Overflow::Coalesce),
+        None,
+    );
+    step(&p, vec![Delta::Added(Arc::new(cm("a", "1")))]);
+    // The buffer is full: the delete (with a final state the handler never saw) and the
+    // re-creation are merged.
+    step(
+        &p,
+        vec![Delta::Deleted(Deleted::Object(Arc::new(cm("a", "2"))))],
+    );
+    step(&p, vec![Delta::Added(Arc::new(cm("a", "3")))]);
+    gate.open();
+    eventually("everything arrives", || rec.len() == 3).await;
+    assert_eq!(rec.summary(), ["+a=1", "-a", "+a=3"]);
+    assert_same_state(&replay(&rec.take()), &cache_state(&*p.store));
+    p.stop().await;
+}
+
+#[tokio::test]
 async fn unbounded_buffer_exposes_its_pending_count() {
     let gate = Gate::default();
     let rec = Recorder::default();
