@@ -13,10 +13,11 @@ use informer_core::lister_watcher::{
 use informer_core::{KeyFn, ObjectKey, resource_key};
 use kube::Resource;
 use kube::core::watch::{Bookmark, BookmarkMeta};
-use kube::core::{ListMeta, TypeMeta};
+use kube::core::{ListMeta, Selector, SelectorExt, TypeMeta};
 use tokio::sync::mpsc;
 
 use super::INITIAL_EVENTS_END_ANNOTATION;
+use crate::lister::parse_label_selector;
 
 /// How many past events a [`MemoryListerWatcher`] keeps for resuming watches, unless changed
 /// with [`MemoryListerWatcher::set_history_limit`].
@@ -958,21 +959,12 @@ fn too_old(requested: u64, oldest: u64) -> ListWatchError {
     )
 }
 
-/// Label and field selectors, parsed once per request.
+/// Label and field selectors, parsed once per request. Label selectors use the listers'
+/// parser ([`parse_label_selector`]), so both accept exactly the same syntax.
 #[derive(Debug, Default)]
 struct Filter {
-    labels: Vec<LabelReq>,
+    labels: Option<Selector>,
     fields: Vec<FieldReq>,
-}
-
-#[derive(Debug)]
-enum LabelReq {
-    Eq(String, String),
-    NotEq(String, String),
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-    Exists(String),
-    NotExists(String),
 }
 
 #[derive(Debug)]
@@ -992,11 +984,10 @@ impl Filter {
     fn parse(labels: Option<&str>, fields: Option<&str>) -> Result<Self, ListWatchError> {
         let mut filter = Filter::default();
         if let Some(labels) = labels {
-            for term in split_terms(labels) {
-                filter.labels.push(parse_label_term(term).ok_or_else(|| {
-                    bad_request(&format!("unable to parse requirement: {term:?}"))
-                })?);
-            }
+            let selector = parse_label_selector(labels).map_err(|e| {
+                bad_request(&format!("unable to parse requirement: {labels:?}: {e}"))
+            })?;
+            filter.labels = (!selector.selects_all()).then_some(selector);
         }
         if let Some(fields) = fields {
             for term in fields.split(',').map(str::trim).filter(|t| !t.is_empty()) {
@@ -1007,20 +998,13 @@ impl Filter {
     }
 
     fn matches<K: Resource>(&self, obj: &K) -> bool {
-        if self.labels.is_empty() && self.fields.is_empty() {
+        if self.labels.is_none() && self.fields.is_empty() {
             return true;
         }
         let meta = obj.meta();
         let empty = BTreeMap::new();
         let labels = meta.labels.as_ref().unwrap_or(&empty);
-        let label_ok = self.labels.iter().all(|req| match req {
-            LabelReq::Eq(k, v) => labels.get(k) == Some(v),
-            LabelReq::NotEq(k, v) => labels.get(k) != Some(v),
-            LabelReq::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
-            LabelReq::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
-            LabelReq::Exists(k) => labels.contains_key(k),
-            LabelReq::NotExists(k) => !labels.contains_key(k),
-        });
+        let label_ok = self.labels.as_ref().is_none_or(|s| s.matches(labels));
         label_ok
             && self.fields.iter().all(|req| {
                 let actual = match req.field {
@@ -1030,77 +1014,6 @@ impl Filter {
                 (actual == req.value) == req.equal
             })
     }
-}
-
-/// Splits a label selector at the commas that are not inside parentheses.
-fn split_terms(s: &str) -> impl Iterator<Item = &str> {
-    let mut depth = 0usize;
-    let mut start = 0;
-    let mut terms = Vec::new();
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                terms.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    terms.push(&s[start..]);
-    terms.into_iter().map(str::trim).filter(|t| !t.is_empty())
-}
-
-fn valid_label_key(k: &str) -> bool {
-    !k.is_empty()
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
-}
-
-fn parse_label_term(term: &str) -> Option<LabelReq> {
-    if let Some(open) = term.find('(') {
-        let close = term.rfind(')')?;
-        if close != term.len() - 1 || close < open {
-            return None;
-        }
-        let mut head = term[..open].split_whitespace();
-        let (key, op) = (head.next()?, head.next()?);
-        if head.next().is_some() || !valid_label_key(key) {
-            return None;
-        }
-        let values: Vec<String> = term[open + 1..close]
-            .split(',')
-            .map(|v| v.trim().to_owned())
-            .collect();
-        return match op {
-            "in" => Some(LabelReq::In(key.to_owned(), values)),
-            "notin" => Some(LabelReq::NotIn(key.to_owned(), values)),
-            _ => None,
-        };
-    }
-    if let Some(key) = term.strip_prefix('!') {
-        let key = key.trim();
-        return valid_label_key(key).then(|| LabelReq::NotExists(key.to_owned()));
-    }
-    let (key, value, equal) = if let Some((k, v)) = term.split_once("!=") {
-        (k, v, false)
-    } else if let Some((k, v)) = term.split_once("==") {
-        (k, v, true)
-    } else if let Some((k, v)) = term.split_once('=') {
-        (k, v, true)
-    } else {
-        return valid_label_key(term).then(|| LabelReq::Exists(term.to_owned()));
-    };
-    let (key, value) = (key.trim(), value.trim());
-    if !valid_label_key(key) {
-        return None;
-    }
-    Some(if equal {
-        LabelReq::Eq(key.to_owned(), value.to_owned())
-    } else {
-        LabelReq::NotEq(key.to_owned(), value.to_owned())
-    })
 }
 
 fn parse_field_term(term: &str) -> Result<FieldReq, ListWatchError> {
