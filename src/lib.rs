@@ -20,6 +20,10 @@ pub use informer_runtime as runtime;
 
 pub use informer_core::*;
 
+pub use informer_derive::{Controller, indexer};
+
+pub mod derive;
+
 /// The names a controller author needs most, for `use informer::prelude::*;`.
 pub mod prelude {
     pub use informer_runtime::{
@@ -27,6 +31,11 @@ pub mod prelude {
         Lister, Manager, NamespacedLister, ReconcileError, Reconciler, SharedIndexInformer,
         reconciler_fn,
     };
+
+    pub use informer_derive::{Controller, indexer};
+    pub use informer_runtime::controller::{Context, ControllerSpec, Reconcile};
+    pub use informer_runtime::lister::Index;
+    pub use std::sync::Arc;
 
     pub use informer_core::{
         Deleted, DeltaFifo, Fifo, Handler, HandlerFns, Indexer, ListWatchError, ListerWatcher,

@@ -1,4 +1,38 @@
-//! Derive macros for `informer`: `#[derive(Controller)]` and `#[indexer]`.
+//! Derive macros for `informer`: [`macro@Controller`] and [`macro@indexer`].
 //!
-//! The macros generate calls to the public controller builder of `informer-runtime`; they
-//! arrive together with that builder. Until then this crate exports nothing.
+//! Both generate calls to public APIs of `informer-runtime` (the controller builder, the
+//! `Index` trait); nothing they do is out of reach of hand-written code. Use them through
+//! the `informer` crate, which re-exports them.
+//!
+//! How this crate is built: each macro parses its input into a small IR (`controller::ast`),
+//! validates it with every mistake collected (`controller::check`), then generates code
+//! (`controller::expand`). On a mistake the user's item is still emitted with what can be
+//! generated, beside the errors, so the rest of their code keeps compiling.
+
+mod controller;
+mod ctxt;
+mod duration;
+mod indexer;
+mod names;
+mod parse;
+mod symbol;
+
+use proc_macro::TokenStream;
+
+/// Derives `ControllerSpec` for a struct from its `#[controller(...)]` attributes: a
+/// controller of the primary resource, with typed informers, listers, indexes and queue
+/// wiring. Documented in full, with every attribute, in the `informer` crate
+/// (`informer::derive`).
+#[proc_macro_derive(Controller, attributes(controller))]
+pub fn derive_controller(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    controller::derive(input).into()
+}
+
+/// Turns a function `fn(&Resource) -> values` into a typed index of `Resource`: keeps the
+/// function and adds a unit struct (the function's name in CamelCase) implementing
+/// `Index<Resource>`. Documented in the `informer` crate (`informer::derive`).
+#[proc_macro_attribute]
+pub fn indexer(args: TokenStream, item: TokenStream) -> TokenStream {
+    indexer::expand(args.into(), item.into()).into()
+}

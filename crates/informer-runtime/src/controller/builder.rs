@@ -7,9 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use informer_core::queue::QueueMetrics;
-use informer_core::{Indexer, Indexers, ListerWatcher, ObjectKey, PriorityQueue, Queue, WorkQueue};
+use informer_core::{
+    IndexError, Indexer, Indexers, ListerWatcher, ObjectKey, PriorityQueue, Queue, WorkQueue,
+};
 use kube::Client;
 use kube::api::ListParams;
+use kube::core::{NamespaceScope, PartialObjectMeta};
+use serde::de::DeserializeOwned;
 
 use super::enqueue::{EnqueueHandler, MapperFn, Mapping};
 use super::filter::Filter;
@@ -18,9 +22,9 @@ use super::reconciler::Reconciler;
 use super::runner::{Runner, RunnerState};
 use super::source::{InformerSource, Source, Sources};
 use super::{Controller, ControllerResource, ControllerScope};
-use crate::factory::{InformerFactory, InformerParams};
+use crate::factory::{InformerFactory, InformerHandle, InformerParams};
 use crate::informer::{HandlerOptions, SharedIndexInformer};
-use crate::lister::Lister;
+use crate::lister::{Index, Lister, ensure_index};
 use crate::lister_watcher::KubeListerWatcher;
 use crate::metrics::WorkqueueHooks;
 use crate::reflector::ReflectorConfig;
@@ -54,6 +58,52 @@ pub enum BuildError {
     /// empty (an informer fills it).
     #[error("the custom store must be empty; it holds {0} objects")]
     StoreNotEmpty(usize),
+}
+
+/// Registers a typed index on a cache (idempotent), reporting its name on failure.
+struct TypedIndex<K> {
+    name: &'static str,
+    ensure: fn(&dyn Indexer<K>) -> Result<(), IndexError>,
+}
+
+impl<K: 'static> TypedIndex<K> {
+    fn of<I: Index<K>>() -> Self {
+        Self {
+            name: I::NAME,
+            ensure: ensure_index::<K, I>,
+        }
+    }
+}
+
+/// Registers every typed index of `indexes` on `indexer`.
+fn ensure_indexes<K>(
+    indexes: &[TypedIndex<K>],
+    indexer: &dyn Indexer<K>,
+    informer: impl Fn() -> String,
+) -> Result<(), BuildError> {
+    for index in indexes {
+        (index.ensure)(indexer).map_err(|source| BuildError::Index {
+            name: index.name.to_owned(),
+            informer: informer(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// Gets the shared informer of a type from the factory, when the default (a full-object
+/// informer of the type's scope) is not the one wanted.
+type MakeInformer<K> =
+    Box<dyn FnOnce(&InformerFactory, InformerParams) -> InformerHandle<K> + Send>;
+
+/// The factory's metadata-only informer of `C`, as a [`MakeInformer`].
+fn metadata_informer<C>() -> MakeInformer<PartialObjectMeta<C>>
+where
+    C: kube::Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+    C::DynamicType: Default,
+    C::Scope: NamespaceScope,
+{
+    Box::new(|factory, params| factory.metadata_informer::<C>(params))
 }
 
 /// Builds a queue, given the metric hooks to install in it.
@@ -92,6 +142,10 @@ pub struct WatchOptions<W> {
     label_selector: Option<String>,
     field_selector: Option<String>,
     filters: Vec<Filter<W>>,
+    indexes: Vec<TypedIndex<W>>,
+    /// A `MakeInformer<W>` (boxed as `Any`: `InformerHandle` needs `W: Clone`, which this
+    /// type does not require).
+    informer: Option<Box<dyn Any + Send>>,
 }
 
 impl<W> Default for WatchOptions<W> {
@@ -101,6 +155,8 @@ impl<W> Default for WatchOptions<W> {
             label_selector: None,
             field_selector: None,
             filters: Vec::new(),
+            indexes: Vec::new(),
+            informer: None,
         }
     }
 }
@@ -112,6 +168,11 @@ impl<W> fmt::Debug for WatchOptions<W> {
             .field("label_selector", &self.label_selector)
             .field("field_selector", &self.field_selector)
             .field("filters", &self.filters)
+            .field(
+                "indexes",
+                &self.indexes.iter().map(|i| i.name).collect::<Vec<_>>(),
+            )
+            .field("metadata_only", &self.informer.is_some())
             .finish()
     }
 }
@@ -188,6 +249,33 @@ impl<W> WatchOptions<W> {
         self
     }
 
+    /// Registers index `I` on the cache of `W` when the controller is built, so it is
+    /// filled while the cache fills (otherwise it is registered on first use by
+    /// [`Lister::by_index`]). Idempotent: another controller may register it too.
+    ///
+    /// ```
+    /// use informer_runtime::controller::WatchOptions;
+    /// use informer_runtime::lister::Index;
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// struct ByNode;
+    /// impl Index<Pod> for ByNode {
+    ///     const NAME: &'static str = "doc::by_node";
+    ///     fn values(pod: &Pod) -> Vec<String> {
+    ///         pod.spec.as_ref().and_then(|s| s.node_name.clone()).into_iter().collect()
+    ///     }
+    /// }
+    /// let options = WatchOptions::<Pod>::new().indexed_by::<ByNode>();
+    /// # let _ = options;
+    /// ```
+    pub fn indexed_by<I: Index<W>>(mut self) -> Self
+    where
+        W: 'static,
+    {
+        self.indexes.push(TypedIndex::of::<I>());
+        self
+    }
+
     fn params(&self, controller_namespace: Option<&str>) -> InformerParams {
         InformerParams {
             namespace: match &self.namespace {
@@ -202,6 +290,35 @@ impl<W> WatchOptions<W> {
 }
 
 /// What an owned or watched type needs from the controller being built.
+impl<C> WatchOptions<PartialObjectMeta<C>>
+where
+    C: kube::Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+    C::DynamicType: Default,
+    C::Scope: NamespaceScope,
+{
+    /// Watches only the metadata of `C` (the factory's
+    /// [`metadata_informer`](InformerFactory::metadata_informer)): the cache holds
+    /// `PartialObjectMeta<C>`, a fraction of the memory of full objects. Enough to map
+    /// changes to keys by owner, labels or annotations.
+    ///
+    /// ```
+    /// use informer_runtime::controller::{Controller, WatchOptions};
+    /// use informer_runtime::factory::InformerFactory;
+    /// use k8s_openapi::api::apps::v1::ReplicaSet;
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// use kube::core::PartialObjectMeta;
+    ///
+    /// let factory = InformerFactory::without_client();
+    /// let builder = Controller::<ReplicaSet>::builder(&factory)
+    ///     .owns_with(WatchOptions::<PartialObjectMeta<Pod>>::new().metadata_only());
+    /// # let _ = builder;
+    /// ```
+    pub fn metadata_only(mut self) -> Self {
+        self.informer = Some(Box::new(metadata_informer::<C>()));
+        self
+    }
+}
+
 struct RelatedContext<'a> {
     factory: &'a InformerFactory,
     namespace: Option<&'a str>,
@@ -216,7 +333,7 @@ pub(crate) struct Related {
     pub(crate) lister: (TypeId, Box<dyn Any + Send + Sync>),
 }
 
-type RelatedFn = Box<dyn FnOnce(&RelatedContext<'_>) -> Related + Send>;
+type RelatedFn = Box<dyn FnOnce(&RelatedContext<'_>) -> Result<Related, BuildError> + Send>;
 
 /// Builds a [`Controller`] for resource `K`: what it watches, how keys are queued, how many
 /// workers reconcile them.
@@ -290,6 +407,8 @@ pub struct ControllerBuilder<K: ControllerResource> {
     timeout: Option<Duration>,
     shutdown_timeout: Duration,
     indexers: Vec<(String, informer_core::IndexFn<K>)>,
+    typed_indexes: Vec<TypedIndex<K>>,
+    informer: Option<MakeInformer<K>>,
     filters: Vec<Filter<K>>,
     related: Vec<RelatedFn>,
 }
@@ -324,7 +443,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     pub fn new(factory: &InformerFactory) -> Self {
         Self {
             factory: factory.clone(),
-            client: None,
+            client: factory.client().cloned(),
             name: None,
             params: InformerParams::default(),
             workers: 1,
@@ -335,6 +454,8 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             timeout: None,
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             indexers: Vec::new(),
+            typed_indexes: Vec::new(),
+            informer: None,
             filters: Vec::new(),
             related: Vec::new(),
         }
@@ -740,6 +861,32 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         self
     }
 
+    /// Registers the typed index `I` on the cache of `K` when the controller is built (see
+    /// [`WatchOptions::indexed_by`]); read it with [`Lister::by_index`]. Idempotent, unlike
+    /// [`index`](Self::index): controllers sharing the cache may all register it.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::Controller;
+    /// # use informer_runtime::factory::InformerFactory;
+    /// use informer_runtime::lister::Index;
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// struct ByNode;
+    /// impl Index<Pod> for ByNode {
+    ///     const NAME: &'static str = "doc::by_node";
+    ///     fn values(pod: &Pod) -> Vec<String> {
+    ///         pod.spec.as_ref().and_then(|s| s.node_name.clone()).into_iter().collect()
+    ///     }
+    /// }
+    /// # let factory = InformerFactory::without_client();
+    /// let builder = Controller::<Pod>::builder(&factory).indexed_by::<ByNode>();
+    /// # let _ = builder;
+    /// ```
+    pub fn indexed_by<I: Index<K>>(mut self) -> Self {
+        self.typed_indexes.push(TypedIndex::of::<I>());
+        self
+    }
+
     /// Builds the controller with `reconciler`. Its handlers are registered at once (keys
     /// start queueing as soon as the informers run); nothing is reconciled before
     /// [`Controller::run`] (or a [`Manager`](crate::manager::Manager)) runs it.
@@ -813,9 +960,10 @@ impl<K: ControllerResource> ControllerBuilder<K> {
                 (informer, Primary::Private(label))
             }
             (None, source) => {
-                let handle = match source {
-                    Some(lw) => self.factory.informer_from(self.params.clone(), move || lw),
-                    None => <K::Scope as ControllerScope>::informer::<K>(
+                let handle = match (source, self.informer) {
+                    (Some(lw), _) => self.factory.informer_from(self.params.clone(), move || lw),
+                    (None, Some(make)) => make(&self.factory, self.params.clone()),
+                    (None, None) => <K::Scope as ControllerScope>::informer::<K>(
                         &self.factory,
                         self.params.clone(),
                     ),
@@ -839,6 +987,15 @@ impl<K: ControllerResource> ControllerBuilder<K> {
                 });
             }
         }
+
+        ensure_indexes(
+            &self.typed_indexes,
+            &*informer.indexer(),
+            || match &primary {
+                Primary::Private(label) => label.clone(),
+                Primary::Shared(handle) => handle.id().to_string(),
+            },
+        )?;
 
         let handler = EnqueueHandler::new(queue.clone(), Mapping::Own, self.filters);
         let registration = informer.add_handler_with(
@@ -873,7 +1030,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         let mut sources = vec![primary];
         let mut listers = Vec::with_capacity(self.related.len());
         for wire in self.related {
-            let related = wire(&ctx);
+            let related = wire(&ctx)?;
             sources.push(related.source);
             listers.push(related.lister);
         }
@@ -909,10 +1066,20 @@ fn related<W: ControllerResource>(
     ctx: &RelatedContext<'_>,
     role: &str,
     mapping: Mapping<W>,
-    options: WatchOptions<W>,
-) -> Related {
+    mut options: WatchOptions<W>,
+) -> Result<Related, BuildError> {
     let params = options.params(ctx.namespace);
-    let handle = <W::Scope as ControllerScope>::informer::<W>(ctx.factory, params);
+    let make = options
+        .informer
+        .take()
+        .and_then(|make| make.downcast::<MakeInformer<W>>().ok());
+    let handle = match make {
+        Some(make) => make(ctx.factory, params),
+        None => <W::Scope as ControllerScope>::informer::<W>(ctx.factory, params),
+    };
+    ensure_indexes(&options.indexes, &*handle.informer().indexer(), || {
+        handle.id().to_string()
+    })?;
     let handler_name = format!(
         "{}/{role}/{}",
         ctx.controller,
@@ -922,7 +1089,7 @@ fn related<W: ControllerResource>(
     let registration =
         handle.add_handler_with(handler, HandlerOptions::new().name(handler_name.clone()));
     let lister: Lister<W> = handle.lister();
-    Related {
+    Ok(Related {
         source: Arc::new(InformerSource::shared(
             ctx.factory,
             handle,
@@ -930,5 +1097,33 @@ fn related<W: ControllerResource>(
             registration,
         )),
         lister: (TypeId::of::<W>(), Box::new(lister)),
+    })
+}
+
+impl<C> ControllerBuilder<PartialObjectMeta<C>>
+where
+    C: kube::Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+    C::DynamicType: Default,
+    C::Scope: NamespaceScope,
+    PartialObjectMeta<C>: ControllerResource,
+{
+    /// Watches only the metadata of the primary resource `C` (the factory's
+    /// [`metadata_informer`](InformerFactory::metadata_informer)); the reconciler receives
+    /// `PartialObjectMeta<C>`. Ignored with a custom [`store`](Self::store) or
+    /// [`source`](Self::source) (give a `KubeListerWatcher::metadata` source instead).
+    ///
+    /// ```
+    /// use informer_runtime::controller::Controller;
+    /// use informer_runtime::factory::InformerFactory;
+    /// use k8s_openapi::api::core::v1::Secret;
+    /// use kube::core::PartialObjectMeta;
+    ///
+    /// let factory = InformerFactory::without_client();
+    /// let builder = Controller::<PartialObjectMeta<Secret>>::builder(&factory).metadata_only();
+    /// # let _ = builder;
+    /// ```
+    pub fn metadata_only(mut self) -> Self {
+        self.informer = Some(metadata_informer::<C>());
+        self
     }
 }

@@ -35,6 +35,7 @@ mod reconciler;
 pub(crate) mod runner;
 mod scope;
 mod source;
+mod spec;
 
 use std::any::{Any, TypeId};
 use std::fmt;
@@ -55,6 +56,7 @@ pub use reconciler::{
 };
 pub use runner::ControllerStats;
 pub use scope::ControllerScope;
+pub use spec::{Context, ControllerContext, ControllerSpec, NoClient, Reconcile, related_lister};
 
 pub(crate) use runner::{Ownership, RunnerState};
 pub(crate) use source::Sources;

@@ -1071,7 +1071,7 @@ async fn index_is_added_to_the_primary_cache_and_a_taken_name_is_a_build_error()
     let lister = controller.lister();
     let (cancel, run) = spawn_run(controller);
     next(&mut rx).await;
-    assert_eq!(lister.by_index("team", "blue").unwrap().len(), 1);
+    assert_eq!(lister.by_index_name("team", "blue").unwrap().len(), 1);
     let (tx2, _rx2) = unbounded_channel();
     let err = h
         .builder()

@@ -218,7 +218,24 @@ impl InformerFactory {
         self.configure(|inner| inner.reflector = config)
     }
 
-    fn client(&self) -> Client {
+    /// The client informers list and watch through (`None` for
+    /// [`without_client`](Self::without_client)).
+    ///
+    /// ```
+    /// # use informer_runtime::factory::InformerFactory;
+    /// assert!(InformerFactory::without_client().client().is_none());
+    /// ```
+    pub fn client(&self) -> Option<&Client> {
+        self.inner.client.as_ref()
+    }
+
+    /// Whether informers drop `metadata.managedFields` before caching (see
+    /// [`drop_managed_fields`](Self::drop_managed_fields)).
+    pub fn drops_managed_fields(&self) -> bool {
+        self.inner.drop_managed_fields
+    }
+
+    fn require_client(&self) -> Client {
         match &self.inner.client {
             Some(c) => c.clone(),
             None => panic!(
@@ -257,7 +274,8 @@ impl InformerFactory {
     {
         let id = InformerId::new::<K>(dyntype, &params);
         self.get_or_create(id, || {
-            let api = namespaced_api::<K>(self.client(), dyntype, params.namespace.as_deref());
+            let api =
+                namespaced_api::<K>(self.require_client(), dyntype, params.namespace.as_deref());
             Arc::new(KubeListerWatcher::new(api))
         })
     }
@@ -297,7 +315,7 @@ impl InformerFactory {
         let id = InformerId::new::<K>(&dyntype, &params);
         self.get_or_create(id, || {
             Arc::new(KubeListerWatcher::new(Api::<K>::all_with(
-                self.client(),
+                self.require_client(),
                 &dyntype,
             )))
         })
@@ -321,7 +339,8 @@ impl InformerFactory {
         let dyntype = K::DynamicType::default();
         let id = InformerId::new::<PartialObjectMeta<K>>(&dyntype, &params);
         self.get_or_create(id, || {
-            let api = namespaced_api::<K>(self.client(), &dyntype, params.namespace.as_deref());
+            let api =
+                namespaced_api::<K>(self.require_client(), &dyntype, params.namespace.as_deref());
             Arc::new(KubeListerWatcher::metadata(api))
         })
     }

@@ -620,7 +620,7 @@ async fn add_indexers_while_running_indexes_cached_objects() {
     eventually("the index follows updates", || {
         informer
             .lister()
-            .by_index("value", "2")
+            .by_index_name("value", "2")
             .map(|v| v.len())
             .unwrap_or(0)
             == 1

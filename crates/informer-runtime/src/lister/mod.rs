@@ -5,6 +5,7 @@
 //! cached `Arc<K>`) and never panic: a missing object is `None`, an unknown index a typed
 //! [`IndexError`].
 
+mod index;
 mod selector;
 
 use std::collections::BTreeMap;
@@ -15,6 +16,7 @@ use informer_core::{IndexError, Indexer, NAMESPACE_INDEX, ObjectKey};
 use kube::Resource;
 use kube::core::{Selector, SelectorExt};
 
+pub use index::{Index, IndexValues, ensure_index};
 pub use selector::{SelectorParseError, parse_label_selector};
 
 /// A typed, read-only view of a cache.
@@ -108,11 +110,12 @@ impl<K> Lister<K> {
         }
     }
 
-    /// The objects filed under `value` in the index named `index`.
+    /// The objects filed under `value` in the index named `index` (a string-named index,
+    /// as registered with `add_indexers`; prefer the typed [`by_index`](Self::by_index)).
     ///
     /// # Errors
     /// [`IndexError::UnknownIndex`] if no index has that name.
-    pub fn by_index(&self, index: &str, value: &str) -> Result<Vec<Arc<K>>, IndexError> {
+    pub fn by_index_name(&self, index: &str, value: &str) -> Result<Vec<Arc<K>>, IndexError> {
         self.indexer.by_index(index, value)
     }
 
@@ -120,13 +123,53 @@ impl<K> Lister<K> {
     ///
     /// # Errors
     /// [`IndexError::UnknownIndex`] if no index has that name.
-    pub fn index_keys(&self, index: &str, value: &str) -> Result<Vec<ObjectKey>, IndexError> {
+    pub fn index_keys_name(&self, index: &str, value: &str) -> Result<Vec<ObjectKey>, IndexError> {
         self.indexer.index_keys(index, value)
     }
 
     /// The underlying cache.
     pub fn indexer(&self) -> &Arc<dyn Indexer<K>> {
         &self.indexer
+    }
+}
+
+impl<K: 'static> Lister<K> {
+    /// The objects filed under `value` in index `I` (see [`Index`]). The index is registered
+    /// on the cache the first time it is used, unless it was registered up front.
+    /// Using an index of another resource does not compile.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::{Store, ThreadSafeStore};
+    /// use informer_runtime::lister::{Index, Lister};
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// struct ByOwnerTeam;
+    /// impl Index<ConfigMap> for ByOwnerTeam {
+    ///     const NAME: &'static str = "doc::by_owner_team";
+    ///     fn values(cm: &ConfigMap) -> Vec<String> {
+    ///         cm.metadata.labels.as_ref().and_then(|l| l.get("team").cloned()).into_iter().collect()
+    ///     }
+    /// }
+    ///
+    /// let store = Arc::new(ThreadSafeStore::<ConfigMap>::new());
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("settings".into());
+    /// cm.metadata.labels = Some([("team".to_string(), "blue".to_string())].into());
+    /// store.add(Arc::new(cm))?;
+    /// let lister = Lister::new(store);
+    /// assert_eq!(lister.by_index::<ByOwnerTeam>("blue").len(), 1);
+    /// assert_eq!(lister.index_keys::<ByOwnerTeam>("blue")[0].name(), "settings");
+    /// # Ok::<(), informer_core::StoreError>(())
+    /// ```
+    pub fn by_index<I: Index<K>>(&self, value: &str) -> Vec<Arc<K>> {
+        index::read_index::<K, I, _>(&self.indexer, |ix| ix.by_index(I::NAME, value))
+    }
+
+    /// The keys of the objects filed under `value` in index `I`; see
+    /// [`by_index`](Self::by_index).
+    pub fn index_keys<I: Index<K>>(&self, value: &str) -> Vec<ObjectKey> {
+        index::read_index::<K, I, _>(&self.indexer, |ix| ix.index_keys(I::NAME, value))
     }
 }
 

@@ -149,22 +149,22 @@ fn namespaced_lister_of_empty_namespace_lists_cluster_scoped_objects() {
 fn by_index_returns_the_objects_filed_under_the_value() {
     let (_, lister) = fixture();
     assert_eq!(
-        names(&lister.by_index("node", "n1").unwrap()),
+        names(&lister.by_index_name("node", "n1").unwrap()),
         ["a/web-0", "b/web-0"]
     );
-    assert!(lister.by_index("node", "n9").unwrap().is_empty());
-    assert_eq!(lister.index_keys("node", "n2").unwrap().len(), 2);
+    assert!(lister.by_index_name("node", "n9").unwrap().is_empty());
+    assert_eq!(lister.index_keys_name("node", "n2").unwrap().len(), 2);
 }
 
 #[test]
 fn unknown_index_is_a_typed_error() {
     let (_, lister) = fixture();
     assert_eq!(
-        lister.by_index("nope", "x").unwrap_err(),
+        lister.by_index_name("nope", "x").unwrap_err(),
         IndexError::UnknownIndex("nope".into())
     );
     assert!(matches!(
-        lister.index_keys("nope", "x"),
+        lister.index_keys_name("nope", "x"),
         Err(IndexError::UnknownIndex(_))
     ));
 }
@@ -238,4 +238,61 @@ fn namespaced_lister_filters_by_key_when_the_store_has_no_namespace_index() {
     let lister = Lister::new(Arc::new(store) as Arc<dyn Indexer<Pod>>);
     assert_eq!(names(&lister.namespaced("a").list()), ["a/x"]);
     assert_eq!(names(&lister.namespaced("").list()), ["/z"]);
+}
+
+/// Pods by node, as a typed index.
+struct PodsByNode;
+
+impl Index<Pod> for PodsByNode {
+    const NAME: &'static str = "lister::tests::pods_by_node";
+    fn values(pod: &Pod) -> Vec<String> {
+        pod.spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .into_iter()
+            .collect()
+    }
+}
+
+#[test]
+fn typed_index_is_registered_on_first_use_and_indexes_cached_objects() {
+    let (store, lister) = fixture();
+    assert!(!store.index_names().iter().any(|n| n == PodsByNode::NAME));
+    assert_eq!(
+        names(&lister.by_index::<PodsByNode>("n1")),
+        ["a/web-0", "b/web-0"]
+    );
+    assert!(store.index_names().iter().any(|n| n == PodsByNode::NAME));
+    assert_eq!(lister.index_keys::<PodsByNode>("n2").len(), 2);
+    assert!(lister.by_index::<PodsByNode>("n9").is_empty());
+}
+
+#[test]
+fn typed_index_follows_writes_after_registration() {
+    let (store, lister) = fixture();
+    assert_eq!(lister.by_index::<PodsByNode>("n7").len(), 0);
+    store.add(pod(Some("c"), "late", &[], "n7")).unwrap();
+    assert_eq!(names(&lister.by_index::<PodsByNode>("n7")), ["c/late"]);
+}
+
+#[test]
+fn ensuring_a_typed_index_twice_registers_it_once() {
+    let (store, _) = fixture();
+    ensure_index::<Pod, PodsByNode>(&*store).unwrap();
+    ensure_index::<Pod, PodsByNode>(&*store).unwrap();
+    let count = store
+        .index_names()
+        .iter()
+        .filter(|n| *n == PodsByNode::NAME)
+        .count();
+    assert_eq!(count, 1);
+}
+
+#[test]
+fn index_values_accept_options_strings_and_sets() {
+    assert!(None::<String>.into_index_values().is_empty());
+    assert_eq!(Some("x".to_owned()).into_index_values(), ["x"]);
+    assert_eq!("y".to_owned().into_index_values(), ["y"]);
+    let set: std::collections::BTreeSet<String> = ["b".into(), "a".into()].into();
+    assert_eq!(set.into_index_values(), ["a", "b"]);
 }

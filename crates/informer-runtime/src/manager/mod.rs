@@ -65,6 +65,9 @@ pub enum ManagerError {
     /// manager with [`Manager::new`] or set [`Manager::client`].
     #[error("leader election and sharding need a client: use Manager::new or Manager::client")]
     NoClient,
+    /// A controller could not be built (see [`ControllerSpec::add_to`](crate::controller::ControllerSpec::add_to)).
+    #[error(transparent)]
+    Build(#[from] crate::controller::BuildError),
     /// Leader election and sharding were both set; a manager uses one or the other.
     #[error("leader election and sharding are exclusive: choose one")]
     LeaderElectionAndSharding,
@@ -644,7 +647,7 @@ async fn drive(controller: &dyn ErasedController, shutdown: &CancellationToken, 
 }
 
 /// Cancels `shutdown` on SIGTERM or SIGINT.
-async fn shutdown_on_signal(shutdown: CancellationToken) {
+pub(crate) async fn shutdown_on_signal(shutdown: CancellationToken) {
     #[cfg(unix)]
     let terminate = async {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {

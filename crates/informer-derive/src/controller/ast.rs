@@ -1,0 +1,369 @@
+//! `#[derive(Controller)]` input parsed into a small IR. Parsing records mistakes in the
+//! [`Ctxt`] and keeps going; [`super::check`] then validates what was parsed.
+
+use std::time::Duration;
+
+use syn::parse::ParseStream;
+use syn::{DeriveInput, Expr, Ident, LitInt, LitStr, Path, Type};
+
+use crate::ctxt::Ctxt;
+use crate::duration;
+use crate::parse::{flag, once, parse_entries, path_list, value};
+use crate::symbol::*;
+
+/// A controller as the attributes describe it.
+pub struct Controller {
+    pub ident: Ident,
+    pub vis: syn::Visibility,
+    /// Path to `informer_runtime` (`crate = ...`; default `::informer::runtime`).
+    pub krate: Path,
+    /// `for = Type` (with `metadata`, `index`, `lister`).
+    pub primary: Option<Resource>,
+    pub related: Vec<Related>,
+    pub namespace: Option<LitStr>,
+    pub labels: Option<LitStr>,
+    pub fields: Option<LitStr>,
+    pub workers: Option<LitInt>,
+    pub resync: Option<Spanned<Duration>>,
+    pub timeout: Option<Spanned<Duration>>,
+    pub queue: Option<QueueChoice>,
+    pub store: Option<Path>,
+    pub keep_managed_fields: bool,
+    pub name: Option<LitStr>,
+}
+
+/// A value with the tokens it came from.
+pub struct Spanned<T> {
+    pub value: T,
+    pub lit: LitStr,
+}
+
+/// A resource the controller watches, and how its cache is read.
+pub struct Resource {
+    /// The type as written (`Deployment`).
+    pub ty: Type,
+    /// `metadata`: only metadata is watched; the cache holds `PartialObjectMeta<ty>`.
+    pub metadata: Option<Ident>,
+    /// `index = [..]`: typed indexes registered on this resource's cache.
+    pub indexes: Vec<Path>,
+    /// `lister = name`: the accessor's name, instead of the type's plural.
+    pub lister: Option<Ident>,
+}
+
+/// `owns(...)` or `watches(...)`.
+pub struct Related {
+    /// The `owns` / `watches` keyword.
+    pub keyword: Ident,
+    pub resource: Resource,
+    pub mapper: Option<Expr>,
+    pub namespace: Option<NamespaceChoice>,
+    pub labels: Option<LitStr>,
+    pub fields: Option<LitStr>,
+}
+
+impl Related {
+    pub fn is_watches(&self) -> bool {
+        self.keyword == WATCHES
+    }
+}
+
+pub enum NamespaceChoice {
+    One(LitStr),
+    All,
+}
+
+pub enum QueueChoice {
+    /// `queue = "plain"`.
+    Plain,
+    /// `queue = "priority"`.
+    Priority,
+    /// `queue = path::to::fn`.
+    Custom(Path),
+}
+
+impl Controller {
+    /// Parses every `#[controller(...)]` attribute of `input`.
+    pub fn from_ast(cx: &Ctxt, input: &DeriveInput) -> Self {
+        let mut c = Controller {
+            ident: input.ident.clone(),
+            vis: input.vis.clone(),
+            krate: syn::parse_quote!(::informer::runtime),
+            primary: None,
+            related: Vec::new(),
+            namespace: None,
+            labels: None,
+            fields: None,
+            workers: None,
+            resync: None,
+            timeout: None,
+            queue: None,
+            store: None,
+            keep_managed_fields: false,
+            name: None,
+        };
+        let mut primary_ty: Option<Type> = None;
+        let mut metadata: Option<Ident> = None;
+        let mut indexes: Option<Vec<Path>> = None;
+        let mut lister: Option<Ident> = None;
+        let mut krate: Option<Path> = None;
+        let mut keep: Option<()> = None;
+        for attr in &input.attrs {
+            if !attr.path().is_ident("controller") {
+                continue;
+            }
+            let parsed = attr.parse_args_with(|input: ParseStream<'_>| {
+                parse_entries(
+                    input,
+                    cx,
+                    "#[controller(...)]",
+                    CONTROLLER_KEYS,
+                    |key, input| {
+                        match key.to_string().as_str() {
+                            FOR => once(
+                                cx,
+                                &mut primary_ty,
+                                key,
+                                value(key, input, "for = Deployment")?,
+                            ),
+                            OWNS | WATCHES => c.related.push(Related::parse(cx, key, input)?),
+                            INDEX => once(
+                                cx,
+                                &mut indexes,
+                                key,
+                                path_list(key, input, "index = [ByOwner]")?,
+                            ),
+                            WORKERS => {
+                                once(cx, &mut c.workers, key, value(key, input, "workers = 4")?)
+                            }
+                            RESYNC => {
+                                let lit: LitStr = value(key, input, "resync = \"5m\"")?;
+                                once(cx, &mut c.resync, key, duration_of(&lit)?)
+                            }
+                            TIMEOUT => {
+                                let lit: LitStr = value(key, input, "timeout = \"30s\"")?;
+                                once(cx, &mut c.timeout, key, duration_of(&lit)?)
+                            }
+                            NAMESPACE => once(
+                                cx,
+                                &mut c.namespace,
+                                key,
+                                value(key, input, "namespace = \"default\"")?,
+                            ),
+                            LABELS => once(
+                                cx,
+                                &mut c.labels,
+                                key,
+                                value(key, input, "labels = \"app=web\"")?,
+                            ),
+                            FIELDS => once(
+                                cx,
+                                &mut c.fields,
+                                key,
+                                value(key, input, "fields = \"spec.nodeName=node-1\"")?,
+                            ),
+                            METADATA => {
+                                flag(key, input)?;
+                                once(cx, &mut metadata, key, key.clone())
+                            }
+                            QUEUE => once(cx, &mut c.queue, key, parse_queue(key, input)?),
+                            STORE => once(
+                                cx,
+                                &mut c.store,
+                                key,
+                                value(key, input, "store = path::to::make_store")?,
+                            ),
+                            KEEP_MANAGED_FIELDS => {
+                                flag(key, input)?;
+                                once(cx, &mut keep, key, ())
+                            }
+                            NAME => once(
+                                cx,
+                                &mut c.name,
+                                key,
+                                value(key, input, "name = \"deployments\"")?,
+                            ),
+                            LISTER => once(
+                                cx,
+                                &mut lister,
+                                key,
+                                value(key, input, "lister = deployments")?,
+                            ),
+                            CRATE => once(
+                                cx,
+                                &mut krate,
+                                key,
+                                value(key, input, "crate = ::informer::runtime")?,
+                            ),
+                            _ => unreachable!("every known key is handled"),
+                        }
+                        Ok(())
+                    },
+                );
+                Ok(())
+            });
+            if let Err(e) = parsed {
+                cx.syn_error(e);
+            }
+        }
+        if let Some(krate) = krate {
+            c.krate = krate;
+        }
+        c.keep_managed_fields = keep.is_some();
+        match primary_ty {
+            Some(ty) => {
+                c.primary = Some(Resource {
+                    ty,
+                    metadata,
+                    indexes: indexes.unwrap_or_default(),
+                    lister,
+                })
+            }
+            None => {
+                // Reported by the checks; keep the pieces that need a primary out of the way.
+                for stray in metadata.iter().chain(lister.iter()) {
+                    cx.error_spanned_by(
+                        stray,
+                        format!(
+                            "`{stray}` applies to the primary resource; add `for = <Resource>`"
+                        ),
+                    );
+                }
+            }
+        }
+        c
+    }
+}
+
+impl Related {
+    fn parse(cx: &Ctxt, keyword: &Ident, input: ParseStream<'_>) -> syn::Result<Self> {
+        let example = if keyword == WATCHES {
+            "watches(ConfigMap, mapper = path::to::fn)"
+        } else {
+            "owns(ReplicaSet)"
+        };
+        if !input.peek(syn::token::Paren) {
+            return Err(syn::Error::new(
+                keyword.span(),
+                format!("`{keyword}` takes the resource in parentheses: write `{example}`"),
+            ));
+        }
+        let content;
+        syn::parenthesized!(content in input);
+        let ty: Type = content.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("expected a resource type: write `{example}`"),
+            )
+        })?;
+        let mut related = Related {
+            keyword: keyword.clone(),
+            resource: Resource {
+                ty,
+                metadata: None,
+                indexes: Vec::new(),
+                lister: None,
+            },
+            mapper: None,
+            namespace: None,
+            labels: None,
+            fields: None,
+        };
+        if content.is_empty() {
+            return Ok(related);
+        }
+        content.parse::<syn::Token![,]>()?;
+        let what = format!("{keyword}(...)");
+        let known = if keyword == WATCHES {
+            WATCHES_KEYS
+        } else {
+            OWNS_KEYS
+        };
+        let mut indexes: Option<Vec<Path>> = None;
+        parse_entries(&content, cx, &what, known, |key, input| {
+            let r = &mut related;
+            match key.to_string().as_str() {
+                MAPPER => once(
+                    cx,
+                    &mut r.mapper,
+                    key,
+                    value(key, input, "mapper = path::to::fn")?,
+                ),
+                NAMESPACE => {
+                    let ns = NamespaceChoice::One(value(key, input, "namespace = \"default\"")?);
+                    once(cx, &mut r.namespace, key, ns)
+                }
+                ALL_NAMESPACES => {
+                    flag(key, input)?;
+                    once(cx, &mut r.namespace, key, NamespaceChoice::All)
+                }
+                LABELS => once(
+                    cx,
+                    &mut r.labels,
+                    key,
+                    value(key, input, "labels = \"app=web\"")?,
+                ),
+                FIELDS => once(
+                    cx,
+                    &mut r.fields,
+                    key,
+                    value(key, input, "fields = \"spec.nodeName=node-1\"")?,
+                ),
+                METADATA => {
+                    flag(key, input)?;
+                    once(cx, &mut r.resource.metadata, key, key.clone())
+                }
+                INDEX => once(
+                    cx,
+                    &mut indexes,
+                    key,
+                    path_list(key, input, "index = [ByOwner]")?,
+                ),
+                LISTER => once(
+                    cx,
+                    &mut r.resource.lister,
+                    key,
+                    value(key, input, "lister = pods")?,
+                ),
+                _ => unreachable!("every known key is handled"),
+            }
+            Ok(())
+        });
+        related.resource.indexes = indexes.unwrap_or_default();
+        Ok(related)
+    }
+}
+
+fn duration_of(lit: &LitStr) -> syn::Result<Spanned<Duration>> {
+    match duration::parse(&lit.value()) {
+        Ok(value) => Ok(Spanned {
+            value,
+            lit: lit.clone(),
+        }),
+        Err(reason) => Err(syn::Error::new(
+            lit.span(),
+            format!(
+                "malformed duration {:?}: {reason}; write a number and a unit (ms, s, m, h), such as \"30s\", \"5m\" or \"1h30m\"",
+                lit.value()
+            ),
+        )),
+    }
+}
+
+fn parse_queue(key: &Ident, input: ParseStream<'_>) -> syn::Result<QueueChoice> {
+    const EXAMPLE: &str = "queue = \"priority\"";
+    if input.peek(syn::Token![=]) && input.peek2(LitStr) {
+        let lit: LitStr = value(key, input, EXAMPLE)?;
+        return match lit.value().as_str() {
+            "plain" => Ok(QueueChoice::Plain),
+            "priority" => Ok(QueueChoice::Priority),
+            other => Err(syn::Error::new(
+                lit.span(),
+                format!(
+                    "unknown queue {other:?}: write `queue = \"plain\"`, `queue = \"priority\"`, or `queue = path::to::fn` for a queue of your own"
+                ),
+            )),
+        };
+    }
+    let path: Path = value(key, input, EXAMPLE)?;
+    Ok(QueueChoice::Custom(path))
+}

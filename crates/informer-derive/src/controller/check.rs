@@ -1,0 +1,223 @@
+//! Semantic checks of a parsed controller, each a small function; every failure is
+//! recorded, none stops the others.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use quote::ToTokens;
+use syn::{Data, DeriveInput};
+
+use super::ast::{Controller, NamespaceChoice, Related, Resource};
+use crate::ctxt::Ctxt;
+
+pub fn check(cx: &Ctxt, input: &DeriveInput, c: &Controller) {
+    check_shape(cx, input);
+    check_primary(cx, c);
+    check_workers(cx, c);
+    check_durations(cx, c);
+    check_namespaces(cx, c);
+    check_related(cx, c);
+    check_duplicates(cx, c);
+    check_store(cx, c);
+}
+
+fn check_shape(cx: &Ctxt, input: &DeriveInput) {
+    match &input.data {
+        Data::Struct(_) => {}
+        Data::Enum(e) => cx.error_spanned_by(
+            e.enum_token,
+            "#[derive(Controller)] works on a struct: put the controller's state in a struct",
+        ),
+        Data::Union(u) => cx.error_spanned_by(
+            u.union_token,
+            "#[derive(Controller)] works on a struct: put the controller's state in a struct",
+        ),
+    }
+    if !input.generics.params.is_empty() {
+        cx.error_spanned_by(
+            &input.generics,
+            "a derived controller cannot be generic: name concrete types, or implement `ControllerSpec` by hand",
+        );
+    }
+}
+
+fn check_primary(cx: &Ctxt, c: &Controller) {
+    if c.primary.is_none() {
+        cx.error_spanned_by(
+            &c.ident,
+            format!(
+                "`{}` does not say which resource it reconciles: add `#[controller(for = Deployment)]` with your resource type",
+                c.ident
+            ),
+        );
+    }
+}
+
+fn check_workers(cx: &Ctxt, c: &Controller) {
+    let Some(lit) = &c.workers else { return };
+    match lit.base10_parse::<usize>() {
+        Ok(0) => cx.error_spanned_by(
+            lit,
+            "a controller needs at least one worker: write `workers = 1` or more",
+        ),
+        Ok(_) => {}
+        Err(e) => cx.error_spanned_by(lit, format!("`workers` must be a whole number: {e}")),
+    }
+}
+
+fn check_durations(cx: &Ctxt, c: &Controller) {
+    if let Some(resync) = &c.resync
+        && resync.value < Duration::from_secs(1)
+    {
+        cx.error_spanned_by(
+            &resync.lit,
+            "a resync period must be at least 1s (leave `resync` out to never resync)",
+        );
+    }
+    if let Some(timeout) = &c.timeout
+        && timeout.value.is_zero()
+    {
+        cx.error_spanned_by(
+            &timeout.lit,
+            "a zero timeout would fail every reconcile: write a positive duration, or leave `timeout` out",
+        );
+    }
+}
+
+/// A namespace must be a DNS label (RFC 1123), as the API server requires.
+fn valid_namespace(ns: &str) -> bool {
+    !ns.is_empty()
+        && ns.len() <= 63
+        && ns
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !ns.starts_with('-')
+        && !ns.ends_with('-')
+}
+
+fn check_namespace_lit(cx: &Ctxt, lit: &syn::LitStr) {
+    let ns = lit.value();
+    if !valid_namespace(&ns) {
+        cx.error_spanned_by(
+            lit,
+            format!("{ns:?} is not a valid namespace: use lowercase letters, digits and '-' (at most 63), starting and ending with a letter or digit"),
+        );
+    }
+}
+
+fn check_namespaces(cx: &Ctxt, c: &Controller) {
+    if let Some(lit) = &c.namespace {
+        check_namespace_lit(cx, lit);
+    }
+    for r in &c.related {
+        if let Some(NamespaceChoice::One(lit)) = &r.namespace {
+            check_namespace_lit(cx, lit);
+        }
+    }
+}
+
+fn check_related(cx: &Ctxt, c: &Controller) {
+    for r in &c.related {
+        check_one_related(cx, r);
+    }
+}
+
+fn check_one_related(cx: &Ctxt, r: &Related) {
+    let ty = r.resource.ty.to_token_stream().to_string().replace(' ', "");
+    match (&r.mapper, r.is_watches()) {
+        (None, true) => cx.error_spanned_by(
+            &r.keyword,
+            format!("`watches({ty})` needs a mapper from a `{ty}` to the keys to reconcile: write `watches({ty}, mapper = path::to::fn)` with `fn(&{ty}) -> Vec<ObjectKey>`"),
+        ),
+        (Some(mapper), false) => cx.error_spanned_by(
+            mapper,
+            format!("`owns` maps each `{ty}` to its controlling owner; to map it yourself, write `watches({ty}, mapper = ...)`"),
+        ),
+        _ => {}
+    }
+}
+
+/// Every resource of the controller, with the name of its accessor.
+pub fn resources(c: &Controller) -> Vec<(&Resource, String)> {
+    c.primary
+        .iter()
+        .chain(c.related.iter().map(|r| &r.resource))
+        .map(|r| (r, accessor_name(r)))
+        .collect()
+}
+
+/// `ctx.<name>()`: `lister = name`, or the type's last segment as a snake_case plural.
+pub fn accessor_name(r: &Resource) -> String {
+    if let Some(lister) = &r.lister {
+        return lister.to_string();
+    }
+    let last = match &r.ty {
+        syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    };
+    let base = last.unwrap_or_else(|| "resource".to_owned());
+    crate::names::plural(&crate::names::snake_case(&base))
+}
+
+fn check_duplicates(cx: &Ctxt, c: &Controller) {
+    let mut types: HashMap<String, ()> = HashMap::new();
+    let mut accessors: HashMap<String, ()> = HashMap::new();
+    let mut indexes: HashMap<String, ()> = HashMap::new();
+    for (r, accessor) in resources(c) {
+        let mut ty = r.ty.to_token_stream().to_string().replace(' ', "");
+        if r.metadata.is_some() {
+            ty = format!("metadata of {ty}");
+        }
+        if types.insert(ty.clone(), ()).is_some() {
+            cx.error_spanned_by(
+                &r.ty,
+                format!("`{ty}` is already watched by this controller; name each resource once"),
+            );
+        } else if accessors.insert(accessor.clone(), ()).is_some() {
+            let target = r
+                .lister
+                .as_ref()
+                .map_or(r.ty.to_token_stream(), |l| l.to_token_stream());
+            cx.error_spanned_by(
+                target,
+                format!("two resources would both be read through `ctx.{accessor}()`: give one another name with `lister = ...`"),
+            );
+        }
+        for index in &r.indexes {
+            let name = index.to_token_stream().to_string().replace(' ', "");
+            if indexes.insert(name.clone(), ()).is_some() {
+                cx.error_spanned_by(
+                    index,
+                    format!("index `{name}` is listed twice; each index is registered once, list it once"),
+                );
+            }
+        }
+    }
+}
+
+fn check_store(cx: &Ctxt, c: &Controller) {
+    if let (Some(store), Some(primary)) = (&c.store, &c.primary)
+        && let Some(metadata) = &primary.metadata
+    {
+        let _ = store;
+        cx.error_spanned_by(
+            metadata,
+            "`metadata` watches through the shared metadata informer and cannot fill a custom `store`; remove one of them",
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_namespace;
+
+    #[test]
+    fn namespaces_must_be_dns_labels() {
+        assert!(valid_namespace("default"));
+        assert!(valid_namespace("team-a1"));
+        assert!(!valid_namespace("Team"));
+        assert!(!valid_namespace("-a"));
+        assert!(!valid_namespace(""));
+        assert!(!valid_namespace(&"a".repeat(64)));
+    }
+}

@@ -1,0 +1,149 @@
+//! Attribute-list parsing shared by both macros: `key = value, flag, key(...)` with every
+//! mistake recorded and parsing resumed at the next comma.
+
+use proc_macro2::TokenTree;
+use syn::Token;
+use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream};
+
+use crate::ctxt::Ctxt;
+use crate::names::did_you_mean;
+use crate::symbol::expected_one_of;
+
+/// Parses `key ..., key ...` entries, calling `on_key` for each known key (positioned after
+/// the key). Unknown keys and values `on_key` fails on are recorded in `cx`, and parsing
+/// goes on after the next top-level comma, so every mistake is reported at once.
+pub fn parse_entries(
+    input: ParseStream<'_>,
+    cx: &Ctxt,
+    what: &str,
+    known: &[&str],
+    mut on_key: impl FnMut(&syn::Ident, ParseStream<'_>) -> syn::Result<()>,
+) {
+    while !input.is_empty() {
+        let key = match input.call(syn::Ident::parse_any) {
+            Ok(key) => key,
+            Err(_) => {
+                let tt: Option<TokenTree> = input.parse().ok();
+                match tt {
+                    Some(tt) => cx.error_spanned_by(
+                        &tt,
+                        format!("expected a key of {what}; {}", expected_one_of(known)),
+                    ),
+                    None => return,
+                }
+                skip_to_comma(input);
+                if skip_comma(input, cx).is_err() {
+                    return;
+                }
+                continue;
+            }
+        };
+        let name = key.to_string();
+        if known.contains(&name.as_str()) {
+            if let Err(e) = on_key(&key, input) {
+                cx.syn_error(e);
+                skip_to_comma(input);
+            } else if !input.is_empty() && !input.peek(Token![,]) {
+                let tt: TokenTree = input.parse().expect("not empty");
+                cx.error_spanned_by(&tt, format!("expected `,` after `{name}`"));
+                skip_to_comma(input);
+            }
+        } else {
+            let message = match did_you_mean(&name, known) {
+                Some(guess) => format!(
+                    "unknown key `{name}` in {what}; did you mean `{guess}`? ({})",
+                    expected_one_of(known)
+                ),
+                None => format!("unknown key `{name}` in {what}; {}", expected_one_of(known)),
+            };
+            cx.error_spanned_by(&key, message);
+            skip_to_comma(input);
+        }
+        if skip_comma(input, cx).is_err() {
+            return;
+        }
+    }
+}
+
+fn skip_to_comma(input: ParseStream<'_>) {
+    while !input.is_empty() && !input.peek(Token![,]) {
+        if input.parse::<TokenTree>().is_err() {
+            return;
+        }
+    }
+}
+
+fn skip_comma(input: ParseStream<'_>, cx: &Ctxt) -> Result<(), ()> {
+    if input.is_empty() {
+        return Ok(());
+    }
+    match input.parse::<Token![,]>() {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            cx.syn_error(e);
+            Err(())
+        }
+    }
+}
+
+/// `= value`.
+pub fn value<T: Parse>(key: &syn::Ident, input: ParseStream<'_>, example: &str) -> syn::Result<T> {
+    if !input.peek(Token![=]) {
+        return Err(syn::Error::new(
+            key.span(),
+            format!("`{key}` needs a value: write `{example}`"),
+        ));
+    }
+    input.parse::<Token![=]>()?;
+    input.parse::<T>().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("invalid value for `{key}`: write `{example}`"),
+        )
+    })
+}
+
+/// A flag: the key alone.
+pub fn flag(key: &syn::Ident, input: ParseStream<'_>) -> syn::Result<()> {
+    if input.peek(Token![=]) || input.peek(syn::token::Paren) {
+        let tt: TokenTree = input.parse()?;
+        return Err(syn::Error::new_spanned(
+            tt,
+            format!("`{key}` takes no value: write `{key}` alone"),
+        ));
+    }
+    Ok(())
+}
+
+/// `= [Path, Path]` or `= Path`.
+pub fn path_list(
+    key: &syn::Ident,
+    input: ParseStream<'_>,
+    example: &str,
+) -> syn::Result<Vec<syn::Path>> {
+    if !input.peek(Token![=]) {
+        return Err(syn::Error::new(
+            key.span(),
+            format!("`{key}` needs a value: write `{example}`"),
+        ));
+    }
+    input.parse::<Token![=]>()?;
+    if input.peek(syn::token::Bracket) {
+        let content;
+        syn::bracketed!(content in input);
+        let paths = content.parse_terminated(syn::Path::parse_mod_style, Token![,])?;
+        Ok(paths.into_iter().collect())
+    } else {
+        Ok(vec![input.parse()?])
+    }
+}
+
+/// Records `key` as set, or an error if it was set before.
+pub fn once<T>(cx: &Ctxt, slot: &mut Option<T>, key: &syn::Ident, value: T) {
+    if slot.is_some() {
+        cx.error_spanned_by(key, format!("`{key}` is given twice; keep one"));
+    } else {
+        *slot = Some(value);
+    }
+}

@@ -1,0 +1,162 @@
+//! Typed indexes: an [`Index<K>`] names an index of a cache of `K` and computes its values,
+//! so a lister can be asked [`by_index::<I>(value)`](super::Lister::by_index) without a
+//! string that could be misspelt or point at another resource's index.
+//!
+//! `#[indexer(Pod)]` (from `informer-derive`) implements [`Index<Pod>`] for a function; the
+//! trait can also be implemented by hand.
+
+use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
+
+use informer_core::{IndexError, Indexer, index_fn};
+
+/// A named index of a cache of `K`: its name and the values an object is filed under.
+///
+/// The index is registered on a cache the first time a [`Lister`](super::Lister) is asked
+/// for it (or up front, by `ControllerBuilder::indexed_by` and `WatchOptions::indexed_by`,
+/// so that it is built while the cache fills instead of on first use). Registration is
+/// idempotent: an index of the same [`NAME`](Index::NAME) already on the cache is used as is,
+/// so names must identify one function; `#[indexer]` uses the function's module path.
+///
+/// Using an index with the lister of another resource is a compile error.
+///
+/// ```
+/// use std::sync::Arc;
+/// use informer_core::{Store, ThreadSafeStore};
+/// use informer_runtime::lister::{Index, Lister};
+/// use k8s_openapi::api::core::v1::Pod;
+///
+/// /// Pods by the node they run on.
+/// struct ByNode;
+///
+/// impl Index<Pod> for ByNode {
+///     const NAME: &'static str = "example::by_node";
+///     fn values(pod: &Pod) -> Vec<String> {
+///         pod.spec.as_ref().and_then(|s| s.node_name.clone()).into_iter().collect()
+///     }
+/// }
+///
+/// let store = Arc::new(ThreadSafeStore::<Pod>::new());
+/// let mut pod = Pod::default();
+/// pod.metadata.name = Some("web-0".into());
+/// pod.metadata.namespace = Some("shop".into());
+/// pod.spec = Some(Default::default());
+/// pod.spec.as_mut().unwrap().node_name = Some("node-1".into());
+/// store.add(Arc::new(pod))?;
+///
+/// let pods = Lister::new(store);
+/// assert_eq!(pods.by_index::<ByNode>("node-1").len(), 1);
+/// assert!(pods.by_index::<ByNode>("node-2").is_empty());
+/// # Ok::<(), informer_core::StoreError>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an index of `{K}`",
+    label = "`{Self}` does not index `{K}`",
+    note = "an index made with `#[indexer(T)]` can only be used with the lister of `T`, and listed only beside `T` in `#[controller(...)]`"
+)]
+pub trait Index<K>: 'static {
+    /// The index's name in the cache; unique per index function.
+    const NAME: &'static str;
+
+    /// The values `obj` is filed under (none: the object is not in the index).
+    fn values(obj: &K) -> Vec<String>;
+}
+
+/// What an index function may return: the values an object is filed under.
+///
+/// Lets `#[indexer]` functions return `Vec<String>`, `Option<String>`, a `String`, or a
+/// set of strings, whichever reads best.
+///
+/// ```
+/// use informer_runtime::lister::IndexValues;
+///
+/// assert_eq!(Some("a".to_string()).into_index_values(), vec!["a"]);
+/// assert!(None::<String>.into_index_values().is_empty());
+/// assert_eq!("b".to_string().into_index_values(), vec!["b"]);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "an index function cannot return `{Self}`",
+    label = "return the values the object is filed under",
+    note = "return `Vec<String>`, `Option<String>`, `String`, or a set of `String`s"
+)]
+pub trait IndexValues {
+    /// The values, in any order; duplicates are ignored by the store.
+    fn into_index_values(self) -> Vec<String>;
+}
+
+impl IndexValues for Vec<String> {
+    fn into_index_values(self) -> Vec<String> {
+        self
+    }
+}
+
+impl IndexValues for Option<String> {
+    fn into_index_values(self) -> Vec<String> {
+        self.into_iter().collect()
+    }
+}
+
+impl IndexValues for String {
+    fn into_index_values(self) -> Vec<String> {
+        vec![self]
+    }
+}
+
+impl IndexValues for BTreeSet<String> {
+    fn into_index_values(self) -> Vec<String> {
+        self.into_iter().collect()
+    }
+}
+
+impl<S: std::hash::BuildHasher> IndexValues for HashSet<String, S> {
+    fn into_index_values(self) -> Vec<String> {
+        self.into_iter().collect()
+    }
+}
+
+/// Registers index `I` on `indexer` unless an index of that name is there already.
+///
+/// # Errors
+/// None in practice: a concurrent registration of the same name counts as success. The
+/// `Result` carries whatever else a user-written [`Indexer`] may report.
+pub fn ensure_index<K, I>(indexer: &dyn Indexer<K>) -> Result<(), IndexError>
+where
+    K: 'static,
+    I: Index<K>,
+{
+    if indexer.index_names().iter().any(|n| n == I::NAME) {
+        return Ok(());
+    }
+    let indexers = [(I::NAME.to_owned(), index_fn(I::values))].into();
+    match indexer.add_indexers(indexers) {
+        Ok(()) | Err(IndexError::Conflict(_)) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Runs `read` against index `I` of `indexer`, registering the index on first use.
+pub(super) fn read_index<K, I, T>(
+    indexer: &Arc<dyn Indexer<K>>,
+    read: impl Fn(&dyn Indexer<K>) -> Result<Vec<T>, IndexError>,
+) -> Vec<T>
+where
+    K: 'static,
+    I: Index<K>,
+{
+    match read(&**indexer) {
+        Ok(found) => return found,
+        Err(IndexError::UnknownIndex(_)) => {}
+        Err(e) => {
+            tracing::error!(index = I::NAME, error = %e, "index read failed");
+            return Vec::new();
+        }
+    }
+    if let Err(e) = ensure_index::<K, I>(&**indexer) {
+        tracing::error!(index = I::NAME, error = %e, "cannot register index");
+        return Vec::new();
+    }
+    read(&**indexer).unwrap_or_else(|e| {
+        tracing::error!(index = I::NAME, error = %e, "index read failed");
+        Vec::new()
+    })
+}

@@ -1,0 +1,113 @@
+//! `#[derive(Controller)]` and `#[indexer]`: a controller from an annotated struct.
+//!
+//! A struct, its attributes and a `reconcile` function are a whole controller: the derive
+//! wires informers (shared through the factory), handlers (primary → its own key, owned →
+//! the owner's key, watched → the mapper's keys), the workqueue and the workers, and
+//! generates a context type `<Name>Context` with a typed lister per resource. The generated
+//! code only calls the public [`ControllerBuilder`](crate::runtime::controller::ControllerBuilder);
+//! see [`ControllerSpec`](crate::runtime::controller::ControllerSpec) for what it implements.
+//!
+//! ```
+//! use informer::prelude::*;
+//! use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+//!
+//! /// ReplicaSets by the UID of their controlling owner.
+//! #[indexer(ReplicaSet)]
+//! fn by_owner(rs: &ReplicaSet) -> Option<String> {
+//!     let refs = rs.metadata.owner_references.as_ref()?;
+//!     refs.iter().find(|r| r.controller == Some(true)).map(|r| r.uid.clone())
+//! }
+//!
+//! #[derive(Controller)]
+//! #[controller(for = Deployment, owns(ReplicaSet, index = [ByOwner]), workers = 4, resync = "10m")]
+//! struct Deployments;
+//!
+//! impl Reconcile for Deployments {
+//!     async fn reconcile(
+//!         &self,
+//!         ctx: &Context<Self>,
+//!         key: &ObjectKey,
+//!         deployment: Option<Arc<Deployment>>,
+//!     ) -> Result<Action, ReconcileError> {
+//!         let Some(deployment) = deployment else { return Ok(Action::Done) };
+//!         let uid = deployment.metadata.uid.as_deref().unwrap_or_default();
+//!         let owned = ctx.replica_sets().by_index::<ByOwner>(uid);
+//!         println!("{key}: {} replica sets", owned.len());
+//!         Ok(Action::Done)
+//!     }
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let client = kube::Client::try_default().await?;
+//! Deployments.run(client).await?; // until Ctrl-C or SIGTERM
+//! # Ok(()) }
+//! ```
+//!
+//! # Entry points
+//! On the struct (trait [`ControllerSpec`](crate::runtime::controller::ControllerSpec), in the
+//! prelude): `run(client)` (until a signal), `run_until(client, cancel)`,
+//! `add_to(&mut manager)` (beside other controllers, with metrics, health and leader
+//! election), `into_controller(&factory)` (a [`Controller`](crate::runtime::Controller) to
+//! run yourself).
+//!
+//! # `#[controller(...)]`
+//!
+//! | attribute | meaning | builder call |
+//! | --- | --- | --- |
+//! | `for = Deployment` | the primary resource (required) | `Controller::<Deployment>::builder` |
+//! | `owns(ReplicaSet, ...)` | reconcile the controlling owner when one changes (repeatable) | `owns_with` |
+//! | `watches(ConfigMap, mapper = f, ...)` | reconcile the keys `f: fn(&ConfigMap) -> Vec<ObjectKey>` returns | `watches_with` |
+//! | `index = [ByOwner]` | typed indexes of the primary resource, registered up front | `indexed_by` |
+//! | `workers = 4` | reconciles at once (at least 1; default 1) | `workers` |
+//! | `resync = "10m"` | queue every object again this often (at least 1s) | `resync` |
+//! | `timeout = "30s"` | a reconcile running longer is dropped and retried | `timeout` |
+//! | `namespace = "shop"` | watch one namespace (default: all) | `namespace` |
+//! | `labels = "app=web"`, `fields = "..."` | selectors of the primary resource | `label_selector`, `field_selector` |
+//! | `metadata` | watch only metadata; the resource becomes `PartialObjectMeta<T>` | `metadata_only` |
+//! | `queue = "priority"` / `"plain"` | initial list and resyncs wait behind real changes / plain FIFO (default) | `priority_queue` |
+//! | `queue = my_queue` | your queue: `fn(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>` | `queue_with` |
+//! | `store = my_store` | your cache: `fn() -> Arc<dyn Indexer<T>>` | `store` |
+//! | `keep_managed_fields` | keep `metadata.managedFields` in caches (see below) | factory setting |
+//! | `name = "deployments"` | metrics and log name (default: the struct's name, snake_case) | `name` |
+//! | `lister = name` | the primary accessor's name (default: the type's plural, `ctx.deployments()`) | |
+//! | `crate = path` | where `informer_runtime` is (default `::informer::runtime`) | |
+//!
+//! Inside `owns(T, ...)` and `watches(T, ...)`: `namespace = "..."` or `all_namespaces`
+//! (default: the controller's namespace), `labels`, `fields`, `metadata`,
+//! `index = [..]`, `lister = name`; `mapper = f` in `watches` only.
+//!
+//! # The context
+//! `<Name>Context` (`ctx: &Context<Self>`) has one accessor per resource, named after the
+//! type's plural in snake_case (`ctx.deployments()`, `ctx.replica_sets()`,
+//! `ctx.network_policies()`), each a [`Lister`](crate::runtime::Lister), and `queue()`,
+//! `client()` (`ctx.client()?` in a reconcile) and `name()`.
+//!
+//! # Memory
+//! When the controller runs with its own factory (`run`, `run_until`), caches drop
+//! `metadata.managedFields`: `k8s-openapi` keeps them as a JSON value tree, about 11 KB per
+//! pod, where Go keeps about 1 KB of raw bytes. Add `keep_managed_fields` to keep them.
+//! With `add_to` and `into_controller` the factory given decides
+//! ([`InformerFactory::drop_managed_fields`](crate::runtime::InformerFactory::drop_managed_fields)).
+//!
+//! # `#[indexer(T)]`
+//! On a function from `&T` to the values an object is filed under (`Vec<String>`,
+//! `Option<String>`, `String`, or a set), it adds a unit struct named after the function in
+//! CamelCase (`by_owner` → `ByOwner`; or `#[indexer(T, name = Other)]`) implementing
+//! [`Index<T>`](crate::runtime::lister::Index). Read it with
+//! `lister.by_index::<ByOwner>(value)`; using it with another resource's lister, or listing
+//! it beside another resource, does not compile.
+//!
+//! # Mistakes are compile errors
+//! Every mistake in the attributes is reported at once, on the tokens at fault, with what to
+//! write instead: unknown keys (with "did you mean"), a missing `for`, `workers = 0`, a
+//! malformed duration, a type that is not a Kubernetes resource, an index listed beside the
+//! wrong resource or twice, a mapper with the wrong signature, a missing `Reconcile` impl.
+//!
+//! ```compile_fail
+//! use informer::prelude::*;
+//! use k8s_openapi::api::apps::v1::Deployment;
+//!
+//! #[derive(Controller)]
+//! #[controller(for = Deployment, workers = 0)] // error: a controller needs at least one worker
+//! struct Deployments;
+//! ```
