@@ -45,6 +45,7 @@ pub mod __derive {
 
     /// Stands in for the primary resource when `for = ...` is missing (an error is
     /// reported), so that the generated context still compiles.
+    #[derive(Debug, Clone)]
     pub struct MissingResource;
 }
 pub use factory::{InformerFactory, InformerParams};

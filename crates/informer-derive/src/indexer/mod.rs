@@ -86,17 +86,18 @@ fn check_signature<'a>(cx: &Ctxt, f: &'a ItemFn) -> Option<&'a Type> {
         );
     }
     let mut inputs = sig.inputs.iter();
-    let (Some(first), None) = (inputs.next(), inputs.next()) else {
-        let target = if sig.inputs.is_empty() {
-            sig.paren_token.span.join()
-        } else {
-            sig.inputs.span()
-        };
-        cx.error_at(
-            target,
-            "an indexer takes exactly one argument, the object: write `fn name(obj: &Pod) -> Vec<String>`",
-        );
-        return None;
+    let (first, second) = (inputs.next(), inputs.next());
+    const ONE_ARGUMENT: &str = "an indexer takes exactly one argument, the object: write `fn name(obj: &Pod) -> Vec<String>`";
+    let first = match (first, second) {
+        (Some(first), None) => first,
+        (_, Some(extra)) => {
+            cx.error_spanned_by(extra, ONE_ARGUMENT);
+            return None;
+        }
+        (None, None) => {
+            cx.error_at(sig.paren_token.span.join(), ONE_ARGUMENT);
+            return None;
+        }
     };
     match first {
         FnArg::Receiver(r) => {
@@ -180,7 +181,10 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default => fn_name.span(),
     };
-    let values = quote_spanned!(ret_span=> #krate::lister::IndexValues::into_index_values(#call));
+    let values = quote_spanned! {ret_span=>
+        let values = #call;
+        #krate::lister::IndexValues::into_index_values(values)
+    };
     quote! {
         #f
 

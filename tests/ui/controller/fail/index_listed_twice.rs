@@ -1,0 +1,24 @@
+use informer::prelude::*;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+
+#[indexer(ReplicaSet)]
+fn by_owner(rs: &ReplicaSet) -> Vec<String> {
+    rs.metadata.owner_references.iter().flatten().map(|r| r.uid.clone()).collect()
+}
+
+#[derive(Controller)]
+#[controller(for = Deployment, owns(ReplicaSet, index = [ByOwner, ByOwner]))]
+struct Deployments;
+
+impl Reconcile for Deployments {
+    async fn reconcile(
+        &self,
+        _ctx: &Context<Self>,
+        _key: &ObjectKey,
+        _obj: Option<Arc<Deployment>>,
+    ) -> Result<Action, ReconcileError> {
+        Ok(Action::Done)
+    }
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use informer::prelude::*;
+
+#[derive(Controller)]
+#[controller(workers = 2)]
+struct Deployments;
+
+fn main() {}

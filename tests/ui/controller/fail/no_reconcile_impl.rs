@@ -1,0 +1,8 @@
+use informer::prelude::*;
+use k8s_openapi::api::apps::v1::Deployment;
+
+#[derive(Controller)]
+#[controller(for = Deployment)]
+struct Deployments;
+
+fn main() {}

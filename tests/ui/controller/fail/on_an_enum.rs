@@ -1,0 +1,10 @@
+use informer::prelude::*;
+
+#[derive(Controller)]
+#[controller(for = k8s_openapi::api::core::v1::Pod)]
+enum Pods {
+    Fast,
+    Slow,
+}
+
+fn main() {}

@@ -1,0 +1,30 @@
+use std::time::Duration;
+
+use informer::core::queue::QueueMetrics;
+use informer::prelude::*;
+use k8s_openapi::api::core::v1::ConfigMap;
+
+fn make_store() -> Arc<dyn Indexer<ConfigMap>> {
+    Arc::new(ThreadSafeStore::<ConfigMap>::new())
+}
+
+fn make_queue(hooks: Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>> {
+    Arc::new(WorkQueue::builder().name("config").metrics(hooks).build())
+}
+
+#[derive(Controller)]
+#[controller(for = ConfigMap, store = make_store, queue = make_queue)]
+struct Configs;
+
+impl Reconcile for Configs {
+    async fn reconcile(
+        &self,
+        _ctx: &Context<Self>,
+        _key: &ObjectKey,
+        _cm: Option<Arc<ConfigMap>>,
+    ) -> Result<Action, ReconcileError> {
+        Ok(Action::requeue_after(Duration::from_secs(60)))
+    }
+}
+
+fn main() {}
