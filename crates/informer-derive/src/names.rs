@@ -10,7 +10,7 @@ pub fn snake_case(name: &str) -> String {
             let next = chars.get(i + 1).copied();
             let boundary = match prev {
                 None => false,
-                Some(p) if p == '_' => false,
+                Some('_') => false,
                 Some(p) if p.is_lowercase() || p.is_ascii_digit() => true,
                 Some(p) if p.is_uppercase() => next.is_some_and(char::is_lowercase),
                 Some(_) => false,
