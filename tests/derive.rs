@@ -3,6 +3,8 @@
 
 #[path = "derive/generated.rs"]
 mod generated;
+#[path = "derive/running.rs"]
+mod running;
 
 /// Every `tests/ui/*/pass/*.rs` compiles and every `tests/ui/*/fail/*.rs` fails with
 /// exactly its `.stderr` (checked on the pinned toolchain of `rust-toolchain.toml`).

@@ -114,7 +114,9 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
 
     /// Builds the controller over `manager`'s factory and adds it to the manager, which
     /// runs it with the others (metrics, health, leader election). The manager's factory
-    /// decides whether managed fields are cached (see [`KEEP_MANAGED_FIELDS`](Self::KEEP_MANAGED_FIELDS)).
+    /// decides whether managed fields are cached (see
+    /// [`KEEP_MANAGED_FIELDS`](Self::KEEP_MANAGED_FIELDS)); if it keeps them and the
+    /// controller does not ask to, an info line says how to drop them.
     ///
     /// # Errors
     /// [`ManagerError::Build`] if the controller cannot be built, or
@@ -124,6 +126,13 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
         Self: Reconcile,
     {
         let controller = self.into_controller(manager.factory())?;
+        if !Self::KEEP_MANAGED_FIELDS && !manager.factory().drops_managed_fields() {
+            tracing::info!(
+                controller = controller.name(),
+                "the manager's factory caches metadata.managedFields; to save about 11 KB per \
+                 object, give the manager a factory with drop_managed_fields(true)"
+            );
+        }
         manager.add(controller)
     }
 

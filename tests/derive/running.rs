@@ -1,0 +1,190 @@
+//! Derived controllers running: against memory sources, inside a manager, and through a
+//! real `kube::Client` against the in-process API server (`run_until`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use informer::prelude::*;
+use informer::runtime::controller::ControllerSpec;
+use informer::runtime::lister_watcher::MemoryListerWatcher;
+use informer::runtime::testing::TestApiServer;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::api::PostParams;
+use kube::{Api, Resource, ResourceExt};
+use tokio::sync::mpsc;
+
+/// What a reconcile saw: the key, whether the object was there, and how many ConfigMaps
+/// and Secrets its context's listers held.
+#[derive(Debug, Clone, PartialEq)]
+struct Seen {
+    key: String,
+    present: bool,
+    secrets_in_cache: usize,
+}
+
+/// Secrets own ConfigMaps; the controller reports what it sees.
+#[derive(Controller)]
+#[controller(for = Secret, owns(ConfigMap), workers = 2)]
+struct SecretReporter {
+    seen: mpsc::UnboundedSender<Seen>,
+}
+
+impl Reconcile for SecretReporter {
+    async fn reconcile(
+        &self,
+        ctx: &Context<Self>,
+        key: &ObjectKey,
+        secret: Option<Arc<Secret>>,
+    ) -> Result<Action, ReconcileError> {
+        let _ = self.seen.send(Seen {
+            key: key.to_string(),
+            present: secret.is_some(),
+            secrets_in_cache: ctx.secrets().len(),
+        });
+        let _ = ctx.config_maps().len();
+        Ok(Action::Done)
+    }
+}
+
+fn secret(name: &str) -> Secret {
+    let mut s = Secret::default();
+    s.metadata.name = Some(name.into());
+    s.metadata.namespace = Some("default".into());
+    s
+}
+
+fn owned_config_map(name: &str, owner: &Secret) -> ConfigMap {
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some(name.into());
+    cm.metadata.namespace = Some("default".into());
+    cm.metadata.owner_references = Some(vec![OwnerReference {
+        api_version: "v1".into(),
+        kind: "Secret".into(),
+        name: owner.name_any(),
+        uid: owner.uid().unwrap_or_default(),
+        controller: Some(true),
+        ..Default::default()
+    }]);
+    cm
+}
+
+async fn next(rx: &mut mpsc::UnboundedReceiver<Seen>, what: &str) -> Seen {
+    tokio::time::timeout(Duration::from_secs(30), rx.recv())
+        .await
+        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+        .expect("the controller is running")
+}
+
+#[tokio::test]
+async fn a_derived_controller_reconciles_with_its_context_over_memory_sources() {
+    let secrets = MemoryListerWatcher::<Secret>::new();
+    let s = secret("db");
+    secrets.create(s.clone());
+    let factory = InformerFactory::without_client();
+    let source = secrets.clone();
+    let _secrets = factory.informer_from(InformerParams::all(), move || Arc::new(source));
+    let config_maps = MemoryListerWatcher::<ConfigMap>::new();
+    let source = config_maps.clone();
+    let _cms = factory.informer_from(InformerParams::all(), move || Arc::new(source));
+
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let controller = SecretReporter { seen: tx }
+        .into_controller(&factory)
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(controller.run(cancel.clone()));
+
+    let first = next(&mut rx, "the initial reconcile").await;
+    assert_eq!(
+        first,
+        Seen {
+            key: "default/db".into(),
+            present: true,
+            secrets_in_cache: 1
+        }
+    );
+
+    // An owned ConfigMap changing reconciles its owner.
+    let stored = secrets.get(&ObjectKey::new(Some("default"), "db")).unwrap();
+    config_maps.create(owned_config_map("db-settings", &stored));
+    assert_eq!(
+        next(&mut rx, "the owner's reconcile").await.key,
+        "default/db"
+    );
+
+    // A deleted Secret is reconciled once more, absent.
+    secrets.delete(&ObjectKey::new(Some("default"), "db"));
+    let gone = next(&mut rx, "the reconcile of the deletion").await;
+    assert!(!gone.present);
+    assert_eq!(gone.secrets_in_cache, 0);
+
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn add_to_runs_a_derived_controller_in_a_manager() {
+    let secrets = MemoryListerWatcher::<Secret>::new();
+    secrets.create(secret("api-token"));
+    let mut manager = Manager::with_factory(InformerFactory::without_client())
+        .without_http()
+        .handle_signals(false);
+    let source = secrets.clone();
+    let _secrets = manager
+        .factory()
+        .informer_from(InformerParams::all(), move || Arc::new(source));
+    let _cms = manager.factory().informer_from(InformerParams::all(), || {
+        Arc::new(MemoryListerWatcher::<ConfigMap>::new())
+    });
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    SecretReporter { seen: tx.clone() }
+        .add_to(&mut manager)
+        .unwrap();
+    assert!(
+        SecretReporter { seen: tx }.add_to(&mut manager).is_err(),
+        "a second controller with the same name is refused"
+    );
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let cancel = cancel.clone();
+        async move { manager.run(cancel).await }
+    });
+    assert_eq!(next(&mut rx, "a reconcile").await.key, "default/api-token");
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn run_until_drives_a_derived_controller_through_a_real_client() {
+    let server = TestApiServer::start().await.unwrap();
+    let client = server.client();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(SecretReporter { seen: tx }.run_until(client.clone(), cancel.clone()));
+
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "default");
+    let created = secrets
+        .create(&PostParams::default(), &secret("tls"))
+        .await
+        .unwrap();
+    let seen = next(&mut rx, "the reconcile of the new Secret").await;
+    assert_eq!(seen.key, "default/tls");
+    assert!(seen.present);
+
+    let config_maps: Api<ConfigMap> = Api::namespaced(client, "default");
+    config_maps
+        .create(
+            &PostParams::default(),
+            &owned_config_map("tls-settings", &created),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut rx, "the owner's reconcile").await.key,
+        "default/tls"
+    );
+
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+}
