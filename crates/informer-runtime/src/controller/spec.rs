@@ -235,6 +235,26 @@ pub trait Reconcile: ControllerSpec {
 }
 
 /// The context type of controller `C`: `ctx: &Context<Self>` in a [`Reconcile`] impl.
+///
+/// ```
+/// use informer_runtime::controller::{
+///     Context, Controller, ControllerBuilder, ControllerContext, ControllerSpec,
+/// };
+/// use k8s_openapi::api::core::v1::Secret;
+///
+/// struct Rotation;
+/// impl ControllerSpec for Rotation {
+///     type Resource = Secret;
+///     type Context = ControllerContext<Secret>;
+///     fn configure(b: ControllerBuilder<Secret>) -> ControllerBuilder<Secret> { b }
+///     fn context(c: &Controller<Secret>) -> Self::Context { ControllerContext::new(c) }
+/// }
+///
+/// fn cached(ctx: &Context<Rotation>) -> usize {
+///     ctx.lister().len()
+/// }
+/// # let _ = cached;
+/// ```
 pub type Context<C> = <C as ControllerSpec>::Context;
 
 /// A [`Reconcile`] as a [`Reconciler`], with the context set once the controller is built.
@@ -264,6 +284,13 @@ struct NotBuilt;
 
 /// The controller has no Kubernetes client: its factory was made with
 /// [`InformerFactory::without_client`].
+///
+/// ```
+/// use informer_runtime::controller::{NoClient, ReconcileError};
+///
+/// let error: ReconcileError = NoClient.into(); // what `ctx.client()?` returns in a reconcile
+/// assert!(error.to_string().contains("no Kubernetes client"));
+/// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("this controller has no Kubernetes client (its factory was made without one)")]
 pub struct NoClient;

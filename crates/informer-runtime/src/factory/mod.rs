@@ -231,6 +231,12 @@ impl InformerFactory {
 
     /// Whether informers drop `metadata.managedFields` before caching (see
     /// [`drop_managed_fields`](Self::drop_managed_fields)).
+    ///
+    /// ```
+    /// # use informer_runtime::factory::InformerFactory;
+    /// let factory = InformerFactory::without_client().drop_managed_fields(true);
+    /// assert!(factory.drops_managed_fields());
+    /// ```
     pub fn drops_managed_fields(&self) -> bool {
         self.inner.drop_managed_fields
     }

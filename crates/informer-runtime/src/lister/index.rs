@@ -116,6 +116,26 @@ impl<S: std::hash::BuildHasher> IndexValues for HashSet<String, S> {
 
 /// Registers index `I` on `indexer` unless an index of that name is there already.
 ///
+/// ```
+/// use informer_core::{Indexer, ThreadSafeStore};
+/// use informer_runtime::lister::{Index, ensure_index};
+/// use k8s_openapi::api::core::v1::Pod;
+///
+/// struct ByNode;
+/// impl Index<Pod> for ByNode {
+///     const NAME: &'static str = "doc::by_node";
+///     fn values(pod: &Pod) -> Vec<String> {
+///         pod.spec.as_ref().and_then(|s| s.node_name.clone()).into_iter().collect()
+///     }
+/// }
+///
+/// let store = ThreadSafeStore::<Pod>::new();
+/// ensure_index::<Pod, ByNode>(&store)?;
+/// ensure_index::<Pod, ByNode>(&store)?; // already there: nothing to do
+/// assert_eq!(store.index_names().iter().filter(|n| *n == ByNode::NAME).count(), 1);
+/// # Ok::<(), informer_core::IndexError>(())
+/// ```
+///
 /// # Errors
 /// None in practice: a concurrent registration of the same name counts as success. The
 /// `Result` carries whatever else a user-written [`Indexer`] may report.
