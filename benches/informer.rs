@@ -76,6 +76,11 @@
 //! perf record --control fifo:/tmp/ctl -D -1 -g target/release/deps/informer-<hash>`.
 //! Jobs: `i1-{ours,kube}-{prebuilt,onthefly}`, `e2e-{ours,kube}`,
 //! `m1-{ours,tight,compact,kube}-{mf,nomf}`, `probe-decode`.
+//! On a machine without hardware counters (or a shared one), count instructions of the timed
+//! part with callgrind instead, on fewer events and one run:
+//! `INFORMER_BENCH_CALLGRIND=1 INFORMER_BENCH_EVENTS=20000 INFORMER_BENCH_RUNS=1
+//! INFORMER_BENCH_JOB=i1-ours-prebuilt valgrind --tool=callgrind --collect-atstart=no
+//! target/release/deps/informer-<hash>`.
 
 mod support;
 
@@ -130,9 +135,15 @@ const E2E_RUNS: usize = 3;
 const WORKERS: usize = 2;
 /// The child process's job, when set.
 const JOB_VAR: &str = "INFORMER_BENCH_JOB";
+/// For profiling a child job: the number of I1 watch events (instead of [`EVENTS`]).
+const EVENTS_VAR: &str = "INFORMER_BENCH_EVENTS";
+/// For profiling a child job: the number of prebuilt I1 runs (instead of [`PREBUILT_RUNS`]).
+const RUNS_VAR: &str = "INFORMER_BENCH_RUNS";
 /// For profiling: the control FIFO of `perf record --control fifo:<path> -D -1`; the timed
 /// part of each pipeline run enables the profiler and disables it at the end.
 const PERF_CTL_VAR: &str = "INFORMER_BENCH_PERF_CTL";
+/// For profiling: set when the job runs under callgrind (see [`perf_control`]).
+const CALLGRIND_VAR: &str = "INFORMER_BENCH_CALLGRIND";
 /// client-go's informer on I1, measured on this machine (from the issue).
 const CLIENT_GO_I1: f64 = 146_000.0;
 /// client-go's live heap per cached pod, measured on this machine (from the issue).
@@ -706,11 +717,32 @@ async fn kube_pipeline(
 
 // ---------- child jobs ----------
 
-/// Sends `command` to `perf record`'s control FIFO if [`PERF_CTL_VAR`] names one.
+/// Sends `command` to `perf record`'s control FIFO if [`PERF_CTL_VAR`] names one; under
+/// `valgrind --tool=callgrind --collect-atstart=no` with [`CALLGRIND_VAR`] set, switches
+/// callgrind's collection on or off instead.
 fn perf_control(command: &str) {
     if let Some(path) = std::env::var_os(PERF_CTL_VAR) {
         std::fs::write(path, format!("{command}\n")).expect("write to perf's control FIFO");
     }
+    if std::env::var_os(CALLGRIND_VAR).is_some() {
+        let on = if command == "enable" { "on" } else { "off" };
+        let status = Command::new("callgrind_control")
+            .args(["-i", on, &std::process::id().to_string()])
+            .stdout(Stdio::null())
+            .status()
+            .expect("run callgrind_control");
+        assert!(status.success(), "callgrind_control -i {on} failed");
+    }
+}
+
+/// A whole number from the environment variable `var`, if set.
+fn env_usize(var: &str) -> Option<usize> {
+    let value = std::env::var(var).ok()?;
+    Some(
+        value
+            .parse()
+            .unwrap_or_else(|_| panic!("{var}={value} is not a number")),
+    )
 }
 
 /// The runtime every pipeline runs on: multi-threaded with 2 workers (the machine's cores),
@@ -763,28 +795,33 @@ fn job(name: &str) {
             let base = support::pods(LISTED);
             let templates = Events::templates(&lines);
             let lines = Arc::new(lines);
+            let events_n = env_usize(EVENTS_VAR).unwrap_or(EVENTS);
             let mut runs = Vec::new();
-            for _ in 0..if prebuilt { PREBUILT_RUNS } else { 1 } {
+            for _ in 0..if prebuilt {
+                env_usize(RUNS_VAR).unwrap_or(PREBUILT_RUNS)
+            } else {
+                1
+            } {
                 let (listed, events) = if prebuilt {
                     (
                         Listed::Prebuilt(base.clone()),
-                        Events::prebuilt(&base, EVENTS),
+                        Events::prebuilt(&base, events_n),
                     )
                 } else {
                     (
                         Listed::Lines(lines.clone()),
-                        Events::OnTheFly(templates.clone(), EVENTS),
+                        Events::OnTheFly(templates.clone(), events_n),
                     )
                 };
                 emit("data_rss", proc_status_bytes("VmRSS"));
                 let run = if ours {
                     let lw = Arc::new(MemorySource::new(listed, Some(events)));
-                    rt.block_on(ours_pipeline(lw, LISTED, EVENTS, prebuilt, || {}))
+                    rt.block_on(ours_pipeline(lw, LISTED, events_n, prebuilt, || {}))
                 } else {
                     let source = kube_source(listed, events);
-                    rt.block_on(kube_pipeline(source, LISTED, EVENTS, prebuilt, || {}))
+                    rt.block_on(kube_pipeline(source, LISTED, events_n, prebuilt, || {}))
                 };
-                runs.push(support::rate(EVENTS, run.total));
+                runs.push(support::rate(events_n, run.total));
             }
             emit_runs("rate", runs);
             emit("peak_rss", proc_status_bytes("VmHWM"));

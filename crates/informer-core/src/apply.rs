@@ -10,6 +10,7 @@ use std::sync::Arc;
 use crate::error::StoreError;
 use crate::fifo::Delta;
 use crate::handler::{Deleted, Notification};
+use crate::key::ObjectKey;
 use crate::store::Store;
 
 /// Applies `deltas` to `store` in order and passes each resulting notification to `notify`.
@@ -53,7 +54,7 @@ pub fn apply_deltas<K>(
 ) -> Result<(), StoreError> {
     let mut first_error = None;
     for delta in deltas {
-        if let Err(e) = apply_one(store, delta, is_initial_list, notify) {
+        if let Err(e) = apply_one(store, delta, None, is_initial_list, notify) {
             tracing::warn!(error = %e, "skipped a change that cannot be cached");
             first_error.get_or_insert(e);
         }
@@ -61,22 +62,58 @@ pub fn apply_deltas<K>(
     first_error.map_or(Ok(()), Err)
 }
 
+/// As [`apply_deltas`], given the key of each delta's object where the caller knows it
+/// (`keys[i]` for `deltas[i]`, as a FIFO's [`pop_keyed`](crate::fifo::Fifo::pop_keyed) gives
+/// them), so that the store need not compute keys again.
+///
+/// The keys must have been computed by [`resource_key`](crate::resource_key); they are used
+/// only if [`store.keys_by_resource_key()`](Store::keys_by_resource_key), and ignored
+/// otherwise (as are missing ones). Everything else is as [`apply_deltas`].
+///
+/// # Errors
+/// As [`apply_deltas`].
+///
+/// # Panics
+/// If `keys` is not as long as `deltas`.
+pub fn apply_keyed_deltas<K>(
+    store: &dyn Store<K>,
+    deltas: Vec<Delta<K>>,
+    keys: Vec<Option<ObjectKey>>,
+    is_initial_list: bool,
+    notify: &mut dyn FnMut(Notification<K>),
+) -> Result<(), StoreError> {
+    assert_eq!(deltas.len(), keys.len(), "one key (or None) per delta");
+    if !store.keys_by_resource_key() {
+        return apply_deltas(store, deltas, is_initial_list, notify);
+    }
+    let mut first_error = None;
+    for (delta, key) in deltas.into_iter().zip(keys) {
+        if let Err(e) = apply_one(store, delta, key, is_initial_list, notify) {
+            tracing::warn!(error = %e, "skipped a change that cannot be cached");
+            first_error.get_or_insert(e);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+/// Applies one delta; `known_key`, if given, is the key the store files its object under.
 fn apply_one<K>(
     store: &dyn Store<K>,
     delta: Delta<K>,
+    known_key: Option<ObjectKey>,
     is_initial_list: bool,
     notify: &mut dyn FnMut(Notification<K>),
 ) -> Result<(), StoreError> {
     match delta {
         Delta::Added(obj) | Delta::Updated(obj) | Delta::Replaced(obj) | Delta::Sync(obj) => {
-            upsert(store, obj, is_initial_list, notify)?
+            upsert(store, obj, known_key, is_initial_list, notify)?
         }
         Delta::Deleted(deleted) => {
             let key = match &deleted {
                 Deleted::Object(_) => None,
                 Deleted::FinalStateUnknown { key, .. } => Some(key.clone()),
             };
-            let key = match (key, &deleted) {
+            let key = match (key.or(known_key), &deleted) {
                 (Some(key), _) => key,
                 (None, Deleted::Object(obj)) => store.key_of(obj)?,
                 (None, Deleted::FinalStateUnknown { key, .. }) => key.clone(),
@@ -123,10 +160,15 @@ fn apply_one<K>(
 fn upsert<K>(
     store: &dyn Store<K>,
     obj: Arc<K>,
+    known_key: Option<ObjectKey>,
     is_initial_list: bool,
     notify: &mut dyn FnMut(Notification<K>),
 ) -> Result<(), StoreError> {
-    match store.update(obj.clone())? {
+    let old = match known_key {
+        Some(key) => store.update_with_key(key, obj.clone())?,
+        None => store.update(obj.clone())?,
+    };
+    match old {
         Some(old) => notify(Notification::Update { old, new: obj }),
         None => notify(Notification::Add {
             object: obj,
@@ -139,7 +181,6 @@ fn upsert<K>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::key::ObjectKey;
     use crate::store::ThreadSafeStore;
     use k8s_openapi::api::core::v1::ConfigMap;
 
@@ -292,6 +333,52 @@ mod tests {
         );
         assert!(seen.is_empty());
         assert_eq!(store.resource_version().as_deref(), Some("42"));
+    }
+
+    #[test]
+    fn keyed_deltas_use_the_given_keys_and_notify_as_unkeyed_ones() {
+        let store = ThreadSafeStore::new();
+        store.add(cm("gone", "1")).unwrap();
+        let deltas = vec![
+            Delta::Added(cm("a", "1")),
+            Delta::Updated(cm("a", "2")),
+            Delta::Deleted(Deleted::Object(cm("gone", "3"))),
+            Delta::Added(cm("b", "4")),
+        ];
+        let keys = vec![Some(key("a")), Some(key("a")), Some(key("gone")), None];
+        let mut seen = Vec::new();
+        apply_keyed_deltas(&store, deltas, keys, false, &mut |n| seen.push(show(&n))).unwrap();
+        assert_eq!(
+            seen,
+            ["add a@1", "update a@1->a@2", "delete gone@3", "add b@4"]
+        );
+        assert_eq!(sorted(store.list_keys()), [key("a"), key("b")]);
+    }
+
+    #[test]
+    fn keyed_deltas_ignore_keys_for_a_store_keyed_otherwise() {
+        fn by_rv(cm: &ConfigMap) -> Result<ObjectKey, crate::KeyError> {
+            Ok(ObjectKey::cluster(
+                cm.metadata.resource_version.as_deref().unwrap_or("none"),
+            ))
+        }
+        let store = ThreadSafeStore::with_key_fn(by_rv);
+        let mut seen = Vec::new();
+        apply_keyed_deltas(
+            &store,
+            vec![Delta::Added(cm("a", "7"))],
+            vec![Some(key("a"))],
+            false,
+            &mut |n| seen.push(show(&n)),
+        )
+        .unwrap();
+        assert_eq!(seen, ["add a@7"]);
+        assert_eq!(store.list_keys(), [ObjectKey::cluster("7")]);
+    }
+
+    fn sorted(mut keys: Vec<ObjectKey>) -> Vec<ObjectKey> {
+        keys.sort();
+        keys
     }
 
     #[test]

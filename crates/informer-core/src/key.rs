@@ -10,9 +10,11 @@ use crate::error::KeyError;
 /// The identity of an object in a cache: its namespace (if namespaced) and its name.
 ///
 /// `ObjectKey` is what stores are keyed by, what handlers put on workqueues and what
-/// reconcilers receive. Cloning is cheap (two reference-counted strings, no allocation).
+/// reconcilers receive. Cloning is cheap (one reference-counted string, no allocation).
 /// It prints as `namespace/name`, or `name` for cluster-scoped objects, which is the
 /// same text client-go's `MetaNamespaceKeyFunc` produces.
+///
+/// Keys compare and sort by namespace (cluster-scoped first), then name.
 ///
 /// ```
 /// use informer_core::ObjectKey;
@@ -23,18 +25,48 @@ use crate::error::KeyError;
 /// assert_eq!("kube-system/dns".parse::<ObjectKey>().unwrap().name(), "dns");
 /// assert_eq!(ObjectKey::cluster("node-1").to_string(), "node-1");
 /// ```
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct ObjectKey {
-    namespace: Option<Arc<str>>,
-    name: Arc<str>,
+    /// `namespace/name`, or `name` for a cluster-scoped object: one allocation per key.
+    text: Arc<str>,
+    /// The length of the namespace in `text`; 0 for a cluster-scoped object (an empty
+    /// namespace means cluster scoped, so 0 is never a namespace's length).
+    ns_len: u32,
 }
 
 impl ObjectKey {
     /// A key from an optional namespace and a name. An empty namespace means cluster scoped.
+    ///
+    /// # Panics
+    /// If the namespace is longer than `u32::MAX` bytes.
     pub fn new(namespace: Option<&str>, name: &str) -> Self {
-        Self {
-            namespace: namespace.filter(|ns| !ns.is_empty()).map(Arc::from),
-            name: Arc::from(name),
+        match namespace.filter(|ns| !ns.is_empty()) {
+            None => Self {
+                text: Arc::from(name),
+                ns_len: 0,
+            },
+            Some(ns) => {
+                let ns_len = u32::try_from(ns.len()).expect("a namespace fits in u32::MAX bytes");
+                // One allocation, written in place (an intermediate `String` would cost a
+                // second allocation and a copy).
+                let len = ns.len() + 1 + name.len();
+                let mut bytes = Arc::<[u8]>::new_uninit_slice(len);
+                let dst = Arc::get_mut(&mut bytes)
+                    .expect("a new Arc is unique")
+                    .as_mut_ptr()
+                    .cast::<u8>();
+                // SAFETY: `dst` is the new allocation of `len` bytes; the three writes fill it
+                // exactly, without overlapping each other or the sources. The bytes are two
+                // `str`s joined by an ASCII byte, so valid UTF-8, and `str` has the layout of
+                // `[u8]`.
+                let text = unsafe {
+                    std::ptr::copy_nonoverlapping(ns.as_ptr(), dst, ns.len());
+                    dst.add(ns.len()).write(b'/');
+                    std::ptr::copy_nonoverlapping(name.as_ptr(), dst.add(ns.len() + 1), name.len());
+                    Arc::from_raw(Arc::into_raw(bytes.assume_init()) as *const str)
+                };
+                Self { text, ns_len }
+            }
         }
     }
 
@@ -71,21 +103,52 @@ impl ObjectKey {
 
     /// The namespace, or `None` for a cluster-scoped object.
     pub fn namespace(&self) -> Option<&str> {
-        self.namespace.as_deref()
+        match self.ns_len {
+            0 => None,
+            n => Some(&self.text[..n as usize]),
+        }
     }
 
     /// The name.
     pub fn name(&self) -> &str {
-        &self.name
+        match self.ns_len {
+            0 => &self.text,
+            n => &self.text[n as usize + 1..],
+        }
+    }
+
+    /// Whether this is the key of an object with this namespace and name (an empty namespace
+    /// means cluster scoped), compared without building a key.
+    ///
+    /// ```
+    /// use informer_core::ObjectKey;
+    ///
+    /// let key = ObjectKey::new(Some("default"), "web-0");
+    /// assert!(key.is(Some("default"), "web-0"));
+    /// assert!(!key.is(None, "web-0"));
+    /// assert!(ObjectKey::cluster("n").is(Some(""), "n"));
+    /// ```
+    pub fn is(&self, namespace: Option<&str>, name: &str) -> bool {
+        self.namespace() == namespace.filter(|ns| !ns.is_empty()) && self.name() == name
+    }
+}
+
+impl PartialOrd for ObjectKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ObjectKey {
+    /// By namespace (cluster-scoped first), then by name.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.namespace(), self.name()).cmp(&(other.namespace(), other.name()))
     }
 }
 
 impl fmt::Display for ObjectKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.namespace {
-            Some(ns) => write!(f, "{ns}/{}", self.name),
-            None => f.write_str(&self.name),
-        }
+        f.write_str(&self.text)
     }
 }
 
@@ -174,6 +237,31 @@ mod tests {
         for s in ["ns/name", "name"] {
             assert_eq!(s.parse::<ObjectKey>().unwrap().to_string(), s);
         }
+    }
+
+    #[test]
+    fn keys_sort_by_namespace_then_name() {
+        let mut keys = [
+            ObjectKey::new(Some("b"), "a"),
+            ObjectKey::new(Some("a"), "z"),
+            ObjectKey::cluster("zz"),
+            ObjectKey::new(Some("a-b"), "c"),
+            ObjectKey::new(Some("a"), "b"),
+        ];
+        keys.sort();
+        let shown: Vec<String> = keys.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["zz", "a/b", "a/z", "a-b/c", "b/a"]);
+    }
+
+    #[test]
+    fn a_cluster_key_with_a_slash_differs_from_a_namespaced_one() {
+        let cluster = ObjectKey::cluster("a/b");
+        let namespaced = ObjectKey::new(Some("a"), "b");
+        assert_ne!(cluster, namespaced);
+        assert_eq!(cluster.namespace(), None);
+        assert_eq!(cluster.name(), "a/b");
+        assert_eq!(namespaced.namespace(), Some("a"));
+        assert_eq!(namespaced.name(), "b");
     }
 
     #[test]

@@ -17,6 +17,7 @@ use async_trait::async_trait;
 
 use crate::error::FifoError;
 use crate::handler::Deleted;
+use crate::key::ObjectKey;
 
 pub use delta_fifo::DeltaFifo;
 pub use real_fifo::RealFifo;
@@ -126,6 +127,24 @@ pub trait Fifo<K>: Send + Sync {
     /// # Errors
     /// [`FifoError::Closed`] once the FIFO is closed and empty.
     async fn pop(&self, process: &mut (dyn FnMut(Vec<Delta<K>>) + Send)) -> Result<(), FifoError>;
+
+    /// As [`pop`](Fifo::pop), and also passes each item's key where the FIFO knows it:
+    /// `keys[i]` is the key of `batch[i]`'s object, as this FIFO's key function computed it
+    /// when the item was pushed, or `None`. The default knows no key ([`RealFifo`] knows the
+    /// key of every item with a single object), so a custom FIFO need not implement it.
+    ///
+    /// # Errors
+    /// As [`pop`](Fifo::pop).
+    async fn pop_keyed(
+        &self,
+        process: &mut (dyn FnMut(Vec<Delta<K>>, Vec<Option<ObjectKey>>) + Send),
+    ) -> Result<(), FifoError> {
+        self.pop(&mut |batch: Vec<Delta<K>>| {
+            let keys = vec![None; batch.len()];
+            process(batch, keys)
+        })
+        .await
+    }
 
     /// Whether the first [`replace`](Fifo::replace) (or, before any, a first push) has been
     /// processed completely.

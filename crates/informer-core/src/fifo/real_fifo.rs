@@ -139,12 +139,16 @@ struct Item<K> {
     /// last swept. Used for batching: the previous item is in the current batch iff its seq is
     /// at least the batch's first seq.
     prev: Option<NonZeroU64>,
+    /// The key of the item's object (`None` for `ReplacedAll` and `Bookmark`).
+    key: Option<ObjectKey>,
     delta: Delta<K>,
 }
 
 /// What a pop took from the front, to settle once `process` returns.
 struct Taken<K> {
     batch: Vec<Delta<K>>,
+    /// The key of each item of `batch`.
+    keys: Vec<Option<ObjectKey>>,
     /// The seq after the batch's last item.
     end: u64,
     /// How many of the batch's items belong to the initial population.
@@ -168,12 +172,13 @@ impl<K> State<K> {
     /// Queues an item for `key`. Returns whether the queue went from empty to non-empty.
     fn push_keyed(&mut self, key: ObjectKey, delta: Delta<K>) -> bool {
         let seq = self.next_seq();
-        let prev = self.last_seq.insert(key, seq);
+        let prev = self.last_seq.insert(key.clone(), seq);
         if prev.is_none() && self.last_seq.len() > self.sweep_at {
             self.sweep();
         }
         self.push(Item {
             prev: prev.and_then(NonZeroU64::new),
+            key: Some(key),
             delta,
         })
     }
@@ -225,7 +230,15 @@ impl<K> State<K> {
         }
         // The front item always qualifies (its key's previous item, if any, was popped
         // earlier), so `n >= 1`.
-        let batch: Vec<Delta<K>> = self.items.drain(..n).map(|item| item.delta).collect();
+        let mut keys = Vec::with_capacity(n);
+        let batch: Vec<Delta<K>> = self
+            .items
+            .drain(..n)
+            .map(|item| {
+                keys.push(item.key);
+                item.delta
+            })
+            .collect();
         if self.items.is_empty() && self.items.capacity() > SHRINK_ABOVE {
             // Give back the memory of a large burst once it has drained.
             self.items.shrink_to(0);
@@ -234,6 +247,7 @@ impl<K> State<K> {
         let replaced_all = matches!(batch.first(), Some(Delta::ReplacedAll { .. }));
         Some(Taken {
             batch,
+            keys,
             end: self.head,
             initial: self.sync.popped(n),
             replaced_all,
@@ -368,9 +382,13 @@ impl<K> RealFifo<K> {
     }
 
     /// Waits for items, removes the next batch and passes it to `process`.
-    async fn pop_with<F: FnOnce(Vec<Delta<K>>)>(&self, process: F) -> Result<(), FifoError> {
+    async fn pop_with<F: FnOnce(Vec<Delta<K>>, Vec<Option<ObjectKey>>)>(
+        &self,
+        process: F,
+    ) -> Result<(), FifoError> {
         let Taken {
             batch,
+            keys,
             end,
             initial,
             replaced_all,
@@ -383,7 +401,7 @@ impl<K> RealFifo<K> {
             replaced_all,
             processed: false,
         };
-        process(batch);
+        process(batch, keys);
         settle.processed = true;
         Ok(())
     }
@@ -464,6 +482,7 @@ impl<K: Send + Sync + 'static> Fifo<K> for RealFifo<K> {
         }
         let woke = st.push(Item {
             prev: None,
+            key: None,
             delta: Delta::ReplacedAll {
                 objects,
                 resource_version,
@@ -509,6 +528,7 @@ impl<K: Send + Sync + 'static> Fifo<K> for RealFifo<K> {
         }
         let woke = st.push(Item {
             prev: None,
+            key: None,
             delta: Delta::Bookmark { resource_version },
         });
         drop(st);
@@ -519,6 +539,15 @@ impl<K: Send + Sync + 'static> Fifo<K> for RealFifo<K> {
     /// Waits for items, removes the next batch (see the batching rules on [`RealFifo`]) and
     /// passes it to `process`, oldest first.
     async fn pop(&self, process: &mut (dyn FnMut(Vec<Delta<K>>) + Send)) -> Result<(), FifoError> {
+        self.pop_with(|batch, _keys| process(batch)).await
+    }
+
+    /// As [`pop`](Fifo::pop), with the key of every item that has a single object
+    /// (`None` for `ReplacedAll` and `Bookmark`).
+    async fn pop_keyed(
+        &self,
+        process: &mut (dyn FnMut(Vec<Delta<K>>, Vec<Option<ObjectKey>>) + Send),
+    ) -> Result<(), FifoError> {
         self.pop_with(process).await
     }
 
@@ -609,6 +638,85 @@ mod tests {
     fn fifo_is_object_safe() {
         fn _obj_safe(_: Arc<dyn Fifo<Obj>>) {}
         _obj_safe(Arc::new(fifo()));
+    }
+
+    #[test]
+    fn pop_keyed_hands_out_the_key_of_each_item() {
+        let f = fifo();
+        f.replace(vec![obj("a", 1)], "1".into()).unwrap();
+        f.add(obj("b", 2)).unwrap();
+        f.delete(obj("c", 3)).unwrap();
+        f.bookmark("4".into()).unwrap();
+        let mut popped = Vec::new();
+        while !f.is_empty() {
+            f.pop_keyed(&mut |batch, keys| {
+                assert_eq!(batch.len(), keys.len());
+                popped.extend(keys.into_iter().map(|k| k.map(|k| k.to_string())));
+            })
+            .now_or_never()
+            .expect("a batch is ready")
+            .expect("the FIFO is open");
+        }
+        let key = |s: &str| Some(s.to_owned());
+        assert_eq!(popped, [None, key("ns/b"), key("ns/c"), None]);
+    }
+
+    #[test]
+    fn the_default_pop_keyed_knows_no_key() {
+        struct Plain(RealFifo<Obj>);
+        #[async_trait]
+        impl Fifo<Obj> for Plain {
+            fn add(&self, obj: Arc<Obj>) -> Result<(), FifoError> {
+                self.0.add(obj)
+            }
+            fn update(&self, obj: Arc<Obj>) -> Result<(), FifoError> {
+                self.0.update(obj)
+            }
+            fn delete(&self, obj: Arc<Obj>) -> Result<(), FifoError> {
+                self.0.delete(obj)
+            }
+            fn replace(&self, objects: Vec<Arc<Obj>>, rv: String) -> Result<(), FifoError> {
+                self.0.replace(objects, rv)
+            }
+            fn resync(&self) -> Result<(), FifoError> {
+                self.0.resync()
+            }
+            fn bookmark(&self, rv: String) -> Result<(), FifoError> {
+                self.0.bookmark(rv)
+            }
+            async fn pop(
+                &self,
+                process: &mut (dyn FnMut(Vec<Delta<Obj>>) + Send),
+            ) -> Result<(), FifoError> {
+                self.0.pop(process).await
+            }
+            fn has_synced(&self) -> bool {
+                self.0.has_synced()
+            }
+            fn len(&self) -> usize {
+                self.0.len()
+            }
+            fn close(&self) {
+                self.0.close()
+            }
+            fn is_closed(&self) -> bool {
+                self.0.is_closed()
+            }
+        }
+        let f = Plain(fifo());
+        f.add(obj("a", 1)).unwrap();
+        f.add(obj("b", 1)).unwrap();
+        let mut keys_seen = Vec::new();
+        while !f.is_empty() {
+            f.pop_keyed(&mut |batch, keys| {
+                assert_eq!(batch.len(), keys.len());
+                keys_seen.extend(keys);
+            })
+            .now_or_never()
+            .expect("a batch is ready")
+            .expect("the FIFO is open");
+        }
+        assert_eq!(keys_seen, [None, None]);
     }
 
     #[test]

@@ -102,6 +102,30 @@ pub trait Store<K>: Send + Sync {
     /// [`KeyError`](crate::KeyError) if the object has no key.
     fn key_of(&self, obj: &K) -> Result<ObjectKey, crate::KeyError>;
 
+    /// Same as [`update`](Store::update), given the key `obj` is filed under, which the
+    /// caller has computed already, so that the store need not compute it again (the
+    /// informer passes the key its FIFO computed).
+    ///
+    /// `key` must be what [`key_of`](Store::key_of) returns for `obj`; callers check
+    /// [`keys_by_resource_key`](Store::keys_by_resource_key) before passing a key computed
+    /// by [`resource_key`](crate::resource_key). The default ignores `key` and calls
+    /// [`update`](Store::update), so a custom store need not implement it.
+    ///
+    /// # Errors
+    /// As [`update`](Store::update).
+    fn update_with_key(&self, key: ObjectKey, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
+        let _ = key;
+        self.update(obj)
+    }
+
+    /// Whether [`key_of`](Store::key_of) is [`resource_key`](crate::resource_key), so that a
+    /// key computed by it may be passed to [`update_with_key`](Store::update_with_key) and
+    /// [`delete`](Store::delete). `false` by default (then callers let the store compute its
+    /// keys).
+    fn keys_by_resource_key(&self) -> bool {
+        false
+    }
+
     /// Removes the object with this key; returns it if it was present.
     fn delete(&self, key: &ObjectKey) -> Option<Arc<K>>;
 
@@ -198,6 +222,12 @@ impl<K, S: Store<K> + ?Sized> Store<K> for Arc<S> {
     }
     fn key_of(&self, obj: &K) -> Result<ObjectKey, crate::KeyError> {
         (**self).key_of(obj)
+    }
+    fn update_with_key(&self, key: ObjectKey, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
+        (**self).update_with_key(key, obj)
+    }
+    fn keys_by_resource_key(&self) -> bool {
+        (**self).keys_by_resource_key()
     }
     fn delete(&self, key: &ObjectKey) -> Option<Arc<K>> {
         (**self).delete(key)

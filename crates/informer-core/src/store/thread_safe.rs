@@ -105,6 +105,8 @@ use crate::key::{KeyFn, ObjectKey, resource_key};
 /// ```
 pub struct ThreadSafeStore<K> {
     key_fn: KeyFn<K>,
+    /// Whether `key_fn` is `resource_key` (set by [`ThreadSafeStore::new`]).
+    resource_keyed: bool,
     hasher: RandomState,
     inner: RwLock<Inner<K>>,
 }
@@ -122,7 +124,10 @@ impl<K: Resource> ThreadSafeStore<K> {
     /// assert_eq!(store.index_names(), [NAMESPACE_INDEX]);
     /// ```
     pub fn new() -> Self {
-        Self::with_key_fn(resource_key::<K>)
+        Self {
+            resource_keyed: true,
+            ..Self::with_key_fn(resource_key::<K>)
+        }
     }
 }
 
@@ -159,6 +164,7 @@ impl<K> ThreadSafeStore<K> {
     pub fn with_key_fn(key_fn: KeyFn<K>) -> Self {
         Self {
             key_fn,
+            resource_keyed: false,
             hasher: RandomState::default(),
             inner: RwLock::new(Inner::new()),
         }
@@ -196,6 +202,22 @@ impl<K> ThreadSafeStore<K> {
         let key = (self.key_fn)(obj)?;
         let hash = self.hash_key(&key);
         Ok((key, hash))
+    }
+
+    /// Inserts or replaces `obj` under `key` (whose hash is `hash`).
+    fn upsert_keyed(&self, key: ObjectKey, hash: u64, obj: Arc<K>) -> Option<Arc<K>> {
+        let guard = self.inner.upgradable_read();
+        let values = guard.values_for(&obj);
+        let mut inner = RwLockUpgradableReadGuard::upgrade(guard);
+        inner.upsert(
+            &self.hasher,
+            Prepared {
+                key,
+                hash,
+                obj,
+                values,
+            },
+        )
     }
 
     fn add_indexers_inner(&self, indexers: Indexers<K>) -> Result<(), IndexError> {
@@ -273,18 +295,24 @@ impl<K> fmt::Debug for ThreadSafeStore<K> {
 impl<K: Send + Sync> Store<K> for ThreadSafeStore<K> {
     fn add(&self, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
         let (key, hash) = self.prepare_key(&obj)?;
-        let guard = self.inner.upgradable_read();
-        let values = guard.values_for(&obj);
-        let mut inner = RwLockUpgradableReadGuard::upgrade(guard);
-        Ok(inner.upsert(
-            &self.hasher,
-            Prepared {
-                key,
-                hash,
-                obj,
-                values,
-            },
-        ))
+        Ok(self.upsert_keyed(key, hash, obj))
+    }
+
+    /// As [`add`](Store::add), with the key given: `key` must be `key_of(&obj)` (checked in
+    /// debug builds only).
+    fn update_with_key(&self, key: ObjectKey, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
+        debug_assert_eq!(
+            (self.key_fn)(&obj).ok().as_ref(),
+            Some(&key),
+            "update_with_key was given another key than key_of"
+        );
+        let hash = self.hash_key(&key);
+        Ok(self.upsert_keyed(key, hash, obj))
+    }
+
+    /// `true` for a store made by [`ThreadSafeStore::new`].
+    fn keys_by_resource_key(&self) -> bool {
+        self.resource_keyed
     }
 
     fn key_of(&self, obj: &K) -> Result<ObjectKey, KeyError> {

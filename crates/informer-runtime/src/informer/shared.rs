@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
-use informer_core::apply::apply_deltas;
+use informer_core::apply::apply_keyed_deltas;
 use informer_core::fifo::{Delta, DeltaFifo, Fifo, RealFifo};
 use informer_core::store::ThreadSafeStore;
-use informer_core::{Handler, IndexError, Indexer, Indexers, ListerWatcher, Store};
+use informer_core::{Handler, IndexError, Indexer, Indexers, ListerWatcher, ObjectKey, Store};
 use kube::Resource;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -112,6 +112,7 @@ where
             .store
             .unwrap_or_else(|| Arc::new(ThreadSafeStore::<K>::new()));
         let known: Arc<dyn Store<K>> = store.clone();
+        // Both FIFOs key objects with `resource_key`: the informer loop relies on it.
         let fifo: Arc<dyn Fifo<K>> = match self.fifo {
             FifoKind::Real => Arc::new(RealFifo::new(Some(known))),
             FifoKind::Delta => Arc::new(DeltaFifo::new(Some(known))),
@@ -332,17 +333,21 @@ where
         let store: &dyn Store<K> = &*inner.store;
         let processor = &inner.processor;
         loop {
-            let mut process = |batch: Vec<Delta<K>>| {
+            let mut process = |batch: Vec<Delta<K>>, keys: Vec<Option<ObjectKey>>| {
                 // RealFifo and DeltaFifo never mix initial and later items in one batch.
                 let is_initial = !fifo.has_synced();
                 let mut distributor = processor.distributor();
-                // A keyless object is logged by apply_deltas and skipped; nothing else is lost.
-                let _ = apply_deltas(store, batch, is_initial, &mut |n| distributor.distribute(n));
+                // The FIFO keys objects with `resource_key` (see `build`), so the store may
+                // reuse its keys. A keyless object is logged by apply_keyed_deltas and
+                // skipped; nothing else is lost.
+                let _ = apply_keyed_deltas(store, batch, keys, is_initial, &mut |n| {
+                    distributor.distribute(n)
+                });
             };
             let popped = tokio::select! {
                 biased;
                 _ = stop.cancelled() => break,
-                popped = fifo.pop(&mut process) => popped,
+                popped = fifo.pop_keyed(&mut process) => popped,
             };
             if popped.is_err() {
                 break; // closed

@@ -7,15 +7,16 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use informer_core::lister_watcher::{ListWatchError, WatchEvent, WatchParams, WatchStream};
 use informer_core::{FifoError, ObjectKey};
 use kube::Resource;
+use std::task::{Context, Poll};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::{Backoff, random_unit};
-use super::{DEFAULT_PAGE_SIZE, Reflector, ReflectorError, inc};
+use super::{DEFAULT_PAGE_SIZE, Reflector, ReflectorError, TransformFn, inc};
 use crate::lister_watcher::INITIAL_EVENTS_END_ANNOTATION;
 
 /// How long after the timeout it asked the server for the reflector ends a watch itself.
@@ -439,25 +440,39 @@ where
                 self.resync_now()?;
                 continue;
             };
-            // Handle what is ready without going back through `select!`, up to a batch; the
-            // next item is taken only if it will be handled in this batch.
-            for n in 1..=MAX_BATCH {
-                let Some(result) = item else {
-                    return Ok(self.watch_closed(started, events));
-                };
-                events += 1;
-                if let Some(after) = self.handle(result)? {
-                    return Ok(after);
-                }
-                if n == MAX_BATCH {
+            // Handle what is ready without going back through `select!`, up to a batch. Each
+            // item is handled where the stream wrote it, so an object is copied once, into
+            // its `Arc` (objects are large: a `Pod` is over a kilobyte).
+            if let Some(after) = self.handle_next(&mut item, started, &mut events)? {
+                return Ok(after);
+            }
+            let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+            for _ in 1..MAX_BATCH {
+                let mut polled = stream.poll_next_unpin(&mut cx);
+                let Poll::Ready(item) = &mut polled else {
                     break;
-                }
-                match stream.next().now_or_never() {
-                    Some(next) => item = next,
-                    None => break,
+                };
+                if let Some(after) = self.handle_next(item, started, &mut events)? {
+                    return Ok(after);
                 }
             }
         }
+    }
+
+    /// Handles the next item of a watch stream (`None`: the stream ended); `Some` ends the
+    /// watch.
+    #[inline(always)]
+    fn handle_next(
+        &mut self,
+        item: &mut Option<Result<WatchEvent<K>, ListWatchError>>,
+        started: Instant,
+        events: &mut u64,
+    ) -> Result<Option<After>, Stop> {
+        if item.is_none() {
+            return Ok(Some(self.watch_closed(started, *events)));
+        }
+        *events += 1;
+        self.handle(item)
     }
 
     fn watch_closed(&self, started: Instant, events: u64) -> After {
@@ -473,15 +488,47 @@ where
         }
     }
 
-    /// Handles one item of a watch stream; `Some` ends the watch.
+    /// Handles one item of a watch stream (`Some`; left `None`); `Some` ends the watch.
+    #[inline(always)]
     fn handle(
+        &mut self,
+        slot: &mut Option<Result<WatchEvent<K>, ListWatchError>>,
+    ) -> Result<Option<After>, Stop> {
+        // Look at the object where it lies, then move it once, into its `Arc`.
+        let (op, obj) = match slot {
+            Some(Ok(WatchEvent::Added(obj))) => (Op::Add, &*obj),
+            Some(Ok(WatchEvent::Modified(obj))) => (Op::Update, &*obj),
+            Some(Ok(WatchEvent::Deleted(obj))) => (Op::Delete, &*obj),
+            other => {
+                let item = other.take().expect("handle is given an item");
+                return self.handle_other(item);
+            }
+        };
+        inc(&self.r.shared.counters.events);
+        if let Some(rv) = obj.meta().resource_version.as_deref()
+            && !rv.is_empty()
+        {
+            set_rv(self.r, &mut self.rv, rv);
+        }
+        if !self.check_name(obj) {
+            *slot = None;
+            return Ok(None);
+        }
+        let obj = take_into_arc(slot, self.r.transform.as_ref());
+        self.push(obj, op)?;
+        Ok(None)
+    }
+
+    /// Handles a bookmark, an error event or a stream error; `Some` ends the watch.
+    #[inline(never)]
+    fn handle_other(
         &mut self,
         item: Result<WatchEvent<K>, ListWatchError>,
     ) -> Result<Option<After>, Stop> {
         match item {
-            Ok(WatchEvent::Added(obj)) => self.push(obj, Op::Add)?,
-            Ok(WatchEvent::Modified(obj)) => self.push(obj, Op::Update)?,
-            Ok(WatchEvent::Deleted(obj)) => self.push(obj, Op::Delete)?,
+            Ok(WatchEvent::Added(_) | WatchEvent::Modified(_) | WatchEvent::Deleted(_)) => {
+                unreachable!("objects are handled by `handle`")
+            }
             Ok(WatchEvent::Bookmark(bookmark)) => {
                 inc(&self.r.shared.counters.bookmarks);
                 let rv = bookmark.metadata.resource_version;
@@ -495,13 +542,13 @@ where
                 if !rv.is_empty() {
                     self.set_rv(&rv);
                 }
+                Ok(None)
             }
             Ok(WatchEvent::Error(status)) => {
-                return Ok(Some(self.stream_error(ListWatchError::Api(status))));
+                Ok(Some(self.stream_error(ListWatchError::Api(status))))
             }
-            Err(e) => return Ok(Some(self.stream_error(e))),
+            Err(e) => Ok(Some(self.stream_error(e))),
         }
-        Ok(None)
     }
 
     fn stream_error(&mut self, e: ListWatchError) -> After {
@@ -513,17 +560,8 @@ where
         after
     }
 
-    fn push(&mut self, obj: K, op: Op) -> Result<(), Stop> {
-        let counters = &self.r.shared.counters;
-        inc(&counters.events);
-        if let Some(rv) = obj.meta().resource_version.as_deref()
-            && !rv.is_empty()
-        {
-            set_rv(self.r, &mut self.rv, rv);
-        }
-        let Some(obj) = self.prepare(obj) else {
-            return Ok(());
-        };
+    /// Pushes a watched object (already wrapped) to the FIFO.
+    fn push(&mut self, obj: Arc<K>, op: Op) -> Result<(), Stop> {
         let fifo = &self.r.fifo;
         let result = match op {
             Op::Add => fifo.add(obj),
@@ -534,7 +572,7 @@ where
             Ok(()) => Ok(()),
             Err(FifoError::Closed) => Err(Stop::FifoClosed),
             Err(e) => {
-                inc(&counters.invalid_objects);
+                inc(&self.r.shared.counters.invalid_objects);
                 tracing::warn!(reflector = %self.r.name, error = %e, "FIFO refused a watched object; skipped");
                 Ok(())
             }
@@ -648,13 +686,31 @@ where
     }
 
     /// Checks the object has a name, transforms it and wraps it.
+    #[inline(always)]
     fn prepare(&self, obj: K) -> Option<Arc<K>> {
+        if !self.check_name(&obj) {
+            return None;
+        }
+        Some(self.wrap(obj))
+    }
+
+    /// Whether the object has a name (counted and logged if not).
+    fn check_name(&self, obj: &K) -> bool {
         if obj.meta().name.as_deref().is_none_or(str::is_empty) {
             inc(&self.r.shared.counters.invalid_objects);
             tracing::warn!(reflector = %self.r.name, "skipping an object without metadata.name");
-            return None;
+            return false;
         }
-        Some(Arc::new(self.transform(obj)))
+        true
+    }
+
+    /// Transforms the object and wraps it in its `Arc`, copying it as few times as possible.
+    #[inline(always)]
+    fn wrap(&self, obj: K) -> Arc<K> {
+        match &self.r.transform {
+            None => into_arc(obj),
+            Some(f) => into_arc(f(obj)),
+        }
     }
 
     fn set_rv(&mut self, rv: &str) {
@@ -692,6 +748,62 @@ where
             .last_error
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
+/// `Arc::new(obj)`, written so that the object is copied straight into the allocation
+/// (`Arc::new` builds the whole `ArcInner` on the stack first, which costs a second copy).
+#[inline(always)]
+fn into_arc<K>(obj: K) -> Arc<K> {
+    let mut arc = Arc::<K>::new_uninit();
+    Arc::get_mut(&mut arc)
+        .expect("a new Arc is unique")
+        .write(obj);
+    // SAFETY: the value was just written.
+    unsafe { arc.assume_init() }
+}
+
+/// Moves the object of a watch event out of `slot` (which is left `None`) into a new `Arc`,
+/// transformed if there is a transform. Without a transform, the object is copied once,
+/// straight from where the stream wrote it into the allocation.
+///
+/// # Panics
+/// If `slot` does not hold an added, modified or deleted object.
+#[inline(always)]
+fn take_into_arc<K>(
+    slot: &mut Option<Result<WatchEvent<K>, ListWatchError>>,
+    transform: Option<&TransformFn<K>>,
+) -> Arc<K> {
+    let obj: *const K = match slot {
+        Some(Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj) | WatchEvent::Deleted(obj))) => {
+            obj
+        }
+        _ => panic!("take_into_arc needs a watch event with an object"),
+    };
+    let mut arc = Arc::<K>::new_uninit();
+    let dst = Arc::get_mut(&mut arc)
+        .expect("a new Arc is unique")
+        .as_mut_ptr();
+    // SAFETY: `obj` points at a valid object inside `slot`, which is borrowed mutably. The
+    // object is read out exactly once and `slot` is then overwritten without being dropped
+    // (`ptr::write`), so the object is neither dropped twice nor leaked: the event variants
+    // that hold an object hold nothing else. `slot` is overwritten before the transform runs,
+    // so a panicking transform (which drops the object it was given) leaves `slot` valid.
+    // `dst` is the new, unique, uninitialized `Arc`'s value, written once before
+    // `assume_init`.
+    unsafe {
+        match transform {
+            None => {
+                std::ptr::copy_nonoverlapping(obj, dst, 1);
+                std::ptr::write(slot, None);
+            }
+            Some(f) => {
+                let value = std::ptr::read(obj);
+                std::ptr::write(slot, None);
+                dst.write(f(value));
+            }
+        }
+        arc.assume_init()
     }
 }
 
