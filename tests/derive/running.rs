@@ -11,7 +11,7 @@ use informer::runtime::testing::TestApiServer;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::PostParams;
-use kube::{Api, Resource, ResourceExt};
+use kube::{Api, ResourceExt};
 use tokio::sync::mpsc;
 
 /// What a reconcile saw: the key, whether the object was there, and how many ConfigMaps

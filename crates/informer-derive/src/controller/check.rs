@@ -123,7 +123,7 @@ fn check_related(cx: &Ctxt, c: &Controller) {
 }
 
 fn check_one_related(cx: &Ctxt, r: &Related) {
-    let ty = r.resource.ty.to_token_stream().to_string().replace(' ', "");
+    let ty = short_name(&r.resource.ty);
     match (&r.mapper, r.is_watches()) {
         (None, true) => cx.error_spanned_by(
             &r.keyword,
@@ -134,6 +134,17 @@ fn check_one_related(cx: &Ctxt, r: &Related) {
             format!("`owns` maps each `{ty}` to its controlling owner; to map it yourself, write `watches({ty}, mapper = ...)`"),
         ),
         _ => {}
+    }
+}
+
+/// The type as a reader would say it: `ConfigMap` for `k8s_openapi::api::core::v1::ConfigMap`.
+fn short_name(ty: &syn::Type) -> String {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last().expect("a path has a segment");
+            last.to_token_stream().to_string().replace(' ', "")
+        }
+        other => other.to_token_stream().to_string().replace(' ', ""),
     }
 }
 

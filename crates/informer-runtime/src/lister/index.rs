@@ -180,3 +180,46 @@ where
         Vec::new()
     })
 }
+
+/// The index every owner-based controller needs: objects by the UID of their controlling
+/// owner (the owner reference with `controller: true`), as client-go's ReplicaSet and
+/// Deployment controllers keep. An index of every resource type.
+///
+/// ```
+/// use std::sync::Arc;
+/// use informer_core::{Store, ThreadSafeStore};
+/// use informer_runtime::lister::{ByControllerUid, Lister};
+/// use k8s_openapi::api::core::v1::Pod;
+/// use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+///
+/// let mut pod = Pod::default();
+/// pod.metadata.name = Some("web-1".into());
+/// pod.metadata.namespace = Some("shop".into());
+/// pod.metadata.owner_references = Some(vec![OwnerReference {
+///     uid: "rs-uid".into(),
+///     controller: Some(true),
+///     ..Default::default()
+/// }]);
+/// let store = Arc::new(ThreadSafeStore::<Pod>::new());
+/// store.add(Arc::new(pod))?;
+/// let pods = Lister::new(store);
+/// assert_eq!(pods.by_index::<ByControllerUid>("rs-uid").len(), 1);
+/// # Ok::<(), informer_core::StoreError>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ByControllerUid;
+
+impl<K: kube::Resource + 'static> Index<K> for ByControllerUid {
+    const NAME: &'static str = "informer::by_controller_uid";
+
+    fn values(obj: &K) -> Vec<String> {
+        obj.meta()
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|r| r.controller == Some(true))
+            .map(|r| r.uid.clone())
+            .into_iter()
+            .collect()
+    }
+}

@@ -16,7 +16,7 @@ use informer_core::{IndexError, Indexer, NAMESPACE_INDEX, ObjectKey};
 use kube::Resource;
 use kube::core::{Selector, SelectorExt};
 
-pub use index::{Index, IndexValues, ensure_index};
+pub use index::{ByControllerUid, Index, IndexValues, ensure_index};
 pub use selector::{SelectorParseError, parse_label_selector};
 
 /// A typed, read-only view of a cache.

@@ -1,3 +1,7 @@
+#[macro_use]
+#[path = "../../noop.rs"]
+mod noop;
+
 use informer::prelude::*;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
@@ -11,15 +15,6 @@ fn pods_by_node(pod: &Pod) -> Option<String> {
 #[controller(for = Deployment, owns(ReplicaSet, index = [PodsByNode]))]
 struct Deployments;
 
-impl Reconcile for Deployments {
-    async fn reconcile(
-        &self,
-        _ctx: &Context<Self>,
-        _key: &ObjectKey,
-        _obj: Option<Arc<Deployment>>,
-    ) -> Result<Action, ReconcileError> {
-        Ok(Action::Done)
-    }
-}
+noop_reconcile!(Deployments, Deployment);
 
 fn main() {}

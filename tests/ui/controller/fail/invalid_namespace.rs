@@ -1,3 +1,7 @@
+#[macro_use]
+#[path = "../../noop.rs"]
+mod noop;
+
 use informer::prelude::*;
 use k8s_openapi::api::apps::v1::Deployment;
 
@@ -5,15 +9,6 @@ use k8s_openapi::api::apps::v1::Deployment;
 #[controller(for = Deployment, namespace = "Shop_1")]
 struct Deployments;
 
-impl Reconcile for Deployments {
-    async fn reconcile(
-        &self,
-        _ctx: &Context<Self>,
-        _key: &ObjectKey,
-        _obj: Option<Arc<Deployment>>,
-    ) -> Result<Action, ReconcileError> {
-        Ok(Action::Done)
-    }
-}
+noop_reconcile!(Deployments, Deployment);
 
 fn main() {}

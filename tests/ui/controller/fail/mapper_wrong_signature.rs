@@ -1,3 +1,7 @@
+#[macro_use]
+#[path = "../../noop.rs"]
+mod noop;
+
 use informer::prelude::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -10,15 +14,6 @@ fn mapper(cm: ConfigMap) -> Vec<String> {
 #[controller(for = Deployment, watches(ConfigMap, mapper = mapper))]
 struct Deployments;
 
-impl Reconcile for Deployments {
-    async fn reconcile(
-        &self,
-        _ctx: &Context<Self>,
-        _key: &ObjectKey,
-        _obj: Option<Arc<Deployment>>,
-    ) -> Result<Action, ReconcileError> {
-        Ok(Action::Done)
-    }
-}
+noop_reconcile!(Deployments, Deployment);
 
 fn main() {}

@@ -1,3 +1,7 @@
+#[macro_use]
+#[path = "../../noop.rs"]
+mod noop;
+
 use informer::prelude::*;
 
 #[derive(Controller)]
@@ -6,13 +10,4 @@ struct Strings;
 
 fn main() {}
 
-impl Reconcile for Strings {
-    async fn reconcile(
-        &self,
-        _ctx: &Context<Self>,
-        _key: &ObjectKey,
-        _obj: Option<Arc<String>>,
-    ) -> Result<Action, ReconcileError> {
-        Ok(Action::Done)
-    }
-}
+noop_reconcile!(Strings, String);
