@@ -95,7 +95,9 @@
 //! CamelCase (`by_owner` → `ByOwner`; or `#[indexer(T, name = Other)]`) implementing
 //! [`Index<T>`](crate::runtime::lister::Index). Read it with
 //! `lister.by_index::<ByOwner>(value)`; using it with another resource's lister, or listing
-//! it beside another resource, does not compile.
+//! it beside another resource, does not compile. The index most controllers need, objects
+//! by the UID of their controlling owner, comes ready-made for every resource:
+//! [`ByControllerUid`](crate::runtime::lister::ByControllerUid).
 //!
 //! # Mistakes are compile errors
 //! Every mistake in the attributes is reported at once, on the tokens at fault, with what to

@@ -34,7 +34,7 @@ pub mod prelude {
 
     pub use informer_derive::{Controller, indexer};
     pub use informer_runtime::controller::{Context, ControllerSpec, Reconcile};
-    pub use informer_runtime::lister::Index;
+    pub use informer_runtime::lister::{ByControllerUid, Index};
     pub use std::sync::Arc;
 
     pub use informer_core::{
@@ -43,3 +43,8 @@ pub mod prelude {
         ThreadSafeStore, WorkQueue,
     };
 }
+
+/// The README's code, compiled as doctests so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -1,0 +1,291 @@
+//! A controller of a custom resource made with kube's `#[derive(CustomResource)]`, with a
+//! finalizer. A `Greeting` asks for a ConfigMap holding its message; the controller adds its
+//! finalizer first, writes the ConfigMap and the Greeting's status, and when the Greeting
+//! is deleted (the API server sets `deletionTimestamp` and keeps the object while it has
+//! finalizers) deletes the ConfigMap and removes the finalizer, which lets the object go.
+//! The scenario creates a Greeting, changes its message, deletes it, and exits.
+//!
+//! ```sh
+//! cargo run --release --example crd_controller             # in-process API server
+//! cargo run --release --example crd_controller -- --follow # then run until Ctrl-C
+//! KUBECONFIG=~/.kube/config cargo run --release --example crd_controller # installs the CRD
+//! ```
+
+#[cfg(not(test))]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[path = "support/mod.rs"]
+mod support;
+
+use informer::prelude::*;
+use informer::runtime::testing::CustomResourceSpec;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::{Client, CustomResource, CustomResourceExt, Resource, ResourceExt};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use support::{BoxError, NAMESPACE, step, wait_for};
+
+/// A message to publish in a ConfigMap.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "examples.informer.dev",
+    version = "v1",
+    kind = "Greeting",
+    namespaced,
+    status = "GreetingStatus"
+)]
+pub struct GreetingSpec {
+    pub message: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GreetingStatus {
+    /// The ConfigMap holding the message.
+    pub config_map: Option<String>,
+    /// The generation the ConfigMap reflects.
+    pub observed_generation: Option<i64>,
+}
+
+/// Present while the Greeting's ConfigMap may exist: the API server keeps a deleted
+/// Greeting until the controller has removed it.
+const FINALIZER: &str = "examples.informer.dev/config-map";
+
+/// Reconciles Greetings; a change to a ConfigMap reconciles the Greeting owning it.
+#[derive(Controller)]
+#[controller(for = Greeting, owns(ConfigMap, labels = "example=crd-controller"))]
+pub struct Greetings;
+
+impl Reconcile for Greetings {
+    async fn reconcile(
+        &self,
+        ctx: &Context<Self>,
+        key: &ObjectKey,
+        greeting: Option<Arc<Greeting>>,
+    ) -> Result<Action, ReconcileError> {
+        let Some(greeting) = greeting else {
+            return Ok(Action::Done); // gone, cleaned up before its finalizer was removed
+        };
+        let namespace = key.namespace().unwrap_or(NAMESPACE);
+        let greetings = Api::<Greeting>::namespaced(ctx.client()?.clone(), namespace);
+        let config_maps = Api::<ConfigMap>::namespaced(ctx.client()?.clone(), namespace);
+        let cm_name = format!("{}-greeting", key.name());
+        let has_finalizer = greeting.finalizers().iter().any(|f| f == FINALIZER);
+
+        // Being deleted: clean up, then remove the finalizer.
+        if greeting.meta().deletion_timestamp.is_some() {
+            if !has_finalizer {
+                return Ok(Action::Done);
+            }
+            println!("  reconcile {key}: being deleted (deletionTimestamp is set)");
+            match config_maps.delete(&cm_name, &DeleteParams::default()).await {
+                Ok(_) => println!("  reconcile {key}: deleted ConfigMap {cm_name}"),
+                Err(kube::Error::Api(status)) if status.is_not_found() => {}
+                Err(error) => return Err(error.into()),
+            }
+            let others: Vec<&String> = greeting
+                .finalizers()
+                .iter()
+                .filter(|f| *f != FINALIZER)
+                .collect();
+            set_finalizers(&greetings, &greeting, &others).await?;
+            println!(
+                "  reconcile {key}: removed finalizer {FINALIZER}: the API server deletes it now"
+            );
+            return Ok(Action::Done);
+        }
+
+        // Not ours yet: add the finalizer first (the update comes back as an event).
+        if !has_finalizer {
+            let mut finalizers: Vec<&String> = greeting.finalizers().iter().collect();
+            let ours = FINALIZER.to_owned();
+            finalizers.push(&ours);
+            set_finalizers(&greetings, &greeting, &finalizers).await?;
+            println!("  reconcile {key}: added finalizer {FINALIZER}");
+            return Ok(Action::Done);
+        }
+
+        // The ConfigMap, from the cache: create it or update its message.
+        let message = &greeting.spec.message;
+        let data = json!({"message": message});
+        match ctx
+            .config_maps()
+            .get(&ObjectKey::new(Some(namespace), &cm_name))
+        {
+            None => {
+                let cm = serde_json::from_value(json!({
+                    "metadata": {
+                        "name": cm_name,
+                        "labels": {"example": "crd-controller"},
+                        "ownerReferences": [greeting.controller_owner_ref(&())],
+                    },
+                    "data": data,
+                }))?;
+                match config_maps.create(&PostParams::default(), &cm).await {
+                    Ok(_) => {
+                        println!("  reconcile {key}: created ConfigMap {cm_name}: {message:?}")
+                    }
+                    Err(kube::Error::Api(status)) if status.is_already_exists() => {}
+                    Err(error) => return Err(error.into()),
+                }
+            }
+            Some(cm) if cm.data.as_ref().and_then(|d| d.get("message")) != Some(message) => {
+                let patch = Patch::Merge(json!({"data": data}));
+                config_maps
+                    .patch(&cm_name, &PatchParams::default(), &patch)
+                    .await?;
+                println!("  reconcile {key}: updated ConfigMap {cm_name}: {message:?}");
+            }
+            Some(_) => {}
+        }
+
+        // The status: which generation the ConfigMap reflects.
+        let status = GreetingStatus {
+            config_map: Some(cm_name),
+            observed_generation: greeting.meta().generation,
+        };
+        if greeting.status.as_ref() != Some(&status) {
+            let patch = Patch::Merge(json!({"status": status}));
+            greetings
+                .patch_status(key.name(), &PatchParams::default(), &patch)
+                .await?;
+            let generation = status.observed_generation.unwrap_or(0);
+            println!("  reconcile {key}: status observedGeneration={generation}");
+        }
+        Ok(Action::Done)
+    }
+}
+
+/// Replaces the finalizers of `greeting`, if it was not changed since the cache saw it
+/// (otherwise the 409 is retried, on the newer version).
+async fn set_finalizers(
+    api: &Api<Greeting>,
+    greeting: &Greeting,
+    finalizers: &[&String],
+) -> Result<(), kube::Error> {
+    let patch = Patch::Merge(json!({
+        "metadata": {"resourceVersion": greeting.resource_version(), "finalizers": finalizers},
+    }));
+    api.patch(&greeting.name_any(), &PatchParams::default(), &patch)
+        .await?;
+    Ok(())
+}
+
+/// Runs the controller through a Greeting's life: create, change, delete.
+pub async fn scenario(client: Client, follow: bool) -> Result<(), BoxError> {
+    let cancel = CancellationToken::new();
+    let controller = tokio::spawn(Greetings.run_until(client.clone(), cancel.clone()));
+    let greetings = Api::<Greeting>::namespaced(client.clone(), NAMESPACE);
+    let config_maps = Api::<ConfigMap>::namespaced(client, NAMESPACE);
+    let message = async || -> Result<Option<String>, kube::Error> {
+        let cm = config_maps.get_opt("hello-greeting").await?;
+        Ok(cm.and_then(|cm| cm.data?.remove("message")))
+    };
+    let observed = async || -> Result<Option<i64>, kube::Error> {
+        Ok(greetings
+            .get("hello")
+            .await?
+            .status
+            .and_then(|s| s.observed_generation))
+    };
+
+    step("create Greeting hello: \"Hello, world\"");
+    let hello = Greeting::new(
+        "hello",
+        GreetingSpec {
+            message: "Hello, world".into(),
+        },
+    );
+    greetings.create(&PostParams::default(), &hello).await?;
+    wait_for("hello has the finalizer", async || {
+        let hello = greetings.get("hello").await?;
+        Ok(hello.finalizers().iter().any(|f| f == FINALIZER))
+    })
+    .await?;
+    wait_for(
+        "ConfigMap hello-greeting says \"Hello, world\"",
+        async || Ok(message().await?.as_deref() == Some("Hello, world")),
+    )
+    .await?;
+    wait_for("hello's status: generation 1 seen", async || {
+        Ok(observed().await? == Some(1))
+    })
+    .await?;
+
+    step("change hello's message to \"Hello again\"");
+    let change = Patch::Merge(json!({"spec": {"message": "Hello again"}}));
+    greetings
+        .patch("hello", &PatchParams::default(), &change)
+        .await?;
+    wait_for(
+        "ConfigMap hello-greeting says \"Hello again\"",
+        async || Ok(message().await?.as_deref() == Some("Hello again")),
+    )
+    .await?;
+    wait_for("hello's status: generation 2 seen", async || {
+        Ok(observed().await? == Some(2))
+    })
+    .await?;
+
+    step("delete Greeting hello");
+    let marked = greetings.delete("hello", &DeleteParams::default()).await?;
+    if let Some(marked) = marked.left() {
+        let since = marked
+            .meta()
+            .deletion_timestamp
+            .as_ref()
+            .map(|t| t.0.to_string());
+        println!(
+            "  the API server keeps it for its finalizers {:?}: deletionTimestamp={}",
+            marked.finalizers(),
+            since.unwrap_or_default()
+        );
+    }
+    wait_for("ConfigMap hello-greeting is gone", async || {
+        Ok(message().await?.is_none())
+    })
+    .await?;
+    wait_for("Greeting hello is gone", async || {
+        Ok(greetings.get_opt("hello").await?.is_none())
+    })
+    .await?;
+
+    support::follow_until_ctrl_c(follow).await?;
+    cancel.cancel();
+    controller.await??;
+    println!("\ndone");
+    Ok(())
+}
+
+/// On a real cluster: installs the CustomResourceDefinition and waits until it is served.
+async fn install_crd(client: &Client) -> Result<(), BoxError> {
+    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+    let crd = Greeting::crd();
+    let params = PatchParams::apply("informer-crd-controller-example").force();
+    crds.patch(&crd.name_any(), &params, &Patch::Apply(&crd))
+        .await?;
+    println!("applied CustomResourceDefinition {}", crd.name_any());
+    wait_for("the CustomResourceDefinition is established", async || {
+        let crd = crds.get(&crd.name_any()).await?;
+        let conditions = crd.status.and_then(|s| s.conditions).unwrap_or_default();
+        Ok(conditions
+            .iter()
+            .any(|c| c.type_ == "Established" && c.status == "True"))
+    })
+    .await
+}
+
+#[tokio::main]
+async fn main() -> Result<(), BoxError> {
+    let follow = support::follow_flag();
+    let greetings = CustomResourceSpec::for_resource::<Greeting>().with_status_subresource();
+    let (client, server) = support::connect(vec![greetings], follow).await?;
+    if server.is_none() {
+        install_crd(&client).await?;
+    }
+    scenario(client, follow).await
+}
