@@ -35,53 +35,61 @@ use support::{BoxError, NAMESPACE, step, wait_for};
 
 // ---- the store ----
 
-/// What reached the custom backends (statics: `store = f` and `queue = f` take plain
-/// functions, which cannot capture anything).
-pub static STORE_WRITES: AtomicUsize = AtomicUsize::new(0);
-pub static STORE_READS: AtomicUsize = AtomicUsize::new(0);
-pub static QUEUE_ADDS: AtomicUsize = AtomicUsize::new(0);
-pub static QUEUE_GETS: AtomicUsize = AtomicUsize::new(0);
+/// What reached the custom backends; the controller struct hands it to both.
+#[derive(Debug, Default)]
+pub struct Counters {
+    store_writes: AtomicUsize,
+    store_reads: AtomicUsize,
+    queue_adds: AtomicUsize,
+    queue_gets: AtomicUsize,
+}
 
 /// The controller's cache of Deployments: the informer writes it, listers and reconciles
 /// read it.
-pub struct CountingStore(ThreadSafeStore<Deployment>);
+pub struct CountingStore(ThreadSafeStore<Deployment>, Arc<Counters>);
 
-fn counting_store() -> Arc<dyn Indexer<Deployment>> {
+/// `store = counting_store`: made from the controller's state (its counters).
+fn counting_store(controller: &Deployments) -> Arc<dyn Indexer<Deployment>> {
     println!("  store: the controller asked for its cache of Deployments");
-    Arc::new(CountingStore(ThreadSafeStore::new()))
+    Arc::new(CountingStore(
+        ThreadSafeStore::new(),
+        controller.counters.clone(),
+    ))
 }
 
-fn wrote(what: &str) {
-    STORE_WRITES.fetch_add(1, Relaxed);
-    println!("  store: {what}");
-}
+impl CountingStore {
+    fn wrote(&self, what: &str) {
+        self.1.store_writes.fetch_add(1, Relaxed);
+        println!("  store: {what}");
+    }
 
-fn read() {
-    STORE_READS.fetch_add(1, Relaxed);
+    fn read(&self) {
+        self.1.store_reads.fetch_add(1, Relaxed);
+    }
 }
 
 impl Store<Deployment> for CountingStore {
     fn add(&self, obj: Arc<Deployment>) -> Result<Option<Arc<Deployment>>, StoreError> {
-        wrote(&format!("add {}", obj.name_any()));
+        self.wrote(&format!("add {}", obj.name_any()));
         self.0.add(obj)
     }
     fn key_of(&self, obj: &Deployment) -> Result<ObjectKey, KeyError> {
         self.0.key_of(obj)
     }
     fn delete(&self, key: &ObjectKey) -> Option<Arc<Deployment>> {
-        wrote(&format!("delete {key}"));
+        self.wrote(&format!("delete {key}"));
         self.0.delete(key)
     }
     fn get(&self, key: &ObjectKey) -> Option<Arc<Deployment>> {
-        read();
+        self.read();
         self.0.get(key)
     }
     fn list(&self) -> Vec<Arc<Deployment>> {
-        read();
+        self.read();
         self.0.list()
     }
     fn list_keys(&self) -> Vec<ObjectKey> {
-        read();
+        self.read();
         self.0.list_keys()
     }
     fn len(&self) -> usize {
@@ -92,7 +100,7 @@ impl Store<Deployment> for CountingStore {
         objects: Vec<Arc<Deployment>>,
         resource_version: &str,
     ) -> Result<ReplaceDiff<Deployment>, StoreError> {
-        wrote(&format!(
+        self.wrote(&format!(
             "replace with a list of {} (at version {resource_version})",
             objects.len()
         ));
@@ -110,12 +118,12 @@ impl Store<Deployment> for CountingStore {
     ) -> Result<Vec<Option<Arc<Deployment>>>, StoreError> {
         for op in &batch {
             match op {
-                StoreOp::Upsert(obj) => wrote(&format!(
+                StoreOp::Upsert(obj) => self.wrote(&format!(
                     "upsert {} (version {})",
                     obj.name_any(),
                     obj.resource_version().unwrap_or_default()
                 )),
-                StoreOp::Delete(key) => wrote(&format!("delete {key}")),
+                StoreOp::Delete(key) => self.wrote(&format!("delete {key}")),
             }
         }
         self.0.apply(batch)
@@ -130,18 +138,18 @@ impl Indexer<Deployment> for CountingStore {
         self.0.index_names()
     }
     fn by_index(&self, index: &str, value: &str) -> Result<Vec<Arc<Deployment>>, IndexError> {
-        read();
+        self.read();
         self.0.by_index(index, value)
     }
     fn index_keys(&self, index: &str, value: &str) -> Result<Vec<ObjectKey>, IndexError> {
-        read();
+        self.read();
         self.0.index_keys(index, value)
     }
     fn list_index_values(&self, index: &str) -> Result<Vec<String>, IndexError> {
         self.0.list_index_values(index)
     }
     fn index(&self, index: &str, obj: &Deployment) -> Result<Vec<Arc<Deployment>>, IndexError> {
-        read();
+        self.read();
         self.0.index(index, obj)
     }
 }
@@ -149,28 +157,33 @@ impl Indexer<Deployment> for CountingStore {
 // ---- the queue ----
 
 /// The controller's workqueue: handlers add keys, workers take them.
-pub struct LoggingQueue(WorkQueue<ObjectKey>);
+pub struct LoggingQueue(WorkQueue<ObjectKey>, Arc<Counters>);
 
-fn logging_queue(metrics: Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>> {
+/// `queue = logging_queue`: made from the controller's state (its counters), with the
+/// controller's metric hooks.
+fn logging_queue(
+    controller: &Deployments,
+    metrics: Arc<dyn QueueMetrics>,
+) -> Arc<dyn Queue<ObjectKey>> {
     println!("  queue: the controller asked for its workqueue");
     // Keep the controller's metrics hooks (queue depth, latency) on the inner queue.
     let inner = WorkQueue::builder()
         .name("custom_backends")
         .metrics(metrics)
         .build();
-    Arc::new(LoggingQueue(inner))
+    Arc::new(LoggingQueue(inner, controller.counters.clone()))
 }
 
 #[async_trait::async_trait]
 impl Queue<ObjectKey> for LoggingQueue {
     fn add(&self, key: ObjectKey) {
-        QUEUE_ADDS.fetch_add(1, Relaxed);
+        self.1.queue_adds.fetch_add(1, Relaxed);
         println!("  queue: add {key}");
         self.0.add(key)
     }
     async fn get(&self) -> Option<ObjectKey> {
         let key = Queue::get(&self.0).await?;
-        QUEUE_GETS.fetch_add(1, Relaxed);
+        self.1.queue_gets.fetch_add(1, Relaxed);
         println!("  queue: hand {key} to a worker");
         Some(key)
     }
@@ -215,7 +228,9 @@ impl Queue<ObjectKey> for LoggingQueue {
     store = counting_store,
     queue = logging_queue
 )]
-pub struct Deployments;
+pub struct Deployments {
+    counters: Arc<Counters>,
+}
 
 impl Reconcile for Deployments {
     async fn reconcile(
@@ -289,7 +304,11 @@ pub struct Usage {
 pub async fn scenario(client: Client, follow: bool) -> Result<Usage, BoxError> {
     step("start the controller");
     let cancel = CancellationToken::new();
-    let controller = tokio::spawn(Deployments.run_until(client.clone(), cancel.clone()));
+    let counters = Arc::new(Counters::default());
+    let controller = Deployments {
+        counters: counters.clone(),
+    };
+    let controller = tokio::spawn(controller.run_until(client.clone(), cancel.clone()));
     let deployments = Api::<Deployment>::namespaced(client.clone(), NAMESPACE);
     let replica_sets = Api::<ReplicaSet>::namespaced(client, NAMESPACE);
     let rs_replicas = async || -> Result<_, kube::Error> {
@@ -338,10 +357,10 @@ pub async fn scenario(client: Client, follow: bool) -> Result<Usage, BoxError> {
     cancel.cancel();
     controller.await??;
     let usage = Usage {
-        store_writes: STORE_WRITES.load(Relaxed),
-        store_reads: STORE_READS.load(Relaxed),
-        queue_adds: QUEUE_ADDS.load(Relaxed),
-        queue_gets: QUEUE_GETS.load(Relaxed),
+        store_writes: counters.store_writes.load(Relaxed),
+        store_reads: counters.store_reads.load(Relaxed),
+        queue_adds: counters.queue_adds.load(Relaxed),
+        queue_gets: counters.queue_gets.load(Relaxed),
     };
     println!(
         "\ndone: the custom store took {} writes and served {} reads; the custom queue took {} adds and handed out {} keys",

@@ -65,8 +65,8 @@
 //! | `labels = "app=web"`, `fields = "..."` | selectors of the primary resource | `label_selector`, `field_selector` |
 //! | `metadata` | watch only metadata; the resource becomes `PartialObjectMeta<T>` | `metadata_only` |
 //! | `queue = "priority"` / `"plain"` | initial list and resyncs wait behind real changes / plain FIFO (default) | `priority_queue` |
-//! | `queue = my_queue` | your queue: `fn(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>` | `queue_with` |
-//! | `store = my_store` | your cache: `fn() -> Arc<dyn Indexer<T>>` | `store` |
+//! | `queue = my_queue` | your queue: `fn(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>`, or `fn(&Self, Arc<dyn QueueMetrics>) -> ...` to use the struct's state | `queue` ([`MakeQueue`](crate::runtime::controller::MakeQueue)) |
+//! | `store = my_store` | your cache: `fn() -> Arc<dyn Indexer<T>>`, or `fn(&Self) -> Arc<dyn Indexer<T>>` to use the struct's state | `store` ([`MakeStore`](crate::runtime::controller::MakeStore)) |
 //! | `keep_managed_fields` | keep `metadata.managedFields` in caches (see below) | factory setting |
 //! | `name = "deployments"` | metrics and log name (default: the struct's name, snake_case) | `name` |
 //! | `lister = name` | the primary accessor's name (default: the type's plural, `ctx.deployments()`) | |

@@ -145,6 +145,7 @@ fn spec_impl(c: &Controller, primary: &Resource) -> TokenStream {
             const KEEP_MANAGED_FIELDS: bool = #keep;
 
             fn configure(
+                &self,
                 builder: #krate::controller::ControllerBuilder<#resource>,
             ) -> #krate::controller::ControllerBuilder<#resource> {
                 #(let builder = #steps;)*
@@ -203,23 +204,23 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
         None | Some(QueueChoice::Plain) => {}
         Some(QueueChoice::Priority) => steps.push(quote!(builder.priority_queue())),
         Some(QueueChoice::Custom(path)) => {
-            let p = quote!(#krate::__derive);
-            steps.push(quote_spanned! {path.span()=>
+            let make = quote_spanned! {path.span()=>
+                #krate::controller::MakeQueue::<Self, _>::make_queue(#path, self, metrics)
+            };
+            steps.push(quote! {
                 {
-                    let make_queue: fn(#p::Arc<dyn #p::QueueMetrics>) -> #p::Arc<dyn #p::Queue<#p::ObjectKey>> = #path;
-                    builder.queue_with(make_queue)
+                    let metrics = builder.queue_metrics();
+                    let queue = #make;
+                    builder.queue(queue)
                 }
             });
         }
     }
     if let Some(path) = &c.store {
-        let p = quote!(#krate::__derive);
-        steps.push(quote_spanned! {path.span()=>
-            {
-                let make_store: fn() -> #p::Arc<dyn #p::Indexer<#resource>> = #path;
-                builder.store(make_store())
-            }
-        });
+        let make = quote_spanned! {path.span()=>
+            #krate::controller::MakeStore::<Self, #resource, _>::make_store(#path, self)
+        };
+        steps.push(quote!(builder.store(#make)));
     }
     steps
 }

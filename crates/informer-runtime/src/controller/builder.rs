@@ -411,6 +411,7 @@ pub struct ControllerBuilder<K: ControllerResource> {
     informer: Option<MakeInformer<K>>,
     filters: Vec<Filter<K>>,
     related: Vec<RelatedFn>,
+    hooks: Arc<WorkqueueHooks>,
 }
 
 impl<K: ControllerResource> fmt::Debug for ControllerBuilder<K> {
@@ -458,6 +459,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             informer: None,
             filters: Vec::new(),
             related: Vec::new(),
+            hooks: Arc::new(WorkqueueHooks::new()),
         }
     }
 
@@ -676,10 +678,10 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         self
     }
 
-    /// Uses `queue` instead of a new [`WorkQueue`]. The controller cannot install its
-    /// metric hooks in a queue built elsewhere, so `workqueue_adds_total` and
-    /// `workqueue_queue_duration_seconds` stay empty; use [`queue_with`](Self::queue_with)
-    /// to keep them. The queue must not be shared with another controller.
+    /// Uses `queue` instead of a new [`WorkQueue`]. Build it with the controller's
+    /// [`queue_metrics`](Self::queue_metrics) installed (`QueueBuilder::metrics`) to keep
+    /// `workqueue_adds_total` and `workqueue_queue_duration_seconds`; otherwise they stay
+    /// empty. The queue must not be shared with another controller.
     ///
     /// ```
     /// # use informer_runtime::controller::Controller;
@@ -693,6 +695,26 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     /// ```
     pub fn queue(self, queue: Arc<dyn Queue<ObjectKey>>) -> Self {
         self.queue_with(move |_| queue)
+    }
+
+    /// The metric hooks the controller's queue reports to: install them in a queue built
+    /// for [`queue`](Self::queue) (the built-in queues and [`queue_with`](Self::queue_with)
+    /// get them automatically).
+    ///
+    /// ```
+    /// # use informer_runtime::controller::Controller;
+    /// # use informer_runtime::factory::InformerFactory;
+    /// # use k8s_openapi::api::core::v1::Pod;
+    /// # let factory = InformerFactory::without_client();
+    /// use std::sync::Arc;
+    /// use informer_core::WorkQueue;
+    /// let builder = Controller::<Pod>::builder(&factory);
+    /// let queue = WorkQueue::builder().metrics(builder.queue_metrics()).build();
+    /// let builder = builder.queue(Arc::new(queue));
+    /// # let _ = builder;
+    /// ```
+    pub fn queue_metrics(&self) -> Arc<dyn QueueMetrics> {
+        self.hooks.clone()
     }
 
     /// Uses the queue `make` builds, given the controller's metric hooks to install in it
@@ -908,7 +930,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             .clone()
             .unwrap_or_else(|| K::kind(&dt).to_lowercase())
             .into();
-        let hooks = Arc::new(WorkqueueHooks::new());
+        let hooks = self.hooks;
         let queue: Arc<dyn Queue<ObjectKey>> = match self.queue {
             QueueChoice::Work => Arc::new(
                 WorkQueue::builder()

@@ -56,7 +56,10 @@ pub use reconciler::{
 };
 pub use runner::ControllerStats;
 pub use scope::ControllerScope;
-pub use spec::{Context, ControllerContext, ControllerSpec, NoClient, Reconcile, related_lister};
+pub use spec::{
+    Context, ControllerContext, ControllerSpec, MakeQueue, MakeStore, NoClient, Reconcile,
+    related_lister,
+};
 
 pub(crate) use runner::{Ownership, RunnerState};
 pub(crate) use source::Sources;

@@ -11,7 +11,8 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
-use informer_core::{ObjectKey, Queue};
+use informer_core::queue::QueueMetrics;
+use informer_core::{Indexer, ObjectKey, Queue};
 use kube::Client;
 use tokio_util::sync::CancellationToken;
 
@@ -46,7 +47,7 @@ use crate::manager::{Manager, ManagerError, shutdown_on_signal};
 /// impl ControllerSpec for Audit {
 ///     type Resource = ConfigMap;
 ///     type Context = ControllerContext<ConfigMap>;
-///     fn configure(builder: ControllerBuilder<ConfigMap>) -> ControllerBuilder<ConfigMap> {
+///     fn configure(&self, builder: ControllerBuilder<ConfigMap>) -> ControllerBuilder<ConfigMap> {
 ///         builder.name("audit").workers(2)
 ///     }
 ///     fn context(controller: &Controller<ConfigMap>) -> Self::Context {
@@ -83,8 +84,11 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
     const KEEP_MANAGED_FIELDS: bool = false;
 
     /// Applies the controller's settings (watched resources, indexes, queue, workers...)
-    /// to `builder`.
-    fn configure(builder: ControllerBuilder<Self::Resource>) -> ControllerBuilder<Self::Resource>;
+    /// to `builder`; `self` can hand state to a custom store or queue.
+    fn configure(
+        &self,
+        builder: ControllerBuilder<Self::Resource>,
+    ) -> ControllerBuilder<Self::Resource>;
 
     /// The context of `controller` (called once, when it is built).
     fn context(controller: &Controller<Self::Resource>) -> Self::Context;
@@ -101,12 +105,13 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
     where
         Self: Reconcile,
     {
+        let builder = self.configure(Controller::builder(factory));
         let context = Arc::new(OnceLock::new());
         let reconciler = Derived {
             spec: self,
             context: context.clone(),
         };
-        let controller = Self::configure(Controller::builder(factory)).build(reconciler)?;
+        let controller = builder.build(reconciler)?;
         // Set before anything can reconcile: workers start only in `run`.
         let _ = context.set(Self::context(&controller));
         Ok(controller)
@@ -200,7 +205,7 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
 /// # impl ControllerSpec for Rotation {
 /// #     type Resource = Secret;
 /// #     type Context = ControllerContext<Secret>;
-/// #     fn configure(b: ControllerBuilder<Secret>) -> ControllerBuilder<Secret> { b }
+/// #     fn configure(&self, b: ControllerBuilder<Secret>) -> ControllerBuilder<Secret> { b }
 /// #     fn context(c: &Controller<Secret>) -> Self::Context { ControllerContext::new(c) }
 /// # }
 ///
@@ -246,7 +251,7 @@ pub trait Reconcile: ControllerSpec {
 /// impl ControllerSpec for Rotation {
 ///     type Resource = Secret;
 ///     type Context = ControllerContext<Secret>;
-///     fn configure(b: ControllerBuilder<Secret>) -> ControllerBuilder<Secret> { b }
+///     fn configure(&self, b: ControllerBuilder<Secret>) -> ControllerBuilder<Secret> { b }
 ///     fn context(c: &Controller<Secret>) -> Self::Context { ControllerContext::new(c) }
 /// }
 ///
@@ -399,4 +404,112 @@ where
             std::any::type_name::<C>()
         )
     })
+}
+
+/// What `#[controller(store = f)]` accepts: `fn() -> Arc<dyn Indexer<K>>`, or
+/// `fn(&C) -> Arc<dyn Indexer<K>>` to build the store from the controller struct's state.
+/// (`Marker` only tells the two apart.)
+///
+/// ```
+/// use std::sync::Arc;
+/// use informer_core::{Indexer, ThreadSafeStore};
+/// use informer_runtime::controller::MakeStore;
+/// use k8s_openapi::api::core::v1::Pod;
+///
+/// struct Pods { capacity_hint: usize }
+/// fn plain() -> Arc<dyn Indexer<Pod>> { Arc::new(ThreadSafeStore::new()) }
+/// fn from_state(c: &Pods) -> Arc<dyn Indexer<Pod>> {
+///     let _ = c.capacity_hint;
+///     Arc::new(ThreadSafeStore::new())
+/// }
+/// let pods = Pods { capacity_hint: 10 };
+/// assert!(MakeStore::<Pods, Pod, _>::make_store(plain, &pods).is_empty());
+/// assert!(MakeStore::<Pods, Pod, _>::make_store(from_state, &pods).is_empty());
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot make the cache of this controller",
+    label = "expected `fn() -> Arc<dyn Indexer<{K}>>` or `fn(&{C}) -> Arc<dyn Indexer<{K}>>`",
+    note = "`store = f` names a function that returns the store: `fn() -> Arc<dyn Indexer<{K}>>`, or `fn(&{C}) -> Arc<dyn Indexer<{K}>>` to use the controller's state"
+)]
+pub trait MakeStore<C, K, Marker> {
+    /// Makes the store.
+    fn make_store(self, controller: &C) -> Arc<dyn Indexer<K>>;
+}
+
+impl<C, K, F> MakeStore<C, K, ()> for F
+where
+    F: FnOnce() -> Arc<dyn Indexer<K>>,
+{
+    fn make_store(self, _controller: &C) -> Arc<dyn Indexer<K>> {
+        self()
+    }
+}
+
+impl<C, K, F> MakeStore<C, K, (C,)> for F
+where
+    F: FnOnce(&C) -> Arc<dyn Indexer<K>>,
+{
+    fn make_store(self, controller: &C) -> Arc<dyn Indexer<K>> {
+        self(controller)
+    }
+}
+
+/// What `#[controller(queue = f)]` accepts: `fn(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>`,
+/// or `fn(&C, Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>` to build the queue from
+/// the controller struct's state. Install the metrics in the queue to keep the workqueue
+/// metrics. (`Marker` only tells the two apart.)
+///
+/// ```
+/// use std::sync::Arc;
+/// use informer_core::queue::QueueMetrics;
+/// use informer_core::{ObjectKey, Queue, WorkQueue};
+/// use informer_runtime::controller::MakeQueue;
+///
+/// struct Jobs;
+/// fn plain(metrics: Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>> {
+///     Arc::new(WorkQueue::builder().metrics(metrics).build())
+/// }
+/// # let metrics = informer_runtime::controller::Controller::<k8s_openapi::api::core::v1::Pod>::builder(
+/// #     &informer_runtime::factory::InformerFactory::without_client()).queue_metrics();
+/// let queue = MakeQueue::<Jobs, _>::make_queue(plain, &Jobs, metrics);
+/// assert!(queue.is_empty());
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot make the queue of this controller",
+    label = "expected `fn(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>` or `fn(&{C}, Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>`",
+    note = "`queue = f` names a function that returns the queue, given the metric hooks to install in it"
+)]
+pub trait MakeQueue<C, Marker> {
+    /// Makes the queue.
+    fn make_queue(
+        self,
+        controller: &C,
+        metrics: Arc<dyn QueueMetrics>,
+    ) -> Arc<dyn Queue<ObjectKey>>;
+}
+
+impl<C, F> MakeQueue<C, ()> for F
+where
+    F: FnOnce(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>,
+{
+    fn make_queue(
+        self,
+        _controller: &C,
+        metrics: Arc<dyn QueueMetrics>,
+    ) -> Arc<dyn Queue<ObjectKey>> {
+        self(metrics)
+    }
+}
+
+impl<C, F> MakeQueue<C, (C,)> for F
+where
+    F: FnOnce(&C, Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>,
+{
+    fn make_queue(
+        self,
+        controller: &C,
+        metrics: Arc<dyn QueueMetrics>,
+    ) -> Arc<dyn Queue<ObjectKey>> {
+        self(controller, metrics)
+    }
 }

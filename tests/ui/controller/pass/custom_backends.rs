@@ -16,6 +16,34 @@ fn make_queue(hooks: Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>> {
 #[controller(for = ConfigMap, store = make_store, queue = make_queue)]
 struct Configs;
 
+/// Backends made from the controller's own state.
+#[derive(Controller)]
+#[controller(for = ConfigMap, store = Self::store, queue = Stateful::queue, name = "stateful")]
+struct Stateful {
+    queue_name: String,
+}
+
+impl Stateful {
+    fn store(&self) -> Arc<dyn Indexer<ConfigMap>> {
+        Arc::new(ThreadSafeStore::<ConfigMap>::new())
+    }
+
+    fn queue(&self, hooks: Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>> {
+        Arc::new(WorkQueue::builder().name(&self.queue_name).metrics(hooks).build())
+    }
+}
+
+impl Reconcile for Stateful {
+    async fn reconcile(
+        &self,
+        _ctx: &Context<Self>,
+        _key: &ObjectKey,
+        _cm: Option<Arc<ConfigMap>>,
+    ) -> Result<Action, ReconcileError> {
+        Ok(Action::Done)
+    }
+}
+
 impl Reconcile for Configs {
     async fn reconcile(
         &self,
