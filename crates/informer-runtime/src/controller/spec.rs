@@ -141,8 +141,9 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
         manager.add(controller)
     }
 
-    /// Runs the controller on `client` until `cancel` is cancelled, with its own factory
-    /// (managed fields dropped unless kept).
+    /// Runs the controller on `client` until `cancel` is cancelled, with its own factory:
+    /// managed fields dropped unless kept, objects cached shrunk to fit
+    /// ([`InformerFactory::shrink_objects`]).
     ///
     /// # Errors
     /// See [`BuildError`].
@@ -155,8 +156,9 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
         Self: Reconcile,
     {
         async move {
-            let factory =
-                InformerFactory::new(client).drop_managed_fields(!Self::KEEP_MANAGED_FIELDS);
+            let factory = InformerFactory::new(client)
+                .drop_managed_fields(!Self::KEEP_MANAGED_FIELDS)
+                .shrink_objects(true);
             let controller = self.into_controller(&factory)?;
             controller.run(cancel).await;
             factory.shutdown().await;

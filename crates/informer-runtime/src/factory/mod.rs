@@ -92,6 +92,7 @@ struct Inner {
     client: Option<Client>,
     default_resync: Option<Duration>,
     drop_managed_fields: bool,
+    shrink_objects: bool,
     reflector: ReflectorConfig,
     root: CancellationToken,
     state: Mutex<State>,
@@ -178,6 +179,7 @@ impl InformerFactory {
                 client,
                 default_resync: None,
                 drop_managed_fields: false,
+                shrink_objects: false,
                 reflector: ReflectorConfig::default(),
                 root: CancellationToken::new(),
                 state: Mutex::new(State {
@@ -210,6 +212,19 @@ impl InformerFactory {
     /// cloning or using the factory.
     pub fn drop_managed_fields(self, drop: bool) -> Self {
         self.configure(|inner| inner.drop_managed_fields = drop)
+    }
+
+    /// Whether informers cache each object shrunk to fit (see
+    /// [`InformerBuilder::shrink_objects`]: one deep copy per object, about 15% less memory
+    /// per cached pod). Set it before cloning or using the factory.
+    ///
+    /// ```
+    /// # use informer_runtime::factory::InformerFactory;
+    /// let factory = InformerFactory::without_client().shrink_objects(true);
+    /// # let _ = factory;
+    /// ```
+    pub fn shrink_objects(self, shrink: bool) -> Self {
+        self.configure(|inner| inner.shrink_objects = shrink)
     }
 
     /// The reflector configuration informers start from (their selectors replace its
@@ -458,6 +473,9 @@ impl InformerFactory {
             .default_resync(self.inner.default_resync);
         if self.inner.drop_managed_fields {
             builder = builder.drop_managed_fields();
+        }
+        if self.inner.shrink_objects {
+            builder = builder.shrink_objects();
         }
         builder.build()
     }

@@ -86,9 +86,39 @@ where
     }
 
     /// Drops `metadata.managedFields` from every object before it enters the cache
-    /// ([`strip_managed_fields`]).
+    /// ([`strip_managed_fields`]). The decoded object's memory is not given back by this
+    /// alone (the freed pieces leave holes between the kept ones): add
+    /// [`shrink_objects`](Self::shrink_objects) to cache a compact copy (M1: 43.5 KB per pod
+    /// either way without it, 27.1 KB with both).
     pub fn drop_managed_fields(self) -> Self {
         self.transform(strip_managed_fields::<K>)
+    }
+
+    /// Caches each object shrunk to fit: a clone of the decoded object, whose strings,
+    /// vectors and JSON values hold no spare capacity (decoding grows them by doubling), made
+    /// after the other transforms (so after dropping managed fields, nothing of them stays
+    /// behind). Costs one deep copy per object and event; saves about 15% of a cached pod, 38%
+    /// with managed fields dropped (M1 in `benches/informer.rs`: the same bytes per pod as
+    /// kube-runtime's store, which caches clones). Worth it for large caches that change slowly.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_runtime::informer::SharedIndexInformer;
+    /// use informer_runtime::lister_watcher::MemoryListerWatcher;
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// let source = Arc::new(MemoryListerWatcher::<Pod>::new());
+    /// let informer = SharedIndexInformer::builder(source)
+    ///     .drop_managed_fields()
+    ///     .shrink_objects()
+    ///     .build();
+    /// # let _ = informer;
+    /// ```
+    pub fn shrink_objects(self) -> Self
+    where
+        K: Clone,
+    {
+        self.transform(|obj: K| obj.clone())
     }
 
     /// The resync period [`SharedIndexInformer::default_resync`] reports (`None` by default).

@@ -579,6 +579,29 @@ async fn relist_sends_no_update_for_unchanged_objects_to_handlers_not_resyncing(
 }
 
 #[tokio::test]
+async fn shrink_objects_caches_objects_without_spare_capacity() {
+    let source = MemoryListerWatcher::<Cm>::new();
+    source.create(cm("a", "1"));
+    let informer = SharedIndexInformer::builder(Arc::new(source.clone()))
+        // Stands for a decoder whose vectors grew by doubling.
+        .transform(|mut c: Cm| {
+            let mut entries = Vec::with_capacity(64);
+            entries.push(ManagedFieldsEntry::default());
+            c.metadata.managed_fields = Some(entries);
+            c
+        })
+        .shrink_objects()
+        .build();
+    let running = start(&informer);
+    assert!(informer.wait_for_sync().await);
+    let cached = informer.store().get(&key("a")).unwrap();
+    let entries = cached.metadata.managed_fields.as_ref().unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries.capacity(), 1, "the cached object is a tight clone");
+    running.stop().await;
+}
+
+#[tokio::test]
 async fn transform_runs_before_objects_enter_the_cache() {
     let source = MemoryListerWatcher::<Cm>::new();
     let mut obj = cm("a", "1");
