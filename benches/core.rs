@@ -8,10 +8,21 @@
 //!
 //! First a side-by-side pass prints rates and ratios; then criterion measures the same
 //! operations (`cargo bench --bench core -- <filter>` to pick some).
+//!
+//! For profiling, `CORE_BENCH_JOB=<q1|q2>-<workqueue|priorityqueue|floor>` runs one workload
+//! once and exits, on `CORE_BENCH_ITEMS` items (default 1,000,000). Under callgrind, count
+//! only one phase (`adds` or `drain`, the whole Q2 run for `q2`) with
+//! `CORE_BENCH_CALLGRIND=<phase>`:
+//!
+//! ```text
+//! CORE_BENCH_JOB=q1-workqueue CORE_BENCH_ITEMS=100000 CORE_BENCH_CALLGRIND=adds \
+//!   valgrind --tool=callgrind --collect-atstart=no target/release/deps/core-<hash>
+//! ```
 
 mod support;
 
 use std::collections::{HashSet, VecDeque};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -96,8 +107,34 @@ impl BenchQueue for FloorQueue {
     }
 }
 
+const JOB_VAR: &str = "CORE_BENCH_JOB";
+const ITEMS_VAR: &str = "CORE_BENCH_ITEMS";
+const CALLGRIND_VAR: &str = "CORE_BENCH_CALLGRIND";
+
+/// How many items the queue workloads add (`CORE_BENCH_ITEMS`, for profiling runs).
+fn queue_items() -> usize {
+    std::env::var(ITEMS_VAR).map_or(QUEUE_ITEMS, |v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("{ITEMS_VAR}={v} is not a number"))
+    })
+}
+
+/// Under `valgrind --tool=callgrind --collect-atstart=no` with `CORE_BENCH_CALLGRIND=phase`,
+/// switches collection on (`on`) or off around that phase.
+fn callgrind(phase: &str, on: bool) {
+    if std::env::var(CALLGRIND_VAR).is_ok_and(|p| p == phase || p == "all") {
+        let status = Command::new("callgrind_control")
+            .args(["-i", if on { "on" } else { "off" }])
+            .arg(std::process::id().to_string())
+            .stdout(Stdio::null())
+            .status()
+            .expect("run callgrind_control");
+        assert!(status.success(), "callgrind_control failed");
+    }
+}
+
 fn keys(distinct: usize) -> Vec<String> {
-    (0..QUEUE_ITEMS)
+    (0..queue_items())
         .map(|i| format!("ns-{}/pod-{}", i % 100, i % distinct))
         .collect()
 }
@@ -131,16 +168,20 @@ async fn drain_with_workers<Q: BenchQueue>(queue: &Arc<Q>) -> usize {
 /// Q1: add every distinct key, then drain with 4 workers.
 fn q1<Q: BenchQueue>(rt: &Runtime, queue: Q) -> QueueRun {
     let queue = Arc::new(queue);
-    let items = keys(QUEUE_ITEMS);
+    let items = keys(queue_items());
     rt.block_on(async {
+        callgrind("adds", true);
         let start = Instant::now();
         for k in items {
             queue.add(k);
         }
         let adding = start.elapsed();
+        callgrind("adds", false);
         queue.shut_down();
+        callgrind("drain", true);
         let drain_start = Instant::now();
         let processed = drain_with_workers(&queue).await;
+        callgrind("drain", false);
         QueueRun {
             adding,
             draining: drain_start.elapsed(),
@@ -155,6 +196,7 @@ fn q2<Q: BenchQueue>(rt: &Runtime, queue: Q, drain: impl AsyncFnOnce(&Q)) -> Que
     let queue = Arc::new(queue);
     let items = keys(10_000);
     rt.block_on(async {
+        callgrind("q2", true);
         let start = Instant::now();
         let workers = {
             let q = queue.clone();
@@ -174,6 +216,7 @@ fn q2<Q: BenchQueue>(rt: &Runtime, queue: Q, drain: impl AsyncFnOnce(&Q)) -> Que
         let drain_start = Instant::now();
         drain(&queue).await;
         let processed = workers.await.expect("workers");
+        callgrind("q2", false);
         QueueRun {
             adding,
             draining: drain_start.elapsed(),
@@ -461,7 +504,42 @@ fn benches(c: &mut Criterion) {
     criterion_benches(c, &pods);
 }
 
+/// Runs one queue workload once (see the module docs).
+fn job(name: &str) {
+    let rt = runtime();
+    let run = match name {
+        "q1-workqueue" => q1(&rt, WorkQueue::<String>::new()),
+        "q1-priorityqueue" => q1(&rt, PriorityQueue::<String>::new()),
+        "q1-floor" => q1(&rt, FloorQueue::default()),
+        "q2-workqueue" => q2(&rt, WorkQueue::new(), async |q: &WorkQueue<String>| {
+            q.shut_down_with_drain(true).await
+        }),
+        "q2-priorityqueue" => q2(
+            &rt,
+            PriorityQueue::new(),
+            async |q: &PriorityQueue<String>| q.shut_down_with_drain(true).await,
+        ),
+        "q2-floor" => q2(&rt, FloorQueue::default(), async |q: &FloorQueue| {
+            q.shut_down()
+        }),
+        _ => panic!("unknown {JOB_VAR} {name:?}"),
+    };
+    let items = queue_items();
+    println!(
+        "{name}: {items} adds in {:?} ({:.2} M/s), {} processed, drain {:?}, wall time {:?}",
+        run.adding,
+        items as f64 / run.adding.as_secs_f64() / 1e6,
+        run.processed,
+        run.draining,
+        run.total
+    );
+}
+
 fn main() {
+    if let Ok(name) = std::env::var(JOB_VAR) {
+        job(&name);
+        return;
+    }
     let mut c = Criterion::default().configure_from_args();
     benches(&mut c);
     c.final_summary();

@@ -167,7 +167,17 @@ struct ReadyLists {
 }
 
 impl ReadyLists {
+    #[inline]
     fn bucket(&mut self, priority: i32) -> &mut List {
+        // Fast path: the highest priority (for a `WorkQueue`, the only one).
+        if self.buckets.first().is_some_and(|&(p, _)| p == priority) {
+            return &mut self.buckets[0].1;
+        }
+        self.bucket_slow(priority)
+    }
+
+    #[inline(never)]
+    fn bucket_slow(&mut self, priority: i32) -> &mut List {
         let at = self
             .buckets
             .iter()
@@ -405,20 +415,26 @@ impl<T> State<T> {
     }
 
     /// Gives memory back when the queue holds no item at all after a burst.
+    #[inline]
     fn maybe_shrink(&mut self) {
         if self.free.len() == self.slots.len() && self.slots.len() > SHRINK_THRESHOLD {
-            self.slots.clear();
-            self.slots.shrink_to(SHRINK_THRESHOLD);
-            self.free.clear();
-            self.free.shrink_to(SHRINK_THRESHOLD);
-            self.table.clear_and_shrink(SHRINK_THRESHOLD);
-            self.heap.shrink_to(SHRINK_THRESHOLD);
-            if let Some(t) = &mut self.timing {
-                t.queued_at.clear();
-                t.queued_at.shrink_to(SHRINK_THRESHOLD);
-                t.started_at.clear();
-                t.started_at.shrink_to(SHRINK_THRESHOLD);
-            }
+            self.shrink();
+        }
+    }
+
+    #[cold]
+    fn shrink(&mut self) {
+        self.slots.clear();
+        self.slots.shrink_to(SHRINK_THRESHOLD);
+        self.free.clear();
+        self.free.shrink_to(SHRINK_THRESHOLD);
+        self.table.clear_and_shrink(SHRINK_THRESHOLD);
+        self.heap.shrink_to(SHRINK_THRESHOLD);
+        if let Some(t) = &mut self.timing {
+            t.queued_at.clear();
+            t.queued_at.shrink_to(SHRINK_THRESHOLD);
+            t.started_at.clear();
+            t.started_at.shrink_to(SHRINK_THRESHOLD);
         }
     }
 
@@ -485,7 +501,16 @@ impl<T> State<T> {
     }
 
     /// Wakes one parked worker, preferring one that is not the timer owner.
+    #[inline]
     fn wake_one(&mut self, out: &mut After<T>) {
+        if self.waiters.is_empty() {
+            return;
+        }
+        self.wake_one_parked(out);
+    }
+
+    #[inline(never)]
+    fn wake_one_parked(&mut self, out: &mut After<T>) {
         let skip_owner = self.waiters.len() > 1
             && matches!((self.timer, self.waiters.front()), (Some((owner, _)), Some(p)) if p.id == owner);
         if let Some(p) = self.waiters.remove(usize::from(skip_owner)) {
@@ -843,31 +868,68 @@ where
     }
 
     /// Runs what had to wait for the lock to be released.
-    fn finish(&self, mut after: After<T>) {
-        if let Some(w) = after.wake_first.take() {
+    #[inline(always)]
+    fn finish(&self, after: After<T>) {
+        // Fast path: nothing to wake, no hooks, nobody draining; at most an item to drop.
+        if after.wake_first.is_none()
+            && after.wake_rest.capacity() == 0
+            && !after.drained
+            && self.metrics.is_none()
+        {
+            drop(after.dropped);
+            return;
+        }
+        self.finish_slow(after);
+    }
+
+    #[inline(never)]
+    fn finish_slow(&self, after: After<T>) {
+        let After {
+            wake_first,
+            wake_rest,
+            added,
+            taken,
+            done,
+            retried,
+            drained,
+            dropped,
+        } = after;
+        if let Some(w) = wake_first {
             w.wake();
         }
-        for w in after.wake_rest.drain(..) {
-            w.wake();
+        if !wake_rest.is_empty() {
+            wake_rest.into_iter().for_each(Waker::wake);
         }
         if let Some(m) = &self.metrics {
-            if after.retried {
-                m.retried();
-            }
-            for _ in 0..after.added {
-                m.added();
-            }
-            if let Some(d) = after.taken {
-                m.taken(d);
-            }
-            if let Some(d) = after.done {
-                m.done(d);
-            }
+            Self::call_hooks(&**m, added, taken, done, retried);
         }
-        if after.drained {
+        if drained {
             self.drained.notify_waiters();
         }
-        // `after.dropped` (an item the queue let go of) is dropped here, outside the lock.
+        // `dropped` (an item the queue let go of) is dropped here, outside the lock.
+        drop(dropped);
+    }
+
+    #[inline(never)]
+    fn call_hooks(
+        m: &dyn QueueMetrics,
+        added: u32,
+        taken: Option<Duration>,
+        done: Option<Duration>,
+        retried: bool,
+    ) {
+        if retried {
+            m.retried();
+        }
+        for _ in 0..added {
+            m.added();
+        }
+        if let Some(d) = taken {
+            m.taken(d);
+        }
+        if let Some(d) = done {
+            m.done(d);
+        }
     }
 
     pub(crate) fn add(&self, item: T, priority: i32, delay: Option<Duration>) {
