@@ -10,7 +10,8 @@
 //! operations (`cargo bench --bench core -- <filter>` to pick some).
 //!
 //! For profiling, `CORE_BENCH_JOB=<q1|q2>-<workqueue|priorityqueue|floor>` runs one workload
-//! once and exits, on `CORE_BENCH_ITEMS` items (default 1,000,000). Under callgrind, count
+//! once and exits, on `CORE_BENCH_ITEMS` items (default 1,000,000), the producer adding
+//! `CORE_BENCH_BATCH` keys per `add_batch` call if that is set (default: one `add` per key). Under callgrind, count
 //! only one phase (`adds` or `drain`, the whole Q2 run for `q2`) with
 //! `CORE_BENCH_CALLGRIND=<phase>`:
 //!
@@ -37,6 +38,8 @@ use tokio::runtime::Runtime;
 use tokio::sync::Notify;
 
 const QUEUE_ITEMS: usize = 1_000_000;
+/// Keys per `add_batch` call in the batched variants of Q1 and Q2.
+const BATCH: usize = 256;
 const WORKERS: usize = 4;
 const PODS: usize = 100_000;
 
@@ -89,6 +92,11 @@ impl FloorQueue {
 /// The queue operations the workloads use, over the floor and over any `Queue`.
 trait BenchQueue: Send + Sync + 'static {
     fn add(&self, key: String);
+    fn add_batch(&self, keys: Vec<String>) {
+        for k in keys {
+            self.add(k);
+        }
+    }
     fn get(&self) -> impl std::future::Future<Output = Option<String>> + Send;
     fn done(&self, key: &str);
     fn shut_down(&self);
@@ -110,6 +118,7 @@ impl BenchQueue for FloorQueue {
 const JOB_VAR: &str = "CORE_BENCH_JOB";
 const ITEMS_VAR: &str = "CORE_BENCH_ITEMS";
 const CALLGRIND_VAR: &str = "CORE_BENCH_CALLGRIND";
+const BATCH_VAR: &str = "CORE_BENCH_BATCH";
 
 /// How many items the queue workloads add (`CORE_BENCH_ITEMS`, for profiling runs).
 fn queue_items() -> usize {
@@ -165,16 +174,33 @@ async fn drain_with_workers<Q: BenchQueue>(queue: &Arc<Q>) -> usize {
     processed.load(Ordering::Relaxed)
 }
 
+/// The producer's loop: `add` of each key, or (`batch` > 1) `add_batch` of `batch` keys.
+fn produce<Q: BenchQueue>(queue: &Q, items: Vec<String>, batch: usize) {
+    if batch <= 1 {
+        for k in items {
+            queue.add(k);
+        }
+        return;
+    }
+    let mut items = items.into_iter();
+    while items.len() > 0 {
+        queue.add_batch(items.by_ref().take(batch).collect());
+    }
+}
+
 /// Q1: add every distinct key, then drain with 4 workers.
 fn q1<Q: BenchQueue>(rt: &Runtime, queue: Q) -> QueueRun {
+    q1_batched(rt, queue, 1)
+}
+
+/// Q1 with the producer adding `batch` keys per `add_batch` call.
+fn q1_batched<Q: BenchQueue>(rt: &Runtime, queue: Q, batch: usize) -> QueueRun {
     let queue = Arc::new(queue);
     let items = keys(queue_items());
     rt.block_on(async {
         callgrind("adds", true);
         let start = Instant::now();
-        for k in items {
-            queue.add(k);
-        }
+        produce(&*queue, items, batch);
         let adding = start.elapsed();
         callgrind("adds", false);
         queue.shut_down();
@@ -193,6 +219,16 @@ fn q1<Q: BenchQueue>(rt: &Runtime, queue: Q) -> QueueRun {
 
 /// Q2: one producer adds keys from 10,000 distinct ones while 4 workers run.
 fn q2<Q: BenchQueue>(rt: &Runtime, queue: Q, drain: impl AsyncFnOnce(&Q)) -> QueueRun {
+    q2_batched(rt, queue, 1, drain)
+}
+
+/// Q2 with the producer adding `batch` keys per `add_batch` call.
+fn q2_batched<Q: BenchQueue>(
+    rt: &Runtime,
+    queue: Q,
+    batch: usize,
+    drain: impl AsyncFnOnce(&Q),
+) -> QueueRun {
     let queue = Arc::new(queue);
     let items = keys(10_000);
     rt.block_on(async {
@@ -206,9 +242,7 @@ fn q2<Q: BenchQueue>(rt: &Runtime, queue: Q, drain: impl AsyncFnOnce(&Q)) -> Que
             let q = queue.clone();
             tokio::spawn(async move {
                 let start = Instant::now();
-                for k in items {
-                    q.add(k);
-                }
+                produce(&*q, items, batch);
                 start.elapsed()
             })
         };
@@ -279,6 +313,18 @@ fn side_by_side_queues() {
         );
     }
 
+    // Not the workload as written (one `add` per key): the same producer handing the queue
+    // `BATCH` keys per `add_batch` call, for callers that have several keys at once.
+    let run = q1_batched(&rt, WorkQueue::<String>::new(), BATCH);
+    assert_eq!(run.processed, QUEUE_ITEMS);
+    support::quote(
+        "Q1",
+        &format!("WorkQueue adds, add_batch({BATCH})"),
+        support::rate(QUEUE_ITEMS, run.adding),
+        "client-go",
+        1.2e6,
+    );
+
     println!("\n== Q2: 1,000,000 adds over 10,000 keys while 4 workers run, then drain ==");
     let floor = q2(&rt, FloorQueue::default(), async |q: &FloorQueue| {
         q.shut_down()
@@ -321,11 +367,32 @@ fn side_by_side_queues() {
             run.processed, floor.processed, run.total, floor.total, run.draining
         );
     }
+    // As for Q1: not the workload as written, the producer using `add_batch`.
+    let run = q2_batched(
+        &rt,
+        WorkQueue::<String>::new(),
+        BATCH,
+        async |q: &WorkQueue<String>| q.shut_down_with_drain(true).await,
+    );
+    support::quote(
+        "Q2",
+        &format!("WorkQueue adds, add_batch({BATCH})"),
+        support::rate(QUEUE_ITEMS, run.adding),
+        "client-go",
+        2.7e6,
+    );
+    println!(
+        "Q2   WorkQueue add_batch({BATCH}) processed {} items",
+        run.processed
+    );
 }
 
 impl<Q: Queue<String> + 'static> BenchQueue for Q {
     fn add(&self, key: String) {
         Queue::add(self, key)
+    }
+    fn add_batch(&self, keys: Vec<String>) {
+        Queue::add_batch(self, keys)
     }
     fn get(&self) -> impl std::future::Future<Output = Option<String>> + Send {
         Queue::get(self)
@@ -507,19 +574,27 @@ fn benches(c: &mut Criterion) {
 /// Runs one queue workload once (see the module docs).
 fn job(name: &str) {
     let rt = runtime();
+    let batch = std::env::var(BATCH_VAR).map_or(1, |v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("{BATCH_VAR}={v} is not a number"))
+    });
     let run = match name {
-        "q1-workqueue" => q1(&rt, WorkQueue::<String>::new()),
-        "q1-priorityqueue" => q1(&rt, PriorityQueue::<String>::new()),
-        "q1-floor" => q1(&rt, FloorQueue::default()),
-        "q2-workqueue" => q2(&rt, WorkQueue::new(), async |q: &WorkQueue<String>| {
-            q.shut_down_with_drain(true).await
-        }),
-        "q2-priorityqueue" => q2(
+        "q1-workqueue" => q1_batched(&rt, WorkQueue::<String>::new(), batch),
+        "q1-priorityqueue" => q1_batched(&rt, PriorityQueue::<String>::new(), batch),
+        "q1-floor" => q1_batched(&rt, FloorQueue::default(), batch),
+        "q2-workqueue" => q2_batched(
+            &rt,
+            WorkQueue::new(),
+            batch,
+            async |q: &WorkQueue<String>| q.shut_down_with_drain(true).await,
+        ),
+        "q2-priorityqueue" => q2_batched(
             &rt,
             PriorityQueue::new(),
+            batch,
             async |q: &PriorityQueue<String>| q.shut_down_with_drain(true).await,
         ),
-        "q2-floor" => q2(&rt, FloorQueue::default(), async |q: &FloorQueue| {
+        "q2-floor" => q2_batched(&rt, FloorQueue::default(), batch, async |q: &FloorQueue| {
             q.shut_down()
         }),
         _ => panic!("unknown {JOB_VAR} {name:?}"),

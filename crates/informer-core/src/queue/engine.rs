@@ -69,6 +69,10 @@ const NIL: u32 = u32::MAX;
 const SHRINK_THRESHOLD: usize = 1024;
 /// At most this many empty priority lists are kept around for reuse.
 const MAX_IDLE_BUCKETS: usize = 8;
+/// `add_batch` takes the lock once per this many items (so workers wait at most that long).
+const BATCH_CHUNK: usize = 64;
+/// How many items ahead `add_batch` prefetches index lines.
+const BATCH_PREFETCH: usize = 4;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Phase {
@@ -944,6 +948,43 @@ where
         self.finish(after);
     }
 
+    /// `add` of every item, in order, taking the lock once per [`BATCH_CHUNK`] items.
+    pub(crate) fn add_batch(&self, items: Vec<T>, priority: i32) {
+        let priority = self.priority(priority);
+        let mut rejected: Vec<T> = Vec::new();
+        let mut tags = [0u32; BATCH_CHUNK];
+        let mut items = items.into_iter();
+        loop {
+            let chunk = items.as_slice();
+            let n = chunk.len().min(BATCH_CHUNK);
+            if n == 0 {
+                break;
+            }
+            for (tag, item) in tags.iter_mut().zip(&chunk[..n]) {
+                *tag = self.tag(item);
+            }
+            let mut after = After::default();
+            {
+                let mut st = self.state.lock();
+                // Start fetching the index lines of the first few items.
+                for &tag in tags[..n].iter().take(BATCH_PREFETCH) {
+                    st.table.prefetch(tag);
+                }
+                for (i, item) in items.by_ref().take(n).enumerate() {
+                    if let Some(&ahead) = tags[..n].get(i + BATCH_PREFETCH) {
+                        st.table.prefetch(ahead);
+                    }
+                    if let Some(item) = st.add(tags[i], item, priority, None, &mut after) {
+                        rejected.push(item);
+                    }
+                }
+            }
+            self.finish(after);
+            // Items the queue did not keep are dropped outside the lock.
+            rejected.clear();
+        }
+    }
+
     pub(crate) fn add_rate_limited(&self, item: T, priority: i32) {
         if self.is_shutting_down() {
             return;
@@ -1253,6 +1294,10 @@ macro_rules! impl_queue_for {
 
             fn add_with_priority(&self, item: T, priority: i32) {
                 self.engine.add(item, priority, None)
+            }
+
+            fn add_batch(&self, items: Vec<T>) {
+                self.engine.add_batch(items, $crate::queue::PRIORITY_NORMAL)
             }
 
             async fn get(&self) -> Option<T> {
