@@ -8,10 +8,22 @@
 //!
 //! First a side-by-side pass prints rates and ratios; then criterion measures the same
 //! operations (`cargo bench --bench core -- <filter>` to pick some).
+//!
+//! For profiling, `CORE_BENCH_JOB=<q1|q2>-<workqueue|priorityqueue|floor>` runs one workload
+//! once and exits, on `CORE_BENCH_ITEMS` items (default 1,000,000), the producer adding
+//! `CORE_BENCH_BATCH` keys per `add_batch` call if that is set (default: one `add` per key). Under callgrind, count
+//! only one phase (`adds` or `drain`, the whole Q2 run for `q2`) with
+//! `CORE_BENCH_CALLGRIND=<phase>`:
+//!
+//! ```text
+//! CORE_BENCH_JOB=q1-workqueue CORE_BENCH_ITEMS=100000 CORE_BENCH_CALLGRIND=adds \
+//!   valgrind --tool=callgrind --collect-atstart=no target/release/deps/core-<hash>
+//! ```
 
 mod support;
 
 use std::collections::{HashSet, VecDeque};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -26,6 +38,8 @@ use tokio::runtime::Runtime;
 use tokio::sync::Notify;
 
 const QUEUE_ITEMS: usize = 1_000_000;
+/// Keys per `add_batch` call in the batched variants of Q1 and Q2.
+const BATCH: usize = 256;
 const WORKERS: usize = 4;
 const PODS: usize = 100_000;
 
@@ -78,6 +92,11 @@ impl FloorQueue {
 /// The queue operations the workloads use, over the floor and over any `Queue`.
 trait BenchQueue: Send + Sync + 'static {
     fn add(&self, key: String);
+    fn add_batch(&self, keys: Vec<String>) {
+        for k in keys {
+            self.add(k);
+        }
+    }
     fn get(&self) -> impl std::future::Future<Output = Option<String>> + Send;
     fn done(&self, key: &str);
     fn shut_down(&self);
@@ -96,8 +115,35 @@ impl BenchQueue for FloorQueue {
     }
 }
 
+const JOB_VAR: &str = "CORE_BENCH_JOB";
+const ITEMS_VAR: &str = "CORE_BENCH_ITEMS";
+const CALLGRIND_VAR: &str = "CORE_BENCH_CALLGRIND";
+const BATCH_VAR: &str = "CORE_BENCH_BATCH";
+
+/// How many items the queue workloads add (`CORE_BENCH_ITEMS`, for profiling runs).
+fn queue_items() -> usize {
+    std::env::var(ITEMS_VAR).map_or(QUEUE_ITEMS, |v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("{ITEMS_VAR}={v} is not a number"))
+    })
+}
+
+/// Under `valgrind --tool=callgrind --collect-atstart=no` with `CORE_BENCH_CALLGRIND=phase`,
+/// switches collection on (`on`) or off around that phase.
+fn callgrind(phase: &str, on: bool) {
+    if std::env::var(CALLGRIND_VAR).is_ok_and(|p| p == phase || p == "all") {
+        let status = Command::new("callgrind_control")
+            .args(["-i", if on { "on" } else { "off" }])
+            .arg(std::process::id().to_string())
+            .stdout(Stdio::null())
+            .status()
+            .expect("run callgrind_control");
+        assert!(status.success(), "callgrind_control failed");
+    }
+}
+
 fn keys(distinct: usize) -> Vec<String> {
-    (0..QUEUE_ITEMS)
+    (0..queue_items())
         .map(|i| format!("ns-{}/pod-{}", i % 100, i % distinct))
         .collect()
 }
@@ -128,19 +174,40 @@ async fn drain_with_workers<Q: BenchQueue>(queue: &Arc<Q>) -> usize {
     processed.load(Ordering::Relaxed)
 }
 
-/// Q1: add every distinct key, then drain with 4 workers.
-fn q1<Q: BenchQueue>(rt: &Runtime, queue: Q) -> QueueRun {
-    let queue = Arc::new(queue);
-    let items = keys(QUEUE_ITEMS);
-    rt.block_on(async {
-        let start = Instant::now();
+/// The producer's loop: `add` of each key, or (`batch` > 1) `add_batch` of `batch` keys.
+fn produce<Q: BenchQueue>(queue: &Q, items: Vec<String>, batch: usize) {
+    if batch <= 1 {
         for k in items {
             queue.add(k);
         }
+        return;
+    }
+    let mut items = items.into_iter();
+    while items.len() > 0 {
+        queue.add_batch(items.by_ref().take(batch).collect());
+    }
+}
+
+/// Q1: add every distinct key, then drain with 4 workers.
+fn q1<Q: BenchQueue>(rt: &Runtime, queue: Q) -> QueueRun {
+    q1_batched(rt, queue, 1)
+}
+
+/// Q1 with the producer adding `batch` keys per `add_batch` call.
+fn q1_batched<Q: BenchQueue>(rt: &Runtime, queue: Q, batch: usize) -> QueueRun {
+    let queue = Arc::new(queue);
+    let items = keys(queue_items());
+    rt.block_on(async {
+        callgrind("adds", true);
+        let start = Instant::now();
+        produce(&*queue, items, batch);
         let adding = start.elapsed();
+        callgrind("adds", false);
         queue.shut_down();
+        callgrind("drain", true);
         let drain_start = Instant::now();
         let processed = drain_with_workers(&queue).await;
+        callgrind("drain", false);
         QueueRun {
             adding,
             draining: drain_start.elapsed(),
@@ -152,9 +219,20 @@ fn q1<Q: BenchQueue>(rt: &Runtime, queue: Q) -> QueueRun {
 
 /// Q2: one producer adds keys from 10,000 distinct ones while 4 workers run.
 fn q2<Q: BenchQueue>(rt: &Runtime, queue: Q, drain: impl AsyncFnOnce(&Q)) -> QueueRun {
+    q2_batched(rt, queue, 1, drain)
+}
+
+/// Q2 with the producer adding `batch` keys per `add_batch` call.
+fn q2_batched<Q: BenchQueue>(
+    rt: &Runtime,
+    queue: Q,
+    batch: usize,
+    drain: impl AsyncFnOnce(&Q),
+) -> QueueRun {
     let queue = Arc::new(queue);
     let items = keys(10_000);
     rt.block_on(async {
+        callgrind("q2", true);
         let start = Instant::now();
         let workers = {
             let q = queue.clone();
@@ -164,9 +242,7 @@ fn q2<Q: BenchQueue>(rt: &Runtime, queue: Q, drain: impl AsyncFnOnce(&Q)) -> Que
             let q = queue.clone();
             tokio::spawn(async move {
                 let start = Instant::now();
-                for k in items {
-                    q.add(k);
-                }
+                produce(&*q, items, batch);
                 start.elapsed()
             })
         };
@@ -174,6 +250,7 @@ fn q2<Q: BenchQueue>(rt: &Runtime, queue: Q, drain: impl AsyncFnOnce(&Q)) -> Que
         let drain_start = Instant::now();
         drain(&queue).await;
         let processed = workers.await.expect("workers");
+        callgrind("q2", false);
         QueueRun {
             adding,
             draining: drain_start.elapsed(),
@@ -236,6 +313,18 @@ fn side_by_side_queues() {
         );
     }
 
+    // Not the workload as written (one `add` per key): the same producer handing the queue
+    // `BATCH` keys per `add_batch` call, for callers that have several keys at once.
+    let run = q1_batched(&rt, WorkQueue::<String>::new(), BATCH);
+    assert_eq!(run.processed, QUEUE_ITEMS);
+    support::quote(
+        "Q1",
+        &format!("WorkQueue adds, add_batch({BATCH})"),
+        support::rate(QUEUE_ITEMS, run.adding),
+        "client-go",
+        1.2e6,
+    );
+
     println!("\n== Q2: 1,000,000 adds over 10,000 keys while 4 workers run, then drain ==");
     let floor = q2(&rt, FloorQueue::default(), async |q: &FloorQueue| {
         q.shut_down()
@@ -278,11 +367,32 @@ fn side_by_side_queues() {
             run.processed, floor.processed, run.total, floor.total, run.draining
         );
     }
+    // As for Q1: not the workload as written, the producer using `add_batch`.
+    let run = q2_batched(
+        &rt,
+        WorkQueue::<String>::new(),
+        BATCH,
+        async |q: &WorkQueue<String>| q.shut_down_with_drain(true).await,
+    );
+    support::quote(
+        "Q2",
+        &format!("WorkQueue adds, add_batch({BATCH})"),
+        support::rate(QUEUE_ITEMS, run.adding),
+        "client-go",
+        2.7e6,
+    );
+    println!(
+        "Q2   WorkQueue add_batch({BATCH}) processed {} items",
+        run.processed
+    );
 }
 
 impl<Q: Queue<String> + 'static> BenchQueue for Q {
     fn add(&self, key: String) {
         Queue::add(self, key)
+    }
+    fn add_batch(&self, keys: Vec<String>) {
+        Queue::add_batch(self, keys)
     }
     fn get(&self) -> impl std::future::Future<Output = Option<String>> + Send {
         Queue::get(self)
@@ -461,7 +571,50 @@ fn benches(c: &mut Criterion) {
     criterion_benches(c, &pods);
 }
 
+/// Runs one queue workload once (see the module docs).
+fn job(name: &str) {
+    let rt = runtime();
+    let batch = std::env::var(BATCH_VAR).map_or(1, |v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("{BATCH_VAR}={v} is not a number"))
+    });
+    let run = match name {
+        "q1-workqueue" => q1_batched(&rt, WorkQueue::<String>::new(), batch),
+        "q1-priorityqueue" => q1_batched(&rt, PriorityQueue::<String>::new(), batch),
+        "q1-floor" => q1_batched(&rt, FloorQueue::default(), batch),
+        "q2-workqueue" => q2_batched(
+            &rt,
+            WorkQueue::new(),
+            batch,
+            async |q: &WorkQueue<String>| q.shut_down_with_drain(true).await,
+        ),
+        "q2-priorityqueue" => q2_batched(
+            &rt,
+            PriorityQueue::new(),
+            batch,
+            async |q: &PriorityQueue<String>| q.shut_down_with_drain(true).await,
+        ),
+        "q2-floor" => q2_batched(&rt, FloorQueue::default(), batch, async |q: &FloorQueue| {
+            q.shut_down()
+        }),
+        _ => panic!("unknown {JOB_VAR} {name:?}"),
+    };
+    let items = queue_items();
+    println!(
+        "{name}: {items} adds in {:?} ({:.2} M/s), {} processed, drain {:?}, wall time {:?}",
+        run.adding,
+        items as f64 / run.adding.as_secs_f64() / 1e6,
+        run.processed,
+        run.draining,
+        run.total
+    );
+}
+
 fn main() {
+    if let Ok(name) = std::env::var(JOB_VAR) {
+        job(&name);
+        return;
+    }
     let mut c = Criterion::default().configure_from_args();
     benches(&mut c);
     c.final_summary();

@@ -32,6 +32,8 @@ const MAX_MS: u64 = 64;
 #[derive(Clone, Debug)]
 enum Op {
     Add(u8, i32),
+    /// `Queue::add_batch` (priority normal).
+    AddBatch(Vec<u8>),
     AddAfter(u8, u64, i32),
     AddRateLimited(u8, i32),
     /// `try_get` (or `get` polled once, when the flag is set).
@@ -50,6 +52,7 @@ fn op() -> impl Strategy<Value = Op> {
     let prio = prop_oneof![Just(PRIORITY_LOW), Just(PRIORITY_NORMAL), Just(5)];
     prop_oneof![
         4 => (key.clone(), prio.clone()).prop_map(|(k, p)| Op::Add(k, p)),
+        1 => prop::collection::vec(key.clone(), 0..8).prop_map(Op::AddBatch),
         3 => (key.clone(), 0u64..40, prio.clone()).prop_map(|(k, d, p)| Op::AddAfter(k, d, p)),
         1 => (key.clone(), prio).prop_map(|(k, p)| Op::AddRateLimited(k, p)),
         4 => any::<bool>().prop_map(Op::Get),
@@ -348,6 +351,12 @@ fn run_against_model(q: &dyn UnderTest, priorities: bool, ops: &[Op]) -> Result<
                 Op::Add(k, p) => {
                     m.add(k, p, None);
                     q.add_p(k, p);
+                }
+                Op::AddBatch(ref keys) => {
+                    for &k in keys {
+                        m.add(k, PRIORITY_NORMAL, None);
+                    }
+                    q.queue().add_batch(keys.clone());
                 }
                 Op::AddAfter(k, d, p) => {
                     m.add(k, p, Some(d));

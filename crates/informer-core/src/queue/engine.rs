@@ -69,6 +69,10 @@ const NIL: u32 = u32::MAX;
 const SHRINK_THRESHOLD: usize = 1024;
 /// At most this many empty priority lists are kept around for reuse.
 const MAX_IDLE_BUCKETS: usize = 8;
+/// `add_batch` takes the lock once per this many items (so workers wait at most that long).
+const BATCH_CHUNK: usize = 64;
+/// How many items ahead `add_batch` prefetches index lines.
+const BATCH_PREFETCH: usize = 4;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Phase {
@@ -167,7 +171,17 @@ struct ReadyLists {
 }
 
 impl ReadyLists {
+    #[inline]
     fn bucket(&mut self, priority: i32) -> &mut List {
+        // Fast path: the highest priority (for a `WorkQueue`, the only one).
+        if self.buckets.first().is_some_and(|&(p, _)| p == priority) {
+            return &mut self.buckets[0].1;
+        }
+        self.bucket_slow(priority)
+    }
+
+    #[inline(never)]
+    fn bucket_slow(&mut self, priority: i32) -> &mut List {
         let at = self
             .buckets
             .iter()
@@ -405,20 +419,26 @@ impl<T> State<T> {
     }
 
     /// Gives memory back when the queue holds no item at all after a burst.
+    #[inline]
     fn maybe_shrink(&mut self) {
         if self.free.len() == self.slots.len() && self.slots.len() > SHRINK_THRESHOLD {
-            self.slots.clear();
-            self.slots.shrink_to(SHRINK_THRESHOLD);
-            self.free.clear();
-            self.free.shrink_to(SHRINK_THRESHOLD);
-            self.table.clear_and_shrink(SHRINK_THRESHOLD);
-            self.heap.shrink_to(SHRINK_THRESHOLD);
-            if let Some(t) = &mut self.timing {
-                t.queued_at.clear();
-                t.queued_at.shrink_to(SHRINK_THRESHOLD);
-                t.started_at.clear();
-                t.started_at.shrink_to(SHRINK_THRESHOLD);
-            }
+            self.shrink();
+        }
+    }
+
+    #[cold]
+    fn shrink(&mut self) {
+        self.slots.clear();
+        self.slots.shrink_to(SHRINK_THRESHOLD);
+        self.free.clear();
+        self.free.shrink_to(SHRINK_THRESHOLD);
+        self.table.clear_and_shrink(SHRINK_THRESHOLD);
+        self.heap.shrink_to(SHRINK_THRESHOLD);
+        if let Some(t) = &mut self.timing {
+            t.queued_at.clear();
+            t.queued_at.shrink_to(SHRINK_THRESHOLD);
+            t.started_at.clear();
+            t.started_at.shrink_to(SHRINK_THRESHOLD);
         }
     }
 
@@ -485,7 +505,16 @@ impl<T> State<T> {
     }
 
     /// Wakes one parked worker, preferring one that is not the timer owner.
+    #[inline]
     fn wake_one(&mut self, out: &mut After<T>) {
+        if self.waiters.is_empty() {
+            return;
+        }
+        self.wake_one_parked(out);
+    }
+
+    #[inline(never)]
+    fn wake_one_parked(&mut self, out: &mut After<T>) {
         let skip_owner = self.waiters.len() > 1
             && matches!((self.timer, self.waiters.front()), (Some((owner, _)), Some(p)) if p.id == owner);
         if let Some(p) = self.waiters.remove(usize::from(skip_owner)) {
@@ -843,31 +872,68 @@ where
     }
 
     /// Runs what had to wait for the lock to be released.
-    fn finish(&self, mut after: After<T>) {
-        if let Some(w) = after.wake_first.take() {
+    #[inline(always)]
+    fn finish(&self, after: After<T>) {
+        // Fast path: nothing to wake, no hooks, nobody draining; at most an item to drop.
+        if after.wake_first.is_none()
+            && after.wake_rest.capacity() == 0
+            && !after.drained
+            && self.metrics.is_none()
+        {
+            drop(after.dropped);
+            return;
+        }
+        self.finish_slow(after);
+    }
+
+    #[inline(never)]
+    fn finish_slow(&self, after: After<T>) {
+        let After {
+            wake_first,
+            wake_rest,
+            added,
+            taken,
+            done,
+            retried,
+            drained,
+            dropped,
+        } = after;
+        if let Some(w) = wake_first {
             w.wake();
         }
-        for w in after.wake_rest.drain(..) {
-            w.wake();
+        if !wake_rest.is_empty() {
+            wake_rest.into_iter().for_each(Waker::wake);
         }
         if let Some(m) = &self.metrics {
-            if after.retried {
-                m.retried();
-            }
-            for _ in 0..after.added {
-                m.added();
-            }
-            if let Some(d) = after.taken {
-                m.taken(d);
-            }
-            if let Some(d) = after.done {
-                m.done(d);
-            }
+            Self::call_hooks(&**m, added, taken, done, retried);
         }
-        if after.drained {
+        if drained {
             self.drained.notify_waiters();
         }
-        // `after.dropped` (an item the queue let go of) is dropped here, outside the lock.
+        // `dropped` (an item the queue let go of) is dropped here, outside the lock.
+        drop(dropped);
+    }
+
+    #[inline(never)]
+    fn call_hooks(
+        m: &dyn QueueMetrics,
+        added: u32,
+        taken: Option<Duration>,
+        done: Option<Duration>,
+        retried: bool,
+    ) {
+        if retried {
+            m.retried();
+        }
+        for _ in 0..added {
+            m.added();
+        }
+        if let Some(d) = taken {
+            m.taken(d);
+        }
+        if let Some(d) = done {
+            m.done(d);
+        }
     }
 
     pub(crate) fn add(&self, item: T, priority: i32, delay: Option<Duration>) {
@@ -880,6 +946,43 @@ where
             .add(tag, item, priority, delay, &mut after);
         after.dropped = rest;
         self.finish(after);
+    }
+
+    /// `add` of every item, in order, taking the lock once per [`BATCH_CHUNK`] items.
+    pub(crate) fn add_batch(&self, items: Vec<T>, priority: i32) {
+        let priority = self.priority(priority);
+        let mut rejected: Vec<T> = Vec::new();
+        let mut tags = [0u32; BATCH_CHUNK];
+        let mut items = items.into_iter();
+        loop {
+            let chunk = items.as_slice();
+            let n = chunk.len().min(BATCH_CHUNK);
+            if n == 0 {
+                break;
+            }
+            for (tag, item) in tags.iter_mut().zip(&chunk[..n]) {
+                *tag = self.tag(item);
+            }
+            let mut after = After::default();
+            {
+                let mut st = self.state.lock();
+                // Start fetching the index lines of the first few items.
+                for &tag in tags[..n].iter().take(BATCH_PREFETCH) {
+                    st.table.prefetch(tag);
+                }
+                for (i, item) in items.by_ref().take(n).enumerate() {
+                    if let Some(&ahead) = tags[..n].get(i + BATCH_PREFETCH) {
+                        st.table.prefetch(ahead);
+                    }
+                    if let Some(item) = st.add(tags[i], item, priority, None, &mut after) {
+                        rejected.push(item);
+                    }
+                }
+            }
+            self.finish(after);
+            // Items the queue did not keep are dropped outside the lock.
+            rejected.clear();
+        }
     }
 
     pub(crate) fn add_rate_limited(&self, item: T, priority: i32) {
@@ -1191,6 +1294,10 @@ macro_rules! impl_queue_for {
 
             fn add_with_priority(&self, item: T, priority: i32) {
                 self.engine.add(item, priority, None)
+            }
+
+            fn add_batch(&self, items: Vec<T>) {
+                self.engine.add_batch(items, $crate::queue::PRIORITY_NORMAL)
             }
 
             async fn get(&self) -> Option<T> {

@@ -54,6 +54,15 @@ pub trait Queue<T>: Send + Sync {
         self.add(item)
     }
 
+    /// Queues every item of `items`, in order, exactly as calling [`add`](Queue::add) for each
+    /// would. Queues may take their lock once per batch (or per part of one) instead of once
+    /// per item; the default calls `add` for each item.
+    fn add_batch(&self, items: Vec<T>) {
+        for item in items {
+            self.add(item);
+        }
+    }
+
     /// Waits for an item. `None` once the queue is shut down and empty.
     async fn get(&self) -> Option<T>;
 
