@@ -21,6 +21,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod support;
 
 use informer::prelude::*;
+use informer::runtime::controller::controller_owner;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, ReplicaSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -50,7 +51,7 @@ impl Reconcile for Deployments {
             // Deleted. A cluster's garbage collector deletes what it owned; the in-process
             // server has none, so the controller does.
             for rs in ctx.replica_sets().namespaced(namespace).list() {
-                if owner_name(&rs) == Some(key.name()) {
+                if controller_owner::<Deployment>(&*rs).as_ref() == Some(key) {
                     match replica_sets
                         .delete(&rs.name_any(), &DeleteParams::default())
                         .await
@@ -159,15 +160,6 @@ fn replica_set_for(deployment: &Deployment) -> Result<ReplicaSet, serde_json::Er
             "template": spec.map(|s| &s.template),
         },
     }))
-}
-
-/// The name of the Deployment controlling `rs`.
-fn owner_name(rs: &ReplicaSet) -> Option<&str> {
-    let owner = rs
-        .owner_references()
-        .iter()
-        .find(|r| r.controller == Some(true))?;
-    (owner.kind == "Deployment").then_some(owner.name.as_str())
 }
 
 /// Whether `rs` runs the replicas and template `spec` asks for.

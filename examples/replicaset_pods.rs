@@ -24,6 +24,7 @@ mod support;
 use std::collections::BTreeSet;
 
 use informer::prelude::*;
+use informer::runtime::controller::controller_owner;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -65,11 +66,7 @@ impl Reconcile for ReplicaSets {
             // Deleted. A cluster's garbage collector deletes its Pods; the in-process server
             // has none, so the controller does.
             for pod in ctx.pods().namespaced(namespace).list() {
-                let owner = pod
-                    .owner_references()
-                    .iter()
-                    .find(|o| o.controller == Some(true));
-                if owner.is_some_and(|o| o.kind == "ReplicaSet" && o.name == key.name()) {
+                if controller_owner::<ReplicaSet>(&*pod).as_ref() == Some(key) {
                     delete_pod(&pods, key, &pod.name_any(), "its ReplicaSet is gone").await?;
                 }
             }

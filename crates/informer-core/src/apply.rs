@@ -52,14 +52,12 @@ pub fn apply_deltas<K>(
     is_initial_list: bool,
     notify: &mut dyn FnMut(Notification<K>),
 ) -> Result<(), StoreError> {
-    let mut first_error = None;
-    for delta in deltas {
-        if let Err(e) = apply_one(store, delta, None, is_initial_list, notify) {
-            tracing::warn!(error = %e, "skipped a change that cannot be cached");
-            first_error.get_or_insert(e);
-        }
-    }
-    first_error.map_or(Ok(()), Err)
+    apply_all(
+        store,
+        deltas.into_iter().map(|delta| (delta, None)),
+        is_initial_list,
+        notify,
+    )
 }
 
 /// As [`apply_deltas`], given the key of each delta's object where the caller knows it
@@ -86,8 +84,19 @@ pub fn apply_keyed_deltas<K>(
     if !store.keys_by_resource_key() {
         return apply_deltas(store, deltas, is_initial_list, notify);
     }
+    apply_all(store, deltas.into_iter().zip(keys), is_initial_list, notify)
+}
+
+/// Applies every delta (with its key, if known); a delta that cannot be cached is logged
+/// and skipped, and the first such error returned once all were applied.
+fn apply_all<K>(
+    store: &dyn Store<K>,
+    deltas: impl Iterator<Item = (Delta<K>, Option<ObjectKey>)>,
+    is_initial_list: bool,
+    notify: &mut dyn FnMut(Notification<K>),
+) -> Result<(), StoreError> {
     let mut first_error = None;
-    for (delta, key) in deltas.into_iter().zip(keys) {
+    for (delta, key) in deltas {
         if let Err(e) = apply_one(store, delta, key, is_initial_list, notify) {
             tracing::warn!(error = %e, "skipped a change that cannot be cached");
             first_error.get_or_insert(e);

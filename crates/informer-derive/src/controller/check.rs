@@ -1,7 +1,7 @@
 //! Semantic checks of a parsed controller, each a small function; every failure is
 //! recorded, none stops the others.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::time::Duration;
 
 use quote::ToTokens;
@@ -171,20 +171,20 @@ pub fn accessor_name(r: &Resource) -> String {
 }
 
 fn check_duplicates(cx: &Ctxt, c: &Controller) {
-    let mut types: HashMap<String, ()> = HashMap::new();
-    let mut accessors: HashMap<String, ()> = HashMap::new();
-    let mut indexes: HashMap<String, ()> = HashMap::new();
+    let mut types = HashSet::new();
+    let mut accessors = HashSet::new();
+    let mut indexes = HashSet::new();
     for (r, accessor) in resources(c) {
         let mut ty = r.ty.to_token_stream().to_string().replace(' ', "");
         if r.metadata.is_some() {
             ty = format!("metadata of {ty}");
         }
-        if types.insert(ty.clone(), ()).is_some() {
+        if !types.insert(ty.clone()) {
             cx.error_spanned_by(
                 &r.ty,
                 format!("`{ty}` is already watched by this controller; name each resource once"),
             );
-        } else if accessors.insert(accessor.clone(), ()).is_some() {
+        } else if !accessors.insert(accessor.clone()) {
             let target = r
                 .lister
                 .as_ref()
@@ -196,7 +196,7 @@ fn check_duplicates(cx: &Ctxt, c: &Controller) {
         }
         for index in &r.indexes {
             let name = index.to_token_stream().to_string().replace(' ', "");
-            if indexes.insert(name.clone(), ()).is_some() {
+            if !indexes.insert(name.clone()) {
                 cx.error_spanned_by(
                     index,
                     format!("index `{name}` is listed twice; each index is registered once, list it once"),
@@ -207,10 +207,9 @@ fn check_duplicates(cx: &Ctxt, c: &Controller) {
 }
 
 fn check_store(cx: &Ctxt, c: &Controller) {
-    if let (Some(store), Some(primary)) = (&c.store, &c.primary)
+    if let (Some(_), Some(primary)) = (&c.store, &c.primary)
         && let Some(metadata) = &primary.metadata
     {
-        let _ = store;
         cx.error_spanned_by(
             metadata,
             "`metadata` watches through the shared metadata informer and cannot fill a custom `store`; remove one of them",

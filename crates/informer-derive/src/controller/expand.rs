@@ -248,14 +248,8 @@ fn related_step(krate: &syn::Path, r: &Related) -> TokenStream {
     }
     match &r.mapper {
         Some(mapper) if r.is_watches() => {
-            let p = quote!(#krate::__derive);
-            let written = &r.resource.ty;
-            let mapper_ty = match &r.resource.metadata {
-                Some(_) => quote!(#p::PartialObjectMeta<#written>),
-                None => quote!(#written),
-            };
             let check = quote_spanned! {mapper.span()=>
-                let mapper: fn(&#mapper_ty) -> ::std::vec::Vec<#p::ObjectKey> = #mapper;
+                let mapper: fn(&#ty) -> ::std::vec::Vec<#krate::__derive::ObjectKey> = #mapper;
             };
             quote! {
                 {

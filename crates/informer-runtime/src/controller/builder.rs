@@ -998,26 +998,17 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             let names: Vec<String> = self.indexers.iter().map(|(n, _)| n.clone()).collect();
             let indexers: Indexers<K> = self.indexers.into_iter().collect();
             if let Err(source) = informer.add_indexers(indexers) {
-                let informer = match &primary {
-                    Primary::Private(label) => label.clone(),
-                    Primary::Shared(handle) => handle.id().to_string(),
-                };
                 return Err(BuildError::Index {
                     name: names.join(","),
-                    informer,
+                    informer: primary.label(),
                     source,
                 });
             }
         }
 
-        ensure_indexes(
-            &self.typed_indexes,
-            &*informer.indexer(),
-            || match &primary {
-                Primary::Private(label) => label.clone(),
-                Primary::Shared(handle) => handle.id().to_string(),
-            },
-        )?;
+        ensure_indexes(&self.typed_indexes, &*informer.indexer(), || {
+            primary.label()
+        })?;
 
         let handler = EnqueueHandler::new(queue.clone(), Mapping::Own, self.filters);
         let registration = informer.add_handler_with(
@@ -1081,6 +1072,16 @@ enum Primary<K: Clone> {
     Private(String),
     /// The factory's shared informer.
     Shared(crate::factory::InformerHandle<K>),
+}
+
+impl<K: Clone> Primary<K> {
+    /// The informer as errors name it.
+    fn label(&self) -> String {
+        match self {
+            Primary::Private(label) => label.clone(),
+            Primary::Shared(handle) => handle.id().to_string(),
+        }
+    }
 }
 
 /// Wires an owned or watched type: its informer from the factory, the controller's handler.
