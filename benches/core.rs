@@ -3,6 +3,10 @@
 //! - Q1/Q2: [`WorkQueue`] and [`PriorityQueue`] beside a floor: a plain
 //!   `Mutex<VecDeque> + HashSet` queue with none of the workqueue's guarantees (no processing
 //!   set, so it may hand one key to two workers). The floor is what "no queue at all" costs.
+//!   Q1 also prints a ceiling: what two threads popping one shared `Mutex<VecDeque>` (pop and
+//!   copy out, nothing else) reach on this machine. With both cores taking items from one
+//!   FIFO, each hand-out moves the lock and the head of the FIFO from core to core; that
+//!   bounds any queue with one FIFO order, whatever it does per item.
 //! - X1: [`ThreadSafeStore`] index look-ups beside kube-runtime's reflector store, whose
 //!   closest equivalent is a scan of `Store::state()`.
 //!
@@ -11,8 +15,9 @@
 //!
 //! For profiling, `CORE_BENCH_JOB=<q1|q2>-<workqueue|priorityqueue|floor>` runs one workload
 //! once and exits, on `CORE_BENCH_ITEMS` items (default 1,000,000), the producer adding
-//! `CORE_BENCH_BATCH` keys per `add_batch` call if that is set (default: one `add` per key). Under callgrind, count
-//! only one phase (`adds` or `drain`, the whole Q2 run for `q2`) with
+//! `CORE_BENCH_BATCH` keys per `add_batch` call if that is set (default: one `add` per key),
+//! drained by `CORE_BENCH_WORKERS` workers (default 4; 1 shows the cost without contention).
+//! Under callgrind, count only one phase (`adds` or `drain`, the whole Q2 run for `q2`) with
 //! `CORE_BENCH_CALLGRIND=<phase>`:
 //!
 //! ```text
@@ -41,6 +46,8 @@ const QUEUE_ITEMS: usize = 1_000_000;
 /// Keys per `add_batch` call in the batched variants of Q1 and Q2.
 const BATCH: usize = 256;
 const WORKERS: usize = 4;
+/// Threads of the runtime the workers run on (this machine's cores).
+const THREADS: usize = 2;
 const PODS: usize = 100_000;
 
 // ---------- the floor queue ----------
@@ -98,7 +105,10 @@ trait BenchQueue: Send + Sync + 'static {
         }
     }
     fn get(&self) -> impl std::future::Future<Output = Option<String>> + Send;
-    fn done(&self, key: &str);
+    // `&String`, not `&str`: the queues' `done` takes `&T` with `T = String`, and turning a
+    // `&str` back into one would allocate per completion.
+    #[expect(clippy::ptr_arg, reason = "the queues take &T with T = String")]
+    fn done(&self, key: &String);
     fn shut_down(&self);
 }
 
@@ -109,7 +119,7 @@ impl BenchQueue for FloorQueue {
     fn get(&self) -> impl std::future::Future<Output = Option<String>> + Send {
         FloorQueue::get(self)
     }
-    fn done(&self, _key: &str) {}
+    fn done(&self, _key: &String) {}
     fn shut_down(&self) {
         FloorQueue::shut_down(self)
     }
@@ -119,6 +129,15 @@ const JOB_VAR: &str = "CORE_BENCH_JOB";
 const ITEMS_VAR: &str = "CORE_BENCH_ITEMS";
 const CALLGRIND_VAR: &str = "CORE_BENCH_CALLGRIND";
 const BATCH_VAR: &str = "CORE_BENCH_BATCH";
+const WORKERS_VAR: &str = "CORE_BENCH_WORKERS";
+
+/// How many workers drain the queue (`CORE_BENCH_WORKERS`, for profiling runs; 4 by default).
+fn workers() -> usize {
+    std::env::var(WORKERS_VAR).map_or(WORKERS, |v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("{WORKERS_VAR}={v} is not a number"))
+    })
+}
 
 /// How many items the queue workloads add (`CORE_BENCH_ITEMS`, for profiling runs).
 fn queue_items() -> usize {
@@ -157,7 +176,7 @@ struct QueueRun {
 
 async fn drain_with_workers<Q: BenchQueue>(queue: &Arc<Q>) -> usize {
     let processed = Arc::new(AtomicUsize::new(0));
-    let workers: Vec<_> = (0..WORKERS)
+    let workers: Vec<_> = (0..workers())
         .map(|_| {
             let (q, n) = (queue.clone(), processed.clone());
             tokio::spawn(async move {
@@ -262,15 +281,54 @@ fn q2_batched<Q: BenchQueue>(
 
 fn runtime() -> Runtime {
     tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(THREADS)
         .enable_all()
         .build()
         .expect("tokio runtime")
 }
 
+/// What any queue with one shared FIFO can hand out per second on this machine: `threads`
+/// threads popping a pre-filled `Mutex<VecDeque<String>>` and copying each item out (what a
+/// workqueue's `get` must do at the least), with no deduplication, no `done`, no wake-ups.
+/// With two threads this is bound by moving the lock and the deque's head between cores.
+fn handoff_ceiling(threads: usize) -> f64 {
+    let items = keys(queue_items());
+    let n = items.len();
+    let deque = Arc::new(parking_lot::Mutex::new(VecDeque::from(items)));
+    let start = Arc::new(std::sync::Barrier::new(threads + 1));
+    let handles: Vec<_> = (0..threads)
+        .map(|_| {
+            let (deque, start) = (deque.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                loop {
+                    let item = deque.lock().pop_front();
+                    match item {
+                        Some(item) => drop(std::hint::black_box(item.clone())),
+                        None => break,
+                    }
+                }
+            })
+        })
+        .collect();
+    let t = Instant::now();
+    start.wait();
+    for h in handles {
+        h.join().expect("ceiling thread");
+    }
+    support::rate(n, t.elapsed())
+}
+
 fn side_by_side_queues() {
     let rt = runtime();
     println!("\n== Q1: 1,000,000 distinct keys, then 4 workers drain ==");
+    let (shared, alone) = (handoff_ceiling(THREADS), handoff_ceiling(1));
+    println!(
+        "Q1   ceiling: {THREADS} threads popping one shared Mutex<VecDeque> hand out {:.2} M items/s \
+         (one thread alone: {:.2} M/s); no shared-FIFO queue completes faster here",
+        shared / 1e6,
+        alone / 1e6
+    );
     let floor = q1(&rt, FloorQueue::default());
     for (name, run) in [
         ("WorkQueue", q1(&rt, WorkQueue::<String>::new())),
@@ -292,6 +350,13 @@ fn side_by_side_queues() {
             support::rate(QUEUE_ITEMS, run.draining),
             "floor",
             support::rate(QUEUE_ITEMS, floor.draining),
+        );
+        support::report(
+            "Q1",
+            &what,
+            support::rate(QUEUE_ITEMS, run.draining),
+            "ceiling",
+            shared,
         );
         support::quote(
             "Q1",
@@ -397,8 +462,8 @@ impl<Q: Queue<String> + 'static> BenchQueue for Q {
     fn get(&self) -> impl std::future::Future<Output = Option<String>> + Send {
         Queue::get(self)
     }
-    fn done(&self, key: &str) {
-        Queue::done(self, &key.to_owned())
+    fn done(&self, key: &String) {
+        Queue::done(self, key)
     }
     fn shut_down(&self) {
         Queue::shut_down(self)
