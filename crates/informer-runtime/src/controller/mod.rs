@@ -81,6 +81,12 @@ use runner::Runner;
 /// check::<Pod>();
 /// check::<Node>();
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a Kubernetes resource a controller can watch",
+    label = "not a Kubernetes resource",
+    note = "use a k8s-openapi type (such as `k8s_openapi::api::apps::v1::Deployment`) or a `#[derive(CustomResource)]` type",
+    note = "a controller's resource implements `kube::Resource` (with a `Default` dynamic type), `Clone`, `Debug`, `DeserializeOwned`, `Send`, `Sync` and `'static`"
+)]
 pub trait ControllerResource:
     Resource<DynamicType: Default, Scope: ControllerScope>
     + Clone
@@ -92,6 +98,7 @@ pub trait ControllerResource:
 {
 }
 
+#[diagnostic::do_not_recommend]
 impl<K> ControllerResource for K
 where
     K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
