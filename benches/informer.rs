@@ -61,9 +61,19 @@
 //! minus resident memory before the informer started, over 100,000. With and without dropping
 //! `managedFields`, for this project's `ThreadSafeStore` and `CompactStore` (with its
 //! per-read cost: a `get` of an object not in its hot cache) and kube-runtime's reflector
-//! store; plus `ThreadSafeStore` with `shrink_objects` (a clone of each object before it is
-//! cached, as kube-runtime's store does), which shows how much of the difference is
-//! allocation layout.
+//! store.
+//!
+//! Each source decodes as its implementation's client does: kube-runtime's with
+//! `serde_json` (kube's client), this project's with `JsonDecoder` (what `KubeListerWatcher`
+//! uses), which skips managed fields while decoding when they are dropped (as
+//! `KubeListerWatcher::drop_managed_fields` does; the informer factory turns it on with
+//! `drop_managed_fields(true)`), the informer's transform dropping them as well. A third
+//! row feeds `ThreadSafeStore` from a `serde_json` source (a `ListerWatcher` of one's own),
+//! to show what the decoder saves: `serde_json` grows vectors by doubling and the spare
+//! capacity stays in the cache (kube-runtime's store caches a clone of each object, which
+//! has none).
+//!
+//! In I1 "on the fly" too, each side decodes as its client does.
 //! These children run with `MIMALLOC_PURGE_DELAY=0`, so that freed pages go back to the OS at
 //! once and resident memory is what is live (plus fragmentation).
 //!
@@ -76,7 +86,7 @@
 //! `mkfifo /tmp/ctl; INFORMER_BENCH_PERF_CTL=/tmp/ctl INFORMER_BENCH_JOB=i1-ours-prebuilt
 //! perf record --control fifo:/tmp/ctl -D -1 -g target/release/deps/informer-<hash>`.
 //! Jobs: `i1-{ours,kube}-{prebuilt,onthefly}`, `e2e-{ours,kube}`,
-//! `m1-{ours,tight,compact,kube}-{mf,nomf}`, `probe-decode`.
+//! `m1-{ours,serde,compact,kube}-{mf,nomf}`, `probe-decode`.
 //! On a machine without hardware counters (or a shared one), count instructions of the timed
 //! part with callgrind instead, on fewer events and one run:
 //! `INFORMER_BENCH_CALLGRIND=1 INFORMER_BENCH_EVENTS=20000 INFORMER_BENCH_RUNS=1
@@ -102,7 +112,7 @@ use informer::lister_watcher::{
 use informer::prelude::*;
 use informer::store::index_fn;
 use informer_runtime::informer::{CancellationToken, SharedIndexInformer};
-use informer_runtime::lister_watcher::KubeListerWatcher;
+use informer_runtime::lister_watcher::{JsonDecoder, KubeListerWatcher};
 use informer_runtime::store::CompactStore;
 use informer_runtime::testing::TestApiServer;
 use k8s_openapi::api::core::v1::Pod;
@@ -240,12 +250,57 @@ impl Template {
     }
 }
 
+/// How a source decodes JSON: as each implementation's own client does.
+#[derive(Clone, Copy, Debug)]
+enum Decoding {
+    /// `serde_json`, as kube's client decodes lists and watch events.
+    SerdeJson,
+    /// This project's `JsonDecoder`, as `KubeListerWatcher` decodes them; with
+    /// `skip_managed_fields` as it does when managed fields are dropped
+    /// (`KubeListerWatcher::drop_managed_fields`, set by the informer factory).
+    Library { skip_managed_fields: bool },
+}
+
+impl Decoding {
+    fn decoder(self) -> Decoder {
+        match self {
+            Decoding::SerdeJson => Decoder::SerdeJson,
+            Decoding::Library {
+                skip_managed_fields,
+            } => Decoder::Library(
+                JsonDecoder::new().skip_managed_fields(skip_managed_fields),
+                Vec::new(),
+            ),
+        }
+    }
+}
+
+/// A [`Decoding`] with its state (the library decoder's buffers, and the byte buffer a
+/// line is copied into, since it decodes in place as it does from a response body).
+enum Decoder {
+    SerdeJson,
+    Library(JsonDecoder, Vec<u8>),
+}
+
+impl Decoder {
+    fn decode<T: serde::de::DeserializeOwned>(&mut self, line: &str) -> T {
+        match self {
+            Decoder::SerdeJson => serde_json::from_str(line).expect("valid JSON"),
+            Decoder::Library(decoder, buffer) => {
+                buffer.clear();
+                buffer.extend_from_slice(line.as_bytes());
+                decoder.decode(buffer).expect("valid JSON")
+            }
+        }
+    }
+}
+
 /// Where the I1 events come from.
 enum Events {
     /// Decoded before timing.
     Prebuilt(Vec<(Kind, Pod)>),
     /// Decoded from their lines as they are sent.
-    OnTheFly(Arc<Vec<Template>>, usize),
+    OnTheFly(Arc<Vec<Template>>, usize, Decoding),
 }
 
 impl Events {
@@ -276,17 +331,20 @@ impl Events {
     fn into_stream(self) -> BoxStream<'static, (Kind, Pod)> {
         match self {
             Events::Prebuilt(events) => cooperative(events.into_iter()).boxed(),
-            Events::OnTheFly(templates, count) => cooperative((0..count).map(move |j| {
-                let (kind, p) = event(j);
-                let line = templates[p].render(kind, j);
-                match serde_json::from_str::<WatchEvent<Pod>>(&line).expect("valid event") {
-                    WatchEvent::Added(pod)
-                    | WatchEvent::Modified(pod)
-                    | WatchEvent::Deleted(pod) => (kind, pod),
-                    _ => unreachable!("the templates render objects"),
-                }
-            }))
-            .boxed(),
+            Events::OnTheFly(templates, count, decoding) => {
+                let mut decoder = decoding.decoder();
+                cooperative((0..count).map(move |j| {
+                    let (kind, p) = event(j);
+                    let line = templates[p].render(kind, j);
+                    match decoder.decode::<WatchEvent<Pod>>(&line) {
+                        WatchEvent::Added(pod)
+                        | WatchEvent::Modified(pod)
+                        | WatchEvent::Deleted(pod) => (kind, pod),
+                        _ => unreachable!("the templates render objects"),
+                    }
+                }))
+                .boxed()
+            }
         }
     }
 }
@@ -295,14 +353,17 @@ impl Events {
 enum Listed {
     Prebuilt(Vec<Pod>),
     /// Decoded when listed.
-    Lines(Arc<Vec<String>>),
+    Lines(Arc<Vec<String>>, Decoding),
 }
 
 impl Listed {
     fn into_pods(self) -> Vec<Pod> {
         match self {
             Listed::Prebuilt(pods) => pods,
-            Listed::Lines(lines) => lines.iter().map(|l| decode(l)).collect(),
+            Listed::Lines(lines, decoding) => {
+                let mut decoder = decoding.decoder();
+                lines.iter().map(|l| decoder.decode(l)).collect()
+            }
         }
     }
 
@@ -310,16 +371,13 @@ impl Listed {
     fn into_stream(self) -> BoxStream<'static, Pod> {
         match self {
             Listed::Prebuilt(pods) => cooperative(pods.into_iter()).boxed(),
-            Listed::Lines(lines) => {
+            Listed::Lines(lines, decoding) => {
                 let n = lines.len();
-                cooperative((0..n).map(move |i| decode(&lines[i]))).boxed()
+                let mut decoder = decoding.decoder();
+                cooperative((0..n).map(move |i| decoder.decode(&lines[i]))).boxed()
             }
         }
     }
-}
-
-fn decode(line: &str) -> Pod {
-    serde_json::from_str(line).expect("gen_pods.py writes valid pods")
 }
 
 /// Yields the items of `iter`, spending one unit of tokio's cooperative budget on each.
@@ -792,6 +850,13 @@ fn job(name: &str) {
         "i1-ours-prebuilt" | "i1-kube-prebuilt" | "i1-ours-onthefly" | "i1-kube-onthefly" => {
             let prebuilt = name.ends_with("prebuilt");
             let ours = name.starts_with("i1-ours");
+            let decoding = if ours {
+                Decoding::Library {
+                    skip_managed_fields: false,
+                }
+            } else {
+                Decoding::SerdeJson
+            };
             let lines = support::pod_lines(LISTED);
             let base = support::pods(LISTED);
             let templates = Events::templates(&lines);
@@ -810,8 +875,8 @@ fn job(name: &str) {
                     )
                 } else {
                     (
-                        Listed::Lines(lines.clone()),
-                        Events::OnTheFly(templates.clone(), events_n),
+                        Listed::Lines(lines.clone(), decoding),
+                        Events::OnTheFly(templates.clone(), events_n, decoding),
                     )
                 };
                 emit("data_rss", proc_status_bytes("VmRSS"));
@@ -864,14 +929,25 @@ fn job(name: &str) {
             // What decoding costs, for reading the "on the fly" figures.
             let lines = support::pod_lines(LISTED);
             let n = 2_000;
-            let start = Instant::now();
-            for line in lines.iter().take(n) {
-                std::hint::black_box(decode(line));
+            for (label, decoding) in [
+                ("serde_json", Decoding::SerdeJson),
+                (
+                    "library",
+                    Decoding::Library {
+                        skip_managed_fields: false,
+                    },
+                ),
+            ] {
+                let mut decoder = decoding.decoder();
+                let start = Instant::now();
+                for line in lines.iter().take(n) {
+                    std::hint::black_box(decoder.decode::<Pod>(line));
+                }
+                emit(
+                    &format!("pod_decode_us_{label}"),
+                    start.elapsed().as_secs_f64() * 1e6 / n as f64,
+                );
             }
-            emit(
-                "pod_decode_us",
-                start.elapsed().as_secs_f64() * 1e6 / n as f64,
-            );
             emit("size_of_pod", std::mem::size_of::<Pod>() as f64);
         }
         _ if name.starts_with("m1-") => m1_job(&rt, name),
@@ -939,7 +1015,7 @@ fn m1_job(rt: &Runtime, name: &str) {
         let (reader, writer) = reflector::store::<Pod>();
         let source = stream::once(async { Ok(watcher::Event::Init) })
             .chain(
-                Listed::Lines(lines.clone())
+                Listed::Lines(lines.clone(), Decoding::SerdeJson)
                     .into_stream()
                     .map(|p| Ok(watcher::Event::InitApply(p))),
             )
@@ -967,7 +1043,20 @@ fn m1_job(rt: &Runtime, name: &str) {
         return;
     }
     let compact = name.starts_with("m1-compact");
-    let lw = Arc::new(MemorySource::new(Listed::Lines(lines.clone()), None));
+    // As `KubeListerWatcher` decodes (skipping managed fields when they are dropped, as the
+    // informer factory has it do), or, for `m1-serde`, a source of one's own that decodes
+    // with `serde_json`.
+    let decoding = if name.starts_with("m1-serde") {
+        Decoding::SerdeJson
+    } else {
+        Decoding::Library {
+            skip_managed_fields: drop_mf,
+        }
+    };
+    let lw = Arc::new(MemorySource::new(
+        Listed::Lines(lines.clone(), decoding),
+        None,
+    ));
     let mut builder = SharedIndexInformer::builder(lw);
     let compact_store = compact.then(|| Arc::new(CompactStore::<Pod>::new()));
     if let Some(store) = &compact_store {
@@ -975,10 +1064,6 @@ fn m1_job(rt: &Runtime, name: &str) {
     }
     if drop_mf {
         builder = builder.drop_managed_fields();
-    }
-    if name.starts_with("m1-tight") {
-        // A clone has exactly-sized vectors (a decoded object's grew by doubling).
-        builder = builder.shrink_objects();
     }
     let informer = builder.build();
     settle();
@@ -1115,9 +1200,11 @@ fn side_by_side() {
             );
         } else {
             println!(
-                "I1   (decoding one pod from JSON costs {:.0} µs here, so one decoding thread caps this at about {}/s)",
-                probe["pod_decode_us"],
-                k_per_s(1e6 / probe["pod_decode_us"]),
+                "I1   (decoding one pod costs {:.1} µs with this project's JsonDecoder, {:.1} µs with serde_json as kube decodes: one decoding thread caps this at about {}/s and {}/s)",
+                probe["pod_decode_us_library"],
+                probe["pod_decode_us_serde_json"],
+                k_per_s(1e6 / probe["pod_decode_us_library"]),
+                k_per_s(1e6 / probe["pod_decode_us_serde_json"]),
             );
         }
         println!(
@@ -1174,14 +1261,14 @@ fn side_by_side() {
             "kube-runtime",
             kube,
         );
-        // kube-runtime stores a clone of each object, whose vectors are exactly sized and
-        // which lies in memory of its own; the same clone as a transform shows how much of
-        // the difference that is.
-        let tight = child(&format!("m1-tight-{suffix}"))["bytes_per_object"];
+        // The same store fed by a source that decodes with serde_json, whose vectors keep
+        // the spare capacity of growing by doubling (and which decodes managed fields before
+        // the transform drops them): what the library's decoder saves.
+        let serde = child(&format!("m1-serde-{suffix}"))["bytes_per_object"];
         memory_line(
             "M1",
-            &format!("ThreadSafeStore + shrink_objects, {label}"),
-            tight,
+            &format!("ThreadSafeStore, serde_json source, {label}"),
+            serde,
             "kube-runtime",
             kube,
         );

@@ -8,7 +8,8 @@ use futures::StreamExt;
 use informer_core::{ListWatchError, ListerWatcher, WatchStream};
 use informer_runtime::lister_watcher::{INITIAL_EVENTS_END_ANNOTATION, KubeListerWatcher};
 use informer_runtime::testing::{CustomResourceSpec, FailureCode, TestApiServer, Verb};
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Container, EnvVar, Pod, PodSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, PostParams, WatchEvent, WatchParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind, PartialObjectMeta};
@@ -338,4 +339,124 @@ async fn metadata_lister_watcher_lists_and_watches_partial_object_metadata() {
         .unwrap();
     create(&api, "b").await;
     assert_eq!(name(&next(&mut stream, false).await.unwrap()), "b");
+}
+
+fn pod_with_containers(name: &str, containers: usize) -> Pod {
+    let mut pod = Pod::default();
+    pod.metadata.name = Some(name.into());
+    pod.metadata.namespace = Some("default".into());
+    pod.metadata.managed_fields = Some(vec![ManagedFieldsEntry {
+        manager: Some("kubectl".into()),
+        operation: Some("Update".into()),
+        ..ManagedFieldsEntry::default()
+    }]);
+    pod.spec = Some(PodSpec {
+        containers: (0..containers)
+            .map(|i| Container {
+                name: format!("c{i}"),
+                env: Some(
+                    (0..3)
+                        .map(|e| EnvVar {
+                            name: format!("E{e}"),
+                            ..EnvVar::default()
+                        })
+                        .collect(),
+                ),
+                ..Container::default()
+            })
+            .collect(),
+        ..PodSpec::default()
+    });
+    pod
+}
+
+/// Whether every vector of `pod` checked here has exactly the capacity it needs.
+fn is_tight(pod: &Pod) -> bool {
+    let containers = &pod.spec.as_ref().expect("spec").containers;
+    containers.len() == containers.capacity()
+        && containers
+            .iter()
+            .all(|c| c.env.as_ref().is_none_or(|e| e.len() == e.capacity()))
+}
+
+#[tokio::test]
+async fn kube_lister_watcher_decodes_objects_without_spare_capacity() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    pods.create(&PostParams::default(), &pod_with_containers("listed", 3))
+        .await
+        .expect("create");
+    let lw = KubeListerWatcher::new(pods.clone());
+    let list = lw.list(&ListParams::default()).await.expect("list");
+    assert_eq!(list.items.len(), 1);
+    assert!(is_tight(&list.items[0]), "{:?}", list.items[0].spec);
+
+    let rv = list
+        .metadata
+        .resource_version
+        .expect("a list resource version");
+    let mut stream = lw
+        .watch(&WatchParams::default().timeout(30), &rv)
+        .await
+        .expect("watch");
+    pods.create(&PostParams::default(), &pod_with_containers("watched", 5))
+        .await
+        .expect("create");
+    match next(&mut stream, false).await {
+        Ok(WatchEvent::Added(pod)) => {
+            assert_eq!(pod.spec.as_ref().map(|s| s.containers.len()), Some(5));
+            assert!(is_tight(&pod));
+        }
+        other => panic!("expected an added pod, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn kube_lister_watcher_drops_managed_fields_only_when_asked() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    pods.create(&PostParams::default(), &pod_with_containers("a", 1))
+        .await
+        .expect("create");
+    let keeping = KubeListerWatcher::new(pods.clone());
+    let dropping = KubeListerWatcher::new(pods.clone()).drop_managed_fields();
+    let kept = keeping.list(&ListParams::default()).await.expect("list");
+    assert!(
+        kept.items[0].metadata.managed_fields.is_some(),
+        "the server keeps them"
+    );
+    let dropped = dropping.list(&ListParams::default()).await.expect("list");
+    assert!(dropped.items[0].metadata.managed_fields.is_none());
+    // Nothing else differs.
+    let mut expected = kept.items[0].clone();
+    expected.metadata.managed_fields = None;
+    assert_eq!(dropped.items[0], expected);
+
+    let rv = dropped
+        .metadata
+        .resource_version
+        .expect("a list resource version");
+    let mut stream = dropping
+        .watch(&WatchParams::default().timeout(30), &rv)
+        .await
+        .expect("watch");
+    pods.create(&PostParams::default(), &pod_with_containers("b", 1))
+        .await
+        .expect("create");
+    match next(&mut stream, false).await {
+        Ok(WatchEvent::Added(pod)) => {
+            assert_eq!(pod.metadata.name.as_deref(), Some("b"));
+            assert!(pod.metadata.managed_fields.is_none());
+        }
+        other => panic!("expected an added pod, got {other:?}"),
+    }
+
+    let metadata = KubeListerWatcher::metadata(pods).drop_managed_fields();
+    let list = metadata.list(&ListParams::default()).await.expect("list");
+    assert_eq!(list.items.len(), 2);
+    assert!(
+        list.items
+            .iter()
+            .all(|p| p.metadata.managed_fields.is_none())
+    );
 }

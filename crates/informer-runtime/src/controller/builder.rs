@@ -952,14 +952,21 @@ impl<K: ControllerResource> ControllerBuilder<K> {
                 if !store.is_empty() {
                     return Err(BuildError::StoreNotEmpty(store.len()));
                 }
+                // As the factory's own informers: managed fields dropped if it drops them.
+                let drop_managed_fields = self.factory.drops_managed_fields();
                 let lw: Arc<dyn ListerWatcher<K>> = match (source, self.client) {
                     (Some(lw), _) => lw,
-                    (None, Some(client)) => Arc::new(KubeListerWatcher::new(
-                        <K::Scope as ControllerScope>::api::<K>(
+                    (None, Some(client)) => {
+                        let lw = KubeListerWatcher::new(<K::Scope as ControllerScope>::api::<K>(
                             client,
                             self.params.namespace.as_deref(),
-                        ),
-                    )),
+                        ));
+                        Arc::new(if drop_managed_fields {
+                            lw.drop_managed_fields()
+                        } else {
+                            lw
+                        })
+                    }
                     (None, None) => return Err(BuildError::StoreWithoutSource),
                 };
                 let config = ReflectorConfig {
@@ -970,10 +977,13 @@ impl<K: ControllerResource> ControllerBuilder<K> {
                     },
                     ..ReflectorConfig::default()
                 };
-                let informer = SharedIndexInformer::builder(lw)
+                let mut informer = SharedIndexInformer::builder(lw)
                     .store(store)
-                    .reflector_config(config)
-                    .build();
+                    .reflector_config(config);
+                if drop_managed_fields {
+                    informer = informer.drop_managed_fields();
+                }
+                let informer = informer.build();
                 let label = format!(
                     "{}.{} (cache of controller {name})",
                     K::plural(&dt),

@@ -142,8 +142,7 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
     }
 
     /// Runs the controller on `client` until `cancel` is cancelled, with its own factory:
-    /// managed fields dropped unless kept, objects cached shrunk to fit
-    /// ([`InformerFactory::shrink_objects`]).
+    /// managed fields dropped (never decoded) unless kept.
     ///
     /// # Errors
     /// See [`BuildError`].
@@ -156,9 +155,8 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
         Self: Reconcile,
     {
         async move {
-            let factory = InformerFactory::new(client)
-                .drop_managed_fields(!Self::KEEP_MANAGED_FIELDS)
-                .shrink_objects(true);
+            let factory =
+                InformerFactory::new(client).drop_managed_fields(!Self::KEEP_MANAGED_FIELDS);
             let controller = self.into_controller(&factory)?;
             controller.run(cancel).await;
             factory.shutdown().await;

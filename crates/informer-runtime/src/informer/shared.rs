@@ -86,20 +86,27 @@ where
     }
 
     /// Drops `metadata.managedFields` from every object before it enters the cache
-    /// ([`strip_managed_fields`]). The decoded object's memory is not given back by this
-    /// alone (the freed pieces leave holes between the kept ones): add
-    /// [`shrink_objects`](Self::shrink_objects) to cache a compact copy (M1: 43.5 KB per pod
-    /// either way without it, 27.1 KB with both).
+    /// ([`strip_managed_fields`]). Objects that were decoded whole first (a list is decoded
+    /// before any of its objects is transformed) keep the memory of their managed fields as
+    /// holes between the kept pieces; a [`KubeListerWatcher`] told to
+    /// [`drop_managed_fields`](crate::lister_watcher::KubeListerWatcher::drop_managed_fields)
+    /// never decodes them (the [`InformerFactory`](crate::factory::InformerFactory) does
+    /// both).
+    ///
+    /// [`KubeListerWatcher`]: crate::lister_watcher::KubeListerWatcher
     pub fn drop_managed_fields(self) -> Self {
         self.transform(strip_managed_fields::<K>)
     }
 
     /// Caches each object shrunk to fit: a clone of the decoded object, whose strings,
-    /// vectors and JSON values hold no spare capacity (decoding grows them by doubling), made
-    /// after the other transforms (so after dropping managed fields, nothing of them stays
-    /// behind). Costs one deep copy per object and event; saves about 15% of a cached pod, 38%
-    /// with managed fields dropped (M1 in `benches/informer.rs`: the same bytes per pod as
-    /// kube-runtime's store, which caches clones). Worth it for large caches that change slowly.
+    /// vectors and JSON values hold no spare capacity, made after the other transforms (so
+    /// after dropping managed fields, nothing of them stays behind). Costs one deep copy per
+    /// object and event (about as much as decoding it).
+    ///
+    /// Only for sources of your own that decode with `serde_json`, whose vectors grow by
+    /// doubling and keep the spare capacity (about 6 KB of a typical pod, 15%): objects from a
+    /// [`KubeListerWatcher`](crate::lister_watcher::KubeListerWatcher) are decoded without
+    /// spare capacity already.
     ///
     /// ```
     /// use std::sync::Arc;

@@ -4,9 +4,11 @@
 //!
 //! Both implement [`informer_core::ListerWatcher`], so a reflector cannot tell them apart.
 
+mod json;
 mod kube;
 mod memory;
 
+pub use self::json::{DecodeError, JsonDecoder, MAX_DEPTH, decode_json};
 pub use self::kube::{KubeListerWatcher, MetadataListerWatcher, map_kube_error};
 pub use self::memory::{MemoryListerWatcher, RecordedRequest, StreamingSupport};
 
