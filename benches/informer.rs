@@ -533,35 +533,32 @@ impl Handler<Pod> for CountingHandler {
     }
 }
 
-/// Handler 3: puts the object's key on the workqueue.
+/// Handler 3: the library's `EnqueueKeys` (the object's key onto the workqueue; keys are
+/// collected during a run of notifications and queued with one `add_batch` when the informer
+/// flushes the handler), counted: a notification counts as seen once its key is queued.
 struct EnqueueingHandler {
     counter: Counter,
-    queue: Arc<WorkQueue<ObjectKey>>,
-}
-
-impl EnqueueingHandler {
-    fn enqueue(&self, pod: &Pod) {
-        if let Ok(key) = ObjectKey::from_resource(pod) {
-            self.queue.add(key);
-        }
-        self.counter.tick();
-    }
+    unflushed: AtomicUsize,
+    enqueue: EnqueueKeys<Pod>,
 }
 
 impl Handler<Pod> for EnqueueingHandler {
-    fn on_add(&self, obj: &Arc<Pod>, _initial: bool) {
-        self.enqueue(obj);
+    fn on_add(&self, obj: &Arc<Pod>, initial: bool) {
+        self.enqueue.on_add(obj, initial);
+        self.unflushed.fetch_add(1, Ordering::Relaxed);
     }
-    fn on_update(&self, _old: &Arc<Pod>, new: &Arc<Pod>) {
-        self.enqueue(new);
+    fn on_update(&self, old: &Arc<Pod>, new: &Arc<Pod>) {
+        self.enqueue.on_update(old, new);
+        self.unflushed.fetch_add(1, Ordering::Relaxed);
     }
     fn on_delete(&self, deleted: &Deleted<Pod>) {
-        match deleted {
-            Deleted::Object(obj) => self.enqueue(obj),
-            Deleted::FinalStateUnknown { key, .. } => {
-                self.queue.add(key.clone());
-                self.counter.tick();
-            }
+        self.enqueue.on_delete(deleted);
+        self.unflushed.fetch_add(1, Ordering::Relaxed);
+    }
+    fn flush(&self) {
+        self.enqueue.flush();
+        for _ in 0..self.unflushed.swap(0, Ordering::Relaxed) {
+            self.counter.tick();
         }
     }
 }
@@ -607,7 +604,8 @@ async fn ours_pipeline(
     informer.add_handler(
         EnqueueingHandler {
             counter: Counter::new(total, &all_done),
-            queue: queue.clone(),
+            unflushed: AtomicUsize::new(0),
+            enqueue: EnqueueKeys::new(queue.clone()),
         },
         None,
     );

@@ -38,8 +38,8 @@ pub mod prelude {
     pub use std::sync::Arc;
 
     pub use informer_core::{
-        Deleted, DeltaFifo, Fifo, Handler, HandlerFns, Indexer, ListWatchError, ListerWatcher,
-        Notification, ObjectKey, PriorityQueue, Queue, RateLimiter, RealFifo, Store,
+        Deleted, DeltaFifo, EnqueueKeys, Fifo, Handler, HandlerFns, Indexer, ListWatchError,
+        ListerWatcher, Notification, ObjectKey, PriorityQueue, Queue, RateLimiter, RealFifo, Store,
         ThreadSafeStore, WorkQueue,
     };
 }

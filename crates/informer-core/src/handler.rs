@@ -1,8 +1,13 @@
 //! [`Handler`]: what an informer calls when its cache changes.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
+use kube_core::Resource;
+use parking_lot::Mutex;
+
 use crate::key::ObjectKey;
+use crate::queue::Queue;
 
 /// How an object left the cache.
 ///
@@ -139,6 +144,18 @@ pub trait Handler<K>: Send + Sync {
             Notification::Delete(deleted) => self.on_delete(deleted),
         }
     }
+
+    /// Called after a run of notifications (everything buffered for this handler, or at
+    /// most a few hundred of them), before the handler waits for more. A handler that defers
+    /// work while notifications keep coming finishes it here: [`EnqueueKeys`] collects keys
+    /// and puts them on its queue with one [`Queue::add_batch`](crate::Queue::add_batch), so
+    /// the queue's lock is taken once per run instead of once per change. The default does
+    /// nothing.
+    ///
+    /// Informers call it on the handler's task, after the last notification of the run, and
+    /// also after a notification that panicked; it is never called concurrently with
+    /// [`notify`](Handler::notify).
+    fn flush(&self) {}
 }
 
 impl<K, F> Handler<K> for F
@@ -177,6 +194,9 @@ impl<K, H: Handler<K> + ?Sized> Handler<K> for Arc<H> {
     }
     fn notify(&self, notification: &Notification<K>) {
         (**self).notify(notification)
+    }
+    fn flush(&self) {
+        (**self).flush()
     }
 }
 
@@ -257,6 +277,110 @@ impl<K> Handler<K> for HandlerFns<K> {
     }
 }
 
+/// Keys collected before [`EnqueueKeys`] puts them on its queue even without a flush.
+const ENQUEUE_BATCH: usize = 256;
+
+/// The usual handler of a controller: puts the key (`namespace/name`) of every object that
+/// was added, changed or deleted on a queue, as client-go controllers do with
+/// `queue.Add(key)` in each of their event handler functions. For a delete whose final
+/// state is unknown, the key it carries.
+///
+/// Keys are collected while the informer hands the handler a run of notifications and put
+/// on the queue with one [`Queue::add_batch`] when the run ends ([`Handler::flush`]) or
+/// every 256 keys, so that the queue's lock is taken once per run, not once per change
+/// (workers taking keys meanwhile contend far less). An informer flushes its handlers
+/// itself; code that calls the methods directly calls [`flush`](Handler::flush) after.
+///
+/// An object without a name has no key: it is skipped with a warning (informers never
+/// deliver one; their caches skip such objects).
+///
+/// ```
+/// use std::sync::Arc;
+/// use informer_core::{EnqueueKeys, Handler, ObjectKey, Queue, WorkQueue};
+/// use k8s_openapi::api::core::v1::Pod;
+///
+/// let queue = Arc::new(WorkQueue::<ObjectKey>::new());
+/// let handler = EnqueueKeys::<Pod>::new(queue.clone());
+/// let mut pod = Pod::default();
+/// pod.metadata.namespace = Some("default".into());
+/// pod.metadata.name = Some("web-0".into());
+/// let pod = Arc::new(pod);
+/// handler.on_add(&pod, false);
+/// handler.on_update(&pod, &pod);
+/// assert_eq!(queue.len(), 0); // collected, not queued yet
+/// handler.flush();
+/// assert_eq!(queue.len(), 1); // deduplicated by the queue
+/// ```
+pub struct EnqueueKeys<K> {
+    queue: Arc<dyn Queue<ObjectKey>>,
+    pending: Mutex<Vec<ObjectKey>>,
+    _objects: PhantomData<fn(&K)>,
+}
+
+impl<K> EnqueueKeys<K> {
+    /// A handler putting keys on `queue`.
+    pub fn new(queue: Arc<dyn Queue<ObjectKey>>) -> Self {
+        Self {
+            queue,
+            pending: Mutex::new(Vec::new()),
+            _objects: PhantomData,
+        }
+    }
+
+    fn push(&self, key: ObjectKey) {
+        let mut pending = self.pending.lock();
+        pending.push(key);
+        if pending.len() >= ENQUEUE_BATCH {
+            let keys = std::mem::replace(&mut *pending, Vec::with_capacity(ENQUEUE_BATCH));
+            drop(pending);
+            self.queue.add_batch(keys);
+        }
+    }
+}
+
+impl<K: Resource> EnqueueKeys<K> {
+    fn push_key_of(&self, obj: &K) {
+        match ObjectKey::from_resource(obj) {
+            Ok(key) => self.push(key),
+            Err(e) => tracing::warn!(error = %e, "an object without a key was not queued"),
+        }
+    }
+}
+
+impl<K: Resource> Handler<K> for EnqueueKeys<K> {
+    fn on_add(&self, obj: &Arc<K>, _is_initial_list: bool) {
+        self.push_key_of(obj)
+    }
+    fn on_update(&self, _old: &Arc<K>, new: &Arc<K>) {
+        self.push_key_of(new)
+    }
+    fn on_delete(&self, deleted: &Deleted<K>) {
+        match deleted {
+            Deleted::Object(obj) => self.push_key_of(obj),
+            Deleted::FinalStateUnknown { key, .. } => self.push(key.clone()),
+        }
+    }
+    fn flush(&self) {
+        let keys = {
+            let mut pending = self.pending.lock();
+            if pending.is_empty() {
+                return;
+            }
+            let capacity = pending.len();
+            std::mem::replace(&mut *pending, Vec::with_capacity(capacity))
+        };
+        self.queue.add_batch(keys);
+    }
+}
+
+impl<K> std::fmt::Debug for EnqueueKeys<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnqueueKeys")
+            .field("pending", &self.pending.lock().len())
+            .finish_non_exhaustive()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,5 +427,62 @@ mod tests {
         };
         assert!(!d.is_observed());
         assert_eq!(d.object().map(|o| **o), Some(1));
+    }
+
+    fn pod(ns: &str, name: &str) -> Arc<k8s_openapi::api::core::v1::Pod> {
+        let mut pod = k8s_openapi::api::core::v1::Pod::default();
+        pod.metadata.namespace = Some(ns.into());
+        pod.metadata.name = Some(name.into());
+        Arc::new(pod)
+    }
+
+    #[tokio::test]
+    async fn enqueue_keys_queues_the_key_of_every_change_in_order_once_flushed() {
+        use crate::queue::WorkQueue;
+        let queue = Arc::new(WorkQueue::<ObjectKey>::new());
+        let handler = EnqueueKeys::new(queue.clone());
+        let (a, b, c) = (pod("ns", "a"), pod("ns", "b"), pod("other", "c"));
+        handler.on_add(&a, true);
+        handler.on_update(&b, &b);
+        handler.on_delete(&Deleted::Object(c));
+        handler.on_delete(&Deleted::FinalStateUnknown {
+            key: ObjectKey::new(Some("ns"), "gone"),
+            last_known: None,
+        });
+        handler.on_update(&a, &a);
+        assert_eq!(queue.len(), 0);
+        handler.flush();
+        let mut keys = Vec::new();
+        while !queue.is_empty() {
+            let key = queue.get().await.unwrap();
+            keys.push(key.to_string());
+            queue.done(&key);
+        }
+        assert_eq!(keys, ["ns/a", "ns/b", "other/c", "ns/gone"]);
+        handler.flush(); // nothing pending: nothing happens
+        assert_eq!(queue.len(), 0);
+    }
+
+    #[test]
+    fn enqueue_keys_does_not_hold_more_than_a_batch_without_a_flush() {
+        use crate::queue::WorkQueue;
+        let queue = Arc::new(WorkQueue::<ObjectKey>::new());
+        let handler = EnqueueKeys::new(queue.clone());
+        for i in 0..ENQUEUE_BATCH + 10 {
+            handler.on_add(&pod("ns", &format!("p{i}")), false);
+        }
+        assert_eq!(queue.len(), ENQUEUE_BATCH);
+        handler.flush();
+        assert_eq!(queue.len(), ENQUEUE_BATCH + 10);
+    }
+
+    #[test]
+    fn enqueue_keys_skips_an_object_without_a_name() {
+        use crate::queue::WorkQueue;
+        let queue = Arc::new(WorkQueue::<ObjectKey>::new());
+        let handler = EnqueueKeys::new(queue.clone());
+        handler.on_add(&Arc::new(k8s_openapi::api::core::v1::Pod::default()), false);
+        handler.flush();
+        assert_eq!(queue.len(), 0);
     }
 }

@@ -32,7 +32,7 @@ pub mod store;
 
 pub use error::{FifoError, IndexError, KeyError, StoreError};
 pub use fifo::{Delta, DeltaFifo, Fifo, RealFifo};
-pub use handler::{Deleted, Handler, HandlerFns, Notification};
+pub use handler::{Deleted, EnqueueKeys, Handler, HandlerFns, Notification};
 pub use key::{KeyFn, ObjectKey, resource_key};
 pub use lister_watcher::{ListWatchError, ListerWatcher, WatchStream};
 pub use queue::{PriorityQueue, Queue, RateLimiter, WorkQueue};

@@ -1300,6 +1300,10 @@ macro_rules! impl_queue_for {
                 self.engine.add_batch(items, $crate::queue::PRIORITY_NORMAL)
             }
 
+            fn add_batch_with_priority(&self, items: Vec<T>, priority: i32) {
+                self.engine.add_batch(items, priority)
+            }
+
             async fn get(&self) -> Option<T> {
                 self.engine.get().await.map(|(item, _)| item)
             }

@@ -63,6 +63,23 @@ pub trait Queue<T>: Send + Sync {
         }
     }
 
+    /// Queues every item of `items` with `priority`, in order, exactly as calling
+    /// [`add_with_priority`](Queue::add_with_priority) for each would (the default does).
+    ///
+    /// ```
+    /// use informer_core::Queue;
+    /// use informer_core::queue::{PRIORITY_LOW, PriorityQueue};
+    ///
+    /// let queue = PriorityQueue::<&str>::new();
+    /// queue.add_batch_with_priority(vec!["a", "b", "a"], PRIORITY_LOW);
+    /// assert_eq!(queue.len(), 2);
+    /// ```
+    fn add_batch_with_priority(&self, items: Vec<T>, priority: i32) {
+        for item in items {
+            self.add_with_priority(item, priority);
+        }
+    }
+
     /// Waits for an item. `None` once the queue is shut down and empty.
     async fn get(&self) -> Option<T>;
 

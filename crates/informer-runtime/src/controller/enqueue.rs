@@ -1,6 +1,6 @@
 //! The handler a controller registers on each informer: change → filters → keys → queue.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use informer_core::queue::{PRIORITY_LOW, PRIORITY_NORMAL};
 use informer_core::{Deleted, Handler, Notification, ObjectKey, Queue};
@@ -22,12 +22,19 @@ pub(crate) enum Mapping<K> {
     Mapper(MapperFn<K>),
 }
 
+/// Keys collected before they are put on the queue even without a flush.
+const ENQUEUE_BATCH: usize = 256;
+
 /// Puts the keys a change maps to on the queue: at low priority for the initial list and
-/// resyncs, at normal priority for real changes.
+/// resyncs, at normal priority for real changes. Keys are collected during a run of
+/// notifications and queued in order with one `add_batch_with_priority` per run of equal
+/// priority when the informer flushes the handler (or every 256 keys), as
+/// [`EnqueueKeys`](informer_core::EnqueueKeys) does.
 pub(crate) struct EnqueueHandler<K> {
     queue: Arc<dyn Queue<ObjectKey>>,
     mapping: Mapping<K>,
     filters: Vec<Filter<K>>,
+    pending: Mutex<Vec<(ObjectKey, i32)>>,
 }
 
 impl<K: Resource + 'static> EnqueueHandler<K> {
@@ -40,22 +47,31 @@ impl<K: Resource + 'static> EnqueueHandler<K> {
             queue,
             mapping,
             filters,
+            pending: Mutex::new(Vec::new()),
         }
     }
 
     /// The keys `notification` maps to, without duplicates, in a stable order.
     pub(crate) fn keys(&self, notification: &Notification<K>) -> Vec<ObjectKey> {
         let mut keys = Vec::new();
-        if let (Mapping::Own, Notification::Delete(Deleted::FinalStateUnknown { key, .. })) =
-            (&self.mapping, notification)
-        {
-            keys.push(key.clone());
+        if let Mapping::Own = &self.mapping {
+            // An object's own key: an update's old and new state have the same one.
+            match notification {
+                Notification::Delete(Deleted::FinalStateUnknown { key, .. }) => {
+                    keys.push(key.clone())
+                }
+                _ => keys.extend(
+                    objects(notification)
+                        .0
+                        .and_then(|obj| ObjectKey::from_resource(&**obj).ok()),
+                ),
+            }
             return keys;
         }
         let (first, second) = objects(notification);
         for obj in [first, second].into_iter().flatten() {
             match &self.mapping {
-                Mapping::Own => keys.extend(ObjectKey::from_resource(&**obj).ok()),
+                Mapping::Own => unreachable!("handled above"),
                 Mapping::Owner(matcher) => keys.extend(matcher.owner_key(obj.meta())),
                 Mapping::Mapper(map) => keys.extend(map(obj)),
             }
@@ -78,8 +94,28 @@ impl<K: Resource + Send + Sync + 'static> EnqueueHandler<K> {
         } else {
             PRIORITY_NORMAL
         };
-        for key in self.keys(notification) {
-            self.queue.add_with_priority(key, priority);
+        let keys = self.keys(notification);
+        if keys.is_empty() {
+            return;
+        }
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        pending.extend(keys.into_iter().map(|key| (key, priority)));
+        if pending.len() >= ENQUEUE_BATCH {
+            let keys = std::mem::replace(&mut *pending, Vec::with_capacity(ENQUEUE_BATCH));
+            drop(pending);
+            self.enqueue(keys);
+        }
+    }
+
+    /// Queues `keys` in order, one batch per run of equal priority.
+    fn enqueue(&self, keys: Vec<(ObjectKey, i32)>) {
+        let mut keys = keys.into_iter().peekable();
+        while let Some((key, priority)) = keys.next() {
+            let mut run = vec![key];
+            while let Some((key, _)) = keys.next_if(|(_, p)| *p == priority) {
+                run.push(key);
+            }
+            self.queue.add_batch_with_priority(run, priority);
         }
     }
 }
@@ -105,5 +141,17 @@ impl<K: Resource + Send + Sync + 'static> Handler<K> for EnqueueHandler<K> {
 
     fn notify(&self, notification: &Notification<K>) {
         self.handle(notification)
+    }
+
+    fn flush(&self) {
+        let keys = {
+            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            if pending.is_empty() {
+                return;
+            }
+            let capacity = pending.len();
+            std::mem::replace(&mut *pending, Vec::with_capacity(capacity))
+        };
+        self.enqueue(keys);
     }
 }

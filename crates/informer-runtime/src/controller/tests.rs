@@ -742,6 +742,11 @@ fn initial_list_and_resyncs_are_queued_at_low_priority() {
     ];
     for (n, (notification, priority)) in cases.into_iter().enumerate() {
         handler.notify(&notification);
+        assert!(
+            queue.try_get_with_priority().is_none(),
+            "queued before a flush"
+        );
+        handler.flush();
         let (got, got_priority) = queue.try_get_with_priority().expect("queued");
         assert_eq!(
             (got, got_priority),

@@ -28,6 +28,9 @@ use tokio::time::Instant;
 /// The shortest resync period a handler can ask for (client-go's `minimumResyncPeriod`).
 pub const MIN_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 
+/// A handler is flushed ([`Handler::flush`]) at least once per this many notifications.
+const FLUSH_EVERY: usize = 256;
+
 /// Buffers larger than this many items are shrunk once drained, so that a burst (a relist
 /// of a large cache) does not keep its memory.
 const MAX_IDLE_CAPACITY: usize = 8192;
@@ -443,8 +446,9 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
         }
     }
 
-    /// Calls the handler for one item, catching a panic.
-    fn deliver(&self, item: Item<K>, store: &dyn Indexer<K>) {
+    /// Calls the handler for one item, catching a panic. Returns the item's count of
+    /// initial adds, to be settled once the run is flushed ([`Self::settle`]).
+    fn deliver(&self, item: Item<K>, store: &dyn Indexer<K>) -> usize {
         let Item {
             notification,
             initial,
@@ -455,22 +459,38 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
             let key = notification_key(&notification, store)
                 .map(|k| k.to_string())
                 .unwrap_or_else(|| "<no key>".to_owned());
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "<non-string panic payload>".to_owned());
             tracing::error!(
                 handler = %self.name,
                 key = %key,
                 kind = notification_kind(&notification),
-                panic = %message,
+                panic = %panic_message(&*payload),
                 "event handler panicked; the panic was caught and the handler keeps receiving later events"
             );
         }
-        self.delivered.fetch_add(1, Ordering::Relaxed);
+        initial
+    }
+
+    /// Ends a run of `delivered` notifications (holding `initial` initial adds): lets the
+    /// handler finish deferred work ([`Handler::flush`]), then counts them as handled. So an
+    /// initial add counts as handled (for the registration's `has_synced`) only once what
+    /// the handler did with it has been flushed.
+    fn settle(&self, delivered: usize, initial: usize) {
+        if delivered == 0 {
+            return;
+        }
+        let handler = &self.handler;
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| handler.flush())) {
+            self.panics.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(
+                handler = %self.name,
+                panic = %panic_message(&*payload),
+                "event handler panicked in flush; the panic was caught and the handler keeps receiving later events"
+            );
+        }
+        self.delivered
+            .fetch_add(delivered as u64, Ordering::Relaxed);
         self.sub_initial(initial);
-        self.sub_pending(1);
+        self.sub_pending(delivered);
     }
 
     /// Turns the merged notifications into one net notification per key, computed from the
@@ -568,6 +588,7 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
                 self.wake.notified().await;
                 continue;
             }
+            let (mut delivered, mut initial) = (0, 0);
             while let Some(item) = batch.pop_front() {
                 if self.is_closed() {
                     let skipped = batch.len() + 1;
@@ -575,8 +596,14 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
                     self.sub_pending(skipped);
                     break;
                 }
-                self.deliver(item, &*processor.store);
+                initial += self.deliver(item, &*processor.store);
+                delivered += 1;
+                if delivered == FLUSH_EVERY {
+                    self.settle(delivered, initial);
+                    (delivered, initial) = (0, 0);
+                }
             }
+            self.settle(delivered, initial);
             if batch.capacity() > MAX_IDLE_CAPACITY {
                 // Do not keep a burst's memory forever.
                 batch.shrink_to(MAX_IDLE_CAPACITY / 8);
@@ -585,6 +612,15 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
             tokio::task::consume_budget().await;
         }
     }
+}
+
+/// What a caught panic said.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "<non-string panic payload>".to_owned())
 }
 
 fn merge<K>(

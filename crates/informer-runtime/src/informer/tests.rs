@@ -9,7 +9,7 @@ use std::time::Duration;
 use informer_core::apply::apply_deltas;
 use informer_core::fifo::Delta;
 use informer_core::store::{ThreadSafeStore, index_fn};
-use informer_core::{Deleted, Indexer, ListWatchError, Notification, ObjectKey, Store};
+use informer_core::{Deleted, Handler, Indexer, ListWatchError, Notification, ObjectKey, Store};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
 use tokio_util::sync::CancellationToken;
@@ -317,6 +317,89 @@ async fn panicking_handler_keeps_receiving_later_events_and_the_panic_is_counted
     assert_eq!(stats.panics, 1);
     assert_eq!(stats.delivered, 4);
     assert_eq!(reg.name(), "panicky");
+    running.stop().await;
+}
+
+/// Collects names in `notify`, moves them to `flushed` in `flush`; the flush may panic.
+#[derive(Clone, Default)]
+struct Deferring {
+    collected: Arc<Mutex<Vec<String>>>,
+    flushed: Arc<Mutex<Vec<Vec<String>>>>,
+    panic_on_flush: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Handler<Cm> for Deferring {
+    fn on_add(&self, obj: &Arc<Cm>, _initial: bool) {
+        self.collected.lock().unwrap().push(name_of(obj));
+    }
+    fn on_update(&self, _old: &Arc<Cm>, new: &Arc<Cm>) {
+        self.collected.lock().unwrap().push(name_of(new));
+    }
+    fn on_delete(&self, _deleted: &Deleted<Cm>) {}
+    fn flush(&self) {
+        let run = std::mem::take(&mut *self.collected.lock().unwrap());
+        if self.panic_on_flush.swap(false, Ordering::SeqCst) {
+            panic!("flush bug on purpose");
+        }
+        self.flushed.lock().unwrap().push(run);
+    }
+}
+
+#[tokio::test]
+async fn handlers_are_flushed_after_each_run_and_synced_only_once_flushed() {
+    let names: Vec<String> = (0..600).map(|i| format!("n{i:03}")).collect();
+    let source = source_with(&names.iter().map(String::as_str).collect::<Vec<_>>());
+    let informer = SharedIndexInformer::new(Arc::new(source.clone()));
+    let handler = Deferring::default();
+    let reg = informer.add_handler(handler.clone(), None);
+    let running = start(&informer);
+    assert!(reg.wait_synced().await);
+    // Synced means flushed: every initial add went through a flush, in runs of at most 256.
+    let runs = handler.flushed.lock().unwrap().clone();
+    assert_eq!(runs.concat(), names);
+    assert!(
+        runs.iter().all(|r| !r.is_empty() && r.len() <= 256),
+        "{:?}",
+        runs.iter().map(Vec::len).collect::<Vec<_>>()
+    );
+    assert!(handler.collected.lock().unwrap().is_empty());
+    // A later change is flushed too, without waiting for more.
+    source.update(cm("n000", "2"));
+    eventually("the update is flushed", || {
+        handler
+            .flushed
+            .lock()
+            .unwrap()
+            .last()
+            .is_some_and(|r| r == &["n000"])
+    })
+    .await;
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn a_panicking_flush_is_caught_and_counted_and_later_runs_are_flushed() {
+    let source = source_with(&[]);
+    let informer = SharedIndexInformer::new(Arc::new(source.clone()));
+    let handler = Deferring::default();
+    let reg = informer.add_handler(handler.clone(), None);
+    let running = start(&informer);
+    assert!(informer.wait_for_sync().await);
+    handler.panic_on_flush.store(true, Ordering::SeqCst);
+    source.create(cm("a", "1"));
+    eventually("the panic is counted", || reg.stats().panics == 1).await;
+    source.create(cm("b", "1"));
+    eventually("the next run is flushed", || {
+        handler
+            .flushed
+            .lock()
+            .unwrap()
+            .concat()
+            .contains(&"b".to_owned())
+    })
+    .await;
+    assert_eq!(reg.stats().delivered, 2);
+    assert_eq!(reg.stats().pending, 0);
     running.stop().await;
 }
 
