@@ -420,6 +420,52 @@ mod tests {
     }
 
     #[test]
+    fn handler_fns_route_each_kind_of_change_to_its_closure_with_its_arguments() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (a, u, d) = (seen.clone(), seen.clone(), seen.clone());
+        let handler = HandlerFns::<String>::new()
+            .on_add(move |obj, initial| a.lock().unwrap().push(format!("add {obj} {initial}")))
+            .on_update(move |old, new| u.lock().unwrap().push(format!("update {old}>{new}")))
+            .on_delete(move |deleted| {
+                d.lock().unwrap().push(match deleted {
+                    Deleted::Object(obj) => format!("delete {obj}"),
+                    Deleted::FinalStateUnknown { key, last_known } => {
+                        format!("unknown {key} {last_known:?}")
+                    }
+                })
+            });
+        let (x, y) = (Arc::new("x".to_owned()), Arc::new("y".to_owned()));
+        handler.notify(&Notification::Add {
+            object: x.clone(),
+            is_initial_list: true,
+        });
+        Handler::on_add(&handler, &y, false);
+        handler.notify(&Notification::Update {
+            old: x.clone(),
+            new: y.clone(),
+        });
+        Handler::on_delete(&handler, &Deleted::Object(y));
+        handler.notify(&Notification::Delete(Deleted::FinalStateUnknown {
+            key: ObjectKey::cluster("x"),
+            last_known: Some(x),
+        }));
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [
+                "add x true",
+                "add y false",
+                "update x>y",
+                "delete y",
+                "unknown x Some(\"x\")"
+            ]
+        );
+        // Missing closures ignore the change.
+        let empty = HandlerFns::<String>::new();
+        Handler::on_add(&empty, &Arc::new("z".to_owned()), true);
+        empty.flush();
+    }
+
+    #[test]
     fn final_state_unknown_exposes_last_known_object() {
         let d = Deleted::FinalStateUnknown {
             key: ObjectKey::cluster("x"),

@@ -5,9 +5,10 @@
 //!    under tokio's paused clock; after every operation the queue and the model must agree
 //!    on what is handed out (item and priority), the length, the number of delayed and
 //!    in-flight items, and the rate limiter's counts.
-//! 2. Workers on a multi-threaded runtime: no item is ever held by two workers, every item
-//!    added before shutdown is processed after its last add, and shutdown with drain
-//!    finishes everything.
+//! 2. Workers on a multi-threaded runtime, for random producer schedules (proptest: adds,
+//!    delayed adds, priorities, batches, yields; random thread and worker counts) and for
+//!    long fixed stress runs: no item is ever held by two workers, every item added before
+//!    shutdown is processed after its last add, and shutdown with drain finishes everything.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -479,7 +480,6 @@ struct Tracker {
     last_add: Vec<AtomicU64>,
     /// Per key: the largest clock value just after a get returned it.
     last_got: Vec<AtomicU64>,
-    processed: AtomicUsize,
 }
 
 impl Tracker {
@@ -489,7 +489,6 @@ impl Tracker {
             clock: AtomicU64::new(1),
             last_add: (0..KEYS).map(|_| AtomicU64::new(0)).collect(),
             last_got: (0..KEYS).map(|_| AtomicU64::new(0)).collect(),
-            processed: AtomicUsize::new(0),
         }
     }
 
@@ -498,7 +497,56 @@ impl Tracker {
     }
 }
 
-async fn worker(q: Arc<dyn Queue<u32>>, t: Arc<Tracker>, id: usize) {
+/// One producer step of a concurrent run.
+#[derive(Clone, Debug)]
+enum Produce {
+    Add(u32),
+    AddAfter(u32, u64),
+    AddWithPriority(u32, i32),
+    AddBatch(Vec<u32>),
+    /// Let the workers run for a moment.
+    Yield,
+}
+
+fn produce() -> impl Strategy<Value = Produce> {
+    let key = 0..KEYS as u32;
+    prop_oneof![
+        6 => key.clone().prop_map(Produce::Add),
+        2 => (key.clone(), 0u64..500).prop_map(|(k, us)| Produce::AddAfter(k, us)),
+        2 => (key.clone(), prop_oneof![Just(PRIORITY_LOW), Just(3)])
+            .prop_map(|(k, p)| Produce::AddWithPriority(k, p)),
+        1 => prop::collection::vec(key, 1..40).prop_map(Produce::AddBatch),
+        1 => Just(Produce::Yield),
+    ]
+}
+
+/// The producer steps of the fixed stress runs: a cheap deterministic pseudo-random
+/// sequence of `n` steps.
+fn stress(seed: u64, n: usize) -> Vec<Produce> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let k = (x % KEYS as u64) as u32;
+            if i % 1024 == 1023 {
+                return Produce::Yield;
+            }
+            match x % 16 {
+                0 => Produce::AddAfter(k, 0),
+                1 => Produce::AddAfter(k, x % 500),
+                2 => Produce::AddWithPriority(k, PRIORITY_LOW),
+                3 => Produce::AddWithPriority(k, 3),
+                _ => Produce::Add(k),
+            }
+        })
+        .collect()
+}
+
+/// A worker: checks that nobody else holds what it got; requeues every `requeue_every`th
+/// item from inside its work, as a failing reconcile would.
+async fn worker(q: Arc<dyn Queue<u32>>, t: Arc<Tracker>, id: usize, requeue_every: usize) {
     let mut n = 0usize;
     while let Some(k) = q.get().await {
         let now = t.tick();
@@ -511,17 +559,25 @@ async fn worker(q: Arc<dyn Queue<u32>>, t: Arc<Tracker>, id: usize) {
         if (n + id).is_multiple_of(7) {
             tokio::task::yield_now().await;
         }
-        if (n + id).is_multiple_of(97) {
-            // Requeue from inside the worker, as a failing reconcile would.
+        if (n + id).is_multiple_of(requeue_every) {
             q.add_after(k, Duration::from_micros(200));
         }
         assert!(t.held.lock().remove(&k));
-        t.processed.fetch_add(1, Ordering::Relaxed);
         q.done(&k);
     }
 }
 
-fn run_concurrently(q: Arc<dyn Queue<u32>>, threads: usize, workers: usize, seed: u64) {
+/// Runs `steps` from one producer while `workers` workers drain `q` on `threads` threads,
+/// then shuts down with drain. Panics if any guarantee is broken: an item held by two
+/// workers, a key whose last add was not followed by a hand-out, a drain that returned with
+/// items in flight or queued, a worker that did not exit.
+fn run_concurrently(
+    q: Arc<dyn Queue<u32>>,
+    threads: usize,
+    workers: usize,
+    requeue_every: usize,
+    steps: &[Produce],
+) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
         .enable_time()
@@ -530,26 +586,31 @@ fn run_concurrently(q: Arc<dyn Queue<u32>>, threads: usize, workers: usize, seed
     rt.block_on(async move {
         let t = Arc::new(Tracker::new());
         let handles: Vec<_> = (0..workers)
-            .map(|id| tokio::spawn(worker(q.clone(), t.clone(), id)))
+            .map(|id| tokio::spawn(worker(q.clone(), t.clone(), id, requeue_every)))
             .collect();
-        // A producer with a cheap deterministic pseudo-random sequence.
-        let mut x = seed | 1;
-        for i in 0..60_000u32 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let k = (x % KEYS as u64) as u32;
-            let stamp = t.tick();
-            t.last_add[k as usize].store(stamp, Ordering::SeqCst);
-            match x % 16 {
-                0 => q.add_after(k, Duration::ZERO),
-                1 => q.add_after(k, Duration::from_micros(x % 500)),
-                2 => q.add_with_priority(k, PRIORITY_LOW),
-                3 => q.add_with_priority(k, 3),
-                _ => q.add(k),
-            }
-            if i.is_multiple_of(1024) {
-                tokio::task::yield_now().await;
+        let stamp = |k: u32| {
+            let at = t.tick();
+            t.last_add[k as usize].store(at, Ordering::SeqCst);
+        };
+        for step in steps {
+            match step {
+                Produce::Add(k) => {
+                    stamp(*k);
+                    q.add(*k)
+                }
+                Produce::AddAfter(k, us) => {
+                    stamp(*k);
+                    q.add_after(*k, Duration::from_micros(*us))
+                }
+                Produce::AddWithPriority(k, p) => {
+                    stamp(*k);
+                    q.add_with_priority(*k, *p)
+                }
+                Produce::AddBatch(keys) => {
+                    keys.iter().for_each(|k| stamp(*k));
+                    q.add_batch(keys.clone())
+                }
+                Produce::Yield => tokio::task::yield_now().await,
             }
         }
         // Let every delay pass, then drain everything.
@@ -578,23 +639,57 @@ fn run_concurrently(q: Arc<dyn Queue<u32>>, threads: usize, workers: usize, seed
                 );
             }
         }
-        assert!(t.processed.load(Ordering::Relaxed) > 0);
     });
 }
 
-#[test]
-fn work_queue_concurrent_workers_keep_the_guarantees() {
-    for (threads, workers, seed) in [(2, 4, 1), (3, 6, 2), (4, 8, 3)] {
-        let q: Arc<dyn Queue<u32>> = Arc::new(WorkQueue::new());
-        run_concurrently(q, threads, workers, seed);
+proptest! {
+    // Each case runs a multi-threaded runtime: fewer cases than the sequential model.
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn work_queue_workers_keep_the_guarantees_for_any_schedule(
+        threads in 2usize..=4,
+        workers in 1usize..=8,
+        requeue_every in 5usize..200,
+        steps in prop::collection::vec(produce(), 1..1500),
+    ) {
+        run_concurrently(Arc::new(WorkQueue::new()), threads, workers, requeue_every, &steps);
+    }
+
+    #[test]
+    fn priority_queue_workers_keep_the_guarantees_for_any_schedule(
+        threads in 2usize..=4,
+        workers in 1usize..=8,
+        requeue_every in 5usize..200,
+        steps in prop::collection::vec(produce(), 1..1500),
+    ) {
+        run_concurrently(Arc::new(PriorityQueue::new()), threads, workers, requeue_every, &steps);
     }
 }
 
 #[test]
-fn priority_queue_concurrent_workers_keep_the_guarantees() {
+fn work_queue_concurrent_workers_keep_the_guarantees_under_a_long_stress_run() {
+    for (threads, workers, seed) in [(2, 4, 1), (3, 6, 2), (4, 8, 3)] {
+        run_concurrently(
+            Arc::new(WorkQueue::new()),
+            threads,
+            workers,
+            97,
+            &stress(seed, 60_000),
+        );
+    }
+}
+
+#[test]
+fn priority_queue_concurrent_workers_keep_the_guarantees_under_a_long_stress_run() {
     for (threads, workers, seed) in [(2, 4, 4), (3, 6, 5), (4, 8, 6)] {
-        let q: Arc<dyn Queue<u32>> = Arc::new(PriorityQueue::new());
-        run_concurrently(q, threads, workers, seed);
+        run_concurrently(
+            Arc::new(PriorityQueue::new()),
+            threads,
+            workers,
+            97,
+            &stress(seed, 60_000),
+        );
     }
 }
 
