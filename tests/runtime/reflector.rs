@@ -1,6 +1,8 @@
 //! The reflector over `KubeListerWatcher`, through a real `kube::Client` against the in-process
-//! API server, with every fault the server can inject: dropped watches, 500s, 429s, stalls,
-//! malformed events, compaction (410 Gone) and restarts with and without data.
+//! API server, with every fault the server can inject: dropped watches, 500s, 429s, 403s,
+//! a refused or unfinished streaming list, stalls, malformed events, compaction (410 Gone,
+//! expired continue tokens) and restarts with and without data ("too large resource
+//! version").
 //!
 //! Each test feeds a `DeltaFifo` whose known objects are a `ThreadSafeStore`, and a small
 //! consumer applies what it pops to that store (an informer without handlers), so the tests
@@ -17,7 +19,7 @@ use informer_runtime::reflector::{
     BackoffConfig, CancellationToken, Reflector, ReflectorConfig, ReflectorError,
 };
 use informer_runtime::testing::{
-    CustomResourceSpec, FailureCode, RestartMode, TestApiServer, Verb,
+    ApiError, CustomResourceSpec, FailureCode, RestartMode, TestApiServer, Verb,
 };
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{DeleteParams, ListParams, PostParams};
@@ -94,11 +96,23 @@ where
     K: Resource + Clone + Send + Sync + 'static,
 {
     fn start(lw: impl ListerWatcher<K> + 'static, config: ReflectorConfig) -> Self {
+        Self::start_with(lw, config, |_: &ReflectorError| {})
+    }
+
+    /// As `start`, with `on_error` as the reflector's watch error handler.
+    fn start_with(
+        lw: impl ListerWatcher<K> + 'static,
+        config: ReflectorConfig,
+        on_error: impl Fn(&ReflectorError) + Send + Sync + 'static,
+    ) -> Self {
         let store = Arc::new(ThreadSafeStore::<K>::new());
         let fifo = Arc::new(DeltaFifo::<K>::new(
             Some(store.clone() as Arc<dyn Store<K>>),
         ));
-        let reflector = Arc::new(Reflector::new(Arc::new(lw), fifo.clone(), config));
+        let reflector = Arc::new(
+            Reflector::new(Arc::new(lw), fifo.clone(), config)
+                .with_watch_error_handler(Arc::new(on_error)),
+        );
         let cancel = CancellationToken::new();
         let deletes = Arc::new(Mutex::new(Vec::new()));
         let consumer = tokio::spawn({
@@ -509,5 +523,189 @@ async fn reflector_caches_metadata_only() {
     cache.has(&["a"]).await;
     create(&api, "b", "1").await;
     cache.has(&["a", "b"]).await;
+    cache.stop().await;
+}
+
+#[tokio::test]
+async fn reflector_streaming_list_falls_back_to_list_and_watch_when_the_server_rejects_it() {
+    let server = server().await;
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    create(&api, "a", "1").await;
+    create(&api, "b", "1").await;
+    // As a server without the WatchList feature answers a streaming list.
+    server.faults().fail_next(
+        Verb::Watch,
+        1,
+        FailureCode::Status(ApiError::invalid(
+            "ListOptions.meta.k8s.io",
+            "",
+            "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+        )),
+    );
+    let config = ReflectorConfig {
+        streaming_list: true,
+        ..fast()
+    };
+    let cache = Cache::start(KubeListerWatcher::new(api.clone()), config);
+    cache.has(&["a", "b"]).await;
+    create(&api, "c", "1").await;
+    cache.has(&["a", "b", "c"]).await;
+    assert_eq!(cache.reflector.stats().streaming_fallbacks, 1);
+    assert_eq!(server.faults().request_count(Verb::List), 1);
+    cache.stop().await;
+}
+
+#[tokio::test]
+async fn reflector_streaming_list_falls_back_when_the_end_bookmark_never_comes() {
+    let server = server().await;
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    create(&api, "a", "1").await;
+    server.faults().withhold_initial_events_end(true);
+    let config = ReflectorConfig {
+        streaming_list: true,
+        streaming_list_timeout: Duration::from_millis(300),
+        ..fast()
+    };
+    let cache = Cache::start(KubeListerWatcher::new(api.clone()), config);
+    cache.has(&["a"]).await;
+    assert_eq!(cache.reflector.stats().streaming_fallbacks, 1);
+    assert_eq!(server.faults().request_count(Verb::List), 1);
+    create(&api, "b", "1").await;
+    cache.has(&["a", "b"]).await;
+    cache.stop().await;
+}
+
+#[tokio::test]
+async fn reflector_says_the_client_is_forbidden_and_syncs_once_allowed() {
+    let server = server().await;
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    create(&api, "a", "1").await;
+    let forbidden = ApiError::forbidden(
+        "system:serviceaccount:default:app",
+        "list",
+        "configmaps",
+        Some("default"),
+    );
+    server
+        .faults()
+        .fail_next(Verb::List, 3, FailureCode::Status(forbidden));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let cache = Cache::start_with(KubeListerWatcher::new(api.clone()), fast(), {
+        let seen = seen.clone();
+        move |err: &ReflectorError| seen.lock().unwrap().push(err.to_string())
+    });
+    eventually("a list error", || cache.reflector.last_error().is_some()).await;
+    let error = cache.reflector.last_error().unwrap();
+    assert!(error.is_forbidden(), "{error}");
+    assert!(error.hint().is_some_and(|h| h.contains("RBAC")), "{error}");
+    // Once the permission is granted (the failures run out), it syncs and forgets the error.
+    cache.has(&["a"]).await;
+    eventually("the error is cleared", || {
+        cache.reflector.last_error().is_none()
+    })
+    .await;
+    assert_eq!(seen.lock().unwrap().len(), 3);
+    assert!(
+        seen.lock().unwrap()[0].contains("forbidden"),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+    cache.stop().await;
+}
+
+#[tokio::test]
+async fn reflector_backs_off_a_throttled_list_and_then_syncs() {
+    let server = server().await;
+    let api: Api<ConfigMap> = Api::namespaced(client_without_retries(&server), "default");
+    create(&api, "a", "1").await;
+    server.faults().fail_next(
+        Verb::List,
+        2,
+        FailureCode::TooManyRequests {
+            retry_after: Duration::from_secs(1),
+        },
+    );
+    let cache = Cache::start(KubeListerWatcher::new(api.clone()), fast());
+    cache.has(&["a"]).await;
+    let stats = cache.reflector.stats();
+    assert_eq!((stats.list_errors, stats.lists), (2, 1));
+    assert_eq!(server.faults().request_count(Verb::List), 3);
+    cache.stop().await;
+}
+
+#[tokio::test]
+async fn reflector_relists_with_a_consistent_read_when_its_version_is_ahead_of_the_server() {
+    let server = server().await;
+    // kube's client would retry the 504 by itself.
+    let api: Api<ConfigMap> = Api::namespaced(client_without_retries(&server), "default");
+    create(&api, "a", "1").await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let cache = Cache::start_with(KubeListerWatcher::new(api.clone()), fast(), {
+        let seen = seen.clone();
+        move |err: &ReflectorError| {
+            seen.lock().unwrap().push(
+                err.list_watch_error()
+                    .is_some_and(|e| e.is_too_large_resource_version()),
+            )
+        }
+    });
+    cache.has(&["a"]).await;
+    watching(&server).await;
+    // As an API server whose watch cache lags behind the one that served the list answers.
+    let current = server.resource_version();
+    server.faults().fail_next(
+        Verb::Watch,
+        1,
+        FailureCode::Status(ApiError::too_large_resource_version(current, current - 1)),
+    );
+    server.faults().drop_watches();
+    eventually("the error is seen", || !seen.lock().unwrap().is_empty()).await;
+    create(&api, "b", "1").await;
+    cache.has(&["a", "b"]).await;
+    assert_eq!(*seen.lock().unwrap(), [true]);
+    // It relisted (a consistent read) instead of rewatching from its version.
+    assert_eq!(server.faults().request_count(Verb::List), 2);
+    cache.stop().await;
+}
+
+#[tokio::test]
+async fn reflector_falls_back_to_one_full_list_when_a_continue_token_expires() {
+    let server = server().await;
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    for i in 0..7 {
+        create(&api, &format!("c-{i}"), "1").await;
+    }
+    let config = ReflectorConfig {
+        list_params: ListParams::default().limit(3),
+        ..fast()
+    };
+    let cache = Cache::start(KubeListerWatcher::new(api.clone()), config);
+    cache
+        .has(&["c-0", "c-1", "c-2", "c-3", "c-4", "c-5", "c-6"])
+        .await;
+    watching(&server).await;
+    // The watch breaks and history is compacted past the reflector's version: it relists at
+    // that version (410), then with a consistent read in pages of 3. Every list request
+    // from now on waits a little, and while the second page's waits, history is compacted
+    // again, so its continue token has expired when it is served.
+    let faults = server.faults();
+    faults.fail_next(Verb::Watch, 1_000_000, FailureCode::InternalError);
+    faults.drop_watches();
+    delete(&api, "c-0").await;
+    faults.compact();
+    faults.clear();
+    faults.stall_next(Verb::List, 3, Duration::from_millis(300));
+    eventually("the second page is requested", || {
+        faults.request_count(Verb::List) == 4
+    })
+    .await;
+    create(&api, "c-7", "1").await;
+    faults.compact();
+    cache
+        .has(&["c-1", "c-2", "c-3", "c-4", "c-5", "c-6", "c-7"])
+        .await;
+    // First list; relist at the old version (410); page 1; page 2 (410); one full list.
+    assert_eq!(faults.request_count(Verb::List), 5);
+    assert_eq!(cache.reflector.stats().lists, 2);
     cache.stop().await;
 }

@@ -19,7 +19,9 @@ use super::registration::HandlerRegistration;
 use super::transform::{Transform, chain, strip_managed_fields};
 use super::{InformerError, Phase};
 use crate::lister::Lister;
-use crate::reflector::{Reflector, ReflectorConfig, ReflectorError, ReflectorStats};
+use crate::reflector::{
+    Reflector, ReflectorConfig, ReflectorError, ReflectorStats, WatchErrorHandler,
+};
 
 /// Which FIFO sits between the reflector and the cache.
 ///
@@ -59,6 +61,7 @@ pub struct InformerBuilder<K: Clone> {
     transform: Option<Transform<K>>,
     default_resync: Option<Duration>,
     reflector: ReflectorConfig,
+    watch_error_handler: Option<WatchErrorHandler>,
 }
 
 impl<K> InformerBuilder<K>
@@ -143,6 +146,31 @@ where
         self
     }
 
+    /// Calls `f` with every list and watch error the informer's reflector meets (client-go's
+    /// `SetWatchErrorHandler`): to log them your way or count them. The reflector handles
+    /// each error itself (backs off, rewatches or relists) whatever `f` does; a panic in `f`
+    /// is caught and logged. The last error is also kept for
+    /// [`SharedIndexInformer::sync_error`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_runtime::informer::SharedIndexInformer;
+    /// use informer_runtime::lister_watcher::MemoryListerWatcher;
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// let informer = SharedIndexInformer::builder(Arc::new(MemoryListerWatcher::<Pod>::new()))
+    ///     .watch_error_handler(|err| eprintln!("pods: {err}"))
+    ///     .build();
+    /// # let _ = informer;
+    /// ```
+    pub fn watch_error_handler(
+        mut self,
+        f: impl Fn(&ReflectorError) + Send + Sync + 'static,
+    ) -> Self {
+        self.watch_error_handler = Some(Arc::new(f));
+        self
+    }
+
     /// Builds the informer. It does nothing until [`run`](SharedIndexInformer::run).
     pub fn build(self) -> SharedIndexInformer<K> {
         let store: Arc<dyn Indexer<K>> = self
@@ -159,6 +187,9 @@ where
         let mut reflector = Reflector::new(self.lw, fifo.clone(), config);
         if let Some(t) = self.transform {
             reflector = reflector.with_transform(t);
+        }
+        if let Some(f) = self.watch_error_handler {
+            reflector = reflector.with_watch_error_handler(f);
         }
         let (phase, _) = watch::channel(Phase::Listing);
         SharedIndexInformer {
@@ -301,6 +332,7 @@ where
             transform: None,
             default_resync: None,
             reflector: ReflectorConfig::default(),
+            watch_error_handler: None,
         }
     }
 

@@ -206,6 +206,8 @@ pub(crate) struct FaultState {
     failures: Vec<FailRule>,
     stalls: Vec<StallRule>,
     counts: HashMap<(Verb, Option<String>, Option<String>), u64>,
+    /// Streaming lists send their initial events without the bookmark that ends them.
+    pub(crate) withhold_initial_events_end: bool,
 }
 
 impl FaultState {
@@ -355,7 +357,8 @@ impl Faults {
         });
     }
 
-    /// Removes all pending failures and stalls.
+    /// Removes all pending failures and stalls, and sends streaming lists' end bookmark
+    /// again.
     ///
     /// ```no_run
     /// # async fn demo(server: informer_runtime::testing::TestApiServer) {
@@ -366,6 +369,21 @@ impl Faults {
         let mut faults = self.shared.faults.lock();
         faults.failures.clear();
         faults.stalls.clear();
+        faults.withhold_initial_events_end = false;
+    }
+
+    /// Whether watches opened from now on with `sendInitialEvents=true` (streaming lists)
+    /// get their initial events without the bookmark annotated `k8s.io/initial-events-end`
+    /// that should end them, as from a server or proxy that does not finish streaming
+    /// lists. Until [`Faults::clear`] or a call with `false`.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_runtime::testing::TestApiServer) {
+    /// server.faults().withhold_initial_events_end(true);
+    /// # }
+    /// ```
+    pub fn withhold_initial_events_end(&self, withhold: bool) {
+        self.shared.faults.lock().withhold_initial_events_end = withhold;
     }
 
     /// Writes a line that is not valid JSON (`{this is not json}`) to every

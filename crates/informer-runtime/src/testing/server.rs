@@ -754,7 +754,7 @@ fn watch(
     let start = match (send_initial_events, revision) {
         (Some(true), _) => WatchStart::Now {
             initial_events: true,
-            end_bookmark: true,
+            end_bookmark: !shared.faults.lock().withhold_initial_events_end,
         },
         (Some(false), None) => WatchStart::Now {
             initial_events: false,

@@ -11,6 +11,10 @@ use serde_json::{Value, json};
 pub enum StatusReason {
     /// 400: the request itself was invalid (malformed body, bad parameter).
     BadRequest,
+    /// 401: the client's credentials were missing or refused.
+    Unauthorized,
+    /// 403: the client may not do this (RBAC).
+    Forbidden,
     /// 404: the object or path does not exist.
     NotFound,
     /// 405: the verb is not supported on this path.
@@ -47,6 +51,8 @@ impl StatusReason {
     pub fn as_str(self) -> &'static str {
         match self {
             StatusReason::BadRequest => "BadRequest",
+            StatusReason::Unauthorized => "Unauthorized",
+            StatusReason::Forbidden => "Forbidden",
             StatusReason::NotFound => "NotFound",
             StatusReason::MethodNotAllowed => "MethodNotAllowed",
             StatusReason::AlreadyExists => "AlreadyExists",
@@ -71,6 +77,8 @@ impl StatusReason {
     pub fn code(self) -> u16 {
         match self {
             StatusReason::BadRequest => 400,
+            StatusReason::Unauthorized => 401,
+            StatusReason::Forbidden => 403,
             StatusReason::NotFound => 404,
             StatusReason::MethodNotAllowed => 405,
             StatusReason::AlreadyExists | StatusReason::Conflict => 409,
@@ -140,6 +148,29 @@ impl ApiError {
     /// ```
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusReason::BadRequest, message)
+    }
+
+    /// 403 Forbidden, worded as RBAC denies a verb on a resource
+    /// (`pods is forbidden: User "u" cannot list resource "pods" ...`).
+    ///
+    /// ```
+    /// # use informer_runtime::testing::ApiError;
+    /// let err = ApiError::forbidden("system:serviceaccount:default:app", "list", "pods", Some("default"));
+    /// assert_eq!((err.code(), err.reason().as_str()), (403, "Forbidden"));
+    /// assert!(err.message().contains("cannot list resource \"pods\""));
+    /// ```
+    pub fn forbidden(user: &str, verb: &str, resource: &str, namespace: Option<&str>) -> Self {
+        let scope = match namespace {
+            Some(ns) => format!("in the namespace \"{ns}\""),
+            None => "at the cluster scope".to_owned(),
+        };
+        Self::new(
+            StatusReason::Forbidden,
+            format!(
+                "{resource} is forbidden: User \"{user}\" cannot {verb} resource \"{resource}\" in API group \"\" {scope}"
+            ),
+        )
+        .with_details(json!({ "kind": resource }))
     }
 
     /// 404 NotFound for a named object of a resource (`pods "web" not found`).
