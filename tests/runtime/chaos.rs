@@ -1,7 +1,7 @@
 //! A seeded randomized test: a `SharedIndexInformer` over ConfigMaps, through a real
 //! `kube::Client`, against the in-process API server while random creates, updates and
 //! deletes interleave with random faults (dropped watches, compaction and so `410 Gone`,
-//! 500s, 429s, stalls, restarts that keep data, malformed events).
+//! 500s, 429s, stalls, restarts that keep or lose data, malformed events).
 //!
 //! After the faults stop and the informer has caught up:
 //! - the cache equals the server's state exactly (whole objects, not a digest);
@@ -359,7 +359,7 @@ fn random_fault(server: &TestApiServer, rng: &mut Rng) -> &'static str {
     let faults = server.faults();
     let watches = || RequestMatch::verb(Verb::Watch).resource("configmaps");
     let lists = || RequestMatch::verb(Verb::List).resource("configmaps");
-    match rng.below(10) {
+    match rng.below(11) {
         0 => {
             faults.drop_watches();
             "drop watches"
@@ -414,16 +414,23 @@ fn random_fault(server: &TestApiServer, rng: &mut Rng) -> &'static str {
             faults.drop_watches();
             "drop watches, then stall the re-watch"
         }
+        9 => {
+            // The server comes back empty (its storage was lost): the informer must relist
+            // and see everything it had as deleted, final state unknown.
+            faults.restart(RestartMode::ResetData);
+            "restart losing data"
+        }
         _ => {
-            // An outage: the watch cannot come back while objects change, and the history is
-            // compacted, so the informer must relist and see deletions as final-state-unknown.
+            // An outage: the watch cannot come back while objects change; if the history is
+            // compacted meanwhile (the run compacts at random), the informer must relist and
+            // see deletions as final-state-unknown.
             faults.fail_next(
                 watches(),
                 2 + rng.below(3) as usize,
                 FailureCode::InternalError,
             );
             faults.drop_watches();
-            "outage: drop watches and fail re-watches (compaction follows)"
+            "outage: drop watches and fail re-watches"
         }
     }
 }

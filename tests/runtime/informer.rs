@@ -5,8 +5,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use informer_core::store::index_fn;
 use informer_core::{Deleted, Notification, ObjectKey};
-use informer_runtime::informer::{CancellationToken, InformerError, SharedIndexInformer};
+use informer_runtime::informer::{
+    CancellationToken, HandlerOptions, InformerError, SharedIndexInformer,
+};
 use informer_runtime::lister_watcher::KubeListerWatcher;
 use informer_runtime::testing::{FailureCode, RequestMatch, RestartMode, TestApiServer, Verb};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -305,7 +308,7 @@ async fn informer_relists_after_a_server_restart_that_lost_data() {
 #[tokio::test]
 async fn informer_syncs_despite_failing_and_throttled_requests() {
     let server = server().await;
-    let (api, informer) = informer_for(&server);
+    let api = Api::<ConfigMap>::namespaced(server.client(), "default");
     api.create(&PostParams::default(), &cm("a", "1"))
         .await
         .unwrap();
@@ -321,6 +324,19 @@ async fn informer_syncs_despite_failing_and_throttled_requests() {
             retry_after: Duration::from_millis(100),
         },
     );
+    // kube's client would retry the 429 by itself: without retries, the informer sees it.
+    let mut config = server.config();
+    config.default_retry = false;
+    let client = kube::Client::try_from(config).unwrap();
+    let errors = Arc::new(Mutex::new(Vec::new()));
+    let informer = SharedIndexInformer::builder(Arc::new(KubeListerWatcher::new(
+        Api::<ConfigMap>::namespaced(client, "default"),
+    )))
+    .watch_error_handler({
+        let errors = errors.clone();
+        move |e| errors.lock().unwrap().push(e.code())
+    })
+    .build();
     let rec = Recorder::default();
     informer.add_handler(rec.handler(), None);
     let running = Running::start(informer.clone());
@@ -338,6 +354,8 @@ async fn informer_syncs_despite_failing_and_throttled_requests() {
     })
     .await;
     eventually("the handler saw everything", || rec.replay() == expected).await;
+    // The watch error handler saw both failures, as the reflector met them.
+    assert_eq!(*errors.lock().unwrap(), [Some(500), Some(429)]);
     running.stop().await;
 }
 
@@ -410,4 +428,154 @@ async fn stopping_the_informer_closes_its_watch() {
         server.faults().open_watches() == 0
     })
     .await;
+}
+
+/// Counts what it is given; panics on objects whose value is "boom".
+#[derive(Clone, Default)]
+struct Fragile(Recorder);
+
+impl Fragile {
+    fn handler(&self) -> impl Fn(&Notification<ConfigMap>) + Send + Sync + 'static {
+        let record = self.0.handler();
+        move |n: &Notification<ConfigMap>| {
+            if let Notification::Add { object, .. } | Notification::Update { new: object, .. } = n
+                && value_of(object) == "boom"
+            {
+                panic!("handler bug on purpose");
+            }
+            record(n)
+        }
+    }
+}
+
+#[tokio::test]
+async fn handlers_are_isolated_removable_and_resynced_on_their_own_schedule() {
+    let server = server().await;
+    let (api, informer) = informer_for(&server);
+    for name in ["a", "b"] {
+        api.create(&PostParams::default(), &cm(name, "1"))
+            .await
+            .unwrap();
+    }
+    let fragile = Fragile::default();
+    let fragile_reg =
+        informer.add_handler_with(fragile.handler(), HandlerOptions::new().name("fragile"));
+    let resyncing = Recorder::default();
+    let resyncing_reg = informer.add_handler(resyncing.handler(), Some(Duration::from_secs(1)));
+    let removed = Recorder::default();
+    let removed_reg = informer.add_handler(removed.handler(), None);
+    let running = Running::start(informer.clone());
+    assert!(informer.wait_for_sync().await);
+    assert!(fragile_reg.wait_synced().await && resyncing_reg.wait_synced().await);
+
+    // A panic in one handler is caught and counted; it keeps receiving later changes.
+    api.create(&PostParams::default(), &cm("c", "boom"))
+        .await
+        .unwrap();
+    api.create(&PostParams::default(), &cm("d", "1"))
+        .await
+        .unwrap();
+    eventually("the fragile handler sees d", || {
+        fragile
+            .0
+            .notifications()
+            .iter()
+            .any(|n| matches!(n, Notification::Add { object, .. } if name_of(object) == "d"))
+    })
+    .await;
+    assert_eq!(fragile_reg.stats().panics, 1);
+    assert_eq!(fragile_reg.name(), "fragile");
+
+    // A removed handler gets nothing more; removal returns once its task has finished.
+    eventually("the removed handler has everything so far", || {
+        removed.notifications().len() == 4
+    })
+    .await;
+    removed_reg.remove().await;
+    api.create(&PostParams::default(), &cm("e", "1"))
+        .await
+        .unwrap();
+    eventually("the others see e", || {
+        running.cached().contains_key("e") && resyncing.replay().contains_key("e")
+    })
+    .await;
+    assert_eq!(removed.notifications().len(), 4);
+
+    // Resyncs (same object as old and new) go to the handler whose period is due, and only
+    // to it, without a request to the server.
+    let lists = server.faults().request_count(Verb::List);
+    let resyncs = |r: &Recorder| {
+        r.notifications()
+            .iter()
+            .filter(|n| matches!(n, Notification::Update { old, new } if Arc::ptr_eq(old, new)))
+            .count()
+    };
+    eventually("a resync", || resyncs(&resyncing) >= 5).await;
+    assert_eq!(resyncs(&fragile.0), 0);
+    assert_eq!(server.faults().request_count(Verb::List), lists);
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn indexes_added_while_running_and_label_selectors_serve_lookups() {
+    let server = server().await;
+    let (api, informer) = informer_for(&server);
+    let labelled = |name: &str, team: &str| {
+        let mut c = cm(name, "1");
+        c.metadata.labels = Some([("team".to_owned(), team.to_owned())].into());
+        c
+    };
+    api.create(&PostParams::default(), &labelled("a", "red"))
+        .await
+        .unwrap();
+    api.create(&PostParams::default(), &labelled("b", "blue"))
+        .await
+        .unwrap();
+    let running = Running::start(informer.clone());
+    assert!(informer.wait_for_sync().await);
+    // Added after sync: the cached objects are indexed at once, later ones as they come.
+    informer
+        .add_indexers(
+            [(
+                "team".to_owned(),
+                index_fn(|c: &ConfigMap| {
+                    c.metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get("team").cloned())
+                        .into_iter()
+                        .collect()
+                }),
+            )]
+            .into(),
+        )
+        .unwrap();
+    let lister = informer.lister();
+    let names = |objs: Vec<Arc<ConfigMap>>| {
+        let mut names: Vec<String> = objs.iter().map(|c| name_of(c)).collect();
+        names.sort();
+        names
+    };
+    assert_eq!(names(lister.by_index_name("team", "red").unwrap()), ["a"]);
+    api.create(&PostParams::default(), &labelled("c", "red"))
+        .await
+        .unwrap();
+    eventually("c is indexed", || {
+        names(lister.by_index_name("team", "red").unwrap()) == ["a", "c"]
+    })
+    .await;
+    assert!(lister.by_index_name("no-such-index", "x").is_err());
+    let selected = lister
+        .namespaced("default")
+        .list_by_labels("team in (blue, green)")
+        .unwrap();
+    assert_eq!(names(selected), ["b"]);
+    assert!(
+        lister
+            .namespaced("default")
+            .list_by_labels("team in (")
+            .is_err()
+    );
+    assert!(lister.namespaced("default").get("nope").is_none());
+    running.stop().await;
 }

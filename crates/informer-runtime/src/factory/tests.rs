@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::lister_watcher::MemoryListerWatcher;
+use crate::lister_watcher::{MemoryListerWatcher, RecordedRequest};
 
 fn cm(name: &str, labels: &[(&str, &str)]) -> ConfigMap {
     let mut c = ConfigMap::default();
@@ -297,12 +297,20 @@ async fn start_starts_only_informers_not_yet_started() {
     let b = factory.informer_from(InformerParams::namespaced("ns"), counting(&source, &built));
     tokio::time::sleep(Duration::from_millis(20)).await;
     assert!(!b.is_running());
-    factory.start(); // must not start `a` a second time
+    factory.start(); // must not start (or restart) `a` a second time
     eventually("b runs", || b.is_running()).await;
     factory
         .wait_for_sync(Duration::from_secs(10))
         .await
         .unwrap();
+    // One list per informer: `a` was neither run twice nor restarted.
+    let lists = source
+        .requests()
+        .iter()
+        .filter(|r| matches!(r, RecordedRequest::List(_)))
+        .count();
+    assert_eq!(lists, 2);
+    assert!(a.is_running() && b.is_running());
     factory.shutdown().await;
 }
 
