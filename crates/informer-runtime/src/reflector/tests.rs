@@ -938,7 +938,9 @@ async fn backoff_with_jitter_stays_between_the_delay_and_twice_it() {
     lw.wait_requests(10).await;
     let mut base = 800 * MS;
     for gap in &lw.gaps()[1..] {
-        assert!(*gap >= base && *gap < base * 2, "{gap:?} vs {base:?}");
+        // The delay lies in [base, 2 * base); tokio's timer fires on whole milliseconds, so
+        // the gap observed may be rounded up by up to one.
+        assert!(*gap >= base && *gap <= base * 2, "{gap:?} vs {base:?}");
         base = (base * 2).min(Duration::from_secs(30));
     }
     r.stop().await;
