@@ -376,12 +376,3 @@ pub(crate) enum RunnerFailure {
     #[error("reconcile did not finish within {0:?}")]
     TimedOut(Duration),
 }
-
-/// The message of a panic payload.
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "<non-string panic payload>".to_owned())
-}

@@ -24,9 +24,10 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::reconciler::{Action, ReconcileError, Reconciler, RunnerFailure, panic_message};
+use super::reconciler::{Action, ReconcileError, Reconciler, RunnerFailure};
 use crate::informer::lock;
 use crate::metrics::{WorkqueueHooks, reconcile_time_histogram, work_duration_histogram};
+use crate::panic_message;
 
 /// Counters of a controller's runner, read by [`ControllerStats`].
 #[derive(Default, Debug)]

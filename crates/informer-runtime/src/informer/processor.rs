@@ -25,6 +25,8 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::panic_message;
+
 /// The shortest resync period a handler can ask for (client-go's `minimumResyncPeriod`).
 pub const MIN_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 
@@ -612,15 +614,6 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
             tokio::task::consume_budget().await;
         }
     }
-}
-
-/// What a caught panic said.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "<non-string panic payload>".to_owned())
 }
 
 fn merge<K>(

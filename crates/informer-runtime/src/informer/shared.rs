@@ -19,6 +19,7 @@ use super::registration::HandlerRegistration;
 use super::transform::{Transform, chain, strip_managed_fields};
 use super::{InformerError, Phase};
 use crate::lister::Lister;
+use crate::panic_message;
 use crate::reflector::{
     Reflector, ReflectorConfig, ReflectorError, ReflectorStats, WatchErrorHandler,
 };
@@ -381,12 +382,7 @@ where
         drop(guard);
         match ended {
             Err(e) if e.is_panic() => {
-                let payload = e.into_panic();
-                let message = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "<non-string panic payload>".to_owned());
+                let message = panic_message(&*e.into_panic());
                 tracing::error!(panic = %message, "the reflector panicked; the informer stopped");
                 Err(InformerError::ReflectorPanicked(message))
             }
