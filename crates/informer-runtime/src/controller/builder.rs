@@ -956,17 +956,13 @@ impl<K: ControllerResource> ControllerBuilder<K> {
                 let drop_managed_fields = self.factory.drops_managed_fields();
                 let lw: Arc<dyn ListerWatcher<K>> = match (source, self.client) {
                     (Some(lw), _) => lw,
-                    (None, Some(client)) => {
-                        let lw = KubeListerWatcher::new(<K::Scope as ControllerScope>::api::<K>(
+                    (None, Some(client)) => Arc::new(
+                        KubeListerWatcher::new(<K::Scope as ControllerScope>::api::<K>(
                             client,
                             self.params.namespace.as_deref(),
-                        ));
-                        Arc::new(if drop_managed_fields {
-                            lw.drop_managed_fields()
-                        } else {
-                            lw
-                        })
-                    }
+                        ))
+                        .dropping_managed_fields(drop_managed_fields),
+                    ),
                     (None, None) => return Err(BuildError::StoreWithoutSource),
                 };
                 let config = ReflectorConfig {

@@ -301,7 +301,9 @@ impl InformerFactory {
         self.get_or_create(id, || {
             let api =
                 namespaced_api::<K>(self.require_client(), dyntype, params.namespace.as_deref());
-            Arc::new(self.kube_source(KubeListerWatcher::new(api)))
+            Arc::new(
+                KubeListerWatcher::new(api).dropping_managed_fields(self.drops_managed_fields()),
+            )
         })
     }
 
@@ -339,10 +341,10 @@ impl InformerFactory {
         let dyntype = K::DynamicType::default();
         let id = InformerId::new::<K>(&dyntype, &params);
         self.get_or_create(id, || {
-            Arc::new(self.kube_source(KubeListerWatcher::new(Api::<K>::all_with(
-                self.require_client(),
-                &dyntype,
-            ))))
+            let api = Api::<K>::all_with(self.require_client(), &dyntype);
+            Arc::new(
+                KubeListerWatcher::new(api).dropping_managed_fields(self.drops_managed_fields()),
+            )
         })
     }
 
@@ -366,12 +368,10 @@ impl InformerFactory {
         self.get_or_create(id, || {
             let api =
                 namespaced_api::<K>(self.require_client(), &dyntype, params.namespace.as_deref());
-            let lw = KubeListerWatcher::metadata(api);
-            Arc::new(if self.inner.drop_managed_fields {
-                lw.drop_managed_fields()
-            } else {
-                lw
-            })
+            Arc::new(
+                KubeListerWatcher::metadata(api)
+                    .dropping_managed_fields(self.drops_managed_fields()),
+            )
         })
     }
 
@@ -456,16 +456,6 @@ impl InformerFactory {
             factory: self.inner.clone(),
             id: Arc::new(id),
             serial,
-        }
-    }
-
-    /// A kube-backed source as configured: with managed fields dropped, it skips them while
-    /// decoding (the informer's transform then finds nothing left to drop).
-    fn kube_source<K>(&self, lw: KubeListerWatcher<K>) -> KubeListerWatcher<K> {
-        if self.inner.drop_managed_fields {
-            lw.drop_managed_fields()
-        } else {
-            lw
         }
     }
 

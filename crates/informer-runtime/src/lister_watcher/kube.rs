@@ -124,8 +124,13 @@ impl<K> KubeListerWatcher<K> {
     /// # let _ = lw;
     /// # }
     /// ```
-    pub fn drop_managed_fields(mut self) -> Self {
-        self.endpoint.skip_managed_fields = true;
+    pub fn drop_managed_fields(self) -> Self {
+        self.dropping_managed_fields(true)
+    }
+
+    /// [`drop_managed_fields`](Self::drop_managed_fields) if `drop`.
+    pub(crate) fn dropping_managed_fields(mut self, drop: bool) -> Self {
+        self.endpoint.skip_managed_fields = drop;
         self
     }
 
@@ -175,8 +180,13 @@ pub struct MetadataListerWatcher<K> {
 impl<K> MetadataListerWatcher<K> {
     /// Leaves `metadata.managedFields` out, as
     /// [`KubeListerWatcher::drop_managed_fields`] does.
-    pub fn drop_managed_fields(mut self) -> Self {
-        self.endpoint.skip_managed_fields = true;
+    pub fn drop_managed_fields(self) -> Self {
+        self.dropping_managed_fields(true)
+    }
+
+    /// [`drop_managed_fields`](Self::drop_managed_fields) if `drop`.
+    pub(crate) fn dropping_managed_fields(mut self, drop: bool) -> Self {
+        self.endpoint.skip_managed_fields = drop;
         self
     }
 }
