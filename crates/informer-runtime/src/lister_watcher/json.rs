@@ -93,7 +93,7 @@ impl JsonDecoder {
         if self.skip_managed_fields {
             skip_managed_fields(&mut tape.0, 0);
         }
-        tape.deserialize().map_err(|e| DecodeError(e.to_string()))
+        tape.deserialize().map_err(DecodeError::from)
     }
 
     /// Decodes a list response (`{"items": [...], "metadata": {...}}`); with
@@ -126,7 +126,7 @@ impl JsonDecoder {
                 item += 1 + subtree_len(&tape.0[item]);
             }
         }
-        tape.deserialize().map_err(|e| DecodeError(e.to_string()))
+        tape.deserialize().map_err(DecodeError::from)
     }
 
     /// Decodes one line of a watch stream: a watch event, or (as some servers and proxies
@@ -143,25 +143,20 @@ impl JsonDecoder {
                 Some(Node::String("Status"))
             );
         if is_status {
-            return tape
-                .deserialize()
-                .map(Err)
-                .map_err(|e| DecodeError(e.to_string()));
+            return tape.deserialize().map(Err).map_err(DecodeError::from);
         }
         if self.skip_managed_fields
             && let Some(object) = entry(&tape.0, 0, "object")
         {
             skip_managed_fields(&mut tape.0, object);
         }
-        tape.deserialize()
-            .map(Ok)
-            .map_err(|e| DecodeError(e.to_string()))
+        tape.deserialize().map(Ok).map_err(DecodeError::from)
     }
 
     /// Parses `json` into a tape, checking its depth.
     fn tape<'j>(&mut self, json: &'j mut [u8]) -> Result<simd_json::tape::Tape<'j>, DecodeError> {
-        let tape = simd_json::to_tape_with_buffers(json, &mut self.buffers)
-            .map_err(|e| DecodeError(e.to_string()))?;
+        let tape =
+            simd_json::to_tape_with_buffers(json, &mut self.buffers).map_err(DecodeError::from)?;
         check_depth(&tape.0)?;
         Ok(tape)
     }
@@ -243,6 +238,12 @@ impl fmt::Display for DecodeError {
 }
 
 impl std::error::Error for DecodeError {}
+
+impl From<simd_json::Error> for DecodeError {
+    fn from(e: simd_json::Error) -> Self {
+        DecodeError(e.to_string())
+    }
+}
 
 /// Refuses a tape nested more than [`MAX_DEPTH`] levels, without visiting most of it: a
 /// container of `count` nodes at depth `d` cannot reach deeper than `d + count`, so only

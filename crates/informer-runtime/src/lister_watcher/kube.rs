@@ -444,9 +444,6 @@ fn trim_line(line: &mut [u8]) -> &mut [u8] {
 /// (an unexpected EOF, possibly nested in TLS and HTTP errors, or a chunked body cut short)
 /// or the client's read timeout. kube treats these the same way.
 fn ends_the_watch(err: &kube::Error) -> bool {
-    if err.to_string().contains("unexpected EOF during chunk") {
-        return true;
-    }
     let mut current: Option<&(dyn std::error::Error + 'static)> = Some(err);
     // HTTP and TLS stacks nest a few errors; stop should a `source` chain cycle.
     for _ in 0..16 {
