@@ -228,6 +228,20 @@ async fn watching(server: &TestApiServer) {
     eventually("a watch is open", || server.faults().open_watches() > 0).await;
 }
 
+/// Keeps the watch down while `changes` are made and the history is compacted past them,
+/// then lets requests through again: the reflector cannot resume and must relist.
+async fn outage_with_compaction(
+    server: &TestApiServer,
+    changes: impl std::future::Future<Output = ()>,
+) {
+    let faults = server.faults();
+    faults.fail_next(Verb::Watch, 1_000_000, FailureCode::InternalError);
+    faults.drop_watches();
+    changes.await;
+    faults.compact();
+    faults.clear();
+}
+
 #[tokio::test]
 async fn reflector_syncs_through_a_real_client_and_follows_changes() {
     let server = server().await;
@@ -340,12 +354,11 @@ async fn reflector_relists_after_compaction_and_reports_vanished_objects_as_fina
     watching(&server).await;
     let faults = server.faults();
     // Keep the watch down while b is deleted and the history compacted.
-    faults.fail_next(Verb::Watch, 1_000_000, FailureCode::InternalError);
-    faults.drop_watches();
-    delete(&api, "b").await;
-    create(&api, "c", "1").await;
-    faults.compact();
-    faults.clear();
+    outage_with_compaction(&server, async {
+        delete(&api, "b").await;
+        create(&api, "c", "1").await;
+    })
+    .await;
     cache.has(&["a", "c"]).await;
     let deletes: Vec<Deleted<ConfigMap>> = cache.deletes.lock().unwrap().clone();
     assert_eq!(deletes.len(), 1);
@@ -380,11 +393,7 @@ async fn reflector_relist_at_a_compacted_version_falls_back_to_a_paginated_consi
     assert_eq!(server.faults().request_count(Verb::List), 1);
     watching(&server).await;
     let faults = server.faults();
-    faults.fail_next(Verb::Watch, 1_000_000, FailureCode::InternalError);
-    faults.drop_watches();
-    delete(&api, "cm000").await;
-    faults.compact();
-    faults.clear();
+    outage_with_compaction(&server, delete(&api, "cm000")).await;
     eventually("the relist", || cache.store.len() == 119).await;
     // The relist at the last synced version (exact, as it is paginated) gets 410; the
     // consistent read that follows takes three pages.
@@ -689,11 +698,7 @@ async fn reflector_falls_back_to_one_full_list_when_a_continue_token_expires() {
     // from now on waits a little, and while the second page's waits, history is compacted
     // again, so its continue token has expired when it is served.
     let faults = server.faults();
-    faults.fail_next(Verb::Watch, 1_000_000, FailureCode::InternalError);
-    faults.drop_watches();
-    delete(&api, "c-0").await;
-    faults.compact();
-    faults.clear();
+    outage_with_compaction(&server, delete(&api, "c-0")).await;
     faults.stall_next(Verb::List, 3, Duration::from_millis(300));
     eventually("the second page is requested", || {
         faults.request_count(Verb::List) == 4
