@@ -53,29 +53,31 @@ impl<K: Resource + 'static> EnqueueHandler<K> {
 
     /// The keys `notification` maps to, without duplicates, in a stable order.
     pub(crate) fn keys(&self, notification: &Notification<K>) -> Vec<ObjectKey> {
-        let mut keys = Vec::new();
-        if let Mapping::Own = &self.mapping {
-            // An object's own key: an update's old and new state have the same one.
-            match notification {
-                Notification::Delete(Deleted::FinalStateUnknown { key, .. }) => {
-                    keys.push(key.clone())
-                }
-                _ => keys.extend(
-                    objects(notification)
-                        .0
-                        .and_then(|obj| ObjectKey::from_resource(&**obj).ok()),
-                ),
-            }
-            return keys;
-        }
         let (first, second) = objects(notification);
-        for obj in [first, second].into_iter().flatten() {
-            match &self.mapping {
-                Mapping::Own => unreachable!("handled above"),
-                Mapping::Owner(matcher) => keys.extend(matcher.owner_key(obj.meta())),
-                Mapping::Mapper(map) => keys.extend(map(obj)),
+        let mut keys: Vec<ObjectKey> = match &self.mapping {
+            // An object's own key: an update's old and new state have the same one.
+            Mapping::Own => {
+                return match notification {
+                    Notification::Delete(Deleted::FinalStateUnknown { key, .. }) => {
+                        vec![key.clone()]
+                    }
+                    _ => first
+                        .and_then(|obj| ObjectKey::from_resource(&**obj).ok())
+                        .into_iter()
+                        .collect(),
+                };
             }
-        }
+            Mapping::Owner(matcher) => [first, second]
+                .into_iter()
+                .flatten()
+                .filter_map(|obj| matcher.owner_key(obj.meta()))
+                .collect(),
+            Mapping::Mapper(map) => [first, second]
+                .into_iter()
+                .flatten()
+                .flat_map(|obj| map(obj))
+                .collect(),
+        };
         if keys.len() > 1 {
             let mut seen = std::collections::HashSet::with_capacity(keys.len());
             keys.retain(|k| seen.insert(k.clone()));
