@@ -117,7 +117,7 @@ use informer::store::index_fn;
 use informer_runtime::informer::{CancellationToken, SharedIndexInformer};
 use informer_runtime::lister_watcher::{JsonDecoder, KubeListerWatcher};
 use informer_runtime::store::CompactStore;
-use informer_runtime::testing::TestApiServer;
+use informer_testing::TestApiServer;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
 use kube::core::{ListMeta, TypeMeta};

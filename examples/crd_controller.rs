@@ -15,11 +15,10 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[path = "support/mod.rs"]
-mod support;
+use informer_examples as support;
 
 use informer::prelude::*;
-use informer::runtime::testing::CustomResourceSpec;
+use informer::testing::CustomResourceSpec;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};

@@ -17,8 +17,7 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[path = "support/mod.rs"]
-mod support;
+use informer_examples as support;
 
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Duration;

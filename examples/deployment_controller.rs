@@ -17,8 +17,7 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[path = "support/mod.rs"]
-mod support;
+use informer_examples as support;
 
 use informer::prelude::*;
 use informer::runtime::controller::controller_owner;

@@ -18,8 +18,7 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[path = "support/mod.rs"]
-mod support;
+use informer_examples as support;
 
 use std::collections::BTreeSet;
 

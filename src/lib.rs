@@ -5,7 +5,9 @@
 //! stage behind a trait so any backend can be swapped.
 //!
 //! This crate is the facade: it re-exports [`informer_core`] (traits and in-memory building
-//! blocks) and [`informer_runtime`] (what runs them), and offers a [`prelude`].
+//! blocks) and [`informer_runtime`] (what runs them), offers a [`prelude`], and with the
+//! `testing` feature re-exports `informer_testing` as `informer::testing` (an in-process API
+//! server to test controllers against).
 //!
 //! ```
 //! use informer::prelude::*;
@@ -17,6 +19,18 @@
 
 pub use informer_core as core;
 pub use informer_runtime as runtime;
+
+/// Test a controller without a cluster (feature `testing`): the in-process API server
+/// [`TestApiServer`](testing::TestApiServer), its [`Faults`](testing::Faults), and the
+/// memory [`MemoryListerWatcher`](testing::MemoryListerWatcher). This is the
+/// `informer-testing` crate.
+///
+/// ```toml
+/// [dev-dependencies]
+/// informer = { version = "0.1", features = ["testing"] }
+/// ```
+#[cfg(feature = "testing")]
+pub use informer_testing as testing;
 
 pub use informer_core::*;
 

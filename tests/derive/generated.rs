@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use informer::prelude::*;
 use informer::runtime::controller::ControllerSpec;
-use informer::runtime::lister_watcher::MemoryListerWatcher;
+use informer_testing::MemoryListerWatcher;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use informer::prelude::*;
 use informer::runtime::controller::ControllerSpec;
-use informer::runtime::lister_watcher::MemoryListerWatcher;
-use informer::runtime::testing::TestApiServer;
+use informer_testing::MemoryListerWatcher;
+use informer_testing::TestApiServer;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::PostParams;

@@ -1,0 +1,84 @@
+//! Every example's scenario, run to completion against a fresh in-process API server, then
+//! the final state checked in the server.
+
+#![allow(dead_code)] // each example's `main` and helpers only its binary uses
+
+#[path = "../crd_controller.rs"]
+mod crd_controller;
+#[path = "../custom_backends.rs"]
+mod custom_backends;
+#[path = "../deployment_controller.rs"]
+mod deployment_controller;
+#[path = "../replicaset_pods.rs"]
+mod replicaset_pods;
+
+use informer::testing::{CustomResourceSpec, TestApiServer};
+use serde_json::Value;
+
+async fn server() -> TestApiServer {
+    TestApiServer::start()
+        .await
+        .expect("the test API server starts")
+}
+
+fn names(server: &TestApiServer, api_version: &str, kind: &str) -> Vec<String> {
+    let objects = server
+        .list_json(api_version, kind, Some("default"))
+        .unwrap();
+    let name = |o: &Value| {
+        o["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    objects.iter().map(name).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deployment_controller_follows_a_deployment_and_cleans_up() {
+    let server = server().await;
+    deployment_controller::scenario(server.client(), false)
+        .await
+        .unwrap();
+    assert!(names(&server, "apps/v1", "Deployment").is_empty());
+    assert!(names(&server, "apps/v1", "ReplicaSet").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicaset_pods_keeps_the_pod_count_and_cleans_up() {
+    let server = server().await;
+    replicaset_pods::scenario(server.client(), false)
+        .await
+        .unwrap();
+    assert!(names(&server, "apps/v1", "ReplicaSet").is_empty());
+    assert!(names(&server, "v1", "Pod").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_backends_are_used_by_the_controller() {
+    let server = server().await;
+    let usage = custom_backends::scenario(server.client(), false)
+        .await
+        .unwrap();
+    assert!(usage.store_writes >= 3, "add, update, delete: {usage:?}");
+    assert!(usage.store_reads >= 3, "a read per reconcile: {usage:?}");
+    assert!(usage.queue_adds >= 3 && usage.queue_gets >= 3, "{usage:?}");
+    assert!(names(&server, "apps/v1", "Deployment").is_empty());
+    assert!(names(&server, "apps/v1", "ReplicaSet").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crd_controller_cleans_up_through_its_finalizer() {
+    use crd_controller::Greeting;
+    let spec = CustomResourceSpec::for_resource::<Greeting>().with_status_subresource();
+    let server = TestApiServer::builder()
+        .custom_resource(spec.clone())
+        .start()
+        .await
+        .unwrap();
+    crd_controller::scenario(server.client(), false)
+        .await
+        .unwrap();
+    assert!(names(&server, &spec.api_version(), "Greeting").is_empty());
+    assert!(names(&server, "v1", "ConfigMap").is_empty());
+}

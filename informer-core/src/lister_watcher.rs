@@ -1,0 +1,213 @@
+//! [`ListerWatcher`]: how the reflector reads the API server (or anything that acts like one).
+
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+use thiserror::Error;
+
+pub use kube_core::params::{ListParams, VersionMatch, WatchParams};
+pub use kube_core::watch::WatchEvent;
+pub use kube_core::{ObjectList, Status};
+
+/// The stream of events of one watch.
+/// The annotation on the bookmark that ends the initial events of a streaming list
+/// (`sendInitialEvents=true`); its value is `"true"`.
+///
+/// ```
+/// assert_eq!(informer_core::lister_watcher::INITIAL_EVENTS_END_ANNOTATION, "k8s.io/initial-events-end");
+/// ```
+pub const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
+
+/// The stream a [`ListerWatcher::watch`] returns.
+pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>, ListWatchError>>;
+
+/// Lists and watches one kind of object.
+///
+/// The parameters and results are kube's own types (`kube::api::ListParams`, `ObjectList`,
+/// `WatchEvent`), so an implementation over `kube::Api<K>` is a thin layer; tests and
+/// benchmarks implement it over memory.
+///
+/// - [`list`](ListerWatcher::list) honours label and field selectors, `limit`/`continue`
+///   pagination, `resourceVersion` and `resourceVersionMatch`.
+/// - [`watch`](ListerWatcher::watch) streams events after `resource_version`: added,
+///   modified, deleted, bookmarks, and error statuses (such as `410 Gone`).
+///
+/// Object safe: `Arc<dyn ListerWatcher<K>>` works.
+#[async_trait]
+pub trait ListerWatcher<K: Clone>: Send + Sync {
+    /// One page of the list.
+    ///
+    /// # Errors
+    /// The server's status (for example 410 when a continue token expired) or a transport
+    /// or decoding failure.
+    async fn list(&self, params: &ListParams) -> Result<ObjectList<K>, ListWatchError>;
+
+    /// Starts a watch from `resource_version` (`""` or `"0"` per the API's semantics).
+    ///
+    /// # Errors
+    /// As [`list`](ListerWatcher::list).
+    async fn watch(
+        &self,
+        params: &WatchParams,
+        resource_version: &str,
+    ) -> Result<WatchStream<K>, ListWatchError>;
+}
+
+/// A list or watch failed.
+#[derive(Debug, Error)]
+pub enum ListWatchError {
+    /// The server answered with an error status.
+    #[error("API server error {}: {} ({})", .0.code, .0.message, .0.reason)]
+    Api(Box<Status>),
+    /// The request did not reach the server, or the connection broke.
+    #[error("connection to the API server failed: {0}")]
+    Transport(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The server sent something that is not a valid object or event.
+    #[error("malformed response from the API server: {0}")]
+    Decode(String),
+}
+
+impl ListWatchError {
+    /// A status error with this code, reason and message.
+    pub fn status(code: u16, reason: &str, message: impl Into<String>) -> Self {
+        let mut status = Status::failure(&message.into(), reason);
+        status.code = code;
+        ListWatchError::Api(Box::new(status))
+    }
+
+    /// The HTTP status code, for [`ListWatchError::Api`].
+    pub fn code(&self) -> Option<u16> {
+        match self {
+            ListWatchError::Api(s) => Some(s.code),
+            _ => None,
+        }
+    }
+
+    /// Whether the requested resource version is too old (`410 Gone`, reason `Expired` or
+    /// `Gone`, or a "too old resource version" message): the caller must relist.
+    ///
+    /// ```
+    /// use informer_core::ListWatchError;
+    /// assert!(ListWatchError::status(410, "Expired", "too old resource version: 1 (5)").is_gone());
+    /// assert!(!ListWatchError::status(500, "InternalError", "boom").is_gone());
+    /// ```
+    pub fn is_gone(&self) -> bool {
+        match self {
+            ListWatchError::Api(s) => {
+                s.code == 410
+                    || s.reason == "Expired"
+                    || s.reason == "Gone"
+                    || s.message.contains("too old resource version")
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the server asked the client to slow down (`429 Too Many Requests`).
+    pub fn is_too_many_requests(&self) -> bool {
+        self.code() == Some(429)
+    }
+
+    /// Whether the requested resource version is newer than the server has
+    /// ("Too large resource version"): the caller should relist with a consistent read.
+    pub fn is_too_large_resource_version(&self) -> bool {
+        match self {
+            ListWatchError::Api(s) => s.message.contains("Too large resource version"),
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use futures::StreamExt;
+    use kube_core::{ListMeta, TypeMeta};
+
+    use super::*;
+
+    /// A user's own source: a fixed list, and a watch replaying fixed events.
+    struct Fixed {
+        items: Vec<String>,
+        events: Vec<WatchEvent<String>>,
+    }
+
+    #[async_trait]
+    impl ListerWatcher<String> for Fixed {
+        async fn list(&self, params: &ListParams) -> Result<ObjectList<String>, ListWatchError> {
+            let limit = params.limit.map_or(self.items.len(), |l| l as usize);
+            Ok(ObjectList {
+                types: TypeMeta::default(),
+                metadata: ListMeta {
+                    resource_version: Some("7".into()),
+                    ..ListMeta::default()
+                },
+                items: self.items.iter().take(limit).cloned().collect(),
+            })
+        }
+
+        async fn watch(
+            &self,
+            _params: &WatchParams,
+            resource_version: &str,
+        ) -> Result<WatchStream<String>, ListWatchError> {
+            if resource_version == "1" {
+                return Err(ListWatchError::status(
+                    410,
+                    "Expired",
+                    "too old resource version: 1 (7)",
+                ));
+            }
+            Ok(futures::stream::iter(self.events.clone().into_iter().map(Ok)).boxed())
+        }
+    }
+
+    #[tokio::test]
+    async fn lister_watcher_is_object_safe() {
+        let lw: Arc<dyn ListerWatcher<String>> = Arc::new(Fixed {
+            items: vec!["a".into(), "b".into()],
+            events: vec![
+                WatchEvent::Added("c".into()),
+                WatchEvent::Deleted("a".into()),
+            ],
+        });
+        let list = lw.list(&ListParams::default().limit(1)).await.unwrap();
+        assert_eq!(list.items, ["a"]);
+        assert_eq!(list.metadata.resource_version.as_deref(), Some("7"));
+        let events: Vec<_> = lw
+            .watch(&WatchParams::default(), "7")
+            .await
+            .unwrap()
+            .collect()
+            .await;
+        assert_eq!(events.len(), 2);
+        assert!(
+            lw.watch(&WatchParams::default(), "1")
+                .await
+                .err()
+                .is_some_and(|e| e.is_gone())
+        );
+    }
+
+    #[test]
+    fn errors_say_whether_to_relist_back_off_or_read_consistently() {
+        let gone = ListWatchError::status(410, "Gone", "gone");
+        let expired = ListWatchError::status(500, "Expired", "expired");
+        let too_old =
+            ListWatchError::status(500, "InternalError", "too old resource version: 3 (9)");
+        assert!(gone.is_gone() && expired.is_gone() && too_old.is_gone());
+        let busy = ListWatchError::status(429, "TooManyRequests", "slow down");
+        assert!(busy.is_too_many_requests() && !busy.is_gone());
+        assert_eq!(busy.code(), Some(429));
+        let ahead =
+            ListWatchError::status(504, "Timeout", "Too large resource version: 12, current: 9");
+        assert!(ahead.is_too_large_resource_version() && !ahead.is_gone());
+        let decode = ListWatchError::Decode("bad".into());
+        assert_eq!(decode.code(), None);
+        assert!(
+            !decode.is_gone()
+                && !decode.is_too_many_requests()
+                && !decode.is_too_large_resource_version()
+        );
+    }
+}

@@ -1,0 +1,443 @@
+//! Controllers: informers feeding keys to a queue, workers reconciling them.
+//!
+//! ```text
+//! informer of K ----(filters)--- own key ------------\
+//! informer of C (owns) -------- controlling owner ----+--> Queue<ObjectKey> --> workers --> Reconciler<K>
+//! informer of W (watches) ----- mapper(&W) ----------/      (priority low for            |
+//!                                                            initial list, resync)      Action / error
+//!                                                                                        -> forget / add_after / add_rate_limited
+//! ```
+//!
+//! - [`Reconciler`], [`reconciler_fn`], [`Action`], [`ReconcileError`]: the user's logic and
+//!   its answers.
+//! - [`ControllerBuilder`] (from [`Controller::builder`]): what to watch (`owns`, `watches`,
+//!   namespace, selectors, [`Filter`]s), the queue, workers, timeouts, a custom store.
+//! - [`Controller`]: [`run`](Controller::run) it alone, or hand it to a
+//!   [`Manager`](crate::manager::Manager) with others (metrics, health, leader election).
+//!
+//! # Guarantees
+//! - The same key is never reconciled by two workers at once (the queue's guarantee); a key
+//!   changed during its reconcile is reconciled again afterwards.
+//! - Workers start once every cache of the controller has synced, so a reconcile never sees
+//!   a half-filled cache.
+//! - Success forgets the key's backoff automatically; errors, panics and timeouts back off
+//!   exponentially per key; terminal errors are not retried. See [`Reconciler`].
+//! - Shutdown stops taking keys, lets reconciles in flight finish up to the shutdown
+//!   timeout, then drops them; if keys remain queued, one log line says how many.
+
+#![warn(missing_docs)]
+
+pub(crate) mod builder;
+mod enqueue;
+mod filter;
+mod owner;
+mod reconciler;
+pub(crate) mod runner;
+mod scope;
+mod source;
+mod spec;
+
+use std::any::{Any, TypeId};
+use std::fmt;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use informer_core::{ObjectKey, Queue};
+use kube::{Client, Resource};
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+pub use builder::{BuildError, ControllerBuilder, DEFAULT_SHUTDOWN_TIMEOUT, WatchOptions};
+pub use filter::Filter;
+pub use owner::controller_owner;
+pub use reconciler::{
+    Action, BoxError, ErrorKind, ReconcileError, Reconciler, ReconcilerFn, reconciler_fn,
+};
+pub use runner::ControllerStats;
+pub use scope::ControllerScope;
+pub use spec::{
+    Context, ControllerContext, ControllerSpec, MakeQueue, MakeStore, NoClient, Reconcile,
+    related_lister,
+};
+
+pub(crate) use runner::{Ownership, RunnerState};
+pub(crate) use source::Sources;
+
+use crate::factory::InformerFactory;
+use crate::lister::Lister;
+use runner::Runner;
+
+/// What a controller needs of a resource type: a Kubernetes resource with a static type
+/// (`DynamicType = ()`, or another `Default` one) that deserializes, is shared between
+/// threads, and has a [`ControllerScope`]. Every `k8s-openapi` type and every
+/// `#[derive(CustomResource)]` type is one; implemented automatically.
+///
+/// ```
+/// use informer_runtime::controller::ControllerResource;
+/// use k8s_openapi::api::core::v1::{Node, Pod};
+///
+/// fn check<K: ControllerResource>() {}
+/// check::<Pod>();
+/// check::<Node>();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a Kubernetes resource a controller can watch",
+    label = "not a Kubernetes resource",
+    note = "use a k8s-openapi type (such as `k8s_openapi::api::apps::v1::Deployment`) or a `#[derive(CustomResource)]` type",
+    note = "a controller's resource implements `kube::Resource` (with a `Default` dynamic type), `Clone`, `Debug`, `DeserializeOwned`, `Send`, `Sync` and `'static`"
+)]
+pub trait ControllerResource:
+    Resource<DynamicType: Default, Scope: ControllerScope>
+    + Clone
+    + DeserializeOwned
+    + fmt::Debug
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+#[diagnostic::do_not_recommend]
+impl<K> ControllerResource for K
+where
+    K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+    K::DynamicType: Default,
+    K::Scope: ControllerScope,
+{
+}
+
+/// A controller of resource `K`: its informers and handlers (registered when built), its
+/// queue, and the workers that [`run`](Self::run) reconciles keys with.
+///
+/// Built by [`Controller::builder`] (or [`Manager::controller`](crate::manager::Manager::controller)).
+/// Read its caches through [`lister`](Self::lister) and [`lister_of`](Self::lister_of)
+/// before running it; `run` consumes it.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use informer_runtime::controller::{Action, Controller, reconciler_fn};
+/// use informer_runtime::factory::{InformerFactory, InformerParams};
+/// use informer_testing::MemoryListerWatcher;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use tokio_util::sync::CancellationToken;
+///
+/// let source = MemoryListerWatcher::<ConfigMap>::new();
+/// let mut cm = ConfigMap::default();
+/// cm.metadata.name = Some("settings".into());
+/// cm.metadata.namespace = Some("default".into());
+/// source.create(cm);
+///
+/// let factory = InformerFactory::without_client();
+/// let _registered = factory.informer_from(InformerParams::all(), || Arc::new(source.clone()));
+/// let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+/// let controller = Controller::<ConfigMap>::builder(&factory)
+///     .build(reconciler_fn(move |key, _cm: Option<Arc<ConfigMap>>| {
+///         let tx = tx.clone();
+///         async move {
+///             let _ = tx.send(key);
+///             Ok(Action::Done)
+///         }
+///     }))
+///     .unwrap();
+/// let cancel = CancellationToken::new();
+/// let run = tokio::spawn(controller.run(cancel.clone()));
+/// assert_eq!(rx.recv().await.unwrap().to_string(), "default/settings");
+/// cancel.cancel();
+/// run.await.unwrap();
+/// # }
+/// ```
+pub struct Controller<K: Clone> {
+    runner: Arc<Runner<K>>,
+    sources: Arc<Sources>,
+    lister: Lister<K>,
+    listers: Vec<(TypeId, Box<dyn Any + Send + Sync>)>,
+    factory: InformerFactory,
+}
+
+impl<K: Clone> fmt::Debug for Controller<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Controller")
+            .field("name", &self.runner.state.name)
+            .field("workers", &self.runner.state.workers())
+            .field(
+                "informers",
+                &self
+                    .sources
+                    .list()
+                    .iter()
+                    .map(|s| s.informer_label())
+                    .collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: ControllerResource> Controller<K> {
+    /// A builder taking every informer from `factory`.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::Controller;
+    /// # use informer_runtime::factory::InformerFactory;
+    /// # use k8s_openapi::api::core::v1::Pod;
+    /// # let factory = InformerFactory::without_client();
+    /// let builder = Controller::<Pod>::builder(&factory).namespace("default");
+    /// # let _ = builder;
+    /// ```
+    pub fn builder(factory: &InformerFactory) -> ControllerBuilder<K> {
+        ControllerBuilder::new(factory)
+    }
+
+    /// A builder with its own [`InformerFactory`] over `client` (informers are shared only
+    /// with controllers built from [`factory`](Self::factory) of this one). Prefer
+    /// [`builder`](Self::builder) with one factory for all controllers.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::Controller;
+    /// # use k8s_openapi::api::core::v1::Pod;
+    /// # fn demo(client: kube::Client) {
+    /// let builder = Controller::<Pod>::with_client(client).namespace("default");
+    /// # let _ = builder;
+    /// # }
+    /// ```
+    pub fn with_client(client: Client) -> ControllerBuilder<K> {
+        ControllerBuilder::new(&InformerFactory::new(client.clone())).client(client)
+    }
+}
+
+impl<K: Clone + Send + Sync + 'static> Controller<K> {
+    /// The controller's name (metrics labels, logs).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use informer_runtime::controller::{Action, Controller, reconciler_fn};
+    /// # use informer_runtime::factory::{InformerFactory, InformerParams};
+    /// # use informer_testing::MemoryListerWatcher;
+    /// # use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+    /// # let factory = InformerFactory::without_client();
+    /// # let _pods = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<Pod>::new()));
+    /// # let _cms = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<ConfigMap>::new()));
+    /// # let controller = Controller::<Pod>::builder(&factory)
+    /// #     .owns::<ConfigMap>()
+    /// #     .build(reconciler_fn(|_k, _p: Option<Arc<Pod>>| async { Ok(Action::Done) }))
+    /// #     .unwrap();
+    /// assert_eq!(controller.name(), "pod");
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.runner.state.name
+    }
+
+    /// A lister over the cache of `K`.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use informer_runtime::controller::{Action, Controller, reconciler_fn};
+    /// # use informer_runtime::factory::{InformerFactory, InformerParams};
+    /// # use informer_testing::MemoryListerWatcher;
+    /// # use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+    /// # let factory = InformerFactory::without_client();
+    /// # let _pods = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<Pod>::new()));
+    /// # let _cms = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<ConfigMap>::new()));
+    /// # let controller = Controller::<Pod>::builder(&factory)
+    /// #     .owns::<ConfigMap>()
+    /// #     .build(reconciler_fn(|_k, _p: Option<Arc<Pod>>| async { Ok(Action::Done) }))
+    /// #     .unwrap();
+    /// assert!(controller.lister().is_empty()); // not run yet
+    /// ```
+    pub fn lister(&self) -> Lister<K> {
+        self.lister.clone()
+    }
+
+    /// A lister over the cache of an owned or watched type `C` (the first one added of that
+    /// type), or `None` if the controller does not watch `C`.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use informer_runtime::controller::{Action, Controller, reconciler_fn};
+    /// # use informer_runtime::factory::{InformerFactory, InformerParams};
+    /// # use informer_testing::MemoryListerWatcher;
+    /// # use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+    /// # let factory = InformerFactory::without_client();
+    /// # let _pods = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<Pod>::new()));
+    /// # let _cms = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<ConfigMap>::new()));
+    /// # let controller = Controller::<Pod>::builder(&factory)
+    /// #     .owns::<ConfigMap>()
+    /// #     .build(reconciler_fn(|_k, _p: Option<Arc<Pod>>| async { Ok(Action::Done) }))
+    /// #     .unwrap();
+    /// assert!(controller.lister_of::<ConfigMap>().is_some());
+    /// assert!(controller.lister_of::<k8s_openapi::api::core::v1::Secret>().is_none());
+    /// ```
+    pub fn lister_of<C: 'static>(&self) -> Option<Lister<C>> {
+        self.listers
+            .iter()
+            .find(|(id, _)| *id == TypeId::of::<C>())
+            .and_then(|(_, lister)| lister.downcast_ref::<Lister<C>>())
+            .cloned()
+    }
+
+    /// The controller's queue, say to queue keys on external events. Keys added after the
+    /// controller stopped are ignored.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use informer_runtime::controller::{Action, Controller, reconciler_fn};
+    /// # use informer_runtime::factory::{InformerFactory, InformerParams};
+    /// # use informer_testing::MemoryListerWatcher;
+    /// # use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+    /// # let factory = InformerFactory::without_client();
+    /// # let _pods = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<Pod>::new()));
+    /// # let _cms = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<ConfigMap>::new()));
+    /// # let controller = Controller::<Pod>::builder(&factory)
+    /// #     .owns::<ConfigMap>()
+    /// #     .build(reconciler_fn(|_k, _p: Option<Arc<Pod>>| async { Ok(Action::Done) }))
+    /// #     .unwrap();
+    /// use informer_core::ObjectKey;
+    /// controller.queue().add(ObjectKey::new(Some("default"), "web-0"));
+    /// assert_eq!(controller.stats().queue_depth, 1);
+    /// ```
+    pub fn queue(&self) -> Arc<dyn Queue<ObjectKey>> {
+        self.runner.state.queue.clone()
+    }
+
+    /// The controller's counters right now.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use informer_runtime::controller::{Action, Controller, reconciler_fn};
+    /// # use informer_runtime::factory::{InformerFactory, InformerParams};
+    /// # use informer_testing::MemoryListerWatcher;
+    /// # use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+    /// # let factory = InformerFactory::without_client();
+    /// # let _pods = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<Pod>::new()));
+    /// # let _cms = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<ConfigMap>::new()));
+    /// # let controller = Controller::<Pod>::builder(&factory)
+    /// #     .owns::<ConfigMap>()
+    /// #     .build(reconciler_fn(|_k, _p: Option<Arc<Pod>>| async { Ok(Action::Done) }))
+    /// #     .unwrap();
+    /// assert_eq!(controller.stats().reconciles(), 0);
+    /// ```
+    pub fn stats(&self) -> ControllerStats {
+        self.runner.state.stats()
+    }
+
+    /// Whether every informer of the controller has synced and its handlers have queued
+    /// the initial list.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use informer_runtime::controller::{Action, Controller, reconciler_fn};
+    /// # use informer_runtime::factory::{InformerFactory, InformerParams};
+    /// # use informer_testing::MemoryListerWatcher;
+    /// # use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+    /// # let factory = InformerFactory::without_client();
+    /// # let _pods = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<Pod>::new()));
+    /// # let _cms = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<ConfigMap>::new()));
+    /// # let controller = Controller::<Pod>::builder(&factory)
+    /// #     .owns::<ConfigMap>()
+    /// #     .build(reconciler_fn(|_k, _p: Option<Arc<Pod>>| async { Ok(Action::Done) }))
+    /// #     .unwrap();
+    /// assert!(!controller.has_synced()); // not run yet
+    /// ```
+    pub fn has_synced(&self) -> bool {
+        self.sources.has_synced()
+    }
+
+    /// The factory the controller's shared informers come from.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use informer_runtime::controller::{Action, Controller, reconciler_fn};
+    /// # use informer_runtime::factory::{InformerFactory, InformerParams};
+    /// # use informer_testing::MemoryListerWatcher;
+    /// # use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+    /// # let factory = InformerFactory::without_client();
+    /// # let _pods = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<Pod>::new()));
+    /// # let _cms = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<ConfigMap>::new()));
+    /// # let controller = Controller::<Pod>::builder(&factory)
+    /// #     .owns::<ConfigMap>()
+    /// #     .build(reconciler_fn(|_k, _p: Option<Arc<Pod>>| async { Ok(Action::Done) }))
+    /// #     .unwrap();
+    /// assert_eq!(controller.factory().informers().len(), 2);
+    /// ```
+    pub fn factory(&self) -> &InformerFactory {
+        &self.factory
+    }
+
+    /// Runs the controller until `cancel` is cancelled: starts its informers, waits until
+    /// their caches have synced, then reconciles with its workers. On cancel, stops taking
+    /// keys, lets reconciles in flight finish up to the shutdown timeout, removes its
+    /// handlers and shuts its queue down. If an informer stops before it synced, the
+    /// controller stops (logged).
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime.
+    pub async fn run(self, cancel: CancellationToken) {
+        self.sources.start();
+        if self.sources.wait_synced(self.name(), &cancel).await {
+            let never = CancellationToken::new();
+            self.runner.run_workers(&cancel, &never, None).await;
+        }
+        self.shutdown().await;
+    }
+
+    /// Shuts the queue down and releases the informers.
+    async fn shutdown(&self) {
+        self.runner.state.queue.shut_down();
+        self.sources.stop().await;
+    }
+
+    pub(crate) fn metric_sources(&self) -> (Arc<RunnerState>, Arc<Sources>) {
+        (self.runner.state.clone(), self.sources.clone())
+    }
+}
+
+impl<K: Clone> Drop for Controller<K> {
+    fn drop(&mut self) {
+        // A controller dropped without running must not let its queue grow forever: its
+        // handlers stay registered until its informers are released, and keep adding.
+        self.runner.state.queue.shut_down();
+    }
+}
+
+/// A controller of any type, as a [`Manager`](crate::manager::Manager) drives it.
+pub(crate) trait ErasedController: Send + Sync {
+    fn name(&self) -> &str;
+    fn sources(&self) -> &Arc<Sources>;
+    /// Reconciles until `graceful` (finish in flight) or `hard` (drop in flight).
+    fn run_workers<'a>(
+        &'a self,
+        graceful: &'a CancellationToken,
+        hard: &'a CancellationToken,
+        ownership: Option<Ownership>,
+    ) -> BoxFuture<'a, ()>;
+    fn shutdown(&self) -> BoxFuture<'_, ()>;
+}
+
+impl<K: Clone + Send + Sync + 'static> ErasedController for Controller<K> {
+    fn name(&self) -> &str {
+        Controller::name(self)
+    }
+
+    fn sources(&self) -> &Arc<Sources> {
+        &self.sources
+    }
+
+    fn run_workers<'a>(
+        &'a self,
+        graceful: &'a CancellationToken,
+        hard: &'a CancellationToken,
+        ownership: Option<Ownership>,
+    ) -> BoxFuture<'a, ()> {
+        self.runner.run_workers(graceful, hard, ownership).boxed()
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Controller::shutdown(self).boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,751 @@
+//! [`InformerFactory`]: one shared informer per (resource type, namespace, label selector,
+//! field selector), started together, synced together, stopped when unused (client-go's
+//! `SharedInformerFactory`).
+
+mod id;
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::future::{BoxFuture, join_all};
+use informer_core::ListerWatcher;
+use kube::api::ListParams;
+use kube::core::{ApiResource, DynamicObject, NamespaceScope, PartialObjectMeta};
+use kube::{Api, Client, Resource};
+use serde::de::DeserializeOwned;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::informer::{InformerBuilder, SharedIndexInformer};
+use crate::lister_watcher::KubeListerWatcher;
+use crate::reflector::{ReflectorConfig, ReflectorError};
+
+pub use id::{InformerId, InformerParams};
+
+use crate::informer::lock;
+
+/// What the factory needs from an informer without knowing its object type.
+trait ErasedInformer: Send + Sync {
+    fn as_any(&self) -> &(dyn Any + Send + Sync);
+    fn has_synced(&self) -> bool;
+    fn is_stopped(&self) -> bool;
+    fn sync_error(&self) -> Option<Arc<ReflectorError>>;
+    fn wait_for_sync(&self) -> BoxFuture<'static, bool>;
+    fn run(&self, cancel: CancellationToken) -> BoxFuture<'static, ()>;
+}
+
+impl<K> ErasedInformer for SharedIndexInformer<K>
+where
+    K: Resource + Clone + Send + Sync + 'static,
+{
+    fn as_any(&self) -> &(dyn Any + Send + Sync) {
+        self
+    }
+    fn has_synced(&self) -> bool {
+        SharedIndexInformer::has_synced(self)
+    }
+    fn is_stopped(&self) -> bool {
+        SharedIndexInformer::is_stopped(self)
+    }
+    fn sync_error(&self) -> Option<Arc<ReflectorError>> {
+        SharedIndexInformer::sync_error(self)
+    }
+    fn wait_for_sync(&self) -> BoxFuture<'static, bool> {
+        let informer = self.clone();
+        async move { informer.wait_for_sync().await }.boxed()
+    }
+    fn run(&self, cancel: CancellationToken) -> BoxFuture<'static, ()> {
+        let informer = self.clone();
+        async move {
+            if let Err(e) = informer.run(cancel).await {
+                tracing::warn!(error = %e, "informer not started");
+            }
+        }
+        .boxed()
+    }
+}
+
+struct Entry {
+    /// Distinguishes this entry from a later one with the same id.
+    serial: u64,
+    informer: Arc<dyn ErasedInformer>,
+    users: usize,
+    cancel: CancellationToken,
+    task: Option<JoinHandle<()>>,
+}
+
+struct State {
+    entries: HashMap<InformerId, Entry>,
+    /// Tasks of informers released while running: awaited by `shutdown`.
+    stopping: Vec<JoinHandle<()>>,
+    shut_down: bool,
+}
+
+struct Inner {
+    client: Option<Client>,
+    default_resync: Option<Duration>,
+    drop_managed_fields: bool,
+    shrink_objects: bool,
+    reflector: ReflectorConfig,
+    root: CancellationToken,
+    state: Mutex<State>,
+    next_serial: AtomicU64,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Dropping the factory (and every handle) stops whatever still runs.
+        self.root.cancel();
+    }
+}
+
+/// Shares informers: asking twice for the same (resource type, namespace, label selector,
+/// field selector) gives the same [`SharedIndexInformer`].
+///
+/// # Guarantees
+/// - **One informer per identity** ([`InformerId`]): one list+watch and one cache per
+///   resource type (including the `ApiResource` of a `DynamicObject`, and metadata-only
+///   informers as their own type), namespace, label selector and field selector.
+/// - **Started together**: [`start`](Self::start) starts every informer not yet started
+///   (informers asked for later need another `start`).
+/// - **Synced together, or told why not**: [`wait_for_sync`](Self::wait_for_sync) returns
+///   which informers have not synced and the reflector's last error for each (403 Forbidden
+///   by RBAC, 404 for a resource the server does not serve, ...).
+/// - **Reference counted**: each [`InformerHandle`] (and each clone of one) is a user. When
+///   the last user of an informer is dropped, the informer is stopped and forgotten: asking
+///   again builds a fresh one.
+/// - **Shut down and waited for**: [`shutdown`](Self::shutdown) stops every informer and
+///   waits until their tasks have ended.
+///
+/// Settings that the factory applies to every informer it builds: a default resync period
+/// suggested to handlers, the reflector's configuration (page size, backoff, streaming
+/// list), and optionally dropping `managedFields`.
+///
+/// `InformerFactory` is a cheap handle: clones share the same informers.
+///
+/// ```no_run
+/// # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use informer_runtime::factory::{InformerFactory, InformerParams};
+/// use k8s_openapi::api::core::v1::Pod;
+///
+/// let factory = InformerFactory::new(client).drop_managed_fields(true);
+/// let pods = factory.informer::<Pod>(InformerParams::namespaced("default"));
+/// let same = factory.informer::<Pod>(InformerParams::namespaced("default"));
+/// assert!(pods.same_informer(&same));
+/// factory.start();
+/// factory.wait_for_sync(Duration::from_secs(30)).await?; // says which did not sync, and why
+/// println!("{} pods", pods.lister().len());
+/// factory.shutdown().await;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct InformerFactory {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for InformerFactory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = lock(&self.inner.state);
+        f.debug_struct("InformerFactory")
+            .field("informers", &state.entries.keys().collect::<Vec<_>>())
+            .field("shut_down", &state.shut_down)
+            .finish_non_exhaustive()
+    }
+}
+
+impl InformerFactory {
+    /// A factory whose informers list and watch through `client`.
+    pub fn new(client: Client) -> Self {
+        Self::build(Some(client))
+    }
+
+    /// A factory without a client: only [`informer_from`](Self::informer_from) works (the
+    /// kube-backed methods panic). For tests and custom sources.
+    pub fn without_client() -> Self {
+        Self::build(None)
+    }
+
+    fn build(client: Option<Client>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                client,
+                default_resync: None,
+                drop_managed_fields: false,
+                shrink_objects: false,
+                reflector: ReflectorConfig::default(),
+                root: CancellationToken::new(),
+                state: Mutex::new(State {
+                    entries: HashMap::new(),
+                    stopping: Vec::new(),
+                    shut_down: false,
+                }),
+                next_serial: AtomicU64::new(1),
+            }),
+        }
+    }
+
+    fn configure(mut self, f: impl FnOnce(&mut Inner)) -> Self {
+        match Arc::get_mut(&mut self.inner) {
+            Some(inner) => f(inner),
+            None => tracing::warn!(
+                "InformerFactory settings must be chosen before the factory is cloned or used; ignored"
+            ),
+        }
+        self
+    }
+
+    /// The resync period of every informer built from now on (see
+    /// [`SharedIndexInformer::default_resync`]). Set it before cloning or using the factory.
+    pub fn default_resync(self, period: Option<Duration>) -> Self {
+        self.configure(|inner| inner.default_resync = period)
+    }
+
+    /// Whether informers drop `metadata.managedFields` before caching objects. The
+    /// factory's kube-backed informers skip them while decoding
+    /// ([`KubeListerWatcher::drop_managed_fields`]), so they cost nothing at all (about 10 KB
+    /// and a third of the decoding time of a typical pod); informers built from a source
+    /// of your own drop them with a transform. Set it before cloning or using the factory.
+    pub fn drop_managed_fields(self, drop: bool) -> Self {
+        self.configure(|inner| inner.drop_managed_fields = drop)
+    }
+
+    /// Whether informers cache a clone of each object, shrunk to fit (see
+    /// [`InformerBuilder::shrink_objects`]). Only worth it for sources of your own that
+    /// decode with `serde_json`: the factory's kube-backed sources already decode objects
+    /// without spare capacity. Set it before cloning or using the factory.
+    ///
+    /// ```
+    /// # use informer_runtime::factory::InformerFactory;
+    /// let factory = InformerFactory::without_client().shrink_objects(true);
+    /// # let _ = factory;
+    /// ```
+    pub fn shrink_objects(self, shrink: bool) -> Self {
+        self.configure(|inner| inner.shrink_objects = shrink)
+    }
+
+    /// The reflector configuration informers start from (their selectors replace its
+    /// `list_params` selectors). Set it before cloning or using the factory.
+    pub fn reflector_config(self, config: ReflectorConfig) -> Self {
+        self.configure(|inner| inner.reflector = config)
+    }
+
+    /// The client informers list and watch through (`None` for
+    /// [`without_client`](Self::without_client)).
+    ///
+    /// ```
+    /// # use informer_runtime::factory::InformerFactory;
+    /// assert!(InformerFactory::without_client().client().is_none());
+    /// ```
+    pub fn client(&self) -> Option<&Client> {
+        self.inner.client.as_ref()
+    }
+
+    /// Whether informers drop `metadata.managedFields` before caching (see
+    /// [`drop_managed_fields`](Self::drop_managed_fields)).
+    ///
+    /// ```
+    /// # use informer_runtime::factory::InformerFactory;
+    /// let factory = InformerFactory::without_client().drop_managed_fields(true);
+    /// assert!(factory.drops_managed_fields());
+    /// ```
+    pub fn drops_managed_fields(&self) -> bool {
+        self.inner.drop_managed_fields
+    }
+
+    fn require_client(&self) -> Client {
+        match &self.inner.client {
+            Some(c) => c.clone(),
+            None => panic!(
+                "InformerFactory::without_client() can only build informers with informer_from"
+            ),
+        }
+    }
+
+    /// The shared informer of namespaced (or dynamically scoped) resource `K` in
+    /// `params.namespace` (all namespaces when `None`), with `params`' selectors.
+    ///
+    /// # Panics
+    /// On a factory made with [`without_client`](Self::without_client).
+    pub fn informer<K>(&self, params: InformerParams) -> InformerHandle<K>
+    where
+        K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+        K::DynamicType: Default,
+        K::Scope: NamespaceScope,
+    {
+        self.informer_with(&K::DynamicType::default(), params)
+    }
+
+    /// The shared informer of `K` described by `dyntype` (for `DynamicObject`: its
+    /// `ApiResource`), in `params.namespace` (all namespaces or cluster-scoped when `None`).
+    ///
+    /// # Panics
+    /// On a factory made with [`without_client`](Self::without_client).
+    pub fn informer_with<K>(
+        &self,
+        dyntype: &K::DynamicType,
+        params: InformerParams,
+    ) -> InformerHandle<K>
+    where
+        K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+        K::Scope: NamespaceScope,
+    {
+        let id = InformerId::new::<K>(dyntype, &params);
+        self.get_or_create(id, || {
+            let api =
+                namespaced_api::<K>(self.require_client(), dyntype, params.namespace.as_deref());
+            Arc::new(
+                KubeListerWatcher::new(api).dropping_managed_fields(self.drops_managed_fields()),
+            )
+        })
+    }
+
+    /// The shared informer of `DynamicObject`s of `resource` (namespaced or cluster-scoped).
+    ///
+    /// # Panics
+    /// On a factory made with [`without_client`](Self::without_client).
+    pub fn dynamic_informer(
+        &self,
+        resource: &ApiResource,
+        params: InformerParams,
+    ) -> InformerHandle<DynamicObject> {
+        self.informer_with::<DynamicObject>(resource, params)
+    }
+
+    /// The shared informer of cluster-scoped resource `K` (say, `Node`) with `params`'
+    /// selectors; `params.namespace` must be `None` (a namespace is ignored with a warning).
+    ///
+    /// # Panics
+    /// On a factory made with [`without_client`](Self::without_client).
+    pub fn cluster_informer<K>(&self, mut params: InformerParams) -> InformerHandle<K>
+    where
+        K: Resource<Scope = kube::core::ClusterResourceScope>
+            + Clone
+            + DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+        K::DynamicType: Default,
+    {
+        if let Some(ns) = params.namespace.take() {
+            tracing::warn!(namespace = %ns, kind = %K::kind(&Default::default()), "cluster-scoped resources have no namespace; ignored");
+        }
+        let dyntype = K::DynamicType::default();
+        let id = InformerId::new::<K>(&dyntype, &params);
+        self.get_or_create(id, || {
+            let api = Api::<K>::all_with(self.require_client(), &dyntype);
+            Arc::new(
+                KubeListerWatcher::new(api).dropping_managed_fields(self.drops_managed_fields()),
+            )
+        })
+    }
+
+    /// The shared metadata-only informer of `K`: it caches `PartialObjectMeta<K>` (only each
+    /// object's metadata), which keeps very large caches small. It is a different informer
+    /// from `informer::<K>` with the same parameters.
+    ///
+    /// # Panics
+    /// On a factory made with [`without_client`](Self::without_client).
+    pub fn metadata_informer<K>(
+        &self,
+        params: InformerParams,
+    ) -> InformerHandle<PartialObjectMeta<K>>
+    where
+        K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+        K::DynamicType: Default,
+        K::Scope: NamespaceScope,
+    {
+        let dyntype = K::DynamicType::default();
+        let id = InformerId::new::<PartialObjectMeta<K>>(&dyntype, &params);
+        self.get_or_create(id, || {
+            let api =
+                namespaced_api::<K>(self.require_client(), &dyntype, params.namespace.as_deref());
+            Arc::new(
+                KubeListerWatcher::metadata(api)
+                    .dropping_managed_fields(self.drops_managed_fields()),
+            )
+        })
+    }
+
+    /// The shared informer of `K` with identity (`K`, `params`), built from the
+    /// [`ListerWatcher`] `make` returns if the factory has none yet (`make` is not called
+    /// otherwise). For tests and custom sources; the selectors in `params` are passed to
+    /// the lister-watcher in its `ListParams`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use informer_runtime::factory::{InformerFactory, InformerParams};
+    /// use informer_testing::MemoryListerWatcher;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let factory = InformerFactory::without_client();
+    /// let source = MemoryListerWatcher::<ConfigMap>::new();
+    /// let a = factory.informer_from(InformerParams::default(), || Arc::new(source.clone()));
+    /// let b = factory.informer_from(InformerParams::default(), || unreachable!("shared"));
+    /// assert!(a.same_informer(&b));
+    /// factory.start();
+    /// factory.wait_for_sync(Duration::from_secs(5)).await.unwrap();
+    /// factory.shutdown().await;
+    /// # }
+    /// ```
+    pub fn informer_from<K>(
+        &self,
+        params: InformerParams,
+        make: impl FnOnce() -> Arc<dyn ListerWatcher<K>>,
+    ) -> InformerHandle<K>
+    where
+        K: Resource + Clone + Send + Sync + 'static,
+        K::DynamicType: Default,
+    {
+        let id = InformerId::new::<K>(&K::DynamicType::default(), &params);
+        self.get_or_create(id, make)
+    }
+
+    fn get_or_create<K>(
+        &self,
+        id: InformerId,
+        make: impl FnOnce() -> Arc<dyn ListerWatcher<K>>,
+    ) -> InformerHandle<K>
+    where
+        K: Resource + Clone + Send + Sync + 'static,
+    {
+        let mut state = lock(&self.inner.state);
+        if let Some(entry) = state.entries.get_mut(&id)
+            && let Some(informer) = entry
+                .informer
+                .as_any()
+                .downcast_ref::<SharedIndexInformer<K>>()
+        {
+            entry.users += 1;
+            return InformerHandle {
+                informer: informer.clone(),
+                factory: self.inner.clone(),
+                id: Arc::new(id),
+                serial: entry.serial,
+            };
+        }
+        let informer = self.build_informer(&id, make());
+        let serial = self.inner.next_serial.fetch_add(1, Ordering::Relaxed);
+        let cancel = self.inner.root.child_token();
+        if state.shut_down {
+            cancel.cancel();
+        }
+        state.entries.insert(
+            id.clone(),
+            Entry {
+                serial,
+                informer: Arc::new(informer.clone()),
+                users: 1,
+                cancel,
+                task: None,
+            },
+        );
+        InformerHandle {
+            informer,
+            factory: self.inner.clone(),
+            id: Arc::new(id),
+            serial,
+        }
+    }
+
+    fn build_informer<K>(
+        &self,
+        id: &InformerId,
+        lw: Arc<dyn ListerWatcher<K>>,
+    ) -> SharedIndexInformer<K>
+    where
+        K: Resource + Clone + Send + Sync + 'static,
+    {
+        let mut config = self.inner.reflector.clone();
+        let mut list_params = ListParams {
+            label_selector: id.params().label_selector.clone(),
+            field_selector: id.params().field_selector.clone(),
+            ..config.list_params.clone()
+        };
+        if list_params.limit.is_none() {
+            list_params.limit = config.list_params.limit;
+        }
+        config.list_params = list_params;
+        let mut builder: InformerBuilder<K> = SharedIndexInformer::builder(lw)
+            .reflector_config(config)
+            .default_resync(self.inner.default_resync);
+        if self.inner.drop_managed_fields {
+            builder = builder.drop_managed_fields();
+        }
+        if self.inner.shrink_objects {
+            builder = builder.shrink_objects();
+        }
+        builder.build()
+    }
+
+    /// Starts every informer not started yet, each on its own task. Informers asked for
+    /// later need another `start`. Does nothing after [`shutdown`](Self::shutdown).
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime (as `tokio::spawn`).
+    pub fn start(&self) {
+        let mut state = lock(&self.inner.state);
+        if state.shut_down {
+            return;
+        }
+        for entry in state.entries.values_mut() {
+            if entry.task.is_none() {
+                entry.task = Some(tokio::spawn(entry.informer.run(entry.cancel.clone())));
+            }
+        }
+    }
+
+    /// The identities of the informers the factory holds.
+    pub fn informers(&self) -> Vec<InformerId> {
+        lock(&self.inner.state).entries.keys().cloned().collect()
+    }
+
+    /// Waits until every informer the factory holds has synced, for at most `timeout`.
+    ///
+    /// # Errors
+    /// [`NotSynced`] listing each informer that has not synced and why: not started,
+    /// stopped, or still listing with the reflector's last error (for example RBAC's
+    /// 403 Forbidden, or 404 when the server does not serve the resource).
+    pub async fn wait_for_sync(&self, timeout: Duration) -> Result<(), NotSynced> {
+        self.wait_for_sync_until(tokio::time::sleep(timeout)).await
+    }
+
+    /// Waits until every informer the factory holds has synced, or until `cancel` is
+    /// cancelled.
+    ///
+    /// # Errors
+    /// As [`wait_for_sync`](Self::wait_for_sync).
+    pub async fn wait_for_sync_cancellable(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<(), NotSynced> {
+        self.wait_for_sync_until(cancel.cancelled()).await
+    }
+
+    async fn wait_for_sync_until(
+        &self,
+        give_up: impl Future<Output = ()>,
+    ) -> Result<(), NotSynced> {
+        let snapshot: Vec<(InformerId, Arc<dyn ErasedInformer>, bool)> = lock(&self.inner.state)
+            .entries
+            .iter()
+            .map(|(id, e)| (id.clone(), e.informer.clone(), e.task.is_some()))
+            .collect();
+        let waits = snapshot
+            .iter()
+            .filter(|(_, _, started)| *started)
+            .map(|(_, informer, _)| informer.wait_for_sync());
+        tokio::select! {
+            biased;
+            _ = join_all(waits) => {}
+            _ = give_up => {}
+        }
+        let unsynced: Vec<Unsynced> = snapshot
+            .into_iter()
+            .filter(|(_, informer, _)| !informer.has_synced())
+            .map(|(id, informer, started)| Unsynced {
+                reason: if !started {
+                    UnsyncedReason::NotStarted
+                } else if informer.is_stopped() {
+                    UnsyncedReason::Stopped
+                } else {
+                    UnsyncedReason::Listing(informer.sync_error())
+                },
+                informer: id,
+            })
+            .collect();
+        if unsynced.is_empty() {
+            Ok(())
+        } else {
+            Err(NotSynced { unsynced })
+        }
+    }
+
+    /// Stops every informer and waits until their tasks have ended. Informers asked for
+    /// afterwards are never started.
+    pub async fn shutdown(&self) {
+        let tasks: Vec<JoinHandle<()>> = {
+            let mut state = lock(&self.inner.state);
+            state.shut_down = true;
+            self.inner.root.cancel();
+            let mut tasks: Vec<JoinHandle<()>> = state.stopping.drain(..).collect();
+            tasks.extend(state.entries.values_mut().filter_map(|e| e.task.take()));
+            tasks
+        };
+        for task in tasks {
+            let _ = task.await;
+        }
+    }
+}
+
+fn namespaced_api<K>(client: Client, dyntype: &K::DynamicType, namespace: Option<&str>) -> Api<K>
+where
+    K: Resource,
+    K::Scope: NamespaceScope,
+{
+    let api = Api::all_with(client, dyntype);
+    match namespace {
+        Some(ns) => api.constrain(ns),
+        None => api,
+    }
+}
+
+impl Inner {
+    fn acquire(&self, id: &InformerId, serial: u64) {
+        if let Some(entry) = lock(&self.state).entries.get_mut(id)
+            && entry.serial == serial
+        {
+            entry.users += 1;
+        }
+    }
+
+    fn release(&self, id: &InformerId, serial: u64) {
+        let mut state = lock(&self.state);
+        let Some(entry) = state.entries.get_mut(id) else {
+            return;
+        };
+        if entry.serial != serial {
+            return;
+        }
+        entry.users -= 1;
+        if entry.users > 0 {
+            return;
+        }
+        if let Some(entry) = state.entries.remove(id) {
+            entry.cancel.cancel();
+            state.stopping.retain(|t| !t.is_finished());
+            if let Some(task) = entry.task {
+                state.stopping.push(task);
+            }
+            tracing::debug!(informer = %id, "last user gone; informer stopped and removed");
+        }
+    }
+}
+
+/// A user's handle on a shared informer from an [`InformerFactory`]; dereferences to the
+/// [`SharedIndexInformer`].
+///
+/// Each handle, and each clone of one, counts as one user. When the last user of an
+/// informer is dropped, the factory stops the informer and forgets it. Handles keep the
+/// factory's shared state alive.
+pub struct InformerHandle<K: Clone> {
+    informer: SharedIndexInformer<K>,
+    factory: Arc<Inner>,
+    id: Arc<InformerId>,
+    serial: u64,
+}
+
+impl<K: Clone> InformerHandle<K> {
+    /// The informer's identity in the factory.
+    pub fn id(&self) -> &InformerId {
+        &self.id
+    }
+
+    /// Whether two handles share one informer.
+    pub fn same_informer(&self, other: &Self) -> bool {
+        *self.id == *other.id && self.serial == other.serial
+    }
+
+    /// The informer itself. A clone of it is not a user: it does not keep the informer
+    /// running.
+    pub fn informer(&self) -> &SharedIndexInformer<K> {
+        &self.informer
+    }
+}
+
+impl<K: Clone> Deref for InformerHandle<K> {
+    type Target = SharedIndexInformer<K>;
+    fn deref(&self) -> &SharedIndexInformer<K> {
+        &self.informer
+    }
+}
+
+impl<K: Clone> Clone for InformerHandle<K> {
+    fn clone(&self) -> Self {
+        self.factory.acquire(&self.id, self.serial);
+        Self {
+            informer: self.informer.clone(),
+            factory: self.factory.clone(),
+            id: self.id.clone(),
+            serial: self.serial,
+        }
+    }
+}
+
+impl<K: Clone> Drop for InformerHandle<K> {
+    fn drop(&mut self) {
+        self.factory.release(&self.id, self.serial);
+    }
+}
+
+impl<K: Clone> fmt::Debug for InformerHandle<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InformerHandle")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why an informer has not synced.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum UnsyncedReason {
+    /// It was never started: call [`InformerFactory::start`] after asking for it.
+    NotStarted,
+    /// It stopped (its last user was dropped, or the factory shut down) before syncing.
+    Stopped,
+    /// It is still trying to list. The reflector's last error says why it has not
+    /// succeeded yet (`None`: no error so far, it is just slow).
+    Listing(Option<Arc<ReflectorError>>),
+}
+
+impl fmt::Display for UnsyncedReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UnsyncedReason::NotStarted => f.write_str("not started (call InformerFactory::start)"),
+            UnsyncedReason::Stopped => f.write_str("stopped before it synced"),
+            UnsyncedReason::Listing(None) => f.write_str("still listing, no error so far"),
+            UnsyncedReason::Listing(Some(e)) => write!(f, "still listing; last error: {e}"),
+        }
+    }
+}
+
+/// One informer that has not synced, and why.
+#[derive(Debug, Clone)]
+pub struct Unsynced {
+    /// Which informer.
+    pub informer: InformerId,
+    /// Why.
+    pub reason: UnsyncedReason,
+}
+
+/// [`InformerFactory::wait_for_sync`] gave up before every informer synced.
+#[derive(Debug, Clone, thiserror::Error)]
+pub struct NotSynced {
+    /// Each informer that has not synced, with the reason.
+    pub unsynced: Vec<Unsynced>,
+}
+
+impl fmt::Display for NotSynced {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} informer(s) have not synced:", self.unsynced.len())?;
+        for u in &self.unsynced {
+            write!(f, " [{}: {}]", u.informer, u.reason)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,104 @@
+//! [`HandlerRegistration`]: what [`add_handler`](crate::informer::SharedIndexInformer::add_handler)
+//! returns.
+
+use std::fmt;
+use std::sync::Arc;
+
+use informer_core::Fifo;
+use kube::Resource;
+use tokio::sync::watch;
+
+use super::Phase;
+use super::processor::{HandlerStats, Listener, Processor};
+use super::shared::wait_for_fifo_sync;
+
+/// A handler registered with a [`SharedIndexInformer`](crate::informer::SharedIndexInformer):
+/// its sync state, its counters, and the way to remove it.
+///
+/// Dropping the registration does **not** remove the handler (as in client-go, where the
+/// registration is only a handle): call [`remove`](HandlerRegistration::remove).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use std::sync::Arc;
+/// use informer_core::Notification;
+/// use informer_runtime::informer::SharedIndexInformer;
+/// use informer_testing::MemoryListerWatcher;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use tokio_util::sync::CancellationToken;
+///
+/// let source = MemoryListerWatcher::<ConfigMap>::new();
+/// let informer = SharedIndexInformer::new(Arc::new(source));
+/// let registration = informer.add_handler(|_: &Notification<ConfigMap>| {}, None);
+/// assert!(!registration.has_synced()); // the informer has not listed yet
+///
+/// let cancel = CancellationToken::new();
+/// let run = tokio::spawn({
+///     let informer = informer.clone();
+///     let cancel = cancel.clone();
+///     async move { informer.run(cancel).await }
+/// });
+/// assert!(registration.wait_synced().await);
+/// assert_eq!(registration.stats().pending, 0);
+/// registration.remove().await; // the handler will not be called again
+/// cancel.cancel();
+/// run.await.unwrap().unwrap();
+/// # }
+/// ```
+pub struct HandlerRegistration<K> {
+    pub(crate) listener: Arc<Listener<K>>,
+    pub(crate) processor: Arc<Processor<K>>,
+    pub(crate) fifo: Arc<dyn Fifo<K>>,
+    pub(crate) phase: watch::Receiver<Phase>,
+}
+
+impl<K> fmt::Debug for HandlerRegistration<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HandlerRegistration")
+            .field("listener", &self.listener)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Resource + Send + Sync + 'static> HandlerRegistration<K> {
+    /// Whether this handler has handled every initial add: the informer has synced (its
+    /// first list is in the cache) and the handler has returned from every `Add` with
+    /// `is_initial_list == true` it was given (for a handler added after start: every
+    /// object of the cache replayed to it). False once removed or stopped.
+    ///
+    /// A handler that panicked on an initial add has still handled it.
+    pub fn has_synced(&self) -> bool {
+        !self.listener.is_closed() && self.fifo.has_synced() && self.listener.initial_handled()
+    }
+
+    /// Waits until [`has_synced`](Self::has_synced) is true (returns `true`), or until the
+    /// informer stops or the handler is removed first (returns `false`).
+    ///
+    /// Never returns if the informer is never run: combine with a timeout.
+    pub async fn wait_synced(&self) -> bool {
+        let removed = || self.listener.is_closed();
+        if !wait_for_fifo_sync(self.phase.clone(), &*self.fifo, removed).await {
+            return false;
+        }
+        self.listener.wait_initial().await;
+        self.has_synced()
+    }
+
+    /// The handler's counters: pending notifications, deliveries, panics, merges.
+    pub fn stats(&self) -> HandlerStats {
+        self.listener.stats()
+    }
+
+    /// The handler's name, as used in logs.
+    pub fn name(&self) -> &str {
+        self.listener.name()
+    }
+
+    /// Removes the handler and waits until its task has finished: when this returns, the
+    /// handler is not running and will never be called again. A call in progress completes
+    /// first; buffered notifications are discarded. Other handlers are not affected.
+    pub async fn remove(self) {
+        self.processor.remove(&self.listener).await;
+    }
+}

@@ -1,0 +1,520 @@
+//! Prometheus metrics of controllers, their queues and their informers, through the
+//! [`prometheus-client`](https://docs.rs/prometheus-client) crate, with the names client-go
+//! and controller-runtime use, so existing dashboards and alerts work.
+//!
+//! | metric | type | labels | what |
+//! | --- | --- | --- | --- |
+//! | `workqueue_depth` | gauge | `name` | keys waiting |
+//! | `workqueue_adds_total` | counter | `name` | keys that became ready |
+//! | `workqueue_queue_duration_seconds` | histogram | `name` | how long keys waited before a worker took them |
+//! | `workqueue_work_duration_seconds` | histogram | `name` | how long workers held keys |
+//! | `workqueue_unfinished_work_seconds` | gauge | `name` | sum of the running times of keys in flight |
+//! | `workqueue_longest_running_processor_seconds` | gauge | `name` | running time of the oldest key in flight |
+//! | `workqueue_retries_total` | counter | `name` | `add_after` and `add_rate_limited` calls |
+//! | `controller_runtime_reconcile_total` | counter | `controller`, `result` | reconciles by result: `success`, `requeue_after`, `error` |
+//! | `controller_runtime_reconcile_errors_total` | counter | `controller` | failed reconciles (all kinds) |
+//! | `controller_runtime_terminal_reconcile_errors_total` | counter | `controller` | failed reconciles not retried |
+//! | `controller_runtime_reconcile_panics_total` | counter | `controller` | reconciles that panicked |
+//! | `controller_runtime_reconcile_timeouts_total` | counter | `controller` | reconciles past the timeout |
+//! | `controller_runtime_reconcile_time_seconds` | histogram | `controller` | reconcile durations |
+//! | `controller_runtime_active_workers` | gauge | `controller` | workers reconciling now |
+//! | `controller_runtime_max_concurrent_reconciles` | gauge | `controller` | configured workers |
+//! | `informer_relists_total` | counter | `informer` | lists after the first one |
+//! | `informer_watch_restarts_total` | counter | `informer` | watches after the first one |
+//! | `informer_handler_pending_notifications` | gauge | `informer`, `handler` | notifications buffered for a controller's handler |
+//! | `leader_election_master_status` | gauge | `name` | 1 while this replica leads (with leader election) |
+//!
+//! The workqueue `name` and the `controller` label are the controller's name. Informers
+//! shared by several controllers are reported once. Values are read when scraped: recording
+//! costs a few atomic operations per key, and nothing is allocated per event.
+
+#![warn(missing_docs)]
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use informer_core::queue::QueueMetrics;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use crate::controller::runner::RunnerState;
+use crate::controller::{Controller, Sources};
+use crate::informer::lock;
+
+/// client-go's workqueue duration buckets: 10 ns to 10 s, ×10 each.
+pub(crate) fn work_duration_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(10e-9, 10.0, 10))
+}
+
+/// controller-runtime's reconcile time buckets.
+pub(crate) fn reconcile_time_histogram() -> Histogram {
+    Histogram::new([
+        0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8,
+        0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0,
+        15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0,
+    ])
+}
+
+/// The [`QueueMetrics`] hooks a controller installs in the queues it builds (and passes to
+/// [`ControllerBuilder::queue_with`](crate::controller::ControllerBuilder::queue_with)): they
+/// count adds (`workqueue_adds_total`) and time waits (`workqueue_queue_duration_seconds`).
+/// The other workqueue metrics are measured by the runner, for any queue.
+pub struct WorkqueueHooks {
+    adds: AtomicU64,
+    queue_duration: Histogram,
+}
+
+impl WorkqueueHooks {
+    pub(crate) fn new() -> Self {
+        Self {
+            adds: AtomicU64::new(0),
+            queue_duration: work_duration_histogram(),
+        }
+    }
+
+    /// Keys that became ready so far.
+    ///
+    /// ```
+    ///
+    /// // Read through `Metrics`; the hooks count what queues report.
+    /// let text = informer_runtime::metrics::Metrics::new().encode();
+    /// assert!(text.contains("# TYPE workqueue_adds counter"));
+    /// ```
+    pub fn adds(&self) -> u64 {
+        self.adds.load(Ordering::Relaxed)
+    }
+}
+
+impl fmt::Debug for WorkqueueHooks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorkqueueHooks")
+            .field("adds", &self.adds())
+            .finish_non_exhaustive()
+    }
+}
+
+impl QueueMetrics for WorkqueueHooks {
+    fn added(&self) {
+        self.adds.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn taken(&self, queue_duration: Duration) {
+        self.queue_duration.observe(queue_duration.as_secs_f64());
+    }
+}
+
+/// One controller as the metrics see it.
+struct ControllerSource {
+    state: Arc<RunnerState>,
+    sources: Arc<Sources>,
+}
+
+/// Whether this replica leads, for `leader_election_master_status`.
+type LeaderFn = Arc<dyn Fn() -> bool + Send + Sync>;
+
+#[derive(Default)]
+struct Inner {
+    controllers: Mutex<Vec<ControllerSource>>,
+    leader: Mutex<Option<(String, LeaderFn)>>,
+}
+
+/// The metrics of any number of controllers, as one prometheus-client [`Collector`].
+///
+/// Add controllers with [`add_controller`](Self::add_controller) (the
+/// [`Manager`](crate::manager::Manager) does it for its own), then either
+/// [`register`](Self::register) it in a [`Registry`] that you serve, or
+/// [`encode`](Self::encode) it directly. Values are read at each scrape; a `Metrics` is a
+/// cheap handle (clones share the same controllers).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use std::sync::Arc;
+/// use informer_runtime::controller::{Action, Controller, reconciler_fn};
+/// use informer_runtime::factory::{InformerFactory, InformerParams};
+/// use informer_testing::MemoryListerWatcher;
+/// use informer_runtime::metrics::Metrics;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+///
+/// let factory = InformerFactory::without_client();
+/// let _source = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<ConfigMap>::new()));
+/// let controller = Controller::<ConfigMap>::builder(&factory)
+///     .build(reconciler_fn(|_key, _cm: Option<Arc<ConfigMap>>| async { Ok(Action::Done) }))
+///     .unwrap();
+///
+/// let metrics = Metrics::new();
+/// metrics.add_controller(&controller);
+/// let mut registry = prometheus_client::registry::Registry::default();
+/// metrics.register(&mut registry);
+/// let mut text = String::new();
+/// prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+/// assert!(text.contains(r#"workqueue_depth{name="configmap"} 0"#));
+/// # }
+/// ```
+#[derive(Clone, Default)]
+pub struct Metrics {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<String> = lock(&self.inner.controllers)
+            .iter()
+            .map(|c| c.state.name.to_string())
+            .collect();
+        f.debug_struct("Metrics")
+            .field("controllers", &names)
+            .finish()
+    }
+}
+
+impl Metrics {
+    /// Metrics of no controller yet.
+    ///
+    /// ```
+    /// # use informer_runtime::metrics::Metrics;
+    /// let metrics = Metrics::new();
+    /// assert!(metrics.encode().contains("# TYPE workqueue_depth gauge"));
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Reports `controller`'s metrics (its queue, reconciles, informers and handlers) from
+    /// now on. Adding the same controller twice reports it once.
+    pub fn add_controller<K: Clone + Send + Sync + 'static>(&self, controller: &Controller<K>) {
+        let (state, sources) = controller.metric_sources();
+        self.add_sources(state, sources);
+    }
+
+    pub(crate) fn add_sources(&self, state: Arc<RunnerState>, sources: Arc<Sources>) {
+        let mut controllers = lock(&self.inner.controllers);
+        if !controllers.iter().any(|c| Arc::ptr_eq(&c.state, &state)) {
+            controllers.push(ControllerSource { state, sources });
+        }
+    }
+
+    /// Reports `leader_election_master_status{name}`: 1 while `leading()` is true.
+    pub(crate) fn set_leader_status(&self, name: String, leading: LeaderFn) {
+        *lock(&self.inner.leader) = Some((name, leading));
+    }
+
+    /// Registers these metrics in `registry` (as a collector, so controllers added later are
+    /// reported too).
+    ///
+    /// ```
+    /// # use informer_runtime::metrics::Metrics;
+    /// let mut registry = prometheus_client::registry::Registry::default();
+    /// Metrics::new().register(&mut registry);
+    /// ```
+    pub fn register(&self, registry: &mut Registry) {
+        registry.register_collector(Box::new(self.clone()));
+    }
+
+    /// These metrics alone in the OpenMetrics text format (with the final `# EOF`).
+    ///
+    /// ```
+    /// # use informer_runtime::metrics::Metrics;
+    /// let text = Metrics::new().encode();
+    /// assert!(text.ends_with("# EOF\n"));
+    /// ```
+    pub fn encode(&self) -> String {
+        let mut registry = Registry::default();
+        self.register(&mut registry);
+        let mut text = String::new();
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut text, &registry);
+        text
+    }
+}
+
+/// Encodes one family: a descriptor, then one sample per label set.
+fn family<L, M>(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    metric_type: MetricType,
+    samples: impl IntoIterator<Item = (L, M)>,
+) -> fmt::Result
+where
+    L: prometheus_client::encoding::EncodeLabelSet,
+    M: EncodeMetric,
+{
+    let mut metric = encoder.encode_descriptor(name, help, None, metric_type)?;
+    for (labels, value) in samples {
+        value.encode(metric.encode_family(&labels)?)?;
+    }
+    Ok(())
+}
+
+struct HistogramRef<'a>(&'a Histogram);
+
+impl EncodeMetric for HistogramRef<'_> {
+    fn encode(&self, encoder: prometheus_client::encoding::MetricEncoder) -> fmt::Result {
+        self.0.encode(encoder)
+    }
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
+}
+
+impl Collector for Metrics {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
+        let controllers = lock(&self.inner.controllers);
+        let e = &mut encoder;
+        let by_name = |name: &str| [("name".to_owned(), name.to_owned())];
+        let by_controller = |name: &str| [("controller".to_owned(), name.to_owned())];
+        let counter = |v: u64| ConstCounter::new(v);
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+
+        // Workqueue (client-go names).
+        family(
+            e,
+            "workqueue_depth",
+            "Current depth of workqueue",
+            MetricType::Gauge,
+            controllers.iter().map(|c| {
+                (
+                    by_name(&c.state.name),
+                    ConstGauge::new(c.state.queue.len() as i64),
+                )
+            }),
+        )?;
+        family(
+            e,
+            "workqueue_adds",
+            "Total number of adds handled by workqueue",
+            MetricType::Counter,
+            controllers
+                .iter()
+                .map(|c| (by_name(&c.state.name), counter(c.state.hooks.adds()))),
+        )?;
+        family(
+            e,
+            "workqueue_queue_duration_seconds",
+            "How long in seconds an item stays in workqueue before being requested",
+            MetricType::Histogram,
+            controllers.iter().map(|c| {
+                (
+                    by_name(&c.state.name),
+                    HistogramRef(&c.state.hooks.queue_duration),
+                )
+            }),
+        )?;
+        family(
+            e,
+            "workqueue_work_duration_seconds",
+            "How long in seconds processing an item from workqueue takes",
+            MetricType::Histogram,
+            controllers
+                .iter()
+                .map(|c| (by_name(&c.state.name), HistogramRef(&c.state.work_duration))),
+        )?;
+        let in_flight: Vec<(Duration, Duration)> =
+            controllers.iter().map(|c| c.state.in_flight()).collect();
+        family(
+            e,
+            "workqueue_unfinished_work_seconds",
+            "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
+            MetricType::Gauge,
+            controllers
+                .iter()
+                .zip(&in_flight)
+                .map(|(c, f)| (by_name(&c.state.name), ConstGauge::new(f.0.as_secs_f64()))),
+        )?;
+        family(
+            e,
+            "workqueue_longest_running_processor_seconds",
+            "How many seconds has the longest running processor for workqueue been running.",
+            MetricType::Gauge,
+            controllers
+                .iter()
+                .zip(&in_flight)
+                .map(|(c, f)| (by_name(&c.state.name), ConstGauge::new(f.1.as_secs_f64()))),
+        )?;
+        family(
+            e,
+            "workqueue_retries",
+            "Total number of retries handled by workqueue",
+            MetricType::Counter,
+            controllers.iter().map(|c| {
+                (
+                    by_name(&c.state.name),
+                    counter(load(&c.state.counters.retries)),
+                )
+            }),
+        )?;
+
+        // Reconciles (controller-runtime names).
+        let mut totals = Vec::with_capacity(controllers.len() * 3);
+        for c in controllers.iter() {
+            let k = &c.state.counters;
+            for (result, value) in [
+                ("success", &k.success),
+                ("requeue_after", &k.requeue_after),
+                ("error", &k.errors),
+            ] {
+                let labels = vec![
+                    ("controller".to_owned(), c.state.name.to_string()),
+                    ("result".to_owned(), result.to_owned()),
+                ];
+                totals.push((labels, counter(load(value))));
+            }
+        }
+        family(
+            e,
+            "controller_runtime_reconcile",
+            "Total number of reconciliations per controller",
+            MetricType::Counter,
+            totals,
+        )?;
+        family(
+            e,
+            "controller_runtime_reconcile_errors",
+            "Total number of reconciliation errors per controller",
+            MetricType::Counter,
+            controllers.iter().map(|c| {
+                (
+                    by_controller(&c.state.name),
+                    counter(load(&c.state.counters.errors)),
+                )
+            }),
+        )?;
+        family(
+            e,
+            "controller_runtime_terminal_reconcile_errors",
+            "Total number of terminal reconciliation errors per controller",
+            MetricType::Counter,
+            controllers.iter().map(|c| {
+                (
+                    by_controller(&c.state.name),
+                    counter(load(&c.state.counters.terminal_errors)),
+                )
+            }),
+        )?;
+        family(
+            e,
+            "controller_runtime_reconcile_panics",
+            "Total number of reconciliation panics per controller",
+            MetricType::Counter,
+            controllers.iter().map(|c| {
+                (
+                    by_controller(&c.state.name),
+                    counter(load(&c.state.counters.panics)),
+                )
+            }),
+        )?;
+        family(
+            e,
+            "controller_runtime_reconcile_timeouts",
+            "Total number of reconciliations that exceeded the timeout per controller",
+            MetricType::Counter,
+            controllers.iter().map(|c| {
+                (
+                    by_controller(&c.state.name),
+                    counter(load(&c.state.counters.timeouts)),
+                )
+            }),
+        )?;
+        family(
+            e,
+            "controller_runtime_reconcile_time_seconds",
+            "Length of time per reconciliation per controller",
+            MetricType::Histogram,
+            controllers.iter().map(|c| {
+                (
+                    by_controller(&c.state.name),
+                    HistogramRef(&c.state.reconcile_time),
+                )
+            }),
+        )?;
+        family(
+            e,
+            "controller_runtime_active_workers",
+            "Number of currently used workers per controller",
+            MetricType::Gauge,
+            controllers.iter().map(|c| {
+                (
+                    by_controller(&c.state.name),
+                    ConstGauge::new(c.state.counters.active_workers.load(Ordering::Relaxed) as i64),
+                )
+            }),
+        )?;
+        family(
+            e,
+            "controller_runtime_max_concurrent_reconciles",
+            "Maximum number of concurrent reconciles per controller",
+            MetricType::Gauge,
+            controllers.iter().map(|c| {
+                (
+                    by_controller(&c.state.name),
+                    ConstGauge::new(c.state.workers() as i64),
+                )
+            }),
+        )?;
+
+        // Informers (each once, even when shared) and handlers.
+        let mut informers: std::collections::BTreeMap<String, crate::reflector::ReflectorStats> =
+            Default::default();
+        let mut handlers = Vec::new();
+        for c in controllers.iter() {
+            for source in c.sources.list() {
+                informers
+                    .entry(source.informer_label().to_owned())
+                    .or_insert_with(|| source.reflector_stats());
+                if let Some(stats) = source.handler_stats() {
+                    let labels = vec![
+                        ("informer".to_owned(), source.informer_label().to_owned()),
+                        ("handler".to_owned(), source.handler_name().to_owned()),
+                    ];
+                    handlers.push((labels, ConstGauge::new(stats.pending as i64)));
+                }
+            }
+        }
+        let by_informer = |id: &str| [("informer".to_owned(), id.to_owned())];
+        family(
+            e,
+            "informer_relists",
+            "Lists of an informer's reflector after its first one",
+            MetricType::Counter,
+            informers
+                .iter()
+                .map(|(id, s)| (by_informer(id), counter(s.relists()))),
+        )?;
+        family(
+            e,
+            "informer_watch_restarts",
+            "Watches of an informer's reflector after its first one",
+            MetricType::Counter,
+            informers
+                .iter()
+                .map(|(id, s)| (by_informer(id), counter(s.watches.saturating_sub(1)))),
+        )?;
+        family(
+            e,
+            "informer_handler_pending_notifications",
+            "Notifications buffered or being handled for a controller's event handler",
+            MetricType::Gauge,
+            handlers,
+        )?;
+        drop(controllers);
+
+        if let Some((name, leading)) = &*lock(&self.inner.leader) {
+            family(
+                e,
+                "leader_election_master_status",
+                "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
+                MetricType::Gauge,
+                [(by_name(name), ConstGauge::new(i64::from(leading())))],
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,15 @@
+//! Integration tests of `informer-runtime` (reflector, informers, factory, controllers,
+//! manager, leader election, sharding) through a real `kube::Client` against the in-process
+//! API server (`informer_testing::TestApiServer`).
+
+mod integration {
+    mod chaos;
+    mod controller;
+    mod factory;
+    mod informer;
+    mod leader;
+    mod lister_watcher;
+    mod manager;
+    mod reflector;
+    mod shard;
+}

@@ -1,0 +1,210 @@
+//! `InformerFactory` through a real `kube::Client` against the in-process API server.
+
+use std::time::Duration;
+
+use informer_runtime::factory::{InformerFactory, InformerParams, UnsyncedReason};
+use informer_testing::{ApiError, FailureCode, RequestMatch, StatusReason, TestApiServer, Verb};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kube::Api;
+use kube::api::PostParams;
+use kube::core::{ApiResource, GroupVersionKind};
+
+async fn server() -> TestApiServer {
+    TestApiServer::builder()
+        .bookmark_interval(Duration::from_millis(200))
+        .start()
+        .await
+        .expect("the test API server starts")
+}
+
+fn cm(ns: &str, name: &str, labels: &[(&str, &str)]) -> ConfigMap {
+    let mut c = ConfigMap::default();
+    c.metadata.name = Some(name.into());
+    c.metadata.namespace = Some(ns.into());
+    c.metadata.labels = Some(
+        labels
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+    );
+    c
+}
+
+async fn create(server: &TestApiServer, c: ConfigMap) {
+    let ns = c.metadata.namespace.clone().unwrap();
+    Api::<ConfigMap>::namespaced(server.client(), &ns)
+        .create(&PostParams::default(), &c)
+        .await
+        .unwrap();
+}
+
+fn sorted_names<K: kube::Resource>(items: &[std::sync::Arc<K>]) -> Vec<String> {
+    let mut v: Vec<String> = items
+        .iter()
+        .map(|o| o.meta().name.clone().unwrap_or_default())
+        .collect();
+    v.sort();
+    v
+}
+
+async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
+    for _ in 0..1000 {
+        if cond() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("timed out waiting until {what}");
+}
+
+#[tokio::test]
+async fn factory_shares_informers_and_caches_what_each_selects() {
+    let server = server().await;
+    create(&server, cm("default", "web", &[("app", "web")])).await;
+    create(&server, cm("default", "db", &[("app", "db")])).await;
+    create(&server, cm("other", "web", &[("app", "web")])).await;
+
+    let factory = InformerFactory::new(server.client());
+    let all = factory.informer::<ConfigMap>(InformerParams::all());
+    let default_ns = factory.informer::<ConfigMap>(InformerParams::namespaced("default"));
+    let web = factory.informer::<ConfigMap>(InformerParams::all().labels("app=web"));
+    let by_name = factory.informer::<ConfigMap>(InformerParams::all().fields("metadata.name=db"));
+    let again = factory.informer::<ConfigMap>(InformerParams::namespaced("default"));
+    assert!(again.same_informer(&default_ns));
+    assert_eq!(factory.informers().len(), 4);
+
+    factory.start();
+    factory
+        .wait_for_sync(Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(all.lister().len(), 3);
+    assert_eq!(sorted_names(&default_ns.lister().list()), ["db", "web"]);
+    assert_eq!(web.lister().len(), 2);
+    assert!(
+        web.lister()
+            .list()
+            .iter()
+            .all(|c| c.metadata.name.as_deref() == Some("web"))
+    );
+    assert_eq!(sorted_names(&by_name.lister().list()), ["db"]);
+    assert_eq!(all.lister().namespaced("other").list().len(), 1);
+
+    create(&server, cm("default", "new", &[("app", "web")])).await;
+    eventually("the shared informers see the new object", || {
+        all.lister().len() == 4 && web.lister().len() == 3 && default_ns.lister().len() == 3
+    })
+    .await;
+    factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn wait_for_sync_reports_a_resource_the_server_does_not_serve() {
+    let server = server().await;
+    let factory = InformerFactory::new(server.client());
+    let _cms = factory.informer::<ConfigMap>(InformerParams::all());
+    let widgets = ApiResource::from_gvk(&GroupVersionKind::gvk("example.com", "v1", "Widget"));
+    let _missing = factory.dynamic_informer(&widgets, InformerParams::all());
+    factory.start();
+    let err = factory
+        .wait_for_sync(Duration::from_secs(3))
+        .await
+        .unwrap_err();
+    assert_eq!(err.unsynced.len(), 1, "{err}");
+    let unsynced = &err.unsynced[0];
+    assert_eq!(unsynced.informer.kind(), "Widget");
+    match &unsynced.reason {
+        UnsyncedReason::Listing(Some(e)) => assert!(e.is_not_found(), "{e}"),
+        other => panic!("expected the 404, got {other}"),
+    }
+    assert!(err.to_string().contains("widgets.v1.example.com"), "{err}");
+    factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn wait_for_sync_reports_the_servers_error_while_lists_keep_failing() {
+    let server = server().await;
+    server.faults().fail_next(
+        RequestMatch::verb(Verb::List).resource("pods"),
+        10_000,
+        FailureCode::Status(ApiError::new(
+            StatusReason::InternalError,
+            "etcd is unhappy",
+        )),
+    );
+    let factory = InformerFactory::new(server.client());
+    let _pods = factory.informer::<Pod>(InformerParams::all());
+    factory.start();
+    let err = factory
+        .wait_for_sync(Duration::from_secs(2))
+        .await
+        .unwrap_err();
+    match &err.unsynced[0].reason {
+        UnsyncedReason::Listing(Some(e)) => {
+            assert_eq!(e.code(), Some(500));
+            assert!(e.to_string().contains("etcd is unhappy"), "{e}");
+        }
+        other => panic!("expected the 500, got {other}"),
+    }
+    server.faults().clear();
+    factory
+        .wait_for_sync(Duration::from_secs(20))
+        .await
+        .unwrap();
+    factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn dynamic_and_metadata_only_informers_cache_through_the_factory() {
+    let server = server().await;
+    create(&server, cm("default", "a", &[("app", "web")])).await;
+    let factory = InformerFactory::new(server.client());
+    let resource = ApiResource::erase::<ConfigMap>(&());
+    let dynamic = factory.dynamic_informer(&resource, InformerParams::namespaced("default"));
+    let metadata = factory.metadata_informer::<ConfigMap>(InformerParams::namespaced("default"));
+    factory.start();
+    factory
+        .wait_for_sync(Duration::from_secs(10))
+        .await
+        .unwrap();
+    let obj = dynamic.lister().namespaced("default").get("a").unwrap();
+    assert_eq!(
+        obj.types.as_ref().map(|t| t.kind.as_str()),
+        Some("ConfigMap")
+    );
+    let meta = metadata.lister().namespaced("default").get("a").unwrap();
+    assert_eq!(meta.metadata.labels.as_ref().unwrap()["app"], "web");
+    factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn last_user_gone_closes_the_watch_and_shutdown_closes_the_rest() {
+    let server = server().await;
+    let factory = InformerFactory::new(server.client());
+    let cms = factory.informer::<ConfigMap>(InformerParams::all());
+    let pods = factory.informer::<Pod>(InformerParams::all());
+    factory.start();
+    factory
+        .wait_for_sync(Duration::from_secs(10))
+        .await
+        .unwrap();
+    eventually("both watches are open", || {
+        server.faults().open_watches() == 2
+    })
+    .await;
+    let second_user = cms.clone();
+    drop(cms);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(server.faults().open_watches(), 2, "a user is left");
+    drop(second_user);
+    eventually("the configmap watch is closed", || {
+        server.faults().open_watches() == 1
+    })
+    .await;
+    factory.shutdown().await;
+    assert!(pods.is_stopped());
+    eventually("every watch is closed", || {
+        server.faults().open_watches() == 0
+    })
+    .await;
+}

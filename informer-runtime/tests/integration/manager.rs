@@ -1,0 +1,562 @@
+//! The `Manager` against the in-process API server: `/metrics` scraped over HTTP and parsed,
+//! `/readyz` before and after the caches sync, leader election and sharding across replicas.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use informer_core::ObjectKey;
+use informer_runtime::controller::{Action, reconciler_fn};
+use informer_runtime::informer::CancellationToken;
+use informer_runtime::leader::{LeaderElectionConfig, LeaderElector};
+use informer_runtime::manager::Manager;
+use informer_runtime::shard::{ShardConfig, ShardManager, shard_of};
+use informer_testing::{FailureCode, RequestMatch, TestApiServer, Verb};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Api;
+use kube::api::PostParams;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::task::JoinHandle;
+
+async fn server() -> TestApiServer {
+    TestApiServer::builder()
+        .bookmark_interval(Duration::from_millis(200))
+        .start()
+        .await
+        .expect("the test API server starts")
+}
+
+async fn eventually<F: AsyncFnMut() -> bool>(what: &str, mut cond: F) {
+    for _ in 0..1000 {
+        if cond().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("timed out waiting until {what}");
+}
+
+async fn create_configmap(client: kube::Client, name: &str, value: &str) {
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some(name.into());
+    cm.data = Some(BTreeMap::from([("v".to_string(), value.to_string())]));
+    Api::<ConfigMap>::namespaced(client, "default")
+        .create(&PostParams::default(), &cm)
+        .await
+        .unwrap();
+}
+
+async fn touch_configmap(client: kube::Client, name: &str, value: &str) {
+    let api = Api::<ConfigMap>::namespaced(client, "default");
+    let mut cm = api.get(name).await.unwrap();
+    cm.data = Some(BTreeMap::from([("v".to_string(), value.to_string())]));
+    api.replace(name, &PostParams::default(), &cm)
+        .await
+        .unwrap();
+}
+
+/// A plain HTTP/1.1 GET: the status code and the body.
+async fn get(address: SocketAddr, path: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(address).await.expect("connect");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).await.unwrap();
+    let response = String::from_utf8(response).expect("UTF-8");
+    let (head, body) = response
+        .split_once("\r\n\r\n")
+        .expect("a complete response");
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status");
+    (status, body.to_owned())
+}
+
+/// One sample of the OpenMetrics text format: a name, its labels and a value.
+#[derive(Debug, PartialEq)]
+struct Sample {
+    name: String,
+    labels: BTreeMap<String, String>,
+    value: f64,
+}
+
+/// Parses the samples of an OpenMetrics text exposition (`name{k="v",...} value`), checking
+/// the shape of every line: comments are `# HELP`, `# TYPE`, `# UNIT` or the final `# EOF`.
+fn parse_openmetrics(text: &str) -> Vec<Sample> {
+    assert!(text.ends_with("# EOF\n"), "an exposition ends with # EOF");
+    let mut samples = Vec::new();
+    for line in text.lines() {
+        if let Some(comment) = line.strip_prefix("# ") {
+            assert!(
+                ["HELP ", "TYPE ", "UNIT ", "EOF"]
+                    .iter()
+                    .any(|p| comment.starts_with(p)),
+                "unexpected comment line {line:?}"
+            );
+            continue;
+        }
+        let (series, value) = line
+            .rsplit_once(' ')
+            .unwrap_or_else(|| panic!("no value in {line:?}"));
+        let value: f64 = value
+            .parse()
+            .unwrap_or_else(|_| panic!("bad value in {line:?}"));
+        let (name, labels) = match series.split_once('{') {
+            None => (series.to_owned(), BTreeMap::new()),
+            Some((name, rest)) => {
+                let body = rest
+                    .strip_suffix('}')
+                    .unwrap_or_else(|| panic!("unclosed labels in {line:?}"));
+                (name.to_owned(), parse_labels(body))
+            }
+        };
+        assert!(
+            name.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':'),
+            "bad metric name {name:?}"
+        );
+        samples.push(Sample {
+            name,
+            labels,
+            value,
+        });
+    }
+    samples
+}
+
+/// `k="v",k2="v2"` with `\"`, `\\` and `\n` escapes in values.
+fn parse_labels(mut body: &str) -> BTreeMap<String, String> {
+    let mut labels = BTreeMap::new();
+    while !body.is_empty() {
+        let (key, rest) = body.split_once("=\"").expect("label=\"value\"");
+        let mut value = String::new();
+        let mut chars = rest.char_indices();
+        let end = loop {
+            match chars.next().expect("a closing quote") {
+                (_, '\\') => match chars.next().expect("an escaped char").1 {
+                    'n' => value.push('\n'),
+                    c => value.push(c),
+                },
+                (i, '"') => break i,
+                (_, c) => value.push(c),
+            }
+        };
+        labels.insert(key.to_owned(), value);
+        body = rest[end + 1..]
+            .strip_prefix(',')
+            .unwrap_or(&rest[end + 1..]);
+    }
+    labels
+}
+
+fn value(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    samples
+        .iter()
+        .find(|s| {
+            s.name == name
+                && labels
+                    .iter()
+                    .all(|(k, v)| s.labels.get(*k).map(String::as_str) == Some(*v))
+        })
+        .map(|s| s.value)
+}
+
+#[tokio::test]
+async fn metrics_are_scraped_over_http_and_parsed() {
+    let server = server().await;
+    let client = server.client();
+    for name in ["a", "b", "c"] {
+        create_configmap(client.clone(), name, "1").await;
+    }
+    let mut manager = Manager::new(client.clone())
+        .metrics_address("127.0.0.1:0".parse().unwrap())
+        .handle_signals(false);
+    let controller = manager
+        .controller::<ConfigMap>()
+        .name("settings")
+        .namespace("default")
+        .build(reconciler_fn(|_key, _cm: Option<Arc<ConfigMap>>| async {
+            Ok(Action::Done)
+        }))
+        .unwrap();
+    manager.add(controller).unwrap();
+    let address = manager.bind().await.unwrap().unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(manager.run(cancel.clone()));
+
+    let scrape = async || parse_openmetrics(&get(address, "/metrics").await.1);
+    let reconciled = async || {
+        value(
+            &scrape().await,
+            "controller_runtime_reconcile_total",
+            &[("controller", "settings"), ("result", "success")],
+        )
+    };
+    eventually("3 reconciles", async || reconciled().await == Some(3.0)).await;
+    let samples = scrape().await;
+    let settings = [("name", "settings")];
+    assert_eq!(
+        value(&samples, "workqueue_adds_total", &settings),
+        Some(3.0)
+    );
+    assert_eq!(value(&samples, "workqueue_depth", &settings), Some(0.0));
+    assert_eq!(
+        value(&samples, "workqueue_retries_total", &settings),
+        Some(0.0)
+    );
+    assert_eq!(
+        value(
+            &samples,
+            "workqueue_queue_duration_seconds_count",
+            &settings
+        ),
+        Some(3.0)
+    );
+    assert_eq!(
+        value(&samples, "workqueue_work_duration_seconds_count", &settings),
+        Some(3.0)
+    );
+    assert!(value(&samples, "workqueue_unfinished_work_seconds", &settings).is_some());
+    assert!(
+        value(
+            &samples,
+            "workqueue_longest_running_processor_seconds",
+            &settings
+        )
+        .is_some()
+    );
+    let ctl = [("controller", "settings")];
+    assert_eq!(
+        value(&samples, "controller_runtime_reconcile_errors_total", &ctl),
+        Some(0.0)
+    );
+    assert_eq!(
+        value(
+            &samples,
+            "controller_runtime_reconcile_time_seconds_count",
+            &ctl
+        ),
+        Some(3.0)
+    );
+    let informer = [("informer", "configmaps.v1 in namespace default")];
+    assert_eq!(
+        value(&samples, "informer_relists_total", &informer),
+        Some(0.0)
+    );
+    assert_eq!(
+        value(&samples, "informer_watch_restarts_total", &informer),
+        Some(0.0)
+    );
+    assert_eq!(
+        value(
+            &samples,
+            "informer_handler_pending_notifications",
+            &[informer[0], ("handler", "settings")]
+        ),
+        Some(0.0)
+    );
+
+    // A dropped watch is a watch restart; a change after it is one more reconcile.
+    assert!(server.faults().drop_watches() >= 1);
+    eventually("a watch restart", async || {
+        value(&scrape().await, "informer_watch_restarts_total", &informer).unwrap_or(0.0) >= 1.0
+    })
+    .await;
+    touch_configmap(client.clone(), "a", "2").await;
+    eventually("4 reconciles", async || reconciled().await == Some(4.0)).await;
+
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn readyz_turns_ready_after_the_caches_sync() {
+    let server = server().await;
+    let client = server.client();
+    create_configmap(client.clone(), "a", "1").await;
+    // The first two lists of ConfigMaps fail: the cache syncs only after the reflector's
+    // backoff.
+    server.faults().fail_next(
+        RequestMatch::verb(Verb::List).resource("configmaps"),
+        2,
+        FailureCode::InternalError,
+    );
+    let mut manager = Manager::new(client.clone())
+        .metrics_address("127.0.0.1:0".parse().unwrap())
+        .handle_signals(false);
+    let controller = manager
+        .controller::<ConfigMap>()
+        .build(reconciler_fn(|_key, _cm: Option<Arc<ConfigMap>>| async {
+            Ok(Action::Done)
+        }))
+        .unwrap();
+    manager.add(controller).unwrap();
+    let address = manager.bind().await.unwrap().unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(manager.run(cancel.clone()));
+
+    let (status, body) = get(address, "/readyz").await;
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        body.contains("configmaps.v1"),
+        "names the unsynced cache: {body}"
+    );
+    assert_eq!(
+        get(address, "/healthz").await.0,
+        200,
+        "alive while not ready"
+    );
+    eventually("/readyz is 200", async || {
+        get(address, "/readyz").await.0 == 200
+    })
+    .await;
+
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+}
+
+/// One replica: its manager's task, its elector or shard manager, and its cancel token.
+struct Replica<S> {
+    identity: String,
+    scale: S,
+    cancel: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+/// Starts a manager over `server` with a ConfigMap controller whose reconciles are recorded
+/// as (identity, key) in `log`, and with `configure` choosing leader election or sharding.
+async fn replica<S>(
+    server: &TestApiServer,
+    identity: &str,
+    log: Arc<Mutex<Vec<(String, ObjectKey)>>>,
+    configure: impl FnOnce(Manager) -> Manager,
+    scale: impl FnOnce(&mut Manager) -> S,
+) -> Replica<S> {
+    let mut manager = configure(
+        Manager::new(server.client())
+            .without_http()
+            .handle_signals(false),
+    );
+    let who = identity.to_owned();
+    let controller = manager
+        .controller::<ConfigMap>()
+        .namespace("default")
+        .build(reconciler_fn(move |key, _cm: Option<Arc<ConfigMap>>| {
+            log.lock().unwrap().push((who.clone(), key));
+            async { Ok(Action::Done) }
+        }))
+        .unwrap();
+    manager.add(controller).unwrap();
+    let scale = scale(&mut manager);
+    let cancel = CancellationToken::new();
+    let task = tokio::spawn({
+        let cancel = cancel.clone();
+        async move { manager.run(cancel).await.unwrap() }
+    });
+    Replica {
+        identity: identity.to_owned(),
+        scale,
+        cancel,
+        task,
+    }
+}
+
+fn fast_lease(identity: &str) -> LeaderElectionConfig {
+    LeaderElectionConfig::new("settings-controller", "default", identity).with_timings(
+        Duration::from_millis(1000),
+        Duration::from_millis(700),
+        Duration::from_millis(100),
+    )
+}
+
+#[tokio::test]
+async fn leader_election_runs_workers_only_on_the_leader_and_fails_over() {
+    let server = server().await;
+    let client = server.client();
+    let log: Arc<Mutex<Vec<(String, ObjectKey)>>> = Default::default();
+    let mut replicas = Vec::new();
+    for identity in ["a", "b", "c"] {
+        replicas.push(
+            replica(
+                &server,
+                identity,
+                log.clone(),
+                |m| m.leader_election(fast_lease(identity)),
+                |m| m.leader_elector().unwrap().unwrap(),
+            )
+            .await,
+        );
+    }
+    let leaders = |replicas: &[Replica<LeaderElector>]| -> Vec<String> {
+        replicas
+            .iter()
+            .filter(|r| r.scale.is_leader())
+            .map(|r| r.identity.clone())
+            .collect()
+    };
+    // Never two leaders, checked at every step.
+    let one_leader = async |replicas: &[Replica<LeaderElector>]| -> String {
+        for _ in 0..1000 {
+            let now = leaders(replicas);
+            assert!(now.len() <= 1, "two leaders at once: {now:?}");
+            if let [leader] = now.as_slice() {
+                return leader.clone();
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("no leader elected");
+    };
+
+    let first = one_leader(&replicas).await;
+    create_configmap(client.clone(), "x", "1").await;
+    eventually("x is reconciled", async || {
+        assert!(leaders(&replicas).len() <= 1);
+        log.lock().unwrap().iter().any(|(_, k)| k.name() == "x")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        log.lock().unwrap().iter().all(|(who, _)| *who == first),
+        "only the leader reconciles: {:?}",
+        log.lock().unwrap()
+    );
+
+    // A clean shutdown releases the lease: another replica takes over at its next retry.
+    let index = replicas.iter().position(|r| r.identity == first).unwrap();
+    let stopped = replicas.remove(index);
+    stopped.cancel.cancel();
+    stopped.task.await.unwrap();
+    let released_at = tokio::time::Instant::now();
+    let second = one_leader(&replicas).await;
+    assert_ne!(second, first);
+    assert!(
+        released_at.elapsed() < Duration::from_millis(900),
+        "taken over at once, not after expiry"
+    );
+    // The new leader's queue was kept warm: a change is reconciled at once.
+    touch_configmap(client.clone(), "x", "2").await;
+    eventually("the new leader reconciles", async || {
+        assert!(leaders(&replicas).len() <= 1);
+        log.lock().unwrap().iter().any(|(who, _)| *who == second)
+    })
+    .await;
+
+    // A crash (the task aborted: nothing released) fails over within lease + retry.
+    let index = replicas.iter().position(|r| r.identity == second).unwrap();
+    let crashed = replicas.remove(index);
+    crashed.task.abort();
+    let _ = crashed.task.await;
+    let crashed_at = tokio::time::Instant::now();
+    let third = one_leader(&replicas).await;
+    assert_ne!(third, second);
+    let failover = crashed_at.elapsed();
+    // Lease duration + retry period, plus slack for scheduling on a loaded 2-core machine.
+    assert!(
+        failover <= Duration::from_millis(1000 + 120 + 2500),
+        "failover took {failover:?}"
+    );
+    for replica in replicas {
+        replica.cancel.cancel();
+        replica.task.await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn sharding_reconciles_each_key_on_its_shard_owner_and_rebalances_after_a_kill() {
+    const SHARDS: u32 = 6;
+    let server = server().await;
+    let client = server.client();
+    let names: Vec<String> = (0..24).map(|i| format!("cm-{i:02}")).collect();
+    for name in &names {
+        create_configmap(client.clone(), name, "0").await;
+    }
+    let log: Arc<Mutex<Vec<(String, ObjectKey)>>> = Default::default();
+    let config = |identity: &str| {
+        let mut config = ShardConfig::new(SHARDS, "settings", "default", identity).with_timings(
+            Duration::from_millis(1000),
+            Duration::from_millis(700),
+            Duration::from_millis(100),
+        );
+        config.handoff_delay = Duration::from_millis(100);
+        config
+    };
+    let mut replicas = Vec::new();
+    for identity in ["a", "b", "c"] {
+        let config = config(identity);
+        replicas.push(
+            replica(
+                &server,
+                identity,
+                log.clone(),
+                |m| m.sharding(config),
+                |m| m.shard_manager().unwrap().unwrap(),
+            )
+            .await,
+        );
+    }
+    let balanced = |replicas: &[Replica<ShardManager>], per: usize| {
+        let held: Vec<Vec<u32>> = replicas.iter().map(|r| r.scale.held()).collect();
+        let all: HashSet<u32> = held.iter().flatten().copied().collect();
+        held.iter().all(|h| h.len() == per) && all.len() == SHARDS as usize
+    };
+    let owner_of = |replicas: &[Replica<ShardManager>], key: &ObjectKey| -> String {
+        let shard = shard_of(key, SHARDS);
+        let owners: Vec<&Replica<ShardManager>> = replicas
+            .iter()
+            .filter(|r| r.scale.held().contains(&shard))
+            .collect();
+        assert_eq!(owners.len(), 1, "shard {shard} has one owner");
+        owners[0].identity.clone()
+    };
+
+    // Round 1: balanced over three replicas; every change reconciled by its shard's owner.
+    eventually("6 shards over 3 replicas", async || balanced(&replicas, 2)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    log.lock().unwrap().clear();
+    for name in &names {
+        touch_configmap(client.clone(), name, "1").await;
+    }
+    let check_round = async |replicas: &[Replica<ShardManager>]| {
+        eventually("every key reconciled", async || {
+            let log = log.lock().unwrap();
+            let seen: HashSet<&str> = log.iter().map(|(_, k)| k.name()).collect();
+            names.iter().all(|n| seen.contains(n.as_str()))
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let log = std::mem::take(&mut *log.lock().unwrap());
+        let mut by_replica: HashMap<String, usize> = HashMap::new();
+        for (who, key) in &log {
+            assert_eq!(
+                *who,
+                owner_of(replicas, key),
+                "{key} reconciled outside its owner's shard"
+            );
+            *by_replica.entry(who.clone()).or_default() += 1;
+        }
+        by_replica
+    };
+    let round1 = check_round(&replicas).await;
+    assert!(round1.len() >= 2, "work is spread: {round1:?}");
+
+    // Kill one replica (no release): its shards expire and move to the survivors.
+    let killed = replicas.remove(0);
+    killed.task.abort();
+    let _ = killed.task.await;
+    eventually("6 shards over 2 replicas", async || balanced(&replicas, 3)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    log.lock().unwrap().clear();
+    for name in &names {
+        touch_configmap(client.clone(), name, "2").await;
+    }
+    let round2 = check_round(&replicas).await;
+    assert!(!round2.contains_key(&killed.identity));
+    for replica in replicas {
+        replica.cancel.cancel();
+        replica.task.await.unwrap();
+    }
+}

@@ -1,0 +1,100 @@
+//! A standalone in-process Kubernetes API server, for kubectl or manual experiments.
+//!
+//! ```text
+//! cargo run -p informer-runtime --features testing --example apiserver -- --kubeconfig /tmp/kc
+//! kubectl --kubeconfig /tmp/kc get pods
+//! ```
+//!
+//! Options: `--kubeconfig PATH` (write a kubeconfig there), `--port N`
+//! (default: a free port), `--bookmark-interval-ms N`. Serves until Ctrl-C.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use informer_testing::TestApiServer;
+
+struct Options {
+    kubeconfig: Option<PathBuf>,
+    port: u16,
+    bookmark_interval: Option<Duration>,
+}
+
+const USAGE: &str =
+    "usage: apiserver [--kubeconfig PATH] [--port PORT] [--bookmark-interval-ms MILLISECONDS]";
+
+fn parse_args() -> Result<Options, String> {
+    let mut options = Options {
+        kubeconfig: None,
+        port: 0,
+        bookmark_interval: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) => (flag.to_string(), Some(value.to_string())),
+            None => (arg.clone(), None),
+        };
+        let mut value = |name: &str| {
+            inline
+                .clone()
+                .or_else(|| args.next())
+                .ok_or_else(|| format!("{name} needs a value\n{USAGE}"))
+        };
+        match flag.as_str() {
+            "--kubeconfig" => options.kubeconfig = Some(PathBuf::from(value("--kubeconfig")?)),
+            "--port" => {
+                options.port = value("--port")?
+                    .parse()
+                    .map_err(|_| format!("--port must be a port number\n{USAGE}"))?;
+            }
+            "--bookmark-interval-ms" => {
+                let millis: u64 = value("--bookmark-interval-ms")?
+                    .parse()
+                    .map_err(|_| format!("--bookmark-interval-ms must be a number\n{USAGE}"))?;
+                options.bookmark_interval = Some(Duration::from_millis(millis));
+            }
+            "-h" | "--help" => return Err(USAGE.to_string()),
+            other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
+        }
+    }
+    Ok(options)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let options = match parse_args() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut builder = TestApiServer::builder().port(options.port);
+    if let Some(interval) = options.bookmark_interval {
+        builder = builder.bookmark_interval(interval);
+    }
+    let server = match builder.start().await {
+        Ok(server) => server,
+        Err(err) => {
+            eprintln!("failed to start: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("test API server listening on {}", server.url());
+    if let Some(path) = &options.kubeconfig {
+        if let Err(err) = server.write_kubeconfig(path) {
+            eprintln!("{err}");
+            return ExitCode::FAILURE;
+        }
+        println!("kubeconfig written to {}", path.display());
+    }
+    println!("press Ctrl-C to stop");
+    if let Err(err) = tokio::signal::ctrl_c().await {
+        eprintln!("failed to wait for Ctrl-C: {err}");
+        return ExitCode::FAILURE;
+    }
+    server.shutdown();
+    println!("stopped");
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,508 @@
+//! Fault injection and request accounting.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::server::Shared;
+use super::status::ApiError;
+
+/// The kind of request, as the API server's audit log would name its verb.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Verb {
+    /// GET of one object (including its `status` subresource).
+    Get,
+    /// GET of a collection.
+    List,
+    /// GET of a collection with `watch=true`.
+    Watch,
+    /// POST of a new object.
+    Create,
+    /// PUT of an object (or its status).
+    Update,
+    /// PATCH of an object (or its status).
+    Patch,
+    /// DELETE of one object.
+    Delete,
+    /// DELETE of a collection.
+    DeleteCollection,
+    /// Discovery and other non-resource requests (`/api`, `/apis/...`, `/version`, `/healthz`).
+    Discovery,
+    /// Requests for unknown paths or with unsupported methods.
+    Other,
+}
+
+impl Verb {
+    /// The verb as Kubernetes spells it.
+    ///
+    /// ```
+    /// use informer_testing::Verb;
+    /// assert_eq!(Verb::DeleteCollection.as_str(), "deletecollection");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Watch => "watch",
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::Patch => "patch",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "deletecollection",
+            Verb::Discovery => "discovery",
+            Verb::Other => "other",
+        }
+    }
+}
+
+impl fmt::Display for Verb {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which requests a fault or a count applies to: optionally a verb and
+/// optionally a resource (by plural, e.g. `pods`, or kind, e.g. `Pod`).
+///
+/// A [`Verb`] converts into a matcher for that verb on any resource.
+///
+/// ```
+/// use informer_testing::{RequestMatch, Verb};
+/// let any_pod_list = RequestMatch::verb(Verb::List).resource("pods");
+/// let every_request = RequestMatch::any();
+/// let all_watches: RequestMatch = Verb::Watch.into();
+/// # let _ = (any_pod_list, every_request, all_watches);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestMatch {
+    verb: Option<Verb>,
+    resource: Option<String>,
+}
+
+impl RequestMatch {
+    /// Matches every request, discovery included.
+    ///
+    /// ```
+    /// # use informer_testing::RequestMatch;
+    /// let _ = RequestMatch::any();
+    /// ```
+    pub fn any() -> Self {
+        Self::default()
+    }
+
+    /// Matches requests with this verb.
+    ///
+    /// ```
+    /// # use informer_testing::{RequestMatch, Verb};
+    /// let _ = RequestMatch::verb(Verb::Create);
+    /// ```
+    pub fn verb(verb: Verb) -> Self {
+        Self {
+            verb: Some(verb),
+            resource: None,
+        }
+    }
+
+    /// Restricts to a resource, named by plural (`pods`) or kind (`Pod`).
+    ///
+    /// ```
+    /// # use informer_testing::RequestMatch;
+    /// let _ = RequestMatch::any().resource("configmaps");
+    /// ```
+    pub fn resource(mut self, resource: &str) -> Self {
+        self.resource = Some(resource.to_string());
+        self
+    }
+
+    pub(crate) fn matches(&self, request: &RequestInfo) -> bool {
+        if self.verb.is_some_and(|v| v != request.verb) {
+            return false;
+        }
+        match &self.resource {
+            None => true,
+            Some(r) => {
+                request.resource.as_deref() == Some(r.as_str())
+                    || request.kind.as_deref() == Some(r.as_str())
+            }
+        }
+    }
+}
+
+impl From<Verb> for RequestMatch {
+    fn from(verb: Verb) -> Self {
+        Self::verb(verb)
+    }
+}
+
+/// How injected failures fail.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum FailureCode {
+    /// 500 InternalError.
+    InternalError,
+    /// 429 TooManyRequests with a `Retry-After` header (whole seconds).
+    ///
+    /// Note that `kube::Client` retries 429 responses by itself (up to its
+    /// retry limit), so a test sees the retries in the request counts.
+    TooManyRequests {
+        /// The delay advertised in `Retry-After`.
+        retry_after: Duration,
+    },
+    /// Any other error.
+    Status(ApiError),
+}
+
+impl FailureCode {
+    fn to_error(&self) -> ApiError {
+        match self {
+            FailureCode::InternalError => {
+                ApiError::internal("Internal error occurred: injected failure")
+            }
+            FailureCode::TooManyRequests { retry_after } => {
+                ApiError::too_many_requests(*retry_after)
+            }
+            FailureCode::Status(err) => err.clone(),
+        }
+    }
+}
+
+/// What a restart keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RestartMode {
+    /// Objects, revision and history survive; only connections and watches are lost.
+    KeepData,
+    /// All objects and history are lost. The loss counts as one revision
+    /// (the counter never goes back), so clients resuming from any earlier
+    /// version get `410 Gone` and relist an empty store. The default
+    /// namespaces are recreated.
+    ResetData,
+}
+
+/// What the server knows about a request, for faults and counts.
+#[derive(Clone, Debug)]
+pub(crate) struct RequestInfo {
+    pub verb: Verb,
+    pub resource: Option<String>,
+    pub kind: Option<String>,
+}
+
+struct FailRule {
+    matcher: RequestMatch,
+    remaining: usize,
+    code: FailureCode,
+}
+
+struct StallRule {
+    matcher: RequestMatch,
+    remaining: Option<usize>,
+    delay: Duration,
+}
+
+/// Fault rules and request counts.
+#[derive(Default)]
+pub(crate) struct FaultState {
+    failures: Vec<FailRule>,
+    stalls: Vec<StallRule>,
+    counts: HashMap<(Verb, Option<String>, Option<String>), u64>,
+    /// Streaming lists send their initial events without the bookmark that ends them.
+    pub(crate) withhold_initial_events_end: bool,
+}
+
+impl FaultState {
+    /// Counts a request and returns the stall and failure it gets, if any.
+    pub(crate) fn on_request(
+        &mut self,
+        request: &RequestInfo,
+    ) -> (Option<Duration>, Option<ApiError>) {
+        *self
+            .counts
+            .entry((request.verb, request.resource.clone(), request.kind.clone()))
+            .or_default() += 1;
+        let mut stall = None;
+        if let Some(rule) = self.stalls.iter_mut().find(|r| r.matcher.matches(request)) {
+            stall = Some(rule.delay);
+            if let Some(remaining) = &mut rule.remaining {
+                *remaining -= 1;
+            }
+        }
+        self.stalls.retain(|r| r.remaining != Some(0));
+        let mut failure = None;
+        if let Some(rule) = self
+            .failures
+            .iter_mut()
+            .find(|r| r.matcher.matches(request))
+        {
+            failure = Some(rule.code.to_error());
+            rule.remaining -= 1;
+        }
+        self.failures.retain(|r| r.remaining > 0);
+        (stall, failure)
+    }
+
+    fn count(&self, matcher: &RequestMatch) -> u64 {
+        self.counts
+            .iter()
+            .filter(|((verb, resource, kind), _)| {
+                matcher.matches(&RequestInfo {
+                    verb: *verb,
+                    resource: resource.clone(),
+                    kind: kind.clone(),
+                })
+            })
+            .map(|(_, n)| *n)
+            .sum()
+    }
+}
+
+/// A handle for making the server misbehave and for counting its requests.
+///
+/// Get one from [`TestApiServer::faults`](super::TestApiServer::faults); it
+/// stays usable (as a no-op) after the server shuts down.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use informer_testing::{FailureCode, RestartMode, TestApiServer, Verb};
+///
+/// let server = TestApiServer::start().await?;
+/// let faults = server.faults();
+/// faults.fail_next(Verb::List, 2, FailureCode::InternalError);
+/// faults.fail_next(Verb::Watch, 1, FailureCode::TooManyRequests { retry_after: Duration::from_secs(1) });
+/// faults.drop_watches();
+/// faults.compact();
+/// faults.restart(RestartMode::KeepData);
+/// assert_eq!(faults.request_count(Verb::Create), 0);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Faults {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl fmt::Debug for Faults {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Faults").finish_non_exhaustive()
+    }
+}
+
+impl Faults {
+    /// Ends every open watch stream (cleanly, as when the server's watch
+    /// timeout fires). Returns how many were open.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// let dropped = server.faults().drop_watches();
+    /// # let _ = dropped; }
+    /// ```
+    pub fn drop_watches(&self) -> usize {
+        let mut store = self.shared.store.lock();
+        let open = store.watch_count();
+        store.drop_watches();
+        tracing::debug!(open, "fault: dropped all watches");
+        open
+    }
+
+    /// Fails the next `n` requests that match with `code` (before they touch any data).
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// use informer_testing::{FailureCode, RequestMatch, Verb};
+    /// server.faults().fail_next(RequestMatch::verb(Verb::Create).resource("pods"), 1, FailureCode::InternalError);
+    /// # }
+    /// ```
+    pub fn fail_next(&self, matcher: impl Into<RequestMatch>, n: usize, code: FailureCode) {
+        if n == 0 {
+            return;
+        }
+        self.shared.faults.lock().failures.push(FailRule {
+            matcher: matcher.into(),
+            remaining: n,
+            code,
+        });
+    }
+
+    /// Delays every request by `delay` before handling it, until [`Faults::clear`].
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// server.faults().stall(std::time::Duration::from_millis(200));
+    /// # }
+    /// ```
+    pub fn stall(&self, delay: Duration) {
+        self.shared.faults.lock().stalls.push(StallRule {
+            matcher: RequestMatch::any(),
+            remaining: None,
+            delay,
+        });
+    }
+
+    /// Delays the next `n` matching requests by `delay` before handling them.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// use informer_testing::Verb;
+    /// server.faults().stall_next(Verb::List, 1, std::time::Duration::from_secs(2));
+    /// # }
+    /// ```
+    pub fn stall_next(&self, matcher: impl Into<RequestMatch>, n: usize, delay: Duration) {
+        if n == 0 {
+            return;
+        }
+        self.shared.faults.lock().stalls.push(StallRule {
+            matcher: matcher.into(),
+            remaining: Some(n),
+            delay,
+        });
+    }
+
+    /// Removes all pending failures and stalls, and sends streaming lists' end bookmark
+    /// again.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// server.faults().clear();
+    /// # }
+    /// ```
+    pub fn clear(&self) {
+        let mut faults = self.shared.faults.lock();
+        faults.failures.clear();
+        faults.stalls.clear();
+        faults.withhold_initial_events_end = false;
+    }
+
+    /// Whether watches opened from now on with `sendInitialEvents=true` (streaming lists)
+    /// get their initial events without the bookmark annotated `k8s.io/initial-events-end`
+    /// that should end them, as from a server or proxy that does not finish streaming
+    /// lists. Until [`Faults::clear`] or a call with `false`.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// server.faults().withhold_initial_events_end(true);
+    /// # }
+    /// ```
+    pub fn withhold_initial_events_end(&self, withhold: bool) {
+        self.shared.faults.lock().withhold_initial_events_end = withhold;
+    }
+
+    /// Writes a line that is not valid JSON (`{this is not json}`) to every
+    /// open watch stream. Returns how many watches got it.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// let reached = server.faults().send_malformed_event();
+    /// # let _ = reached; }
+    /// ```
+    pub fn send_malformed_event(&self) -> usize {
+        self.shared.store.lock().send_raw("{this is not json}")
+    }
+
+    /// Drops all retained history, like an etcd compaction at the current
+    /// revision: watches resuming from an older version get an `ERROR` event
+    /// with `410 Expired`, and so do continue tokens and `Exact` reads of older versions.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// server.faults().compact();
+    /// # }
+    /// ```
+    pub fn compact(&self) {
+        self.shared.store.lock().compact();
+    }
+
+    /// Simulates a server restart: closes every connection (open watches end
+    /// abruptly) and, with [`RestartMode::ResetData`], loses all data. The
+    /// server keeps listening on the same address. As with a real restart, a
+    /// client's next request on a pooled connection may fail once.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// use informer_testing::RestartMode;
+    /// server.faults().restart(RestartMode::ResetData);
+    /// # }
+    /// ```
+    pub fn restart(&self, mode: RestartMode) {
+        self.shared.restart(mode);
+    }
+
+    /// The number of requests received that match (failed and stalled ones included).
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// use informer_testing::{RequestMatch, Verb};
+    /// let lists = server.faults().request_count(Verb::List);
+    /// let pod_watches = server.faults().request_count(RequestMatch::verb(Verb::Watch).resource("pods"));
+    /// # let _ = (lists, pod_watches); }
+    /// ```
+    pub fn request_count(&self, matcher: impl Into<RequestMatch>) -> u64 {
+        self.shared.faults.lock().count(&matcher.into())
+    }
+
+    /// Resets all request counts to zero.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// server.faults().reset_request_counts();
+    /// # }
+    /// ```
+    pub fn reset_request_counts(&self) {
+        self.shared.faults.lock().counts.clear();
+    }
+
+    /// The number of currently open watch streams.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// let open = server.faults().open_watches();
+    /// # let _ = open; }
+    /// ```
+    pub fn open_watches(&self) -> usize {
+        self.shared.store.lock().watch_count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(verb: Verb, resource: &str, kind: &str) -> RequestInfo {
+        RequestInfo {
+            verb,
+            resource: Some(resource.to_string()),
+            kind: Some(kind.to_string()),
+        }
+    }
+
+    #[test]
+    fn failures_are_consumed_in_order() {
+        let mut state = FaultState::default();
+        state.failures.push(FailRule {
+            matcher: RequestMatch::verb(Verb::List).resource("pods"),
+            remaining: 2,
+            code: FailureCode::InternalError,
+        });
+        let list_pods = info(Verb::List, "pods", "Pod");
+        let list_cms = info(Verb::List, "configmaps", "ConfigMap");
+        assert!(state.on_request(&list_cms).1.is_none());
+        assert_eq!(state.on_request(&list_pods).1.unwrap().code(), 500);
+        assert_eq!(state.on_request(&list_pods).1.unwrap().code(), 500);
+        assert!(state.on_request(&list_pods).1.is_none());
+        assert_eq!(state.count(&RequestMatch::verb(Verb::List)), 4);
+        assert_eq!(state.count(&RequestMatch::any().resource("Pod")), 3);
+        assert_eq!(state.count(&Verb::Watch.into()), 0);
+    }
+
+    #[test]
+    fn stalls_expire() {
+        let mut state = FaultState::default();
+        state.stalls.push(StallRule {
+            matcher: RequestMatch::verb(Verb::Get),
+            remaining: Some(1),
+            delay: Duration::from_millis(5),
+        });
+        let get = info(Verb::Get, "pods", "Pod");
+        assert_eq!(state.on_request(&get).0, Some(Duration::from_millis(5)));
+        assert_eq!(state.on_request(&get).0, None);
+    }
+}

@@ -1,0 +1,717 @@
+//! An in-process Kubernetes API server for tests and demos.
+//!
+//! [`TestApiServer`] serves plain HTTP on `127.0.0.1` and speaks the real
+//! protocol closely enough for `kube::Client`, `kube::runtime::watcher` and
+//! `kubectl` (`get`, `get -w`, `get --chunk-size`, `apply -f`, `delete`):
+//!
+//! - discovery (`/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`, `/version`)
+//!   for core v1 Pods, ConfigMaps, Secrets, Services, Namespaces and Events,
+//!   apps/v1 Deployments and ReplicaSets, coordination.k8s.io/v1 Leases, and any
+//!   custom resource registered with [`TestApiServer::register_custom_resource`];
+//! - list with label and field selectors, `limit`/`continue` pagination over
+//!   consistent snapshots, and the real `resourceVersion`/`resourceVersionMatch` semantics;
+//! - watch from a resource version with bookmarks, `timeoutSeconds`,
+//!   `sendInitialEvents` (streaming lists) and `410 Gone` for compacted history;
+//! - create, get, update (409 on stale `resourceVersion`), JSON merge patch,
+//!   strategic merge patch (common subset), JSON patch, an approximation of
+//!   server-side apply, delete with finalizers, the `status` subresource and
+//!   `generation` tracking;
+//! - errors as `Status` objects.
+//!
+//! Objects are stored as JSON, so any type works; one revision counter is
+//! shared by all types, like etcd's. [`Faults`] makes the server misbehave on
+//! command: drop watches, fail or stall requests, send malformed events,
+//! compact history and restart.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use informer_testing::TestApiServer;
+//! use kube::api::{Api, ListParams};
+//! use kube::core::DynamicObject;
+//! use kube::discovery::ApiResource;
+//!
+//! let server = TestApiServer::start().await?;
+//! server.create_json(serde_json::json!({
+//!     "apiVersion": "v1",
+//!     "kind": "ConfigMap",
+//!     "metadata": {"name": "settings", "namespace": "default"},
+//!     "data": {"mode": "fast"}
+//! }))?;
+//! let resource = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
+//! let api: Api<DynamicObject> = Api::namespaced_with(server.client(), "default", &resource);
+//! assert_eq!(api.list(&ListParams::default()).await?.items.len(), 1);
+//! # Ok(()) }
+//! ```
+
+#![warn(missing_docs)]
+
+mod discovery;
+mod faults;
+mod openapi;
+mod patch;
+mod resource;
+mod selector;
+mod server;
+mod status;
+mod storage;
+mod table;
+mod watch;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::config::{
+    AuthInfo, Cluster, Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
+};
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+pub use faults::{FailureCode, Faults, RequestMatch, RestartMode, Verb};
+pub use resource::CustomResourceSpec;
+pub use status::{ApiError, StatusReason};
+
+use resource::{Registry, ResourceType};
+use server::Shared;
+use storage::{DeleteOptions, DeleteOutcome, Filter, ListRequest, ReadVersion, Subresource};
+
+/// Errors from starting or driving the test server (as opposed to the
+/// [`ApiError`]s it returns to clients).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The listener could not be bound.
+    #[error("failed to bind the test API server to {address}: {source}")]
+    Bind {
+        /// The address that was tried.
+        address: SocketAddr,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The kubeconfig could not be written.
+    #[error("failed to write kubeconfig {path}: {source}")]
+    WriteKubeconfig {
+        /// The path that was tried.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A custom resource spec was rejected.
+    #[error("invalid custom resource: {0}")]
+    InvalidCustomResource(String),
+    /// No registered resource type has this `apiVersion` and `kind`.
+    #[error("no resource type is registered for apiVersion {api_version:?}, kind {kind:?}")]
+    UnknownKind {
+        /// The object's `apiVersion`.
+        api_version: String,
+        /// The object's `kind`.
+        kind: String,
+    },
+    /// `kube` could not build a client for the server.
+    #[error("failed to build a kube client: {0}")]
+    Client(#[source] kube::Error),
+    /// The request was refused, as it would be over HTTP.
+    #[error(transparent)]
+    Api(#[from] ApiError),
+}
+
+/// Configures a [`TestApiServer`] before starting it.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), informer_testing::Error> {
+/// use std::time::Duration;
+/// use informer_testing::TestApiServer;
+/// let server = TestApiServer::builder()
+///     .bookmark_interval(Duration::from_millis(200))
+///     .history_limit(100)
+///     .start()
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct TestApiServerBuilder {
+    port: u16,
+    bookmark_interval: Duration,
+    history_limit: usize,
+    max_body_bytes: usize,
+    custom_resources: Vec<CustomResourceSpec>,
+}
+
+impl Default for TestApiServerBuilder {
+    fn default() -> Self {
+        Self {
+            port: 0,
+            bookmark_interval: Duration::from_secs(1),
+            history_limit: 10_000,
+            max_body_bytes: 8 * 1024 * 1024,
+            custom_resources: Vec::new(),
+        }
+    }
+}
+
+impl TestApiServerBuilder {
+    /// The port to listen on (default 0: any free port). The address is always 127.0.0.1.
+    ///
+    /// ```
+    /// let builder = informer_testing::TestApiServer::builder().port(0);
+    /// # let _ = builder;
+    /// ```
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// How often watches that allow bookmarks get one (default 1 s; the real
+    /// server sends them about once a minute).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let builder = informer_testing::TestApiServer::builder()
+    ///     .bookmark_interval(Duration::from_millis(100));
+    /// # let _ = builder;
+    /// ```
+    pub fn bookmark_interval(mut self, interval: Duration) -> Self {
+        self.bookmark_interval = interval;
+        self
+    }
+
+    /// How many changes the history keeps for watch resumption and paginated
+    /// snapshots (default 10 000). Older changes are compacted away.
+    ///
+    /// ```
+    /// let builder = informer_testing::TestApiServer::builder().history_limit(50);
+    /// # let _ = builder;
+    /// ```
+    pub fn history_limit(mut self, changes: usize) -> Self {
+        self.history_limit = changes;
+        self
+    }
+
+    /// The largest request body accepted (default 8 MiB); larger ones get 413.
+    ///
+    /// ```
+    /// let builder = informer_testing::TestApiServer::builder().max_body_bytes(1 << 20);
+    /// # let _ = builder;
+    /// ```
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Registers a custom resource type from the start.
+    ///
+    /// ```
+    /// use informer_testing::{CustomResourceSpec, TestApiServer};
+    /// let builder = TestApiServer::builder()
+    ///     .custom_resource(CustomResourceSpec::namespaced("example.com", "v1", "Widget", "widgets"));
+    /// # let _ = builder;
+    /// ```
+    pub fn custom_resource(mut self, spec: CustomResourceSpec) -> Self {
+        self.custom_resources.push(spec);
+        self
+    }
+
+    /// Binds 127.0.0.1 and starts serving on the current tokio runtime.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), informer_testing::Error> {
+    /// let server = informer_testing::TestApiServer::builder().start().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn start(self) -> Result<TestApiServer, Error> {
+        let mut registry = Registry::builtin();
+        for spec in &self.custom_resources {
+            registry
+                .register(spec)
+                .map_err(Error::InvalidCustomResource)?;
+        }
+        let requested = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
+        let listener = TcpListener::bind(requested)
+            .await
+            .map_err(|source| Error::Bind {
+                address: requested,
+                source,
+            })?;
+        let address = listener.local_addr().map_err(|source| Error::Bind {
+            address: requested,
+            source,
+        })?;
+        let shared = Arc::new(Shared::new(
+            address,
+            registry,
+            self.history_limit,
+            self.bookmark_interval,
+            self.max_body_bytes,
+        ));
+        let task = tokio::spawn(server::serve(listener, shared.clone()));
+        tracing::info!(%address, "test API server listening");
+        Ok(TestApiServer {
+            shared,
+            task,
+            address,
+        })
+    }
+}
+
+/// A running in-process API server. Dropping it (or [`TestApiServer::shutdown`])
+/// stops it and closes every connection.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use informer_testing::TestApiServer;
+/// use k8s_openapi::api::core::v1::Pod;
+/// use kube::api::{Api, PostParams};
+///
+/// let server = TestApiServer::start().await?;
+/// let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+/// let mut pod = Pod::default();
+/// pod.metadata.name = Some("web".into());
+/// pods.create(&PostParams::default(), &pod).await?;
+/// println!("listening on {}", server.url());
+/// # Ok(()) }
+/// ```
+pub struct TestApiServer {
+    shared: Arc<Shared>,
+    task: JoinHandle<()>,
+    address: SocketAddr,
+}
+
+impl std::fmt::Debug for TestApiServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestApiServer")
+            .field("address", &self.address)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TestApiServer {
+    /// Starts a server with the default settings on a free port.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), informer_testing::Error> {
+    /// let server = informer_testing::TestApiServer::start().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn start() -> Result<Self, Error> {
+        Self::builder().start().await
+    }
+
+    /// A builder for non-default settings.
+    ///
+    /// ```
+    /// let builder = informer_testing::TestApiServer::builder();
+    /// # let _ = builder;
+    /// ```
+    pub fn builder() -> TestApiServerBuilder {
+        TestApiServerBuilder::default()
+    }
+
+    /// The socket address the server listens on (always on 127.0.0.1).
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// assert!(server.address().ip().is_loopback());
+    /// # }
+    /// ```
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// The base URL, e.g. `http://127.0.0.1:41234`.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// assert!(server.url().starts_with("http://127.0.0.1:"));
+    /// # }
+    /// ```
+    pub fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// A `kube::Config` for the server (default namespace `default`), for
+    /// clients that need tweaks such as disabling retries.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) -> Result<(), kube::Error> {
+    /// let mut config = server.config();
+    /// config.default_retry = false;
+    /// let client = kube::Client::try_from(config)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn config(&self) -> kube::Config {
+        let uri = self
+            .url()
+            .parse()
+            .unwrap_or_else(|_| http::Uri::from_static("http://127.0.0.1"));
+        kube::Config::new(uri)
+    }
+
+    /// A `kube::Client` for the server, like [`TestApiServer::client`] but
+    /// returning the error instead of panicking.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) -> Result<(), informer_testing::Error> {
+    /// let client = server.try_client()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn try_client(&self) -> Result<kube::Client, Error> {
+        kube::Client::try_from(self.config()).map_err(Error::Client)
+    }
+
+    /// A `kube::Client` for the server (with kube's default retry policy,
+    /// which retries 429, 503 and 504 responses).
+    ///
+    /// # Panics
+    ///
+    /// If `kube` cannot build a client for a plain-HTTP URL, which it always can
+    /// (use [`TestApiServer::try_client`] to get the error instead).
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// let client = server.client();
+    /// # let _ = client; }
+    /// ```
+    pub fn client(&self) -> kube::Client {
+        match self.try_client() {
+            Ok(client) => client,
+            Err(err) => panic!("failed to build a kube client for the test API server: {err}"),
+        }
+    }
+
+    /// A kubeconfig whose current context points at the server.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// let kubeconfig = server.kubeconfig();
+    /// assert_eq!(kubeconfig.current_context.as_deref(), Some("informer-test"));
+    /// # }
+    /// ```
+    pub fn kubeconfig(&self) -> Kubeconfig {
+        const NAME: &str = "informer-test";
+        Kubeconfig {
+            clusters: vec![NamedCluster {
+                name: NAME.into(),
+                cluster: Some(Cluster {
+                    server: Some(self.url()),
+                    ..Cluster::default()
+                }),
+                ..NamedCluster::default()
+            }],
+            auth_infos: vec![NamedAuthInfo {
+                name: NAME.into(),
+                auth_info: Some(AuthInfo::default()),
+                ..NamedAuthInfo::default()
+            }],
+            contexts: vec![NamedContext {
+                name: NAME.into(),
+                context: Some(Context {
+                    cluster: NAME.into(),
+                    user: Some(NAME.into()),
+                    namespace: Some("default".into()),
+                    ..Context::default()
+                }),
+                ..NamedContext::default()
+            }],
+            current_context: Some(NAME.into()),
+            kind: Some("Config".into()),
+            api_version: Some("v1".into()),
+            ..Kubeconfig::default()
+        }
+    }
+
+    /// Writes [`TestApiServer::kubeconfig`] to a file (as JSON, which is valid
+    /// YAML), for `kubectl --kubeconfig` or `KUBECONFIG`.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) -> Result<(), informer_testing::Error> {
+    /// server.write_kubeconfig("/tmp/test-kubeconfig")?;
+    /// # Ok(()) }
+    /// ```
+    pub fn write_kubeconfig(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        let path = path.as_ref();
+        let text = serde_json::to_string_pretty(&self.kubeconfig()).map_err(|e| {
+            Error::WriteKubeconfig {
+                path: path.to_path_buf(),
+                source: std::io::Error::other(e),
+            }
+        })?;
+        std::fs::write(path, text).map_err(|source| Error::WriteKubeconfig {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// Serves a custom resource type from now on (discovery included).
+    /// Registering the same group and plural again replaces the type but keeps its objects.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) -> Result<(), informer_testing::Error> {
+    /// use informer_testing::CustomResourceSpec;
+    /// server.register_custom_resource(CustomResourceSpec::namespaced("example.com", "v1", "Widget", "widgets"))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn register_custom_resource(&self, spec: CustomResourceSpec) -> Result<(), Error> {
+        self.shared
+            .registry
+            .write()
+            .register(&spec)
+            .map_err(Error::InvalidCustomResource)
+    }
+
+    /// The fault-injection and request-counting handle.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// server.faults().drop_watches();
+    /// # }
+    /// ```
+    pub fn faults(&self) -> Faults {
+        Faults {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// The latest resource version (the shared revision counter).
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// let rv = server.resource_version();
+    /// # let _ = rv; }
+    /// ```
+    pub fn resource_version(&self) -> u64 {
+        self.shared.store.lock().revision()
+    }
+
+    /// The revision history starts after: watches and continue tokens from
+    /// older versions, and `Exact` reads of them, get `410 Gone`.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// server.faults().compact();
+    /// assert_eq!(server.compacted_resource_version(), server.resource_version());
+    /// # }
+    /// ```
+    pub fn compacted_resource_version(&self) -> u64 {
+        self.shared.store.lock().compacted_revision()
+    }
+
+    fn resource_for(&self, api_version: &str, kind: &str) -> Result<Arc<ResourceType>, Error> {
+        self.shared
+            .registry
+            .read()
+            .by_kind(api_version, kind)
+            .ok_or_else(|| Error::UnknownKind {
+                api_version: api_version.to_string(),
+                kind: kind.to_string(),
+            })
+    }
+
+    fn namespace_for<'a>(resource: &ResourceType, namespace: Option<&'a str>) -> Option<&'a str> {
+        if resource.namespaced {
+            Some(namespace.unwrap_or("default"))
+        } else {
+            None
+        }
+    }
+
+    /// Creates an object directly (no HTTP request, no faults, not counted),
+    /// exactly as a POST would. The type comes from `apiVersion` and `kind`;
+    /// namespaced objects without `metadata.namespace` go to `default`.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) -> Result<(), informer_testing::Error> {
+    /// let created = server.create_json(serde_json::json!({
+    ///     "apiVersion": "v1", "kind": "Pod",
+    ///     "metadata": {"name": "web", "namespace": "default"},
+    ///     "spec": {"containers": [{"name": "app", "image": "nginx"}]}
+    /// }))?;
+    /// assert_eq!(created["metadata"]["resourceVersion"].as_str().is_some(), true);
+    /// # Ok(()) }
+    /// ```
+    pub fn create_json(&self, object: Value) -> Result<Value, Error> {
+        let (api_version, kind) = type_of(&object);
+        let resource = self.resource_for(&api_version, &kind)?;
+        let namespace = object
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let namespace = Self::namespace_for(&resource, namespace.as_deref());
+        let created = self
+            .shared
+            .store
+            .lock()
+            .create(&resource, namespace, object, false)?;
+        Ok(created.as_ref().clone())
+    }
+
+    /// Replaces an object directly, exactly as a PUT would (a set
+    /// `metadata.resourceVersion` must match, or the update fails with 409).
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) -> Result<(), informer_testing::Error> {
+    /// let mut pod = server.get_json("v1", "Pod", Some("default"), "web").expect("exists");
+    /// pod["metadata"]["labels"] = serde_json::json!({"app": "web"});
+    /// server.update_json(pod)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn update_json(&self, object: Value) -> Result<Value, Error> {
+        self.write_json(object, Subresource::Main)
+    }
+
+    /// Replaces an object's `status` directly, as a PUT to the `status`
+    /// subresource would (for types without one, the whole object is replaced).
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) -> Result<(), informer_testing::Error> {
+    /// let mut pod = server.get_json("v1", "Pod", Some("default"), "web").expect("exists");
+    /// pod["status"] = serde_json::json!({"phase": "Running"});
+    /// server.update_status_json(pod)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn update_status_json(&self, object: Value) -> Result<Value, Error> {
+        self.write_json(object, Subresource::Status)
+    }
+
+    fn write_json(&self, object: Value, subresource: Subresource) -> Result<Value, Error> {
+        let (api_version, kind) = type_of(&object);
+        let resource = self.resource_for(&api_version, &kind)?;
+        let subresource = if resource.status_subresource {
+            subresource
+        } else {
+            Subresource::Main
+        };
+        let name = object
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let namespace = object
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let namespace = Self::namespace_for(&resource, namespace.as_deref());
+        let updated = self.shared.store.lock().update(
+            &resource,
+            namespace,
+            &name,
+            object,
+            subresource,
+            false,
+        )?;
+        Ok(updated.as_ref().clone())
+    }
+
+    /// Reads an object directly.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// let ns = server.get_json("v1", "Namespace", None, "default");
+    /// assert!(ns.is_some());
+    /// # }
+    /// ```
+    pub fn get_json(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<Value> {
+        let resource = self.resource_for(api_version, kind).ok()?;
+        let namespace = Self::namespace_for(&resource, namespace);
+        self.shared
+            .store
+            .lock()
+            .get(&resource, namespace, name)
+            .ok()
+            .map(|o| o.as_ref().clone())
+    }
+
+    /// Lists objects of a type directly, in one namespace or (with `None`) in all.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) -> Result<(), informer_testing::Error> {
+    /// let namespaces = server.list_json("v1", "Namespace", None)?;
+    /// assert!(namespaces.len() >= 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn list_json(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<Value>, Error> {
+        let resource = self.resource_for(api_version, kind)?;
+        let namespace = namespace
+            .filter(|_| resource.namespaced)
+            .map(str::to_string);
+        let request = ListRequest {
+            filter: Filter::all(resource, namespace),
+            version: ReadVersion::MostRecent,
+            limit: None,
+            continue_token: None,
+        };
+        let page = self.shared.store.lock().list(&request)?;
+        Ok(page.items.iter().map(|o| o.as_ref().clone()).collect())
+    }
+
+    /// Deletes an object directly, as a DELETE would: objects with finalizers
+    /// are only marked. Returns the deleted (or marked) object.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) -> Result<(), informer_testing::Error> {
+    /// server.delete_json("v1", "Pod", Some("default"), "web")?;
+    /// # Ok(()) }
+    /// ```
+    pub fn delete_json(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, Error> {
+        let resource = self.resource_for(api_version, kind)?;
+        let namespace = Self::namespace_for(&resource, namespace);
+        let outcome = self.shared.store.lock().delete(
+            &resource,
+            namespace,
+            name,
+            &DeleteOptions::default(),
+            false,
+        )?;
+        Ok(match outcome {
+            DeleteOutcome::Deleted(o) | DeleteOutcome::Pending(o) => o.as_ref().clone(),
+        })
+    }
+
+    /// Stops the server: closes the listener and every connection.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// server.shutdown();
+    /// # }
+    /// ```
+    pub fn shutdown(self) {
+        // Drop does the work.
+    }
+}
+
+impl Drop for TestApiServer {
+    fn drop(&mut self) {
+        self.task.abort();
+        self.shared.close_connections();
+        tracing::debug!(address = %self.address, "test API server stopped");
+    }
+}
+
+fn type_of(object: &Value) -> (String, String) {
+    let field = |name: &str| {
+        object
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    (field("apiVersion"), field("kind"))
+}

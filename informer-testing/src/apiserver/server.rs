@@ -1,0 +1,1015 @@
+//! The HTTP side: connection handling, routing and request handlers.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::{FutureExt as _, StreamExt as _};
+use http::{HeaderMap, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt as _, Full, Limited, StreamBody, combinators::UnsyncBoxBody};
+use hyper::body::{Frame, Incoming};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use parking_lot::{Mutex, RwLock};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use super::discovery;
+use super::faults::{FaultState, RequestInfo, RestartMode, Verb};
+use super::openapi;
+use super::patch::PatchKind;
+use super::resource::{Registry, ResourceType};
+use super::selector::{FieldSelector, LabelSelector};
+use super::status::{ApiError, StatusReason, success_status};
+use super::storage::{
+    ContinueToken, DeleteOptions, DeleteOutcome, Filter, ListRequest, ReadVersion, Store,
+    Subresource, WatchMessage, WatchStart,
+};
+use super::table;
+use super::watch::WatchStream;
+
+/// Response bodies: a full buffer or a watch stream.
+pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// Namespaces that exist from the start, as in a fresh cluster.
+const DEFAULT_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
+
+/// State shared by the server task, its connections and the test's handles.
+pub(crate) struct Shared {
+    pub(crate) store: Mutex<Store>,
+    pub(crate) registry: RwLock<Registry>,
+    pub(crate) faults: Mutex<FaultState>,
+    connections: Mutex<HashMap<u64, AbortHandle>>,
+    next_connection: AtomicU64,
+    pub(crate) address: SocketAddr,
+    bookmark_interval: Duration,
+    max_body_bytes: usize,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        address: SocketAddr,
+        registry: Registry,
+        history_limit: usize,
+        bookmark_interval: Duration,
+        max_body_bytes: usize,
+    ) -> Self {
+        let mut store = Store::new(history_limit);
+        seed_namespaces(&mut store, &registry);
+        Self {
+            store: Mutex::new(store),
+            registry: RwLock::new(registry),
+            faults: Mutex::new(FaultState::default()),
+            connections: Mutex::new(HashMap::new()),
+            next_connection: AtomicU64::new(0),
+            address,
+            bookmark_interval,
+            max_body_bytes,
+        }
+    }
+
+    /// Closes all connections and watches; optionally loses all data.
+    pub(crate) fn restart(&self, mode: RestartMode) {
+        {
+            let mut store = self.store.lock();
+            store.drop_watches();
+            if mode == RestartMode::ResetData {
+                store.reset();
+                seed_namespaces(&mut store, &self.registry.read());
+            }
+        }
+        self.close_connections();
+        tracing::debug!(?mode, "test API server restarted");
+    }
+
+    /// Closes all connections and watches.
+    pub(crate) fn close_connections(&self) {
+        self.store.lock().drop_watches();
+        let connections: Vec<AbortHandle> =
+            self.connections.lock().drain().map(|(_, h)| h).collect();
+        for connection in connections {
+            connection.abort();
+        }
+    }
+}
+
+fn seed_namespaces(store: &mut Store, registry: &Registry) {
+    let Some(namespaces) = registry.by_path("", "v1", "namespaces") else {
+        return;
+    };
+    for name in DEFAULT_NAMESPACES {
+        let body = json!({"metadata": {"name": name}});
+        if let Err(err) = store.create(&namespaces, None, body, false) {
+            tracing::warn!(%err, name, "failed to create a default namespace");
+        }
+    }
+}
+
+/// Accepts connections until the task is aborted.
+pub(crate) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(err) => {
+                tracing::warn!(%err, "test API server failed to accept a connection");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let id = shared.next_connection.fetch_add(1, Ordering::Relaxed);
+        let conn_shared = shared.clone();
+        // Hold the lock while spawning so the task cannot deregister before it is registered.
+        let mut connections = shared.connections.lock();
+        let task = tokio::spawn(async move {
+            let svc_shared = conn_shared.clone();
+            let service = hyper::service::service_fn(move |request| {
+                let shared = svc_shared.clone();
+                async move { Ok::<_, Infallible>(handle(shared, request).await) }
+            });
+            let result = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                // Clients may shut down their write side while waiting for a response.
+                .half_close(true)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+            if let Err(err) = result {
+                tracing::debug!(%err, %peer, "connection ended with an error");
+            }
+            conn_shared.connections.lock().remove(&id);
+        });
+        connections.insert(id, task.abort_handle());
+    }
+}
+
+/// Handles one request; never fails and never lets a panic escape.
+async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Body> {
+    match AssertUnwindSafe(dispatch(shared, request))
+        .catch_unwind()
+        .await
+    {
+        Ok(response) => response,
+        Err(_) => {
+            tracing::error!("test API server handler panicked");
+            error_response(&ApiError::internal(
+                "an internal error occurred while handling the request",
+            ))
+        }
+    }
+}
+
+/// The parsed query string.
+struct Query(Vec<(String, String)>);
+
+impl Query {
+    fn parse(query: Option<&str>) -> Self {
+        Self(
+            form_urlencoded::parse(query.unwrap_or("").as_bytes())
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect(),
+        )
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A non-empty string parameter.
+    fn string(&self, name: &str) -> Option<&str> {
+        self.get(name).filter(|v| !v.is_empty())
+    }
+
+    /// A boolean parameter, parsed like Go's `strconv.ParseBool`.
+    fn bool(&self, name: &str) -> Result<Option<bool>, ApiError> {
+        match self.get(name) {
+            None | Some("") => Ok(None),
+            Some("1" | "t" | "T" | "true" | "TRUE" | "True") => Ok(Some(true)),
+            Some("0" | "f" | "F" | "false" | "FALSE" | "False") => Ok(Some(false)),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "invalid value for {name}: {other:?} is not a boolean"
+            ))),
+        }
+    }
+
+    fn u64(&self, name: &str) -> Result<Option<u64>, ApiError> {
+        match self.get(name) {
+            None | Some("") => Ok(None),
+            Some(v) => v.parse().map(Some).map_err(|_| {
+                ApiError::bad_request(format!(
+                    "invalid value for {name}: {v:?} is not a non-negative integer"
+                ))
+            }),
+        }
+    }
+
+    fn dry_run(&self) -> Result<bool, ApiError> {
+        match self.get("dryRun") {
+            None | Some("") => Ok(false),
+            Some("All") => Ok(true),
+            Some(other) => Err(ApiError::invalid(
+                "DryRun",
+                "",
+                &format!("dryRun: Unsupported value: \"{other}\": supported values: \"All\""),
+            )),
+        }
+    }
+}
+
+/// What a path addresses.
+enum Route {
+    Root,
+    Version,
+    Health,
+    CoreVersions,
+    Groups,
+    Group(String),
+    GroupVersion(String, String),
+    OpenApiRoot,
+    OpenApiGroupVersion(String),
+    Resource(ResourcePath),
+    NotFound,
+}
+
+struct ResourcePath {
+    resource: Arc<ResourceType>,
+    namespace: Option<String>,
+    name: Option<String>,
+    subresource: Option<String>,
+}
+
+fn route(registry: &Registry, path: &str) -> Route {
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    match segments.as_slice() {
+        [] => Route::Root,
+        ["version"] => Route::Version,
+        ["healthz" | "livez" | "readyz", ..] => Route::Health,
+        ["api"] => Route::CoreVersions,
+        ["api", version] => Route::GroupVersion(String::new(), version.to_string()),
+        ["api", version, rest @ ..] => resource_route(registry, "", version, rest),
+        ["apis"] => Route::Groups,
+        ["apis", group] => Route::Group(group.to_string()),
+        ["apis", group, version] => Route::GroupVersion(group.to_string(), version.to_string()),
+        ["apis", group, version, rest @ ..] => resource_route(registry, group, version, rest),
+        ["openapi", "v3"] => Route::OpenApiRoot,
+        ["openapi", "v3", rest @ ..] => Route::OpenApiGroupVersion(rest.join("/")),
+        _ => Route::NotFound,
+    }
+}
+
+fn resource_route(registry: &Registry, group: &str, version: &str, rest: &[&str]) -> Route {
+    let (resource, namespace, tail) = match rest {
+        ["namespaces", namespace, plural, tail @ ..]
+            if registry.is_namespaced_plural(group, version, plural) =>
+        {
+            let Some(resource) = registry.by_path(group, version, plural) else {
+                return Route::NotFound;
+            };
+            (resource, Some(namespace.to_string()), tail)
+        }
+        [plural, tail @ ..] => {
+            let Some(resource) = registry.by_path(group, version, plural) else {
+                return Route::NotFound;
+            };
+            if resource.namespaced && !tail.is_empty() {
+                return Route::NotFound;
+            }
+            (resource, None, tail)
+        }
+        [] => return Route::NotFound,
+    };
+    let (name, subresource) = match tail {
+        [] => (None, None),
+        [name] => (Some(name.to_string()), None),
+        [name, "status"] if resource.status_subresource => {
+            (Some(name.to_string()), Some("status".to_string()))
+        }
+        _ => return Route::NotFound,
+    };
+    Route::Resource(ResourcePath {
+        resource,
+        namespace,
+        name,
+        subresource,
+    })
+}
+
+fn request_info(method: &Method, route: &Route, query: &Query) -> RequestInfo {
+    let (verb, resource) = match route {
+        Route::Resource(path) => {
+            let verb = match (method, path.name.is_some()) {
+                (&Method::GET, false) if query.bool("watch").ok().flatten() == Some(true) => {
+                    Verb::Watch
+                }
+                (&Method::GET, false) => Verb::List,
+                (&Method::GET, true) => Verb::Get,
+                (&Method::POST, false) => Verb::Create,
+                (&Method::PUT, true) => Verb::Update,
+                (&Method::PATCH, true) => Verb::Patch,
+                (&Method::DELETE, true) => Verb::Delete,
+                (&Method::DELETE, false) => Verb::DeleteCollection,
+                _ => Verb::Other,
+            };
+            (verb, Some(path.resource.clone()))
+        }
+        Route::NotFound => (Verb::Other, None),
+        _ => (Verb::Discovery, None),
+    };
+    RequestInfo {
+        verb,
+        resource: resource.as_ref().map(|r| r.plural.clone()),
+        kind: resource.as_ref().map(|r| r.kind.clone()),
+    }
+}
+
+async fn dispatch(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let query = Query::parse(parts.uri.query());
+    let route = route(&shared.registry.read(), parts.uri.path());
+    let info = request_info(&parts.method, &route, &query);
+    tracing::debug!(method = %parts.method, uri = %parts.uri, verb = %info.verb, "request");
+
+    let (stall, failure) = shared.faults.lock().on_request(&info);
+    if let Some(delay) = stall {
+        tokio::time::sleep(delay).await;
+    }
+    if let Some(err) = failure {
+        return error_response(&err);
+    }
+    let body = match read_body(body, shared.max_body_bytes).await {
+        Ok(body) => body,
+        Err(err) => return error_response(&err),
+    };
+    let result = match route {
+        Route::Resource(path) => handle_resource(
+            &shared,
+            &parts.method,
+            &parts.headers,
+            path,
+            &query,
+            info.verb,
+            body,
+        ),
+        other => handle_non_resource(&shared, &parts.method, other),
+    };
+    result.unwrap_or_else(|err| error_response(&err))
+}
+
+async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, ApiError> {
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(err) if err.is::<http_body_util::LengthLimitError>() => Err(ApiError::new(
+            StatusReason::RequestEntityTooLarge,
+            format!("the request body is larger than {limit} bytes"),
+        )),
+        Err(err) => Err(ApiError::bad_request(format!(
+            "failed to read the request body: {err}"
+        ))),
+    }
+}
+
+fn handle_non_resource(
+    shared: &Shared,
+    method: &Method,
+    route: Route,
+) -> Result<Response<Body>, ApiError> {
+    if !matches!(route, Route::NotFound) && method != Method::GET && method != Method::HEAD {
+        return Err(method_not_allowed(method));
+    }
+    let registry = shared.registry.read();
+    let document = match route {
+        Route::Root => discovery::root_paths(&registry),
+        Route::Version => discovery::version(),
+        Route::Health => return Ok(text_response(StatusCode::OK, "ok")),
+        Route::CoreVersions => discovery::core_versions(shared.address),
+        Route::Groups => discovery::group_list(&registry),
+        Route::Group(group) => {
+            discovery::group(&registry, &group).ok_or_else(ApiError::unknown_path)?
+        }
+        Route::GroupVersion(group, version) => {
+            discovery::resource_list(&registry, &group, &version)
+                .ok_or_else(ApiError::unknown_path)?
+        }
+        Route::OpenApiRoot => openapi::root(&registry),
+        Route::OpenApiGroupVersion(path) => {
+            openapi::group_version(&registry, &path).ok_or_else(ApiError::unknown_path)?
+        }
+        Route::Resource(_) | Route::NotFound => return Err(ApiError::unknown_path()),
+    };
+    Ok(json_response(StatusCode::OK, &document))
+}
+
+fn method_not_allowed(method: &Method) -> ApiError {
+    ApiError::new(
+        StatusReason::MethodNotAllowed,
+        format!("the server does not allow this method on the requested resource: {method}"),
+    )
+}
+
+fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_request(
+            "the request body is empty; an object was expected",
+        ));
+    }
+    serde_json::from_slice(body)
+        .map_err(|err| ApiError::bad_request(format!("the request body is not valid JSON: {err}")))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn handle_resource(
+    shared: &Arc<Shared>,
+    method: &Method,
+    headers: &HeaderMap,
+    path: ResourcePath,
+    query: &Query,
+    verb: Verb,
+    body: Bytes,
+) -> Result<Response<Body>, ApiError> {
+    let subresource = match path.subresource.as_deref() {
+        Some("status") => Subresource::Status,
+        _ => Subresource::Main,
+    };
+    if path.subresource.is_some() && verb == Verb::Delete {
+        return Err(method_not_allowed(method));
+    }
+    let resource = path.resource.clone();
+    let namespace = path.namespace.as_deref();
+    let name = path.name.as_deref().unwrap_or("");
+    match verb {
+        Verb::List => list(shared, headers, &path, query),
+        Verb::Watch => watch(shared, headers, &path, query),
+        Verb::Get => {
+            if let Some(requested) = query.string("resourceVersion").filter(|rv| *rv != "0") {
+                let requested = parse_revision(requested)?;
+                let current = shared.store.lock().revision();
+                if requested > current {
+                    return Err(ApiError::too_large_resource_version(requested, current));
+                }
+            }
+            let object = shared.store.lock().get(&resource, namespace, name)?;
+            if wants_table(headers) {
+                let table = table::table(&resource, &[object], None, None);
+                return Ok(json_response(StatusCode::OK, &table));
+            }
+            Ok(json_response(StatusCode::OK, &object))
+        }
+        Verb::Create => {
+            let dry_run = query.dry_run()?;
+            let object = parse_json(&body)?;
+            let created = shared
+                .store
+                .lock()
+                .create(&resource, namespace, object, dry_run)?;
+            Ok(json_response(StatusCode::CREATED, &created))
+        }
+        Verb::Update => {
+            let dry_run = query.dry_run()?;
+            let object = parse_json(&body)?;
+            let updated = shared.store.lock().update(
+                &resource,
+                namespace,
+                name,
+                object,
+                subresource,
+                dry_run,
+            )?;
+            Ok(json_response(StatusCode::OK, &updated))
+        }
+        Verb::Patch => {
+            let dry_run = query.dry_run()?;
+            let content_type = headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            let kind = PatchKind::from_content_type(content_type).ok_or_else(|| {
+                ApiError::new(
+                    StatusReason::UnsupportedMediaType,
+                    format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {content_type:?}"),
+                )
+            })?;
+            if kind == PatchKind::Apply && query.string("fieldManager").is_none() {
+                return Err(ApiError::invalid(
+                    "PatchOptions.meta.k8s.io",
+                    "",
+                    "fieldManager: Required value: is required for apply patch",
+                ));
+            }
+            let patch = parse_json(&body)?;
+            let mut store = shared.store.lock();
+            let existed = store.get(&resource, namespace, name).is_ok();
+            let patched = store.patch(
+                &resource,
+                namespace,
+                name,
+                kind,
+                &patch,
+                subresource,
+                dry_run,
+            )?;
+            let status = if existed {
+                StatusCode::OK
+            } else {
+                StatusCode::CREATED
+            };
+            Ok(json_response(status, &patched))
+        }
+        Verb::Delete => {
+            let (options, body_dry_run) = delete_options(&body)?;
+            let dry_run = query.dry_run()? || body_dry_run;
+            let outcome = shared
+                .store
+                .lock()
+                .delete(&resource, namespace, name, &options, dry_run)?;
+            Ok(match outcome {
+                DeleteOutcome::Pending(object) => json_response(StatusCode::OK, &object),
+                DeleteOutcome::Deleted(object) if resource.returns_deleted_object => {
+                    json_response(StatusCode::OK, &object)
+                }
+                DeleteOutcome::Deleted(object) => {
+                    let uid = object.pointer("/metadata/uid").and_then(Value::as_str);
+                    json_response(StatusCode::OK, &success_status(&resource.plural, name, uid))
+                }
+            })
+        }
+        Verb::DeleteCollection => {
+            let (options, body_dry_run) = delete_options(&body)?;
+            let dry_run = query.dry_run()? || body_dry_run;
+            let filter = filter(&path, query)?;
+            let mut store = shared.store.lock();
+            let mut deleted = Vec::new();
+            for (ns, name) in store.select(&filter) {
+                match store.delete(&resource, ns.as_deref(), &name, &options, dry_run)? {
+                    DeleteOutcome::Deleted(o) | DeleteOutcome::Pending(o) => deleted.push(o),
+                }
+            }
+            let revision = store.revision();
+            drop(store);
+            Ok(json_response(
+                StatusCode::OK,
+                &json!({
+                    "kind": format!("{}List", resource.kind),
+                    "apiVersion": resource.api_version(),
+                    "metadata": {"resourceVersion": revision.to_string()},
+                    "items": deleted.iter().map(|o| o.as_ref()).collect::<Vec<&Value>>(),
+                }),
+            ))
+        }
+        Verb::Discovery | Verb::Other => Err(method_not_allowed(method)),
+    }
+}
+
+/// Reads `DeleteOptions` from a (possibly empty) body.
+fn delete_options(body: &[u8]) -> Result<(DeleteOptions, bool), ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok((DeleteOptions::default(), false));
+    }
+    let value = parse_json(body)?;
+    if !value.is_object() {
+        return Err(ApiError::bad_request("DeleteOptions must be a JSON object"));
+    }
+    let string = |pointer: &str| -> Result<Option<String>, ApiError> {
+        match value.pointer(pointer) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(ApiError::bad_request(format!(
+                "DeleteOptions{} must be a string",
+                pointer.replace('/', ".")
+            ))),
+        }
+    };
+    let options = DeleteOptions {
+        uid: string("/preconditions/uid")?,
+        resource_version: string("/preconditions/resourceVersion")?,
+    };
+    let dry_run = match value.get("dryRun") {
+        None | Some(Value::Null) => false,
+        Some(Value::Array(values)) => values.iter().any(|v| v == "All"),
+        Some(_) => return Err(ApiError::bad_request("DeleteOptions.dryRun must be a list")),
+    };
+    Ok((options, dry_run))
+}
+
+fn parse_revision(value: &str) -> Result<u64, ApiError> {
+    value.parse().map_err(|_| {
+        ApiError::bad_request(format!(
+            "invalid resource version {value:?}: not a decimal integer"
+        ))
+    })
+}
+
+fn filter(path: &ResourcePath, query: &Query) -> Result<Filter, ApiError> {
+    let labels = LabelSelector::parse(query.get("labelSelector").unwrap_or(""))
+        .map_err(ApiError::bad_request)?;
+    let fields = FieldSelector::parse(query.get("fieldSelector").unwrap_or(""))
+        .map_err(ApiError::bad_request)?;
+    if let Some(field) = fields.fields().find(|f| !path.resource.supports_field(f)) {
+        return Err(ApiError::bad_request(format!(
+            "field label not supported: {field}"
+        )));
+    }
+    Ok(Filter {
+        resource: path.resource.clone(),
+        namespace: path.namespace.clone(),
+        labels,
+        fields,
+    })
+}
+
+/// The list semantics of `resourceVersion`, `resourceVersionMatch`, `limit` and `continue`.
+fn read_version(query: &Query, paginated: bool, continuing: bool) -> Result<ReadVersion, ApiError> {
+    let rv = query.string("resourceVersion");
+    let matching = query.string("resourceVersionMatch");
+    let invalid = |why: &str| ApiError::invalid("ListOptions.meta.k8s.io", "", why);
+    if continuing {
+        if rv.is_some_and(|rv| rv != "0") {
+            return Err(ApiError::bad_request(
+                "specifying resource version is not allowed when using continue",
+            ));
+        }
+        return Ok(ReadVersion::MostRecent);
+    }
+    match (matching, rv) {
+        (None, None) => Ok(ReadVersion::MostRecent),
+        (None, Some("0")) => Ok(ReadVersion::Any),
+        (None, Some(rv)) if paginated => Ok(ReadVersion::Exact(parse_revision(rv)?)),
+        (None, Some(rv)) => Ok(ReadVersion::NotOlderThan(parse_revision(rv)?)),
+        (Some(_), None) => Err(invalid(
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+        )),
+        (Some("NotOlderThan"), Some("0")) => Ok(ReadVersion::Any),
+        (Some("NotOlderThan"), Some(rv)) => Ok(ReadVersion::NotOlderThan(parse_revision(rv)?)),
+        (Some("Exact"), Some("0")) => Err(invalid(
+            "resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+        )),
+        (Some("Exact"), Some(rv)) => Ok(ReadVersion::Exact(parse_revision(rv)?)),
+        (Some(other), _) => Err(invalid(&format!(
+            "resourceVersionMatch: Unsupported value: \"{other}\": supported values: \"Exact\", \"NotOlderThan\", \"\""
+        ))),
+    }
+}
+
+fn list(
+    shared: &Shared,
+    headers: &HeaderMap,
+    path: &ResourcePath,
+    query: &Query,
+) -> Result<Response<Body>, ApiError> {
+    // Validate like the real server even though `watch=false` lists.
+    query.bool("watch")?;
+    let filter = filter(path, query)?;
+    let limit = query.u64("limit")?;
+    let continue_token = query
+        .string("continue")
+        .map(ContinueToken::decode)
+        .transpose()?;
+    let version = read_version(
+        query,
+        limit.is_some_and(|l| l > 0),
+        continue_token.is_some(),
+    )?;
+    let request = ListRequest {
+        filter,
+        version,
+        limit: limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
+        continue_token,
+    };
+    let page = shared.store.lock().list(&request)?;
+    let resource = &path.resource;
+    let continue_token = page.continue_token.as_ref().map(ContinueToken::encode);
+    if wants_table(headers) {
+        let table = table::table(
+            resource,
+            &page.items,
+            Some(page.revision),
+            continue_token.as_deref(),
+        );
+        return Ok(json_response(StatusCode::OK, &table));
+    }
+    let mut metadata = json!({"resourceVersion": page.revision.to_string()});
+    if let Some(token) = continue_token {
+        metadata["continue"] = json!(token);
+    }
+    if let Some(remaining) = page.remaining {
+        metadata["remainingItemCount"] = json!(remaining);
+    }
+    let list = json!({
+        "kind": format!("{}List", resource.kind),
+        "apiVersion": resource.api_version(),
+        "metadata": metadata,
+        "items": page.items.iter().map(|o| o.as_ref()).collect::<Vec<&Value>>(),
+    });
+    Ok(json_response(StatusCode::OK, &list))
+}
+
+fn watch(
+    shared: &Arc<Shared>,
+    headers: &HeaderMap,
+    path: &ResourcePath,
+    query: &Query,
+) -> Result<Response<Body>, ApiError> {
+    let filter = filter(path, query)?;
+    let invalid = |why: &str| ApiError::invalid("ListOptions.meta.k8s.io", "", why);
+    let rv = query.string("resourceVersion");
+    let matching = query.string("resourceVersionMatch");
+    let send_initial_events = query.bool("sendInitialEvents")?;
+    let bookmarks = query.bool("allowWatchBookmarks")?.unwrap_or(false);
+    let timeout = query
+        .u64("timeoutSeconds")?
+        .filter(|t| *t > 0)
+        .map(Duration::from_secs);
+    if matching.is_some() && send_initial_events.is_none() {
+        return Err(invalid(
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+        ));
+    }
+    if let Some(matching) = matching
+        && matching != "NotOlderThan"
+    {
+        return Err(invalid(&format!(
+            "resourceVersionMatch: Unsupported value: \"{matching}\": supported values: \"NotOlderThan\""
+        )));
+    }
+    if send_initial_events.is_some() && matching.is_none() {
+        return Err(invalid(
+            "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan",
+        ));
+    }
+    if send_initial_events == Some(true) && !bookmarks {
+        return Err(invalid(
+            "allowWatchBookmarks: Required value: allowWatchBookmarks must be set when sendInitialEvents is set",
+        ));
+    }
+    let revision = match rv {
+        None | Some("0") => None,
+        Some(rv) => Some(parse_revision(rv)?),
+    };
+    let start = match (send_initial_events, revision) {
+        (Some(true), _) => WatchStart::Now {
+            initial_events: true,
+            end_bookmark: !shared.faults.lock().withhold_initial_events_end,
+        },
+        (Some(false), None) => WatchStart::Now {
+            initial_events: false,
+            end_bookmark: false,
+        },
+        (None, None) => WatchStart::Now {
+            initial_events: true,
+            end_bookmark: false,
+        },
+        (_, Some(revision)) => WatchStart::After(revision),
+    };
+    let table = wants_table(headers);
+    let resource = path.resource.clone();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let result = {
+        let mut store = shared.store.lock();
+        match (send_initial_events, revision) {
+            (Some(true), Some(revision)) if revision > store.revision() => Err(
+                ApiError::too_large_resource_version(revision, store.revision()),
+            ),
+            _ => store.watch(filter, start, tx.clone()),
+        }
+    };
+    let id = match result {
+        Ok(id) => Some(id),
+        // Like the real server: 200, then an ERROR event, then the end of the stream.
+        Err(err) if err.code() == 410 => {
+            let _ = tx.send(WatchMessage::Error(err.to_status()));
+            None
+        }
+        Err(err) => return Err(err),
+    };
+    drop(tx);
+    let interval = bookmarks.then_some(shared.bookmark_interval);
+    let stream = WatchStream::new(shared.clone(), id, resource.clone(), rx, interval, timeout);
+    let body = if table {
+        let resource = resource.clone();
+        StreamBody::new(
+            stream
+                .into_stream()
+                .map(move |chunk| Ok(Frame::data(table::event_as_table(&resource, chunk)))),
+        )
+        .boxed_unsync()
+    } else {
+        StreamBody::new(stream.into_stream().map(|chunk| Ok(Frame::data(chunk)))).boxed_unsync()
+    };
+    Ok(Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::CACHE_CONTROL, "no-cache, private")
+        .body(body)
+        .unwrap_or_else(|_| error_response(&ApiError::internal("failed to build a response"))))
+}
+
+/// Whether the client asked for a `meta.k8s.io` Table (as `kubectl get` does).
+fn wants_table(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .next()
+        .is_some_and(|first| {
+            let params: Vec<&str> = first.split(';').map(str::trim).collect();
+            params.contains(&"as=Table") && params.contains(&"g=meta.k8s.io")
+        })
+}
+
+fn full_body(bytes: Vec<u8>) -> Body {
+    Full::new(Bytes::from(bytes)).boxed_unsync()
+}
+
+pub(crate) fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
+    let bytes = serde_json::to_vec(value).unwrap_or_default();
+    let mut response = Response::new(full_body(bytes));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn text_response(status: StatusCode, text: &str) -> Response<Body> {
+    let mut response = Response::new(full_body(text.as_bytes().to_vec()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+pub(crate) fn error_response(err: &ApiError) -> Response<Body> {
+    tracing::debug!(%err, "request failed");
+    let status = StatusCode::from_u16(err.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = json_response(status, &err.to_status());
+    if let Some(retry_after) = err.retry_after()
+        && let Ok(value) = header::HeaderValue::from_str(&retry_after.as_secs().to_string())
+    {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (plural, namespace, name, subresource)
+    type Parts = (String, Option<String>, Option<String>, Option<String>);
+
+    fn resource_of(route: Route) -> Option<Parts> {
+        match route {
+            Route::Resource(p) => Some((
+                p.resource.plural.clone(),
+                p.namespace,
+                p.name,
+                p.subresource,
+            )),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn routes() {
+        let registry = Registry::builtin();
+        let r = |path| resource_of(route(&registry, path));
+        assert_eq!(
+            r("/api/v1/namespaces/ns/pods"),
+            Some(("pods".into(), Some("ns".into()), None, None))
+        );
+        assert_eq!(
+            r("/api/v1/namespaces/ns/pods/p/status"),
+            Some((
+                "pods".into(),
+                Some("ns".into()),
+                Some("p".into()),
+                Some("status".into())
+            ))
+        );
+        assert_eq!(r("/api/v1/pods"), Some(("pods".into(), None, None, None)));
+        assert_eq!(
+            r("/api/v1/namespaces/kube-system"),
+            Some(("namespaces".into(), None, Some("kube-system".into()), None))
+        );
+        assert_eq!(
+            r("/api/v1/namespaces/x/status"),
+            Some((
+                "namespaces".into(),
+                None,
+                Some("x".into()),
+                Some("status".into())
+            ))
+        );
+        assert_eq!(
+            r("/apis/apps/v1/namespaces/a/deployments/d"),
+            Some((
+                "deployments".into(),
+                Some("a".into()),
+                Some("d".into()),
+                None
+            ))
+        );
+        assert_eq!(
+            r("/api/v1/pods/p"),
+            None,
+            "namespaced items need a namespace"
+        );
+        assert_eq!(r("/api/v1/namespaces/ns/configmaps/c/status"), None);
+        assert_eq!(r("/api/v1/namespaces/ns/pods/p/exec"), None);
+        assert_eq!(r("/apis/apps/v2/deployments"), None);
+        assert_eq!(r("/api/v1/widgets"), None);
+        assert!(matches!(route(&registry, "/apis/apps"), Route::Group(_)));
+        assert!(matches!(route(&registry, "/nope"), Route::NotFound));
+    }
+
+    #[test]
+    fn list_read_versions() {
+        let q = |s: &str| Query::parse(Some(s));
+        assert_eq!(
+            read_version(&q(""), false, false).unwrap(),
+            ReadVersion::MostRecent
+        );
+        assert_eq!(
+            read_version(&q("resourceVersion=0"), false, false).unwrap(),
+            ReadVersion::Any
+        );
+        assert_eq!(
+            read_version(&q("resourceVersion=5"), false, false).unwrap(),
+            ReadVersion::NotOlderThan(5)
+        );
+        assert_eq!(
+            read_version(&q("resourceVersion=5"), true, false).unwrap(),
+            ReadVersion::Exact(5)
+        );
+        assert_eq!(
+            read_version(
+                &q("resourceVersion=5&resourceVersionMatch=Exact"),
+                false,
+                false
+            )
+            .unwrap(),
+            ReadVersion::Exact(5)
+        );
+        assert_eq!(
+            read_version(
+                &q("resourceVersion=5&resourceVersionMatch=NotOlderThan"),
+                true,
+                false
+            )
+            .unwrap(),
+            ReadVersion::NotOlderThan(5)
+        );
+        assert_eq!(
+            read_version(&q("resourceVersionMatch=Exact"), false, false)
+                .unwrap_err()
+                .code(),
+            422
+        );
+        assert_eq!(
+            read_version(
+                &q("resourceVersion=0&resourceVersionMatch=Exact"),
+                false,
+                false
+            )
+            .unwrap_err()
+            .code(),
+            422
+        );
+        assert_eq!(
+            read_version(&q("resourceVersion=x"), false, false)
+                .unwrap_err()
+                .code(),
+            400
+        );
+        assert_eq!(
+            read_version(&q("resourceVersion=3"), true, true)
+                .unwrap_err()
+                .code(),
+            400
+        );
+    }
+
+    #[test]
+    fn table_accept_header() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::ACCEPT,
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+                .parse()
+                .unwrap(),
+        );
+        assert!(wants_table(&headers));
+        headers.insert(header::ACCEPT, "application/json".parse().unwrap());
+        assert!(!wants_table(&headers));
+    }
+}

@@ -1,0 +1,241 @@
+//! Server-side printing: `meta.k8s.io/v1` `Table` responses, which `kubectl get` asks for.
+
+use std::borrow::Borrow;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::resource::ResourceType;
+
+fn column(name: &str, format: &str, description: &str) -> Value {
+    json!({"name": name, "type": "string", "format": format, "description": description, "priority": 0})
+}
+
+fn columns(resource: &ResourceType) -> Vec<Value> {
+    let name = column("Name", "name", "Name must be unique within a namespace.");
+    let age = column(
+        "Age",
+        "",
+        "CreationTimestamp is the time the object was created.",
+    );
+    match (resource.group.as_str(), resource.kind.as_str()) {
+        ("", "Pod") => vec![
+            name,
+            column(
+                "Ready",
+                "",
+                "The number of ready containers out of all containers.",
+            ),
+            column("Status", "", "The aggregate status of the pod."),
+            column("Restarts", "", "The number of container restarts."),
+            age,
+        ],
+        ("", "Namespace") => vec![
+            name,
+            column("Status", "", "The phase of the namespace."),
+            age,
+        ],
+        _ => vec![name, age],
+    }
+}
+
+fn cells(resource: &ResourceType, object: &Value) -> Vec<Value> {
+    let name = object
+        .pointer("/metadata/name")
+        .cloned()
+        .unwrap_or(json!(""));
+    let age = json!(age(object));
+    match (resource.group.as_str(), resource.kind.as_str()) {
+        ("", "Pod") => {
+            let containers = object
+                .pointer("/spec/containers")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            let statuses = object
+                .pointer("/status/containerStatuses")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let ready = statuses.iter().filter(|s| s["ready"] == true).count();
+            let restarts: i64 = statuses
+                .iter()
+                .filter_map(|s| s["restartCount"].as_i64())
+                .sum();
+            let status = if object.pointer("/metadata/deletionTimestamp").is_some() {
+                "Terminating".to_string()
+            } else {
+                object
+                    .pointer("/status/phase")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Unknown")
+                    .to_string()
+            };
+            vec![
+                name,
+                json!(format!("{ready}/{containers}")),
+                json!(status),
+                json!(restarts),
+                age,
+            ]
+        }
+        ("", "Namespace") => {
+            let phase = object
+                .pointer("/status/phase")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            vec![name, json!(phase), age]
+        }
+        _ => vec![name, age],
+    }
+}
+
+fn row(resource: &ResourceType, object: &Value) -> Value {
+    json!({
+        "cells": cells(resource, object),
+        "object": {
+            "kind": "PartialObjectMetadata",
+            "apiVersion": "meta.k8s.io/v1",
+            "metadata": object.get("metadata").cloned().unwrap_or(json!({})),
+        }
+    })
+}
+
+/// A `Table` of objects, with list metadata when given.
+pub(crate) fn table<T: Borrow<Value>>(
+    resource: &ResourceType,
+    objects: &[T],
+    revision: Option<u64>,
+    continue_token: Option<&str>,
+) -> Value {
+    let mut metadata = json!({});
+    if let Some(revision) = revision {
+        metadata["resourceVersion"] = json!(revision.to_string());
+    }
+    if let Some(token) = continue_token {
+        metadata["continue"] = json!(token);
+    }
+    json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": metadata,
+        "columnDefinitions": columns(resource),
+        "rows": objects.iter().map(|o| row(resource, o.borrow())).collect::<Vec<_>>(),
+    })
+}
+
+/// Rewrites one watch event line so its object is a one-row `Table`.
+pub(crate) fn event_as_table(resource: &ResourceType, chunk: Bytes) -> Bytes {
+    let Ok(mut event) = serde_json::from_slice::<Value>(&chunk) else {
+        return chunk;
+    };
+    if !matches!(
+        event["type"].as_str(),
+        Some("ADDED" | "MODIFIED" | "DELETED")
+    ) {
+        return chunk;
+    }
+    let object = event["object"].take();
+    event["object"] = table(resource, &[object], None, None);
+    let mut out = serde_json::to_vec(&event).unwrap_or_default();
+    out.push(b'\n');
+    Bytes::from(out)
+}
+
+/// The age of an object, formatted like kubectl's `AGE` column.
+fn age(object: &Value) -> String {
+    let Some(created) = object
+        .pointer("/metadata/creationTimestamp")
+        .and_then(Value::as_str)
+        .and_then(parse_rfc3339)
+    else {
+        return "<unknown>".to_string();
+    };
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    human_duration(now.saturating_sub(created))
+}
+
+fn human_duration(secs: u64) -> String {
+    let (m, h, d) = (secs / 60, secs / 3600, secs / 86_400);
+    match secs {
+        s if s < 120 => format!("{s}s"),
+        s if s < 600 => format!("{m}m{}s", s % 60),
+        s if s < 3 * 3600 => format!("{m}m"),
+        s if s < 8 * 3600 => format!("{h}h{}m", m % 60),
+        s if s < 48 * 3600 => format!("{h}h"),
+        s if s < 8 * 86_400 => format!("{d}d{}h", h % 24),
+        _ => format!("{d}d"),
+    }
+}
+
+/// Parses `YYYY-MM-DDTHH:MM:SSZ` (the format this server writes) into Unix seconds.
+fn parse_rfc3339(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    // Days-from-civil (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + hour * 3600 + minute * 60 + second).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apiserver::resource::Registry;
+    use crate::apiserver::storage::format_rfc3339;
+
+    #[test]
+    fn timestamps_round_trip() {
+        for secs in [0, 951_782_400, 1_700_000_000] {
+            assert_eq!(parse_rfc3339(&format_rfc3339(secs)), Some(secs));
+        }
+        assert_eq!(parse_rfc3339("garbage"), None);
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(human_duration(5), "5s");
+        assert_eq!(human_duration(130), "2m10s");
+        assert_eq!(human_duration(3600), "60m");
+        assert_eq!(human_duration(4 * 3600 + 60), "4h1m");
+        assert_eq!(human_duration(3 * 86_400), "3d0h");
+    }
+
+    #[test]
+    fn pod_rows() {
+        let pods = Registry::builtin().by_path("", "v1", "pods").unwrap();
+        let pod = json!({
+            "metadata": {"name": "web", "creationTimestamp": format_rfc3339(0)},
+            "spec": {"containers": [{"name": "a"}, {"name": "b"}]},
+            "status": {"phase": "Running", "containerStatuses": [{"ready": true, "restartCount": 2}]}
+        });
+        let table = table(&pods, &[pod], Some(5), None);
+        assert_eq!(table["rows"][0]["cells"][0], "web");
+        assert_eq!(table["rows"][0]["cells"][1], "1/2");
+        assert_eq!(table["rows"][0]["cells"][2], "Running");
+        assert_eq!(table["rows"][0]["cells"][3], 2);
+        assert_eq!(table["metadata"]["resourceVersion"], "5");
+        let event = event_as_table(
+            &pods,
+            Bytes::from_static(
+                b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"x\"}}}\n",
+            ),
+        );
+        let event: Value = serde_json::from_slice(&event).unwrap();
+        assert_eq!(event["object"]["kind"], "Table");
+        assert_eq!(event["object"]["rows"][0]["cells"][0], "x");
+    }
+}

@@ -1,0 +1,22 @@
+//! Test a Kubernetes controller without a cluster.
+//!
+//! | item | what it is |
+//! | --- | --- |
+//! | [`TestApiServer`] | an in-process Kubernetes API server on `127.0.0.1`, spoken to through a real `kube::Client` (or kubectl), with [`Faults`] to make it misbehave |
+//! | [`MemoryListerWatcher`] | an API server's list and watch semantics over memory, for a reflector or informer under test (no HTTP) |
+//!
+//! This crate is a dev-dependency: it is what the library's own tests run against, and what a
+//! controller's tests use. With the facade, enable its `testing` feature and use
+//! `informer::testing`.
+
+#![warn(missing_docs)]
+
+pub mod apiserver;
+mod memory;
+
+pub use apiserver::{
+    ApiError, CustomResourceSpec, Error, FailureCode, Faults, RequestMatch, RestartMode,
+    StatusReason, TestApiServer, TestApiServerBuilder, Verb,
+};
+pub use informer_core::lister_watcher::INITIAL_EVENTS_END_ANNOTATION;
+pub use memory::{MemoryListerWatcher, RecordedRequest, StreamingSupport};

@@ -1,0 +1,1719 @@
+//! [`MemoryListerWatcher`]: an API server's list and watch semantics over memory.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use informer_core::lister_watcher::{
+    ListParams, ListWatchError, ListerWatcher, ObjectList, Status, VersionMatch, WatchEvent,
+    WatchParams, WatchStream,
+};
+use informer_core::{KeyFn, ObjectKey, resource_key};
+use kube::Resource;
+use kube::core::watch::{Bookmark, BookmarkMeta};
+use kube::core::{ListMeta, Selector, SelectorExt, TypeMeta};
+use tokio::sync::mpsc;
+
+use informer_core::lister_watcher::INITIAL_EVENTS_END_ANNOTATION;
+use informer_core::selector::parse_label_selector;
+
+/// How many past events a [`MemoryListerWatcher`] keeps for resuming watches, unless changed
+/// with [`MemoryListerWatcher::set_history_limit`].
+const DEFAULT_HISTORY_LIMIT: usize = 10_000;
+
+/// How many paginated list snapshots (continue tokens) are kept at once; older ones expire.
+const MAX_SNAPSHOTS: usize = 16;
+
+/// How a [`MemoryListerWatcher`] answers a streaming list (a watch with
+/// `sendInitialEvents=true`).
+///
+/// ```
+/// use informer_testing::StreamingSupport;
+/// assert_eq!(StreamingSupport::default(), StreamingSupport::Supported);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StreamingSupport {
+    /// As Kubernetes 1.32+: synthetic `ADDED` events for the current state, then a bookmark
+    /// annotated `k8s.io/initial-events-end`, then changes.
+    #[default]
+    Supported,
+    /// As a server with the `WatchList` feature disabled: the watch is refused with
+    /// `422 Invalid`.
+    Rejected,
+    /// As a server that does not know the parameter: it is ignored and the request is an
+    /// ordinary watch (no initial-events-end bookmark is ever sent).
+    Ignored,
+}
+
+/// A request a [`MemoryListerWatcher`] received, as recorded by
+/// [`MemoryListerWatcher::requests`].
+///
+/// ```
+/// use informer_testing::RecordedRequest;
+/// use kube::api::ListParams;
+/// let r = RecordedRequest::List(ListParams::default());
+/// assert_eq!(r.resource_version(), None);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub enum RecordedRequest {
+    /// A call to [`ListerWatcher::list`].
+    List(ListParams),
+    /// A call to [`ListerWatcher::watch`].
+    Watch {
+        /// The watch parameters.
+        params: WatchParams,
+        /// The resource version the watch started from.
+        resource_version: String,
+    },
+}
+
+impl RecordedRequest {
+    /// The resource version the request asked for: the list's `resourceVersion` (`None` when
+    /// unset), or the watch's.
+    pub fn resource_version(&self) -> Option<&str> {
+        match self {
+            RecordedRequest::List(p) => p.resource_version.as_deref(),
+            RecordedRequest::Watch {
+                resource_version, ..
+            } => Some(resource_version),
+        }
+    }
+
+    /// Whether this is a list request.
+    pub fn is_list(&self) -> bool {
+        matches!(self, RecordedRequest::List(_))
+    }
+}
+
+/// An in-memory source of objects with an API server's list and watch semantics, for tests
+/// and benchmarks.
+///
+/// A cloneable handle (an `Arc` inside): mutate through one clone, list and watch through
+/// another. It keeps:
+///
+/// - the current objects, keyed by [`ObjectKey`] and listed in key order;
+/// - a global resource version (a `u64` counter like etcd's revision, starting at 1), set on
+///   every created, updated or deleted object as `metadata.resourceVersion`;
+/// - a bounded history of events (10,000 by default) so that a watch can resume from an
+///   older resource version; older versions get a `410 Gone` (`Expired`) error event.
+///
+/// What it guarantees, as a real API server:
+/// - [`list`](ListerWatcher::list) honours label selectors (`=`, `==`, `!=`, `in`, `notin`,
+///   exists, `!` not exists), field selectors on `metadata.name` and `metadata.namespace`,
+///   `limit`/`continue` pagination over a consistent snapshot (a `continue` token expires on
+///   [`compact`](Self::compact) or [`expire_continue_tokens`](Self::expire_continue_tokens)
+///   with `410 Expired`), and `resourceVersion`: unset or `""` is the current state, `"0"` is
+///   "any" (the current state), a version with `NotOlderThan` or without a limit is the
+///   current state (`504 Too large resource version` if it is in the future), and a version
+///   with `Exact` or with a limit is exactly that version's state (`410 Expired` if compacted).
+/// - [`watch`](ListerWatcher::watch) from `""` or `"0"` starts with synthetic `ADDED` events
+///   for the current state; from a version `v` it replays every event after `v`, then
+///   streams live changes. Objects entering or leaving a selector arrive as `ADDED` /
+///   `DELETED`. Bookmarks are sent by [`bookmark`](Self::bookmark) to watches that asked for
+///   them. A streaming list (`sendInitialEvents=true`) follows [`StreamingSupport`]. A
+///   watch's `timeout` (seconds) ends its stream, as a server's `timeoutSeconds`.
+///
+/// What it does not do: admission, validation, `generation`, `uid`, optimistic concurrency
+/// (an update always wins), or HTTP. Use `informer_testing::TestApiServer` for those.
+///
+/// Fault injection: [`fail_next_list`](Self::fail_next_list),
+/// [`fail_next_watch`](Self::fail_next_watch), [`close_watches`](Self::close_watches),
+/// [`send_error_event`](Self::send_error_event),
+/// [`send_stream_error`](Self::send_stream_error), [`compact`](Self::compact). Every request is
+/// recorded ([`requests`](Self::requests)).
+///
+/// ```
+/// # tokio_test_block_on(async {
+/// use futures::StreamExt;
+/// use informer_core::ListerWatcher;
+/// use informer_testing::MemoryListerWatcher;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::api::{ListParams, WatchEvent, WatchParams};
+///
+/// let lw = MemoryListerWatcher::<ConfigMap>::new();
+/// let mut cm = ConfigMap::default();
+/// cm.metadata.name = Some("a".into());
+/// cm.metadata.namespace = Some("default".into());
+/// let rv = lw.create(cm.clone());
+///
+/// let list = lw.list(&ListParams::default()).await.unwrap();
+/// assert_eq!(list.items.len(), 1);
+/// assert_eq!(list.metadata.resource_version.as_deref(), Some(rv.as_str()));
+///
+/// let mut watch = lw.watch(&WatchParams::default(), &rv).await.unwrap();
+/// cm.data = Some([("k".to_string(), "v".to_string())].into());
+/// lw.update(cm);
+/// assert!(matches!(watch.next().await, Some(Ok(WatchEvent::Modified(_)))));
+/// # });
+/// # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
+/// #     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+/// # }
+/// ```
+pub struct MemoryListerWatcher<K> {
+    inner: Arc<Inner<K>>,
+}
+
+impl<K> Clone for MemoryListerWatcher<K> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+struct Inner<K> {
+    key_fn: KeyFn<K>,
+    state: Mutex<State<K>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Added,
+    Modified,
+    Deleted,
+}
+
+struct Event<K> {
+    rv: u64,
+    kind: Kind,
+    key: ObjectKey,
+    /// The new state (for a delete: the last state, with the deletion's resource version).
+    obj: Arc<K>,
+    /// The state before (`None` for an add).
+    prev: Option<Arc<K>>,
+}
+
+type Sender<K> = mpsc::UnboundedSender<Result<WatchEvent<K>, ListWatchError>>;
+
+struct Watcher<K> {
+    tx: Sender<K>,
+    filter: Filter,
+    bookmarks: bool,
+}
+
+struct Snapshot<K> {
+    rv: u64,
+    items: Arc<Vec<Arc<K>>>,
+}
+
+struct State<K> {
+    rv: u64,
+    objects: BTreeMap<ObjectKey, Arc<K>>,
+    history: VecDeque<Event<K>>,
+    history_limit: usize,
+    /// A watch from resource version `r` can be served from history iff `r >= oldest_servable`.
+    oldest_servable: u64,
+    watchers: Vec<Watcher<K>>,
+    snapshots: HashMap<u64, Snapshot<K>>,
+    snapshot_order: VecDeque<u64>,
+    next_snapshot: u64,
+    list_failures: VecDeque<ListWatchError>,
+    watch_failures: VecDeque<ListWatchError>,
+    streaming: StreamingSupport,
+    requests: Vec<RecordedRequest>,
+    list_calls: usize,
+    watch_calls: usize,
+}
+
+impl<K: Resource + Clone + Send + Sync + 'static> Default for MemoryListerWatcher<K> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<K: Resource + Clone + Send + Sync + 'static> MemoryListerWatcher<K> {
+    /// An empty source at resource version `"1"`, keyed by [`resource_key`]
+    /// (`namespace/name`).
+    pub fn new() -> Self {
+        Self::with_key_fn(resource_key::<K>)
+    }
+
+    /// An empty source keyed by `key_fn` (two objects with the same key are the same object).
+    pub fn with_key_fn(key_fn: KeyFn<K>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                key_fn,
+                state: Mutex::new(State {
+                    rv: 1,
+                    objects: BTreeMap::new(),
+                    history: VecDeque::new(),
+                    history_limit: DEFAULT_HISTORY_LIMIT,
+                    oldest_servable: 1,
+                    watchers: Vec::new(),
+                    snapshots: HashMap::new(),
+                    snapshot_order: VecDeque::new(),
+                    next_snapshot: 1,
+                    list_failures: VecDeque::new(),
+                    watch_failures: VecDeque::new(),
+                    streaming: StreamingSupport::Supported,
+                    requests: Vec::new(),
+                    list_calls: 0,
+                    watch_calls: 0,
+                }),
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State<K>> {
+        // The state is consistent after every statement that can panic (none of them do on
+        // valid input), so a poisoned lock is still usable.
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn key(&self, obj: &K) -> Result<ObjectKey, ListWatchError> {
+        (self.inner.key_fn)(obj)
+            .map_err(|e| ListWatchError::status(400, "BadRequest", e.to_string()))
+    }
+
+    /// Creates `obj`, sets its `metadata.resourceVersion` and emits `ADDED`; returns the new
+    /// resource version.
+    ///
+    /// # Panics
+    /// If `obj` has no key or an object with its key exists (a mistake in the test; use
+    /// [`try_create`](Self::try_create) to get the server's error instead).
+    ///
+    /// ```
+    /// use informer_core::ListerWatcher;
+    /// use informer_testing::MemoryListerWatcher;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let lw = MemoryListerWatcher::<ConfigMap>::new();
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("a".into());
+    /// assert_eq!(lw.create(cm.clone()), "2");
+    /// assert_eq!(lw.try_create(cm).unwrap_err().code(), Some(409));
+    /// ```
+    pub fn create(&self, obj: K) -> String {
+        match self.try_create(obj) {
+            Ok(rv) => rv,
+            Err(e) => panic!("MemoryListerWatcher::create: {e}"),
+        }
+    }
+
+    /// Creates `obj` as [`create`](Self::create) does.
+    ///
+    /// # Errors
+    /// `400 BadRequest` if `obj` has no key, `409 AlreadyExists` if its key exists.
+    pub fn try_create(&self, mut obj: K) -> Result<String, ListWatchError> {
+        let key = self.key(&obj)?;
+        let mut st = self.lock();
+        if st.objects.contains_key(&key) {
+            return Err(ListWatchError::status(
+                409,
+                "AlreadyExists",
+                format!("{key} already exists"),
+            ));
+        }
+        st.rv += 1;
+        let rv = st.rv;
+        set_rv(&mut obj, rv);
+        let obj = Arc::new(obj);
+        st.objects.insert(key.clone(), obj.clone());
+        st.emit(Event {
+            rv,
+            kind: Kind::Added,
+            key,
+            obj,
+            prev: None,
+        });
+        Ok(rv.to_string())
+    }
+
+    /// Replaces the object with `obj`'s key, sets its `metadata.resourceVersion` and emits
+    /// `MODIFIED`; returns the new resource version. Any resource version on `obj` is
+    /// overwritten (no optimistic concurrency).
+    ///
+    /// # Panics
+    /// If `obj` has no key or no object with its key exists (use
+    /// [`try_update`](Self::try_update) to get the server's error instead).
+    ///
+    /// ```
+    /// use informer_core::ListerWatcher;
+    /// use informer_testing::MemoryListerWatcher;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let lw = MemoryListerWatcher::<ConfigMap>::new();
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("a".into());
+    /// lw.create(cm.clone());
+    /// cm.data = Some([("k".to_string(), "v".to_string())].into());
+    /// assert_eq!(lw.update(cm), "3");
+    /// ```
+    pub fn update(&self, obj: K) -> String {
+        match self.try_update(obj) {
+            Ok(rv) => rv,
+            Err(e) => panic!("MemoryListerWatcher::update: {e}"),
+        }
+    }
+
+    /// Updates as [`update`](Self::update) does.
+    ///
+    /// # Errors
+    /// `400 BadRequest` if `obj` has no key, `404 NotFound` if no object has its key.
+    pub fn try_update(&self, mut obj: K) -> Result<String, ListWatchError> {
+        let key = self.key(&obj)?;
+        let mut st = self.lock();
+        let Some(prev) = st.objects.get(&key).cloned() else {
+            return Err(ListWatchError::status(
+                404,
+                "NotFound",
+                format!("{key} not found"),
+            ));
+        };
+        st.rv += 1;
+        let rv = st.rv;
+        set_rv(&mut obj, rv);
+        let obj = Arc::new(obj);
+        st.objects.insert(key.clone(), obj.clone());
+        st.emit(Event {
+            rv,
+            kind: Kind::Modified,
+            key,
+            obj,
+            prev: Some(prev),
+        });
+        Ok(rv.to_string())
+    }
+
+    /// Deletes the object with `key` and emits `DELETED` with its last state (carrying the
+    /// deletion's resource version); returns that resource version, or `None` if there was
+    /// no such object (nothing happens then).
+    ///
+    /// ```
+    /// use informer_core::ListerWatcher;
+    /// use informer_testing::MemoryListerWatcher;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let lw = MemoryListerWatcher::<ConfigMap>::new();
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("a".into());
+    /// lw.create(cm);
+    /// let key = informer_core::ObjectKey::cluster("a");
+    /// assert_eq!(lw.delete(&key).as_deref(), Some("3"));
+    /// assert_eq!(lw.delete(&key), None);
+    /// ```
+    pub fn delete(&self, key: &ObjectKey) -> Option<String> {
+        let mut st = self.lock();
+        let prev = st.objects.remove(key)?;
+        st.rv += 1;
+        let rv = st.rv;
+        let mut last = (*prev).clone();
+        set_rv(&mut last, rv);
+        st.emit(Event {
+            rv,
+            kind: Kind::Deleted,
+            key: key.clone(),
+            obj: Arc::new(last),
+            prev: Some(prev),
+        });
+        Some(rv.to_string())
+    }
+
+    /// The current resource version (of the last change, or `"1"` before any).
+    pub fn resource_version(&self) -> String {
+        self.lock().rv.to_string()
+    }
+
+    /// The current object with `key`.
+    pub fn get(&self, key: &ObjectKey) -> Option<Arc<K>> {
+        self.lock().objects.get(key).cloned()
+    }
+
+    /// Every current object, in key order.
+    pub fn objects(&self) -> Vec<Arc<K>> {
+        self.lock().objects.values().cloned().collect()
+    }
+
+    /// The number of current objects.
+    pub fn len(&self) -> usize {
+        self.lock().objects.len()
+    }
+
+    /// Whether there is no object.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Sends a bookmark at the current resource version to every open watch that asked for
+    /// bookmarks.
+    pub fn bookmark(&self) {
+        let mut st = self.lock();
+        let rv = st.rv;
+        st.watchers.retain(|w| {
+            if w.bookmarks {
+                w.tx.send(Ok(WatchEvent::Bookmark(bookmark(rv, false))))
+                    .is_ok()
+            } else {
+                !w.tx.is_closed()
+            }
+        });
+    }
+
+    /// Drops the event history and every continue token: a watch from an older resource
+    /// version then gets a `410 Expired` error event, a continue gets `410 Expired`, and an
+    /// exact list of an older version gets `410 Expired`. Open watches are not affected.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use informer_core::ListerWatcher;
+    /// use informer_testing::MemoryListerWatcher;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let lw = MemoryListerWatcher::<ConfigMap>::new();
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("a".into());
+    /// let old = lw.resource_version();
+    /// lw.create(cm);
+    /// lw.compact();
+    /// let mut watch = lw.watch(&Default::default(), &old).await.unwrap();
+    /// use futures::StreamExt;
+    /// match watch.next().await {
+    ///     Some(Ok(kube::api::WatchEvent::Error(status))) => assert_eq!(status.code, 410),
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// # });
+    /// ```
+    pub fn compact(&self) {
+        let mut st = self.lock();
+        st.history.clear();
+        st.oldest_servable = st.rv;
+        st.snapshots.clear();
+        st.snapshot_order.clear();
+    }
+
+    /// Expires every continue token (the next page of a paginated list gets `410 Expired`),
+    /// leaving the watch history alone.
+    pub fn expire_continue_tokens(&self) {
+        let mut st = self.lock();
+        st.snapshots.clear();
+        st.snapshot_order.clear();
+    }
+
+    /// Keeps at most `limit` past events (older ones are compacted away).
+    pub fn set_history_limit(&self, limit: usize) {
+        let mut st = self.lock();
+        st.history_limit = limit;
+        st.trim_history();
+    }
+
+    /// Sets how a streaming list (`sendInitialEvents=true`) is answered.
+    pub fn set_streaming_support(&self, support: StreamingSupport) {
+        self.lock().streaming = support;
+    }
+
+    /// Ends every open watch stream, as a server's watch timeout does (events already sent
+    /// are still delivered first).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use informer_core::ListerWatcher;
+    /// use informer_testing::MemoryListerWatcher;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let lw = MemoryListerWatcher::<ConfigMap>::new();
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("a".into());
+    /// # let _ = cm;
+    /// use futures::StreamExt;
+    /// let mut watch = lw.watch(&Default::default(), "1").await.unwrap();
+    /// lw.close_watches();
+    /// assert!(watch.next().await.is_none());
+    /// # });
+    /// ```
+    pub fn close_watches(&self) {
+        self.lock().watchers.clear();
+    }
+
+    /// Sends an `ERROR` event carrying `status` to every open watch, then ends them (a server
+    /// always closes a watch after an error event). For example a `410 Expired` status.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use informer_core::ListerWatcher;
+    /// use informer_testing::MemoryListerWatcher;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let lw = MemoryListerWatcher::<ConfigMap>::new();
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("a".into());
+    /// # let _ = cm;
+    /// use futures::StreamExt;
+    /// let mut watch = lw.watch(&Default::default(), "1").await.unwrap();
+    /// lw.send_error_event(kube::core::Status::failure("too old", "Expired").with_code(410));
+    /// assert!(matches!(watch.next().await, Some(Ok(kube::api::WatchEvent::Error(_)))));
+    /// assert!(watch.next().await.is_none());
+    /// # });
+    /// ```
+    pub fn send_error_event(&self, status: Status) {
+        let mut st = self.lock();
+        for w in st.watchers.drain(..) {
+            let _ = w.tx.send(Ok(WatchEvent::Error(Box::new(status.clone()))));
+        }
+    }
+
+    /// Puts an `Err(make())` item into every open watch stream; the streams stay open (as a
+    /// kube watch stream yields a decoding error for a malformed line and goes on).
+    pub fn send_stream_error(&self, make: impl Fn() -> ListWatchError) {
+        let mut st = self.lock();
+        st.watchers.retain(|w| w.tx.send(Err(make())).is_ok());
+    }
+
+    /// Makes the next call to `list` fail with `err` (errors queue up, one per call).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use informer_core::ListerWatcher;
+    /// use informer_testing::MemoryListerWatcher;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let lw = MemoryListerWatcher::<ConfigMap>::new();
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("a".into());
+    /// # let _ = cm;
+    /// use informer_core::ListWatchError;
+    /// lw.fail_next_list(ListWatchError::status(500, "InternalError", "boom"));
+    /// assert_eq!(lw.list(&Default::default()).await.unwrap_err().code(), Some(500));
+    /// assert!(lw.list(&Default::default()).await.is_ok());
+    /// assert_eq!(lw.list_calls(), 2);
+    /// # });
+    /// ```
+    pub fn fail_next_list(&self, err: ListWatchError) {
+        self.lock().list_failures.push_back(err);
+    }
+
+    /// Makes the next call to `watch` fail with `err` (errors queue up, one per call).
+    pub fn fail_next_watch(&self, err: ListWatchError) {
+        self.lock().watch_failures.push_back(err);
+    }
+
+    /// How many times `list` was called (including failed calls and every page).
+    pub fn list_calls(&self) -> usize {
+        self.lock().list_calls
+    }
+
+    /// How many times `watch` was called (including failed calls).
+    pub fn watch_calls(&self) -> usize {
+        self.lock().watch_calls
+    }
+
+    /// The number of watch streams still open (not ended and not dropped by the client).
+    pub fn open_watches(&self) -> usize {
+        let mut st = self.lock();
+        st.watchers.retain(|w| !w.tx.is_closed());
+        st.watchers.len()
+    }
+
+    /// Every request received so far, oldest first.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use informer_core::ListerWatcher;
+    /// use informer_testing::MemoryListerWatcher;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let lw = MemoryListerWatcher::<ConfigMap>::new();
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("a".into());
+    /// # let _ = cm;
+    /// lw.list(&kube::api::ListParams::default().labels("app=web")).await.unwrap();
+    /// let _watch = lw.watch(&Default::default(), "1").await.unwrap();
+    /// let requests = lw.requests();
+    /// assert!(requests[0].is_list());
+    /// assert_eq!(requests[1].resource_version(), Some("1"));
+    /// # });
+    /// ```
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.lock().requests.clone()
+    }
+
+    fn list_now(&self, params: &ListParams) -> Result<ObjectList<K>, ListWatchError> {
+        let mut st = self.lock();
+        st.list_calls += 1;
+        st.requests.push(RecordedRequest::List(params.clone()));
+        if let Some(err) = st.list_failures.pop_front() {
+            return Err(err);
+        }
+        let filter = Filter::parse(
+            params.label_selector.as_deref(),
+            params.field_selector.as_deref(),
+        )?;
+        let limit = params.limit.filter(|l| *l > 0).map(|l| l as usize);
+        if let Some(token) = params.continue_token.as_deref() {
+            if params
+                .resource_version
+                .as_deref()
+                .is_some_and(|rv| !rv.is_empty())
+            {
+                return Err(bad_request(
+                    "specifying resource version is not allowed when using continue",
+                ));
+            }
+            let (id, offset) =
+                parse_continue(token).ok_or_else(|| bad_request("continue key is not valid"))?;
+            let snapshot = st.snapshots.get(&id).ok_or_else(|| {
+                ListWatchError::status(
+                    410,
+                    "Expired",
+                    "The provided continue parameter is too old to display a consistent list \
+                     result. You can start a new list without the continue parameter.",
+                )
+            })?;
+            return Ok(page(&snapshot.items, snapshot.rv, offset, limit, id));
+        }
+        let current = st.rv;
+        let (at, objects) = match params.resource_version.as_deref() {
+            None | Some("") | Some("0") => (current, None),
+            Some(s) => {
+                let r = parse_rv(s)?;
+                if r > current {
+                    return Err(too_large(r, current));
+                }
+                let exact = params.version_match == Some(VersionMatch::Exact)
+                    || (params.version_match.is_none() && limit.is_some());
+                if exact && r < current {
+                    if r < st.oldest_servable {
+                        return Err(too_old(r, st.oldest_servable));
+                    }
+                    (r, Some(st.state_at(r)))
+                } else if exact {
+                    (r, None)
+                } else {
+                    (current, None)
+                }
+            }
+        };
+        let source = objects.as_ref().unwrap_or(&st.objects);
+        let items: Vec<Arc<K>> = source
+            .values()
+            .filter(|o| filter.matches(&***o))
+            .cloned()
+            .collect();
+        match limit {
+            Some(limit) if items.len() > limit => {
+                let id = st.next_snapshot;
+                st.next_snapshot += 1;
+                let items = Arc::new(items);
+                let out = page(&items, at, 0, Some(limit), id);
+                st.snapshots.insert(id, Snapshot { rv: at, items });
+                st.snapshot_order.push_back(id);
+                while st.snapshot_order.len() > MAX_SNAPSHOTS {
+                    if let Some(old) = st.snapshot_order.pop_front() {
+                        st.snapshots.remove(&old);
+                    }
+                }
+                Ok(out)
+            }
+            _ => Ok(page(&items, at, 0, None, 0)),
+        }
+    }
+
+    fn watch_now(
+        &self,
+        params: &WatchParams,
+        resource_version: &str,
+    ) -> Result<WatchStream<K>, ListWatchError> {
+        let mut st = self.lock();
+        st.watch_calls += 1;
+        st.requests.push(RecordedRequest::Watch {
+            params: params.clone(),
+            resource_version: resource_version.to_owned(),
+        });
+        if let Some(err) = st.watch_failures.pop_front() {
+            return Err(err);
+        }
+        let filter = Filter::parse(
+            params.label_selector.as_deref(),
+            params.field_selector.as_deref(),
+        )?;
+        let current = st.rv;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let streaming = params.send_initial_events && st.streaming != StreamingSupport::Ignored;
+        if params.send_initial_events && st.streaming == StreamingSupport::Rejected {
+            return Err(ListWatchError::status(
+                422,
+                "Invalid",
+                "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless \
+                 the WatchList feature gate is enabled",
+            ));
+        }
+        if streaming {
+            if !params.bookmarks {
+                return Err(ListWatchError::status(
+                    422,
+                    "Invalid",
+                    "allowWatchBookmarks: Required value: allowWatchBookmarks must be set to true \
+                     when sendInitialEvents is set",
+                ));
+            }
+            if !matches!(resource_version, "" | "0") {
+                let r = parse_rv(resource_version)?;
+                if r > current {
+                    return Err(too_large(r, current));
+                }
+            }
+            for obj in st.objects.values().filter(|o| filter.matches(&***o)) {
+                let _ = tx.send(Ok(WatchEvent::Added((**obj).clone())));
+            }
+            let _ = tx.send(Ok(WatchEvent::Bookmark(bookmark(current, true))));
+        } else if matches!(resource_version, "" | "0") {
+            for obj in st.objects.values().filter(|o| filter.matches(&***o)) {
+                let _ = tx.send(Ok(WatchEvent::Added((**obj).clone())));
+            }
+        } else {
+            let r = parse_rv(resource_version)?;
+            if r > current {
+                return Err(too_large(r, current));
+            }
+            if r < st.oldest_servable {
+                let gone = too_old(r, st.oldest_servable);
+                let status = match gone {
+                    ListWatchError::Api(status) => status,
+                    _ => Box::new(Status::failure("too old resource version", "Expired")),
+                };
+                return Ok(futures::stream::iter([Ok(WatchEvent::Error(status))]).boxed());
+            }
+            for ev in st.history.iter().filter(|e| e.rv > r) {
+                if let Some(event) = translate(ev, &filter) {
+                    let _ = tx.send(Ok(event));
+                }
+            }
+        }
+        st.watchers.push(Watcher {
+            tx,
+            filter,
+            bookmarks: params.bookmarks,
+        });
+        drop(st);
+        let mut rx = rx;
+        let stream = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
+        Ok(match params.timeout {
+            Some(secs) => stream
+                .take_until(tokio::time::sleep(Duration::from_secs(u64::from(secs))))
+                .boxed(),
+            None => stream.boxed(),
+        })
+    }
+}
+
+#[async_trait]
+impl<K: Resource + Clone + Send + Sync + 'static> ListerWatcher<K> for MemoryListerWatcher<K> {
+    async fn list(&self, params: &ListParams) -> Result<ObjectList<K>, ListWatchError> {
+        self.list_now(params)
+    }
+
+    async fn watch(
+        &self,
+        params: &WatchParams,
+        resource_version: &str,
+    ) -> Result<WatchStream<K>, ListWatchError> {
+        self.watch_now(params, resource_version)
+    }
+}
+
+impl<K: Resource + Clone> State<K> {
+    fn emit(&mut self, ev: Event<K>) {
+        self.watchers.retain(|w| match translate(&ev, &w.filter) {
+            Some(event) => w.tx.send(Ok(event)).is_ok(),
+            None => !w.tx.is_closed(),
+        });
+        self.history.push_back(ev);
+        self.trim_history();
+    }
+
+    fn trim_history(&mut self) {
+        while self.history.len() > self.history_limit {
+            if let Some(old) = self.history.pop_front() {
+                self.oldest_servable = old.rv;
+            }
+        }
+        if self.history_limit == 0 {
+            self.oldest_servable = self.rv;
+        }
+    }
+
+    /// The objects at resource version `r` (`oldest_servable <= r <= rv`), by undoing the
+    /// events after `r`.
+    fn state_at(&self, r: u64) -> BTreeMap<ObjectKey, Arc<K>> {
+        let mut objects = self.objects.clone();
+        for ev in self.history.iter().rev().take_while(|e| e.rv > r) {
+            match (&ev.kind, &ev.prev) {
+                (Kind::Added, _) | (_, None) => {
+                    objects.remove(&ev.key);
+                }
+                (Kind::Modified | Kind::Deleted, Some(prev)) => {
+                    objects.insert(ev.key.clone(), prev.clone());
+                }
+            }
+        }
+        objects
+    }
+}
+
+/// What a watcher with `filter` sees of `ev`: objects entering the selection are added,
+/// objects leaving it are deleted (with their previous state at the event's version).
+fn translate<K: Resource + Clone>(ev: &Event<K>, filter: &Filter) -> Option<WatchEvent<K>> {
+    match ev.kind {
+        Kind::Added => filter
+            .matches(&*ev.obj)
+            .then(|| WatchEvent::Added((*ev.obj).clone())),
+        Kind::Deleted => filter
+            .matches(&*ev.obj)
+            .then(|| WatchEvent::Deleted((*ev.obj).clone())),
+        Kind::Modified => {
+            let now = filter.matches(&*ev.obj);
+            let before = ev.prev.as_deref().is_some_and(|p| filter.matches(p));
+            match (before, now) {
+                (true, true) => Some(WatchEvent::Modified((*ev.obj).clone())),
+                (false, true) => Some(WatchEvent::Added((*ev.obj).clone())),
+                (true, false) => {
+                    let mut old = ev.prev.as_deref().cloned()?;
+                    set_rv(&mut old, ev.rv);
+                    Some(WatchEvent::Deleted(old))
+                }
+                (false, false) => None,
+            }
+        }
+    }
+}
+
+fn page<K: Clone>(
+    items: &[Arc<K>],
+    rv: u64,
+    offset: usize,
+    limit: Option<usize>,
+    snapshot: u64,
+) -> ObjectList<K> {
+    let start = offset.min(items.len());
+    let end = match limit {
+        Some(limit) => start.saturating_add(limit).min(items.len()),
+        None => items.len(),
+    };
+    let continue_ = (end < items.len()).then(|| format!("{snapshot}:{end}"));
+    ObjectList {
+        types: TypeMeta {
+            api_version: "v1".into(),
+            kind: "List".into(),
+        },
+        metadata: ListMeta {
+            continue_,
+            resource_version: Some(rv.to_string()),
+            ..ListMeta::default()
+        },
+        items: items[start..end].iter().map(|o| K::clone(o)).collect(),
+    }
+}
+
+fn parse_continue(token: &str) -> Option<(u64, usize)> {
+    let (id, offset) = token.split_once(':')?;
+    Some((id.parse().ok()?, offset.parse().ok()?))
+}
+
+fn set_rv<K: Resource>(obj: &mut K, rv: u64) {
+    obj.meta_mut().resource_version = Some(rv.to_string());
+}
+
+fn bookmark(rv: u64, initial_events_end: bool) -> Bookmark {
+    let mut annotations = BTreeMap::new();
+    if initial_events_end {
+        annotations.insert(INITIAL_EVENTS_END_ANNOTATION.to_owned(), "true".to_owned());
+    }
+    Bookmark {
+        types: TypeMeta {
+            api_version: String::new(),
+            kind: String::new(),
+        },
+        metadata: BookmarkMeta {
+            resource_version: rv.to_string(),
+            annotations,
+        },
+    }
+}
+
+fn bad_request(message: &str) -> ListWatchError {
+    ListWatchError::status(400, "BadRequest", message)
+}
+
+fn parse_rv(s: &str) -> Result<u64, ListWatchError> {
+    s.parse()
+        .map_err(|_| bad_request(&format!("invalid resource version {s:?}")))
+}
+
+fn too_large(requested: u64, current: u64) -> ListWatchError {
+    ListWatchError::status(
+        504,
+        "Timeout",
+        format!("Too large resource version: {requested}, current: {current}"),
+    )
+}
+
+fn too_old(requested: u64, oldest: u64) -> ListWatchError {
+    ListWatchError::status(
+        410,
+        "Expired",
+        format!("too old resource version: {requested} ({oldest})"),
+    )
+}
+
+/// Label and field selectors, parsed once per request. Label selectors use the listers'
+/// parser ([`parse_label_selector`]), so both accept exactly the same syntax.
+#[derive(Debug, Default)]
+struct Filter {
+    labels: Option<Selector>,
+    fields: Vec<FieldReq>,
+}
+
+#[derive(Debug)]
+struct FieldReq {
+    field: Field,
+    value: String,
+    equal: bool,
+}
+
+#[derive(Debug)]
+enum Field {
+    Name,
+    Namespace,
+}
+
+impl Filter {
+    fn parse(labels: Option<&str>, fields: Option<&str>) -> Result<Self, ListWatchError> {
+        let mut filter = Filter::default();
+        if let Some(labels) = labels {
+            let selector = parse_label_selector(labels).map_err(|e| {
+                bad_request(&format!("unable to parse requirement: {labels:?}: {e}"))
+            })?;
+            filter.labels = (!selector.selects_all()).then_some(selector);
+        }
+        if let Some(fields) = fields {
+            for term in fields.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+                filter.fields.push(parse_field_term(term)?);
+            }
+        }
+        Ok(filter)
+    }
+
+    fn matches<K: Resource>(&self, obj: &K) -> bool {
+        if self.labels.is_none() && self.fields.is_empty() {
+            return true;
+        }
+        let meta = obj.meta();
+        let empty = BTreeMap::new();
+        let labels = meta.labels.as_ref().unwrap_or(&empty);
+        let label_ok = self.labels.as_ref().is_none_or(|s| s.matches(labels));
+        label_ok
+            && self.fields.iter().all(|req| {
+                let actual = match req.field {
+                    Field::Name => meta.name.as_deref().unwrap_or(""),
+                    Field::Namespace => meta.namespace.as_deref().unwrap_or(""),
+                };
+                (actual == req.value) == req.equal
+            })
+    }
+}
+
+fn parse_field_term(term: &str) -> Result<FieldReq, ListWatchError> {
+    let (field, value, equal) = if let Some((f, v)) = term.split_once("!=") {
+        (f, v, false)
+    } else if let Some((f, v)) = term.split_once("==") {
+        (f, v, true)
+    } else if let Some((f, v)) = term.split_once('=') {
+        (f, v, true)
+    } else {
+        return Err(bad_request(&format!("invalid field selector: {term:?}")));
+    };
+    let field = match field.trim() {
+        "metadata.name" => Field::Name,
+        "metadata.namespace" => Field::Namespace,
+        other => {
+            return Err(bad_request(&format!("field label not supported: {other}")));
+        }
+    };
+    Ok(FieldReq {
+        field,
+        value: value.trim().to_owned(),
+        equal,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    fn cm(ns: &str, name: &str, labels: &[(&str, &str)]) -> ConfigMap {
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some(name.to_owned());
+        cm.metadata.namespace = Some(ns.to_owned());
+        if !labels.is_empty() {
+            cm.metadata.labels = Some(
+                labels
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                    .collect(),
+            );
+        }
+        cm
+    }
+
+    fn key(ns: &str, name: &str) -> ObjectKey {
+        ObjectKey::new(Some(ns), name)
+    }
+
+    fn names(list: &ObjectList<ConfigMap>) -> Vec<String> {
+        list.items
+            .iter()
+            .map(|o| o.metadata.name.clone().unwrap_or_default())
+            .collect()
+    }
+
+    fn lp() -> ListParams {
+        ListParams::default()
+    }
+
+    /// Drains what is ready in a watch stream, as `TYPE name@rv` strings.
+    fn ready(stream: &mut WatchStream<ConfigMap>) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Some(Some(item)) = stream.next().now_or_never() {
+            out.push(match item {
+                Ok(WatchEvent::Added(o)) => format!(
+                    "ADDED {}@{}",
+                    o.metadata.name.unwrap_or_default(),
+                    o.metadata.resource_version.unwrap_or_default()
+                ),
+                Ok(WatchEvent::Modified(o)) => format!(
+                    "MODIFIED {}@{}",
+                    o.metadata.name.unwrap_or_default(),
+                    o.metadata.resource_version.unwrap_or_default()
+                ),
+                Ok(WatchEvent::Deleted(o)) => format!(
+                    "DELETED {}@{}",
+                    o.metadata.name.unwrap_or_default(),
+                    o.metadata.resource_version.unwrap_or_default()
+                ),
+                Ok(WatchEvent::Bookmark(b)) => format!(
+                    "BOOKMARK {}{}",
+                    b.metadata.resource_version,
+                    if b.metadata
+                        .annotations
+                        .contains_key(INITIAL_EVENTS_END_ANNOTATION)
+                    {
+                        " end"
+                    } else {
+                        ""
+                    }
+                ),
+                Ok(WatchEvent::Error(s)) => format!("ERROR {}", s.code),
+                Err(e) => format!("ERR {e}"),
+            });
+        }
+        out
+    }
+
+    fn ended(stream: &mut WatchStream<ConfigMap>) -> bool {
+        matches!(stream.next().now_or_never(), Some(None))
+    }
+
+    use futures::FutureExt;
+
+    #[tokio::test]
+    async fn list_returns_current_objects_in_key_order_at_the_current_rv() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        assert_eq!(lw.resource_version(), "1");
+        lw.create(cm("ns", "b", &[]));
+        let rv = lw.create(cm("ns", "a", &[]));
+        let list = lw.list(&lp()).await.unwrap();
+        assert_eq!(names(&list), ["a", "b"]);
+        assert_eq!(list.metadata.resource_version.as_deref(), Some(rv.as_str()));
+        assert_eq!(rv, "3");
+        assert_eq!(
+            list.items[0].metadata.resource_version.as_deref(),
+            Some("3")
+        );
+    }
+
+    #[tokio::test]
+    async fn list_paginates_over_a_consistent_snapshot() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        for n in ["a", "b", "c", "d", "e"] {
+            lw.create(cm("ns", n, &[]));
+        }
+        let first = lw
+            .list(&ListParams {
+                limit: Some(2),
+                ..lp()
+            })
+            .await
+            .unwrap();
+        assert_eq!(names(&first), ["a", "b"]);
+        let rv = first.metadata.resource_version.clone();
+        // Changes after the first page do not show in later pages.
+        lw.delete(&key("ns", "c"));
+        lw.create(cm("ns", "f", &[]));
+        let mut token = first.metadata.continue_.clone();
+        let mut all = names(&first);
+        while let Some(t) = token {
+            let page = lw
+                .list(&ListParams {
+                    limit: Some(2),
+                    continue_token: Some(t),
+                    ..lp()
+                })
+                .await
+                .unwrap();
+            assert_eq!(page.metadata.resource_version, rv);
+            all.extend(names(&page));
+            token = page.metadata.continue_;
+        }
+        assert_eq!(all, ["a", "b", "c", "d", "e"]);
+    }
+
+    #[tokio::test]
+    async fn continue_token_expires_on_compaction_with_410() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        for n in ["a", "b", "c"] {
+            lw.create(cm("ns", n, &[]));
+        }
+        let first = lw
+            .list(&ListParams {
+                limit: Some(1),
+                ..lp()
+            })
+            .await
+            .unwrap();
+        lw.compact();
+        let err = lw
+            .list(&ListParams {
+                limit: Some(1),
+                continue_token: first.metadata.continue_,
+                ..lp()
+            })
+            .await
+            .unwrap_err();
+        assert!(err.is_gone(), "{err}");
+        let first = lw
+            .list(&ListParams {
+                limit: Some(1),
+                ..lp()
+            })
+            .await
+            .unwrap();
+        lw.expire_continue_tokens();
+        let err = lw
+            .list(&ListParams {
+                limit: Some(1),
+                continue_token: first.metadata.continue_,
+                ..lp()
+            })
+            .await
+            .unwrap_err();
+        assert!(err.is_gone(), "{err}");
+    }
+
+    #[tokio::test]
+    async fn continue_with_a_resource_version_is_rejected() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        lw.create(cm("ns", "a", &[]));
+        lw.create(cm("ns", "b", &[]));
+        let first = lw
+            .list(&ListParams {
+                limit: Some(1),
+                ..lp()
+            })
+            .await
+            .unwrap();
+        let err = lw
+            .list(&ListParams {
+                limit: Some(1),
+                continue_token: first.metadata.continue_,
+                resource_version: Some("2".into()),
+                ..lp()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Some(400));
+    }
+
+    #[tokio::test]
+    async fn exact_list_of_an_older_version_is_that_versions_state() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        lw.create(cm("ns", "a", &[]));
+        let rv = lw.create(cm("ns", "b", &[]));
+        lw.delete(&key("ns", "a"));
+        lw.update(cm("ns", "b", &[("x", "1")]));
+        lw.create(cm("ns", "c", &[]));
+        let exact = ListParams {
+            resource_version: Some(rv.clone()),
+            version_match: Some(VersionMatch::Exact),
+            ..lp()
+        };
+        let list = lw.list(&exact).await.unwrap();
+        assert_eq!(names(&list), ["a", "b"]);
+        assert_eq!(list.metadata.resource_version, Some(rv.clone()));
+        assert!(list.items[1].metadata.labels.is_none());
+        // A version with a limit and no match is exact too.
+        let paged = lw
+            .list(&ListParams {
+                resource_version: Some(rv),
+                limit: Some(10),
+                ..lp()
+            })
+            .await
+            .unwrap();
+        assert_eq!(names(&paged), ["a", "b"]);
+    }
+
+    #[tokio::test]
+    async fn not_older_than_list_is_the_current_state() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        let rv = lw.create(cm("ns", "a", &[]));
+        let now = lw.create(cm("ns", "b", &[]));
+        for vm in [None, Some(VersionMatch::NotOlderThan)] {
+            let list = lw
+                .list(&ListParams {
+                    resource_version: Some(rv.clone()),
+                    version_match: vm,
+                    ..lp()
+                })
+                .await
+                .unwrap();
+            assert_eq!(names(&list), ["a", "b"]);
+            assert_eq!(list.metadata.resource_version, Some(now.clone()));
+        }
+    }
+
+    #[tokio::test]
+    async fn exact_list_of_a_compacted_version_is_410() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        let rv = lw.create(cm("ns", "a", &[]));
+        lw.create(cm("ns", "b", &[]));
+        lw.compact();
+        let err = lw
+            .list(&ListParams {
+                resource_version: Some(rv),
+                limit: Some(5),
+                ..lp()
+            })
+            .await
+            .unwrap_err();
+        assert!(err.is_gone(), "{err}");
+    }
+
+    #[tokio::test]
+    async fn list_and_watch_of_a_future_version_are_too_large() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        let err = lw
+            .list(&ListParams {
+                resource_version: Some("99".into()),
+                ..lp()
+            })
+            .await
+            .unwrap_err();
+        assert!(err.is_too_large_resource_version(), "{err}");
+        let err = lw.watch(&WatchParams::default(), "99").await.err().unwrap();
+        assert!(err.is_too_large_resource_version(), "{err}");
+    }
+
+    #[tokio::test]
+    async fn label_selector_supports_equality_set_and_existence_requirements() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        lw.create(cm("ns", "a", &[("app", "web"), ("tier", "fe")]));
+        lw.create(cm("ns", "b", &[("app", "db")]));
+        lw.create(cm("ns", "c", &[]));
+        let cases = [
+            ("app=web", vec!["a"]),
+            ("app==web", vec!["a"]),
+            ("app!=web", vec!["b", "c"]),
+            ("app in (web, db)", vec!["a", "b"]),
+            ("app notin (web)", vec!["b", "c"]),
+            ("app", vec!["a", "b"]),
+            ("!app", vec!["c"]),
+            ("app,tier=fe", vec!["a"]),
+            ("app in (web,db),!tier", vec!["b"]),
+        ];
+        for (selector, want) in cases {
+            let list = lw.list(&lp().labels(selector)).await.unwrap();
+            assert_eq!(names(&list), want, "selector {selector:?}");
+        }
+        let err = lw.list(&lp().labels("app in web")).await.unwrap_err();
+        assert_eq!(err.code(), Some(400));
+    }
+
+    #[tokio::test]
+    async fn field_selector_supports_name_and_namespace_only() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        lw.create(cm("ns1", "a", &[]));
+        lw.create(cm("ns2", "a", &[]));
+        lw.create(cm("ns2", "b", &[]));
+        let list = lw
+            .list(&lp().fields("metadata.namespace=ns2"))
+            .await
+            .unwrap();
+        assert_eq!(names(&list), ["a", "b"]);
+        let list = lw
+            .list(&lp().fields("metadata.namespace=ns2,metadata.name!=a"))
+            .await
+            .unwrap();
+        assert_eq!(names(&list), ["b"]);
+        let err = lw.list(&lp().fields("spec.nodeName=x")).await.unwrap_err();
+        assert_eq!(err.code(), Some(400));
+    }
+
+    #[tokio::test]
+    async fn watch_from_a_version_replays_later_events_then_streams_live() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        let rv = lw.create(cm("ns", "a", &[]));
+        lw.create(cm("ns", "b", &[]));
+        lw.update(cm("ns", "a", &[("x", "1")]));
+        let mut w = lw.watch(&WatchParams::default(), &rv).await.unwrap();
+        assert_eq!(ready(&mut w), ["ADDED b@3", "MODIFIED a@4"]);
+        lw.delete(&key("ns", "b"));
+        assert_eq!(ready(&mut w), ["DELETED b@5"]);
+    }
+
+    #[tokio::test]
+    async fn watch_from_0_or_empty_starts_with_synthetic_adds() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        lw.create(cm("ns", "a", &[]));
+        lw.create(cm("ns", "b", &[]));
+        for rv in ["0", ""] {
+            let mut w = lw.watch(&WatchParams::default(), rv).await.unwrap();
+            assert_eq!(ready(&mut w), ["ADDED a@2", "ADDED b@3"], "from {rv:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn watch_from_a_compacted_version_gets_a_410_error_event() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        let rv = lw.create(cm("ns", "a", &[]));
+        lw.create(cm("ns", "b", &[]));
+        lw.compact();
+        let mut w = lw.watch(&WatchParams::default(), &rv).await.unwrap();
+        assert_eq!(ready(&mut w), ["ERROR 410"]);
+        // Watching from the compaction point itself still works.
+        let mut w = lw
+            .watch(&WatchParams::default(), &lw.resource_version())
+            .await
+            .unwrap();
+        assert!(ready(&mut w).is_empty());
+        assert!(!ended(&mut w));
+    }
+
+    #[tokio::test]
+    async fn history_limit_compacts_the_oldest_events() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        lw.set_history_limit(2);
+        lw.create(cm("ns", "a", &[]));
+        let rv = lw.create(cm("ns", "b", &[]));
+        lw.create(cm("ns", "c", &[]));
+        lw.create(cm("ns", "d", &[]));
+        let mut w = lw.watch(&WatchParams::default(), "2").await.unwrap();
+        assert_eq!(ready(&mut w), ["ERROR 410"]);
+        let mut w = lw.watch(&WatchParams::default(), &rv).await.unwrap();
+        assert_eq!(ready(&mut w), ["ADDED c@4", "ADDED d@5"]);
+    }
+
+    #[tokio::test]
+    async fn objects_entering_or_leaving_a_selector_are_added_or_deleted_for_the_watch() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        let rv = lw.create(cm("ns", "a", &[]));
+        let params = WatchParams::default().labels("app=web");
+        let mut w = lw.watch(&params, &rv).await.unwrap();
+        lw.update(cm("ns", "a", &[("app", "web")]));
+        lw.update(cm("ns", "a", &[("app", "web"), ("x", "y")]));
+        lw.update(cm("ns", "a", &[("app", "db")]));
+        lw.update(cm("ns", "a", &[]));
+        assert_eq!(ready(&mut w), ["ADDED a@3", "MODIFIED a@4", "DELETED a@5"]);
+    }
+
+    #[tokio::test]
+    async fn delete_emits_the_last_state_with_the_deletions_version() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        let rv = lw.create(cm("ns", "a", &[("k", "v")]));
+        let mut w = lw.watch(&WatchParams::default(), &rv).await.unwrap();
+        assert_eq!(lw.delete(&key("ns", "a")).as_deref(), Some("3"));
+        assert_eq!(lw.delete(&key("ns", "a")), None);
+        match w.next().await {
+            Some(Ok(WatchEvent::Deleted(o))) => {
+                assert_eq!(o.metadata.resource_version.as_deref(), Some("3"));
+                assert_eq!(o.metadata.labels.unwrap()["k"], "v");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(lw.is_empty());
+    }
+
+    #[tokio::test]
+    async fn create_of_an_existing_key_is_409_and_update_of_a_missing_key_is_404() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        lw.create(cm("ns", "a", &[]));
+        assert_eq!(
+            lw.try_create(cm("ns", "a", &[])).unwrap_err().code(),
+            Some(409)
+        );
+        assert_eq!(
+            lw.try_update(cm("ns", "b", &[])).unwrap_err().code(),
+            Some(404)
+        );
+        assert_eq!(
+            lw.try_create(ConfigMap::default()).unwrap_err().code(),
+            Some(400)
+        );
+        assert_eq!(lw.resource_version(), "2");
+        assert_eq!(lw.len(), 1);
+        assert!(lw.get(&key("ns", "a")).is_some());
+    }
+
+    #[tokio::test]
+    async fn streaming_list_sends_initial_adds_then_the_annotated_bookmark_then_changes() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        lw.create(cm("ns", "a", &[]));
+        lw.create(cm("ns", "b", &[]));
+        let params = WatchParams {
+            send_initial_events: true,
+            ..WatchParams::default()
+        };
+        let mut w = lw.watch(&params, "").await.unwrap();
+        assert_eq!(ready(&mut w), ["ADDED a@2", "ADDED b@3", "BOOKMARK 3 end"]);
+        lw.create(cm("ns", "c", &[]));
+        assert_eq!(ready(&mut w), ["ADDED c@4"]);
+    }
+
+    #[tokio::test]
+    async fn streaming_list_requires_bookmarks() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        let params = WatchParams {
+            send_initial_events: true,
+            bookmarks: false,
+            ..WatchParams::default()
+        };
+        assert_eq!(lw.watch(&params, "").await.err().unwrap().code(), Some(422));
+    }
+
+    #[tokio::test]
+    async fn streaming_list_support_can_be_rejected_or_ignored() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        lw.create(cm("ns", "a", &[]));
+        let params = WatchParams {
+            send_initial_events: true,
+            ..WatchParams::default()
+        };
+        lw.set_streaming_support(StreamingSupport::Rejected);
+        assert_eq!(lw.watch(&params, "").await.err().unwrap().code(), Some(422));
+        lw.set_streaming_support(StreamingSupport::Ignored);
+        let mut w = lw.watch(&params, "").await.unwrap();
+        assert_eq!(ready(&mut w), ["ADDED a@2"]);
+    }
+
+    #[tokio::test]
+    async fn bookmarks_go_only_to_watches_that_asked_for_them() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        let rv = lw.resource_version();
+        let mut with = lw.watch(&WatchParams::default(), &rv).await.unwrap();
+        let mut without = lw
+            .watch(
+                &WatchParams {
+                    bookmarks: false,
+                    ..WatchParams::default()
+                },
+                &rv,
+            )
+            .await
+            .unwrap();
+        lw.bookmark();
+        assert_eq!(ready(&mut with), ["BOOKMARK 1"]);
+        assert!(ready(&mut without).is_empty());
+    }
+
+    #[tokio::test]
+    async fn close_watches_ends_every_stream_after_what_was_sent() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        let mut w = lw.watch(&WatchParams::default(), "1").await.unwrap();
+        lw.create(cm("ns", "a", &[]));
+        assert_eq!(lw.open_watches(), 1);
+        lw.close_watches();
+        assert_eq!(lw.open_watches(), 0);
+        assert_eq!(ready(&mut w), ["ADDED a@2"]);
+        assert!(ended(&mut w));
+    }
+
+    #[tokio::test]
+    async fn send_error_event_ends_streams_after_the_error() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        let mut w = lw.watch(&WatchParams::default(), "1").await.unwrap();
+        lw.send_error_event(Status::failure("too old", "Expired").with_code(410));
+        assert_eq!(ready(&mut w), ["ERROR 410"]);
+        assert!(ended(&mut w));
+    }
+
+    #[tokio::test]
+    async fn send_stream_error_keeps_streams_open() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        let mut w = lw.watch(&WatchParams::default(), "1").await.unwrap();
+        lw.send_stream_error(|| ListWatchError::Decode("bad".into()));
+        lw.create(cm("ns", "a", &[]));
+        let got = ready(&mut w);
+        assert_eq!(got.len(), 2);
+        assert!(got[0].starts_with("ERR malformed"), "{got:?}");
+        assert_eq!(got[1], "ADDED a@2");
+    }
+
+    #[tokio::test]
+    async fn injected_failures_fail_one_call_each_in_order() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        lw.fail_next_list(ListWatchError::status(500, "InternalError", "x"));
+        lw.fail_next_list(ListWatchError::status(429, "TooManyRequests", "y"));
+        lw.fail_next_watch(ListWatchError::status(403, "Forbidden", "z"));
+        assert_eq!(lw.list(&lp()).await.unwrap_err().code(), Some(500));
+        assert_eq!(lw.list(&lp()).await.unwrap_err().code(), Some(429));
+        assert!(lw.list(&lp()).await.is_ok());
+        assert_eq!(
+            lw.watch(&WatchParams::default(), "1")
+                .await
+                .err()
+                .unwrap()
+                .code(),
+            Some(403)
+        );
+        assert!(lw.watch(&WatchParams::default(), "1").await.is_ok());
+        assert_eq!((lw.list_calls(), lw.watch_calls()), (3, 2));
+    }
+
+    #[tokio::test]
+    async fn every_request_is_recorded_in_order() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        lw.list(&lp().labels("a=b")).await.unwrap();
+        let _w = lw.watch(&WatchParams::default(), "1").await.unwrap();
+        let requests = lw.requests();
+        assert_eq!(requests.len(), 2);
+        assert!(requests[0].is_list());
+        assert_eq!(requests[0].resource_version(), None);
+        assert_eq!(requests[1].resource_version(), Some("1"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn watch_timeout_ends_the_stream_like_a_server() {
+        let lw = MemoryListerWatcher::<ConfigMap>::new();
+        let params = WatchParams::default().timeout(60);
+        let mut w = lw.watch(&params, "1").await.unwrap();
+        let start = tokio::time::Instant::now();
+        assert!(w.next().await.is_none());
+        assert_eq!(start.elapsed(), Duration::from_secs(60));
+    }
+
+    mod model {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        #[derive(Clone, Debug)]
+        enum Op {
+            Create(u8, bool),
+            Update(u8, bool),
+            Delete(u8),
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                (0u8..5, any::<bool>()).prop_map(|(i, l)| Op::Create(i, l)),
+                (0u8..5, any::<bool>()).prop_map(|(i, l)| Op::Update(i, l)),
+                (0u8..5).prop_map(Op::Delete),
+            ]
+        }
+
+        fn obj(i: u8, web: bool) -> ConfigMap {
+            cm(
+                "ns",
+                &format!("o{i}"),
+                if web { &[("app", "web")] } else { &[] },
+            )
+        }
+
+        /// name -> resource version
+        fn state(items: &[ConfigMap]) -> BTreeMap<String, String> {
+            items
+                .iter()
+                .map(|o| {
+                    (
+                        o.metadata.name.clone().unwrap_or_default(),
+                        o.metadata.resource_version.clone().unwrap_or_default(),
+                    )
+                })
+                .collect()
+        }
+
+        proptest! {
+            /// For every retained version `r` and selector: the exact list at `r` plus the
+            /// events of a watch from `r` give the current list; and pages concatenate to
+            /// the whole list.
+            #[test]
+            fn list_at_a_version_plus_the_watch_from_it_is_the_current_state(
+                ops in proptest::collection::vec(op(), 0..30),
+                history in 0usize..20,
+                limit in 1u32..4,
+                pick in any::<proptest::sample::Index>(),
+            ) {
+                let lw = MemoryListerWatcher::<ConfigMap>::new();
+                lw.set_history_limit(history);
+                for op in ops {
+                    match op {
+                        Op::Create(i, web) => { let _ = lw.try_create(obj(i, web)); }
+                        Op::Update(i, web) => { let _ = lw.try_update(obj(i, web)); }
+                        Op::Delete(i) => { lw.delete(&key("ns", &format!("o{i}"))); }
+                    }
+                }
+                let (oldest, current) = {
+                    let st = lw.lock();
+                    (st.oldest_servable, st.rv)
+                };
+                let r = oldest + pick.index((current - oldest + 1) as usize) as u64;
+                for selector in [None, Some("app=web")] {
+                    let mut lp = ListParams {
+                        resource_version: Some(r.to_string()),
+                        version_match: Some(VersionMatch::Exact),
+                        ..ListParams::default()
+                    };
+                    lp.label_selector = selector.map(str::to_owned);
+                    let at_r = lw.list(&lp).now_or_never().unwrap().unwrap();
+                    prop_assert_eq!(at_r.metadata.resource_version.clone(), Some(r.to_string()));
+                    let mut model = state(&at_r.items);
+                    let wp = WatchParams { label_selector: lp.label_selector.clone(), ..WatchParams::default() };
+                    let mut watch = lw.watch(&wp, &r.to_string()).now_or_never().unwrap().unwrap();
+                    while let Some(Some(item)) = watch.next().now_or_never() {
+                        match item.unwrap() {
+                            WatchEvent::Added(o) | WatchEvent::Modified(o) => {
+                                model.insert(o.metadata.name.unwrap(), o.metadata.resource_version.unwrap());
+                            }
+                            WatchEvent::Deleted(o) => {
+                                prop_assert!(model.remove(&o.metadata.name.unwrap()).is_some());
+                            }
+                            other => prop_assert!(false, "unexpected {:?}", other),
+                        }
+                    }
+                    let now_lp = ListParams { label_selector: lp.label_selector.clone(), ..ListParams::default() };
+                    let now = lw.list(&now_lp).now_or_never().unwrap().unwrap();
+                    prop_assert_eq!(&model, &state(&now.items));
+                    // Pages concatenate to the whole list.
+                    let mut paged = Vec::new();
+                    let mut token = None;
+                    loop {
+                        let page_lp = ListParams {
+                            limit: Some(limit),
+                            continue_token: token.clone(),
+                            ..now_lp.clone()
+                        };
+                        let page = lw.list(&page_lp).now_or_never().unwrap().unwrap();
+                        paged.extend(page.items);
+                        token = page.metadata.continue_;
+                        if token.is_none() { break; }
+                    }
+                    prop_assert_eq!(state(&paged), state(&now.items));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! Integration tests for the in-process Kubernetes API server
+//! (`informer_testing`), driven through real clients: `kube::Client`,
+//! `kube::runtime::watcher` and, where installed, `kubectl`.
+
+mod apiserver {
+    mod common;
+
+    mod crud;
+    mod discovery;
+    mod faults;
+    mod fuzz;
+    mod kubectl;
+    mod list;
+    mod watch;
+}

@@ -1,0 +1,208 @@
+//! Helpers shared by the API server tests.
+
+use std::future::Future;
+use std::time::Duration;
+
+use informer_testing::TestApiServer;
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+use kube::Client;
+use kube::core::ObjectMeta;
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// A server with a short bookmark interval.
+pub async fn server() -> TestApiServer {
+    TestApiServer::builder()
+        .bookmark_interval(Duration::from_millis(200))
+        .start()
+        .await
+        .expect("the test API server starts")
+}
+
+/// A client that does not retry 429/503/504 responses by itself.
+pub fn client_without_retries(server: &TestApiServer) -> Client {
+    let mut config = server.config();
+    config.default_retry = false;
+    Client::try_from(config).expect("client")
+}
+
+/// A pod with one container and the given labels.
+pub fn pod(name: &str, labels: &[(&str, &str)]) -> Pod {
+    Pod {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            labels: (!labels.is_empty()).then(|| {
+                labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect()
+            }),
+            ..ObjectMeta::default()
+        },
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "app".into(),
+                image: Some("nginx:1.27".into()),
+                ..Container::default()
+            }],
+            ..PodSpec::default()
+        }),
+        ..Pod::default()
+    }
+}
+
+/// Fails the test if `future` takes more than 10 seconds.
+pub async fn within<F: Future>(future: F) -> F::Output {
+    tokio::time::timeout(Duration::from_secs(10), future)
+        .await
+        .expect("timed out")
+}
+
+/// The `Status` of an API error.
+pub fn status(err: kube::Error) -> kube::core::Status {
+    match err {
+        kube::Error::Api(status) => *status,
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
+
+/// Sorted names of objects.
+pub fn names<K: kube::Resource>(items: &[K]) -> Vec<String> {
+    let mut names: Vec<String> = items
+        .iter()
+        .map(|o| o.meta().name.clone().unwrap_or_default())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A response read off a raw connection.
+#[derive(Debug)]
+pub struct RawResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl RawResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "body is not JSON ({e}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    /// Asserts the response is a `Status` error with this code and reason.
+    pub fn assert_status(&self, code: u16, reason: &str) {
+        assert_eq!(self.status, code, "{}", String::from_utf8_lossy(&self.body));
+        let status = self.json();
+        assert_eq!(status["kind"], "Status");
+        assert_eq!(status["status"], "Failure");
+        assert_eq!(status["code"], code);
+        assert_eq!(status["reason"], reason, "{status}");
+    }
+}
+
+/// Sends raw bytes on a new connection and returns everything the server
+/// sends back before closing (or within `wait`).
+pub async fn send_bytes(server: &TestApiServer, bytes: &[u8], wait: Duration) -> Vec<u8> {
+    let mut stream = TcpStream::connect(server.address()).await.expect("connect");
+    let _ = stream.write_all(bytes).await;
+    let _ = stream.shutdown().await;
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(wait, stream.read_to_end(&mut out)).await;
+    out
+}
+
+/// Sends one HTTP/1.1 request with `Connection: close` and parses the response.
+pub async fn raw(
+    server: &TestApiServer,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> RawResponse {
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        server.address(),
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    let mut bytes = request.into_bytes();
+    bytes.extend_from_slice(body);
+    let response = send_bytes(server, &bytes, Duration::from_secs(5)).await;
+    parse_response(&response).unwrap_or_else(|| {
+        panic!(
+            "not an HTTP response: {:?}",
+            String::from_utf8_lossy(&response)
+        )
+    })
+}
+
+/// Parses an HTTP/1.1 response (content-length, chunked or close-delimited).
+pub fn parse_response(bytes: &[u8]) -> Option<RawResponse> {
+    let split = bytes.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = std::str::from_utf8(&bytes[..split]).ok()?;
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines.next()?.split(' ').nth(1)?.parse().ok()?;
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let rest = &bytes[split + 4..];
+    let chunked = headers.iter().any(|(k, v)| {
+        k.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked")
+    });
+    let body = if chunked {
+        let mut body = Vec::new();
+        let mut rest = rest;
+        while let Some(end) = rest.windows(2).position(|w| w == b"\r\n") {
+            let size =
+                usize::from_str_radix(std::str::from_utf8(&rest[..end]).ok()?.trim(), 16).ok()?;
+            rest = &rest[end + 2..];
+            if size == 0 || rest.len() < size {
+                break;
+            }
+            body.extend_from_slice(&rest[..size]);
+            rest = rest.get(size + 2..).unwrap_or_default();
+        }
+        body
+    } else {
+        rest.to_vec()
+    };
+    Some(RawResponse {
+        status,
+        headers,
+        body,
+    })
+}
+
+/// Runs a request until it succeeds (at most five tries). After a simulated
+/// restart a client's pooled connection may fail once, as with a real server.
+pub async fn retrying<T>(mut request: impl AsyncFnMut() -> Result<T, kube::Error>) -> T {
+    let mut tries = 0;
+    loop {
+        match within(request()).await {
+            Ok(value) => return value,
+            Err(err) if tries < 4 => {
+                tries += 1;
+                let _ = err;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(err) => panic!("request failed after retries: {err}"),
+        }
+    }
+}

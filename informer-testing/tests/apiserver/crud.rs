@@ -1,0 +1,880 @@
+//! Create, get, update, patch, delete, status, generation, finalizers,
+//! custom resources and the shared revision counter.
+
+use std::collections::BTreeMap;
+
+use futures::{StreamExt, TryStreamExt};
+use informer_testing::CustomResourceSpec;
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, ReplicaSet};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace, Pod, PodStatus, Secret, Service};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ManagedFieldsEntry};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    PatchParams, PostParams, WatchEvent, WatchParams,
+};
+use kube::core::ObjectMeta;
+use serde_json::json;
+
+use super::common::{names, pod, raw, server, status, within};
+
+fn meta(name: &str) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.into()),
+        ..ObjectMeta::default()
+    }
+}
+
+#[tokio::test]
+async fn create_sets_server_fields_and_keeps_managed_fields() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let mut body = pod("a", &[("app", "web")]);
+    let managed = ManagedFieldsEntry {
+        manager: Some("test-manager".into()),
+        operation: Some("Update".into()),
+        api_version: Some("v1".into()),
+        ..ManagedFieldsEntry::default()
+    };
+    body.metadata.managed_fields = Some(vec![managed.clone()]);
+    let created = within(pods.create(&PostParams::default(), &body))
+        .await
+        .unwrap();
+    let meta = &created.metadata;
+    assert_eq!(meta.namespace.as_deref(), Some("default"));
+    assert_eq!(meta.generation, Some(1));
+    assert_eq!(meta.uid.as_ref().map(String::len), Some(36));
+    assert!(meta.creation_timestamp.is_some());
+    assert_eq!(
+        meta.resource_version,
+        Some(server.resource_version().to_string())
+    );
+    assert_eq!(meta.managed_fields, Some(vec![managed]));
+    assert!(meta.deletion_timestamp.is_none());
+
+    let again = status(
+        within(pods.create(&PostParams::default(), &body))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((again.code, again.reason.as_str()), (409, "AlreadyExists"));
+
+    let mut unnamed = pod("", &[]);
+    unnamed.metadata.name = None;
+    let err = status(
+        within(pods.create(&PostParams::default(), &unnamed))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
+
+    unnamed.metadata.generate_name = Some("web-".into());
+    let generated = within(pods.create(&PostParams::default(), &unnamed))
+        .await
+        .unwrap();
+    let name = generated.metadata.name.unwrap();
+    assert!(name.starts_with("web-") && name.len() == 9, "{name}");
+
+    let mut invalid = pod("Not_A_Valid_Name", &[]);
+    invalid.metadata.namespace = None;
+    let err = status(
+        within(pods.create(&PostParams::default(), &invalid))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 422);
+
+    let dry = within(pods.create(
+        &PostParams {
+            dry_run: true,
+            ..PostParams::default()
+        },
+        &pod("dry", &[]),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(dry.metadata.name.as_deref(), Some("dry"));
+    assert_eq!(status(within(pods.get("dry")).await.unwrap_err()).code, 404);
+}
+
+#[tokio::test]
+async fn malformed_bodies_are_bad_requests() {
+    let server = server().await;
+    let path = "/api/v1/namespaces/default/configmaps";
+    let json = [("Content-Type", "application/json")];
+    for body in [
+        &b"{not json"[..],
+        b"",
+        b"[1,2,3]",
+        b"\"string\"",
+        b"{\"metadata\": 5}",
+    ] {
+        raw(&server, "POST", path, &json, body)
+            .await
+            .assert_status(400, "BadRequest");
+    }
+    raw(
+        &server,
+        "POST",
+        path,
+        &json,
+        br#"{"kind": "Pod", "metadata": {"name": "x"}}"#,
+    )
+    .await
+    .assert_status(400, "BadRequest");
+    raw(
+        &server,
+        "POST",
+        path,
+        &json,
+        br#"{"apiVersion": "apps/v1", "metadata": {"name": "x"}}"#,
+    )
+    .await
+    .assert_status(400, "BadRequest");
+    raw(
+        &server,
+        "POST",
+        path,
+        &json,
+        br#"{"metadata": {"name": "x", "namespace": "elsewhere"}}"#,
+    )
+    .await
+    .assert_status(400, "BadRequest");
+    raw(&server, "POST", path, &json, br#"{"metadata": {}}"#)
+        .await
+        .assert_status(422, "Invalid");
+    let created = raw(
+        &server,
+        "POST",
+        path,
+        &json,
+        br#"{"metadata": {"name": "x"}}"#,
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    assert_eq!(created.json()["kind"], "ConfigMap");
+    raw(&server, "PUT", &format!("{path}/x"), &json, b"{{{")
+        .await
+        .assert_status(400, "BadRequest");
+    raw(
+        &server,
+        "PUT",
+        &format!("{path}/x"),
+        &json,
+        br#"{"metadata": {"name": "y"}}"#,
+    )
+    .await
+    .assert_status(400, "BadRequest");
+    raw(
+        &server,
+        "PATCH",
+        &format!("{path}/x"),
+        &[("Content-Type", "application/merge-patch+json")],
+        b"nope",
+    )
+    .await
+    .assert_status(400, "BadRequest");
+    raw(
+        &server,
+        "PATCH",
+        &format!("{path}/x"),
+        &[("Content-Type", "text/plain")],
+        b"{}",
+    )
+    .await
+    .assert_status(415, "UnsupportedMediaType");
+    raw(&server, "DELETE", &format!("{path}/x"), &json, b"{broken")
+        .await
+        .assert_status(400, "BadRequest");
+}
+
+#[tokio::test]
+async fn updates_with_stale_versions_conflict() {
+    let server = server().await;
+    let maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let created = within(maps.create(
+        &PostParams::default(),
+        &ConfigMap {
+            metadata: meta("c"),
+            ..ConfigMap::default()
+        },
+    ))
+    .await
+    .unwrap();
+    let mut first = created.clone();
+    first.data = Some(BTreeMap::from([("k".to_string(), "1".to_string())]));
+    let updated = within(maps.replace("c", &PostParams::default(), &first))
+        .await
+        .unwrap();
+    assert!(updated.metadata.resource_version > created.metadata.resource_version);
+    assert_eq!(updated.metadata.uid, created.metadata.uid);
+    assert_eq!(
+        updated.metadata.creation_timestamp,
+        created.metadata.creation_timestamp
+    );
+
+    let mut stale = created.clone();
+    stale.data = Some(BTreeMap::from([("k".to_string(), "2".to_string())]));
+    let err = status(
+        within(maps.replace("c", &PostParams::default(), &stale))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (409, "Conflict"));
+    assert!(
+        err.message.contains("the object has been modified"),
+        "{}",
+        err.message
+    );
+
+    // Without a resourceVersion the update is unconditional.
+    stale.metadata.resource_version = None;
+    within(maps.replace("c", &PostParams::default(), &stale))
+        .await
+        .unwrap();
+    assert_eq!(within(maps.get("c")).await.unwrap().data.unwrap()["k"], "2");
+
+    let missing = status(
+        within(maps.replace(
+            "missing",
+            &PostParams::default(),
+            &ConfigMap {
+                metadata: meta("missing"),
+                ..ConfigMap::default()
+            },
+        ))
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!(missing.code, 404);
+
+    // A no-op update keeps the resource version.
+    let current = within(maps.get("c")).await.unwrap();
+    let same = within(maps.replace("c", &PostParams::default(), &current))
+        .await
+        .unwrap();
+    assert_eq!(
+        same.metadata.resource_version,
+        current.metadata.resource_version
+    );
+}
+
+#[tokio::test]
+async fn generation_and_the_status_subresource() {
+    let server = server().await;
+    let deployments: Api<Deployment> = Api::namespaced(server.client(), "default");
+    let deployment = Deployment {
+        metadata: meta("web"),
+        spec: Some(DeploymentSpec {
+            replicas: Some(1),
+            selector: LabelSelector::default(),
+            ..DeploymentSpec::default()
+        }),
+        ..Deployment::default()
+    };
+    let created = within(deployments.create(&PostParams::default(), &deployment))
+        .await
+        .unwrap();
+    assert_eq!(created.metadata.generation, Some(1));
+
+    let labels = json!({"metadata": {"labels": {"a": "b"}}});
+    let patched = within(deployments.patch("web", &PatchParams::default(), &Patch::Merge(&labels)))
+        .await
+        .unwrap();
+    assert_eq!(
+        patched.metadata.generation,
+        Some(1),
+        "metadata changes keep the generation"
+    );
+
+    let scale = json!({"spec": {"replicas": 3}, "status": {"replicas": 99}});
+    let patched = within(deployments.patch("web", &PatchParams::default(), &Patch::Merge(&scale)))
+        .await
+        .unwrap();
+    assert_eq!(patched.metadata.generation, Some(2));
+    assert!(
+        patched.status.is_none(),
+        "status changes are ignored on the main resource"
+    );
+
+    let status_patch =
+        json!({"status": {"replicas": 3, "observedGeneration": 2}, "spec": {"replicas": 7}});
+    let patched = within(deployments.patch_status(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(&status_patch),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(patched.status.as_ref().unwrap().replicas, Some(3));
+    assert_eq!(
+        patched.spec.as_ref().unwrap().replicas,
+        Some(3),
+        "spec changes are ignored on status"
+    );
+    assert_eq!(patched.metadata.generation, Some(2));
+
+    let fetched = within(deployments.get_status("web")).await.unwrap();
+    assert_eq!(fetched.status.unwrap().observed_generation, Some(2));
+
+    // replace_status on pods.
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let mut p = within(pods.create(&PostParams::default(), &pod("p", &[])))
+        .await
+        .unwrap();
+    p.status = Some(PodStatus {
+        phase: Some("Running".into()),
+        ..PodStatus::default()
+    });
+    let replaced = within(pods.replace_status("p", &PostParams::default(), &p))
+        .await
+        .unwrap();
+    assert_eq!(replaced.status.unwrap().phase.as_deref(), Some("Running"));
+    assert_eq!(replaced.metadata.generation, Some(1));
+}
+
+#[tokio::test]
+async fn merge_strategic_and_json_patches() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    within(pods.create(&PostParams::default(), &pod("p", &[("a", "1"), ("b", "2")])))
+        .await
+        .unwrap();
+
+    let merge = json!({"metadata": {"labels": {"a": null, "c": "3"}}});
+    let patched = within(pods.patch("p", &PatchParams::default(), &Patch::Merge(&merge)))
+        .await
+        .unwrap();
+    let labels = patched.metadata.labels.unwrap();
+    assert_eq!(
+        labels,
+        BTreeMap::from([("b".into(), "2".into()), ("c".into(), "3".into())])
+    );
+
+    // Strategic merge: containers merge by name instead of being replaced.
+    let strategic = json!({"spec": {"containers": [
+        {"name": "app", "image": "nginx:1.28"},
+        {"name": "sidecar", "image": "envoy:1"}
+    ]}});
+    let patched = within(pods.patch("p", &PatchParams::default(), &Patch::Strategic(&strategic)))
+        .await
+        .unwrap();
+    let containers = patched.spec.unwrap().containers;
+    assert_eq!(containers.len(), 2);
+    assert_eq!(containers[0].image.as_deref(), Some("nginx:1.28"));
+    assert_eq!(containers[1].name, "sidecar");
+    assert_eq!(patched.metadata.generation, Some(2));
+
+    let delete_sidecar = json!({"spec": {"containers": [{"name": "sidecar", "$patch": "delete"}]}});
+    let patched = within(pods.patch(
+        "p",
+        &PatchParams::default(),
+        &Patch::Strategic(&delete_sidecar),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(patched.spec.unwrap().containers.len(), 1);
+
+    // A JSON merge patch replaces lists.
+    let merge_list = json!({"spec": {"containers": [{"name": "only", "image": "x"}]}});
+    let patched = within(pods.patch("p", &PatchParams::default(), &Patch::Merge(&merge_list)))
+        .await
+        .unwrap();
+    assert_eq!(patched.spec.unwrap().containers[0].name, "only");
+
+    // A patch carrying a stale resourceVersion conflicts.
+    let stale = json!({"metadata": {"resourceVersion": "1", "labels": {"x": "y"}}});
+    let err = status(
+        within(pods.patch("p", &PatchParams::default(), &Patch::Merge(&stale)))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 409);
+
+    // JSON patch (RFC 6902).
+    let path = "/api/v1/namespaces/default/pods/p";
+    let ops = br#"[{"op": "add", "path": "/metadata/labels/d", "value": "4"}, {"op": "remove", "path": "/metadata/labels/b"}]"#;
+    let response = raw(
+        &server,
+        "PATCH",
+        path,
+        &[("Content-Type", "application/json-patch+json")],
+        ops,
+    )
+    .await;
+    assert_eq!(response.status, 200);
+    assert_eq!(
+        response.json()["metadata"]["labels"],
+        json!({"c": "3", "d": "4"})
+    );
+    let failing = br#"[{"op": "test", "path": "/metadata/name", "value": "other"}]"#;
+    raw(
+        &server,
+        "PATCH",
+        path,
+        &[("Content-Type", "application/json-patch+json")],
+        failing,
+    )
+    .await
+    .assert_status(422, "Invalid");
+
+    let missing = status(
+        within(pods.patch("missing", &PatchParams::default(), &Patch::Merge(&merge)))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(missing.code, 404);
+}
+
+#[tokio::test]
+async fn server_side_apply_creates_and_merges() {
+    let server = server().await;
+    let maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let config = json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "applied"},
+        "data": {"a": "1"}
+    });
+    let params = PatchParams::apply("test-manager");
+    let created = within(maps.patch("applied", &params, &Patch::Apply(&config)))
+        .await
+        .unwrap();
+    assert_eq!(created.data.unwrap()["a"], "1");
+    let config = json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "applied"},
+        "data": {"b": "2"}
+    });
+    let merged = within(maps.patch("applied", &params, &Patch::Apply(&config)))
+        .await
+        .unwrap();
+    assert_eq!(merged.data.unwrap()["b"], "2");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finalizers_turn_deletes_into_marks() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let mut body = pod("guarded", &[]);
+    body.metadata.finalizers = Some(vec!["example.com/cleanup".into()]);
+    let created = within(pods.create(&PostParams::default(), &body))
+        .await
+        .unwrap();
+    let mut events = within(pods.watch(
+        &WatchParams::default().disable_bookmarks(),
+        created.metadata.resource_version.as_deref().unwrap(),
+    ))
+    .await
+    .unwrap()
+    .boxed();
+
+    let deleted = within(pods.delete("guarded", &DeleteParams::default()))
+        .await
+        .unwrap();
+    let marked = deleted.left().expect("the marked object is returned");
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    assert_eq!(marked.metadata.deletion_grace_period_seconds, Some(0));
+    let still_there = within(pods.get("guarded")).await.unwrap();
+    assert!(still_there.metadata.deletion_timestamp.is_some());
+    // Deleting again changes nothing.
+    let again = within(pods.delete("guarded", &DeleteParams::default()))
+        .await
+        .unwrap();
+    assert_eq!(
+        again.left().unwrap().metadata.resource_version,
+        still_there.metadata.resource_version
+    );
+
+    let clear = json!({"metadata": {"finalizers": null}});
+    within(pods.patch("guarded", &PatchParams::default(), &Patch::Merge(&clear)))
+        .await
+        .unwrap();
+    assert_eq!(
+        status(within(pods.get("guarded")).await.unwrap_err()).code,
+        404
+    );
+
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        match within(events.try_next()).await.unwrap().unwrap() {
+            WatchEvent::Modified(p) => {
+                seen.push(("MODIFIED", p.metadata.deletion_timestamp.is_some()))
+            }
+            WatchEvent::Deleted(p) => {
+                seen.push(("DELETED", p.metadata.deletion_timestamp.is_some()))
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(seen, [("MODIFIED", true), ("DELETED", true)]);
+}
+
+#[tokio::test]
+async fn deletes() {
+    let server = server().await;
+    let maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let created = within(maps.create(
+        &PostParams::default(),
+        &ConfigMap {
+            metadata: meta("c"),
+            ..ConfigMap::default()
+        },
+    ))
+    .await
+    .unwrap();
+    // ConfigMap deletes answer with a Success status; pod deletes with the object.
+    let result = within(maps.delete("c", &DeleteParams::default()))
+        .await
+        .unwrap();
+    let done = result.right().expect("a Status");
+    assert_eq!(done.details.unwrap().uid, created.metadata.uid.unwrap());
+    assert_eq!(
+        status(
+            within(maps.delete("c", &DeleteParams::default()))
+                .await
+                .unwrap_err()
+        )
+        .code,
+        404
+    );
+
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    within(pods.create(&PostParams::default(), &pod("p", &[])))
+        .await
+        .unwrap();
+    let result = within(pods.delete("p", &DeleteParams::default()))
+        .await
+        .unwrap();
+    assert_eq!(
+        result.left().expect("the pod").metadata.name.as_deref(),
+        Some("p")
+    );
+
+    // Preconditions.
+    let p = within(pods.create(&PostParams::default(), &pod("q", &[])))
+        .await
+        .unwrap();
+    let wrong_uid = DeleteParams {
+        preconditions: Some(kube::api::Preconditions {
+            uid: Some("not-the-uid".into()),
+            resource_version: None,
+        }),
+        ..DeleteParams::default()
+    };
+    assert_eq!(
+        status(within(pods.delete("q", &wrong_uid)).await.unwrap_err()).code,
+        409
+    );
+    let right = DeleteParams {
+        preconditions: Some(kube::api::Preconditions {
+            uid: p.metadata.uid.clone(),
+            resource_version: p.metadata.resource_version.clone(),
+        }),
+        ..DeleteParams::default()
+    };
+    within(pods.delete("q", &right)).await.unwrap();
+
+    // Delete collection with a selector.
+    for (name, app) in [("w1", "web"), ("w2", "web"), ("d1", "db")] {
+        within(pods.create(&PostParams::default(), &pod(name, &[("app", app)])))
+            .await
+            .unwrap();
+    }
+    within(pods.delete_collection(
+        &DeleteParams::default(),
+        &ListParams::default().labels("app=web"),
+    ))
+    .await
+    .unwrap();
+    let left = within(pods.list(&ListParams::default())).await.unwrap();
+    assert_eq!(names(&left.items), ["d1"]);
+}
+
+#[tokio::test]
+async fn every_builtin_type_round_trips() {
+    let server = server().await;
+    let client = server.client();
+    let pp = PostParams::default();
+    let ns: Api<Namespace> = Api::all(client.clone());
+    let created = within(ns.create(
+        &pp,
+        &Namespace {
+            metadata: meta("team-a"),
+            ..Namespace::default()
+        },
+    ))
+    .await
+    .unwrap();
+    assert_eq!(created.status.unwrap().phase.as_deref(), Some("Active"));
+    assert!(created.metadata.namespace.is_none());
+
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "team-a");
+    within(secrets.create(
+        &pp,
+        &Secret {
+            metadata: meta("s"),
+            type_: Some("Opaque".into()),
+            ..Secret::default()
+        },
+    ))
+    .await
+    .unwrap();
+    let by_type = within(secrets.list(&ListParams::default().fields("type=Opaque")))
+        .await
+        .unwrap();
+    assert_eq!(names(&by_type.items), ["s"]);
+    let services: Api<Service> = Api::namespaced(client.clone(), "team-a");
+    within(services.create(
+        &pp,
+        &Service {
+            metadata: meta("svc"),
+            ..Service::default()
+        },
+    ))
+    .await
+    .unwrap();
+    let events: Api<Event> = Api::namespaced(client.clone(), "team-a");
+    let mut event = Event {
+        metadata: meta("e"),
+        reason: Some("Started".into()),
+        ..Event::default()
+    };
+    event.involved_object.kind = Some("Pod".into());
+    event.involved_object.name = Some("p".into());
+    within(events.create(&pp, &event)).await.unwrap();
+    let by_object = within(
+        events.list(&ListParams::default().fields("involvedObject.kind=Pod,reason=Started")),
+    )
+    .await
+    .unwrap();
+    assert_eq!(names(&by_object.items), ["e"]);
+    let replica_sets: Api<ReplicaSet> = Api::namespaced(client.clone(), "team-a");
+    within(replica_sets.create(
+        &pp,
+        &ReplicaSet {
+            metadata: meta("rs"),
+            ..ReplicaSet::default()
+        },
+    ))
+    .await
+    .unwrap();
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "team-a");
+    within(leases.create(
+        &pp,
+        &Lease {
+            metadata: meta("leader"),
+            ..Lease::default()
+        },
+    ))
+    .await
+    .unwrap();
+    let lease = within(leases.get("leader")).await.unwrap();
+    assert_eq!(lease.metadata.namespace.as_deref(), Some("team-a"));
+}
+
+#[tokio::test]
+async fn resource_versions_are_shared_across_types() {
+    let server = server().await;
+    let client = server.client();
+    let pp = PostParams::default();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "default");
+    let mut versions = Vec::new();
+    for i in 0..3 {
+        let cm = within(maps.create(
+            &pp,
+            &ConfigMap {
+                metadata: meta(&format!("c{i}")),
+                ..ConfigMap::default()
+            },
+        ))
+        .await
+        .unwrap();
+        let p = within(pods.create(&pp, &pod(&format!("p{i}"), &[])))
+            .await
+            .unwrap();
+        let l = within(leases.create(
+            &pp,
+            &Lease {
+                metadata: meta(&format!("l{i}")),
+                ..Lease::default()
+            },
+        ))
+        .await
+        .unwrap();
+        for rv in [
+            cm.metadata.resource_version,
+            p.metadata.resource_version,
+            l.metadata.resource_version,
+        ] {
+            versions.push(rv.unwrap().parse::<u64>().unwrap());
+        }
+    }
+    assert!(
+        versions.windows(2).all(|w| w[1] == w[0] + 1),
+        "{versions:?}"
+    );
+    assert_eq!(*versions.last().unwrap(), server.resource_version());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_resources() {
+    let server = server().await;
+    server
+        .register_custom_resource(
+            CustomResourceSpec::namespaced("example.com", "v1", "Widget", "widgets")
+                .with_status_subresource(),
+        )
+        .unwrap();
+    server
+        .register_custom_resource(CustomResourceSpec::cluster_scoped(
+            "example.com",
+            "v1",
+            "Zone",
+            "zones",
+        ))
+        .unwrap();
+    assert!(
+        server
+            .register_custom_resource(CustomResourceSpec::namespaced(
+                "apps",
+                "v1",
+                "X",
+                "deployments"
+            ))
+            .is_err()
+    );
+
+    let gvk = GroupVersionKind::gvk("example.com", "v1", "Widget");
+    let resource = ApiResource::from_gvk_with_plural(&gvk, "widgets");
+    let widgets: Api<DynamicObject> = Api::namespaced_with(server.client(), "default", &resource);
+    let mut widget = DynamicObject::new("w1", &resource);
+    widget.data = json!({"spec": {"size": 1}});
+    let created = within(widgets.create(&PostParams::default(), &widget))
+        .await
+        .unwrap();
+    assert_eq!(created.metadata.generation, Some(1));
+    let mut events = within(widgets.watch(
+        &WatchParams::default().disable_bookmarks(),
+        created.metadata.resource_version.as_deref().unwrap(),
+    ))
+    .await
+    .unwrap()
+    .boxed();
+
+    let patch = json!({"spec": {"size": 2}, "status": {"ready": true}});
+    let patched = within(widgets.patch("w1", &PatchParams::default(), &Patch::Merge(&patch)))
+        .await
+        .unwrap();
+    assert_eq!(patched.data["spec"]["size"], 2);
+    assert!(patched.data.get("status").is_none());
+    assert_eq!(patched.metadata.generation, Some(2));
+    let patched =
+        within(widgets.patch_status("w1", &PatchParams::default(), &Patch::Merge(&patch)))
+            .await
+            .unwrap();
+    assert_eq!(patched.data["status"]["ready"], true);
+    assert_eq!(patched.metadata.generation, Some(2));
+
+    // Like the real server, custom resources reject strategic merge patches.
+    let err = status(
+        within(widgets.patch("w1", &PatchParams::default(), &Patch::Strategic(&patch)))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 415);
+
+    match within(events.try_next()).await.unwrap().unwrap() {
+        WatchEvent::Modified(w) => assert_eq!(w.data["spec"]["size"], 2),
+        other => panic!("unexpected {other:?}"),
+    }
+    let list = within(widgets.list(&ListParams::default())).await.unwrap();
+    assert_eq!(list.items.len(), 1);
+    let deleted = within(widgets.delete("w1", &DeleteParams::default()))
+        .await
+        .unwrap();
+    assert!(
+        deleted.is_left(),
+        "custom resource deletes return the object"
+    );
+
+    let zone_resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("example.com", "v1", "Zone"),
+        "zones",
+    );
+    let zones: Api<DynamicObject> = Api::all_with(server.client(), &zone_resource);
+    let created = within(zones.create(
+        &PostParams::default(),
+        &DynamicObject::new("eu", &zone_resource),
+    ))
+    .await
+    .unwrap();
+    assert!(created.metadata.namespace.is_none());
+    assert_eq!(
+        within(zones.list(&ListParams::default()))
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn direct_data_access_matches_http() {
+    let server = server().await;
+    let created = server
+        .create_json(json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "seeded", "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "app", "image": "nginx"}]}
+        }))
+        .unwrap();
+    assert_eq!(created["metadata"]["namespace"], "default");
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let fetched = within(pods.get("seeded")).await.unwrap();
+    assert_eq!(
+        fetched.metadata.uid.as_deref(),
+        created["metadata"]["uid"].as_str()
+    );
+
+    let mut object = server
+        .get_json("v1", "Pod", Some("default"), "seeded")
+        .unwrap();
+    object["metadata"]["labels"]["app"] = json!("db");
+    server.update_json(object.clone()).unwrap();
+    let err = server.update_json(object).unwrap_err();
+    assert!(
+        matches!(err, informer_testing::Error::Api(ref e) if e.code() == 409),
+        "{err}"
+    );
+    let mut object = server
+        .get_json("v1", "Pod", Some("default"), "seeded")
+        .unwrap();
+    object["status"] = json!({"phase": "Running"});
+    server.update_status_json(object).unwrap();
+    assert_eq!(
+        within(pods.get("seeded"))
+            .await
+            .unwrap()
+            .status
+            .unwrap()
+            .phase
+            .as_deref(),
+        Some("Running")
+    );
+    assert_eq!(server.list_json("v1", "Pod", None).unwrap().len(), 1);
+    server
+        .delete_json("v1", "Pod", Some("default"), "seeded")
+        .unwrap();
+    assert!(
+        server
+            .get_json("v1", "Pod", Some("default"), "seeded")
+            .is_none()
+    );
+    assert!(matches!(
+        server.create_json(json!({"apiVersion": "v9", "kind": "Nope"})),
+        Err(informer_testing::Error::UnknownKind { .. })
+    ));
+}

@@ -1,0 +1,173 @@
+//! Discovery, `/version`, unknown paths and the loopback-only listener.
+
+use informer_testing::{CustomResourceSpec, TestApiServer};
+use kube::discovery::{Discovery, Scope};
+
+use super::common::{raw, server, within};
+
+#[tokio::test]
+async fn discovery_lists_builtin_and_custom_resources() {
+    let server = server().await;
+    server
+        .register_custom_resource(
+            CustomResourceSpec::namespaced("example.com", "v1", "Widget", "widgets")
+                .with_status_subresource()
+                .with_short_names(["wd"]),
+        )
+        .unwrap();
+    server
+        .register_custom_resource(CustomResourceSpec::cluster_scoped(
+            "example.com",
+            "v1",
+            "Zone",
+            "zones",
+        ))
+        .unwrap();
+    let discovery = within(Discovery::new(server.client()).run()).await.unwrap();
+
+    let expect = |group: &str, plural: &str, kind: &str, namespaced: bool| {
+        let group = discovery
+            .get(group)
+            .unwrap_or_else(|| panic!("group {group:?} missing"));
+        let (resource, caps) = group
+            .recommended_resources()
+            .into_iter()
+            .find(|(r, _)| r.plural == plural)
+            .unwrap_or_else(|| panic!("{plural} missing"));
+        assert_eq!(resource.kind, kind);
+        assert_eq!(
+            caps.scope == Scope::Namespaced,
+            namespaced,
+            "{plural} scope"
+        );
+        for verb in [
+            "create", "delete", "get", "list", "patch", "update", "watch",
+        ] {
+            assert!(
+                caps.operations.iter().any(|o| o == verb),
+                "{plural} lacks {verb}"
+            );
+        }
+        caps
+    };
+    let pods = expect("", "pods", "Pod", true);
+    assert!(
+        pods.subresources
+            .iter()
+            .any(|(r, _)| r.plural == "pods/status" || r.plural == "status")
+    );
+    expect("", "configmaps", "ConfigMap", true);
+    expect("", "secrets", "Secret", true);
+    expect("", "services", "Service", true);
+    expect("", "namespaces", "Namespace", false);
+    expect("", "events", "Event", true);
+    expect("apps", "deployments", "Deployment", true);
+    expect("apps", "replicasets", "ReplicaSet", true);
+    expect("coordination.k8s.io", "leases", "Lease", true);
+    expect("example.com", "widgets", "Widget", true);
+    expect("example.com", "zones", "Zone", false);
+}
+
+#[tokio::test]
+async fn version_and_group_documents() {
+    let server = server().await;
+    let version = within(server.client().apiserver_version()).await.unwrap();
+    assert_eq!(version.major, "1");
+    assert!(version.git_version.starts_with("v1."));
+
+    let groups = within(server.client().list_api_groups()).await.unwrap();
+    let names: Vec<&str> = groups.groups.iter().map(|g| g.name.as_str()).collect();
+    assert_eq!(names, ["apps", "coordination.k8s.io"]);
+
+    let core = within(server.client().list_core_api_versions())
+        .await
+        .unwrap();
+    assert_eq!(core.versions, ["v1"]);
+
+    let apps = raw(&server, "GET", "/apis/apps", &[], b"").await;
+    assert_eq!(apps.status, 200);
+    assert_eq!(apps.json()["kind"], "APIGroup");
+    assert_eq!(apps.json()["preferredVersion"]["groupVersion"], "apps/v1");
+
+    let health = raw(&server, "GET", "/healthz", &[], b"").await;
+    assert_eq!(health.status, 200);
+    assert_eq!(health.body, b"ok");
+}
+
+#[tokio::test]
+async fn unknown_paths_are_not_found_statuses() {
+    let server = server().await;
+    for path in [
+        "/nope",
+        "/api/v2",
+        "/apis/apps/v9",
+        "/apis/nope.io",
+        "/api/v1/widgets",
+        "/api/v1/pods/some-pod",
+        "/api/v1/namespaces/default/pods/p/exec",
+        "/apis/apps/v1/namespaces/default/deployments/d/scale/extra",
+        "/openapi/v2",
+    ] {
+        raw(&server, "GET", path, &[], b"")
+            .await
+            .assert_status(404, "NotFound");
+    }
+    raw(&server, "POST", "/version", &[], b"{}")
+        .await
+        .assert_status(405, "MethodNotAllowed");
+    raw(
+        &server,
+        "POST",
+        "/api/v1/namespaces/default/pods/p",
+        &[],
+        b"{}",
+    )
+    .await
+    .assert_status(405, "MethodNotAllowed");
+    raw(
+        &server,
+        "DELETE",
+        "/api/v1/namespaces/default/pods/p/status",
+        &[],
+        b"",
+    )
+    .await
+    .assert_status(405, "MethodNotAllowed");
+}
+
+#[tokio::test]
+async fn listens_on_loopback_only() {
+    let server = TestApiServer::start().await.unwrap();
+    assert!(server.address().ip().is_loopback());
+    assert!(server.url().starts_with("http://127.0.0.1:"));
+    let kubeconfig = server.kubeconfig();
+    assert_eq!(
+        kubeconfig.clusters[0]
+            .cluster
+            .as_ref()
+            .unwrap()
+            .server
+            .as_deref(),
+        Some(server.url().as_str())
+    );
+    let path =
+        std::env::temp_dir().join(format!("apiserver-kubeconfig-{}", server.address().port()));
+    server.write_kubeconfig(&path).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(&path).unwrap(),
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .unwrap();
+    let _ = std::fs::remove_file(&path);
+    let client = kube::Client::try_from(config).unwrap();
+    within(client.apiserver_version()).await.unwrap();
+
+    let address = server.address();
+    server.shutdown();
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert!(
+        tokio::net::TcpStream::connect(address).await.is_err(),
+        "listener closed"
+    );
+}

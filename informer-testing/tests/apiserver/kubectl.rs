@@ -1,0 +1,261 @@
+//! `kubectl` against the server: get, apply -f, delete, get -w, get --chunk-size.
+//! Skips (with a printed reason) when kubectl is not installed.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use informer_testing::{RequestMatch, TestApiServer, Verb};
+use serde_json::json;
+
+use super::common::server;
+
+fn find_kubectl() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("kubectl"))
+        .find(|candidate| candidate.is_file())
+}
+
+struct Kubectl {
+    binary: PathBuf,
+    kubeconfig: PathBuf,
+    cache_dir: PathBuf,
+}
+
+impl Kubectl {
+    fn new(binary: PathBuf, server: &TestApiServer) -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "informer-kubectl-test-{}-{}",
+            std::process::id(),
+            server.address().port()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let kubeconfig = dir.join("kubeconfig");
+        server.write_kubeconfig(&kubeconfig).unwrap();
+        Self {
+            binary,
+            kubeconfig,
+            cache_dir: dir.join("cache"),
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(&self.binary);
+        command
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache_dir)
+            .args(args)
+            .env_remove("KUBECONFIG")
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// Runs kubectl to completion (killing it after 30 s) off the async runtime.
+    async fn run(&self, args: &[&str]) -> Output {
+        let mut command = self.command(args);
+        let description = format!("kubectl {}", args.join(" "));
+        tokio::task::spawn_blocking(move || {
+            let mut child = command
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("kubectl starts");
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while child.try_wait().expect("wait").is_none() {
+                if Instant::now() > deadline {
+                    let _ = child.kill();
+                    panic!("{description} timed out");
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            child.wait_with_output().expect("output")
+        })
+        .await
+        .unwrap()
+    }
+
+    async fn ok(&self, args: &[&str]) -> String {
+        let output = self.run(args).await;
+        assert!(
+            output.status.success(),
+            "kubectl {args:?} failed: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    fn cleanup(&self) {
+        if let Some(dir) = self.kubeconfig.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn manifest(dir: &Path, image: &str) -> PathBuf {
+    let path = dir.join("pod.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  labels:\n    app: web\nspec:\n  containers:\n  - name: app\n    image: {image}\n    ports:\n    - containerPort: 80\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn pod(name: &str) -> serde_json::Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "app", "image": "busybox"}]}
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_apply_watch_chunk_and_delete() {
+    let Some(binary) = find_kubectl() else {
+        println!("skipping: kubectl not found");
+        return;
+    };
+    let server = server().await;
+    let kubectl = Kubectl::new(binary, &server);
+    let dir = kubectl.kubeconfig.parent().unwrap().to_path_buf();
+
+    // get on an empty namespace.
+    let output = kubectl.run(&["get", "pods"]).await;
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("No resources found in default namespace")
+    );
+
+    // apply -f: create, configure, unchanged.
+    let file = manifest(&dir, "nginx:1.27");
+    let file = file.to_str().unwrap();
+    assert_eq!(
+        kubectl.ok(&["apply", "-f", file]).await.trim(),
+        "pod/web created"
+    );
+    let stored = server
+        .get_json("v1", "Pod", Some("default"), "web")
+        .unwrap();
+    assert!(
+        stored["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+            .is_string()
+    );
+    manifest(&dir, "nginx:1.28");
+    assert_eq!(
+        kubectl.ok(&["apply", "-f", file]).await.trim(),
+        "pod/web configured"
+    );
+    let stored = server
+        .get_json("v1", "Pod", Some("default"), "web")
+        .unwrap();
+    assert_eq!(stored["spec"]["containers"][0]["image"], "nginx:1.28");
+    assert_eq!(
+        stored["spec"]["containers"][0]["ports"][0]["containerPort"],
+        80
+    );
+    assert_eq!(
+        kubectl.ok(&["apply", "-f", file]).await.trim(),
+        "pod/web unchanged"
+    );
+
+    // get prints a table.
+    let table = kubectl.ok(&["get", "pods"]).await;
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]);
+    assert!(lines.next().unwrap().starts_with("web "));
+    let json_out: serde_json::Value =
+        serde_json::from_str(&kubectl.ok(&["get", "pod", "web", "-o", "json"]).await).unwrap();
+    assert_eq!(json_out["metadata"]["name"], "web");
+
+    // get --chunk-size=2 pages through five pods in three requests.
+    for name in ["p1", "p2", "p3", "p4"] {
+        server.create_json(pod(name)).unwrap();
+    }
+    server.faults().reset_request_counts();
+    let chunked = kubectl.ok(&["get", "pods", "--chunk-size=2"]).await;
+    let listed: Vec<&str> = chunked
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(listed, ["p1", "p2", "p3", "p4", "web"]);
+    assert_eq!(
+        server
+            .faults()
+            .request_count(RequestMatch::verb(Verb::List).resource("pods")),
+        3
+    );
+
+    // get -w prints the list, then changes as they happen.
+    let mut watch = kubectl
+        .command(&["get", "pods", "-w"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kubectl get -w starts");
+    let stdout = watch.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let wait_for = |rx: mpsc::Receiver<String>, prefix: &'static str| {
+        tokio::task::spawn_blocking(move || {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            let mut seen = Vec::new();
+            while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+                match rx.recv_timeout(left) {
+                    Ok(line) => {
+                        let found = line.starts_with(prefix);
+                        seen.push(line);
+                        if found {
+                            return (rx, seen);
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+            panic!("kubectl get -w never printed {prefix:?}; printed {seen:?}");
+        })
+    };
+    let (rx, seen) = wait_for(rx, "web ").await.unwrap();
+    assert!(seen[0].starts_with("NAME"), "{seen:?}");
+    server.create_json(pod("late")).unwrap();
+    let (rx, _) = wait_for(rx, "late ").await.unwrap();
+    let _ = watch.kill();
+    let _ = watch.wait();
+    drop(rx);
+    let _ = reader.join();
+
+    // delete.
+    let deleted = kubectl.ok(&["delete", "pod", "web"]).await;
+    assert_eq!(deleted.trim(), "pod \"web\" deleted");
+    assert!(
+        server
+            .get_json("v1", "Pod", Some("default"), "web")
+            .is_none()
+    );
+    let missing = kubectl.run(&["get", "pod", "web"]).await;
+    assert!(!missing.status.success());
+    assert!(
+        String::from_utf8_lossy(&missing.stderr).contains("pods \"web\" not found"),
+        "{missing:?}"
+    );
+    let missing = kubectl.run(&["delete", "pod", "web"]).await;
+    assert!(!missing.status.success());
+
+    kubectl.cleanup();
+}

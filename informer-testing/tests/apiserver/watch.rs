@@ -1,0 +1,408 @@
+//! Watch: resumption, bookmarks, timeouts, streaming lists, 410s, and
+//! `kube::runtime::watcher` on top.
+
+use std::time::{Duration, Instant};
+
+use futures::{StreamExt, TryStreamExt};
+use informer_testing::INITIAL_EVENTS_END_ANNOTATION;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use kube::runtime::watcher::{self, Event};
+use serde_json::json;
+
+use super::common::{pod, raw, server, within};
+
+fn rv(pod: &Pod) -> u64 {
+    pod.metadata
+        .resource_version
+        .as_deref()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// A compact description of a watch event.
+fn describe(event: &WatchEvent<Pod>) -> String {
+    match event {
+        WatchEvent::Added(p) => format!("ADDED {}", p.metadata.name.as_deref().unwrap()),
+        WatchEvent::Modified(p) => format!("MODIFIED {}", p.metadata.name.as_deref().unwrap()),
+        WatchEvent::Deleted(p) => format!("DELETED {}", p.metadata.name.as_deref().unwrap()),
+        WatchEvent::Bookmark(_) => "BOOKMARK".to_string(),
+        WatchEvent::Error(e) => format!("ERROR {}", e.code),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_from_a_resource_version_streams_later_changes() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let a = within(pods.create(&PostParams::default(), &pod("a", &[])))
+        .await
+        .unwrap();
+    let start = a.metadata.resource_version.clone().unwrap();
+    let stream = within(pods.watch(&WatchParams::default().disable_bookmarks(), &start))
+        .await
+        .unwrap();
+    let mut stream = stream.boxed();
+
+    within(pods.create(&PostParams::default(), &pod("b", &[])))
+        .await
+        .unwrap();
+    let patch = json!({"metadata": {"labels": {"x": "y"}}});
+    within(pods.patch("b", &PatchParams::default(), &Patch::Merge(&patch)))
+        .await
+        .unwrap();
+    within(pods.delete("a", &DeleteParams::default()))
+        .await
+        .unwrap();
+
+    let mut seen = Vec::new();
+    let mut last_rv = start.parse::<u64>().unwrap();
+    while seen.len() < 3 {
+        let event = within(stream.try_next()).await.unwrap().unwrap();
+        let this_rv = match &event {
+            WatchEvent::Added(p) | WatchEvent::Modified(p) | WatchEvent::Deleted(p) => rv(p),
+            other => panic!("unexpected {}", describe(other)),
+        };
+        assert!(this_rv > last_rv, "resource versions increase");
+        last_rv = this_rv;
+        seen.push(describe(&event));
+    }
+    assert_eq!(seen, ["ADDED b", "MODIFIED b", "DELETED a"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_without_a_version_starts_with_synthetic_adds() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    for name in ["a", "b"] {
+        within(pods.create(&PostParams::default(), &pod(name, &[])))
+            .await
+            .unwrap();
+    }
+    let mut stream = within(pods.watch(&WatchParams::default().disable_bookmarks(), "0"))
+        .await
+        .unwrap()
+        .boxed();
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        seen.push(describe(&within(stream.try_next()).await.unwrap().unwrap()));
+    }
+    assert_eq!(seen, ["ADDED a", "ADDED b"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bookmarks_arrive_periodically() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    within(pods.create(&PostParams::default(), &pod("a", &[])))
+        .await
+        .unwrap();
+    let current = server.resource_version().to_string();
+    let mut stream = within(pods.watch(&WatchParams::default(), &current))
+        .await
+        .unwrap()
+        .boxed();
+    let started = Instant::now();
+    match within(stream.try_next()).await.unwrap().unwrap() {
+        WatchEvent::Bookmark(bookmark) => {
+            assert_eq!(bookmark.metadata.resource_version, current);
+            assert_eq!(bookmark.types.kind, "Pod");
+        }
+        other => panic!("expected a bookmark, got {}", describe(&other)),
+    }
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // Bookmarks follow the latest revision, even one made by another type.
+    server
+        .create_json(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}))
+        .unwrap();
+    let newer = server.resource_version().to_string();
+    match within(stream.try_next()).await.unwrap().unwrap() {
+        WatchEvent::Bookmark(bookmark) => assert_eq!(bookmark.metadata.resource_version, newer),
+        other => panic!("expected a bookmark, got {}", describe(&other)),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_ends_after_timeout_seconds() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let current = server.resource_version().to_string();
+    let started = Instant::now();
+    let stream = within(pods.watch(
+        &WatchParams::default().timeout(1).disable_bookmarks(),
+        &current,
+    ))
+    .await
+    .unwrap();
+    let events: Vec<_> = within(stream.collect::<Vec<_>>()).await;
+    assert!(events.is_empty());
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed >= Duration::from_millis(900) && elapsed < Duration::from_secs(3),
+        "{elapsed:?}"
+    );
+    assert_eq!(server.faults().open_watches(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streaming_list_ends_with_the_initial_events_end_bookmark() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    for name in ["a", "b", "c"] {
+        within(pods.create(&PostParams::default(), &pod(name, &[])))
+            .await
+            .unwrap();
+    }
+    let current = server.resource_version().to_string();
+    let mut stream = within(pods.watch(&WatchParams::streaming_lists(), "0"))
+        .await
+        .unwrap()
+        .boxed();
+    let mut seen = Vec::new();
+    loop {
+        match within(stream.try_next()).await.unwrap().unwrap() {
+            WatchEvent::Bookmark(bookmark) => {
+                assert_eq!(
+                    bookmark
+                        .metadata
+                        .annotations
+                        .get(INITIAL_EVENTS_END_ANNOTATION)
+                        .map(String::as_str),
+                    Some("true")
+                );
+                assert_eq!(bookmark.metadata.resource_version, current);
+                break;
+            }
+            event => seen.push(describe(&event)),
+        }
+    }
+    assert_eq!(seen, ["ADDED a", "ADDED b", "ADDED c"]);
+    within(pods.create(&PostParams::default(), &pod("d", &[])))
+        .await
+        .unwrap();
+    let next = loop {
+        match within(stream.try_next()).await.unwrap().unwrap() {
+            WatchEvent::Bookmark(_) => continue,
+            event => break describe(&event),
+        }
+    };
+    assert_eq!(next, "ADDED d");
+
+    // sendInitialEvents without resourceVersionMatch=NotOlderThan is invalid.
+    raw(
+        &server,
+        "GET",
+        "/api/v1/pods?watch=true&sendInitialEvents=true&allowWatchBookmarks=true",
+        &[],
+        b"",
+    )
+    .await
+    .assert_status(422, "Invalid");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn too_old_resource_version_is_a_410_error_event() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let a = within(pods.create(&PostParams::default(), &pod("a", &[])))
+        .await
+        .unwrap();
+    within(pods.create(&PostParams::default(), &pod("b", &[])))
+        .await
+        .unwrap();
+    server.faults().compact();
+    let old = a.metadata.resource_version.unwrap();
+
+    let mut stream = within(pods.watch(&WatchParams::default(), &old))
+        .await
+        .unwrap()
+        .boxed();
+    match within(stream.try_next()).await.unwrap().unwrap() {
+        WatchEvent::Error(err) => {
+            assert_eq!(err.code, 410);
+            assert_eq!(err.reason, "Expired");
+            assert!(
+                err.message
+                    .starts_with(&format!("too old resource version: {old} (")),
+                "{}",
+                err.message
+            );
+        }
+        other => panic!("expected an error event, got {}", describe(&other)),
+    }
+    assert!(
+        within(stream.try_next()).await.unwrap().is_none(),
+        "the stream ends"
+    );
+
+    // On the wire: HTTP 200, then the ERROR event.
+    let response = raw(
+        &server,
+        "GET",
+        &format!("/api/v1/namespaces/default/pods?watch=true&resourceVersion={old}"),
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(response.status, 200);
+    let event: serde_json::Value = serde_json::from_slice(response.body.trim_ascii()).unwrap();
+    assert_eq!(event["type"], "ERROR");
+    assert_eq!(event["object"]["code"], 410);
+
+    // A history limit compacts by itself.
+    let small = informer_testing::TestApiServer::builder()
+        .history_limit(2)
+        .start()
+        .await
+        .unwrap();
+    let pods: Api<Pod> = Api::namespaced(small.client(), "default");
+    let first = within(pods.create(&PostParams::default(), &pod("x", &[])))
+        .await
+        .unwrap();
+    for name in ["y", "z", "w"] {
+        within(pods.create(&PostParams::default(), &pod(name, &[])))
+            .await
+            .unwrap();
+    }
+    let mut stream = within(pods.watch(
+        &WatchParams::default(),
+        first.metadata.resource_version.as_deref().unwrap(),
+    ))
+    .await
+    .unwrap()
+    .boxed();
+    assert!(matches!(
+        within(stream.try_next()).await.unwrap().unwrap(),
+        WatchEvent::Error(e) if e.code == 410
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn selector_watches_see_objects_enter_and_leave() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    within(pods.create(&PostParams::default(), &pod("a", &[("app", "web")])))
+        .await
+        .unwrap();
+    let current = server.resource_version().to_string();
+    let mut stream = within(pods.watch(
+        &WatchParams::default().labels("app=web").disable_bookmarks(),
+        &current,
+    ))
+    .await
+    .unwrap()
+    .boxed();
+    let relabel = |app: &'static str| json!({"metadata": {"labels": {"app": app}}});
+    within(pods.patch("a", &PatchParams::default(), &Patch::Merge(relabel("db"))))
+        .await
+        .unwrap();
+    within(pods.patch("a", &PatchParams::default(), &Patch::Merge(relabel("web"))))
+        .await
+        .unwrap();
+    within(pods.create(&PostParams::default(), &pod("other", &[("app", "db")])))
+        .await
+        .unwrap();
+    within(pods.patch(
+        "a",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"annotations": {"n": "1"}}})),
+    ))
+    .await
+    .unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        seen.push(describe(&within(stream.try_next()).await.unwrap().unwrap()));
+    }
+    assert_eq!(seen, ["DELETED a", "ADDED a", "MODIFIED a"]);
+}
+
+/// Collects watcher events until `done` returns true.
+async fn collect_until<S>(stream: &mut S, mut done: impl FnMut(&[String]) -> bool) -> Vec<String>
+where
+    S: futures::Stream<Item = Result<Event<Pod>, watcher::Error>> + Unpin,
+{
+    let mut seen = Vec::new();
+    while !done(&seen) {
+        let item = within(stream.next()).await.expect("the watcher never ends");
+        let described = match item {
+            Ok(Event::Init) => "Init".to_string(),
+            Ok(Event::InitApply(p)) => format!("InitApply {}", p.metadata.name.unwrap()),
+            Ok(Event::InitDone) => "InitDone".to_string(),
+            Ok(Event::Apply(p)) => format!("Apply {}", p.metadata.name.unwrap()),
+            Ok(Event::Delete(p)) => format!("Delete {}", p.metadata.name.unwrap()),
+            Err(err) => format!("Error {err}"),
+        };
+        seen.push(described);
+    }
+    seen
+}
+
+fn last_is(expected: &'static str) -> impl FnMut(&[String]) -> bool {
+    move |seen| seen.last().is_some_and(|s| s == expected)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kube_watcher_lists_in_pages_then_follows() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    for name in ["a", "b", "c", "d", "e"] {
+        within(pods.create(&PostParams::default(), &pod(name, &[])))
+            .await
+            .unwrap();
+    }
+    let mut stream =
+        watcher::watcher(pods.clone(), watcher::Config::default().page_size(2)).boxed();
+    let seen = collect_until(&mut stream, last_is("InitDone")).await;
+    assert_eq!(
+        seen,
+        [
+            "Init",
+            "InitApply a",
+            "InitApply b",
+            "InitApply c",
+            "InitApply d",
+            "InitApply e",
+            "InitDone"
+        ]
+    );
+    assert_eq!(
+        server.faults().request_count(informer_testing::Verb::List),
+        3,
+        "five objects in pages of two"
+    );
+    within(pods.create(&PostParams::default(), &pod("f", &[])))
+        .await
+        .unwrap();
+    within(pods.delete("a", &DeleteParams::default()))
+        .await
+        .unwrap();
+    let seen = collect_until(&mut stream, last_is("Delete a")).await;
+    assert_eq!(seen, ["Apply f", "Delete a"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kube_watcher_streaming_list() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    for name in ["a", "b"] {
+        within(pods.create(&PostParams::default(), &pod(name, &[])))
+            .await
+            .unwrap();
+    }
+    let mut stream =
+        watcher::watcher(pods.clone(), watcher::Config::default().streaming_lists()).boxed();
+    let seen = collect_until(&mut stream, last_is("InitDone")).await;
+    assert_eq!(seen, ["Init", "InitApply a", "InitApply b", "InitDone"]);
+    assert_eq!(
+        server.faults().request_count(informer_testing::Verb::List),
+        0
+    );
+    within(pods.create(&PostParams::default(), &pod("c", &[])))
+        .await
+        .unwrap();
+    assert_eq!(
+        collect_until(&mut stream, last_is("Apply c")).await,
+        ["Apply c"]
+    );
+}
