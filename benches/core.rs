@@ -1,4 +1,4 @@
-//! Workloads Q1, Q2 and X1 of `shared/bench/WORKLOADS.md`, side by side.
+//! Workloads Q1, Q2 and X1 of `benches/workloads/WORKLOADS.md`, side by side.
 //!
 //! - Q1/Q2: [`WorkQueue`] and [`PriorityQueue`] beside a floor: a plain
 //!   `Mutex<VecDeque> + HashSet` queue with none of the workqueue's guarantees (no processing

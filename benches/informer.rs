@@ -1,4 +1,4 @@
-//! Workloads I1 and M1 of `shared/bench/WORKLOADS.md` (plus an end-to-end variant of I1),
+//! Workloads I1 and M1 of `benches/workloads/WORKLOADS.md` (plus an end-to-end variant of I1),
 //! side by side with kube-runtime.
 //!
 //! Every measurement that reports memory runs in its own child process (this binary
