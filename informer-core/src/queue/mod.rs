@@ -2,12 +2,19 @@
 //!
 //! [`WorkQueue`] is client-go's rate-limiting, delaying, deduplicating queue;
 //! [`PriorityQueue`] is controller-runtime's priority queue with the same guarantees. Both
-//! implement [`Queue`], so a controller can take either, or a user's own.
+//! implement [`Queue`], so a controller can take either, or a user's own. They are one type,
+//! [`OrderedQueue`], with two [`Order`]s: one definition of every method serves both.
 
-mod delay;
+// Files: `ordered_queue.rs`, the methods both queues share and their `Queue` impl;
+// `work_queue.rs` and `priority.rs`, the two aliases with their guarantees (and the
+// `*_with_priority` methods); `builder.rs`, the settings; `metrics.rs`, hooks and counters;
+// `rate_limiter.rs`, the limiters; `engine/`, the state machine both run on (its `mod.rs`
+// lists its parts).
+
+mod builder;
 mod engine;
-mod index;
 mod metrics;
+mod ordered_queue;
 mod priority;
 pub mod rate_limiter;
 mod work_queue;
@@ -16,8 +23,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-pub use engine::QueueBuilder;
+pub use builder::QueueBuilder;
 pub use metrics::{QueueMetrics, QueueStats};
+pub use ordered_queue::{Order, OrderedQueue, PriorityOrder, ReadyOrder};
 pub use priority::PriorityQueue;
 pub use rate_limiter::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,

@@ -1,5 +1,5 @@
-//! The queues' index from items to slab slots: an open-addressing hash table with linear
-//! probing over `(tag, slot id)` pairs packed in a `u64`.
+//! [`SlotTable`]: from an item (by its hash tag) to its slab slot. An open-addressing hash
+//! table with linear probing over `(tag, slot id)` pairs packed in a `u64`.
 //!
 //! A tag is 32 bits of the item's hash, computed outside the queue's lock. The table never
 //! looks at items itself: a lookup walks the probe sequence of the tag's home position and
@@ -10,8 +10,8 @@
 //! below one half, and removal shifts later entries back (no tombstones), so probe sequences
 //! stay short however many items come and go.
 //!
-//! [`Index::prefetch`] lets the queue start loading the line of the item it will hand out next,
-//! so that the item's `done` finds it in cache.
+//! [`SlotTable::prefetch`] lets the queue start loading the line of the item it will hand out
+//! next, so that the item's `done` finds it in cache.
 
 /// An empty position.
 const EMPTY: u64 = u64::MAX;
@@ -37,27 +37,27 @@ fn id_of(entry: u64) -> u32 {
 ///
 /// Slot ids must be below `u32::MAX` (the pair `(u32::MAX, u32::MAX)` marks empty positions).
 #[derive(Debug)]
-pub(crate) struct Index {
+pub(crate) struct SlotTable {
     entries: Box<[u64]>,
     /// `64 - log2(entries.len())`: the home position is the top bits of a multiplicative hash.
     shift: u32,
     len: usize,
 }
 
-/// Where a lookup found its entry; valid until the index is next modified.
+/// Where a lookup found its entry; valid until the table is next modified.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Found {
     pub(crate) id: u32,
     pos: usize,
 }
 
-impl Default for Index {
+impl Default for SlotTable {
     fn default() -> Self {
         Self::with_positions(MIN_CAPACITY)
     }
 }
 
-impl Index {
+impl SlotTable {
     fn with_positions(positions: usize) -> Self {
         debug_assert!(positions.is_power_of_two() && positions >= MIN_CAPACITY);
         Self {
@@ -137,7 +137,7 @@ impl Index {
         self.entries[pos] = entry;
     }
 
-    /// Removes the entry a lookup found (the index must not have changed since).
+    /// Removes the entry a lookup found (the table must not have changed since).
     pub(crate) fn remove(&mut self, found: Found) {
         debug_assert_eq!(id_of(self.entries[found.pos]), found.id);
         let mask = self.mask();
@@ -168,7 +168,7 @@ impl Index {
         }
     }
 
-    /// Empties the index and gives memory back down to about `keep` entries.
+    /// Empties the table and gives memory back down to about `keep` entries.
     pub(crate) fn clear_and_shrink(&mut self, keep: usize) {
         let positions = (keep * 2).next_power_of_two().max(MIN_CAPACITY);
         if positions < self.entries.len() {
@@ -189,84 +189,4 @@ impl Index {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::HashMap;
-
-    use proptest::prelude::*;
-
-    use super::*;
-
-    /// Every entry is reachable from its home without crossing an empty position.
-    fn check_invariants(index: &Index) {
-        let mask = index.mask();
-        let mut count = 0;
-        for (pos, &entry) in index.entries.iter().enumerate() {
-            if entry == EMPTY {
-                continue;
-            }
-            count += 1;
-            let mut p = index.home(tag_of(entry));
-            while p != pos {
-                assert_ne!(index.entries[p], EMPTY, "entry at {pos} unreachable");
-                p = (p + 1) & mask;
-            }
-        }
-        assert_eq!(count, index.len);
-        assert!(index.len * 2 <= index.entries.len());
-    }
-
-    #[test]
-    fn finds_inserted_entries_and_forgets_removed_ones() {
-        let mut index = Index::default();
-        for id in 0..1000u32 {
-            // Few distinct tags: many equal tags share probe sequences.
-            index.insert(id % 7, id);
-        }
-        check_invariants(&index);
-        for id in 0..1000u32 {
-            assert_eq!(index.find(id % 7, |i| i == id).map(|f| f.id), Some(id));
-        }
-        for id in (0..1000u32).step_by(2) {
-            index.remove_id(id % 7, id);
-        }
-        check_invariants(&index);
-        assert_eq!(index.len(), 500);
-        for id in 0..1000u32 {
-            let found = index.find(id % 7, |i| i == id).is_some();
-            assert_eq!(found, id % 2 == 1);
-        }
-        index.clear_and_shrink(0);
-        assert_eq!(index.len(), 0);
-        assert_eq!(index.entries.len(), MIN_CAPACITY);
-        assert!(index.find(1, |_| true).is_none());
-    }
-
-    proptest! {
-        #[test]
-        fn behaves_like_a_map(ops in prop::collection::vec((any::<bool>(), 0u32..64, 0u32..4), 1..400)) {
-            let mut index = Index::default();
-            let mut model: HashMap<u32, u32> = HashMap::new(); // id -> tag
-            for (insert, id, tag_bits) in ops {
-                // Tags collide a lot on purpose; some are near u32::MAX.
-                let tag = if tag_bits == 3 { u32::MAX - id % 2 } else { tag_bits };
-                if insert {
-                    if let std::collections::hash_map::Entry::Vacant(v) = model.entry(id) {
-                        v.insert(tag);
-                        index.insert(tag, id);
-                    }
-                } else if let Some(tag) = model.remove(&id) {
-                    let found = index.find(tag, |i| i == id);
-                    prop_assert!(found.is_some());
-                    if let Some(found) = found {
-                        index.remove(found);
-                    }
-                }
-                check_invariants(&index);
-                prop_assert_eq!(index.len(), model.len());
-                for (&id, &tag) in &model {
-                    prop_assert_eq!(index.find(tag, |i| i == id).map(|f| f.id), Some(id));
-                }
-            }
-        }
-    }
-}
+mod tests;

@@ -1,0 +1,213 @@
+use super::*;
+use crate::store::ThreadSafeStore;
+use k8s_openapi::api::core::v1::ConfigMap;
+
+fn cm(name: &str, rv: &str) -> Arc<ConfigMap> {
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = (!name.is_empty()).then(|| name.to_owned());
+    cm.metadata.namespace = Some("ns".into());
+    cm.metadata.resource_version = Some(rv.into());
+    Arc::new(cm)
+}
+
+fn key(name: &str) -> ObjectKey {
+    ObjectKey::new(Some("ns"), name)
+}
+
+fn show(n: &Notification<ConfigMap>) -> String {
+    let o = |o: &Arc<ConfigMap>| {
+        format!(
+            "{}@{}",
+            o.metadata.name.as_deref().unwrap_or(""),
+            o.metadata.resource_version.as_deref().unwrap_or("")
+        )
+    };
+    match n {
+        Notification::Add {
+            object,
+            is_initial_list,
+        } => format!(
+            "add {}{}",
+            o(object),
+            if *is_initial_list { " initial" } else { "" }
+        ),
+        Notification::Update { old, new } => format!("update {}->{}", o(old), o(new)),
+        Notification::Delete(Deleted::Object(obj)) => format!("delete {}", o(obj)),
+        Notification::Delete(Deleted::FinalStateUnknown { key, last_known }) => {
+            format!(
+                "gone {key} last={}",
+                last_known.as_ref().map(o).unwrap_or_default()
+            )
+        }
+    }
+}
+
+fn run(
+    store: &ThreadSafeStore<ConfigMap>,
+    deltas: Vec<Delta<ConfigMap>>,
+    initial: bool,
+) -> (Vec<String>, Result<(), StoreError>) {
+    let mut seen = Vec::new();
+    let result = apply_deltas(store, deltas, initial, &mut |n| seen.push(show(&n)));
+    (seen, result)
+}
+
+#[test]
+fn add_of_an_uncached_object_is_an_add_and_of_a_cached_one_an_update() {
+    let store = ThreadSafeStore::new();
+    let (seen, r) = run(
+        &store,
+        vec![Delta::Added(cm("a", "1")), Delta::Added(cm("a", "2"))],
+        true,
+    );
+    r.unwrap();
+    assert_eq!(seen, ["add a@1 initial", "update a@1->a@2"]);
+    assert_eq!(
+        store
+            .get(&key("a"))
+            .unwrap()
+            .metadata
+            .resource_version
+            .as_deref(),
+        Some("2")
+    );
+}
+
+#[test]
+fn sync_of_a_cached_object_is_an_update_from_the_cached_state() {
+    let store = ThreadSafeStore::new();
+    let obj = cm("a", "1");
+    store.add(obj.clone()).unwrap();
+    let (seen, _) = run(&store, vec![Delta::Sync(obj)], false);
+    assert_eq!(seen, ["update a@1->a@1"]);
+}
+
+#[test]
+fn observed_delete_is_notified_even_if_the_key_was_not_cached() {
+    let store = ThreadSafeStore::new();
+    store.add(cm("a", "1")).unwrap();
+    let (seen, _) = run(
+        &store,
+        vec![
+            Delta::Deleted(Deleted::Object(cm("a", "2"))),
+            Delta::Deleted(Deleted::Object(cm("b", "3"))),
+        ],
+        false,
+    );
+    assert_eq!(seen, ["delete a@2", "delete b@3"]);
+    assert!(store.is_empty());
+}
+
+#[test]
+fn final_state_unknown_without_last_known_carries_the_cached_state() {
+    let store = ThreadSafeStore::new();
+    store.add(cm("a", "1")).unwrap();
+    let (seen, _) = run(
+        &store,
+        vec![Delta::Deleted(Deleted::FinalStateUnknown {
+            key: key("a"),
+            last_known: None,
+        })],
+        false,
+    );
+    assert_eq!(seen, ["gone ns/a last=a@1"]);
+}
+
+#[test]
+fn replaced_all_notifies_deletes_then_updates_then_adds() {
+    let store = ThreadSafeStore::new();
+    store.add(cm("old", "1")).unwrap();
+    store.add(cm("kept", "1")).unwrap();
+    let (seen, r) = run(
+        &store,
+        vec![Delta::ReplacedAll {
+            objects: vec![cm("new", "5"), cm("kept", "5")],
+            resource_version: "5".into(),
+        }],
+        false,
+    );
+    r.unwrap();
+    assert_eq!(
+        seen,
+        [
+            "gone ns/old last=old@1",
+            "update kept@1->kept@5",
+            "add new@5"
+        ]
+    );
+    assert_eq!(store.resource_version().as_deref(), Some("5"));
+    assert_eq!(store.len(), 2);
+}
+
+#[test]
+fn bookmark_records_the_resource_version() {
+    let store = ThreadSafeStore::<ConfigMap>::new();
+    let (seen, _) = run(
+        &store,
+        vec![Delta::Bookmark {
+            resource_version: "42".into(),
+        }],
+        false,
+    );
+    assert!(seen.is_empty());
+    assert_eq!(store.resource_version().as_deref(), Some("42"));
+}
+
+#[test]
+fn keyed_deltas_use_the_given_keys_and_notify_as_unkeyed_ones() {
+    let store = ThreadSafeStore::new();
+    store.add(cm("gone", "1")).unwrap();
+    let deltas = vec![
+        Delta::Added(cm("a", "1")),
+        Delta::Updated(cm("a", "2")),
+        Delta::Deleted(Deleted::Object(cm("gone", "3"))),
+        Delta::Added(cm("b", "4")),
+    ];
+    let keys = vec![Some(key("a")), Some(key("a")), Some(key("gone")), None];
+    let mut seen = Vec::new();
+    apply_keyed_deltas(&store, deltas, keys, false, &mut |n| seen.push(show(&n))).unwrap();
+    assert_eq!(
+        seen,
+        ["add a@1", "update a@1->a@2", "delete gone@3", "add b@4"]
+    );
+    assert_eq!(sorted(store.list_keys()), [key("a"), key("b")]);
+}
+
+#[test]
+fn keyed_deltas_ignore_keys_for_a_store_keyed_otherwise() {
+    fn by_rv(cm: &ConfigMap) -> Result<ObjectKey, crate::KeyError> {
+        Ok(ObjectKey::cluster(
+            cm.metadata.resource_version.as_deref().unwrap_or("none"),
+        ))
+    }
+    let store = ThreadSafeStore::with_key_fn(by_rv);
+    let mut seen = Vec::new();
+    apply_keyed_deltas(
+        &store,
+        vec![Delta::Added(cm("a", "7"))],
+        vec![Some(key("a"))],
+        false,
+        &mut |n| seen.push(show(&n)),
+    )
+    .unwrap();
+    assert_eq!(seen, ["add a@7"]);
+    assert_eq!(store.list_keys(), [ObjectKey::cluster("7")]);
+}
+
+fn sorted(mut keys: Vec<ObjectKey>) -> Vec<ObjectKey> {
+    keys.sort();
+    keys
+}
+
+#[test]
+fn a_keyless_object_is_skipped_and_reported_without_losing_the_rest() {
+    let store = ThreadSafeStore::new();
+    let (seen, r) = run(
+        &store,
+        vec![Delta::Added(cm("", "1")), Delta::Added(cm("b", "2"))],
+        false,
+    );
+    assert!(matches!(r, Err(StoreError::Key(_))));
+    assert_eq!(seen, ["add b@2"]);
+    assert_eq!(store.len(), 1);
+}

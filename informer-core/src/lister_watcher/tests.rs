@@ -1,0 +1,90 @@
+use std::sync::Arc;
+
+use futures::StreamExt;
+use kube_core::{ListMeta, TypeMeta};
+
+use super::*;
+
+/// A user's own source: a fixed list, and a watch replaying fixed events.
+struct Fixed {
+    items: Vec<String>,
+    events: Vec<WatchEvent<String>>,
+}
+
+#[async_trait]
+impl ListerWatcher<String> for Fixed {
+    async fn list(&self, params: &ListParams) -> Result<ObjectList<String>, ListWatchError> {
+        let limit = params.limit.map_or(self.items.len(), |l| l as usize);
+        Ok(ObjectList {
+            types: TypeMeta::default(),
+            metadata: ListMeta {
+                resource_version: Some("7".into()),
+                ..ListMeta::default()
+            },
+            items: self.items.iter().take(limit).cloned().collect(),
+        })
+    }
+
+    async fn watch(
+        &self,
+        _params: &WatchParams,
+        resource_version: &str,
+    ) -> Result<WatchStream<String>, ListWatchError> {
+        if resource_version == "1" {
+            return Err(ListWatchError::status(
+                410,
+                "Expired",
+                "too old resource version: 1 (7)",
+            ));
+        }
+        Ok(futures::stream::iter(self.events.clone().into_iter().map(Ok)).boxed())
+    }
+}
+
+#[tokio::test]
+async fn lister_watcher_is_object_safe() {
+    let lw: Arc<dyn ListerWatcher<String>> = Arc::new(Fixed {
+        items: vec!["a".into(), "b".into()],
+        events: vec![
+            WatchEvent::Added("c".into()),
+            WatchEvent::Deleted("a".into()),
+        ],
+    });
+    let list = lw.list(&ListParams::default().limit(1)).await.unwrap();
+    assert_eq!(list.items, ["a"]);
+    assert_eq!(list.metadata.resource_version.as_deref(), Some("7"));
+    let events: Vec<_> = lw
+        .watch(&WatchParams::default(), "7")
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(events.len(), 2);
+    assert!(
+        lw.watch(&WatchParams::default(), "1")
+            .await
+            .err()
+            .is_some_and(|e| e.is_gone())
+    );
+}
+
+#[test]
+fn errors_say_whether_to_relist_back_off_or_read_consistently() {
+    let gone = ListWatchError::status(410, "Gone", "gone");
+    let expired = ListWatchError::status(500, "Expired", "expired");
+    let too_old = ListWatchError::status(500, "InternalError", "too old resource version: 3 (9)");
+    assert!(gone.is_gone() && expired.is_gone() && too_old.is_gone());
+    let busy = ListWatchError::status(429, "TooManyRequests", "slow down");
+    assert!(busy.is_too_many_requests() && !busy.is_gone());
+    assert_eq!(busy.code(), Some(429));
+    let ahead =
+        ListWatchError::status(504, "Timeout", "Too large resource version: 12, current: 9");
+    assert!(ahead.is_too_large_resource_version() && !ahead.is_gone());
+    let decode = ListWatchError::Decode("bad".into());
+    assert_eq!(decode.code(), None);
+    assert!(
+        !decode.is_gone()
+            && !decode.is_too_many_requests()
+            && !decode.is_too_large_resource_version()
+    );
+}

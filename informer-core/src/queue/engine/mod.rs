@@ -1,0 +1,401 @@
+//! The state machine both queues share: deduplication, processing/dirty tracking, delays,
+//! priorities, waking workers, shutdown and drain, counters.
+//!
+//! [`WorkQueue`](super::WorkQueue) is this engine with every priority equal;
+//! [`PriorityQueue`](super::PriorityQueue) is this engine with priorities honoured.
+//!
+//! # Layout
+//!
+//! Every item the queue knows about (waiting, delayed or being processed) lives once in a
+//! slab slot, found through a [`SlotTable`] of (32-bit hash tag, slot id) pairs: the item's hash
+//! is computed before taking the lock, the table never rehashes items nor looks at a slot
+//! whose tag differs, and a lookup usually reads one cache line. Ready items are chained
+//! through their slots into one intrusive FIFO list per priority; delayed items sit in an
+//! indexed min-heap ([`DelayHeap`]). So an item is hashed once per `add` and once per `done`,
+//! cloned once per `get`, and in steady state nothing is allocated per operation beyond the
+//! item itself. Everything is behind one `parking_lot` mutex, held for a few dozen
+//! nanoseconds per operation; wake-ups, metrics hooks and drops of items happen after it is
+//! released.
+//!
+//! # Item phases
+//!
+//! ```text
+//!            add            get               done
+//!   (none) ------> Ready ---------> Processing ------> (none)
+//!      |  add_after  ^  deadline     |  add / add_after   ^
+//!      +-------> Delayed             v                    |  done: back of the queue
+//!                                ProcessingReady ---------+--> Ready
+//!                                ProcessingDelayed -------+--> Delayed
+//! ```
+//!
+//! A waiting item has one ready time (now, or a deadline): an earlier one replaces a later
+//! one, a later one is ignored. Due delayed items are moved to the back of their ready list,
+//! in deadline order, at the start of every operation (so, under a paused clock, exactly
+//! when time passed them).
+//!
+//! # Waking workers
+//!
+//! A worker that finds nothing parks its waker in a short list (under the same lock). Each
+//! item that becomes ready wakes one parked worker, and only if one is parked, so an add with
+//! no worker waiting costs no wake-up. One parked worker (the "timer owner") also sleeps
+//! until the earliest deadline; when it leaves, or an earlier deadline arrives, another
+//! worker is woken to take the duty over. A worker woken for an item whose `get` future is
+//! dropped passes the wake-up on. No task is spawned.
+//!
+//! # Parts
+//!
+//! | file | holds |
+//! | --- | --- |
+//! | `mod.rs` | [`Engine`]: the lock, hashing outside it, [`After`]: what runs after it |
+//! | `state.rs` | [`State`]: everything behind the lock, and the moves between phases |
+//! | `slots.rs` | the slab: one [`Slot`] per item, with its [`Phase`]; allocation and reuse |
+//! | `slot_table.rs` | [`SlotTable`]: from an item's hash tag to its slot |
+//! | `ready_lists.rs` | [`ReadyLists`]: one intrusive FIFO list of ready slots per priority |
+//! | `delay_heap.rs` | [`DelayHeap`]: the delayed slots, an indexed min-heap of deadlines |
+//! | `waiters.rs` | parked workers, the timer duty, and the [`Get`] future |
+
+mod delay_heap;
+mod ready_lists;
+mod slot_table;
+mod slots;
+mod state;
+mod waiters;
+
+use std::fmt;
+use std::hash::{BuildHasher, Hash};
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Waker;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use self::state::State;
+pub(crate) use self::waiters::Get;
+#[cfg(doc)]
+use self::{
+    delay_heap::DelayHeap,
+    ready_lists::ReadyLists,
+    slot_table::SlotTable,
+    slots::{Phase, Slot},
+};
+use super::PRIORITY_NORMAL;
+use super::builder::QueueBuilder;
+use super::metrics::{QueueMetrics, QueueStats};
+use super::rate_limiter::{RateLimiter, default_controller_rate_limiter};
+
+/// `add_batch` takes the lock once per this many items (so workers wait at most that long).
+const BATCH_CHUNK: usize = 64;
+/// How many items ahead `add_batch` prefetches slot table lines.
+const BATCH_PREFETCH: usize = 4;
+
+/// Work to do once the lock is released.
+pub(super) struct After<T> {
+    pub(super) wake_first: Option<Waker>,
+    pub(super) wake_rest: Vec<Waker>,
+    pub(super) added: u32,
+    pub(super) taken: Option<Duration>,
+    pub(super) done: Option<Duration>,
+    pub(super) retried: bool,
+    pub(super) drained: bool,
+    pub(super) dropped: Option<T>,
+}
+
+impl<T> Default for After<T> {
+    fn default() -> Self {
+        Self {
+            wake_first: None,
+            wake_rest: Vec::new(),
+            added: 0,
+            taken: None,
+            done: None,
+            retried: false,
+            drained: false,
+            dropped: None,
+        }
+    }
+}
+
+impl<T> After<T> {
+    pub(super) fn wake(&mut self, waker: Waker) {
+        if self.wake_first.is_none() {
+            self.wake_first = Some(waker);
+        } else {
+            self.wake_rest.push(waker);
+        }
+    }
+}
+
+/// The shared queue engine. See the module docs.
+pub(crate) struct Engine<T> {
+    state: Mutex<State<T>>,
+    hasher: foldhash::fast::RandomState,
+    shutting_down: AtomicBool,
+    drained: Notify,
+    limiter: Arc<dyn RateLimiter<T>>,
+    metrics: Option<Arc<dyn QueueMetrics>>,
+    name: Option<Box<str>>,
+    /// Whether priorities are honoured (otherwise every item has `PRIORITY_NORMAL`).
+    priorities: bool,
+}
+
+impl<T> Engine<T>
+where
+    T: Hash + Eq + Clone + Send + Sync + 'static,
+{
+    pub(crate) fn new<Q>(builder: QueueBuilder<T, Q>, priorities: bool) -> Self {
+        let QueueBuilder {
+            limiter,
+            name,
+            metrics,
+            ..
+        } = builder;
+        Self {
+            state: Mutex::new(State::new(metrics.is_some())),
+            hasher: foldhash::fast::RandomState::default(),
+            shutting_down: AtomicBool::new(false),
+            drained: Notify::new(),
+            limiter: limiter.unwrap_or_else(|| Arc::new(default_controller_rate_limiter())),
+            metrics,
+            name: name.map(String::into_boxed_str),
+            priorities,
+        }
+    }
+
+    /// The 32-bit tag the slot table uses for `item` (computed before taking the lock).
+    #[inline]
+    fn tag(&self, item: &T) -> u32 {
+        let h = self.hasher.hash_one(item);
+        (h ^ (h >> 32)) as u32
+    }
+
+    #[inline]
+    fn priority(&self, priority: i32) -> i32 {
+        if self.priorities {
+            priority
+        } else {
+            PRIORITY_NORMAL
+        }
+    }
+
+    /// Runs what had to wait for the lock to be released.
+    #[inline(always)]
+    fn finish(&self, after: After<T>) {
+        // Fast path: nothing to wake, no hooks, nobody draining; at most an item to drop.
+        if after.wake_first.is_none()
+            && after.wake_rest.capacity() == 0
+            && !after.drained
+            && self.metrics.is_none()
+        {
+            drop(after.dropped);
+            return;
+        }
+        self.finish_slow(after);
+    }
+
+    #[inline(never)]
+    fn finish_slow(&self, after: After<T>) {
+        let After {
+            wake_first,
+            wake_rest,
+            added,
+            taken,
+            done,
+            retried,
+            drained,
+            dropped,
+        } = after;
+        if let Some(w) = wake_first {
+            w.wake();
+        }
+        if !wake_rest.is_empty() {
+            wake_rest.into_iter().for_each(Waker::wake);
+        }
+        if let Some(m) = &self.metrics {
+            Self::call_hooks(&**m, added, taken, done, retried);
+        }
+        if drained {
+            self.drained.notify_waiters();
+        }
+        // `dropped` (an item the queue let go of) is dropped here, outside the lock.
+        drop(dropped);
+    }
+
+    #[inline(never)]
+    fn call_hooks(
+        m: &dyn QueueMetrics,
+        added: u32,
+        taken: Option<Duration>,
+        done: Option<Duration>,
+        retried: bool,
+    ) {
+        if retried {
+            m.retried();
+        }
+        for _ in 0..added {
+            m.added();
+        }
+        if let Some(d) = taken {
+            m.taken(d);
+        }
+        if let Some(d) = done {
+            m.done(d);
+        }
+    }
+
+    pub(crate) fn add(&self, item: T, priority: i32, delay: Option<Duration>) {
+        let tag = self.tag(&item);
+        let priority = self.priority(priority);
+        let mut after = After::default();
+        let rest = self
+            .state
+            .lock()
+            .add(tag, item, priority, delay, &mut after);
+        after.dropped = rest;
+        self.finish(after);
+    }
+
+    /// `add` of every item, in order, taking the lock once per [`BATCH_CHUNK`] items.
+    pub(crate) fn add_batch(&self, items: Vec<T>, priority: i32) {
+        let priority = self.priority(priority);
+        let mut rejected: Vec<T> = Vec::new();
+        let mut tags = [0u32; BATCH_CHUNK];
+        let mut items = items.into_iter();
+        loop {
+            let chunk = items.as_slice();
+            let n = chunk.len().min(BATCH_CHUNK);
+            if n == 0 {
+                break;
+            }
+            for (tag, item) in tags.iter_mut().zip(&chunk[..n]) {
+                *tag = self.tag(item);
+            }
+            let mut after = After::default();
+            {
+                let mut st = self.state.lock();
+                // Start fetching the slot table lines of the first few items.
+                for &tag in tags[..n].iter().take(BATCH_PREFETCH) {
+                    st.table.prefetch(tag);
+                }
+                for (i, item) in items.by_ref().take(n).enumerate() {
+                    if let Some(&ahead) = tags[..n].get(i + BATCH_PREFETCH) {
+                        st.table.prefetch(ahead);
+                    }
+                    if let Some(item) = st.add(tags[i], item, priority, None, &mut after) {
+                        rejected.push(item);
+                    }
+                }
+            }
+            self.finish(after);
+            // Items the queue did not keep are dropped outside the lock.
+            rejected.clear();
+        }
+    }
+
+    pub(crate) fn add_rate_limited(&self, item: T, priority: i32) {
+        if self.is_shutting_down() {
+            return;
+        }
+        let delay = self.limiter.when(&item);
+        self.add(item, priority, Some(delay));
+    }
+
+    pub(crate) fn get(&self) -> Get<'_, T> {
+        Get::new(self)
+    }
+
+    pub(crate) fn try_get(&self) -> Option<(T, i32)> {
+        let mut after = After::default();
+        let taken = self.state.lock().take(&mut after);
+        self.finish(after);
+        taken
+    }
+
+    pub(crate) fn done(&self, item: &T) {
+        let tag = self.tag(item);
+        let mut after = After::default();
+        let rest = self.state.lock().done(tag, item, &mut after);
+        after.dropped = rest;
+        self.finish(after);
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        let mut after = After::default();
+        let len = {
+            let mut st = self.state.lock();
+            if !st.heap.is_empty() {
+                st.promote_due(Instant::now(), &mut after);
+            }
+            st.ready_count
+        };
+        self.finish(after);
+        len
+    }
+
+    pub(crate) fn stats(&self) -> QueueStats {
+        let mut after = After::default();
+        let stats = self.state.lock().stats(&mut after);
+        self.finish(after);
+        stats
+    }
+
+    pub(crate) fn forget(&self, item: &T) {
+        self.limiter.forget(item);
+    }
+
+    pub(crate) fn num_requeues(&self, item: &T) -> u32 {
+        self.limiter.num_requeues(item)
+    }
+
+    pub(crate) fn shut_down(&self) {
+        let mut after = After::default();
+        let dropped = {
+            let mut st = self.state.lock();
+            self.shutting_down.store(true, Ordering::Release);
+            st.shut_down(&mut after)
+        };
+        self.finish(after);
+        drop(dropped);
+    }
+
+    pub(crate) async fn shut_down_with_drain(&self, drain_queued: bool) {
+        self.state.lock().drain_requested = true;
+        self.shut_down();
+        loop {
+            let mut notified = pin!(self.drained.notified());
+            notified.as_mut().enable();
+            {
+                let st = self.state.lock();
+                if st.in_flight == 0 && (!drain_queued || st.ready_count == 0) {
+                    return;
+                }
+            }
+            notified.await;
+        }
+    }
+
+    #[inline]
+    pub(crate) fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+}
+
+impl<T> fmt::Debug for Engine<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let st = self.state.lock();
+        f.debug_struct("Queue")
+            .field("name", &self.name)
+            .field("ready", &st.ready_count)
+            .field("delayed", &st.heap.len())
+            .field("in_flight", &st.in_flight)
+            .field("shutting_down", &st.shutting_down)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,209 @@
+//! Workers waiting in `get`: the parked list (under the queue's lock), the timer duty (one
+//! parked worker sleeps until the earliest deadline), and the [`Get`] future itself.
+
+use std::future::Future;
+use std::hash::Hash;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use tokio::time::{Instant, Sleep, sleep_until};
+
+use super::state::State;
+use super::{After, Engine};
+
+/// A parked `get`.
+pub(super) struct Parked {
+    pub(super) id: u64,
+    pub(super) waker: Waker,
+}
+
+impl<T> State<T> {
+    /// If slot `id` now has the earliest deadline, makes sure a parked worker sleeps until it.
+    pub(super) fn rearm_if_earliest(&mut self, id: u32, deadline: Instant, out: &mut After<T>) {
+        if self.heap.peek().is_none_or(|e| e.slot != id) {
+            return;
+        }
+        match self.timer {
+            None => self.wake_one(out),
+            Some((owner, armed)) if deadline < armed => {
+                if let Some(waker) = self.take_waiter(owner) {
+                    out.wake(waker);
+                }
+                // A non-parked owner is running and re-reads the heap before parking.
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// Wakes one parked worker, preferring one that is not the timer owner.
+    #[inline]
+    pub(super) fn wake_one(&mut self, out: &mut After<T>) {
+        if self.waiters.is_empty() {
+            return;
+        }
+        self.wake_one_parked(out);
+    }
+
+    #[inline(never)]
+    fn wake_one_parked(&mut self, out: &mut After<T>) {
+        let skip_owner = self.waiters.len() > 1
+            && matches!((self.timer, self.waiters.front()), (Some((owner, _)), Some(p)) if p.id == owner);
+        if let Some(p) = self.waiters.remove(usize::from(skip_owner)) {
+            out.wake(p.waker);
+        }
+    }
+
+    /// Removes parked worker `id` and returns its waker, if it is still parked (not woken).
+    pub(super) fn take_waiter(&mut self, id: u64) -> Option<Waker> {
+        let at = self.waiters.iter().position(|p| p.id == id)?;
+        self.waiters.remove(at).map(|p| p.waker)
+    }
+
+    /// Removes parked worker `id`; whether it was still parked (not woken).
+    pub(super) fn unpark(&mut self, id: u64) -> bool {
+        self.take_waiter(id).is_some()
+    }
+
+    /// Worker `id` stops waiting: hands its timer duty over, if it had it.
+    pub(super) fn leave(&mut self, id: u64, out: &mut After<T>) {
+        if matches!(self.timer, Some((owner, _)) if owner == id) {
+            self.timer = None;
+            if !self.heap.is_empty() {
+                self.wake_one(out);
+            }
+        }
+    }
+
+    /// Whether parked worker `id` must sleep until the earliest deadline, and which.
+    pub(super) fn timer_duty(&mut self, id: u64) -> Option<Instant> {
+        let earliest = self.heap.peek().map(|e| e.deadline);
+        match (earliest, self.timer) {
+            (None, Some((owner, _))) if owner == id => {
+                self.timer = None;
+                None
+            }
+            (None, _) => None,
+            (Some(d), None) => {
+                self.timer = Some((id, d));
+                Some(d)
+            }
+            (Some(d), Some((owner, armed))) if owner == id || d < armed => {
+                self.timer = Some((id, d));
+                Some(d)
+            }
+            (Some(_), Some(_)) => None,
+        }
+    }
+}
+
+/// The future of `get`: an item and its priority, or `None` once shut down and empty.
+///
+/// Cancel safe: dropping it before it completes loses no item (a wake-up it received is
+/// passed on to another waiting worker).
+pub(crate) struct Get<'a, T> {
+    engine: &'a Engine<T>,
+    /// Set once parked.
+    waiter: Option<u64>,
+    /// The timer, while this worker owns the timer duty (kept for reuse).
+    sleep: Option<Pin<Box<Sleep>>>,
+    /// Consecutive timer firings without progress (guards against a busy loop).
+    spins: u8,
+}
+
+impl<'a, T> Get<'a, T> {
+    pub(super) fn new(engine: &'a Engine<T>) -> Self {
+        Self {
+            engine,
+            waiter: None,
+            sleep: None,
+            spins: 0,
+        }
+    }
+}
+
+impl<T> Future for Get<'_, T>
+where
+    T: Hash + Eq + Clone + Send + Sync + 'static,
+{
+    type Output = Option<(T, i32)>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        loop {
+            let mut after = After::default();
+            let mut st = this.engine.state.lock();
+            if let Some(id) = this.waiter {
+                st.unpark(id);
+            }
+            let taken = st.take(&mut after);
+            if taken.is_some() || st.shutting_down {
+                if let Some(id) = this.waiter.take() {
+                    st.leave(id, &mut after);
+                }
+                drop(st);
+                this.engine.finish(after);
+                return Poll::Ready(taken);
+            }
+            let id = match this.waiter {
+                Some(id) => id,
+                None => {
+                    let id = st.next_waiter_id;
+                    st.next_waiter_id += 1;
+                    this.waiter = Some(id);
+                    id
+                }
+            };
+            st.waiters.push_back(Parked {
+                id,
+                waker: cx.waker().clone(),
+            });
+            let arm = st.timer_duty(id);
+            drop(st);
+            this.engine.finish(after);
+            let Some(deadline) = arm else {
+                return Poll::Pending;
+            };
+            let sleep = match &mut this.sleep {
+                Some(sleep) => {
+                    if sleep.deadline() != deadline {
+                        sleep.as_mut().reset(deadline);
+                    }
+                    sleep
+                }
+                None => this.sleep.insert(Box::pin(sleep_until(deadline))),
+            };
+            if sleep.as_mut().poll(cx).is_pending() {
+                this.spins = 0;
+                return Poll::Pending;
+            }
+            // The deadline passed: loop to move the due items. Should the clock disagree
+            // with the timer, yield instead of spinning.
+            this.spins += 1;
+            if this.spins > 2 {
+                this.spins = 0;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+        }
+    }
+}
+
+impl<T> Drop for Get<'_, T> {
+    fn drop(&mut self) {
+        let Some(id) = self.waiter.take() else {
+            return;
+        };
+        let mut after = After::<T>::default();
+        {
+            let mut st = self.engine.state.lock();
+            if !st.unpark(id) && st.ready_count > 0 {
+                // Woken for an item it will not take: pass the wake-up on.
+                st.wake_one(&mut after);
+            }
+            st.leave(id, &mut after);
+        }
+        for w in after.wake_first.into_iter().chain(after.wake_rest) {
+            w.wake();
+        }
+    }
+}
