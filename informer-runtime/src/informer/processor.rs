@@ -366,7 +366,7 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
                     // A notification without a key (impossible for objects that came out of
                     // the store) is buffered rather than lost.
                     if (buf.merged.is_some() || pending + added >= capacity)
-                        && let Some(key) = notification_key(&item.notification, store)
+                        && let Some(key) = item.notification.key_with(|o| store.key_of(o).ok())
                     {
                         let map = buf.merged.get_or_insert_with(HashMap::new);
                         merge(map, key, item.notification, item.initial);
@@ -458,13 +458,14 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
         let handler = &self.handler;
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| handler.notify(&notification))) {
             self.panics.fetch_add(1, Ordering::Relaxed);
-            let key = notification_key(&notification, store)
+            let key = notification
+                .key_with(|o| store.key_of(o).ok())
                 .map(|k| k.to_string())
                 .unwrap_or_else(|| "<no key>".to_owned());
             tracing::error!(
                 handler = %self.name,
                 key = %key,
-                kind = notification_kind(&notification),
+                kind = notification.kind(),
                 panic = %panic_message(&*payload),
                 "event handler panicked; the panic was caught and the handler keeps receiving later events"
             );
@@ -646,42 +647,6 @@ fn merge<K>(
     }
 }
 
-fn notification_key<K>(n: &Notification<K>, store: &dyn Indexer<K>) -> Option<ObjectKey> {
-    match n {
-        Notification::Add { object, .. } => store.key_of(object).ok(),
-        Notification::Update { new, .. } => store.key_of(new).ok(),
-        Notification::Delete(Deleted::Object(obj)) => store.key_of(obj).ok(),
-        Notification::Delete(Deleted::FinalStateUnknown { key, .. }) => Some(key.clone()),
-    }
-}
-
-fn notification_kind<K>(n: &Notification<K>) -> &'static str {
-    match n {
-        Notification::Add { .. } => "add",
-        Notification::Update { .. } => "update",
-        Notification::Delete(_) => "delete",
-    }
-}
-
-/// Whether an update is a resync (client-go's `isSync`): `old` and `new` are the same
-/// object, or carry the same non-empty `metadata.resourceVersion` (an object unchanged by a
-/// relist). Such updates go only to the handlers whose resync is due.
-pub(crate) fn is_sync_update<K: Resource>(n: &Notification<K>) -> bool {
-    match n {
-        Notification::Update { old, new } => {
-            Arc::ptr_eq(old, new)
-                || match (
-                    old.meta().resource_version.as_deref(),
-                    new.meta().resource_version.as_deref(),
-                ) {
-                    (Some(a), Some(b)) => !a.is_empty() && a == b,
-                    _ => false,
-                }
-        }
-        _ => false,
-    }
-}
-
 /// A registered listener and its resync schedule.
 struct Entry<K> {
     listener: Arc<Listener<K>>,
@@ -726,7 +691,7 @@ impl<K: Resource + Send + Sync + 'static> Distributor<'_, K> {
     /// due). Listeners receive the batch's notifications, in order, when the distributor is
     /// dropped, still under the distribution lock.
     pub(crate) fn distribute(&mut self, n: Notification<K>) {
-        let sync = is_sync_update(&n);
+        let sync = n.is_resync();
         let initial = usize::from(matches!(
             n,
             Notification::Add {
