@@ -818,7 +818,11 @@ mod tests {
         );
         // A custom key function sees the same object.
         assert_eq!(
-            update(&cm("x", None), &new).key_with(|o: &ConfigMap| o.metadata.name.as_deref().map(ObjectKey::cluster)),
+            update(&cm("x", None), &new).key_with(|o: &ConfigMap| o
+                .metadata
+                .name
+                .as_deref()
+                .map(ObjectKey::cluster)),
             Some(ObjectKey::cluster("new"))
         );
     }

@@ -1,10 +1,11 @@
 //! The handler a controller registers on each informer: change → filters → keys → queue.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use informer_core::queue::{PRIORITY_LOW, PRIORITY_NORMAL};
 use informer_core::{Deleted, Handler, Notification, ObjectKey, Queue};
 use kube::Resource;
+use parking_lot::Mutex;
 
 use super::filter::Filter;
 use super::owner::OwnerMatcher;
@@ -90,7 +91,7 @@ impl<K: Resource + Send + Sync + 'static> EnqueueHandler<K> {
         if keys.is_empty() {
             return;
         }
-        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut pending = self.pending.lock();
         pending.extend(keys.into_iter().map(|key| (key, priority)));
         if pending.len() >= ENQUEUE_BATCH {
             let keys = std::mem::replace(&mut *pending, Vec::with_capacity(ENQUEUE_BATCH));
@@ -137,7 +138,7 @@ impl<K: Resource + Send + Sync + 'static> Handler<K> for EnqueueHandler<K> {
 
     fn flush(&self) {
         let keys = {
-            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut pending = self.pending.lock();
             if pending.is_empty() {
                 return;
             }

@@ -11,13 +11,14 @@
 //! ```
 
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::FutureExt;
 use informer_core::queue::PRIORITY_LOW;
 use informer_core::{ObjectKey, Queue, Store};
+use parking_lot::Mutex;
 use prometheus_client::metrics::histogram::Histogram;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -25,9 +26,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::reconciler::{Action, ReconcileError, Reconciler, RunnerFailure};
-use crate::informer::lock;
 use crate::metrics::{WorkqueueHooks, reconcile_time_histogram, work_duration_histogram};
-use crate::panic_message;
+use crate::panic;
 
 /// Counters of a controller's runner, read by [`ControllerStats`].
 #[derive(Default, Debug)]
@@ -165,7 +165,7 @@ impl RunnerState {
         let mut sum = Duration::ZERO;
         let mut longest = Duration::ZERO;
         for slot in self.slots.iter() {
-            if let Some(active) = &*lock(slot) {
+            if let Some(active) = &*slot.lock() {
                 let running = now.saturating_duration_since(active.started);
                 sum += running;
                 longest = longest.max(running);
@@ -228,7 +228,7 @@ impl<'a> InFlight<'a> {
         cancel: CancellationToken,
     ) -> Self {
         let started = Instant::now();
-        *lock(&state.slots[slot]) = Some(Active {
+        *state.slots[slot].lock() = Some(Active {
             key: key.clone(),
             started,
             cancel,
@@ -249,7 +249,7 @@ impl<'a> InFlight<'a> {
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        *lock(&self.state.slots[self.slot]) = None;
+        *self.state.slots[self.slot].lock() = None;
         self.state
             .counters
             .active_workers
@@ -400,7 +400,7 @@ impl<K: Send + Sync + 'static> Runner<K> {
             _ = cancel.cancelled() => Outcome::Cancelled,
             result = bounded => match result {
                 Err(limit) => Outcome::TimedOut(limit),
-                Ok(Err(payload)) => Outcome::Panicked(panic_message(&*payload)),
+                Ok(Err(payload)) => Outcome::Panicked(panic::message(&*payload)),
                 Ok(Ok(Ok(action))) => Outcome::Done(action),
                 Ok(Ok(Err(error))) => Outcome::Failed(error),
             },
@@ -503,7 +503,7 @@ impl<K: Send + Sync + 'static> Runner<K> {
             }
             let now: Vec<u32> = held.borrow_and_update().clone();
             for slot in self.state.slots.iter() {
-                if let Some(active) = &*lock(slot)
+                if let Some(active) = &*slot.lock()
                     && !now.contains(&(ownership.shard_of)(&active.key, ownership.shards))
                 {
                     active.cancel.cancel();
@@ -540,7 +540,7 @@ async fn join_all(set: &mut JoinSet<()>) {
             && e.is_panic()
         {
             tracing::error!(
-                panic = %panic_message(&*e.into_panic()),
+                panic = %panic::message(&*e.into_panic()),
                 "a controller worker panicked",
             );
         }

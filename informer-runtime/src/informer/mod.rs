@@ -21,7 +21,6 @@ mod registration;
 mod shared;
 pub mod transform;
 
-pub(crate) use processor::lock;
 pub use processor::{BufferPolicy, HandlerOptions, HandlerStats, MIN_RESYNC_PERIOD, Overflow};
 pub use registration::HandlerRegistration;
 pub use shared::{FifoKind, InformerBuilder, SharedIndexInformer};

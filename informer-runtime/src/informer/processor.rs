@@ -8,24 +8,27 @@
 //! itself.
 //!
 //! Lock order (never taken the other way round): distribution lock → a listener's buffer lock.
+//! The locks do not poison (`parking_lot`): every critical section leaves its data consistent
+//! at every point where user code (a store or key function) could panic.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::num::NonZeroUsize;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use informer_core::{Deleted, Handler, Indexer, Notification, ObjectKey};
 use kube::Resource;
+use parking_lot::{Mutex, MutexGuard};
 use tokio::runtime::Handle;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::panic_message;
+use crate::panic;
 
 /// The shortest resync period a handler can ask for (client-go's `minimumResyncPeriod`).
 pub const MIN_RESYNC_PERIOD: Duration = Duration::from_secs(1);
@@ -36,12 +39,6 @@ const FLUSH_EVERY: usize = 256;
 /// Buffers larger than this many items are shrunk once drained, so that a burst (a relist
 /// of a large cache) does not keep its memory.
 const MAX_IDLE_CAPACITY: usize = 8192;
-
-/// Locks a std mutex, ignoring poisoning: every critical section of this module leaves its
-/// data consistent at every point where user code (a store or key function) could panic.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// What a handler's buffer does when the handler falls behind.
 ///
@@ -348,7 +345,7 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
             return;
         }
         let initial: usize = items.iter().map(|i| i.initial).sum();
-        let mut buf = lock(&self.buffer);
+        let mut buf = self.buffer.lock();
         if initial > 0 {
             self.pending_initial.fetch_add(initial, Ordering::AcqRel);
         }
@@ -418,7 +415,7 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
     /// then the task ends.
     pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::Release);
-        let mut buf = lock(&self.buffer);
+        let mut buf = self.buffer.lock();
         let dropped = buf.items.len();
         buf.items.clear();
         buf.merged = None;
@@ -466,7 +463,7 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
                 handler = %self.name,
                 key = %key,
                 kind = notification.kind(),
-                panic = %panic_message(&*payload),
+                panic = %panic::message(&*payload),
                 "event handler panicked; the panic was caught and the handler keeps receiving later events"
             );
         }
@@ -486,7 +483,7 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
             self.panics.fetch_add(1, Ordering::Relaxed);
             tracing::error!(
                 handler = %self.name,
-                panic = %panic_message(&*payload),
+                panic = %panic::message(&*payload),
                 "event handler panicked in flush; the panic was caught and the handler keeps receiving later events"
             );
         }
@@ -500,8 +497,8 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
     /// cache. Called by the task when its buffer is empty; takes the distribution lock so the
     /// cache read and the end of coalescing are atomic with respect to new notifications.
     fn flush_merged(&self, processor: &Processor<K>) {
-        let _distribution = lock(&processor.state);
-        let mut buf = lock(&self.buffer);
+        let _distribution = processor.state.lock();
+        let mut buf = self.buffer.lock();
         let Some(merged) = buf.merged.take() else {
             return;
         };
@@ -576,7 +573,7 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
         let mut batch: VecDeque<Item<K>> = VecDeque::new();
         loop {
             let coalescing = {
-                let mut buf = lock(&self.buffer);
+                let mut buf = self.buffer.lock();
                 if self.is_closed() {
                     break;
                 }
@@ -752,7 +749,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
     /// Takes the distribution lock.
     pub(crate) fn distributor(&self) -> Distributor<'_, K> {
         Distributor {
-            state: lock(&self.state),
+            state: self.state.lock(),
             store: &*self.store,
         }
     }
@@ -768,7 +765,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
     ) -> Arc<Listener<K>> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let listener = Arc::new(Listener::new(id, handler, opts));
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         if state.stopped {
             listener.close();
             return listener;
@@ -808,12 +805,12 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
 
     fn spawn(self: &Arc<Self>, runtime: &Handle, listener: &Arc<Listener<K>>) {
         let task = runtime.spawn(listener.clone().run(self.clone()));
-        *lock(&listener.task) = Some(task);
+        *listener.task.lock() = Some(task);
     }
 
     /// Starts the tasks of the listeners registered so far; later ones start on `add`.
     pub(crate) fn start(self: &Arc<Self>, runtime: Handle) {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         if state.stopped || state.runtime.is_some() {
             return;
         }
@@ -826,7 +823,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
     /// Unregisters a listener, closes it and waits until its task has ended.
     pub(crate) async fn remove(&self, listener: &Arc<Listener<K>>) {
         {
-            let mut state = lock(&self.state);
+            let mut state = self.state.lock();
             let before = state.entries.len();
             state.entries.retain(|e| e.listener.id != listener.id);
             if state.entries.len() < before && listener.policy.limit(Overflow::Block).is_some() {
@@ -835,7 +832,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
         }
         listener.close();
         self.resync_changed.notify_one();
-        let task = lock(&listener.task).take();
+        let task = listener.task.lock().take();
         if let Some(task) = task {
             let _ = task.await;
         }
@@ -845,7 +842,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
     /// are closed at once.
     pub(crate) fn close_all(&self) -> Vec<Arc<Listener<K>>> {
         let listeners: Vec<Arc<Listener<K>>> = {
-            let mut state = lock(&self.state);
+            let mut state = self.state.lock();
             state.stopped = true;
             state.runtime = None;
             state.entries.iter().map(|e| e.listener.clone()).collect()
@@ -861,7 +858,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
     pub(crate) async fn stop(&self) {
         let listeners = self.close_all();
         for l in &listeners {
-            let task = lock(&l.task).take();
+            let task = l.task.lock().take();
             if let Some(task) = task {
                 let _ = task.await;
             }
@@ -874,7 +871,9 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
             return;
         }
         loop {
-            let full: Vec<Arc<Listener<K>>> = lock(&self.state)
+            let full: Vec<Arc<Listener<K>>> = self
+                .state
+                .lock()
                 .entries
                 .iter()
                 .filter(|e| e.listener.is_full_blocking())
@@ -892,7 +891,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
     /// client-go's `shouldResync`: marks the listeners whose resync is due at `now` (and
     /// only those) as syncing, schedules their next resync, and says whether any is due.
     pub(crate) fn should_resync(&self, now: Instant) -> bool {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         let mut any = false;
         for e in &mut state.entries {
             e.syncing = false;
@@ -909,7 +908,8 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
 
     /// The earliest time a listener's resync is due, if any listener has a resync period.
     pub(crate) fn next_resync(&self) -> Option<Instant> {
-        lock(&self.state)
+        self.state
+            .lock()
             .entries
             .iter()
             .filter(|e| e.resync.is_some())
@@ -919,6 +919,6 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
 
     /// The number of registered listeners.
     pub(crate) fn len(&self) -> usize {
-        lock(&self.state).entries.len()
+        self.state.lock().entries.len()
     }
 }

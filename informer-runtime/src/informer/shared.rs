@@ -19,7 +19,7 @@ use super::registration::HandlerRegistration;
 use super::transform::{Transform, chain, strip_managed_fields};
 use super::{InformerError, Phase};
 use crate::lister::Lister;
-use crate::panic_message;
+use crate::panic;
 use crate::reflector::{
     Reflector, ReflectorConfig, ReflectorError, ReflectorStats, WatchErrorHandler,
 };
@@ -382,7 +382,7 @@ where
         drop(guard);
         match ended {
             Err(e) if e.is_panic() => {
-                let message = panic_message(&*e.into_panic());
+                let message = panic::message(&*e.into_panic());
                 tracing::error!(panic = %message, "the reflector panicked; the informer stopped");
                 Err(InformerError::ReflectorPanicked(message))
             }

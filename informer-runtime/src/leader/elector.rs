@@ -1,7 +1,5 @@
 //! The acquire / renew / step-down loop.
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -16,6 +14,7 @@ use super::api::{KubeLeases, LeaseApi};
 use super::lock::LeaseLock;
 use super::record::lease_seconds;
 use super::{ConfigError, LeaderElectionConfig, LeaderState};
+use crate::jitter::jitter;
 
 /// Runs leader election for one replica on one Lease.
 ///
@@ -230,7 +229,7 @@ impl LeaderElector {
             let next = if term.is_leading() {
                 start + config.retry_period
             } else {
-                Instant::now() + jittered(config.retry_period)
+                Instant::now() + jitter(config.retry_period, 0.2)
             };
             // Sleep until the next attempt, stepping down exactly at the renew
             // deadline if it comes first.
@@ -404,12 +403,4 @@ impl Drop for Term<'_> {
                 .send_replace(LeaderState::Standby { holder: None });
         }
     }
-}
-
-/// `period` plus up to 20 % random jitter, so standbys do not poll in lockstep.
-pub(crate) fn jittered(period: Duration) -> Duration {
-    let random = RandomState::new().build_hasher().finish();
-    // 53 random bits as a fraction in [0, 1).
-    let fraction = (random >> 11) as f64 / (1u64 << 53) as f64;
-    period + period.mul_f64(0.2 * fraction)
 }

@@ -31,8 +31,8 @@
 #![warn(missing_docs)]
 
 use std::fmt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use informer_core::queue::QueueMetrics;
@@ -46,7 +46,7 @@ use prometheus_client::registry::Registry;
 
 use crate::controller::runner::RunnerState;
 use crate::controller::{Controller, Sources};
-use crate::informer::lock;
+use parking_lot::Mutex;
 
 /// client-go's workqueue duration buckets: 10 ns to 10 s, ×10 each.
 pub(crate) fn work_duration_histogram() -> Histogram {
@@ -165,7 +165,10 @@ pub struct Metrics {
 
 impl fmt::Debug for Metrics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<String> = lock(&self.inner.controllers)
+        let names: Vec<String> = self
+            .inner
+            .controllers
+            .lock()
             .iter()
             .map(|c| c.state.name.to_string())
             .collect();
@@ -195,7 +198,7 @@ impl Metrics {
     }
 
     pub(crate) fn add_sources(&self, state: Arc<RunnerState>, sources: Arc<Sources>) {
-        let mut controllers = lock(&self.inner.controllers);
+        let mut controllers = self.inner.controllers.lock();
         if !controllers.iter().any(|c| Arc::ptr_eq(&c.state, &state)) {
             controllers.push(ControllerSource { state, sources });
         }
@@ -203,7 +206,7 @@ impl Metrics {
 
     /// Reports `leader_election_master_status{name}`: 1 while `leading()` is true.
     pub(crate) fn set_leader_status(&self, name: String, leading: LeaderFn) {
-        *lock(&self.inner.leader) = Some((name, leading));
+        *self.inner.leader.lock() = Some((name, leading));
     }
 
     /// Registers these metrics in `registry` (as a collector, so controllers added later are
@@ -267,7 +270,7 @@ impl EncodeMetric for HistogramRef<'_> {
 
 impl Collector for Metrics {
     fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
-        let controllers = lock(&self.inner.controllers);
+        let controllers = self.inner.controllers.lock();
         let e = &mut encoder;
         let by_name = |name: &str| [("name".to_owned(), name.to_owned())];
         let by_controller = |name: &str| [("controller".to_owned(), name.to_owned())];
@@ -506,7 +509,7 @@ impl Collector for Metrics {
         )?;
         drop(controllers);
 
-        if let Some((name, leading)) = &*lock(&self.inner.leader) {
+        if let Some((name, leading)) = &*self.inner.leader.lock() {
             family(
                 e,
                 "leader_election_master_status",

@@ -1,12 +1,11 @@
 //! Exponential backoff with jitter and a quiet-period reset, as client-go's
 //! `ExponentialBackoffManager` (`k8s.io/apimachinery/pkg/util/wait`).
 
-use std::cell::Cell;
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
 use tokio::time::Instant;
+
+use crate::jitter::jitter;
 
 /// The parameters of a [`Backoff`]. The default is client-go's reflector backoff: 800 ms,
 /// doubling up to 30 s, jitter 1.0 (each delay is stretched by a random factor in `[1, 2)`),
@@ -105,15 +104,7 @@ impl Backoff {
             1.0
         };
         self.current = scale(base, factor).min(self.config.max);
-        let jitter = if self.config.jitter.is_finite() && self.config.jitter > 0.0 {
-            self.config.jitter
-        } else {
-            0.0
-        };
-        if jitter == 0.0 {
-            return base;
-        }
-        base.saturating_add(scale(base, jitter * random_unit()))
+        jitter(base, self.config.jitter)
     }
 
     /// Starts the sequence again at the first delay.
@@ -131,27 +122,6 @@ fn scale(d: Duration, factor: f64) -> Duration {
     } else {
         Duration::try_from_secs_f64(d.as_secs_f64() * factor).unwrap_or(Duration::MAX)
     }
-}
-
-/// A pseudo-random number in `[0, 1)` (xorshift64*, seeded per thread from the OS-seeded
-/// `RandomState`). Good enough for jitter; not for anything else.
-pub(crate) fn random_unit() -> f64 {
-    thread_local! {
-        static STATE: Cell<u64> = Cell::new({
-            let mut h = RandomState::new().build_hasher();
-            h.write_u64(0x9e37_79b9_7f4a_7c15);
-            h.finish() | 1
-        });
-    }
-    STATE.with(|s| {
-        let mut x = s.get();
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        s.set(x);
-        // 53 random bits → [0, 1).
-        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
-    })
 }
 
 #[cfg(test)]
@@ -213,13 +183,5 @@ mod tests {
         b.next_delay();
         b.reset();
         assert_eq!(b.next_delay(), Duration::from_millis(800));
-    }
-
-    #[test]
-    fn random_unit_is_in_the_unit_interval_and_varies() {
-        let xs: Vec<f64> = (0..1000).map(|_| random_unit()).collect();
-        assert!(xs.iter().all(|x| (0.0..1.0).contains(x)));
-        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
-        assert!((0.4..0.6).contains(&mean), "mean {mean}");
     }
 }

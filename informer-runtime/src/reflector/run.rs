@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -15,8 +15,9 @@ use std::task::{Context, Poll};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
-use super::backoff::{Backoff, random_unit};
+use super::backoff::Backoff;
 use super::{DEFAULT_PAGE_SIZE, Reflector, ReflectorError, TransformFn, inc};
+use crate::jitter;
 use crate::lister_watcher::INITIAL_EVENTS_END_ANNOTATION;
 
 /// How long after the timeout it asked the server for the reflector ends a watch itself.
@@ -648,11 +649,7 @@ where
     /// A random watch timeout in the configured range, in whole seconds (at least 1).
     fn watch_timeout(&self) -> Duration {
         let (lo, hi) = self.r.config.watch_timeout;
-        let t = if hi > lo {
-            lo + (hi - lo).mul_f64(random_unit())
-        } else {
-            lo
-        };
+        let t = jitter::between(lo, hi);
         Duration::from_secs(t.as_secs().clamp(1, u64::from(u32::MAX)))
     }
 
@@ -730,10 +727,7 @@ where
             tracing::warn!(reflector = %r.name, error = %err, "list/watch error");
         }
         let err = Arc::new(err);
-        *r.shared
-            .last_error
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(err.clone());
+        *r.shared.last_error.lock() = Some(err.clone());
         if let Some(handler) = &r.watch_error_handler
             && catch_unwind(AssertUnwindSafe(|| handler(&err))).is_err()
         {
@@ -742,12 +736,7 @@ where
     }
 
     fn clear_error(&self) {
-        *self
-            .r
-            .shared
-            .last_error
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = None;
+        *self.r.shared.last_error.lock() = None;
     }
 }
 
@@ -811,11 +800,7 @@ fn take_into_arc<K>(
 fn set_rv<K>(r: &Reflector<K>, local: &mut String, rv: &str) {
     local.clear();
     local.push_str(rv);
-    let mut shared = r
-        .shared
-        .last_sync_rv
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
+    let mut shared = r.shared.last_sync_rv.lock();
     match shared.as_mut() {
         Some(s) => {
             s.clear();
