@@ -15,12 +15,13 @@
 //! | [`controller`] | handlers → workqueue → workers → [`Reconciler`] |
 //! | [`manager`] | many controllers, `/metrics`, `/healthz`, `/readyz`, signals |
 //! | [`metrics`] | Prometheus metrics with client-go's names |
-//! | [`leader`], [`shard`] | scaling past one replica with Leases |
+//! | [`leader`], [`shard`] | scaling past one replica with Leases (both on [`lease`]) |
 
 pub mod controller;
 pub mod factory;
 pub mod informer;
 pub mod leader;
+pub mod lease;
 pub mod lister;
 pub mod lister_watcher;
 pub mod manager;

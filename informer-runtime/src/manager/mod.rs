@@ -33,7 +33,7 @@ use crate::controller::{
 use crate::factory::InformerFactory;
 use crate::leader::{ConfigError, LeaderElectionConfig, LeaderElector, LeaderState};
 use crate::metrics::Metrics;
-use crate::shard::{ShardConfig, ShardManager, shard_of};
+use crate::shard::{ShardConfig, ShardConfigError, ShardManager, shard_of};
 
 use http::{HttpState, ReadyFn};
 
@@ -58,9 +58,12 @@ pub enum ManagerError {
     /// different [`name`](crate::controller::ControllerBuilder::name).
     #[error("a controller named {0:?} was already added")]
     DuplicateController(String),
-    /// The leader election or sharding configuration is invalid.
-    #[error("invalid leader election or sharding configuration: {0}")]
+    /// The leader election configuration is invalid.
+    #[error("invalid leader election configuration: {0}")]
     Config(#[from] ConfigError),
+    /// The sharding configuration is invalid.
+    #[error("invalid sharding configuration: {0}")]
+    ShardConfig(#[from] ShardConfigError),
     /// Leader election and sharding need a `kube::Client` (for their Leases): build the
     /// manager with [`Manager::new`] or set [`Manager::client`].
     #[error("leader election and sharding need a client: use Manager::new or Manager::client")]
@@ -430,7 +433,8 @@ impl Manager {
     ///
     /// # Errors
     /// Before anything runs: [`ManagerError::Bind`], [`ManagerError::Config`],
-    /// [`ManagerError::NoClient`], [`ManagerError::LeaderElectionAndSharding`].
+    /// [`ManagerError::ShardConfig`], [`ManagerError::NoClient`],
+    /// [`ManagerError::LeaderElectionAndSharding`].
     pub async fn run(mut self, cancel: CancellationToken) -> Result<(), ManagerError> {
         self.mode()?;
         let mode = self.mode.take().unwrap_or(Mode::Single);
@@ -525,7 +529,8 @@ impl Manager {
     /// [`is_leader`](LeaderElector::is_leader). It runs only while the manager runs.
     ///
     /// # Errors
-    /// As [`run`](Self::run): [`ManagerError::Config`], [`ManagerError::NoClient`],
+    /// As [`run`](Self::run): [`ManagerError::Config`], [`ManagerError::ShardConfig`],
+    /// [`ManagerError::NoClient`],
     /// [`ManagerError::LeaderElectionAndSharding`].
     ///
     /// ```
