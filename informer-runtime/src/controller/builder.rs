@@ -18,6 +18,7 @@ use serde::de::DeserializeOwned;
 use super::enqueue::{EnqueueHandler, MapperFn, Mapping};
 use super::filter::Filter;
 use super::owner::OwnerMatcher;
+use super::probe::Probe;
 use super::reconciler::Reconciler;
 use super::runner::{Runner, RunnerState};
 use super::source::{InformerSource, Source, Sources};
@@ -1062,9 +1063,15 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             timeout: self.timeout,
             shutdown_timeout: self.shutdown_timeout,
         });
+        let sources = Arc::new(Sources::new(sources));
+        let probe = Arc::new(Probe {
+            state: runner.state.clone(),
+            sources: sources.clone(),
+        });
         Ok(Controller {
             runner,
-            sources: Arc::new(Sources::new(sources)),
+            sources,
+            probe,
             lister: informer.lister(),
             listers,
             factory: self.factory,

@@ -26,10 +26,12 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::reconciler::{Action, ReconcileError, Reconciler, RunnerFailure};
-use crate::metrics::{WorkqueueHooks, reconcile_time_histogram, work_duration_histogram};
+use crate::metrics::{
+    ControllerStats, WorkqueueHooks, reconcile_time_histogram, work_duration_histogram,
+};
 use crate::panic;
 
-/// Counters of a controller's runner, read by [`ControllerStats`].
+/// Counters of a controller's runner, read as [`ControllerStats`].
 #[derive(Default, Debug)]
 pub(crate) struct Counters {
     pub(crate) success: AtomicU64,
@@ -46,58 +48,6 @@ pub(crate) struct Counters {
 
 fn inc(c: &AtomicU64) {
     c.fetch_add(1, Ordering::Relaxed);
-}
-
-/// A snapshot of a controller's counters (monotonic since the controller was built, except
-/// `active_workers` and `queue_depth`).
-///
-/// `reconciles()` = `successes + requeues_after + errors`; `errors` includes terminal
-/// errors, panics and timeouts.
-///
-/// ```
-/// use informer_runtime::controller::ControllerStats;
-/// let stats = ControllerStats::default();
-/// assert_eq!(stats.reconciles(), 0);
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ControllerStats {
-    /// Reconciles that returned `Ok(Action::Done)`.
-    pub successes: u64,
-    /// Reconciles that returned `Ok(Action::RequeueAfter(_))`.
-    pub requeues_after: u64,
-    /// Failed reconciles: errors of both kinds, panics and timeouts.
-    pub errors: u64,
-    /// Failed reconciles that were [terminal](crate::controller::ErrorKind::Terminal) (not
-    /// retried).
-    pub terminal_errors: u64,
-    /// Reconciles that panicked (retried as transient errors).
-    pub panics: u64,
-    /// Reconciles that did not finish within the timeout (retried as transient errors).
-    pub timeouts: u64,
-    /// `add_after` and `add_rate_limited` calls of the runner (client-go's workqueue retries).
-    pub retries: u64,
-    /// Keys dropped without a reconcile because this replica does not hold their shard.
-    pub skipped: u64,
-    /// Reconciles dropped midway because the replica lost the key's shard or its leadership.
-    pub cancelled: u64,
-    /// Workers running a reconcile right now.
-    pub active_workers: usize,
-    /// Keys waiting in the queue right now.
-    pub queue_depth: usize,
-}
-
-impl ControllerStats {
-    /// Reconciles that ran to an answer (success, requeue or error).
-    ///
-    /// ```
-    ///
-    /// use informer_runtime::controller::ControllerStats;
-    /// assert_eq!(ControllerStats::default().reconciles(), 0);
-    /// ```
-    pub fn reconciles(&self) -> u64 {
-        self.successes + self.requeues_after + self.errors
-    }
 }
 
 /// What a worker is doing right now (for `unfinished_work_seconds`, and to cancel the

@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 mod http;
+mod run_controller;
 
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -36,6 +37,8 @@ use crate::metrics::Metrics;
 use crate::shard::{ShardConfig, ShardConfigError, ShardManager, shard_of};
 
 use http::{HttpState, ReadyFn};
+
+pub use run_controller::RunController;
 
 /// The address the HTTP endpoint binds by default: every interface, port 8080
 /// (controller-runtime's metrics port).
@@ -68,7 +71,7 @@ pub enum ManagerError {
     /// manager with [`Manager::new`] or set [`Manager::client`].
     #[error("leader election and sharding need a client: use Manager::new or Manager::client")]
     NoClient,
-    /// A controller could not be built (see [`ControllerSpec::add_to`](crate::controller::ControllerSpec::add_to)).
+    /// A controller could not be built (see [`RunController::add_to`]).
     #[error(transparent)]
     Build(#[from] crate::controller::BuildError),
     /// Leader election and sharding were both set; a manager uses one or the other.

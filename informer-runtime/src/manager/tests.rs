@@ -19,7 +19,7 @@ use super::*;
 use crate::controller::{Action, ReconcileError, reconciler_fn};
 use crate::factory::{InformerHandle, InformerParams};
 use crate::leader::LeaderElectionConfig;
-use crate::metrics::Metrics;
+use crate::metrics::{ControllerMetrics, Metrics};
 use crate::shard::ShardConfig;
 use informer_testing::MemoryListerWatcher;
 
@@ -150,13 +150,13 @@ async fn metrics_use_client_go_and_controller_runtime_names() {
             },
         ))
         .unwrap();
-    let (stats_probe, _) = controller.metric_sources();
+    let stats_probe = controller.probe();
     manager.add(controller).unwrap();
     let address = manager.bind().await.unwrap().unwrap();
     let cancel = CancellationToken::new();
     let run = tokio::spawn(manager.run(cancel.clone()));
     eventually("4 reconciles", async || {
-        stats_probe.stats().reconciles() == 4
+        stats_probe.sample().stats.reconciles() == 4
     })
     .await;
 
