@@ -14,7 +14,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::processor::{HandlerOptions, Processor, normalize_resync};
+use super::handler_options::{HandlerOptions, normalize_resync};
+use super::processor::Processor;
 use super::registration::HandlerRegistration;
 use super::transform::{Transform, chain, strip_managed_fields};
 use super::{InformerError, Phase};
