@@ -9,7 +9,7 @@
 //! | [`lister_watcher`] | source: `kube::Api` ([`KubeListerWatcher`]) |
 //! | [`reflector`] | list + watch into a FIFO, with relists and backoff |
 //! | [`informer`] | pops the FIFO into the cache, one task per handler |
-//! | [`store`] | an extra cache backend: [`store::CompactStore`] |
+//! | [`compact_store`] | an extra cache backend: [`CompactStore`](compact_store::CompactStore) |
 //! | [`factory`] | one shared informer per type, namespace and selectors |
 //! | [`lister`] | typed reads of a cache |
 //! | [`controller`] | handlers → workqueue → workers → [`Reconciler`] |
@@ -17,6 +17,7 @@
 //! | [`metrics`] | Prometheus metrics with client-go's names |
 //! | [`leader`], [`shard`] | scaling past one replica with Leases (both on [`lease`]) |
 
+pub mod compact_store;
 pub mod controller;
 pub mod factory;
 pub mod informer;
@@ -28,7 +29,6 @@ pub mod manager;
 pub mod metrics;
 pub mod reflector;
 pub mod shard;
-pub mod store;
 
 mod jitter;
 mod panic;

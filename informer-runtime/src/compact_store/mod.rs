@@ -1,4 +1,11 @@
-//! [`CompactStore`]: objects kept encoded in memory, decoded on read.
+//! [`CompactStore`]: a cache backend that keeps objects encoded in memory (compressed
+//! JSON) and decodes them on read, with a small cache of hot objects; several times smaller
+//! than decoded objects, at the cost of a decode on every read that misses the hot cache.
+//!
+//! It implements [`Store`](informer_core::Store) and [`Indexer`](informer_core::Indexer),
+//! so it is chosen per informer with
+//! [`InformerBuilder::store`](crate::informer::InformerBuilder::store) in place of the
+//! default `informer_core::ThreadSafeStore`.
 
 use std::collections::hash_map::Entry as MapEntry;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -67,7 +74,7 @@ pub struct CompactStoreStats {
 /// ```
 /// use std::sync::Arc;
 /// use informer_core::{ObjectKey, Store};
-/// use informer_runtime::store::CompactStore;
+/// use informer_runtime::compact_store::CompactStore;
 /// use k8s_openapi::api::core::v1::ConfigMap;
 ///
 /// let store = CompactStore::<ConfigMap>::new();
