@@ -32,6 +32,8 @@ pub mod shard;
 
 mod jitter;
 mod panic;
+#[cfg(test)]
+mod test_support;
 
 pub use controller::{Action, Controller, ReconcileError, Reconciler, reconciler_fn};
 

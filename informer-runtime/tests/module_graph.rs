@@ -5,9 +5,11 @@
 //! and string literals, and collects every path into another top-level module: `crate::a`,
 //! the groups of `use crate::{a, b::C}`, and `super::` chains that climb to the crate root.
 //! A path to an item of the crate root itself (`crate::Action`) is an edge to the root
-//! (`crate`), which depends on every module it re-exports from. It fails with the cycle it
-//! found; on success it prints the modules in topological order, each with what it builds
-//! on (`cargo test -p informer-runtime --test module_graph -- --nocapture`).
+//! (`crate`), which depends on every module it re-exports from. Test code (files of modules
+//! declared under `#[cfg(test)]`) counts too. It fails with the cycle it found; on success
+//! it prints the modules of the library in topological order, each with what it builds on
+//! and, in brackets, what only its tests use
+//! (`cargo test -p informer-runtime --test module_graph -- --nocapture`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -22,72 +24,134 @@ type Graph = BTreeMap<String, BTreeSet<String>>;
 #[test]
 fn top_level_modules_have_no_cycles() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let graph = crate_graph(&src);
+    let (graph, tests) = crate_graph(&src);
     assert!(
         graph.len() > 5,
         "found only {:?} under {}",
         graph.keys(),
         src.display()
     );
-    if let Some(cycle) = find_cycle(&graph) {
+    let mut all = graph.clone();
+    for (from, uses) in &tests {
+        all.entry(from.clone())
+            .or_default()
+            .extend(uses.iter().cloned());
+    }
+    if let Some(cycle) = find_cycle(&all) {
         panic!(
-            "module cycle: {}\n\nthe whole graph:\n{}",
+            "module cycle: {}\n\nthe whole graph (tests included):\n{}",
             cycle.join(" -> "),
-            describe(&graph)
+            describe(&all)
         );
     }
     let order = topological_order(&graph).expect("no cycle, so an order exists");
-    println!("top-level modules of informer-runtime, each after what it builds on:");
+    println!(
+        "top-level modules of informer-runtime, each after what it builds on [and what only its tests use]:"
+    );
     for module in &order {
-        let uses = &graph[module];
-        if uses.is_empty() {
-            println!("  {module}");
-        } else {
-            let uses: Vec<&str> = uses.iter().map(String::as_str).collect();
-            println!("  {module} -> {}", uses.join(", "));
+        let list = |set: &BTreeSet<String>| {
+            set.iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let uses = list(&graph[module]);
+        let test_only: BTreeSet<String> = tests
+            .get(module)
+            .into_iter()
+            .flatten()
+            .filter(|m| !graph[module].contains(*m))
+            .cloned()
+            .collect();
+        let mut line = format!("  {module}");
+        if !uses.is_empty() {
+            line += &format!(" -> {uses}");
         }
+        if !test_only.is_empty() {
+            line += &format!(" [{}]", list(&test_only));
+        }
+        println!("{line}");
     }
 }
 
-/// The graph of the crate whose sources are under `src`.
-fn crate_graph(src: &Path) -> Graph {
+/// The graphs of the crate whose sources are under `src`: of the library, and of its test
+/// code (the files of modules declared under `#[cfg(test)]`).
+fn crate_graph(src: &Path) -> (Graph, Graph) {
     let mut files = Vec::new();
     collect_rs(src, &mut files);
-    let mut graph = Graph::new();
-    for file in &files {
-        let relative = file.strip_prefix(src).expect("under src");
-        let path = module_path(relative);
-        let text = fs::read_to_string(file).expect("readable source");
-        let code = strip_comments_and_strings(&text);
+    let sources: Vec<(Vec<String>, String)> = files
+        .iter()
+        .map(|file| {
+            let relative = file.strip_prefix(src).expect("under src");
+            let text = fs::read_to_string(file).expect("readable source");
+            (module_path(relative), strip_comments_and_strings(&text))
+        })
+        .collect();
+    let test_modules: BTreeSet<Vec<String>> = sources
+        .iter()
+        .flat_map(|(path, code)| {
+            test_only_children(code).into_iter().map(move |child| {
+                let mut child_path = path.clone();
+                child_path.push(child);
+                child_path
+            })
+        })
+        .collect();
+    let (mut graph, mut tests) = (Graph::new(), Graph::new());
+    for (path, code) in &sources {
+        let is_test = (1..=path.len()).any(|n| test_modules.contains(&path[..n].to_vec()));
         let from = path.first().cloned().unwrap_or_else(|| ROOT.to_owned());
-        let uses = graph.entry(from.clone()).or_default();
+        let target = if is_test { &mut tests } else { &mut graph };
+        let uses = target.entry(from.clone()).or_default();
         if from == ROOT {
-            uses.extend(root_uses(&code));
+            uses.extend(root_uses(code));
         }
-        for to in edges(&code, &path) {
-            if to != from {
-                uses.insert(to);
+        uses.extend(edges(code, path));
+    }
+    // Paths that name no module of the crate (`crate::Action`) are items of the root.
+    let mut modules: BTreeSet<String> = graph.keys().cloned().collect();
+    modules.extend(tests.keys().cloned());
+    for g in [&mut graph, &mut tests] {
+        for (from, uses) in g.iter_mut() {
+            *uses = uses
+                .iter()
+                .map(|to| {
+                    if modules.contains(to) {
+                        to.clone()
+                    } else {
+                        ROOT.to_owned()
+                    }
+                })
+                .filter(|to| to != from)
+                .collect();
+        }
+    }
+    // Test-only top-level modules are no part of the library.
+    graph.retain(|module, _| !test_modules.contains(&vec![module.clone()]));
+    (graph, tests)
+}
+
+/// The child modules `code` declares under `#[cfg(test)]` (`#[cfg(test)] mod tests;`).
+fn test_only_children(code: &str) -> Vec<String> {
+    let mut children = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        rest = &rest[at + "#[cfg(test)]".len()..];
+        let mut item = rest.trim_start();
+        for visibility in ["pub(crate)", "pub(super)", "pub"] {
+            if let Some(after) = item.strip_prefix(visibility) {
+                item = after.trim_start();
+                break;
+            }
+        }
+        if let Some(after) = item.strip_prefix("mod ") {
+            let name = ident(after.trim_start());
+            if !name.is_empty() {
+                children.push(name.to_owned());
             }
         }
     }
-    // Paths that name no module of the crate (`crate::Action`) are items of the root.
-    let modules: BTreeSet<String> = graph.keys().cloned().collect();
-    for uses in graph.values_mut() {
-        *uses = uses
-            .iter()
-            .map(|to| {
-                if modules.contains(to) {
-                    to.clone()
-                } else {
-                    ROOT.to_owned()
-                }
-            })
-            .collect();
-    }
-    for (from, uses) in &mut graph {
-        uses.remove(from);
-    }
-    graph
+    children
 }
 
 fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -497,9 +561,42 @@ fn items_of_the_crate_root_are_edges_to_the_root() {
     )
     .unwrap();
     fs::write(dir.join("b.rs"), "pub struct Other;\nuse crate::Thing;\n").unwrap();
-    let graph = crate_graph(&dir);
+    let (graph, tests) = crate_graph(&dir);
     fs::remove_dir_all(&dir).unwrap();
+    assert!(tests.values().all(BTreeSet::is_empty), "no test code here");
     assert_eq!(graph["crate"], ["a"].map(String::from).into());
     assert_eq!(graph["b"], ["crate"].map(String::from).into());
     assert_eq!(find_cycle(&graph), Some(names(&["a", "b", "crate", "a"])));
+}
+
+#[test]
+fn test_code_is_told_apart_from_the_library() {
+    let dir = std::env::temp_dir().join(format!("module-graph-tests-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(dir.join("a")).unwrap();
+    fs::write(
+        dir.join("lib.rs"),
+        "mod a;\nmod b;\n#[cfg(test)]\nmod helpers;\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("a/mod.rs"),
+        "use crate::b::X;\n#[cfg(test)]\nmod tests;\n",
+    )
+    .unwrap();
+    fs::write(dir.join("a/tests.rs"), "use crate::helpers::wait;\n").unwrap();
+    fs::write(dir.join("b.rs"), "pub struct X;\n").unwrap();
+    fs::write(dir.join("helpers.rs"), "pub fn wait() {}\n").unwrap();
+    let (graph, tests) = crate_graph(&dir);
+    fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(graph["a"], ["b"].map(String::from).into());
+    assert!(
+        !graph.contains_key("helpers"),
+        "a test-only module is no part of the library"
+    );
+    assert_eq!(tests["a"], ["helpers"].map(String::from).into());
+    assert_eq!(
+        test_only_children("#[cfg(test)]\npub(crate) mod fake;\n#[cfg(test)]\nfn f() {}"),
+        names(&["fake"])
+    );
 }

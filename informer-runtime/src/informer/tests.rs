@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::processor::Processor;
 use super::*;
+use crate::test_support::eventually;
 use informer_testing::MemoryListerWatcher;
 
 type Cm = ConfigMap;
@@ -45,17 +46,6 @@ fn value_of(c: &Cm) -> String {
         .as_ref()
         .and_then(|d| d.get("v").cloned())
         .unwrap_or_default()
-}
-
-/// Polls `cond` every few milliseconds for up to 10 s (of tokio time).
-async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    for _ in 0..5000 {
-        if cond() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    panic!("timed out waiting until {what}");
 }
 
 /// A gate handlers block on (on their own thread) until a test opens it.
