@@ -99,7 +99,7 @@ fn crate_graph(src: &Path) -> (Graph, Graph) {
         .collect();
     let (mut graph, mut tests) = (Graph::new(), Graph::new());
     for (path, code) in &sources {
-        let is_test = (1..=path.len()).any(|n| test_modules.contains(&path[..n].to_vec()));
+        let is_test = (1..=path.len()).any(|n| test_modules.contains(&path[..n]));
         let from = path.first().cloned().unwrap_or_else(|| ROOT.to_owned());
         let target = if is_test { &mut tests } else { &mut graph };
         let uses = target.entry(from.clone()).or_default();

@@ -2,8 +2,7 @@
 //! JSON) and decodes them on read, with a small cache of hot objects; several times smaller
 //! than decoded objects, at the cost of a decode on every read that misses the hot cache.
 //!
-//! It implements [`Store`](informer_core::Store) and [`Indexer`](informer_core::Indexer),
-//! so it is chosen per informer with
+//! It implements [`Store`] and [`Indexer`], so it is chosen per informer with
 //! [`InformerBuilder::store`](crate::informer::InformerBuilder::store) in place of the
 //! default `informer_core::ThreadSafeStore`.
 

@@ -109,7 +109,7 @@ impl LeaderElector {
         client: kube::Client,
         config: LeaderElectionConfig,
     ) -> Result<Self, ConfigError> {
-        Self::with_api(KubeLeases::new(client, &config.namespace), config)
+        Self::with_api(KubeLeases::in_namespace(client, &config.namespace), config)
     }
 
     pub(crate) fn with_api(

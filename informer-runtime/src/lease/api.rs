@@ -26,7 +26,7 @@ pub(crate) struct KubeLeases(Api<Lease>);
 
 impl KubeLeases {
     /// The Leases of `namespace`, through `client`.
-    pub(crate) fn new(client: kube::Client, namespace: &str) -> Arc<dyn LeaseApi> {
+    pub(crate) fn in_namespace(client: kube::Client, namespace: &str) -> Arc<dyn LeaseApi> {
         Arc::new(Self(Api::namespaced(client, namespace)))
     }
 }

@@ -234,6 +234,9 @@ impl Metrics {
     }
 }
 
+/// A counter family per controller: name, help, and the counter among the stats.
+type CounterFamily = (&'static str, &'static str, fn(&ControllerStats) -> u64);
+
 /// Encodes one family: a descriptor, then one sample per label set.
 fn family<L, M>(
     encoder: &mut DescriptorEncoder,
@@ -361,7 +364,7 @@ impl Collector for Metrics {
             MetricType::Counter,
             totals,
         )?;
-        let per_controller: [(&str, &str, fn(&ControllerStats) -> u64); 4] = [
+        let per_controller: [CounterFamily; 4] = [
             (
                 "controller_runtime_reconcile_errors",
                 "Total number of reconciliation errors per controller",

@@ -107,7 +107,7 @@ impl ShardManager {
     /// # }
     /// ```
     pub fn try_new(client: kube::Client, config: ShardConfig) -> Result<Self, ShardConfigError> {
-        Self::with_api(KubeLeases::new(client, &config.namespace), config)
+        Self::with_api(KubeLeases::in_namespace(client, &config.namespace), config)
     }
 
     pub(crate) fn with_api(

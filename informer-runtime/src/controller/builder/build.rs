@@ -7,7 +7,7 @@ use std::sync::Arc;
 use informer_core::{Indexer, Indexers, ListerWatcher, ObjectKey, PriorityQueue, Queue, WorkQueue};
 use kube::api::ListParams;
 
-use super::wiring::{Primary, RelatedContext, RelatedFn, TypedIndex, TypedLister, ensure_indexes};
+use super::wiring::{Primary, Related, RelatedContext, RelatedFn, TypedIndex, ensure_indexes};
 use super::{BuildError, ControllerBuilder, QueueChoice};
 use crate::controller::enqueue::{EnqueueHandler, Mapping};
 use crate::controller::owner::OwnerMatcher;
@@ -74,7 +74,10 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             controller: &name,
             owner: &owner,
         };
-        let (related, listers) = wire_related(self.related, &ctx)?;
+        let (related, listers): (Vec<_>, Vec<_>) = wire_related(self.related, &ctx)?
+            .into_iter()
+            .map(|r| (r.source, r.lister))
+            .unzip();
         let sources = Arc::new(Sources::new([primary].into_iter().chain(related).collect()));
 
         let state = Arc::new(RunnerState::new(name, queue, self.hooks, self.workers));
@@ -249,13 +252,6 @@ fn register_primary<K: ControllerResource>(
 fn wire_related(
     related: Vec<RelatedFn>,
     ctx: &RelatedContext<'_>,
-) -> Result<(Vec<Arc<dyn Source>>, Vec<TypedLister>), BuildError> {
-    let mut sources = Vec::with_capacity(related.len());
-    let mut listers = Vec::with_capacity(related.len());
-    for wire in related {
-        let related = wire(ctx)?;
-        sources.push(related.source);
-        listers.push(related.lister);
-    }
-    Ok((sources, listers))
+) -> Result<Vec<Related>, BuildError> {
+    related.into_iter().map(|wire| wire(ctx)).collect()
 }

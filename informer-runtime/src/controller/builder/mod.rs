@@ -51,7 +51,8 @@ pub enum BuildError {
         source: informer_core::IndexError,
     },
     /// [`ControllerBuilder::store`] needs a source for the private informer: build with
-    /// [`Controller::with_client`], [`ControllerBuilder::client`] or [`ControllerBuilder::source`].
+    /// [`Controller::with_client`](crate::controller::Controller::with_client),
+    /// [`ControllerBuilder::client`] or [`ControllerBuilder::source`].
     #[error(
         "a custom store needs a client or a source to fill it: set ControllerBuilder::client or ::source"
     )]
@@ -72,7 +73,7 @@ enum QueueChoice {
     Custom(MakeQueue),
 }
 
-/// Builds a [`Controller`] for resource `K`: what it watches, how keys are queued, how many
+/// Builds a [`Controller`](crate::controller::Controller) for resource `K`: what it watches, how keys are queued, how many
 /// workers reconcile them.
 ///
 /// Every informer comes from one [`InformerFactory`], by identity (type, namespace,
@@ -622,7 +623,8 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     }
 
     /// Registers the typed index `I` on the cache of `K` when the controller is built (see
-    /// [`WatchOptions::indexed_by`]); read it with [`Lister::by_index`]. Idempotent, unlike
+    /// [`WatchOptions::indexed_by`]); read it with
+    /// [`Lister::by_index`](crate::lister::Lister::by_index). Idempotent, unlike
     /// [`index`](Self::index): controllers sharing the cache may all register it.
     ///
     /// ```

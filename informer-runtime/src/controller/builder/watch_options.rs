@@ -147,7 +147,7 @@ impl<W> WatchOptions<W> {
 
     /// Registers index `I` on the cache of `W` when the controller is built, so it is
     /// filled while the cache fills (otherwise it is registered on first use by
-    /// [`Lister::by_index`]). Idempotent: another controller may register it too.
+    /// [`Lister::by_index`](crate::lister::Lister::by_index)). Idempotent: another controller may register it too.
     ///
     /// ```
     /// use informer_runtime::controller::WatchOptions;
@@ -194,7 +194,7 @@ where
     C::Scope: NamespaceScope,
 {
     /// Watches only the metadata of `C` (the factory's
-    /// [`metadata_informer`](InformerFactory::metadata_informer)): the cache holds
+    /// [`metadata_informer`](crate::factory::InformerFactory::metadata_informer)): the cache holds
     /// `PartialObjectMeta<C>`, a fraction of the memory of full objects. Enough to map
     /// changes to keys by owner, labels or annotations.
     ///
