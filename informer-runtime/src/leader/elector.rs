@@ -8,11 +8,11 @@ use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
 use tokio_util::sync::CancellationToken;
 
-use super::{ConfigError, LeaderElectionConfig, LeaderState};
+use super::{LeaderElectionConfig, LeaderState};
 use crate::jitter::jitter;
-use crate::lease::RunningGuard;
 use crate::lease::api::{KubeLeases, LeaseApi};
 use crate::lease::lock::LeaseLock;
+use crate::lease::{ConfigError, RunningGuard};
 
 /// Runs leader election for one replica on one Lease.
 ///

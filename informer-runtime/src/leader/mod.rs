@@ -75,7 +75,7 @@ use std::time::Duration;
 pub use elector::LeaderElector;
 pub use tokio_util::sync::CancellationToken;
 
-use crate::lease::{LeaseTimings, TimingsError, first_empty};
+use crate::lease::{ConfigError, LeaseTimings};
 
 /// Settings of a [`LeaderElector`]: which Lease, who we are, and the [`LeaseTimings`].
 ///
@@ -165,8 +165,8 @@ impl LeaderElectionConfig {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use informer_runtime::lease::TimingsError;
-    /// use informer_runtime::leader::{ConfigError, LeaderElectionConfig};
+    /// use informer_runtime::lease::{ConfigError, TimingsError};
+    /// use informer_runtime::leader::LeaderElectionConfig;
     /// let mut config = LeaderElectionConfig::new("lock", "default", "a");
     /// config.timings.renew_deadline = Duration::from_secs(20);
     /// assert!(matches!(
@@ -180,32 +180,8 @@ impl LeaderElectionConfig {
             ("namespace", &self.namespace),
             ("identity", &self.identity),
         ];
-        if let Some(field) = first_empty(&names) {
-            return Err(ConfigError::Empty { field });
-        }
-        Ok(self.timings.validate()?)
+        crate::lease::validate(&names, &self.timings)
     }
-}
-
-/// An invalid [`LeaderElectionConfig`].
-///
-/// ```
-/// use informer_runtime::leader::ConfigError;
-/// let err = ConfigError::Empty { field: "identity" };
-/// assert_eq!(err.to_string(), "identity must not be empty");
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// A name that must be set is empty.
-    #[error("{field} must not be empty")]
-    Empty {
-        /// The field's name.
-        field: &'static str,
-    },
-    /// The timings could let a deposed leader overlap with the next one.
-    #[error(transparent)]
-    Timings(#[from] TimingsError),
 }
 
 /// Where a [`LeaderElector`] stands, as published by [`LeaderElector::subscribe`].

@@ -156,12 +156,38 @@ pub enum TimingsError {
     ZeroRetryPeriod,
 }
 
-/// The name of the first empty value among `fields` (name, value), for config checks.
-pub(crate) fn first_empty(fields: &[(&'static str, &str)]) -> Option<&'static str> {
-    fields
-        .iter()
-        .find(|(_, value)| value.is_empty())
-        .map(|(name, _)| *name)
+/// Settings of a Lease holder (a [`LeaderElectionConfig`](crate::leader::LeaderElectionConfig),
+/// or the Lease part of a [`ShardConfig`](crate::shard::ShardConfig)) that cannot work.
+///
+/// ```
+/// use informer_runtime::lease::ConfigError;
+/// let err = ConfigError::Empty { field: "identity" };
+/// assert_eq!(err.to_string(), "identity must not be empty");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A name that must be set is empty.
+    #[error("{field} must not be empty")]
+    Empty {
+        /// The field's name.
+        field: &'static str,
+    },
+    /// The timings could let a deposed holder overlap with the next one.
+    #[error(transparent)]
+    Timings(#[from] TimingsError),
+}
+
+/// Checks a Lease holder's settings: every name in `names` (field, value) set, in order,
+/// then the timings.
+pub(crate) fn validate(
+    names: &[(&'static str, &str)],
+    timings: &LeaseTimings,
+) -> Result<(), ConfigError> {
+    if let Some((field, _)) = names.iter().find(|(_, value)| value.is_empty()) {
+        return Err(ConfigError::Empty { field });
+    }
+    Ok(timings.validate()?)
 }
 
 /// Marks a `run` loop (of a leader elector or a shard manager) as running for as long as it

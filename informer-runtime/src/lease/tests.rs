@@ -1,7 +1,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use super::{LeaseTimings, RunningGuard, TimingsError, first_empty};
+use super::{ConfigError, LeaseTimings, RunningGuard, TimingsError, validate};
 
 fn timings(lease: u64, renew: u64, retry: u64) -> LeaseTimings {
     LeaseTimings {
@@ -64,9 +64,27 @@ fn lease_seconds_round_up_to_whole_seconds_and_at_least_one() {
 }
 
 #[test]
-fn first_empty_names_the_first_empty_field() {
-    assert_eq!(first_empty(&[("a", "x"), ("b", ""), ("c", "")]), Some("b"));
-    assert_eq!(first_empty(&[("a", "x")]), None);
+fn a_holder_needs_every_name_set_and_valid_timings() {
+    let timings = LeaseTimings::default();
+    assert_eq!(
+        validate(&[("a", "x"), ("b", ""), ("c", "")], &timings),
+        Err(ConfigError::Empty { field: "b" }),
+        "the first empty name"
+    );
+    assert_eq!(validate(&[("a", "x")], &timings), Ok(()));
+    let zero = LeaseTimings {
+        retry_period: Duration::ZERO,
+        ..timings
+    };
+    assert_eq!(
+        validate(&[("a", "")], &zero),
+        Err(ConfigError::Empty { field: "a" }),
+        "names first"
+    );
+    assert_eq!(
+        validate(&[("a", "x")], &zero),
+        Err(ConfigError::Timings(TimingsError::ZeroRetryPeriod))
+    );
 }
 
 #[test]

@@ -32,7 +32,8 @@ use crate::controller::{
     Controller, ControllerBuilder, ControllerResource, ErasedController, Ownership,
 };
 use crate::factory::InformerFactory;
-use crate::leader::{ConfigError, LeaderElectionConfig, LeaderElector, LeaderState};
+use crate::leader::{LeaderElectionConfig, LeaderElector, LeaderState};
+use crate::lease::ConfigError;
 use crate::metrics::Metrics;
 use crate::shard::{ShardConfig, ShardConfigError, ShardManager, shard_of};
 

@@ -43,7 +43,7 @@ use std::time::Duration;
 
 use informer_core::ObjectKey;
 
-use crate::lease::{DEFAULT_RETRY_PERIOD, LeaseTimings, TimingsError, first_empty};
+use crate::lease::{ConfigError, DEFAULT_RETRY_PERIOD, LeaseTimings};
 
 pub use coordinator::ShardManager;
 
@@ -179,10 +179,7 @@ impl ShardConfig {
             ("namespace", self.namespace.as_str()),
             ("identity", &self.identity),
         ];
-        if let Some(field) = first_empty(&names) {
-            return Err(ShardConfigError::Empty { field });
-        }
-        Ok(self.timings.validate()?)
+        Ok(crate::lease::validate(&names, &self.timings)?)
     }
 }
 
@@ -207,13 +204,8 @@ pub enum ShardConfigError {
         /// The rejected prefix.
         prefix: String,
     },
-    /// A name that must be set is empty.
-    #[error("{field} must not be empty")]
-    Empty {
-        /// The field's name.
-        field: &'static str,
-    },
-    /// The timings could let a replica that lost a shard overlap with the next holder.
+    /// The namespace or identity is empty, or the timings could let a replica that lost a
+    /// shard overlap with its next holder.
     #[error(transparent)]
-    Timings(#[from] TimingsError),
+    Lease(#[from] ConfigError),
 }
