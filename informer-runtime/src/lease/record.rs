@@ -1,8 +1,10 @@
-//! The leader-election record kept in a Lease's spec, and the pure decisions made about it.
+//! The holder's record kept in a Lease's spec (client-go's `LeaderElectionRecord`, used by
+//! leader election and by every shard Lease), and the pure decisions made about it.
 //!
-//! Everything here is free of I/O so the rules can be unit tested one by one:
-//! when a lease counts as expired (on the observer's own clock, like client-go),
-//! what a renewal, a takeover, a creation and a release write.
+//! Everything here is free of I/O so the rules can be unit tested one by one: when a lease
+//! counts as expired (on the observer's own clock, like client-go), what a renewal, a
+//! takeover, a creation and a release write. Times are k8s-openapi `MicroTime`s over jiff
+//! `Timestamp`s, so their RFC 3339 form is k8s-openapi's.
 
 use std::time::Duration;
 
@@ -11,8 +13,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use k8s_openapi::jiff::Timestamp;
 use tokio::time::Instant;
 
-/// The fields of a `LeaseSpec` that leader election reads and writes (client-go's
-/// `LeaderElectionRecord`). An empty `holder` means the lease is free.
+/// The fields of a `LeaseSpec` that leader election and sharding read and write
+/// (client-go's `LeaderElectionRecord`). An empty `holder` means the lease is free.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct LeaseRecord {
     pub(crate) holder: String,
