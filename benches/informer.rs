@@ -114,9 +114,9 @@ use informer::lister_watcher::{
 };
 use informer::prelude::*;
 use informer::store::index_fn;
+use informer_runtime::compact_store::CompactStore;
 use informer_runtime::informer::{CancellationToken, SharedIndexInformer};
 use informer_runtime::lister_watcher::{JsonDecoder, KubeListerWatcher};
-use informer_runtime::store::CompactStore;
 use informer_testing::TestApiServer;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;

@@ -44,11 +44,12 @@
 //! ```
 //!
 //! # Entry points
-//! On the struct (trait [`ControllerSpec`](crate::runtime::controller::ControllerSpec), in the
-//! prelude): `run(client)` (until a signal), `run_until(client, cancel)`,
-//! `add_to(&mut manager)` (beside other controllers, with metrics, health and leader
-//! election), `into_controller(&factory)` (a [`Controller`](crate::runtime::Controller) to
-//! run yourself).
+//! On the struct (traits [`RunController`](crate::runtime::manager::RunController) and
+//! [`ControllerSpec`](crate::runtime::controller::ControllerSpec), in the prelude):
+//! `run(client)` (until a signal), `run_until(client, cancel)`, `add_to(&mut manager)`
+//! (beside other controllers, with metrics, health and leader election),
+//! `into_controller(&factory)` (a [`Controller`](crate::runtime::Controller) to run
+//! yourself).
 //!
 //! # `#[controller(...)]`
 //!

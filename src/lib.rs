@@ -49,6 +49,7 @@ pub mod prelude {
     pub use informer_derive::{Controller, indexer};
     pub use informer_runtime::controller::{Context, ControllerSpec, Reconcile};
     pub use informer_runtime::lister::{ByControllerUid, Index};
+    pub use informer_runtime::manager::RunController;
     pub use std::sync::Arc;
 
     pub use informer_core::{

@@ -75,7 +75,8 @@ pub enum Notification<K> {
         /// after start); false for objects created later.
         is_initial_list: bool,
     },
-    /// An object changed. On a resync `old` and `new` are the same object.
+    /// An object changed, or was resynced ([`is_resync`](Self::is_resync)): on a periodic
+    /// resync `old` and `new` are the same object.
     Update {
         /// The state before the change.
         old: Arc<K>,
@@ -84,6 +85,167 @@ pub enum Notification<K> {
     },
     /// An object left the cache.
     Delete(Deleted<K>),
+}
+
+impl<K> Notification<K> {
+    /// The kind of change, for logs and metrics: `"add"`, `"update"` or `"delete"`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::{Deleted, Notification};
+    ///
+    /// let gone = Notification::Delete(Deleted::Object(Arc::new(1u8)));
+    /// assert_eq!(gone.kind(), "delete");
+    /// ```
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Notification::Add { .. } => "add",
+            Notification::Update { .. } => "update",
+            Notification::Delete(_) => "delete",
+        }
+    }
+
+    /// The objects the change concerns, the current state first: the added object; for an
+    /// update the new state and, when it is another object, the old one (what an object
+    /// maps to may differ between the two); for a delete the last known state, if any.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::Notification;
+    ///
+    /// let (old, new) = (Arc::new(1u8), Arc::new(2u8));
+    /// let update = Notification::Update { old: old.clone(), new: new.clone() };
+    /// assert_eq!(update.objects(), (Some(&new), Some(&old)));
+    /// let resync = Notification::Update { old: new.clone(), new: new.clone() };
+    /// assert_eq!(resync.objects(), (Some(&new), None));
+    /// ```
+    pub fn objects(&self) -> (Option<&Arc<K>>, Option<&Arc<K>>) {
+        match self {
+            Notification::Add { object, .. } => (Some(object), None),
+            Notification::Update { old, new } if Arc::ptr_eq(old, new) => (Some(new), None),
+            Notification::Update { old, new } => (Some(new), Some(old)),
+            Notification::Delete(deleted) => (deleted.object(), None),
+        }
+    }
+
+    /// The key of the changed object: `key_of` of the added object, of an update's new
+    /// state or of the deleted object, and for a delete whose final state is unknown the
+    /// key it carries (whether or not a last state is known). `None` when `key_of` gives
+    /// none.
+    ///
+    /// Use it where keys come from a custom key function (a store's
+    /// [`key_of`](crate::Store::key_of)); [`key`](Self::key) uses the `namespace/name` key.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::{Deleted, Notification, ObjectKey};
+    ///
+    /// let add = Notification::Add { object: Arc::new("web".to_string()), is_initial_list: false };
+    /// assert_eq!(add.key_with(|name| Some(ObjectKey::cluster(name))), Some(ObjectKey::cluster("web")));
+    /// let gone: Notification<String> = Notification::Delete(Deleted::FinalStateUnknown {
+    ///     key: ObjectKey::cluster("old"),
+    ///     last_known: None,
+    /// });
+    /// assert_eq!(gone.key_with(|_| None), Some(ObjectKey::cluster("old")));
+    /// ```
+    pub fn key_with(&self, key_of: impl FnOnce(&K) -> Option<ObjectKey>) -> Option<ObjectKey> {
+        match self {
+            Notification::Add { object, .. } => key_of(object),
+            Notification::Update { new, .. } => key_of(new),
+            Notification::Delete(Deleted::Object(object)) => key_of(object),
+            Notification::Delete(Deleted::FinalStateUnknown { key, .. }) => Some(key.clone()),
+        }
+    }
+}
+
+impl<K: Resource> Notification<K> {
+    /// The `namespace/name` key ([`ObjectKey::from_resource`]) of the changed object, as
+    /// [`key_with`](Self::key_with) says; `None` for an object without a name.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::{Notification, ObjectKey};
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// let mut pod = Pod::default();
+    /// pod.metadata.namespace = Some("default".into());
+    /// pod.metadata.name = Some("web-0".into());
+    /// let add = Notification::Add { object: Arc::new(pod), is_initial_list: false };
+    /// assert_eq!(add.key(), Some(ObjectKey::new(Some("default"), "web-0")));
+    /// ```
+    pub fn key(&self) -> Option<ObjectKey> {
+        self.key_with(|object| ObjectKey::from_resource(object).ok())
+    }
+
+    /// Whether this is a resync: an `Update` whose old and new objects have the same
+    /// `metadata.resourceVersion`, which is what client-go's `sharedIndexInformer` calls a
+    /// sync (`isSync` in its `OnUpdate`: such updates go only to the handlers whose resync
+    /// is due) and what controller-runtime's `ResourceVersionChangedPredicate` drops.
+    ///
+    /// The rules, one by one:
+    /// - an update of the very same object (`old` and `new` the same `Arc`, as a periodic
+    ///   resync delivers the cached object) is a resync;
+    /// - an update whose objects carry equal resource versions (an object a relist found
+    ///   unchanged) is a resync;
+    /// - a missing resource version counts as the empty one, as in Go (where
+    ///   `GetResourceVersion()` of an unset version is `""`): two objects without one, or
+    ///   one without and one with `""`, have the same version, so the update is a resync;
+    /// - an update whose versions differ is a real change;
+    /// - adds and deletes are never resyncs.
+    ///
+    /// The API server stamps every object with a version, so only sources that do not
+    /// (hand-written test sources) meet the third rule.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::Notification;
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// let mut old = Pod::default();
+    /// old.metadata.resource_version = Some("7".into());
+    /// let mut new = old.clone();
+    /// let relisted = Notification::Update { old: Arc::new(old.clone()), new: Arc::new(new.clone()) };
+    /// assert!(relisted.is_resync());
+    /// new.metadata.resource_version = Some("8".into());
+    /// let changed = Notification::Update { old: Arc::new(old), new: Arc::new(new) };
+    /// assert!(!changed.is_resync());
+    /// ```
+    pub fn is_resync(&self) -> bool {
+        match self {
+            Notification::Update { old, new } => {
+                Arc::ptr_eq(old, new) || resource_version(&**old) == resource_version(&**new)
+            }
+            Notification::Add { .. } | Notification::Delete(_) => false,
+        }
+    }
+
+    /// Whether this is bulk, probably no-op work: an add of the initial list (or of the
+    /// cache replayed to a handler added late), or a [resync](Self::is_resync). Controllers
+    /// queue the keys of such changes behind those of real changes.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::Notification;
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// let pod = Arc::new(Pod::default());
+    /// assert!(Notification::Add { object: pod.clone(), is_initial_list: true }.is_bulk());
+    /// assert!(!Notification::Add { object: pod, is_initial_list: false }.is_bulk());
+    /// ```
+    pub fn is_bulk(&self) -> bool {
+        match self {
+            Notification::Add {
+                is_initial_list, ..
+            } => *is_initial_list,
+            Notification::Update { .. } => self.is_resync(),
+            Notification::Delete(_) => false,
+        }
+    }
+}
+
+/// An object's `metadata.resourceVersion`, missing read as empty (as Go reads it).
+fn resource_version<K: Resource>(object: &K) -> &str {
+    object.meta().resource_version.as_deref().unwrap_or("")
 }
 
 impl<K> Clone for Notification<K> {
@@ -384,6 +546,7 @@ impl<K> std::fmt::Debug for EnqueueKeys<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
     use std::sync::Mutex;
 
     #[test]
@@ -520,6 +683,163 @@ mod tests {
         assert_eq!(queue.len(), ENQUEUE_BATCH);
         handler.flush();
         assert_eq!(queue.len(), ENQUEUE_BATCH + 10);
+    }
+
+    fn cm(name: &str, resource_version: Option<&str>) -> Arc<ConfigMap> {
+        let mut cm = ConfigMap::default();
+        cm.metadata.namespace = Some("ns".into());
+        cm.metadata.name = (!name.is_empty()).then(|| name.to_owned());
+        cm.metadata.resource_version = resource_version.map(str::to_owned);
+        Arc::new(cm)
+    }
+
+    fn update(old: &Arc<ConfigMap>, new: &Arc<ConfigMap>) -> Notification<ConfigMap> {
+        Notification::Update {
+            old: old.clone(),
+            new: new.clone(),
+        }
+    }
+
+    #[test]
+    fn an_update_of_the_same_object_is_a_resync() {
+        let a = cm("a", Some("5"));
+        assert!(update(&a, &a).is_resync());
+        let unversioned = cm("a", None);
+        assert!(update(&unversioned, &unversioned).is_resync());
+    }
+
+    #[test]
+    fn an_update_with_equal_resource_versions_is_a_resync() {
+        assert!(update(&cm("a", Some("5")), &cm("a", Some("5"))).is_resync());
+    }
+
+    #[test]
+    fn a_missing_resource_version_counts_as_empty() {
+        assert!(update(&cm("a", None), &cm("a", None)).is_resync());
+        assert!(update(&cm("a", None), &cm("a", Some(""))).is_resync());
+        assert!(update(&cm("a", Some("")), &cm("a", None)).is_resync());
+        assert!(!update(&cm("a", None), &cm("a", Some("5"))).is_resync());
+    }
+
+    #[test]
+    fn an_update_with_different_resource_versions_is_a_real_change() {
+        assert!(!update(&cm("a", Some("5")), &cm("a", Some("6"))).is_resync());
+    }
+
+    #[test]
+    fn adds_and_deletes_are_never_resyncs() {
+        let a = cm("a", Some("5"));
+        for n in [
+            Notification::Add {
+                object: a.clone(),
+                is_initial_list: true,
+            },
+            Notification::Delete(Deleted::Object(a.clone())),
+            Notification::Delete(Deleted::FinalStateUnknown {
+                key: ObjectKey::new(Some("ns"), "a"),
+                last_known: Some(a.clone()),
+            }),
+        ] {
+            assert!(!n.is_resync(), "{}", n.kind());
+        }
+    }
+
+    #[test]
+    fn bulk_is_an_initial_list_add_or_a_resync() {
+        let (a, b) = (cm("a", Some("5")), cm("a", Some("6")));
+        let add = |initial| Notification::Add {
+            object: a.clone(),
+            is_initial_list: initial,
+        };
+        assert!(add(true).is_bulk());
+        assert!(!add(false).is_bulk());
+        assert!(update(&a, &a).is_bulk());
+        assert!(!update(&a, &b).is_bulk());
+        assert!(!Notification::Delete(Deleted::Object(a)).is_bulk());
+    }
+
+    #[test]
+    fn objects_are_the_current_state_first_and_the_old_one_only_if_another_object() {
+        let (a, b) = (cm("a", Some("5")), cm("a", Some("6")));
+        let same = |o: Option<&Arc<ConfigMap>>, want: &Arc<ConfigMap>| {
+            o.is_some_and(|o| Arc::ptr_eq(o, want))
+        };
+        let changed = update(&a, &b);
+        let (first, second) = changed.objects();
+        assert!(same(first, &b) && same(second, &a));
+        let resync = update(&a, &a);
+        let (first, second) = resync.objects();
+        assert!(same(first, &a) && second.is_none(), "one object, once");
+        let add = Notification::Add {
+            object: a.clone(),
+            is_initial_list: false,
+        };
+        let (first, second) = add.objects();
+        assert!(same(first, &a) && second.is_none());
+        let gone: Notification<ConfigMap> = Notification::Delete(Deleted::FinalStateUnknown {
+            key: ObjectKey::new(Some("ns"), "a"),
+            last_known: None,
+        });
+        assert_eq!(gone.objects(), (None, None));
+        let known = Notification::Delete(Deleted::FinalStateUnknown {
+            key: ObjectKey::new(Some("ns"), "a"),
+            last_known: Some(b.clone()),
+        });
+        let (first, second) = known.objects();
+        assert!(same(first, &b) && second.is_none());
+    }
+
+    #[test]
+    fn key_is_of_the_new_state_or_the_deleted_object_or_carried_by_an_unknown_delete() {
+        let key = |name: &str| Some(ObjectKey::new(Some("ns"), name));
+        let (old, new) = (cm("old", Some("1")), cm("new", Some("2")));
+        assert_eq!(update(&old, &new).key(), key("new"));
+        assert_eq!(
+            Notification::Add {
+                object: old.clone(),
+                is_initial_list: false
+            }
+            .key(),
+            key("old")
+        );
+        assert_eq!(
+            Notification::Delete(Deleted::Object(new.clone())).key(),
+            key("new")
+        );
+        let unknown = Notification::Delete(Deleted::FinalStateUnknown {
+            key: ObjectKey::new(Some("ns"), "carried"),
+            last_known: Some(old),
+        });
+        assert_eq!(unknown.key(), key("carried"), "the carried key wins");
+        assert_eq!(
+            Notification::Delete(Deleted::Object(cm("", None))).key(),
+            None,
+            "no name, no key"
+        );
+        // A custom key function sees the same object.
+        assert_eq!(
+            update(&cm("x", None), &new).key_with(|o: &ConfigMap| o
+                .metadata
+                .name
+                .as_deref()
+                .map(ObjectKey::cluster)),
+            Some(ObjectKey::cluster("new"))
+        );
+    }
+
+    #[test]
+    fn kind_names_the_variant() {
+        let a = cm("a", None);
+        let kinds = [
+            Notification::Add {
+                object: a.clone(),
+                is_initial_list: false,
+            },
+            update(&a, &a),
+            Notification::Delete(Deleted::Object(a)),
+        ]
+        .map(|n| n.kind());
+        assert_eq!(kinds, ["add", "update", "delete"]);
     }
 
     #[test]

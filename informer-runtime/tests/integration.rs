@@ -12,4 +12,5 @@ mod integration {
     mod manager;
     mod reflector;
     mod shard;
+    mod support;
 }

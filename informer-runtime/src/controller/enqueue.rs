@@ -1,12 +1,13 @@
 //! The handler a controller registers on each informer: change → filters → keys → queue.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use informer_core::queue::{PRIORITY_LOW, PRIORITY_NORMAL};
 use informer_core::{Deleted, Handler, Notification, ObjectKey, Queue};
 use kube::Resource;
+use parking_lot::Mutex;
 
-use super::filter::{Filter, is_bulk, objects};
+use super::filter::Filter;
 use super::owner::OwnerMatcher;
 
 /// A user's mapping from a watched object to the keys of primary objects.
@@ -53,20 +54,10 @@ impl<K: Resource + 'static> EnqueueHandler<K> {
 
     /// The keys `notification` maps to, without duplicates, in a stable order.
     pub(crate) fn keys(&self, notification: &Notification<K>) -> Vec<ObjectKey> {
-        let (first, second) = objects(notification);
+        let (first, second) = notification.objects();
         let mut keys: Vec<ObjectKey> = match &self.mapping {
             // An object's own key: an update's old and new state have the same one.
-            Mapping::Own => {
-                return match notification {
-                    Notification::Delete(Deleted::FinalStateUnknown { key, .. }) => {
-                        vec![key.clone()]
-                    }
-                    _ => first
-                        .and_then(|obj| ObjectKey::from_resource(&**obj).ok())
-                        .into_iter()
-                        .collect(),
-                };
-            }
+            Mapping::Own => return notification.key().into_iter().collect(),
             Mapping::Owner(matcher) => [first, second]
                 .into_iter()
                 .flatten()
@@ -91,7 +82,7 @@ impl<K: Resource + Send + Sync + 'static> EnqueueHandler<K> {
         if !self.filters.iter().all(|f| f.matches(notification)) {
             return;
         }
-        let priority = if is_bulk(notification) {
+        let priority = if notification.is_bulk() {
             PRIORITY_LOW
         } else {
             PRIORITY_NORMAL
@@ -100,7 +91,7 @@ impl<K: Resource + Send + Sync + 'static> EnqueueHandler<K> {
         if keys.is_empty() {
             return;
         }
-        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut pending = self.pending.lock();
         pending.extend(keys.into_iter().map(|key| (key, priority)));
         if pending.len() >= ENQUEUE_BATCH {
             let keys = std::mem::replace(&mut *pending, Vec::with_capacity(ENQUEUE_BATCH));
@@ -147,7 +138,7 @@ impl<K: Resource + Send + Sync + 'static> Handler<K> for EnqueueHandler<K> {
 
     fn flush(&self) {
         let keys = {
-            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut pending = self.pending.lock();
             if pending.is_empty() {
                 return;
             }

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use informer_core::{Deleted, Notification};
+use informer_core::Notification;
 use kube::Resource;
 
 type FilterFn<K> = Arc<dyn Fn(&Notification<K>) -> bool + Send + Sync>;
@@ -215,7 +215,9 @@ impl<K: Resource + 'static> Filter<K> {
     }
 
     /// Updates pass only when `metadata.resourceVersion` changed: drops resyncs and
-    /// unchanged objects of a relist, keeps every real change.
+    /// unchanged objects of a relist, keeps every real change (controller-runtime's
+    /// `ResourceVersionChangedPredicate`; the rules are those of
+    /// [`Notification::is_resync`], a missing version counting as the empty one).
     ///
     /// ```
     /// use std::sync::Arc;
@@ -228,9 +230,10 @@ impl<K: Resource + 'static> Filter<K> {
     /// assert!(!Filter::resource_version_changed().matches(&resync));
     /// ```
     pub fn resource_version_changed() -> Self {
-        Self::on_update("resource_version_changed", |old: &K, new: &K| {
-            old.meta().resource_version != new.meta().resource_version
-        })
+        Self {
+            f: Arc::new(|n| !n.is_resync()),
+            name: "resource_version_changed",
+        }
     }
 }
 
@@ -242,49 +245,5 @@ fn same_map(
         (Some(a), Some(b)) => a == b,
         (Some(m), None) | (None, Some(m)) => m.is_empty(),
         (None, None) => true,
-    }
-}
-
-/// Whether an update is a resync or an unchanged object (same `Arc` or same resource
-/// version): such keys are queued at low priority.
-pub(crate) fn is_resync<K: Resource>(notification: &Notification<K>) -> bool {
-    match notification {
-        Notification::Update { old, new } => {
-            Arc::ptr_eq(old, new)
-                || (old.meta().resource_version.is_some()
-                    && old.meta().resource_version == new.meta().resource_version)
-        }
-        _ => false,
-    }
-}
-
-/// Whether a notification is bulk, probably-no-op work: an add of the initial list, or a
-/// resync.
-pub(crate) fn is_bulk<K: Resource>(notification: &Notification<K>) -> bool {
-    match notification {
-        Notification::Add {
-            is_initial_list, ..
-        } => *is_initial_list,
-        Notification::Update { .. } => is_resync(notification),
-        Notification::Delete(_) => false,
-    }
-}
-
-/// The objects a notification concerns: for an update both old and new (a mapping may differ
-/// between them), for a delete the last known state.
-pub(crate) fn objects<K>(notification: &Notification<K>) -> (Option<&Arc<K>>, Option<&Arc<K>>) {
-    match notification {
-        Notification::Add { object, .. } => (Some(object), None),
-        Notification::Update { old, new } => {
-            if Arc::ptr_eq(old, new) {
-                (Some(new), None)
-            } else {
-                (Some(new), Some(old))
-            }
-        }
-        Notification::Delete(Deleted::Object(obj)) => (Some(obj), None),
-        Notification::Delete(Deleted::FinalStateUnknown { last_known, .. }) => {
-            (last_known.as_ref(), None)
-        }
     }
 }

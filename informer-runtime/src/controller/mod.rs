@@ -31,6 +31,7 @@ pub(crate) mod builder;
 mod enqueue;
 mod filter;
 mod owner;
+mod probe;
 mod reconciler;
 pub(crate) mod runner;
 mod scope;
@@ -48,24 +49,26 @@ use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::metrics::ControllerStats;
 pub use builder::{BuildError, ControllerBuilder, DEFAULT_SHUTDOWN_TIMEOUT, WatchOptions};
 pub use filter::Filter;
 pub use owner::controller_owner;
 pub use reconciler::{
     Action, BoxError, ErrorKind, ReconcileError, Reconciler, ReconcilerFn, reconciler_fn,
 };
-pub use runner::ControllerStats;
 pub use scope::ControllerScope;
 pub use spec::{
     Context, ControllerContext, ControllerSpec, MakeQueue, MakeStore, NoClient, Reconcile,
     related_lister,
 };
 
-pub(crate) use runner::{Ownership, RunnerState};
+pub(crate) use runner::Ownership;
 pub(crate) use source::Sources;
 
 use crate::factory::InformerFactory;
 use crate::lister::Lister;
+use crate::metrics::{ControllerMetrics, ControllerProbe};
+use probe::Probe;
 use runner::Runner;
 
 /// What a controller needs of a resource type: a Kubernetes resource with a static type
@@ -153,6 +156,8 @@ where
 pub struct Controller<K: Clone> {
     runner: Arc<Runner<K>>,
     sources: Arc<Sources>,
+    /// What the metrics read (one per controller: metrics report it once).
+    probe: Arc<Probe>,
     lister: Lister<K>,
     listers: Vec<(TypeId, Box<dyn Any + Send + Sync>)>,
     factory: InformerFactory,
@@ -388,9 +393,11 @@ impl<K: Clone + Send + Sync + 'static> Controller<K> {
         self.runner.state.queue.shut_down();
         self.sources.stop().await;
     }
+}
 
-    pub(crate) fn metric_sources(&self) -> (Arc<RunnerState>, Arc<Sources>) {
-        (self.runner.state.clone(), self.sources.clone())
+impl<K: Clone + Send + Sync + 'static> ControllerMetrics for Controller<K> {
+    fn probe(&self) -> Arc<dyn ControllerProbe> {
+        self.probe.clone()
     }
 }
 

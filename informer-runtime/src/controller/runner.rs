@@ -11,13 +11,14 @@
 //! ```
 
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::FutureExt;
 use informer_core::queue::PRIORITY_LOW;
 use informer_core::{ObjectKey, Queue, Store};
+use parking_lot::Mutex;
 use prometheus_client::metrics::histogram::Histogram;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -25,11 +26,12 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::reconciler::{Action, ReconcileError, Reconciler, RunnerFailure};
-use crate::informer::lock;
-use crate::metrics::{WorkqueueHooks, reconcile_time_histogram, work_duration_histogram};
-use crate::panic_message;
+use crate::metrics::{
+    ControllerStats, WorkqueueHooks, reconcile_time_histogram, work_duration_histogram,
+};
+use crate::panic;
 
-/// Counters of a controller's runner, read by [`ControllerStats`].
+/// Counters of a controller's runner, read as [`ControllerStats`].
 #[derive(Default, Debug)]
 pub(crate) struct Counters {
     pub(crate) success: AtomicU64,
@@ -46,58 +48,6 @@ pub(crate) struct Counters {
 
 fn inc(c: &AtomicU64) {
     c.fetch_add(1, Ordering::Relaxed);
-}
-
-/// A snapshot of a controller's counters (monotonic since the controller was built, except
-/// `active_workers` and `queue_depth`).
-///
-/// `reconciles()` = `successes + requeues_after + errors`; `errors` includes terminal
-/// errors, panics and timeouts.
-///
-/// ```
-/// use informer_runtime::controller::ControllerStats;
-/// let stats = ControllerStats::default();
-/// assert_eq!(stats.reconciles(), 0);
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ControllerStats {
-    /// Reconciles that returned `Ok(Action::Done)`.
-    pub successes: u64,
-    /// Reconciles that returned `Ok(Action::RequeueAfter(_))`.
-    pub requeues_after: u64,
-    /// Failed reconciles: errors of both kinds, panics and timeouts.
-    pub errors: u64,
-    /// Failed reconciles that were [terminal](crate::controller::ErrorKind::Terminal) (not
-    /// retried).
-    pub terminal_errors: u64,
-    /// Reconciles that panicked (retried as transient errors).
-    pub panics: u64,
-    /// Reconciles that did not finish within the timeout (retried as transient errors).
-    pub timeouts: u64,
-    /// `add_after` and `add_rate_limited` calls of the runner (client-go's workqueue retries).
-    pub retries: u64,
-    /// Keys dropped without a reconcile because this replica does not hold their shard.
-    pub skipped: u64,
-    /// Reconciles dropped midway because the replica lost the key's shard or its leadership.
-    pub cancelled: u64,
-    /// Workers running a reconcile right now.
-    pub active_workers: usize,
-    /// Keys waiting in the queue right now.
-    pub queue_depth: usize,
-}
-
-impl ControllerStats {
-    /// Reconciles that ran to an answer (success, requeue or error).
-    ///
-    /// ```
-    ///
-    /// use informer_runtime::controller::ControllerStats;
-    /// assert_eq!(ControllerStats::default().reconciles(), 0);
-    /// ```
-    pub fn reconciles(&self) -> u64 {
-        self.successes + self.requeues_after + self.errors
-    }
 }
 
 /// What a worker is doing right now (for `unfinished_work_seconds`, and to cancel the
@@ -165,7 +115,7 @@ impl RunnerState {
         let mut sum = Duration::ZERO;
         let mut longest = Duration::ZERO;
         for slot in self.slots.iter() {
-            if let Some(active) = &*lock(slot) {
+            if let Some(active) = &*slot.lock() {
                 let running = now.saturating_duration_since(active.started);
                 sum += running;
                 longest = longest.max(running);
@@ -228,7 +178,7 @@ impl<'a> InFlight<'a> {
         cancel: CancellationToken,
     ) -> Self {
         let started = Instant::now();
-        *lock(&state.slots[slot]) = Some(Active {
+        *state.slots[slot].lock() = Some(Active {
             key: key.clone(),
             started,
             cancel,
@@ -249,7 +199,7 @@ impl<'a> InFlight<'a> {
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        *lock(&self.state.slots[self.slot]) = None;
+        *self.state.slots[self.slot].lock() = None;
         self.state
             .counters
             .active_workers
@@ -400,7 +350,7 @@ impl<K: Send + Sync + 'static> Runner<K> {
             _ = cancel.cancelled() => Outcome::Cancelled,
             result = bounded => match result {
                 Err(limit) => Outcome::TimedOut(limit),
-                Ok(Err(payload)) => Outcome::Panicked(panic_message(&*payload)),
+                Ok(Err(payload)) => Outcome::Panicked(panic::message(&*payload)),
                 Ok(Ok(Ok(action))) => Outcome::Done(action),
                 Ok(Ok(Err(error))) => Outcome::Failed(error),
             },
@@ -503,7 +453,7 @@ impl<K: Send + Sync + 'static> Runner<K> {
             }
             let now: Vec<u32> = held.borrow_and_update().clone();
             for slot in self.state.slots.iter() {
-                if let Some(active) = &*lock(slot)
+                if let Some(active) = &*slot.lock()
                     && !now.contains(&(ownership.shard_of)(&active.key, ownership.shards))
                 {
                     active.cancel.cancel();
@@ -540,7 +490,7 @@ async fn join_all(set: &mut JoinSet<()>) {
             && e.is_panic()
         {
             tracing::error!(
-                panic = %panic_message(&*e.into_panic()),
+                panic = %panic::message(&*e.into_panic()),
                 "a controller worker panicked",
             );
         }

@@ -1,17 +1,18 @@
 //! The informers a controller watches (primary, owned, watched), each with the controller's
 //! handler on it: started, waited for, reported in metrics, and released together.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::{BoxFuture, join_all};
 use kube::Resource;
+use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::factory::{InformerFactory, InformerHandle};
-use crate::informer::{HandlerRegistration, HandlerStats, SharedIndexInformer, lock};
+use crate::informer::{HandlerRegistration, HandlerStats, SharedIndexInformer};
 use crate::reflector::{ReflectorError, ReflectorStats};
 
 /// How often a controller waiting for its caches logs which have not synced, and why.
@@ -102,7 +103,7 @@ where
     }
 
     fn registration(&self) -> Option<Arc<HandlerRegistration<C>>> {
-        lock(&self.registration).clone()
+        self.registration.lock().clone()
     }
 }
 
@@ -146,7 +147,7 @@ where
     }
 
     fn start(&self) {
-        match &mut *lock(&self.holder) {
+        match &mut *self.holder.lock() {
             Holder::Shared { factory, .. } => factory.start(),
             Holder::Private { cancel, task } => {
                 if task.is_none() && !cancel.is_cancelled() {
@@ -164,8 +165,8 @@ where
     }
 
     fn stop(&self) -> BoxFuture<'static, ()> {
-        let registration = lock(&self.registration).take();
-        let (handle, task) = match &mut *lock(&self.holder) {
+        let registration = self.registration.lock().take();
+        let (handle, task) = match &mut *self.holder.lock() {
             Holder::Shared { handle, .. } => (handle.take(), None),
             Holder::Private { cancel, task } => {
                 cancel.cancel();
@@ -188,7 +189,7 @@ where
 impl<C: Clone> Drop for InformerSource<C> {
     fn drop(&mut self) {
         // A private informer must not outlive its controller.
-        if let Holder::Private { cancel, .. } = &*lock(&self.holder) {
+        if let Holder::Private { cancel, .. } = &*self.holder.lock() {
             cancel.cancel();
         }
     }

@@ -1,5 +1,6 @@
 //! What `#[derive(Controller)]` implements ([`ControllerSpec`]) and what its user implements
-//! ([`Reconcile`]), with the entry points that build and run a derived controller.
+//! ([`Reconcile`]). The entry points that run a derived controller (`run`, `run_until`,
+//! `add_to`) are [`RunController`](crate::manager::RunController)'s, in `manager`.
 //!
 //! The derive turns the struct's `#[controller(...)]` attributes into calls to
 //! [`ControllerBuilder`] (in [`ControllerSpec::configure`]) and generates a context type
@@ -14,7 +15,6 @@ use async_trait::async_trait;
 use informer_core::queue::QueueMetrics;
 use informer_core::{Indexer, ObjectKey, Queue};
 use kube::Client;
-use tokio_util::sync::CancellationToken;
 
 use super::{
     Action, BuildError, Controller, ControllerBuilder, ControllerResource, ReconcileError,
@@ -22,14 +22,12 @@ use super::{
 };
 use crate::factory::InformerFactory;
 use crate::lister::Lister;
-use crate::manager::{Manager, ManagerError, shutdown_on_signal};
 
 /// A controller described by a type: its primary resource, how it is wired
 /// ([`configure`](Self::configure)) and the context its reconciles read
 /// ([`Context`](Self::Context)). Implemented by `#[derive(Controller)]`; the user implements
-/// [`Reconcile`] and calls an entry point: [`run`](Self::run),
-/// [`run_until`](Self::run_until), [`add_to`](Self::add_to) or
-/// [`into_controller`](Self::into_controller).
+/// [`Reconcile`] and calls an entry point: [`into_controller`](Self::into_controller), or
+/// `run`, `run_until` or `add_to` of [`RunController`](crate::manager::RunController).
 ///
 /// A hand-written implementation (what the derive generates, in short):
 ///
@@ -78,7 +76,7 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
     type Context: Send + Sync + 'static;
 
     /// Whether the controller keeps `metadata.managedFields` in its caches when it creates
-    /// its own factory ([`run`](Self::run)). `false` unless `#[controller(keep_managed_fields)]`:
+    /// its own factory ([`RunController::run`](crate::manager::RunController::run)). `false` unless `#[controller(keep_managed_fields)]`:
     /// `k8s-openapi` holds managed fields as a JSON value tree (about 11 KB per pod), and
     /// controllers rarely read them.
     const KEEP_MANAGED_FIELDS: bool = false;
@@ -115,73 +113,6 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
         // Set before anything can reconcile: workers start only in `run`.
         let _ = context.set(Self::context(&controller));
         Ok(controller)
-    }
-
-    /// Builds the controller over `manager`'s factory and adds it to the manager, which
-    /// runs it with the others (metrics, health, leader election). The manager's factory
-    /// decides whether managed fields are cached (see
-    /// [`KEEP_MANAGED_FIELDS`](Self::KEEP_MANAGED_FIELDS)); if it keeps them and the
-    /// controller does not ask to, an info line says how to drop them.
-    ///
-    /// # Errors
-    /// [`ManagerError::Build`] if the controller cannot be built, or
-    /// [`ManagerError::DuplicateController`] if one with the same name was added.
-    fn add_to(self, manager: &mut Manager) -> Result<(), ManagerError>
-    where
-        Self: Reconcile,
-    {
-        let controller = self.into_controller(manager.factory())?;
-        if !Self::KEEP_MANAGED_FIELDS && !manager.factory().drops_managed_fields() {
-            tracing::info!(
-                controller = controller.name(),
-                "the manager's factory caches metadata.managedFields; to save about 11 KB per \
-                 object, give the manager a factory with drop_managed_fields(true)"
-            );
-        }
-        manager.add(controller)
-    }
-
-    /// Runs the controller on `client` until `cancel` is cancelled, with its own factory:
-    /// managed fields dropped (never decoded) unless kept.
-    ///
-    /// # Errors
-    /// See [`BuildError`].
-    fn run_until(
-        self,
-        client: Client,
-        cancel: CancellationToken,
-    ) -> impl Future<Output = Result<(), BuildError>> + Send
-    where
-        Self: Reconcile,
-    {
-        async move {
-            let factory =
-                InformerFactory::new(client).drop_managed_fields(!Self::KEEP_MANAGED_FIELDS);
-            let controller = self.into_controller(&factory)?;
-            controller.run(cancel).await;
-            factory.shutdown().await;
-            Ok(())
-        }
-    }
-
-    /// Runs the controller on `client` until the process receives Ctrl-C or SIGTERM.
-    ///
-    /// # Errors
-    /// See [`BuildError`].
-    fn run(self, client: Client) -> impl Future<Output = Result<(), BuildError>> + Send
-    where
-        Self: Reconcile,
-    {
-        async move {
-            let cancel = CancellationToken::new();
-            let run = async {
-                let result = self.run_until(client, cancel.clone()).await;
-                cancel.cancel(); // stops listening for signals
-                result
-            };
-            let (result, ()) = tokio::join!(run, shutdown_on_signal(cancel.clone()));
-            result
-        }
     }
 }
 

@@ -9,8 +9,10 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::ops::Deref;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -28,8 +30,6 @@ use crate::lister_watcher::KubeListerWatcher;
 use crate::reflector::{ReflectorConfig, ReflectorError};
 
 pub use id::{InformerId, InformerParams};
-
-use crate::informer::lock;
 
 /// What the factory needs from an informer without knowing its object type.
 trait ErasedInformer: Send + Sync {
@@ -153,7 +153,7 @@ pub struct InformerFactory {
 
 impl fmt::Debug for InformerFactory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = lock(&self.inner.state);
+        let state = self.inner.state.lock();
         f.debug_struct("InformerFactory")
             .field("informers", &state.entries.keys().collect::<Vec<_>>())
             .field("shut_down", &state.shut_down)
@@ -420,7 +420,7 @@ impl InformerFactory {
     where
         K: Resource + Clone + Send + Sync + 'static,
     {
-        let mut state = lock(&self.inner.state);
+        let mut state = self.inner.state.lock();
         if let Some(entry) = state.entries.get_mut(&id)
             && let Some(informer) = entry
                 .informer
@@ -495,7 +495,7 @@ impl InformerFactory {
     /// # Panics
     /// Outside a Tokio runtime (as `tokio::spawn`).
     pub fn start(&self) {
-        let mut state = lock(&self.inner.state);
+        let mut state = self.inner.state.lock();
         if state.shut_down {
             return;
         }
@@ -508,7 +508,7 @@ impl InformerFactory {
 
     /// The identities of the informers the factory holds.
     pub fn informers(&self) -> Vec<InformerId> {
-        lock(&self.inner.state).entries.keys().cloned().collect()
+        self.inner.state.lock().entries.keys().cloned().collect()
     }
 
     /// Waits until every informer the factory holds has synced, for at most `timeout`.
@@ -537,7 +537,10 @@ impl InformerFactory {
         &self,
         give_up: impl Future<Output = ()>,
     ) -> Result<(), NotSynced> {
-        let snapshot: Vec<(InformerId, Arc<dyn ErasedInformer>, bool)> = lock(&self.inner.state)
+        let snapshot: Vec<(InformerId, Arc<dyn ErasedInformer>, bool)> = self
+            .inner
+            .state
+            .lock()
             .entries
             .iter()
             .map(|(id, e)| (id.clone(), e.informer.clone(), e.task.is_some()))
@@ -576,7 +579,7 @@ impl InformerFactory {
     /// afterwards are never started.
     pub async fn shutdown(&self) {
         let tasks: Vec<JoinHandle<()>> = {
-            let mut state = lock(&self.inner.state);
+            let mut state = self.inner.state.lock();
             state.shut_down = true;
             self.inner.root.cancel();
             let mut tasks: Vec<JoinHandle<()>> = state.stopping.drain(..).collect();
@@ -603,7 +606,7 @@ where
 
 impl Inner {
     fn acquire(&self, id: &InformerId, serial: u64) {
-        if let Some(entry) = lock(&self.state).entries.get_mut(id)
+        if let Some(entry) = self.state.lock().entries.get_mut(id)
             && entry.serial == serial
         {
             entry.users += 1;
@@ -611,7 +614,7 @@ impl Inner {
     }
 
     fn release(&self, id: &InformerId, serial: u64) {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         let Some(entry) = state.entries.get_mut(id) else {
             return;
         };

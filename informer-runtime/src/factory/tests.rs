@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use tokio_util::sync::CancellationToken;
 
 use super::*;
+use crate::test_support::eventually;
 use informer_testing::{MemoryListerWatcher, RecordedRequest};
 
 fn cm(name: &str, labels: &[(&str, &str)]) -> ConfigMap {
@@ -37,16 +38,6 @@ where
         built.fetch_add(1, Ordering::SeqCst);
         Arc::new(source)
     }
-}
-
-async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    for _ in 0..5000 {
-        if cond() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    panic!("timed out waiting until {what}");
 }
 
 #[tokio::test]

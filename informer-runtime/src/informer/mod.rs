@@ -16,13 +16,16 @@
 //! - [`transform`]: functions applied to objects before they are cached
 //!   ([`strip_managed_fields`](transform::strip_managed_fields)).
 
+mod handler_options;
+mod listener;
 mod processor;
 mod registration;
 mod shared;
 pub mod transform;
 
-pub(crate) use processor::lock;
-pub use processor::{BufferPolicy, HandlerOptions, HandlerStats, MIN_RESYNC_PERIOD, Overflow};
+pub use handler_options::{
+    BufferPolicy, HandlerOptions, HandlerStats, MIN_RESYNC_PERIOD, Overflow,
+};
 pub use registration::HandlerRegistration;
 pub use shared::{FifoKind, InformerBuilder, SharedIndexInformer};
 pub use transform::Transform;

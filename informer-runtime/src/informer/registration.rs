@@ -9,7 +9,9 @@ use kube::Resource;
 use tokio::sync::watch;
 
 use super::Phase;
-use super::processor::{HandlerStats, Listener, Processor};
+use super::handler_options::HandlerStats;
+use super::listener::Listener;
+use super::processor::Processor;
 use super::shared::wait_for_fifo_sync;
 
 /// A handler registered with a [`SharedIndexInformer`](crate::informer::SharedIndexInformer):

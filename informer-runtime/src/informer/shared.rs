@@ -14,12 +14,13 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::processor::{HandlerOptions, Processor, normalize_resync};
+use super::handler_options::{HandlerOptions, normalize_resync};
+use super::processor::Processor;
 use super::registration::HandlerRegistration;
 use super::transform::{Transform, chain, strip_managed_fields};
 use super::{InformerError, Phase};
 use crate::lister::Lister;
-use crate::panic_message;
+use crate::panic;
 use crate::reflector::{
     Reflector, ReflectorConfig, ReflectorError, ReflectorStats, WatchErrorHandler,
 };
@@ -382,7 +383,7 @@ where
         drop(guard);
         match ended {
             Err(e) if e.is_panic() => {
-                let message = panic_message(&*e.into_panic());
+                let message = panic::message(&*e.into_panic());
                 tracing::error!(panic = %message, "the reflector panicked; the informer stopped");
                 Err(InformerError::ReflectorPanicked(message))
             }

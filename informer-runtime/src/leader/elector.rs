@@ -1,21 +1,18 @@
 //! The acquire / renew / step-down loop.
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use k8s_openapi::api::coordination::v1::Lease;
-use kube::Api;
 use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
 use tokio_util::sync::CancellationToken;
 
-use super::api::{KubeLeases, LeaseApi};
-use super::lock::LeaseLock;
-use super::record::lease_seconds;
-use super::{ConfigError, LeaderElectionConfig, LeaderState};
+use super::{LeaderElectionConfig, LeaderState};
+use crate::jitter::jitter;
+use crate::lease::api::{KubeLeases, LeaseApi};
+use crate::lease::lock::LeaseLock;
+use crate::lease::{ConfigError, RunningGuard};
 
 /// Runs leader election for one replica on one Lease.
 ///
@@ -112,11 +109,7 @@ impl LeaderElector {
         client: kube::Client,
         config: LeaderElectionConfig,
     ) -> Result<Self, ConfigError> {
-        let api = Arc::new(KubeLeases(Api::<Lease>::namespaced(
-            client,
-            &config.namespace,
-        )));
-        Self::with_api(api, config)
+        Self::with_api(KubeLeases::in_namespace(client, &config.namespace), config)
     }
 
     pub(crate) fn with_api(
@@ -182,7 +175,7 @@ impl LeaderElector {
             inner.api.clone(),
             config.lease_name.clone(),
             Arc::from(config.identity.as_str()),
-            lease_seconds(config.lease_duration),
+            config.timings.lease_seconds(),
         );
         let mut term = Term {
             state: &inner.state,
@@ -192,8 +185,8 @@ impl LeaderElector {
         'run: loop {
             let start = Instant::now();
             let bound = term
-                .deadline(config.renew_deadline)
-                .unwrap_or(start + config.renew_deadline);
+                .deadline(config.timings.renew_deadline)
+                .unwrap_or(start + config.timings.renew_deadline);
             let result = tokio::select! {
                 biased;
                 () = cancel.cancelled() => break 'run,
@@ -228,14 +221,14 @@ impl LeaderElector {
                 term.publish_standby(lock.holder());
             }
             let next = if term.is_leading() {
-                start + config.retry_period
+                start + config.timings.retry_period
             } else {
-                Instant::now() + jittered(config.retry_period)
+                Instant::now() + jitter(config.timings.retry_period, 0.2)
             };
             // Sleep until the next attempt, stepping down exactly at the renew
             // deadline if it comes first.
             loop {
-                let deadline = term.deadline(config.renew_deadline);
+                let deadline = term.deadline(config.timings.renew_deadline);
                 tokio::select! {
                     biased;
                     () = cancel.cancelled() => break 'run,
@@ -250,7 +243,7 @@ impl LeaderElector {
         // Cancelled: the term token (a child of `cancel`) is already cancelled.
         term.step_down(lock.holder());
         if config.release_on_cancel && lock.held_by_me() {
-            match timeout(config.renew_deadline, lock.release()).await {
+            match timeout(config.timings.renew_deadline, lock.release()).await {
                 Ok(Ok(true)) => tracing::info!(
                     lease = %config.lease_name,
                     identity = %config.identity,
@@ -299,23 +292,6 @@ impl LeaderElector {
     }
 }
 
-/// Resets the `running` flag when `run` ends or is dropped.
-struct RunningGuard<'a>(&'a AtomicBool);
-
-impl<'a> RunningGuard<'a> {
-    fn enter(flag: &'a AtomicBool) -> Option<Self> {
-        flag.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-            .ok()
-            .map(|_| Self(flag))
-    }
-}
-
-impl Drop for RunningGuard<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
-    }
-}
-
 /// The current term, if any. Dropping it (the `run` future dropped) cancels the term.
 struct Term<'a> {
     state: &'a watch::Sender<LeaderState>,
@@ -357,13 +333,13 @@ impl Term<'_> {
     }
 
     fn check_deadline(&mut self, config: &LeaderElectionConfig, holder: Option<&str>) {
-        if let Some(deadline) = self.deadline(config.renew_deadline)
+        if let Some(deadline) = self.deadline(config.timings.renew_deadline)
             && Instant::now() >= deadline
         {
             tracing::warn!(
                 lease = %config.lease_name,
                 identity = %config.identity,
-                renew_deadline = ?config.renew_deadline,
+                renew_deadline = ?config.timings.renew_deadline,
                 "no renewal succeeded within the renew deadline; stepping down"
             );
             self.step_down(holder);
@@ -404,12 +380,4 @@ impl Drop for Term<'_> {
                 .send_replace(LeaderState::Standby { holder: None });
         }
     }
-}
-
-/// `period` plus up to 20 % random jitter, so standbys do not poll in lockstep.
-pub(crate) fn jittered(period: Duration) -> Duration {
-    let random = RandomState::new().build_hasher().finish();
-    // 53 random bits as a fraction in [0, 1).
-    let fraction = (random >> 11) as f64 / (1u64 << 53) as f64;
-    period + period.mul_f64(0.2 * fraction)
 }

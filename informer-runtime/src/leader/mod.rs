@@ -34,6 +34,9 @@
 //!   consider themselves the holder (client-go's behaviour, which lets a restarted pod
 //!   with the same name resume at once).
 //!
+//! The Lease itself (its record, the lock, the timings) is [`lease`](crate::lease), shared
+//! with sharding.
+//!
 //! # Example
 //!
 //! ```no_run
@@ -63,41 +66,32 @@
 //! # }
 //! ```
 
-pub(crate) mod api;
 mod elector;
-pub(crate) mod lock;
-pub(crate) mod record;
 #[cfg(test)]
-pub(crate) mod tests;
+mod tests;
 
 use std::time::Duration;
 
 pub use elector::LeaderElector;
 pub use tokio_util::sync::CancellationToken;
 
-/// client-go's default lease duration (`LeaseDuration`): 15 s.
-pub const DEFAULT_LEASE_DURATION: Duration = Duration::from_secs(15);
-/// client-go's default renew deadline (`RenewDeadline`): 10 s.
-pub const DEFAULT_RENEW_DEADLINE: Duration = Duration::from_secs(10);
-/// client-go's default retry period (`RetryPeriod`): 2 s.
-pub const DEFAULT_RETRY_PERIOD: Duration = Duration::from_secs(2);
+use crate::lease::{ConfigError, LeaseTimings};
 
-/// Settings of a [`LeaderElector`]: which Lease, who we are, and the timings.
+/// Settings of a [`LeaderElector`]: which Lease, who we are, and the [`LeaseTimings`].
 ///
 /// [`LeaderElectionConfig::new`] gives client-go's defaults (15 s lease, 10 s renew
 /// deadline, 2 s retry, release on cancel). The timings must satisfy
 /// `lease_duration > renew_deadline > 1.2 × retry_period > 0`
-/// ([`LeaderElectionConfig::validate`]); sub-second timings are allowed (handy in
-/// tests), and the lease duration written to the Lease is rounded **up** to whole seconds.
+/// ([`LeaderElectionConfig::validate`]); see [`LeaseTimings`].
 ///
 /// ```
 /// use std::time::Duration;
 /// use informer_runtime::leader::LeaderElectionConfig;
 ///
 /// let config = LeaderElectionConfig::new("my-controller", "default", "pod-a");
-/// assert_eq!(config.lease_duration, Duration::from_secs(15));
-/// assert_eq!(config.renew_deadline, Duration::from_secs(10));
-/// assert_eq!(config.retry_period, Duration::from_secs(2));
+/// assert_eq!(config.timings.lease_duration, Duration::from_secs(15));
+/// assert_eq!(config.timings.renew_deadline, Duration::from_secs(10));
+/// assert_eq!(config.timings.retry_period, Duration::from_secs(2));
 /// assert!(config.release_on_cancel);
 /// assert!(config.validate().is_ok());
 /// ```
@@ -109,15 +103,9 @@ pub struct LeaderElectionConfig {
     pub namespace: String,
     /// This replica's identity, unique among the candidates (usually the pod name).
     pub identity: String,
-    /// How long a candidate waits, after it last saw the record change, before it may
-    /// take the lease over. Written to the Lease as `leaseDurationSeconds`.
-    pub lease_duration: Duration,
-    /// How long after sending its last successful renewal the leader keeps its term
-    /// without another success. Must be shorter than `lease_duration`.
-    pub renew_deadline: Duration,
-    /// How often the leader renews, and how often a standby tries to acquire (a standby
-    /// adds up to 20 % random jitter).
-    pub retry_period: Duration,
+    /// The lease duration, renew deadline and retry period. A standby adds up to 20 %
+    /// random jitter to the retry period.
+    pub timings: LeaseTimings,
     /// Whether a clean shutdown releases the Lease so another replica takes over at once.
     pub release_on_cancel: bool,
 }
@@ -138,9 +126,7 @@ impl LeaderElectionConfig {
             lease_name: lease_name.into(),
             namespace: namespace.into(),
             identity: identity.into(),
-            lease_duration: DEFAULT_LEASE_DURATION,
-            renew_deadline: DEFAULT_RENEW_DEADLINE,
-            retry_period: DEFAULT_RETRY_PERIOD,
+            timings: LeaseTimings::default(),
             release_on_cancel: true,
         }
     }
@@ -163,119 +149,39 @@ impl LeaderElectionConfig {
         renew_deadline: Duration,
         retry_period: Duration,
     ) -> Self {
-        self.lease_duration = lease_duration;
-        self.renew_deadline = renew_deadline;
-        self.retry_period = retry_period;
+        self.timings = LeaseTimings {
+            lease_duration,
+            renew_deadline,
+            retry_period,
+        };
         self
     }
 
     /// Checks the config as client-go's `NewLeaderElector` does: names not empty and
-    /// `lease_duration > renew_deadline > 1.2 × retry_period > 0`.
+    /// valid [`LeaseTimings`].
     ///
     /// # Errors
     /// The first [`ConfigError`] found.
     ///
     /// ```
     /// use std::time::Duration;
-    /// use informer_runtime::leader::{ConfigError, LeaderElectionConfig};
+    /// use informer_runtime::lease::{ConfigError, TimingsError};
+    /// use informer_runtime::leader::LeaderElectionConfig;
     /// let mut config = LeaderElectionConfig::new("lock", "default", "a");
-    /// config.renew_deadline = Duration::from_secs(20);
-    /// assert!(matches!(config.validate(), Err(ConfigError::RenewDeadlineNotBelowLeaseDuration { .. })));
+    /// config.timings.renew_deadline = Duration::from_secs(20);
+    /// assert!(matches!(
+    ///     config.validate(),
+    ///     Err(ConfigError::Timings(TimingsError::RenewDeadlineNotBelowLeaseDuration { .. }))
+    /// ));
     /// ```
     pub fn validate(&self) -> Result<(), ConfigError> {
-        non_empty("lease_name", &self.lease_name)?;
-        non_empty("namespace", &self.namespace)?;
-        non_empty("identity", &self.identity)?;
-        validate_timings(self.lease_duration, self.renew_deadline, self.retry_period)
+        let names = [
+            ("lease_name", self.lease_name.as_str()),
+            ("namespace", &self.namespace),
+            ("identity", &self.identity),
+        ];
+        crate::lease::validate(&names, &self.timings)
     }
-}
-
-fn non_empty(field: &'static str, value: &str) -> Result<(), ConfigError> {
-    if value.is_empty() {
-        Err(ConfigError::Empty { field })
-    } else {
-        Ok(())
-    }
-}
-
-pub(crate) fn validate_timings(
-    lease_duration: Duration,
-    renew_deadline: Duration,
-    retry_period: Duration,
-) -> Result<(), ConfigError> {
-    if retry_period.is_zero() {
-        return Err(ConfigError::ZeroRetryPeriod);
-    }
-    if lease_duration <= renew_deadline {
-        return Err(ConfigError::RenewDeadlineNotBelowLeaseDuration {
-            lease_duration,
-            renew_deadline,
-        });
-    }
-    if renew_deadline <= retry_period.mul_f64(1.2) {
-        return Err(ConfigError::RenewDeadlineTooShort {
-            renew_deadline,
-            retry_period,
-        });
-    }
-    Ok(())
-}
-
-/// An invalid [`LeaderElectionConfig`] or [`ShardConfig`](crate::shard::ShardConfig).
-///
-/// ```
-/// use informer_runtime::leader::ConfigError;
-/// let err = ConfigError::Empty { field: "identity" };
-/// assert_eq!(err.to_string(), "identity must not be empty");
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// A name that must be set is empty.
-    #[error("{field} must not be empty")]
-    Empty {
-        /// The field's name.
-        field: &'static str,
-    },
-    /// `renew_deadline` is not shorter than `lease_duration`, so a leader could still
-    /// believe it leads after another replica took over.
-    #[error(
-        "renew_deadline ({renew_deadline:?}) must be shorter than lease_duration ({lease_duration:?}), \
-         or a deposed leader could overlap with the next one"
-    )]
-    RenewDeadlineNotBelowLeaseDuration {
-        /// The configured lease duration.
-        lease_duration: Duration,
-        /// The configured renew deadline.
-        renew_deadline: Duration,
-    },
-    /// `renew_deadline` leaves no room for a retry (it must exceed 1.2 × `retry_period`).
-    #[error(
-        "renew_deadline ({renew_deadline:?}) must be longer than 1.2 × retry_period ({retry_period:?}), \
-         or a single failed renewal deposes the leader"
-    )]
-    RenewDeadlineTooShort {
-        /// The configured renew deadline.
-        renew_deadline: Duration,
-        /// The configured retry period.
-        retry_period: Duration,
-    },
-    /// `retry_period` is zero.
-    #[error("retry_period must be longer than zero")]
-    ZeroRetryPeriod,
-    /// A [`ShardConfig`](crate::shard::ShardConfig) with zero shards.
-    #[error("shards must be at least 1")]
-    ZeroShards,
-    /// A [`ShardConfig`](crate::shard::ShardConfig) lease prefix that cannot start a
-    /// Lease name.
-    #[error(
-        "lease prefix {prefix:?} must be a lowercase DNS name fragment ([a-z0-9] first and last, \
-         [-a-z0-9.] between) of at most 229 characters"
-    )]
-    InvalidLeasePrefix {
-        /// The rejected prefix.
-        prefix: String,
-    },
 }
 
 /// Where a [`LeaderElector`] stands, as published by [`LeaderElector::subscribe`].

@@ -12,10 +12,13 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::api::LeaseApi;
-use super::api::fake::{FakeLeases, Partition};
-use super::record::LeaseRecord;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
 use super::{LeaderElectionConfig, LeaderElector, LeaderState};
+use crate::lease::api::LeaseApi;
+use crate::lease::fake::{FakeLeases, Partition};
+use crate::lease::record::LeaseRecord;
 
 const LEASE: Duration = Duration::from_secs(15);
 const RENEW: Duration = Duration::from_secs(10);
@@ -81,7 +84,7 @@ async fn next_write(store: &FakeLeases) -> Instant {
     while store.writes.load(Ordering::SeqCst) == before {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    store.last_write.lock().unwrap().expect("a write happened")
+    store.last_write.lock().expect("a write happened")
 }
 
 #[tokio::test(start_paused = true)]
@@ -151,7 +154,7 @@ async fn stalled_renewal_is_abandoned_at_the_renew_deadline() {
     let _run = start(&a);
     let term = leading(&a).await;
     let renewed = next_write(&store).await;
-    *link.delay_request.lock().unwrap() = Some(Duration::from_secs(3600));
+    *link.delay_request.lock() = Some(Duration::from_secs(3600));
     term.cancelled().await;
     assert_eq!(Instant::now() - renewed, RENEW);
 }
@@ -378,27 +381,6 @@ fn invalid_config_is_rejected() {
     }
 }
 
-/// A small deterministic PRNG (xorshift64*), so the chaos test is reproducible.
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    pub(crate) fn new(seed: u64) -> Self {
-        Self(seed.max(1))
-    }
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    pub(crate) fn millis(&mut self, max: u64) -> Duration {
-        Duration::from_millis(self.below(max))
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn never_two_leaders_under_partitions_stalls_lost_responses_and_crashes() {
     let store = FakeLeases::new();
@@ -428,17 +410,23 @@ async fn never_two_leaders_under_partitions_stalls_lost_responses_and_crashes() 
         }
     });
 
-    let mut rng = Rng::new(0x5eed);
+    let mut rng = StdRng::seed_from_u64(0x5eed);
     let mut terms = 0;
     let end = Instant::now() + Duration::from_secs(900);
     while Instant::now() < end {
-        tokio::time::sleep(rng.millis(5000)).await;
-        let i = rng.below(3) as usize;
+        tokio::time::sleep(Duration::from_millis(rng.random_range(0..5000))).await;
+        let i = rng.random_range(0..3usize);
         let link = &links[i];
-        match rng.below(7) {
+        match rng.random_range(0..7) {
             0 => link.fail.store(true, Ordering::SeqCst),
-            1 => *link.delay_request.lock().unwrap() = Some(rng.millis(20_000)),
-            2 => *link.delay_response.lock().unwrap() = Some(rng.millis(20_000)),
+            1 => {
+                *link.delay_request.lock() =
+                    Some(Duration::from_millis(rng.random_range(0..20_000)))
+            }
+            2 => {
+                *link.delay_response.lock() =
+                    Some(Duration::from_millis(rng.random_range(0..20_000)))
+            }
             3 => {
                 // Crash and restart.
                 runs[i].task.abort();

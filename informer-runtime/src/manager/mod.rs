@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 mod http;
+mod run_controller;
 
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -31,11 +32,14 @@ use crate::controller::{
     Controller, ControllerBuilder, ControllerResource, ErasedController, Ownership,
 };
 use crate::factory::InformerFactory;
-use crate::leader::{ConfigError, LeaderElectionConfig, LeaderElector, LeaderState};
+use crate::leader::{LeaderElectionConfig, LeaderElector, LeaderState};
+use crate::lease::ConfigError;
 use crate::metrics::Metrics;
-use crate::shard::{ShardConfig, ShardManager, shard_of};
+use crate::shard::{ShardConfig, ShardConfigError, ShardManager, shard_of};
 
 use http::{HttpState, ReadyFn};
+
+pub use run_controller::RunController;
 
 /// The address the HTTP endpoint binds by default: every interface, port 8080
 /// (controller-runtime's metrics port).
@@ -58,14 +62,17 @@ pub enum ManagerError {
     /// different [`name`](crate::controller::ControllerBuilder::name).
     #[error("a controller named {0:?} was already added")]
     DuplicateController(String),
-    /// The leader election or sharding configuration is invalid.
-    #[error("invalid leader election or sharding configuration: {0}")]
+    /// The leader election configuration is invalid.
+    #[error("invalid leader election configuration: {0}")]
     Config(#[from] ConfigError),
+    /// The sharding configuration is invalid.
+    #[error("invalid sharding configuration: {0}")]
+    ShardConfig(#[from] ShardConfigError),
     /// Leader election and sharding need a `kube::Client` (for their Leases): build the
     /// manager with [`Manager::new`] or set [`Manager::client`].
     #[error("leader election and sharding need a client: use Manager::new or Manager::client")]
     NoClient,
-    /// A controller could not be built (see [`ControllerSpec::add_to`](crate::controller::ControllerSpec::add_to)).
+    /// A controller could not be built (see [`RunController::add_to`]).
     #[error(transparent)]
     Build(#[from] crate::controller::BuildError),
     /// Leader election and sharding were both set; a manager uses one or the other.
@@ -430,7 +437,8 @@ impl Manager {
     ///
     /// # Errors
     /// Before anything runs: [`ManagerError::Bind`], [`ManagerError::Config`],
-    /// [`ManagerError::NoClient`], [`ManagerError::LeaderElectionAndSharding`].
+    /// [`ManagerError::ShardConfig`], [`ManagerError::NoClient`],
+    /// [`ManagerError::LeaderElectionAndSharding`].
     pub async fn run(mut self, cancel: CancellationToken) -> Result<(), ManagerError> {
         self.mode()?;
         let mode = self.mode.take().unwrap_or(Mode::Single);
@@ -525,7 +533,8 @@ impl Manager {
     /// [`is_leader`](LeaderElector::is_leader). It runs only while the manager runs.
     ///
     /// # Errors
-    /// As [`run`](Self::run): [`ManagerError::Config`], [`ManagerError::NoClient`],
+    /// As [`run`](Self::run): [`ManagerError::Config`], [`ManagerError::ShardConfig`],
+    /// [`ManagerError::NoClient`],
     /// [`ManagerError::LeaderElectionAndSharding`].
     ///
     /// ```

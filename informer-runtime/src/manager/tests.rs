@@ -19,8 +19,9 @@ use super::*;
 use crate::controller::{Action, ReconcileError, reconciler_fn};
 use crate::factory::{InformerHandle, InformerParams};
 use crate::leader::LeaderElectionConfig;
-use crate::metrics::Metrics;
+use crate::metrics::{ControllerMetrics, Metrics};
 use crate::shard::ShardConfig;
+use crate::test_support::eventually_async;
 use informer_testing::MemoryListerWatcher;
 
 fn cm(ns: &str, name: &str) -> ConfigMap {
@@ -78,16 +79,6 @@ fn samples(text: &str) -> HashMap<String, f64> {
         .collect()
 }
 
-async fn eventually(what: &str, mut cond: impl AsyncFnMut() -> bool) {
-    for _ in 0..500 {
-        if cond().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting until {what}");
-}
-
 #[tokio::test]
 async fn readyz_turns_ready_once_every_cache_synced() {
     let source = source_with(&["a"]);
@@ -112,7 +103,7 @@ async fn readyz_turns_ready_once_every_cache_synced() {
     assert_eq!(status, 503);
     assert!(body.starts_with("not ready: configmaps.v1"), "{body}");
     assert_eq!(get(address, "/healthz").await.0, 200);
-    eventually("/readyz is 200", async || {
+    eventually_async("/readyz is 200", async || {
         get(address, "/readyz").await.0 == 200
     })
     .await;
@@ -150,13 +141,13 @@ async fn metrics_use_client_go_and_controller_runtime_names() {
             },
         ))
         .unwrap();
-    let (stats_probe, _) = controller.metric_sources();
+    let stats_probe = controller.probe();
     manager.add(controller).unwrap();
     let address = manager.bind().await.unwrap().unwrap();
     let cancel = CancellationToken::new();
     let run = tokio::spawn(manager.run(cancel.clone()));
-    eventually("4 reconciles", async || {
-        stats_probe.stats().reconciles() == 4
+    eventually_async("4 reconciles", async || {
+        stats_probe.sample().stats.reconciles() == 4
     })
     .await;
 

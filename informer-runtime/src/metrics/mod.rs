@@ -30,9 +30,12 @@
 
 #![warn(missing_docs)]
 
+mod probe;
+
+use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use informer_core::queue::QueueMetrics;
@@ -44,9 +47,11 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-use crate::controller::runner::RunnerState;
-use crate::controller::{Controller, Sources};
-use crate::informer::lock;
+use parking_lot::Mutex;
+
+pub use probe::{
+    ControllerMetrics, ControllerProbe, ControllerSample, ControllerStats, InformerSample,
+};
 
 /// client-go's workqueue duration buckets: 10 ns to 10 s, ×10 each.
 pub(crate) fn work_duration_histogram() -> Histogram {
@@ -110,18 +115,12 @@ impl QueueMetrics for WorkqueueHooks {
     }
 }
 
-/// One controller as the metrics see it.
-struct ControllerSource {
-    state: Arc<RunnerState>,
-    sources: Arc<Sources>,
-}
-
 /// Whether this replica leads, for `leader_election_master_status`.
 type LeaderFn = Arc<dyn Fn() -> bool + Send + Sync>;
 
 #[derive(Default)]
 struct Inner {
-    controllers: Mutex<Vec<ControllerSource>>,
+    controllers: Mutex<Vec<Arc<dyn ControllerProbe>>>,
     leader: Mutex<Option<(String, LeaderFn)>>,
 }
 
@@ -165,10 +164,7 @@ pub struct Metrics {
 
 impl fmt::Debug for Metrics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<String> = lock(&self.inner.controllers)
-            .iter()
-            .map(|c| c.state.name.to_string())
-            .collect();
+        let names: Vec<Arc<str>> = self.samples().into_iter().map(|c| c.name).collect();
         f.debug_struct("Metrics")
             .field("controllers", &names)
             .finish()
@@ -189,21 +185,24 @@ impl Metrics {
 
     /// Reports `controller`'s metrics (its queue, reconciles, informers and handlers) from
     /// now on. Adding the same controller twice reports it once.
-    pub fn add_controller<K: Clone + Send + Sync + 'static>(&self, controller: &Controller<K>) {
-        let (state, sources) = controller.metric_sources();
-        self.add_sources(state, sources);
+    pub fn add_controller(&self, controller: &impl ControllerMetrics) {
+        let probe = controller.probe();
+        let mut controllers = self.inner.controllers.lock();
+        if !controllers.iter().any(|c| Arc::ptr_eq(c, &probe)) {
+            controllers.push(probe);
+        }
     }
 
-    pub(crate) fn add_sources(&self, state: Arc<RunnerState>, sources: Arc<Sources>) {
-        let mut controllers = lock(&self.inner.controllers);
-        if !controllers.iter().any(|c| Arc::ptr_eq(&c.state, &state)) {
-            controllers.push(ControllerSource { state, sources });
-        }
+    /// A sample of every controller, read now (not under the lock of the list, so that a
+    /// probe may take its own locks).
+    fn samples(&self) -> Vec<ControllerSample> {
+        let probes = self.inner.controllers.lock().clone();
+        probes.iter().map(|p| p.sample()).collect()
     }
 
     /// Reports `leader_election_master_status{name}`: 1 while `leading()` is true.
     pub(crate) fn set_leader_status(&self, name: String, leading: LeaderFn) {
-        *lock(&self.inner.leader) = Some((name, leading));
+        *self.inner.leader.lock() = Some((name, leading));
     }
 
     /// Registers these metrics in `registry` (as a collector, so controllers added later are
@@ -234,6 +233,9 @@ impl Metrics {
         text
     }
 }
+
+/// A counter family per controller: name, help, and the counter among the stats.
+type CounterFamily = (&'static str, &'static str, fn(&ControllerStats) -> u64);
 
 /// Encodes one family: a descriptor, then one sample per label set.
 fn family<L, M>(
@@ -267,12 +269,13 @@ impl EncodeMetric for HistogramRef<'_> {
 
 impl Collector for Metrics {
     fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
-        let controllers = lock(&self.inner.controllers);
+        let controllers = self.samples();
         let e = &mut encoder;
-        let by_name = |name: &str| [("name".to_owned(), name.to_owned())];
-        let by_controller = |name: &str| [("controller".to_owned(), name.to_owned())];
+        let by_name = |c: &ControllerSample| [("name".to_owned(), c.name.to_string())];
+        let by_controller = |c: &ControllerSample| [("controller".to_owned(), c.name.to_string())];
         let counter = |v: u64| ConstCounter::new(v);
-        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let gauge = |v: usize| ConstGauge::new(i64::try_from(v).unwrap_or(i64::MAX));
+        let seconds = |d: Duration| ConstGauge::new(d.as_secs_f64());
 
         // Workqueue (client-go names).
         family(
@@ -280,12 +283,9 @@ impl Collector for Metrics {
             "workqueue_depth",
             "Current depth of workqueue",
             MetricType::Gauge,
-            controllers.iter().map(|c| {
-                (
-                    by_name(&c.state.name),
-                    ConstGauge::new(c.state.queue.len() as i64),
-                )
-            }),
+            controllers
+                .iter()
+                .map(|c| (by_name(c), gauge(c.stats.queue_depth))),
         )?;
         family(
             e,
@@ -294,19 +294,16 @@ impl Collector for Metrics {
             MetricType::Counter,
             controllers
                 .iter()
-                .map(|c| (by_name(&c.state.name), counter(c.state.hooks.adds()))),
+                .map(|c| (by_name(c), counter(c.hooks.adds()))),
         )?;
         family(
             e,
             "workqueue_queue_duration_seconds",
             "How long in seconds an item stays in workqueue before being requested",
             MetricType::Histogram,
-            controllers.iter().map(|c| {
-                (
-                    by_name(&c.state.name),
-                    HistogramRef(&c.state.hooks.queue_duration),
-                )
-            }),
+            controllers
+                .iter()
+                .map(|c| (by_name(c), HistogramRef(&c.hooks.queue_duration))),
         )?;
         family(
             e,
@@ -315,10 +312,8 @@ impl Collector for Metrics {
             MetricType::Histogram,
             controllers
                 .iter()
-                .map(|c| (by_name(&c.state.name), HistogramRef(&c.state.work_duration))),
+                .map(|c| (by_name(c), HistogramRef(&c.work_duration))),
         )?;
-        let in_flight: Vec<(Duration, Duration)> =
-            controllers.iter().map(|c| c.state.in_flight()).collect();
         family(
             e,
             "workqueue_unfinished_work_seconds",
@@ -326,8 +321,7 @@ impl Collector for Metrics {
             MetricType::Gauge,
             controllers
                 .iter()
-                .zip(&in_flight)
-                .map(|(c, f)| (by_name(&c.state.name), ConstGauge::new(f.0.as_secs_f64()))),
+                .map(|c| (by_name(c), seconds(c.unfinished_work))),
         )?;
         family(
             e,
@@ -336,36 +330,31 @@ impl Collector for Metrics {
             MetricType::Gauge,
             controllers
                 .iter()
-                .zip(&in_flight)
-                .map(|(c, f)| (by_name(&c.state.name), ConstGauge::new(f.1.as_secs_f64()))),
+                .map(|c| (by_name(c), seconds(c.longest_running))),
         )?;
         family(
             e,
             "workqueue_retries",
             "Total number of retries handled by workqueue",
             MetricType::Counter,
-            controllers.iter().map(|c| {
-                (
-                    by_name(&c.state.name),
-                    counter(load(&c.state.counters.retries)),
-                )
-            }),
+            controllers
+                .iter()
+                .map(|c| (by_name(c), counter(c.stats.retries))),
         )?;
 
         // Reconciles (controller-runtime names).
         let mut totals = Vec::with_capacity(controllers.len() * 3);
-        for c in controllers.iter() {
-            let k = &c.state.counters;
+        for c in &controllers {
             for (result, value) in [
-                ("success", &k.success),
-                ("requeue_after", &k.requeue_after),
-                ("error", &k.errors),
+                ("success", c.stats.successes),
+                ("requeue_after", c.stats.requeues_after),
+                ("error", c.stats.errors),
             ] {
                 let labels = vec![
-                    ("controller".to_owned(), c.state.name.to_string()),
+                    ("controller".to_owned(), c.name.to_string()),
                     ("result".to_owned(), result.to_owned()),
                 ];
-                totals.push((labels, counter(load(value))));
+                totals.push((labels, counter(value)));
             }
         }
         family(
@@ -375,107 +364,78 @@ impl Collector for Metrics {
             MetricType::Counter,
             totals,
         )?;
-        family(
-            e,
-            "controller_runtime_reconcile_errors",
-            "Total number of reconciliation errors per controller",
-            MetricType::Counter,
-            controllers.iter().map(|c| {
-                (
-                    by_controller(&c.state.name),
-                    counter(load(&c.state.counters.errors)),
-                )
-            }),
-        )?;
-        family(
-            e,
-            "controller_runtime_terminal_reconcile_errors",
-            "Total number of terminal reconciliation errors per controller",
-            MetricType::Counter,
-            controllers.iter().map(|c| {
-                (
-                    by_controller(&c.state.name),
-                    counter(load(&c.state.counters.terminal_errors)),
-                )
-            }),
-        )?;
-        family(
-            e,
-            "controller_runtime_reconcile_panics",
-            "Total number of reconciliation panics per controller",
-            MetricType::Counter,
-            controllers.iter().map(|c| {
-                (
-                    by_controller(&c.state.name),
-                    counter(load(&c.state.counters.panics)),
-                )
-            }),
-        )?;
-        family(
-            e,
-            "controller_runtime_reconcile_timeouts",
-            "Total number of reconciliations that exceeded the timeout per controller",
-            MetricType::Counter,
-            controllers.iter().map(|c| {
-                (
-                    by_controller(&c.state.name),
-                    counter(load(&c.state.counters.timeouts)),
-                )
-            }),
-        )?;
+        let per_controller: [CounterFamily; 4] = [
+            (
+                "controller_runtime_reconcile_errors",
+                "Total number of reconciliation errors per controller",
+                |s| s.errors,
+            ),
+            (
+                "controller_runtime_terminal_reconcile_errors",
+                "Total number of terminal reconciliation errors per controller",
+                |s| s.terminal_errors,
+            ),
+            (
+                "controller_runtime_reconcile_panics",
+                "Total number of reconciliation panics per controller",
+                |s| s.panics,
+            ),
+            (
+                "controller_runtime_reconcile_timeouts",
+                "Total number of reconciliations that exceeded the timeout per controller",
+                |s| s.timeouts,
+            ),
+        ];
+        for (name, help, value) in per_controller {
+            family(
+                e,
+                name,
+                help,
+                MetricType::Counter,
+                controllers
+                    .iter()
+                    .map(|c| (by_controller(c), counter(value(&c.stats)))),
+            )?;
+        }
         family(
             e,
             "controller_runtime_reconcile_time_seconds",
             "Length of time per reconciliation per controller",
             MetricType::Histogram,
-            controllers.iter().map(|c| {
-                (
-                    by_controller(&c.state.name),
-                    HistogramRef(&c.state.reconcile_time),
-                )
-            }),
+            controllers
+                .iter()
+                .map(|c| (by_controller(c), HistogramRef(&c.reconcile_time))),
         )?;
         family(
             e,
             "controller_runtime_active_workers",
             "Number of currently used workers per controller",
             MetricType::Gauge,
-            controllers.iter().map(|c| {
-                (
-                    by_controller(&c.state.name),
-                    ConstGauge::new(c.state.counters.active_workers.load(Ordering::Relaxed) as i64),
-                )
-            }),
+            controllers
+                .iter()
+                .map(|c| (by_controller(c), gauge(c.stats.active_workers))),
         )?;
         family(
             e,
             "controller_runtime_max_concurrent_reconciles",
             "Maximum number of concurrent reconciles per controller",
             MetricType::Gauge,
-            controllers.iter().map(|c| {
-                (
-                    by_controller(&c.state.name),
-                    ConstGauge::new(c.state.workers() as i64),
-                )
-            }),
+            controllers
+                .iter()
+                .map(|c| (by_controller(c), gauge(c.workers))),
         )?;
 
         // Informers (each once, even when shared) and handlers.
-        let mut informers: std::collections::BTreeMap<String, crate::reflector::ReflectorStats> =
-            Default::default();
+        let mut informers: BTreeMap<&str, &InformerSample> = BTreeMap::new();
         let mut handlers = Vec::new();
-        for c in controllers.iter() {
-            for source in c.sources.list() {
-                informers
-                    .entry(source.informer_label().to_owned())
-                    .or_insert_with(|| source.reflector_stats());
-                if let Some(stats) = source.handler_stats() {
-                    let labels = vec![
-                        ("informer".to_owned(), source.informer_label().to_owned()),
-                        ("handler".to_owned(), source.handler_name().to_owned()),
-                    ];
-                    handlers.push((labels, ConstGauge::new(stats.pending as i64)));
-                }
+        for informer in controllers.iter().flat_map(|c| &c.informers) {
+            informers.entry(&informer.informer).or_insert(informer);
+            if let Some(pending) = informer.pending {
+                let labels = vec![
+                    ("informer".to_owned(), informer.informer.clone()),
+                    ("handler".to_owned(), informer.handler.clone()),
+                ];
+                handlers.push((labels, gauge(pending)));
             }
         }
         let by_informer = |id: &str| [("informer".to_owned(), id.to_owned())];
@@ -486,7 +446,7 @@ impl Collector for Metrics {
             MetricType::Counter,
             informers
                 .iter()
-                .map(|(id, s)| (by_informer(id), counter(s.relists()))),
+                .map(|(id, s)| (by_informer(id), counter(s.relists))),
         )?;
         family(
             e,
@@ -495,7 +455,7 @@ impl Collector for Metrics {
             MetricType::Counter,
             informers
                 .iter()
-                .map(|(id, s)| (by_informer(id), counter(s.watches.saturating_sub(1)))),
+                .map(|(id, s)| (by_informer(id), counter(s.watch_restarts))),
         )?;
         family(
             e,
@@ -504,15 +464,17 @@ impl Collector for Metrics {
             MetricType::Gauge,
             handlers,
         )?;
-        drop(controllers);
 
-        if let Some((name, leading)) = &*lock(&self.inner.leader) {
+        if let Some((name, leading)) = &*self.inner.leader.lock() {
             family(
                 e,
                 "leader_election_master_status",
                 "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
                 MetricType::Gauge,
-                [(by_name(name), ConstGauge::new(i64::from(leading())))],
+                [(
+                    [("name".to_owned(), name.clone())],
+                    ConstGauge::new(i64::from(leading())),
+                )],
             )?;
         }
         Ok(())

@@ -1,12 +1,11 @@
 //! Exponential backoff with jitter and a quiet-period reset, as client-go's
 //! `ExponentialBackoffManager` (`k8s.io/apimachinery/pkg/util/wait`).
 
-use std::cell::Cell;
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
 use tokio::time::Instant;
+
+use crate::jitter::jitter;
 
 /// The parameters of a [`Backoff`]. The default is client-go's reflector backoff: 800 ms,
 /// doubling up to 30 s, jitter 1.0 (each delay is stretched by a random factor in `[1, 2)`),
@@ -105,15 +104,7 @@ impl Backoff {
             1.0
         };
         self.current = scale(base, factor).min(self.config.max);
-        let jitter = if self.config.jitter.is_finite() && self.config.jitter > 0.0 {
-            self.config.jitter
-        } else {
-            0.0
-        };
-        if jitter == 0.0 {
-            return base;
-        }
-        base.saturating_add(scale(base, jitter * random_unit()))
+        jitter(base, self.config.jitter)
     }
 
     /// Starts the sequence again at the first delay.
@@ -133,93 +124,5 @@ fn scale(d: Duration, factor: f64) -> Duration {
     }
 }
 
-/// A pseudo-random number in `[0, 1)` (xorshift64*, seeded per thread from the OS-seeded
-/// `RandomState`). Good enough for jitter; not for anything else.
-pub(crate) fn random_unit() -> f64 {
-    thread_local! {
-        static STATE: Cell<u64> = Cell::new({
-            let mut h = RandomState::new().build_hasher();
-            h.write_u64(0x9e37_79b9_7f4a_7c15);
-            h.finish() | 1
-        });
-    }
-    STATE.with(|s| {
-        let mut x = s.get();
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        s.set(x);
-        // 53 random bits → [0, 1).
-        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
-    })
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn no_jitter() -> BackoffConfig {
-        BackoffConfig {
-            jitter: 0.0,
-            ..BackoffConfig::default()
-        }
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn backoff_doubles_from_800ms_and_caps_at_30s() {
-        let mut b = Backoff::new(no_jitter());
-        let got: Vec<u64> = (0..9).map(|_| b.next_delay().as_millis() as u64).collect();
-        assert_eq!(
-            got,
-            [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000, 30000]
-        );
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn backoff_resets_after_two_quiet_minutes() {
-        let mut b = Backoff::new(no_jitter());
-        for _ in 0..5 {
-            b.next_delay();
-        }
-        tokio::time::advance(Duration::from_secs(120)).await;
-        // Exactly 2 minutes is not "more than" 2 minutes.
-        assert_eq!(b.next_delay(), Duration::from_millis(25600));
-        tokio::time::advance(Duration::from_secs(121)).await;
-        assert_eq!(b.next_delay(), Duration::from_millis(800));
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn backoff_jitter_stretches_each_delay_by_up_to_the_jitter_factor() {
-        let mut b = Backoff::new(BackoffConfig::default());
-        let mut base = Duration::from_millis(800);
-        let mut saw_stretch = false;
-        for _ in 0..10 {
-            let d = b.next_delay();
-            assert!(
-                d >= base && d < base * 2,
-                "{d:?} not in [{base:?}, {:?})",
-                base * 2
-            );
-            saw_stretch |= d > base;
-            base = (base * 2).min(Duration::from_secs(30));
-        }
-        assert!(saw_stretch, "jitter never stretched a delay");
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn backoff_reset_starts_again_at_the_first_delay() {
-        let mut b = Backoff::new(no_jitter());
-        b.next_delay();
-        b.next_delay();
-        b.reset();
-        assert_eq!(b.next_delay(), Duration::from_millis(800));
-    }
-
-    #[test]
-    fn random_unit_is_in_the_unit_interval_and_varies() {
-        let xs: Vec<f64> = (0..1000).map(|_| random_unit()).collect();
-        assert!(xs.iter().all(|x| (0.0..1.0).contains(x)));
-        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
-        assert!((0.4..0.6).contains(&mean), "mean {mean}");
-    }
-}
+mod tests;

@@ -20,13 +20,14 @@ mod backoff;
 mod error;
 mod run;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use informer_core::lister_watcher::ListParams;
 use informer_core::{Fifo, ListerWatcher};
 use kube::Resource;
+use parking_lot::Mutex;
 
 pub use self::backoff::{Backoff, BackoffConfig};
 pub use self::error::ReflectorError;
@@ -398,11 +399,7 @@ where
     /// assert_eq!(reflector.last_sync_resource_version(), None); // nothing listed yet
     /// ```
     pub fn last_sync_resource_version(&self) -> Option<String> {
-        self.shared
-            .last_sync_rv
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.shared.last_sync_rv.lock().clone()
     }
 
     /// The last error, until a list or watch request succeeds after it. Lets a caller that
@@ -428,11 +425,7 @@ where
     /// assert!(reflector.last_error().is_none()); // nothing ran yet
     /// ```
     pub fn last_error(&self) -> Option<Arc<ReflectorError>> {
-        self.shared
-            .last_error
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.shared.last_error.lock().clone()
     }
 
     /// Counters for metrics.

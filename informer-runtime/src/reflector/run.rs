@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -15,8 +15,9 @@ use std::task::{Context, Poll};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
-use super::backoff::{Backoff, random_unit};
+use super::backoff::Backoff;
 use super::{DEFAULT_PAGE_SIZE, Reflector, ReflectorError, TransformFn, inc};
+use crate::jitter;
 use crate::lister_watcher::INITIAL_EVENTS_END_ANNOTATION;
 
 /// How long after the timeout it asked the server for the reflector ends a watch itself.
@@ -648,11 +649,7 @@ where
     /// A random watch timeout in the configured range, in whole seconds (at least 1).
     fn watch_timeout(&self) -> Duration {
         let (lo, hi) = self.r.config.watch_timeout;
-        let t = if hi > lo {
-            lo + (hi - lo).mul_f64(random_unit())
-        } else {
-            lo
-        };
+        let t = jitter::between(lo, hi);
         Duration::from_secs(t.as_secs().clamp(1, u64::from(u32::MAX)))
     }
 
@@ -730,10 +727,7 @@ where
             tracing::warn!(reflector = %r.name, error = %err, "list/watch error");
         }
         let err = Arc::new(err);
-        *r.shared
-            .last_error
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(err.clone());
+        *r.shared.last_error.lock() = Some(err.clone());
         if let Some(handler) = &r.watch_error_handler
             && catch_unwind(AssertUnwindSafe(|| handler(&err))).is_err()
         {
@@ -742,12 +736,7 @@ where
     }
 
     fn clear_error(&self) {
-        *self
-            .r
-            .shared
-            .last_error
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = None;
+        *self.r.shared.last_error.lock() = None;
     }
 }
 
@@ -811,11 +800,7 @@ fn take_into_arc<K>(
 fn set_rv<K>(r: &Reflector<K>, local: &mut String, rv: &str) {
     local.clear();
     local.push_str(rv);
-    let mut shared = r
-        .shared
-        .last_sync_rv
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
+    let mut shared = r.shared.last_sync_rv.lock();
     match shared.as_mut() {
         Some(s) => {
             s.clear();
@@ -954,77 +939,4 @@ impl<K> TempStore<K> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn first_list_at_rv_0_is_not_paginated() {
-        assert_eq!(page_size(None, "0"), None);
-        assert_eq!(page_size(Some(10), "0"), None);
-    }
-
-    #[test]
-    fn consistent_list_is_paginated_by_500_by_default() {
-        assert_eq!(page_size(None, ""), Some(500));
-        assert_eq!(page_size(Some(7), ""), Some(7));
-        assert_eq!(page_size(Some(0), ""), None);
-    }
-
-    #[test]
-    fn list_at_a_resource_version_is_paginated_only_when_configured() {
-        assert_eq!(page_size(None, "42"), None);
-        assert_eq!(page_size(Some(7), "42"), Some(7));
-    }
-
-    #[test]
-    fn classify_relists_on_gone_and_too_large_and_client_errors() {
-        let s = ListWatchError::status;
-        assert_eq!(classify(&s(410, "Expired", "too old")), After::Relist);
-        assert_eq!(
-            classify(&s(
-                504,
-                "Timeout",
-                "Too large resource version: 9, current: 3"
-            )),
-            After::Relist
-        );
-        assert_eq!(classify(&s(403, "Forbidden", "no")), After::Relist);
-        assert_eq!(classify(&s(404, "NotFound", "no")), After::Relist);
-    }
-
-    #[test]
-    fn classify_backs_off_on_429_5xx_transport_and_decode_errors() {
-        let s = ListWatchError::status;
-        assert_eq!(
-            classify(&s(429, "TooManyRequests", "slow down")),
-            After::Backoff
-        );
-        assert_eq!(classify(&s(500, "InternalError", "boom")), After::Backoff);
-        assert_eq!(classify(&s(503, "ServiceUnavailable", "x")), After::Backoff);
-        assert_eq!(
-            classify(&ListWatchError::Transport("refused".into())),
-            After::Backoff
-        );
-        assert_eq!(
-            classify(&ListWatchError::Decode("bad".into())),
-            After::Backoff
-        );
-    }
-
-    #[test]
-    fn temp_store_keeps_the_latest_state_per_key_and_forgets_deleted_keys() {
-        let mut t = TempStore::default();
-        let k = |n: &str| ObjectKey::new(Some("ns"), n);
-        t.upsert(k("a"), Arc::new(1));
-        t.upsert(k("b"), Arc::new(2));
-        t.upsert(k("c"), Arc::new(3));
-        t.upsert(k("a"), Arc::new(10));
-        t.remove(&k("a"));
-        t.remove(&k("zz"));
-        t.upsert(k("d"), Arc::new(4));
-        t.remove(&k("c"));
-        let mut got: Vec<i32> = t.into_objects().into_iter().map(|o| *o).collect();
-        got.sort();
-        assert_eq!(got, [2, 4]);
-    }
-}
+mod tests;

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::*;
 use crate::lister_watcher::INITIAL_EVENTS_END_ANNOTATION;
+use crate::test_support::eventually_within;
 use informer_testing::MemoryListerWatcher;
 
 type Item = Result<WatchEvent<ConfigMap>, ListWatchError>;
@@ -122,6 +123,9 @@ fn config() -> ReflectorConfig {
 }
 
 const MS: Duration = Duration::from_millis(1);
+
+/// How long a test under paused time waits for a condition (paused time skips backoffs).
+const PAUSED_PATIENCE: Duration = Duration::from_secs(100);
 
 // ----- a scripted lister-watcher -----
 
@@ -1386,26 +1390,16 @@ fn mcm(name: &str, value: &str) -> ConfigMap {
     o
 }
 
-async fn until(what: &str, mut f: impl FnMut() -> bool) {
-    for _ in 0..10_000 {
-        if f() {
-            return;
-        }
-        tokio::time::sleep(10 * MS).await;
-    }
-    panic!("timed out waiting for {what}");
-}
-
 #[tokio::test(start_paused = true)]
 async fn memory_source_changes_reach_the_fifo_in_order() {
     let lw = MemoryListerWatcher::<ConfigMap>::new();
     lw.create(mcm("a", "1"));
     let r = run(Arc::new(lw.clone()), config());
-    until("the list", || !r.fifo.calls().is_empty()).await;
+    eventually_within(PAUSED_PATIENCE, "the list", || !r.fifo.calls().is_empty()).await;
     lw.create(mcm("b", "1"));
     lw.update(mcm("a", "2"));
     let rv = lw.delete(&ObjectKey::new(Some("ns"), "b")).unwrap();
-    until("the delete", || r.fifo.calls().len() == 4).await;
+    eventually_within(PAUSED_PATIENCE, "the delete", || r.fifo.calls().len() == 4).await;
     assert_eq!(
         r.fifo.calls(),
         [
@@ -1424,11 +1418,11 @@ async fn memory_source_changes_while_the_watch_was_down_are_replayed_without_rel
     let lw = MemoryListerWatcher::<ConfigMap>::new();
     lw.create(mcm("a", "1"));
     let r = run(Arc::new(lw.clone()), config());
-    until("the watch", || lw.open_watches() == 1).await;
+    eventually_within(PAUSED_PATIENCE, "the watch", || lw.open_watches() == 1).await;
     lw.fail_next_watch(transport());
     lw.close_watches();
     lw.create(mcm("b", "1"));
-    until("the replay", || r.fifo.calls().len() == 2).await;
+    eventually_within(PAUSED_PATIENCE, "the replay", || r.fifo.calls().len() == 2).await;
     assert_eq!(r.fifo.calls()[1], add("b@3"));
     assert_eq!(lw.list_calls(), 1);
     assert_eq!(lw.watch_calls(), 3);
@@ -1441,13 +1435,13 @@ async fn memory_source_compacted_while_the_watch_was_down_relists_the_current_st
     lw.create(mcm("a", "1"));
     lw.create(mcm("b", "1"));
     let r = run(Arc::new(lw.clone()), config());
-    until("the watch", || lw.open_watches() == 1).await;
+    eventually_within(PAUSED_PATIENCE, "the watch", || lw.open_watches() == 1).await;
     lw.fail_next_watch(transport());
     lw.close_watches();
     lw.delete(&ObjectKey::new(Some("ns"), "b"));
     lw.create(mcm("c", "1"));
     lw.compact();
-    until("the relist", || r.fifo.calls().len() == 2).await;
+    eventually_within(PAUSED_PATIENCE, "the relist", || r.fifo.calls().len() == 2).await;
     assert_eq!(r.fifo.calls()[1], replace(&["a", "c"], "5"));
     let lists: Vec<_> = lw
         .requests()
@@ -1464,9 +1458,12 @@ async fn memory_source_streaming_list_syncs_then_follows_changes() {
     let lw = MemoryListerWatcher::<ConfigMap>::new();
     lw.create(mcm("a", "1"));
     let r = run(Arc::new(lw.clone()), streaming());
-    until("the streaming list", || !r.fifo.calls().is_empty()).await;
+    eventually_within(PAUSED_PATIENCE, "the streaming list", || {
+        !r.fifo.calls().is_empty()
+    })
+    .await;
     lw.create(mcm("b", "1"));
-    until("the add", || r.fifo.calls().len() == 2).await;
+    eventually_within(PAUSED_PATIENCE, "the add", || r.fifo.calls().len() == 2).await;
     assert_eq!(r.fifo.calls(), [replace(&["a"], "2"), add("b@3")]);
     assert_eq!((lw.list_calls(), lw.watch_calls()), (0, 1));
     r.stop().await;
@@ -1478,7 +1475,10 @@ async fn memory_source_without_streaming_support_falls_back_to_list() {
     lw.set_streaming_support(informer_testing::StreamingSupport::Ignored);
     lw.create(mcm("a", "1"));
     let r = run(Arc::new(lw.clone()), streaming());
-    until("the fallback list", || !r.fifo.calls().is_empty()).await;
+    eventually_within(PAUSED_PATIENCE, "the fallback list", || {
+        !r.fifo.calls().is_empty()
+    })
+    .await;
     assert_eq!(r.fifo.calls(), [replace(&["a"], "2")]);
     assert_eq!(lw.list_calls(), 1);
     assert_eq!(r.reflector.stats().streaming_fallbacks, 1);

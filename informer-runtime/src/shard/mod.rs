@@ -22,8 +22,8 @@
 //!   trying them in its own rendezvous-hash order, so replicas racing for free shards
 //!   mostly try different ones.
 //!
-//! Each shard Lease is held exactly like a leader-election Lease (see
-//! [`leader`](crate::leader)): writes carry the observed `resourceVersion`; a holder
+//! Each shard Lease is held exactly like a leader-election Lease (both build on
+//! [`lease`](crate::lease); see [`leader`](crate::leader)): writes carry the observed `resourceVersion`; a holder
 //! whose renewal has not succeeded within `renew_deadline` of sending it stops owning the
 //! shard before anyone else can take it; a dead replica's shards expire after
 //! `lease_duration` and the survivors pick them up. Shards are held by at most one
@@ -35,7 +35,7 @@
 //! lease durations).
 
 mod balance;
-mod manager;
+mod coordinator;
 #[cfg(test)]
 mod tests;
 
@@ -43,12 +43,9 @@ use std::time::Duration;
 
 use informer_core::ObjectKey;
 
-use crate::leader::{
-    ConfigError, DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFAULT_RETRY_PERIOD,
-    validate_timings,
-};
+use crate::lease::{ConfigError, DEFAULT_RETRY_PERIOD, LeaseTimings};
 
-pub use manager::ShardManager;
+pub use coordinator::ShardManager;
 
 /// The shard of `key` among `shards` shards: FNV-1a 64 of the key's string form
 /// (`namespace/name`, or `name` when cluster scoped), modulo `shards`.
@@ -75,17 +72,17 @@ pub fn shard_of(key: &ObjectKey, shards: u32) -> u32 {
 /// Settings of a [`ShardManager`].
 ///
 /// Shard `i`'s Lease is `{lease_prefix}-{i}`; membership Leases are
-/// `{lease_prefix}-member-{16 hex digits}`. Timings mean what they mean in
-/// [`LeaderElectionConfig`](crate::leader::LeaderElectionConfig) and have the same
-/// defaults (15 s / 10 s / 2 s); `handoff_delay` (default 2 s) is how long a shard that
-/// is handed off to another replica stays leased, but not owned, before it is released.
+/// `{lease_prefix}-member-{16 hex digits}`. The [`LeaseTimings`] mean what they mean in
+/// leader election and have the same defaults (15 s / 10 s / 2 s); `handoff_delay`
+/// (default 2 s) is how long a shard that is handed off to another replica stays leased,
+/// but not owned, before it is released.
 ///
 /// ```
 /// use std::time::Duration;
 /// use informer_runtime::shard::ShardConfig;
 ///
 /// let config = ShardConfig::new(16, "my-controller", "default", "pod-a");
-/// assert_eq!(config.lease_duration, Duration::from_secs(15));
+/// assert_eq!(config.timings.lease_duration, Duration::from_secs(15));
 /// assert!(config.validate().is_ok());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,12 +95,9 @@ pub struct ShardConfig {
     pub namespace: String,
     /// This replica's identity, unique among the replicas.
     pub identity: String,
-    /// How long a record must stay unchanged before others may take the Lease over.
-    pub lease_duration: Duration,
-    /// How long after sending its last successful renewal a holder keeps a shard.
-    pub renew_deadline: Duration,
-    /// How often Leases are renewed, listed and rebalanced.
-    pub retry_period: Duration,
+    /// The lease duration, renew deadline and retry period of every Lease; Leases are
+    /// renewed, listed and rebalanced every retry period.
+    pub timings: LeaseTimings,
     /// Whether a clean shutdown releases the held shards (and deletes the membership
     /// Lease) so other replicas take over at once.
     pub release_on_cancel: bool,
@@ -129,9 +123,7 @@ impl ShardConfig {
             lease_prefix: lease_prefix.into(),
             namespace: namespace.into(),
             identity: identity.into(),
-            lease_duration: DEFAULT_LEASE_DURATION,
-            renew_deadline: DEFAULT_RENEW_DEADLINE,
-            retry_period: DEFAULT_RETRY_PERIOD,
+            timings: LeaseTimings::default(),
             release_on_cancel: true,
             handoff_delay: DEFAULT_RETRY_PERIOD,
         }
@@ -155,39 +147,65 @@ impl ShardConfig {
         renew_deadline: Duration,
         retry_period: Duration,
     ) -> Self {
-        self.lease_duration = lease_duration;
-        self.renew_deadline = renew_deadline;
-        self.retry_period = retry_period;
+        self.timings = LeaseTimings {
+            lease_duration,
+            renew_deadline,
+            retry_period,
+        };
         self
     }
 
     /// Checks the config: at least one shard, a valid lease prefix, non-empty namespace
-    /// and identity, and `lease_duration > renew_deadline > 1.2 × retry_period > 0`.
+    /// and identity, and valid [`LeaseTimings`].
     ///
     /// # Errors
-    /// The first [`ConfigError`] found.
+    /// The first [`ShardConfigError`] found.
     ///
     /// ```
-    /// use informer_runtime::leader::ConfigError;
-    /// use informer_runtime::shard::ShardConfig;
+    /// use informer_runtime::shard::{ShardConfig, ShardConfigError};
     /// let config = ShardConfig::new(0, "ctl", "default", "pod-a");
-    /// assert_eq!(config.validate(), Err(ConfigError::ZeroShards));
+    /// assert_eq!(config.validate(), Err(ShardConfigError::ZeroShards));
     /// ```
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), ShardConfigError> {
         if self.shards == 0 {
-            return Err(ConfigError::ZeroShards);
+            return Err(ShardConfigError::ZeroShards);
         }
         if !balance::is_valid_prefix(&self.lease_prefix) {
-            return Err(ConfigError::InvalidLeasePrefix {
+            return Err(ShardConfigError::InvalidLeasePrefix {
                 prefix: self.lease_prefix.clone(),
             });
         }
-        if self.namespace.is_empty() {
-            return Err(ConfigError::Empty { field: "namespace" });
-        }
-        if self.identity.is_empty() {
-            return Err(ConfigError::Empty { field: "identity" });
-        }
-        validate_timings(self.lease_duration, self.renew_deadline, self.retry_period)
+        let names = [
+            ("namespace", self.namespace.as_str()),
+            ("identity", &self.identity),
+        ];
+        Ok(crate::lease::validate(&names, &self.timings)?)
     }
+}
+
+/// An invalid [`ShardConfig`].
+///
+/// ```
+/// use informer_runtime::shard::ShardConfigError;
+/// assert_eq!(ShardConfigError::ZeroShards.to_string(), "shards must be at least 1");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ShardConfigError {
+    /// Zero shards.
+    #[error("shards must be at least 1")]
+    ZeroShards,
+    /// A lease prefix that cannot start a Lease name.
+    #[error(
+        "lease prefix {prefix:?} must be a lowercase DNS name fragment ([a-z0-9] first and last, \
+         [-a-z0-9.] between) of at most 229 characters"
+    )]
+    InvalidLeasePrefix {
+        /// The rejected prefix.
+        prefix: String,
+    },
+    /// The namespace or identity is empty, or the timings could let a replica that lost a
+    /// shard overlap with its next holder.
+    #[error(transparent)]
+    Lease(#[from] ConfigError),
 }

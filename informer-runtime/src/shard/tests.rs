@@ -6,16 +6,17 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use informer_core::ObjectKey;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::balance::member_lease_name;
 use super::{ShardConfig, ShardManager, shard_of};
-use crate::leader::api::LeaseApi;
-use crate::leader::api::fake::{FakeLeases, Partition};
-use crate::leader::record::LeaseRecord;
-use crate::leader::tests::Rng;
+use crate::lease::api::LeaseApi;
+use crate::lease::fake::{FakeLeases, Partition};
+use crate::lease::record::LeaseRecord;
 
 const SHARDS: u32 = 8;
 const LEASE: Duration = Duration::from_secs(15);
@@ -302,16 +303,22 @@ async fn shards_stay_disjoint_under_partitions_stalls_lost_responses_and_crashes
         .collect();
     let check = checker(&managers);
     let mut runs: Vec<Running> = managers.iter().map(start).collect();
-    let mut rng = Rng::new(0xfeed);
+    let mut rng = StdRng::seed_from_u64(0xfeed);
     let end = Instant::now() + Duration::from_secs(900);
     while Instant::now() < end {
-        tokio::time::sleep(rng.millis(5000)).await;
-        let i = rng.below(3) as usize;
+        tokio::time::sleep(Duration::from_millis(rng.random_range(0..5000))).await;
+        let i = rng.random_range(0..3usize);
         let link = &links[i];
-        match rng.below(7) {
+        match rng.random_range(0..7) {
             0 => link.fail.store(true, Ordering::SeqCst),
-            1 => *link.delay_request.lock().unwrap() = Some(rng.millis(20_000)),
-            2 => *link.delay_response.lock().unwrap() = Some(rng.millis(20_000)),
+            1 => {
+                *link.delay_request.lock() =
+                    Some(Duration::from_millis(rng.random_range(0..20_000)))
+            }
+            2 => {
+                *link.delay_response.lock() =
+                    Some(Duration::from_millis(rng.random_range(0..20_000)))
+            }
             3 => {
                 runs[i].task.abort();
                 let _ = (&mut runs[i].task).await;

@@ -6,34 +6,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use super::support::{eventually_async, server};
 use informer_core::ObjectKey;
 use informer_runtime::controller::{Action, Controller, ReconcileError, reconciler_fn};
 use informer_runtime::factory::InformerFactory;
 use informer_runtime::informer::CancellationToken;
-use informer_testing::{RequestMatch, TestApiServer, Verb};
+use informer_testing::{RequestMatch, Verb};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{DeleteParams, PostParams};
 use kube::{Api, Client, Resource, ResourceExt};
-
-async fn server() -> TestApiServer {
-    TestApiServer::builder()
-        .bookmark_interval(Duration::from_millis(200))
-        .start()
-        .await
-        .expect("the test API server starts")
-}
-
-async fn eventually<F: AsyncFnMut() -> bool>(what: &str, mut cond: F) {
-    for _ in 0..1000 {
-        if cond().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting until {what}");
-}
 
 fn deployment(name: &str, replicas: i32) -> Deployment {
     let mut d = Deployment::default();
@@ -129,7 +112,7 @@ async fn controller_creates_and_updates_the_children_it_owns() {
     };
 
     // Created, with the controller's owner reference.
-    eventually("the child exists", async || {
+    eventually_async("the child exists", async || {
         replicas_of(&children).as_deref() == Some("2")
     })
     .await;
@@ -147,7 +130,7 @@ async fn controller_creates_and_updates_the_children_it_owns() {
         .replace("web", &PostParams::default(), &web)
         .await
         .unwrap();
-    eventually("the child is updated", async || {
+    eventually_async("the child is updated", async || {
         replicas_of(&children).as_deref() == Some("5")
     })
     .await;
@@ -158,7 +141,7 @@ async fn controller_creates_and_updates_the_children_it_owns() {
         .delete("web-settings", &DeleteParams::default())
         .await
         .unwrap();
-    eventually("the child is recreated", async || {
+    eventually_async("the child is recreated", async || {
         replicas_of(&children).as_deref() == Some("5")
     })
     .await;
@@ -168,7 +151,7 @@ async fn controller_creates_and_updates_the_children_it_owns() {
         .replace("web-settings", &PostParams::default(), &edited)
         .await
         .unwrap();
-    eventually("the edit is reverted", async || {
+    eventually_async("the edit is reverted", async || {
         configmaps.get("web-settings").await.unwrap().data.unwrap()["replicas"] == "5"
     })
     .await;
@@ -229,7 +212,7 @@ async fn two_controllers_watching_pods_open_one_watch() {
         tokio::spawn(first.run(cancel.clone())),
         tokio::spawn(second.run(cancel.clone())),
     ];
-    eventually("both reconciled", async || seen.load(Ordering::SeqCst) >= 3).await;
+    eventually_async("both reconciled", async || seen.load(Ordering::SeqCst) >= 3).await;
     let faults = server.faults();
     let pod_watches = faults.request_count(RequestMatch::verb(Verb::Watch).resource("pods"));
     let pod_lists = faults.request_count(RequestMatch::verb(Verb::List).resource("pods"));

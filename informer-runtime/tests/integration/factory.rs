@@ -2,20 +2,13 @@
 
 use std::time::Duration;
 
+use super::support::{eventually, server};
 use informer_runtime::factory::{InformerFactory, InformerParams, UnsyncedReason};
 use informer_testing::{ApiError, FailureCode, RequestMatch, StatusReason, TestApiServer, Verb};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::Api;
 use kube::api::PostParams;
 use kube::core::{ApiResource, GroupVersionKind};
-
-async fn server() -> TestApiServer {
-    TestApiServer::builder()
-        .bookmark_interval(Duration::from_millis(200))
-        .start()
-        .await
-        .expect("the test API server starts")
-}
 
 fn cm(ns: &str, name: &str, labels: &[(&str, &str)]) -> ConfigMap {
     let mut c = ConfigMap::default();
@@ -45,16 +38,6 @@ fn sorted_names<K: kube::Resource>(items: &[std::sync::Arc<K>]) -> Vec<String> {
         .collect();
     v.sort();
     v
-}
-
-async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    for _ in 0..1000 {
-        if cond() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting until {what}");
 }
 
 #[tokio::test]

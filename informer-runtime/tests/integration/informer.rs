@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::support::{eventually, server};
 use informer_core::store::index_fn;
 use informer_core::{Deleted, Notification, ObjectKey};
 use informer_runtime::informer::{
@@ -16,14 +17,6 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
 use tokio::task::JoinHandle;
-
-async fn server() -> TestApiServer {
-    TestApiServer::builder()
-        .bookmark_interval(Duration::from_millis(200))
-        .start()
-        .await
-        .expect("the test API server starts")
-}
 
 fn cm(name: &str, value: &str) -> ConfigMap {
     let mut c = ConfigMap::default();
@@ -42,16 +35,6 @@ fn value_of(c: &ConfigMap) -> String {
         .as_ref()
         .and_then(|d| d.get("v").cloned())
         .unwrap_or_default()
-}
-
-async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    for _ in 0..1000 {
-        if cond() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting until {what}");
 }
 
 /// Records every notification a handler receives.

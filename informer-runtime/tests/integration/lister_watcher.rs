@@ -4,29 +4,16 @@
 
 use std::time::Duration;
 
+use super::support::server_with_widgets;
 use futures::StreamExt;
 use informer_core::{ListWatchError, ListerWatcher, WatchStream};
 use informer_runtime::lister_watcher::{INITIAL_EVENTS_END_ANNOTATION, KubeListerWatcher};
-use informer_testing::{CustomResourceSpec, FailureCode, TestApiServer, Verb};
+use informer_testing::{FailureCode, TestApiServer, Verb};
 use k8s_openapi::api::core::v1::{ConfigMap, Container, EnvVar, Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, PostParams, WatchEvent, WatchParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind, PartialObjectMeta};
-
-async fn server() -> TestApiServer {
-    TestApiServer::builder()
-        .bookmark_interval(Duration::from_millis(200))
-        .custom_resource(CustomResourceSpec::namespaced(
-            "example.com",
-            "v1",
-            "Widget",
-            "widgets",
-        ))
-        .start()
-        .await
-        .expect("the test API server starts")
-}
 
 fn cm(name: &str) -> ConfigMap {
     let mut c = ConfigMap::default();
@@ -73,7 +60,7 @@ fn name<K: kube::Resource>(event: &WatchEvent<K>) -> String {
 
 #[tokio::test]
 async fn kube_lister_watcher_lists_typed_objects_page_by_page() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api = configmaps(&server);
     for n in ["a", "b", "c", "d", "e"] {
         create(&api, n).await;
@@ -102,7 +89,7 @@ async fn kube_lister_watcher_lists_typed_objects_page_by_page() {
 
 #[tokio::test]
 async fn kube_lister_watcher_watches_changes_after_a_resource_version() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api = configmaps(&server);
     let lw = KubeListerWatcher::new(api.clone());
     let rv = lw
@@ -138,7 +125,7 @@ async fn kube_lister_watcher_watches_changes_after_a_resource_version() {
 
 #[tokio::test]
 async fn kube_lister_watcher_sends_bookmarks_when_asked() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let lw = KubeListerWatcher::new(configmaps(&server));
     let rv = server.resource_version().to_string();
     let mut stream = lw
@@ -153,7 +140,7 @@ async fn kube_lister_watcher_sends_bookmarks_when_asked() {
 
 #[tokio::test]
 async fn kube_lister_watcher_keeps_the_servers_status_code_reason_and_message() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let lw = KubeListerWatcher::new(configmaps(&server));
     server
         .faults()
@@ -192,7 +179,7 @@ async fn kube_lister_watcher_keeps_the_servers_status_code_reason_and_message() 
 
 #[tokio::test]
 async fn kube_lister_watcher_reports_an_unknown_resource_as_404() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let gvk = GroupVersionKind::gvk("nope.example.com", "v1", "Gadget");
     let resource = ApiResource::from_gvk_with_plural(&gvk, "gadgets");
     let api: Api<DynamicObject> = Api::namespaced_with(server.client(), "default", &resource);
@@ -205,7 +192,7 @@ async fn kube_lister_watcher_reports_an_unknown_resource_as_404() {
 
 #[tokio::test]
 async fn kube_lister_watcher_passes_a_410_in_the_stream_through_as_an_error_event() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api = configmaps(&server);
     let old = create(&api, "a").await.metadata.resource_version.unwrap();
     create(&api, "b").await;
@@ -223,7 +210,7 @@ async fn kube_lister_watcher_passes_a_410_in_the_stream_through_as_an_error_even
 
 #[tokio::test]
 async fn kube_lister_watcher_reports_a_malformed_event_as_a_decode_error() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let lw = KubeListerWatcher::new(configmaps(&server));
     let rv = server.resource_version().to_string();
     let params = WatchParams {
@@ -245,7 +232,7 @@ async fn kube_lister_watcher_reports_a_malformed_event_as_a_decode_error() {
 
 #[tokio::test]
 async fn kube_lister_watcher_reports_a_refused_connection_as_a_transport_error() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let lw = KubeListerWatcher::new(configmaps(&server));
     server.shutdown();
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -255,7 +242,7 @@ async fn kube_lister_watcher_reports_a_refused_connection_as_a_transport_error()
 
 #[tokio::test]
 async fn kube_lister_watcher_streams_initial_events_then_the_end_bookmark() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api = configmaps(&server);
     create(&api, "a").await;
     create(&api, "b").await;
@@ -290,7 +277,7 @@ async fn kube_lister_watcher_streams_initial_events_then_the_end_bookmark() {
 
 #[tokio::test]
 async fn kube_lister_watcher_works_for_a_custom_resource_as_dynamic_object() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     server
         .create_json(serde_json::json!({
             "apiVersion": "example.com/v1",
@@ -324,7 +311,7 @@ async fn kube_lister_watcher_works_for_a_custom_resource_as_dynamic_object() {
 
 #[tokio::test]
 async fn metadata_lister_watcher_lists_and_watches_partial_object_metadata() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api = configmaps(&server);
     create(&api, "a").await;
     let lw = KubeListerWatcher::metadata(api.clone());
@@ -381,7 +368,7 @@ fn is_tight(pod: &Pod) -> bool {
 
 #[tokio::test]
 async fn kube_lister_watcher_decodes_objects_without_spare_capacity() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let pods: Api<Pod> = Api::namespaced(server.client(), "default");
     pods.create(&PostParams::default(), &pod_with_containers("listed", 3))
         .await
@@ -413,7 +400,7 @@ async fn kube_lister_watcher_decodes_objects_without_spare_capacity() {
 
 #[tokio::test]
 async fn kube_lister_watcher_drops_managed_fields_only_when_asked() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let pods: Api<Pod> = Api::namespaced(server.client(), "default");
     pods.create(&PostParams::default(), &pod_with_containers("a", 1))
         .await

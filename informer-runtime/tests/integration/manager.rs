@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::support::{eventually_async, server};
 use informer_core::ObjectKey;
 use informer_runtime::controller::{Action, reconciler_fn};
 use informer_runtime::informer::CancellationToken;
@@ -19,24 +20,6 @@ use kube::api::PostParams;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
-
-async fn server() -> TestApiServer {
-    TestApiServer::builder()
-        .bookmark_interval(Duration::from_millis(200))
-        .start()
-        .await
-        .expect("the test API server starts")
-}
-
-async fn eventually<F: AsyncFnMut() -> bool>(what: &str, mut cond: F) {
-    for _ in 0..1000 {
-        if cond().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting until {what}");
-}
 
 async fn create_configmap(client: kube::Client, name: &str, value: &str) {
     let mut cm = ConfigMap::default();
@@ -196,7 +179,7 @@ async fn metrics_are_scraped_over_http_and_parsed() {
             &[("controller", "settings"), ("result", "success")],
         )
     };
-    eventually("3 reconciles", async || reconciled().await == Some(3.0)).await;
+    eventually_async("3 reconciles", async || reconciled().await == Some(3.0)).await;
     let samples = scrape().await;
     let settings = [("name", "settings")];
     assert_eq!(
@@ -262,12 +245,12 @@ async fn metrics_are_scraped_over_http_and_parsed() {
 
     // A dropped watch is a watch restart; a change after it is one more reconcile.
     assert!(server.faults().drop_watches() >= 1);
-    eventually("a watch restart", async || {
+    eventually_async("a watch restart", async || {
         value(&scrape().await, "informer_watch_restarts_total", &informer).unwrap_or(0.0) >= 1.0
     })
     .await;
     touch_configmap(client.clone(), "a", "2").await;
-    eventually("4 reconciles", async || reconciled().await == Some(4.0)).await;
+    eventually_async("4 reconciles", async || reconciled().await == Some(4.0)).await;
 
     cancel.cancel();
     run.await.unwrap().unwrap();
@@ -310,7 +293,7 @@ async fn readyz_turns_ready_after_the_caches_sync() {
         200,
         "alive while not ready"
     );
-    eventually("/readyz is 200", async || {
+    eventually_async("/readyz is 200", async || {
         get(address, "/readyz").await.0 == 200
     })
     .await;
@@ -413,7 +396,7 @@ async fn leader_election_runs_workers_only_on_the_leader_and_fails_over() {
 
     let first = one_leader(&replicas).await;
     create_configmap(client.clone(), "x", "1").await;
-    eventually("x is reconciled", async || {
+    eventually_async("x is reconciled", async || {
         assert!(leaders(&replicas).len() <= 1);
         log.lock().unwrap().iter().any(|(_, k)| k.name() == "x")
     })
@@ -439,7 +422,7 @@ async fn leader_election_runs_workers_only_on_the_leader_and_fails_over() {
     );
     // The new leader's queue was kept warm: a change is reconciled at once.
     touch_configmap(client.clone(), "x", "2").await;
-    eventually("the new leader reconciles", async || {
+    eventually_async("the new leader reconciles", async || {
         assert!(leaders(&replicas).len() <= 1);
         log.lock().unwrap().iter().any(|(who, _)| *who == second)
     })
@@ -514,14 +497,14 @@ async fn sharding_reconciles_each_key_on_its_shard_owner_and_rebalances_after_a_
     };
 
     // Round 1: balanced over three replicas; every change reconciled by its shard's owner.
-    eventually("6 shards over 3 replicas", async || balanced(&replicas, 2)).await;
+    eventually_async("6 shards over 3 replicas", async || balanced(&replicas, 2)).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     log.lock().unwrap().clear();
     for name in &names {
         touch_configmap(client.clone(), name, "1").await;
     }
     let check_round = async |replicas: &[Replica<ShardManager>]| {
-        eventually("every key reconciled", async || {
+        eventually_async("every key reconciled", async || {
             let log = log.lock().unwrap();
             let seen: HashSet<&str> = log.iter().map(|(_, k)| k.name()).collect();
             names.iter().all(|n| seen.contains(n.as_str()))
@@ -547,7 +530,7 @@ async fn sharding_reconciles_each_key_on_its_shard_owner_and_rebalances_after_a_
     let killed = replicas.remove(0);
     killed.task.abort();
     let _ = killed.task.await;
-    eventually("6 shards over 2 replicas", async || balanced(&replicas, 3)).await;
+    eventually_async("6 shards over 2 replicas", async || balanced(&replicas, 3)).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     log.lock().unwrap().clear();
     for name in &names {

@@ -11,6 +11,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::support::{eventually, server_with_widgets};
 use informer_core::{
     Deleted, Delta, DeltaFifo, Fifo, ListerWatcher, ObjectKey, Store, ThreadSafeStore,
 };
@@ -18,28 +19,12 @@ use informer_runtime::lister_watcher::KubeListerWatcher;
 use informer_runtime::reflector::{
     BackoffConfig, CancellationToken, Reflector, ReflectorConfig, ReflectorError,
 };
-use informer_testing::{
-    ApiError, CustomResourceSpec, FailureCode, RestartMode, TestApiServer, Verb,
-};
+use informer_testing::{ApiError, FailureCode, RestartMode, TestApiServer, Verb};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind, PartialObjectMeta};
 use kube::{Api, Resource};
 use tokio::task::JoinHandle;
-
-async fn server() -> TestApiServer {
-    TestApiServer::builder()
-        .bookmark_interval(Duration::from_millis(200))
-        .custom_resource(CustomResourceSpec::namespaced(
-            "example.com",
-            "v1",
-            "Widget",
-            "widgets",
-        ))
-        .start()
-        .await
-        .expect("the test API server starts")
-}
 
 /// A client that does not retry 429/503/504 by itself, so the reflector sees them.
 fn client_without_retries(server: &TestApiServer) -> kube::Client {
@@ -70,16 +55,6 @@ fn cm(name: &str, value: &str) -> ConfigMap {
 
 fn key(name: &str) -> ObjectKey {
     ObjectKey::new(Some("default"), name)
-}
-
-async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    for _ in 0..1000 {
-        if cond() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting until {what}");
 }
 
 /// A reflector feeding a `DeltaFifo`, and a consumer applying it to a store.
@@ -244,7 +219,7 @@ async fn outage_with_compaction(
 
 #[tokio::test]
 async fn reflector_syncs_through_a_real_client_and_follows_changes() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     create(&api, "a", "1").await;
     create(&api, "b", "1").await;
@@ -265,7 +240,7 @@ async fn reflector_syncs_through_a_real_client_and_follows_changes() {
 
 #[tokio::test]
 async fn reflector_bookmarks_advance_the_resource_version_without_object_changes() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     let cache = Cache::start(KubeListerWatcher::new(api), fast());
     cache.has(&[]).await;
@@ -288,7 +263,7 @@ async fn reflector_bookmarks_advance_the_resource_version_without_object_changes
 
 #[tokio::test]
 async fn reflector_resumes_dropped_watches_without_relisting() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     create(&api, "a", "1").await;
     let cache = Cache::start(KubeListerWatcher::new(api.clone()), fast());
@@ -306,7 +281,7 @@ async fn reflector_resumes_dropped_watches_without_relisting() {
 
 #[tokio::test]
 async fn reflector_backs_off_on_500_and_429_and_rewatches_without_relisting() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(client_without_retries(&server), "default");
     let cache = Cache::start(KubeListerWatcher::new(api.clone()), fast());
     cache.has(&[]).await;
@@ -330,7 +305,7 @@ async fn reflector_backs_off_on_500_and_429_and_rewatches_without_relisting() {
 
 #[tokio::test]
 async fn reflector_waits_out_a_stalled_list() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     create(&api, "a", "1").await;
     server
@@ -345,7 +320,7 @@ async fn reflector_waits_out_a_stalled_list() {
 
 #[tokio::test]
 async fn reflector_relists_after_compaction_and_reports_vanished_objects_as_final_state_unknown() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     create(&api, "a", "1").await;
     create(&api, "b", "1").await;
@@ -378,7 +353,7 @@ async fn reflector_relists_after_compaction_and_reports_vanished_objects_as_fina
 
 #[tokio::test]
 async fn reflector_relist_at_a_compacted_version_falls_back_to_a_paginated_consistent_list() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     for i in 0..120 {
         create(&api, &format!("cm{i:03}"), "1").await;
@@ -403,7 +378,7 @@ async fn reflector_relist_at_a_compacted_version_falls_back_to_a_paginated_consi
 
 #[tokio::test]
 async fn reflector_recovers_from_a_restart_that_keeps_data_without_relisting() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     create(&api, "a", "1").await;
     let cache = Cache::start(KubeListerWatcher::new(api.clone()), fast());
@@ -418,7 +393,7 @@ async fn reflector_recovers_from_a_restart_that_keeps_data_without_relisting() {
 
 #[tokio::test]
 async fn reflector_relists_after_a_restart_that_lost_data() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     create(&api, "a", "1").await;
     create(&api, "b", "1").await;
@@ -443,7 +418,7 @@ async fn reflector_relists_after_a_restart_that_lost_data() {
 
 #[tokio::test]
 async fn reflector_survives_a_malformed_event_without_losing_changes() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     let cache = Cache::start(KubeListerWatcher::new(api.clone()), fast());
     cache.has(&[]).await;
@@ -462,7 +437,7 @@ async fn reflector_survives_a_malformed_event_without_losing_changes() {
 
 #[tokio::test]
 async fn reflector_streaming_list_syncs_without_a_list_request() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     create(&api, "a", "1").await;
     create(&api, "b", "1").await;
@@ -481,7 +456,7 @@ async fn reflector_streaming_list_syncs_without_a_list_request() {
 
 #[tokio::test]
 async fn reflector_says_why_it_cannot_sync_an_unknown_resource() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let gvk = GroupVersionKind::gvk("nope.example.com", "v1", "Gadget");
     let resource = ApiResource::from_gvk_with_plural(&gvk, "gadgets");
     let api: Api<DynamicObject> = Api::namespaced_with(server.client(), "default", &resource);
@@ -500,7 +475,7 @@ async fn reflector_says_why_it_cannot_sync_an_unknown_resource() {
 
 #[tokio::test]
 async fn reflector_caches_a_custom_resource_as_dynamic_object() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let widget = |name: &str| {
         serde_json::json!({
             "apiVersion": "example.com/v1",
@@ -524,7 +499,7 @@ async fn reflector_caches_a_custom_resource_as_dynamic_object() {
 
 #[tokio::test]
 async fn reflector_caches_metadata_only() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     create(&api, "a", "1").await;
     let cache: Cache<PartialObjectMeta<ConfigMap>> =
@@ -537,7 +512,7 @@ async fn reflector_caches_metadata_only() {
 
 #[tokio::test]
 async fn reflector_streaming_list_falls_back_to_list_and_watch_when_the_server_rejects_it() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     create(&api, "a", "1").await;
     create(&api, "b", "1").await;
@@ -566,7 +541,7 @@ async fn reflector_streaming_list_falls_back_to_list_and_watch_when_the_server_r
 
 #[tokio::test]
 async fn reflector_streaming_list_falls_back_when_the_end_bookmark_never_comes() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     create(&api, "a", "1").await;
     server.faults().withhold_initial_events_end(true);
@@ -586,7 +561,7 @@ async fn reflector_streaming_list_falls_back_when_the_end_bookmark_never_comes()
 
 #[tokio::test]
 async fn reflector_says_the_client_is_forbidden_and_syncs_once_allowed() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     create(&api, "a", "1").await;
     let forbidden = ApiError::forbidden(
@@ -624,7 +599,7 @@ async fn reflector_says_the_client_is_forbidden_and_syncs_once_allowed() {
 
 #[tokio::test]
 async fn reflector_backs_off_a_throttled_list_and_then_syncs() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(client_without_retries(&server), "default");
     create(&api, "a", "1").await;
     server.faults().fail_next(
@@ -644,7 +619,7 @@ async fn reflector_backs_off_a_throttled_list_and_then_syncs() {
 
 #[tokio::test]
 async fn reflector_relists_with_a_consistent_read_when_its_version_is_ahead_of_the_server() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     // kube's client would retry the 504 by itself.
     let api: Api<ConfigMap> = Api::namespaced(client_without_retries(&server), "default");
     create(&api, "a", "1").await;
@@ -679,7 +654,7 @@ async fn reflector_relists_with_a_consistent_read_when_its_version_is_ahead_of_t
 
 #[tokio::test]
 async fn reflector_falls_back_to_one_full_list_when_a_continue_token_expires() {
-    let server = server().await;
+    let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     for i in 0..7 {
         create(&api, &format!("c-{i}"), "1").await;

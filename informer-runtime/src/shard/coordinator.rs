@@ -1,4 +1,5 @@
-//! The shard manager's loop: renew, list, rebalance.
+//! [`ShardManager`]: this replica's holder of shard Leases, and its loop (renew, list,
+//! rebalance, hand off).
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -7,17 +8,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use futures::future::join_all;
 use informer_core::ObjectKey;
 use k8s_openapi::api::coordination::v1::Lease;
-use kube::Api;
 use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
 use tokio_util::sync::CancellationToken;
 
 use super::balance::{by_preference, member_lease_name, member_prefix, shard_lease_name, target};
-use super::{ShardConfig, shard_of};
-use crate::leader::ConfigError;
-use crate::leader::api::{KubeLeases, LeaseApi};
-use crate::leader::lock::LeaseLock;
-use crate::leader::record::{Observed, lease_seconds};
+use super::{ShardConfig, ShardConfigError, shard_of};
+use crate::lease::RunningGuard;
+use crate::lease::api::{KubeLeases, LeaseApi};
+use crate::lease::lock::LeaseLock;
+use crate::lease::record::Observed;
 
 /// How many lease durations a membership record must stay unchanged before any
 /// replica deletes it as the leftover of a dead replica.
@@ -98,7 +98,7 @@ impl ShardManager {
     /// Like [`ShardManager::new`], returning the config error instead of panicking.
     ///
     /// # Errors
-    /// [`ConfigError`] if [`ShardConfig::validate`] fails.
+    /// [`ShardConfigError`] if [`ShardConfig::validate`] fails.
     ///
     /// ```no_run
     /// # use informer_runtime::shard::{ShardConfig, ShardManager};
@@ -106,18 +106,14 @@ impl ShardManager {
     /// assert!(ShardManager::try_new(client, ShardConfig::new(0, "ctl", "default", "pod-a")).is_err());
     /// # }
     /// ```
-    pub fn try_new(client: kube::Client, config: ShardConfig) -> Result<Self, ConfigError> {
-        let api = Arc::new(KubeLeases(Api::<Lease>::namespaced(
-            client,
-            &config.namespace,
-        )));
-        Self::with_api(api, config)
+    pub fn try_new(client: kube::Client, config: ShardConfig) -> Result<Self, ShardConfigError> {
+        Self::with_api(KubeLeases::in_namespace(client, &config.namespace), config)
     }
 
     pub(crate) fn with_api(
         api: Arc<dyn LeaseApi>,
         config: ShardConfig,
-    ) -> Result<Self, ConfigError> {
+    ) -> Result<Self, ShardConfigError> {
         config.validate()?;
         let words = config.shards.div_ceil(64) as usize;
         Ok(Self {
@@ -165,17 +161,13 @@ impl ShardManager {
     /// ```
     pub async fn run(&self, cancel: CancellationToken) {
         let inner = &*self.inner;
-        if inner
-            .running
-            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
+        let Some(_running) = RunningGuard::enter(&inner.running) else {
             tracing::error!(
                 prefix = %inner.config.lease_prefix,
                 "ShardManager::run is already running for this manager; ignoring the second call"
             );
             return;
-        }
+        };
         let mut run = Run::new(inner);
         let config = &inner.config;
         'run: loop {
@@ -185,7 +177,7 @@ impl ShardManager {
                 () = cancel.cancelled() => break 'run,
                 () = run.tick() => {}
             }
-            let next = start + config.retry_period;
+            let next = start + config.timings.retry_period;
             loop {
                 let deadline = run.earliest_deadline();
                 tokio::select! {
@@ -301,7 +293,6 @@ struct Run<'a> {
 impl Drop for Run<'_> {
     fn drop(&mut self) {
         self.inner.publish(&[]);
-        self.inner.running.store(false, Ordering::Release);
     }
 }
 
@@ -309,7 +300,7 @@ impl<'a> Run<'a> {
     fn new(inner: &'a Inner) -> Self {
         let config = &inner.config;
         let identity: Arc<str> = Arc::from(config.identity.as_str());
-        let seconds = lease_seconds(config.lease_duration);
+        let seconds = config.timings.lease_seconds();
         let slots = (0..config.shards)
             .map(|i| Slot {
                 lock: LeaseLock::new(
@@ -354,7 +345,7 @@ impl<'a> Run<'a> {
     }
 
     fn earliest_deadline(&self) -> Option<Instant> {
-        let renew_deadline = self.config().renew_deadline;
+        let renew_deadline = self.config().timings.renew_deadline;
         self.slots
             .iter()
             .filter_map(|s| s.term.map(|t| t.last_renew + renew_deadline))
@@ -370,7 +361,7 @@ impl<'a> Run<'a> {
     /// Drops every shard whose renew deadline has passed.
     fn enforce_deadlines(&mut self) {
         let now = Instant::now();
-        let renew_deadline = self.config().renew_deadline;
+        let renew_deadline = self.config().timings.renew_deadline;
         let mut changed = false;
         for (i, slot) in (0u32..).zip(&mut self.slots) {
             if let Some(term) = slot.term
@@ -396,7 +387,7 @@ impl<'a> Run<'a> {
         self.renew(start).await;
         self.enforce_deadlines();
 
-        let bound = self.bound(Instant::now() + self.config().renew_deadline);
+        let bound = self.bound(Instant::now() + self.config().timings.renew_deadline);
         match timeout_at(bound, self.member.try_acquire_or_renew()).await {
             Ok(Ok(_)) => {}
             Ok(Err(err)) => tracing::debug!(error = %err, "failed to renew the membership lease"),
@@ -404,7 +395,7 @@ impl<'a> Run<'a> {
         }
         self.enforce_deadlines();
 
-        let bound = self.bound(Instant::now() + self.config().renew_deadline);
+        let bound = self.bound(Instant::now() + self.config().timings.renew_deadline);
         let listed = timeout_at(bound, self.inner.api.list()).await;
         self.enforce_deadlines();
         let leases = match listed {
@@ -428,7 +419,7 @@ impl<'a> Run<'a> {
     /// Renews every held shard (owned or being handed off) concurrently; each attempt
     /// is abandoned at that shard's renew deadline.
     async fn renew(&mut self, start: Instant) {
-        let renew_deadline = self.config().renew_deadline;
+        let renew_deadline = self.config().timings.renew_deadline;
         let attempts = (0u32..).zip(&mut self.slots).filter_map(|(i, slot)| {
             let deadline = slot.term?.last_renew + renew_deadline;
             Some(async move {
@@ -560,7 +551,7 @@ impl<'a> Run<'a> {
         if candidates.is_empty() {
             return;
         }
-        let bound = self.bound(Instant::now() + self.config().renew_deadline);
+        let bound = self.bound(Instant::now() + self.config().timings.renew_deadline);
         let start = Instant::now();
         let attempts = (0u32..)
             .zip(&mut self.slots)
@@ -592,7 +583,7 @@ impl<'a> Run<'a> {
     /// others need not wait for them to expire.
     async fn release_strays(&mut self) {
         let now = Instant::now();
-        let bound = self.bound(now + self.config().renew_deadline);
+        let bound = self.bound(now + self.config().timings.renew_deadline);
         let strays = self.slots.iter_mut().filter(|s| {
             s.term.is_none()
                 && s.lock.held_by_me()
@@ -607,7 +598,7 @@ impl<'a> Run<'a> {
     /// Releases the handed-off shards whose delay has passed.
     async fn finish_handoffs(&mut self) {
         let now = Instant::now();
-        let bound = self.bound(now + self.config().renew_deadline);
+        let bound = self.bound(now + self.config().timings.renew_deadline);
         let due = (0u32..).zip(&mut self.slots).filter_map(|(i, slot)| {
             let release_at = slot.term?.release_at?;
             if release_at > now {
@@ -631,7 +622,7 @@ impl<'a> Run<'a> {
     /// died without cleaning up), each only if it is still unchanged.
     async fn collect_stale_members(&mut self) {
         let now = Instant::now();
-        let lease_duration = self.config().lease_duration;
+        let lease_duration = self.config().timings.lease_duration;
         let stale: Vec<(String, String)> = self
             .members
             .iter()
@@ -644,7 +635,7 @@ impl<'a> Run<'a> {
             })
             .collect();
         for (name, rv) in stale {
-            let bound = self.bound(Instant::now() + self.config().renew_deadline);
+            let bound = self.bound(Instant::now() + self.config().timings.renew_deadline);
             match timeout_at(bound, self.inner.api.delete(&name, &rv)).await {
                 Ok(Ok(())) => {
                     tracing::info!(lease = %name, "deleted a stale membership lease");
@@ -669,7 +660,7 @@ impl<'a> Run<'a> {
         if !config.release_on_cancel {
             return;
         }
-        let renew_deadline = config.renew_deadline;
+        let renew_deadline = config.timings.renew_deadline;
         let releases = self
             .slots
             .iter_mut()

@@ -12,7 +12,7 @@ use super::*;
 
 /// Twelve realistic pods from the shared benchmark generator
 /// (`gen_pods.py --count 12 --start 5000`), one JSON object per line.
-const PODS_JSONL: &str = include_str!("pods.jsonl");
+const PODS_JSONL: &str = include_str!("testdata/pods.jsonl");
 
 fn cm(ns: &str, name: &str, value: &str) -> Arc<ConfigMap> {
     let mut c = ConfigMap::default();
@@ -322,6 +322,7 @@ fn realistic_pods_take_a_fraction_of_their_json_size() {
 #[tokio::test]
 async fn informer_runs_on_a_compact_store() {
     use crate::informer::{CancellationToken, SharedIndexInformer};
+    use crate::test_support::eventually;
     use informer_core::Notification;
     use informer_testing::MemoryListerWatcher;
     use std::sync::Mutex;
@@ -370,13 +371,10 @@ async fn informer_runs_on_a_compact_store() {
         ("a".to_owned(), "2".to_owned()),
         ("c".to_owned(), "1".to_owned()),
     ]);
-    for _ in 0..1000 {
-        if *seen.lock().unwrap() == expected {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    assert_eq!(*seen.lock().unwrap(), expected);
+    eventually("the handler saw every change", || {
+        *seen.lock().unwrap() == expected
+    })
+    .await;
     assert_eq!(
         values(&informer.lister().list()),
         BTreeSet::from(["default/a=2".to_owned(), "default/c=1".to_owned()])

@@ -1,33 +1,35 @@
 //! [`ControllerBuilder`]: the plain-Rust API that wires a controller (and that
 //! `#[derive(Controller)]` generates calls to).
+//!
+//! - this file: what can be set ([`ControllerBuilder`]'s methods) and [`BuildError`];
+//! - `watch_options.rs`: [`WatchOptions`], the settings of an owned or watched type;
+//! - `wiring.rs`: the machinery both the primary and the related types go through (typed
+//!   indexes, informers from the factory, a related type's handler);
+//! - `build.rs`: [`build`](ControllerBuilder::build), step by step.
 
-use std::any::{Any, TypeId};
+mod build;
+mod watch_options;
+mod wiring;
+
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use informer_core::queue::QueueMetrics;
-use informer_core::{
-    IndexError, Indexer, Indexers, ListerWatcher, ObjectKey, PriorityQueue, Queue, WorkQueue,
-};
+use informer_core::{Indexer, ListerWatcher, ObjectKey, Queue};
 use kube::Client;
-use kube::api::ListParams;
 use kube::core::{NamespaceScope, PartialObjectMeta};
 use serde::de::DeserializeOwned;
 
-use super::enqueue::{EnqueueHandler, MapperFn, Mapping};
+use super::ControllerResource;
+use super::enqueue::{MapperFn, Mapping};
 use super::filter::Filter;
-use super::owner::OwnerMatcher;
-use super::reconciler::Reconciler;
-use super::runner::{Runner, RunnerState};
-use super::source::{InformerSource, Source, Sources};
-use super::{Controller, ControllerResource, ControllerScope};
-use crate::factory::{InformerFactory, InformerHandle, InformerParams};
-use crate::informer::{HandlerOptions, SharedIndexInformer};
-use crate::lister::{Index, Lister, ensure_index};
-use crate::lister_watcher::KubeListerWatcher;
+use crate::factory::{InformerFactory, InformerParams};
+use crate::lister::Index;
 use crate::metrics::WorkqueueHooks;
-use crate::reflector::ReflectorConfig;
+use wiring::{MakeInformer, RelatedContext, RelatedFn, TypedIndex, metadata_informer, related};
+
+pub use watch_options::WatchOptions;
 
 /// How long reconciles in flight may run after shutdown starts, by default.
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -49,7 +51,8 @@ pub enum BuildError {
         source: informer_core::IndexError,
     },
     /// [`ControllerBuilder::store`] needs a source for the private informer: build with
-    /// [`Controller::with_client`], [`ControllerBuilder::client`] or [`ControllerBuilder::source`].
+    /// [`Controller::with_client`](crate::controller::Controller::with_client),
+    /// [`ControllerBuilder::client`] or [`ControllerBuilder::source`].
     #[error(
         "a custom store needs a client or a source to fill it: set ControllerBuilder::client or ::source"
     )]
@@ -60,282 +63,17 @@ pub enum BuildError {
     StoreNotEmpty(usize),
 }
 
-/// Registers a typed index on a cache (idempotent), reporting its name on failure.
-struct TypedIndex<K> {
-    name: &'static str,
-    ensure: fn(&dyn Indexer<K>) -> Result<(), IndexError>,
-}
-
-impl<K: 'static> TypedIndex<K> {
-    fn of<I: Index<K>>() -> Self {
-        Self {
-            name: I::NAME,
-            ensure: ensure_index::<K, I>,
-        }
-    }
-}
-
-/// Registers every typed index of `indexes` on `indexer`.
-fn ensure_indexes<K>(
-    indexes: &[TypedIndex<K>],
-    indexer: &dyn Indexer<K>,
-    informer: impl Fn() -> String,
-) -> Result<(), BuildError> {
-    for index in indexes {
-        (index.ensure)(indexer).map_err(|source| BuildError::Index {
-            name: index.name.to_owned(),
-            informer: informer(),
-            source,
-        })?;
-    }
-    Ok(())
-}
-
-/// Gets the shared informer of a type from the factory, when the default (a full-object
-/// informer of the type's scope) is not the one wanted.
-type MakeInformer<K> =
-    Box<dyn FnOnce(&InformerFactory, InformerParams) -> InformerHandle<K> + Send>;
-
-/// The factory's metadata-only informer of `C`, as a [`MakeInformer`].
-fn metadata_informer<C>() -> MakeInformer<PartialObjectMeta<C>>
-where
-    C: kube::Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
-    C::DynamicType: Default,
-    C::Scope: NamespaceScope,
-{
-    Box::new(|factory, params| factory.metadata_informer::<C>(params))
-}
-
 /// Builds a queue, given the metric hooks to install in it.
 type MakeQueue = Box<dyn FnOnce(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>> + Send>;
 
+/// Which queue the controller gets.
 enum QueueChoice {
     Work,
     Priority,
     Custom(MakeQueue),
 }
 
-/// Which namespace a related informer watches.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-enum NamespaceChoice {
-    #[default]
-    Controller,
-    All,
-    One(String),
-}
-
-/// Where and what a controller watches of an owned or watched type: namespace, selectors
-/// and [`Filter`]s. By default: the controller's namespace, no selector, no filter.
-///
-/// ```
-/// use informer_runtime::controller::{Filter, WatchOptions};
-/// use k8s_openapi::api::core::v1::Secret;
-///
-/// let options = WatchOptions::<Secret>::new()
-///     .all_namespaces()
-///     .labels("app.kubernetes.io/managed-by=shop")
-///     .filter(Filter::labels_changed());
-/// # let _ = options;
-/// ```
-pub struct WatchOptions<W> {
-    namespace: NamespaceChoice,
-    label_selector: Option<String>,
-    field_selector: Option<String>,
-    filters: Vec<Filter<W>>,
-    indexes: Vec<TypedIndex<W>>,
-    /// A `MakeInformer<W>` (boxed as `Any`: `InformerHandle` needs `W: Clone`, which this
-    /// type does not require).
-    informer: Option<Box<dyn Any + Send>>,
-}
-
-impl<W> Default for WatchOptions<W> {
-    fn default() -> Self {
-        Self {
-            namespace: NamespaceChoice::Controller,
-            label_selector: None,
-            field_selector: None,
-            filters: Vec::new(),
-            indexes: Vec::new(),
-            informer: None,
-        }
-    }
-}
-
-impl<W> fmt::Debug for WatchOptions<W> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WatchOptions")
-            .field("namespace", &self.namespace)
-            .field("label_selector", &self.label_selector)
-            .field("field_selector", &self.field_selector)
-            .field("filters", &self.filters)
-            .field(
-                "indexes",
-                &self.indexes.iter().map(|i| i.name).collect::<Vec<_>>(),
-            )
-            .field("metadata_only", &self.informer.is_some())
-            .finish()
-    }
-}
-
-impl<W> WatchOptions<W> {
-    /// The controller's namespace, no selector, no filter.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Watches this namespace instead of the controller's.
-    ///
-    /// ```
-    /// # use informer_runtime::controller::WatchOptions;
-    /// # use k8s_openapi::api::core::v1::Secret;
-    /// let options = WatchOptions::<Secret>::new().namespace("vault");
-    /// # let _ = options;
-    /// ```
-    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
-        self.namespace = NamespaceChoice::One(namespace.into());
-        self
-    }
-
-    /// Watches every namespace, whatever the controller's namespace.
-    ///
-    /// ```
-    /// # use informer_runtime::controller::WatchOptions;
-    /// # use k8s_openapi::api::core::v1::Secret;
-    /// let options = WatchOptions::<Secret>::new().all_namespaces();
-    /// # let _ = options;
-    /// ```
-    pub fn all_namespaces(mut self) -> Self {
-        self.namespace = NamespaceChoice::All;
-        self
-    }
-
-    /// Caches only objects matching this label selector (passed to the server).
-    ///
-    /// ```
-    /// # use informer_runtime::controller::WatchOptions;
-    /// # use k8s_openapi::api::core::v1::Secret;
-    /// let options = WatchOptions::<Secret>::new().labels("app=web");
-    /// # let _ = options;
-    /// ```
-    pub fn labels(mut self, selector: impl Into<String>) -> Self {
-        self.label_selector = Some(selector.into());
-        self
-    }
-
-    /// Caches only objects matching this field selector (passed to the server).
-    ///
-    /// ```
-    /// # use informer_runtime::controller::WatchOptions;
-    /// # use k8s_openapi::api::core::v1::Secret;
-    /// let options = WatchOptions::<Secret>::new().fields("type=kubernetes.io/tls");
-    /// # let _ = options;
-    /// ```
-    pub fn fields(mut self, selector: impl Into<String>) -> Self {
-        self.field_selector = Some(selector.into());
-        self
-    }
-
-    /// Adds a filter of enqueueing (all filters must pass; see [`Filter`]).
-    ///
-    /// ```
-    /// # use informer_runtime::controller::WatchOptions;
-    /// # use k8s_openapi::api::core::v1::Secret;
-    /// use informer_runtime::controller::Filter;
-    /// let options = WatchOptions::<Secret>::new().filter(Filter::annotations_changed());
-    /// # let _ = options;
-    /// ```
-    pub fn filter(mut self, filter: Filter<W>) -> Self {
-        self.filters.push(filter);
-        self
-    }
-
-    /// Registers index `I` on the cache of `W` when the controller is built, so it is
-    /// filled while the cache fills (otherwise it is registered on first use by
-    /// [`Lister::by_index`]). Idempotent: another controller may register it too.
-    ///
-    /// ```
-    /// use informer_runtime::controller::WatchOptions;
-    /// use informer_runtime::lister::Index;
-    /// use k8s_openapi::api::core::v1::Pod;
-    ///
-    /// struct ByNode;
-    /// impl Index<Pod> for ByNode {
-    ///     const NAME: &'static str = "doc::by_node";
-    ///     fn values(pod: &Pod) -> Vec<String> {
-    ///         pod.spec.as_ref().and_then(|s| s.node_name.clone()).into_iter().collect()
-    ///     }
-    /// }
-    /// let options = WatchOptions::<Pod>::new().indexed_by::<ByNode>();
-    /// # let _ = options;
-    /// ```
-    pub fn indexed_by<I: Index<W>>(mut self) -> Self
-    where
-        W: 'static,
-    {
-        self.indexes.push(TypedIndex::of::<I>());
-        self
-    }
-
-    fn params(&self, controller_namespace: Option<&str>) -> InformerParams {
-        InformerParams {
-            namespace: match &self.namespace {
-                NamespaceChoice::Controller => controller_namespace.map(str::to_owned),
-                NamespaceChoice::All => None,
-                NamespaceChoice::One(ns) => Some(ns.clone()),
-            },
-            label_selector: self.label_selector.clone(),
-            field_selector: self.field_selector.clone(),
-        }
-    }
-}
-
-/// What an owned or watched type needs from the controller being built.
-impl<C> WatchOptions<PartialObjectMeta<C>>
-where
-    C: kube::Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
-    C::DynamicType: Default,
-    C::Scope: NamespaceScope,
-{
-    /// Watches only the metadata of `C` (the factory's
-    /// [`metadata_informer`](InformerFactory::metadata_informer)): the cache holds
-    /// `PartialObjectMeta<C>`, a fraction of the memory of full objects. Enough to map
-    /// changes to keys by owner, labels or annotations.
-    ///
-    /// ```
-    /// use informer_runtime::controller::{Controller, WatchOptions};
-    /// use informer_runtime::factory::InformerFactory;
-    /// use k8s_openapi::api::apps::v1::ReplicaSet;
-    /// use k8s_openapi::api::core::v1::Pod;
-    /// use kube::core::PartialObjectMeta;
-    ///
-    /// let factory = InformerFactory::without_client();
-    /// let builder = Controller::<ReplicaSet>::builder(&factory)
-    ///     .owns_with(WatchOptions::<PartialObjectMeta<Pod>>::new().metadata_only());
-    /// # let _ = builder;
-    /// ```
-    pub fn metadata_only(mut self) -> Self {
-        self.informer = Some(Box::new(metadata_informer::<C>()));
-        self
-    }
-}
-
-struct RelatedContext<'a> {
-    factory: &'a InformerFactory,
-    namespace: Option<&'a str>,
-    queue: &'a Arc<dyn Queue<ObjectKey>>,
-    controller: &'a str,
-    owner: &'a OwnerMatcher,
-}
-
-/// An owned or watched type, once wired.
-pub(crate) struct Related {
-    pub(crate) source: Arc<dyn Source>,
-    pub(crate) lister: (TypeId, Box<dyn Any + Send + Sync>),
-}
-
-type RelatedFn = Box<dyn FnOnce(&RelatedContext<'_>) -> Result<Related, BuildError> + Send>;
-
-/// Builds a [`Controller`] for resource `K`: what it watches, how keys are queued, how many
+/// Builds a [`Controller`](crate::controller::Controller) for resource `K`: what it watches, how keys are queued, how many
 /// workers reconcile them.
 ///
 /// Every informer comes from one [`InformerFactory`], by identity (type, namespace,
@@ -352,7 +90,7 @@ type RelatedFn = Box<dyn FnOnce(&RelatedContext<'_>) -> Result<Related, BuildErr
 /// | [`owns`](Self::owns), [`watches`](Self::watches) | nothing |
 /// | [`filter`](Self::filter) | none: every change of `K` is queued |
 /// | [`workers`](Self::workers) | 1 |
-/// | [`queue`](Self::queue), [`queue_with`](Self::queue_with), [`priority_queue`](Self::priority_queue) | a [`WorkQueue`] with client-go's default controller rate limiter |
+/// | [`queue`](Self::queue), [`queue_with`](Self::queue_with), [`priority_queue`](Self::priority_queue) | a [`WorkQueue`](informer_core::WorkQueue) with client-go's default controller rate limiter |
 /// | [`store`](Self::store), [`source`](Self::source) | the factory's shared informer and cache |
 /// | [`resync`](Self::resync) | none |
 /// | [`timeout`](Self::timeout) | none |
@@ -678,10 +416,11 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         self
     }
 
-    /// Uses `queue` instead of a new [`WorkQueue`]. Build it with the controller's
-    /// [`queue_metrics`](Self::queue_metrics) installed (`QueueBuilder::metrics`) to keep
-    /// `workqueue_adds_total` and `workqueue_queue_duration_seconds`; otherwise they stay
-    /// empty. The queue must not be shared with another controller.
+    /// Uses `queue` instead of a new [`WorkQueue`](informer_core::WorkQueue). Build it with
+    /// the controller's [`queue_metrics`](Self::queue_metrics) installed
+    /// (`QueueBuilder::metrics`) to keep `workqueue_adds_total` and
+    /// `workqueue_queue_duration_seconds`; otherwise they stay empty. The queue must not be
+    /// shared with another controller.
     ///
     /// ```
     /// # use informer_runtime::controller::Controller;
@@ -751,9 +490,9 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         self
     }
 
-    /// Uses a [`PriorityQueue`]: keys of the initial list and of resyncs wait behind keys
-    /// of real changes, so a restart never delays fresh changes behind thousands of no-op
-    /// reconciles.
+    /// Uses a [`PriorityQueue`](informer_core::PriorityQueue): keys of the initial list and
+    /// of resyncs wait behind keys of real changes, so a restart never delays fresh changes
+    /// behind thousands of no-op reconciles.
     ///
     /// ```
     /// # use informer_runtime::controller::Controller;
@@ -884,7 +623,8 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     }
 
     /// Registers the typed index `I` on the cache of `K` when the controller is built (see
-    /// [`WatchOptions::indexed_by`]); read it with [`Lister::by_index`]. Idempotent, unlike
+    /// [`WatchOptions::indexed_by`]); read it with
+    /// [`Lister::by_index`](crate::lister::Lister::by_index). Idempotent, unlike
     /// [`index`](Self::index): controllers sharing the cache may all register it.
     ///
     /// ```
@@ -908,225 +648,6 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         self.typed_indexes.push(TypedIndex::of::<I>());
         self
     }
-
-    /// Builds the controller with `reconciler`. Its handlers are registered at once (keys
-    /// start queueing as soon as the informers run); nothing is reconciled before
-    /// [`Controller::run`] (or a [`Manager`](crate::manager::Manager)) runs it.
-    ///
-    /// # Errors
-    /// See [`BuildError`].
-    ///
-    /// # Panics
-    /// As [`InformerFactory::informer`]: if an informer must be created by a factory made
-    /// with [`InformerFactory::without_client`] (register it first with
-    /// [`InformerFactory::informer_from`]).
-    pub fn build(
-        self,
-        reconciler: impl Reconciler<K> + 'static,
-    ) -> Result<Controller<K>, BuildError> {
-        let dt = K::DynamicType::default();
-        let name: Arc<str> = self
-            .name
-            .clone()
-            .unwrap_or_else(|| K::kind(&dt).to_lowercase())
-            .into();
-        let hooks = self.hooks;
-        let queue: Arc<dyn Queue<ObjectKey>> = match self.queue {
-            QueueChoice::Work => Arc::new(
-                WorkQueue::builder()
-                    .name(&*name)
-                    .metrics(hooks.clone())
-                    .build(),
-            ),
-            QueueChoice::Priority => Arc::new(
-                PriorityQueue::builder()
-                    .name(&*name)
-                    .metrics(hooks.clone())
-                    .build(),
-            ),
-            QueueChoice::Custom(make) => make(hooks.clone()),
-        };
-
-        let (informer, primary) = match (self.store, self.source) {
-            (Some(store), source) => {
-                if !store.is_empty() {
-                    return Err(BuildError::StoreNotEmpty(store.len()));
-                }
-                // As the factory's own informers: managed fields dropped if it drops them.
-                let drop_managed_fields = self.factory.drops_managed_fields();
-                let lw: Arc<dyn ListerWatcher<K>> = match (source, self.client) {
-                    (Some(lw), _) => lw,
-                    (None, Some(client)) => Arc::new(
-                        KubeListerWatcher::new(<K::Scope as ControllerScope>::api::<K>(
-                            client,
-                            self.params.namespace.as_deref(),
-                        ))
-                        .dropping_managed_fields(drop_managed_fields),
-                    ),
-                    (None, None) => return Err(BuildError::StoreWithoutSource),
-                };
-                let config = ReflectorConfig {
-                    list_params: ListParams {
-                        label_selector: self.params.label_selector.clone(),
-                        field_selector: self.params.field_selector.clone(),
-                        ..ReflectorConfig::default().list_params
-                    },
-                    ..ReflectorConfig::default()
-                };
-                let mut informer = SharedIndexInformer::builder(lw)
-                    .store(store)
-                    .reflector_config(config);
-                if drop_managed_fields {
-                    informer = informer.drop_managed_fields();
-                }
-                let informer = informer.build();
-                let label = format!(
-                    "{}.{} (cache of controller {name})",
-                    K::plural(&dt),
-                    K::version(&dt)
-                );
-                (informer, Primary::Private(label))
-            }
-            (None, source) => {
-                let handle = match (source, self.informer) {
-                    (Some(lw), _) => self.factory.informer_from(self.params.clone(), move || lw),
-                    (None, Some(make)) => make(&self.factory, self.params.clone()),
-                    (None, None) => <K::Scope as ControllerScope>::informer::<K>(
-                        &self.factory,
-                        self.params.clone(),
-                    ),
-                };
-                (handle.informer().clone(), Primary::Shared(handle))
-            }
-        };
-
-        if !self.indexers.is_empty() {
-            let names: Vec<String> = self.indexers.iter().map(|(n, _)| n.clone()).collect();
-            let indexers: Indexers<K> = self.indexers.into_iter().collect();
-            if let Err(source) = informer.add_indexers(indexers) {
-                return Err(BuildError::Index {
-                    name: names.join(","),
-                    informer: primary.label(),
-                    source,
-                });
-            }
-        }
-
-        ensure_indexes(&self.typed_indexes, &*informer.indexer(), || {
-            primary.label()
-        })?;
-
-        let handler = EnqueueHandler::new(queue.clone(), Mapping::Own, self.filters);
-        let registration = informer.add_handler_with(
-            handler,
-            HandlerOptions::new()
-                .name(name.to_string())
-                .resync_period(self.resync),
-        );
-        let primary: Arc<dyn Source> = match primary {
-            Primary::Private(label) => Arc::new(InformerSource::private(
-                label,
-                informer.clone(),
-                name.to_string(),
-                registration,
-            )),
-            Primary::Shared(handle) => Arc::new(InformerSource::shared(
-                &self.factory,
-                handle,
-                name.to_string(),
-                registration,
-            )),
-        };
-
-        let owner = OwnerMatcher::of::<K>();
-        let ctx = RelatedContext {
-            factory: &self.factory,
-            namespace: self.params.namespace.as_deref(),
-            queue: &queue,
-            controller: &name,
-            owner: &owner,
-        };
-        let mut sources = vec![primary];
-        let mut listers = Vec::with_capacity(self.related.len());
-        for wire in self.related {
-            let related = wire(&ctx)?;
-            sources.push(related.source);
-            listers.push(related.lister);
-        }
-
-        let state = Arc::new(RunnerState::new(name, queue, hooks, self.workers));
-        let runner = Arc::new(Runner {
-            state,
-            reconciler: Arc::new(reconciler),
-            cache: informer.store(),
-            timeout: self.timeout,
-            shutdown_timeout: self.shutdown_timeout,
-        });
-        Ok(Controller {
-            runner,
-            sources: Arc::new(Sources::new(sources)),
-            lister: informer.lister(),
-            listers,
-            factory: self.factory,
-        })
-    }
-}
-
-/// The primary informer before its handler is registered.
-enum Primary<K: Clone> {
-    /// The controller's own informer (custom store), with its label.
-    Private(String),
-    /// The factory's shared informer.
-    Shared(crate::factory::InformerHandle<K>),
-}
-
-impl<K: Clone> Primary<K> {
-    /// The informer as errors name it.
-    fn label(&self) -> String {
-        match self {
-            Primary::Private(label) => label.clone(),
-            Primary::Shared(handle) => handle.id().to_string(),
-        }
-    }
-}
-
-/// Wires an owned or watched type: its informer from the factory, the controller's handler.
-fn related<W: ControllerResource>(
-    ctx: &RelatedContext<'_>,
-    role: &str,
-    mapping: Mapping<W>,
-    mut options: WatchOptions<W>,
-) -> Result<Related, BuildError> {
-    let params = options.params(ctx.namespace);
-    let make = options
-        .informer
-        .take()
-        .and_then(|make| make.downcast::<MakeInformer<W>>().ok());
-    let handle = match make {
-        Some(make) => make(ctx.factory, params),
-        None => <W::Scope as ControllerScope>::informer::<W>(ctx.factory, params),
-    };
-    ensure_indexes(&options.indexes, &*handle.informer().indexer(), || {
-        handle.id().to_string()
-    })?;
-    let handler_name = format!(
-        "{}/{role}/{}",
-        ctx.controller,
-        W::kind(&W::DynamicType::default())
-    );
-    let handler = EnqueueHandler::new(ctx.queue.clone(), mapping, options.filters);
-    let registration =
-        handle.add_handler_with(handler, HandlerOptions::new().name(handler_name.clone()));
-    let lister: Lister<W> = handle.lister();
-    Ok(Related {
-        source: Arc::new(InformerSource::shared(
-            ctx.factory,
-            handle,
-            handler_name,
-            registration,
-        )),
-        lister: (TypeId::of::<W>(), Box::new(lister)),
-    })
 }
 
 impl<C> ControllerBuilder<PartialObjectMeta<C>>

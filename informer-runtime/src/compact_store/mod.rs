@@ -1,12 +1,16 @@
-//! [`CompactStore`]: objects kept encoded in memory, decoded on read.
+//! [`CompactStore`]: a cache backend that keeps objects encoded in memory (compressed
+//! JSON) and decodes them on read, with a small cache of hot objects; several times smaller
+//! than decoded objects, at the cost of a decode on every read that misses the hot cache.
+//!
+//! It implements [`Store`] and [`Indexer`], so it is chosen per informer with
+//! [`InformerBuilder::store`](crate::informer::InformerBuilder::store) in place of the
+//! default `informer_core::ThreadSafeStore`.
 
 use std::collections::hash_map::Entry as MapEntry;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{
-    Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard,
-};
+use std::sync::{Arc, OnceLock};
 
 use informer_core::store::ReplaceDiff;
 use informer_core::{
@@ -14,6 +18,7 @@ use informer_core::{
     StoreError, StoreOp, resource_key,
 };
 use kube::Resource;
+use parking_lot::{Mutex, RwLock};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -68,7 +73,7 @@ pub struct CompactStoreStats {
 /// ```
 /// use std::sync::Arc;
 /// use informer_core::{ObjectKey, Store};
-/// use informer_runtime::store::CompactStore;
+/// use informer_runtime::compact_store::CompactStore;
 /// use k8s_openapi::api::core::v1::ConfigMap;
 ///
 /// let store = CompactStore::<ConfigMap>::new();
@@ -174,18 +179,6 @@ impl<K> Hot<K> {
     }
 }
 
-fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
-    lock.read().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
-    lock.write().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 /// The longest dictionary LZ4 uses (its window).
 const MAX_DICTIONARY: usize = 64 * 1024;
 
@@ -263,11 +256,11 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> CompactStore<K> {
 
     /// Counters: objects, encoded bytes, hot-cache hits, decodes.
     pub fn stats(&self) -> CompactStoreStats {
-        let inner = read(&self.inner);
+        let inner = self.inner.read();
         CompactStoreStats {
             objects: inner.objects.len(),
             encoded_bytes: inner.encoded_bytes,
-            hot_objects: lock(&self.hot).map.len(),
+            hot_objects: self.hot.lock().map.len(),
             hot_hits: self.hot_hits.load(Ordering::Relaxed),
             decodes: self.decodes.load(Ordering::Relaxed),
         }
@@ -305,13 +298,13 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> CompactStore<K> {
     /// The object stored as `bytes` under `key`: from the hot cache, or decoded. Must be
     /// called with `inner` locked, so that the hot cache and the bytes agree.
     fn materialize(&self, key: &ObjectKey, bytes: &[u8], remember: bool) -> Arc<K> {
-        if let Some(obj) = lock(&self.hot).get(key) {
+        if let Some(obj) = self.hot.lock().get(key) {
             self.hot_hits.fetch_add(1, Ordering::Relaxed);
             return obj;
         }
         let obj = Arc::new(self.decode(bytes));
         if remember {
-            lock(&self.hot).insert(key.clone(), obj.clone());
+            self.hot.lock().insert(key.clone(), obj.clone());
         }
         obj
     }
@@ -340,7 +333,7 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> CompactStore<K> {
         for index in &mut inner.indexes {
             index.link(&key, &obj);
         }
-        lock(&self.hot).insert(key, obj);
+        self.hot.lock().insert(key, obj);
         old
     }
 
@@ -351,7 +344,7 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> CompactStore<K> {
         for index in &mut inner.indexes {
             index.unlink(key, &old);
         }
-        lock(&self.hot).remove(key);
+        self.hot.lock().remove(key);
         Some(old)
     }
 
@@ -376,7 +369,7 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> CompactStore<K> {
 
 impl<K> fmt::Debug for CompactStore<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let inner = read(&self.inner);
+        let inner = self.inner.read();
         f.debug_struct("CompactStore")
             .field("objects", &inner.objects.len())
             .field("encoded_bytes", &inner.encoded_bytes)
@@ -392,7 +385,7 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Store<K> for Compa
     fn add(&self, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
         let key = (self.key_fn)(&obj)?;
         let bytes = self.encode(&*obj);
-        let mut inner = write(&self.inner);
+        let mut inner = self.inner.write();
         Ok(self.upsert_locked(&mut inner, key, obj, bytes))
     }
 
@@ -401,18 +394,18 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Store<K> for Compa
     }
 
     fn delete(&self, key: &ObjectKey) -> Option<Arc<K>> {
-        let mut inner = write(&self.inner);
+        let mut inner = self.inner.write();
         self.delete_locked(&mut inner, key)
     }
 
     fn get(&self, key: &ObjectKey) -> Option<Arc<K>> {
-        let inner = read(&self.inner);
+        let inner = self.inner.read();
         let bytes = inner.objects.get(key)?;
         Some(self.materialize(key, bytes, true))
     }
 
     fn list(&self) -> Vec<Arc<K>> {
-        let inner = read(&self.inner);
+        let inner = self.inner.read();
         inner
             .objects
             .iter()
@@ -421,11 +414,11 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Store<K> for Compa
     }
 
     fn list_keys(&self) -> Vec<ObjectKey> {
-        read(&self.inner).objects.keys().cloned().collect()
+        self.inner.read().objects.keys().cloned().collect()
     }
 
     fn len(&self) -> usize {
-        read(&self.inner).objects.len()
+        self.inner.read().objects.len()
     }
 
     fn replace(
@@ -447,7 +440,7 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Store<K> for Compa
                 order.push(key);
             }
         }
-        let mut inner = write(&self.inner);
+        let mut inner = self.inner.write();
         let mut old_objects = std::mem::take(&mut inner.objects);
         let mut diff = ReplaceDiff::default();
         let mut old_of: HashMap<ObjectKey, Arc<K>> = HashMap::new();
@@ -460,7 +453,7 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Store<K> for Compa
             let old = self.materialize(&key, &bytes, false);
             diff.deleted.push((key, old));
         }
-        lock(&self.hot).clear();
+        self.hot.lock().clear();
         for index in &mut inner.indexes {
             index.values.clear();
         }
@@ -484,11 +477,11 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Store<K> for Compa
     }
 
     fn resource_version(&self) -> Option<String> {
-        read(&self.inner).resource_version.clone()
+        self.inner.read().resource_version.clone()
     }
 
     fn set_resource_version(&self, resource_version: &str) {
-        write(&self.inner).resource_version = Some(resource_version.to_owned());
+        self.inner.write().resource_version = Some(resource_version.to_owned());
     }
 
     fn apply(&self, batch: Vec<StoreOp<K>>) -> Result<Vec<Option<Arc<K>>>, StoreError> {
@@ -507,7 +500,7 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Store<K> for Compa
                 StoreOp::Delete(key) => Ok(Prepared::Delete(key)),
             })
             .collect::<Result<Vec<_>, KeyError>>()?;
-        let mut inner = write(&self.inner);
+        let mut inner = self.inner.write();
         Ok(prepared
             .into_iter()
             .map(|op| match op {
@@ -522,7 +515,7 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Store<K> for Compa
 
 impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Indexer<K> for CompactStore<K> {
     fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), IndexError> {
-        let mut inner = write(&self.inner);
+        let mut inner = self.inner.write();
         if let Some(taken) = indexers
             .keys()
             .filter(|name| inner.indexes.iter().any(|i| &i.name == *name))
@@ -552,7 +545,8 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Indexer<K> for Com
     }
 
     fn index_names(&self) -> Vec<String> {
-        read(&self.inner)
+        self.inner
+            .read()
             .indexes
             .iter()
             .map(|i| i.name.clone())
@@ -560,7 +554,7 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Indexer<K> for Com
     }
 
     fn by_index(&self, index: &str, value: &str) -> Result<Vec<Arc<K>>, IndexError> {
-        let inner = read(&self.inner);
+        let inner = self.inner.read();
         let keys: Vec<ObjectKey> = Self::index_of(&inner, index)?
             .values
             .get(value)
@@ -570,7 +564,7 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Indexer<K> for Com
     }
 
     fn index_keys(&self, index: &str, value: &str) -> Result<Vec<ObjectKey>, IndexError> {
-        let inner = read(&self.inner);
+        let inner = self.inner.read();
         Ok(Self::index_of(&inner, index)?
             .values
             .get(value)
@@ -579,7 +573,7 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Indexer<K> for Com
     }
 
     fn list_index_values(&self, index: &str) -> Result<Vec<String>, IndexError> {
-        let inner = read(&self.inner);
+        let inner = self.inner.read();
         Ok(Self::index_of(&inner, index)?
             .values
             .keys()
@@ -588,7 +582,7 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Indexer<K> for Com
     }
 
     fn index(&self, index: &str, obj: &K) -> Result<Vec<Arc<K>>, IndexError> {
-        let inner = read(&self.inner);
+        let inner = self.inner.read();
         let idx = Self::index_of(&inner, index)?;
         let mut keys: HashSet<ObjectKey> = HashSet::new();
         for value in normalized((idx.func)(obj)) {

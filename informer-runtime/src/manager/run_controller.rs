@@ -1,0 +1,122 @@
+//! [`RunController`]: the entry points of a controller described by a type
+//! ([`ControllerSpec`](crate::controller::ControllerSpec)): run it alone, or add it to a
+//! [`Manager`].
+
+use std::future::Future;
+
+use kube::Client;
+use tokio_util::sync::CancellationToken;
+
+use super::{Manager, ManagerError, shutdown_on_signal};
+use crate::controller::{BuildError, Reconcile};
+use crate::factory::InformerFactory;
+
+/// How a controller described by a type starts: alone until a signal ([`run`](Self::run)) or
+/// a token ([`run_until`](Self::run_until)), or beside other controllers in a [`Manager`]
+/// ([`add_to`](Self::add_to)). Implemented for every [`Reconcile`] type, that is every
+/// `#[derive(Controller)]` struct with its `reconcile`; in the prelude.
+///
+/// ```
+/// use std::sync::Arc;
+/// use informer_core::ObjectKey;
+/// use informer_runtime::controller::{
+///     Action, Controller, ControllerBuilder, ControllerContext, ControllerSpec, Reconcile,
+///     ReconcileError,
+/// };
+/// use informer_runtime::factory::InformerFactory;
+/// use informer_runtime::manager::{Manager, RunController};
+/// use k8s_openapi::api::core::v1::ConfigMap;
+///
+/// struct Audit;
+/// impl ControllerSpec for Audit {
+///     type Resource = ConfigMap;
+///     type Context = ControllerContext<ConfigMap>;
+///     fn configure(&self, builder: ControllerBuilder<ConfigMap>) -> ControllerBuilder<ConfigMap> {
+///         builder.name("audit")
+///     }
+///     fn context(controller: &Controller<ConfigMap>) -> Self::Context {
+///         ControllerContext::new(controller)
+///     }
+/// }
+/// impl Reconcile for Audit {
+///     async fn reconcile(
+///         &self,
+///         _ctx: &ControllerContext<ConfigMap>,
+///         _key: &ObjectKey,
+///         _cm: Option<Arc<ConfigMap>>,
+///     ) -> Result<Action, ReconcileError> {
+///         Ok(Action::Done)
+///     }
+/// }
+///
+/// let mut manager = Manager::with_factory(InformerFactory::without_client());
+/// # let _cms = manager.factory().informer_from(
+/// #     informer_runtime::factory::InformerParams::all(),
+/// #     || Arc::new(informer_testing::MemoryListerWatcher::<ConfigMap>::new()),
+/// # );
+/// Audit.add_to(&mut manager).unwrap();
+/// assert!(Audit.add_to(&mut manager).is_err(), "one controller per name");
+/// ```
+pub trait RunController: Reconcile {
+    /// Builds the controller over `manager`'s factory and adds it to the manager, which
+    /// runs it with the others (metrics, health, leader election). The manager's factory
+    /// decides whether managed fields are cached (see
+    /// [`KEEP_MANAGED_FIELDS`](crate::controller::ControllerSpec::KEEP_MANAGED_FIELDS)); if it keeps them and
+    /// the controller does not ask to, an info line says how to drop them.
+    ///
+    /// # Errors
+    /// [`ManagerError::Build`] if the controller cannot be built, or
+    /// [`ManagerError::DuplicateController`] if one with the same name was added.
+    fn add_to(self, manager: &mut Manager) -> Result<(), ManagerError> {
+        let controller = self.into_controller(manager.factory())?;
+        if !Self::KEEP_MANAGED_FIELDS && !manager.factory().drops_managed_fields() {
+            tracing::info!(
+                controller = controller.name(),
+                "the manager's factory caches metadata.managedFields; to save about 11 KB per \
+                 object, give the manager a factory with drop_managed_fields(true)"
+            );
+        }
+        manager.add(controller)
+    }
+
+    /// Runs the controller on `client` until `cancel` is cancelled, with its own factory:
+    /// managed fields dropped (never decoded) unless kept. Returns early if an informer
+    /// stops before its cache synced (logged).
+    ///
+    /// # Errors
+    /// See [`BuildError`].
+    fn run_until(
+        self,
+        client: Client,
+        cancel: CancellationToken,
+    ) -> impl Future<Output = Result<(), BuildError>> + Send {
+        async move {
+            let factory =
+                InformerFactory::new(client).drop_managed_fields(!Self::KEEP_MANAGED_FIELDS);
+            let controller = self.into_controller(&factory)?;
+            controller.run(cancel).await;
+            factory.shutdown().await;
+            Ok(())
+        }
+    }
+
+    /// Runs the controller on `client` until the process receives Ctrl-C or SIGTERM (as
+    /// [`run_until`](Self::run_until) otherwise).
+    ///
+    /// # Errors
+    /// See [`BuildError`].
+    fn run(self, client: Client) -> impl Future<Output = Result<(), BuildError>> + Send {
+        async move {
+            let cancel = CancellationToken::new();
+            let run = async {
+                let result = self.run_until(client, cancel.clone()).await;
+                cancel.cancel(); // stops listening for signals
+                result
+            };
+            let (result, ()) = tokio::join!(run, shutdown_on_signal(cancel.clone()));
+            result
+        }
+    }
+}
+
+impl<C: Reconcile> RunController for C {}

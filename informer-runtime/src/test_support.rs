@@ -1,0 +1,36 @@
+//! What the unit tests of several modules share: waiting, in tokio time, until a condition
+//! holds. (The integration tests have theirs in `tests/integration/support.rs`.)
+
+use std::time::Duration;
+
+/// How often a condition is checked.
+const POLL: Duration = Duration::from_millis(2);
+
+/// How long [`eventually`] waits before it gives up: generous, for a loaded machine.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// Checks `cond` every 2 ms of tokio time until it holds; panics naming `what` after 10 s.
+pub(crate) async fn eventually(what: &str, cond: impl FnMut() -> bool) {
+    eventually_within(PATIENCE, what, cond).await;
+}
+
+/// As [`eventually`], giving up after `limit` (say, of paused time that skips backoffs).
+pub(crate) async fn eventually_within(limit: Duration, what: &str, mut cond: impl FnMut() -> bool) {
+    eventually_async_within(limit, what, async || cond()).await;
+}
+
+/// As [`eventually`], for a condition that awaits.
+pub(crate) async fn eventually_async(what: &str, cond: impl AsyncFnMut() -> bool) {
+    eventually_async_within(PATIENCE, what, cond).await;
+}
+
+async fn eventually_async_within(limit: Duration, what: &str, mut cond: impl AsyncFnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + limit;
+    while !cond().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {limit:?} waiting until {what}"
+        );
+        tokio::time::sleep(POLL).await;
+    }
+}

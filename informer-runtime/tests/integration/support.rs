@@ -1,0 +1,53 @@
+//! What the integration tests share: the in-process API server, and waiting until a
+//! condition holds.
+
+use std::time::Duration;
+
+use informer_testing::{CustomResourceSpec, TestApiServer};
+
+/// How often a condition is checked.
+const POLL: Duration = Duration::from_millis(10);
+
+/// How long a condition may take before the test fails: generous, for a loaded machine.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// The in-process API server, sending watch bookmarks every 200 ms.
+pub(crate) async fn server() -> TestApiServer {
+    TestApiServer::builder()
+        .bookmark_interval(Duration::from_millis(200))
+        .start()
+        .await
+        .expect("the test API server starts")
+}
+
+/// As [`server`], serving the namespaced custom resource `widgets.example.com/v1` too.
+pub(crate) async fn server_with_widgets() -> TestApiServer {
+    TestApiServer::builder()
+        .bookmark_interval(Duration::from_millis(200))
+        .custom_resource(CustomResourceSpec::namespaced(
+            "example.com",
+            "v1",
+            "Widget",
+            "widgets",
+        ))
+        .start()
+        .await
+        .expect("the test API server starts")
+}
+
+/// Checks `cond` every 10 ms until it holds; panics naming `what` after 10 s.
+pub(crate) async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
+    eventually_async(what, async || cond()).await;
+}
+
+/// As [`eventually`], for a condition that awaits.
+pub(crate) async fn eventually_async(what: &str, mut cond: impl AsyncFnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while !cond().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {PATIENCE:?} waiting until {what}"
+        );
+        tokio::time::sleep(POLL).await;
+    }
+}
