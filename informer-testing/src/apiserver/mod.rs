@@ -55,6 +55,7 @@ mod server;
 mod status;
 mod storage;
 mod table;
+mod time;
 mod watch;
 
 use std::net::{Ipv4Addr, SocketAddr};

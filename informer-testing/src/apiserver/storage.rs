@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
@@ -14,6 +13,7 @@ use super::patch::{self, PatchKind};
 use super::resource::{ResourceKey, ResourceType};
 use super::selector::{FieldSelector, LabelSelector};
 use super::status::ApiError;
+use super::time::now_rfc3339;
 
 /// A stored object. Stored objects are immutable; changes replace them.
 pub(crate) type Object = Arc<Value>;
@@ -1161,37 +1161,6 @@ fn new_uid() -> String {
     )
 }
 
-/// The current time as RFC 3339 with second precision, like Kubernetes timestamps.
-pub(crate) fn now_rfc3339() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    format_rfc3339(secs)
-}
-
-/// Formats seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ`.
-pub(crate) fn format_rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1203,13 +1172,6 @@ mod tests {
 
     fn pod(name: &str) -> Value {
         json!({"metadata": {"name": name, "labels": {"app": "x"}}, "spec": {"nodeName": "n1"}})
-    }
-
-    #[test]
-    fn timestamps() {
-        assert_eq!(format_rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(format_rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(format_rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
     }
 
     #[test]
