@@ -11,5 +11,6 @@ mod apiserver {
     mod fuzz;
     mod kubectl;
     mod list;
+    mod validation;
     mod watch;
 }

@@ -47,6 +47,7 @@
 
 mod discovery;
 mod faults;
+mod json_patch;
 mod openapi;
 mod patch;
 mod resource;
@@ -56,6 +57,7 @@ mod status;
 mod storage;
 mod table;
 mod time;
+mod validation;
 mod watch;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -72,7 +74,7 @@ use tokio::task::JoinHandle;
 
 pub use faults::{FailureCode, Faults, RequestMatch, RestartMode, Verb};
 pub use resource::CustomResourceSpec;
-pub use status::{ApiError, StatusReason};
+pub use status::{ApiError, FieldError, FieldErrorKind, StatusReason};
 
 use resource::{Registry, ResourceType};
 use server::Shared;

@@ -179,6 +179,9 @@ pub(crate) struct ResourceType {
     pub fields: Vec<(&'static str, &'static str)>,
     /// Whether DELETE returns the object (pods, custom resources) rather than a `Status`.
     pub returns_deleted_object: bool,
+    /// Whether the server keeps `metadata.generation` (workloads, pods, custom resources):
+    /// 1 on create, one more on every change outside metadata and status.
+    pub tracks_generation: bool,
     pub custom: bool,
 }
 
@@ -196,6 +199,7 @@ impl ResourceType {
             categories: Vec::new(),
             fields: Vec::new(),
             returns_deleted_object: false,
+            tracks_generation: false,
             custom: false,
         }
     }
@@ -212,6 +216,11 @@ impl ResourceType {
 
     fn all_category(mut self) -> Self {
         self.categories = vec!["all".to_string()];
+        self
+    }
+
+    fn generation(mut self) -> Self {
+        self.tracks_generation = true;
         self
     }
 
@@ -233,6 +242,7 @@ impl ResourceType {
             categories: Vec::new(),
             fields: Vec::new(),
             returns_deleted_object: true,
+            tracks_generation: true,
             custom: true,
         }
     }
@@ -324,6 +334,7 @@ impl Registry {
             .status()
             .short(&["po"])
             .all_category()
+            .generation()
             .fields(&pod_fields);
         pods.returns_deleted_object = true;
         let types = vec![
@@ -344,11 +355,13 @@ impl Registry {
             ResourceType::builtin("apps", "v1", "Deployment", "deployments", true)
                 .status()
                 .short(&["deploy"])
-                .all_category(),
+                .all_category()
+                .generation(),
             ResourceType::builtin("apps", "v1", "ReplicaSet", "replicasets", true)
                 .status()
                 .short(&["rs"])
                 .all_category()
+                .generation()
                 .fields(&[("status.replicas", "0")]),
             ResourceType::builtin("coordination.k8s.io", "v1", "Lease", "leases", true),
         ];

@@ -88,8 +88,8 @@ fn validate(expression: &Expression) -> Result<(), String> {
 impl LabelSelector {
     /// Parses a `labelSelector` query parameter and validates its keys and values.
     pub(crate) fn parse(input: &str) -> Result<Self, String> {
-        let selector = parse_label_selector(input)
-            .map_err(|e| format!("unable to parse requirement: {e}"))?;
+        let selector =
+            parse_label_selector(input).map_err(|e| format!("unable to parse requirement: {e}"))?;
         let requirements: Vec<Expression> = selector.into_iter().collect();
         for requirement in &requirements {
             validate(requirement).map_err(|e| format!("unable to parse requirement: {e}"))?;
@@ -114,14 +114,16 @@ impl LabelSelector {
     /// Whether a label set, given as a lookup function, matches (the semantics of
     /// `kube::core::SelectorExt::matches`, without building a map per object).
     pub(crate) fn matches<'a>(&self, label: impl Fn(&str) -> Option<&'a str>) -> bool {
-        self.requirements.iter().all(|requirement| match requirement {
-            Expression::Exists(key) => label(key).is_some(),
-            Expression::DoesNotExist(key) => label(key).is_none(),
-            Expression::Equal(key, v) => label(key) == Some(v.as_str()),
-            Expression::NotEqual(key, v) => label(key) != Some(v.as_str()),
-            Expression::In(key, set) => label(key).is_some_and(|v| set.contains(v)),
-            Expression::NotIn(key, set) => !label(key).is_some_and(|v| set.contains(v)),
-        })
+        self.requirements
+            .iter()
+            .all(|requirement| match requirement {
+                Expression::Exists(key) => label(key).is_some(),
+                Expression::DoesNotExist(key) => label(key).is_none(),
+                Expression::Equal(key, v) => label(key) == Some(v.as_str()),
+                Expression::NotEqual(key, v) => label(key) != Some(v.as_str()),
+                Expression::In(key, set) => label(key).is_some_and(|v| set.contains(v)),
+                Expression::NotIn(key, set) => !label(key).is_some_and(|v| set.contains(v)),
+            })
     }
 }
 

@@ -14,6 +14,7 @@ use super::resource::{ResourceKey, ResourceType};
 use super::selector::{FieldSelector, LabelSelector};
 use super::status::ApiError;
 use super::time::now_rfc3339;
+use super::validation;
 
 /// A stored object. Stored objects are immutable; changes replace them.
 pub(crate) type Object = Arc<Value>;
@@ -602,15 +603,10 @@ impl Store {
                 .and_then(Value::as_str)
                 .unwrap_or("");
             if generate.is_empty() {
-                return Err(ApiError::invalid(
-                    &resource.kind,
-                    "",
-                    "metadata.name: Required value: name or generateName is required",
-                ));
+                return Err(validation::name_required(resource));
             }
             name = format!("{generate}{}", random_suffix());
         }
-        validate_name(resource, &name)?;
         let namespace = resolve_namespace(resource, namespace, meta, &name)?;
         meta.insert("name".into(), json!(name));
         match &namespace {
@@ -631,8 +627,13 @@ impl Store {
         }
         meta.insert("uid".into(), json!(new_uid()));
         meta.insert("creationTimestamp".into(), json!(now_rfc3339()));
-        meta.insert("generation".into(), json!(1));
+        if resource.tracks_generation {
+            meta.insert("generation".into(), json!(1));
+        } else {
+            meta.remove("generation");
+        }
         apply_create_defaults(resource, &mut object);
+        validation::validate_create(resource, &object)?;
 
         let key = object_key(resource, namespace.as_deref(), &name);
         if self
@@ -695,7 +696,7 @@ impl Store {
             Err(err) => return Err(err),
         };
         let mut doc = old.as_ref().clone();
-        let invalid = |why: String| ApiError::invalid(&resource.kind, name, &why);
+        let invalid = |why: String| ApiError::patch_rejected(&why);
         match kind {
             PatchKind::Merge => {
                 if !patch.is_object() {
@@ -706,7 +707,10 @@ impl Store {
             PatchKind::Strategic => {
                 patch::strategic_merge_patch(&mut doc, patch).map_err(invalid)?;
             }
-            PatchKind::Json => patch::json_patch(&mut doc, patch).map_err(invalid)?,
+            PatchKind::Json => {
+                patch::json_patch(&mut doc, patch)
+                    .map_err(patch::JsonPatchError::into_api_error)?;
+            }
             PatchKind::Apply => {
                 if !patch.is_object() {
                     return Err(ApiError::bad_request(
@@ -956,34 +960,6 @@ fn resolve_namespace(
     Ok(Some(namespace.to_string()))
 }
 
-/// Validates an object name as a DNS subdomain (a DNS label for namespaces).
-pub(crate) fn validate_name(resource: &ResourceType, name: &str) -> Result<(), ApiError> {
-    let label_ok = |label: &str| {
-        let b = label.as_bytes();
-        !b.is_empty()
-            && b[0].is_ascii_alphanumeric()
-            && b[b.len() - 1].is_ascii_alphanumeric()
-            && b.iter()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-    };
-    let valid = if resource.kind == "Namespace" {
-        name.len() <= 63 && label_ok(name)
-    } else {
-        name.len() <= 253 && name.split('.').all(label_ok)
-    };
-    if valid {
-        Ok(())
-    } else {
-        Err(ApiError::invalid(
-            &resource.kind,
-            name,
-            &format!(
-                "metadata.name: Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
-            ),
-        ))
-    }
-}
-
 fn apply_create_defaults(resource: &ResourceType, object: &mut Value) {
     let default_phase = match (resource.group.as_str(), resource.kind.as_str()) {
         ("", "Namespace") => "Active",
@@ -1090,7 +1066,11 @@ fn prepare_update(
             };
         }
     }
-    if subresource == Subresource::Main && spec_changed(resource, old, &result) {
+    validation::validate_update(resource, old, &result)?;
+    if subresource == Subresource::Main
+        && resource.tracks_generation
+        && spec_changed(resource, old, &result)
+    {
         let generation = old
             .pointer("/metadata/generation")
             .and_then(Value::as_i64)

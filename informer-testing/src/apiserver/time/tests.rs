@@ -10,7 +10,10 @@ fn at(secs: i64, nanos: i32) -> Timestamp {
 fn time_is_utc_with_second_precision() {
     assert_eq!(format_time(at(0, 0)), "1970-01-01T00:00:00Z");
     assert_eq!(format_time(at(951_782_400, 0)), "2000-02-29T00:00:00Z");
-    assert_eq!(format_time(at(1_700_000_000, 999_999_999)), "2023-11-14T22:13:20Z");
+    assert_eq!(
+        format_time(at(1_700_000_000, 999_999_999)),
+        "2023-11-14T22:13:20Z"
+    );
 }
 
 #[test]
