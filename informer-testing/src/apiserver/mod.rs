@@ -45,12 +45,15 @@
 
 #![warn(missing_docs)]
 
+mod codec;
 mod discovery;
 mod faults;
 mod json_patch;
 mod openapi;
 mod patch;
+mod protobuf;
 mod resource;
+mod schema;
 mod selector;
 mod server;
 mod status;

@@ -20,6 +20,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+use super::codec::{self, FieldValidation};
 use super::discovery;
 use super::faults::{FaultState, RequestInfo, RestartMode, Verb};
 use super::openapi;
@@ -332,7 +333,11 @@ fn request_info(method: &Method, route: &Route, query: &Query) -> RequestInfo {
 async fn dispatch(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Body> {
     let (parts, body) = request.into_parts();
     let query = Query::parse(parts.uri.query());
-    let route = route(&shared.registry.read(), parts.uri.path());
+    let path = match percent_decode(parts.uri.path()) {
+        Ok(path) => path,
+        Err(err) => return error_response(&err),
+    };
+    let route = route(&shared.registry.read(), &path);
     let info = request_info(&parts.method, &route, &query);
     tracing::debug!(method = %parts.method, uri = %parts.uri, verb = %info.verb, "request");
 
@@ -347,19 +352,56 @@ async fn dispatch(shared: Arc<Shared>, request: Request<Incoming>) -> Response<B
         Ok(body) => body,
         Err(err) => return error_response(&err),
     };
+    let negotiated = match (&route, info.verb) {
+        (Route::Resource(_), Verb::Watch) => codec::negotiate(&parts.headers, codec::Route::Watch),
+        (Route::Resource(_), Verb::Get | Verb::List) => {
+            codec::negotiate(&parts.headers, codec::Route::Read)
+        }
+        _ => codec::negotiate(&parts.headers, codec::Route::Other),
+    };
+    let output = match negotiated {
+        Ok(output) => output,
+        Err(err) => return error_response(&err),
+    };
     let result = match route {
-        Route::Resource(path) => handle_resource(
-            &shared,
-            &parts.method,
-            &parts.headers,
-            path,
-            &query,
-            info.verb,
-            body,
-        ),
-        other => handle_non_resource(&shared, &parts.method, other),
+        Route::Resource(path) => {
+            let request = ResourceRequest {
+                shared: &shared,
+                method: &parts.method,
+                headers: &parts.headers,
+                query: &query,
+                verb: info.verb,
+                output,
+            };
+            handle_resource(&request, path, body)
+        }
+        other => handle_non_resource(&shared, &parts.method, other, output),
     };
     result.unwrap_or_else(|err| error_response(&err))
+}
+
+/// Decodes `%XX` escapes in a request path, as Go's `URL.Path` is decoded before routing
+/// (an escaped `/` separates segments there too).
+fn percent_decode(path: &str) -> Result<String, ApiError> {
+    let bytes = path.as_bytes();
+    if bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'%')
+        .any(|(i, _)| {
+            !bytes
+                .get(i + 1..i + 3)
+                .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+        })
+    {
+        return Err(ApiError::bad_request(format!(
+            "invalid URL escape in path {path:?}"
+        )));
+    }
+    percent_encoding::percent_decode_str(path)
+        .decode_utf8()
+        .map(|p| p.into_owned())
+        .map_err(|_| ApiError::bad_request(format!("the path {path:?} is not UTF-8")))
 }
 
 async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, ApiError> {
@@ -379,6 +421,7 @@ fn handle_non_resource(
     shared: &Shared,
     method: &Method,
     route: Route,
+    output: codec::Output,
 ) -> Result<Response<Body>, ApiError> {
     if !matches!(route, Route::NotFound) && method != Method::GET && method != Method::HEAD {
         return Err(method_not_allowed(method));
@@ -403,7 +446,7 @@ fn handle_non_resource(
         }
         Route::Resource(_) | Route::NotFound => return Err(ApiError::unknown_path()),
     };
-    Ok(json_response(StatusCode::OK, &document))
+    Ok(respond(StatusCode::OK, &document, output))
 }
 
 fn method_not_allowed(method: &Method) -> ApiError {
@@ -413,39 +456,90 @@ fn method_not_allowed(method: &Method) -> ApiError {
     )
 }
 
-fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Err(ApiError::bad_request(
-            "the request body is empty; an object was expected",
-        ));
-    }
-    serde_json::from_slice(body)
-        .map_err(|err| ApiError::bad_request(format!("the request body is not valid JSON: {err}")))
+/// What every resource handler needs to know about its request.
+struct ResourceRequest<'a> {
+    shared: &'a Arc<Shared>,
+    method: &'a Method,
+    headers: &'a HeaderMap,
+    query: &'a Query,
+    verb: Verb,
+    output: codec::Output,
 }
 
-#[allow(clippy::too_many_arguments)]
+impl ResourceRequest<'_> {
+    /// The object in the body, in any format the server reads, with unknown and duplicate
+    /// fields handled as `fieldValidation` says (`directives` for patches). Returns the
+    /// object and the warnings to send.
+    fn object(
+        &self,
+        resource: &ResourceType,
+        body: &[u8],
+        headers_decide: bool,
+        directives: bool,
+    ) -> Result<(Value, Vec<String>), ApiError> {
+        let validation = FieldValidation::parse(self.query.get("fieldValidation"))?;
+        let mut decoded = if headers_decide {
+            codec::decode_object(self.headers, body)?
+        } else {
+            codec::decode_yaml(body)?
+        };
+        let warnings = codec::check_fields(resource, &mut decoded, validation, directives)?;
+        Ok((decoded.value, warnings))
+    }
+
+    /// A response with an object in the negotiated format and `Warning` headers.
+    fn respond(&self, status: StatusCode, value: &Value, warnings: &[String]) -> Response<Body> {
+        let mut response = respond(status, value, self.output);
+        for warning in warnings {
+            let text = format!(
+                "299 - {}",
+                serde_json::to_string(warning).unwrap_or_default()
+            );
+            if let Ok(value) = header::HeaderValue::from_str(&text) {
+                response.headers_mut().append(header::WARNING, value);
+            }
+        }
+        response
+    }
+}
+
+/// Fails a create in a namespace that does not exist, as the NamespaceLifecycle admission
+/// plugin fails it: `404 namespaces "x" not found`.
+fn require_namespace(
+    store: &Store,
+    registry: &Registry,
+    namespace: Option<&str>,
+) -> Result<(), ApiError> {
+    let (Some(namespace), Some(namespaces)) = (namespace, registry.by_path("", "v1", "namespaces"))
+    else {
+        return Ok(());
+    };
+    store
+        .get(&namespaces, None, namespace)
+        .map(drop)
+        .map_err(|_| ApiError::not_found("namespaces", namespace))
+}
+
 fn handle_resource(
-    shared: &Arc<Shared>,
-    method: &Method,
-    headers: &HeaderMap,
+    request: &ResourceRequest<'_>,
     path: ResourcePath,
-    query: &Query,
-    verb: Verb,
     body: Bytes,
 ) -> Result<Response<Body>, ApiError> {
+    let shared = request.shared;
+    let (query, headers, method) = (request.query, request.headers, request.method);
     let subresource = match path.subresource.as_deref() {
         Some("status") => Subresource::Status,
         _ => Subresource::Main,
     };
-    if path.subresource.is_some() && verb == Verb::Delete {
+    if path.subresource.is_some() && request.verb == Verb::Delete {
         return Err(method_not_allowed(method));
     }
     let resource = path.resource.clone();
     let namespace = path.namespace.as_deref();
     let name = path.name.as_deref().unwrap_or("");
-    match verb {
-        Verb::List => list(shared, headers, &path, query),
-        Verb::Watch => watch(shared, headers, &path, query),
+    match request.verb {
+        Verb::List => list(request, &path),
+        Verb::Watch => watch(request, &path),
         Verb::Get => {
             if let Some(requested) = query.string("resourceVersion").filter(|rv| *rv != "0") {
                 let requested = parse_revision(requested)?;
@@ -455,24 +549,25 @@ fn handle_resource(
                 }
             }
             let object = shared.store.lock().get(&resource, namespace, name)?;
-            if wants_table(headers) {
-                let table = table::table(&resource, &[object], None, None);
-                return Ok(json_response(StatusCode::OK, &table));
-            }
-            Ok(json_response(StatusCode::OK, &object))
+            let document = match request.output {
+                codec::Output::Table => table::table(&resource, &[object], None, None),
+                codec::Output::Metadata => codec::partial_metadata(&object),
+                codec::Output::Json | codec::Output::Yaml => object.as_ref().clone(),
+            };
+            Ok(request.respond(StatusCode::OK, &document, &[]))
         }
         Verb::Create => {
             let dry_run = query.dry_run()?;
-            let object = parse_json(&body)?;
-            let created = shared
-                .store
-                .lock()
-                .create(&resource, namespace, object, dry_run)?;
-            Ok(json_response(StatusCode::CREATED, &created))
+            let (object, warnings) = request.object(&resource, &body, true, false)?;
+            let mut store = shared.store.lock();
+            require_namespace(&store, &shared.registry.read(), namespace)?;
+            let created = store.create(&resource, namespace, object, dry_run)?;
+            drop(store);
+            Ok(request.respond(StatusCode::CREATED, &created, &warnings))
         }
         Verb::Update => {
             let dry_run = query.dry_run()?;
-            let object = parse_json(&body)?;
+            let (object, warnings) = request.object(&resource, &body, true, false)?;
             let updated = shared.store.lock().update(
                 &resource,
                 namespace,
@@ -481,7 +576,7 @@ fn handle_resource(
                 subresource,
                 dry_run,
             )?;
-            Ok(json_response(StatusCode::OK, &updated))
+            Ok(request.respond(StatusCode::OK, &updated, &warnings))
         }
         Verb::Patch => {
             let dry_run = query.dry_run()?;
@@ -502,9 +597,19 @@ fn handle_resource(
                     "fieldManager: Required value: is required for apply patch",
                 ));
             }
-            let patch = parse_json(&body)?;
+            let (patch, warnings) = match kind {
+                // A JSON patch is a list of operations, not an object of the type.
+                PatchKind::Json => (codec::decode_json(&body)?.value, Vec::new()),
+                PatchKind::Apply => request.object(&resource, &body, false, false)?,
+                PatchKind::Merge | PatchKind::Strategic => {
+                    request.object(&resource, &body, false, kind == PatchKind::Strategic)?
+                }
+            };
             let mut store = shared.store.lock();
             let existed = store.get(&resource, namespace, name).is_ok();
+            if !existed && kind == PatchKind::Apply {
+                require_namespace(&store, &shared.registry.read(), namespace)?;
+            }
             let patched = store.patch(
                 &resource,
                 namespace,
@@ -514,33 +619,35 @@ fn handle_resource(
                 subresource,
                 dry_run,
             )?;
+            drop(store);
             let status = if existed {
                 StatusCode::OK
             } else {
                 StatusCode::CREATED
             };
-            Ok(json_response(status, &patched))
+            Ok(request.respond(status, &patched, &warnings))
         }
         Verb::Delete => {
-            let (options, body_dry_run) = delete_options(&body)?;
+            let (options, body_dry_run) = delete_options(headers, &body)?;
             let dry_run = query.dry_run()? || body_dry_run;
             let outcome = shared
                 .store
                 .lock()
                 .delete(&resource, namespace, name, &options, dry_run)?;
             Ok(match outcome {
-                DeleteOutcome::Pending(object) => json_response(StatusCode::OK, &object),
+                DeleteOutcome::Pending(object) => request.respond(StatusCode::OK, &object, &[]),
                 DeleteOutcome::Deleted(object) if resource.returns_deleted_object => {
-                    json_response(StatusCode::OK, &object)
+                    request.respond(StatusCode::OK, &object, &[])
                 }
                 DeleteOutcome::Deleted(object) => {
                     let uid = object.pointer("/metadata/uid").and_then(Value::as_str);
-                    json_response(StatusCode::OK, &success_status(&resource.plural, name, uid))
+                    let status = success_status(&resource.plural, name, uid);
+                    request.respond(StatusCode::OK, &status, &[])
                 }
             })
         }
         Verb::DeleteCollection => {
-            let (options, body_dry_run) = delete_options(&body)?;
+            let (options, body_dry_run) = delete_options(headers, &body)?;
             let dry_run = query.dry_run()? || body_dry_run;
             let filter = filter(&path, query)?;
             let mut store = shared.store.lock();
@@ -552,26 +659,24 @@ fn handle_resource(
             }
             let revision = store.revision();
             drop(store);
-            Ok(json_response(
-                StatusCode::OK,
-                &json!({
-                    "kind": format!("{}List", resource.kind),
-                    "apiVersion": resource.api_version(),
-                    "metadata": {"resourceVersion": revision.to_string()},
-                    "items": deleted.iter().map(|o| o.as_ref()).collect::<Vec<&Value>>(),
-                }),
-            ))
+            let list = json!({
+                "kind": format!("{}List", resource.kind),
+                "apiVersion": resource.api_version(),
+                "metadata": {"resourceVersion": revision.to_string()},
+                "items": deleted.iter().map(|o| o.as_ref()).collect::<Vec<&Value>>(),
+            });
+            Ok(request.respond(StatusCode::OK, &list, &[]))
         }
         Verb::Discovery | Verb::Other => Err(method_not_allowed(method)),
     }
 }
 
-/// Reads `DeleteOptions` from a (possibly empty) body.
-fn delete_options(body: &[u8]) -> Result<(DeleteOptions, bool), ApiError> {
+/// Reads `DeleteOptions` from a (possibly empty) body in any format the server reads.
+fn delete_options(headers: &HeaderMap, body: &[u8]) -> Result<(DeleteOptions, bool), ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok((DeleteOptions::default(), false));
     }
-    let value = parse_json(body)?;
+    let value = codec::decode_object(headers, body)?.value;
     if !value.is_object() {
         return Err(ApiError::bad_request("DeleteOptions must be a JSON object"));
     }
@@ -656,12 +761,8 @@ fn read_version(query: &Query, paginated: bool, continuing: bool) -> Result<Read
     }
 }
 
-fn list(
-    shared: &Shared,
-    headers: &HeaderMap,
-    path: &ResourcePath,
-    query: &Query,
-) -> Result<Response<Body>, ApiError> {
+fn list(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<Body>, ApiError> {
+    let (shared, query) = (request.shared, request.query);
     // Validate like the real server even though `watch=false` lists.
     query.bool("watch")?;
     let filter = filter(path, query)?;
@@ -675,23 +776,23 @@ fn list(
         limit.is_some_and(|l| l > 0),
         continue_token.is_some(),
     )?;
-    let request = ListRequest {
+    let list_request = ListRequest {
         filter,
         version,
         limit: limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
         continue_token,
     };
-    let page = shared.store.lock().list(&request)?;
+    let page = shared.store.lock().list(&list_request)?;
     let resource = &path.resource;
     let continue_token = page.continue_token.as_ref().map(ContinueToken::encode);
-    if wants_table(headers) {
+    if request.output == codec::Output::Table {
         let table = table::table(
             resource,
             &page.items,
             Some(page.revision),
             continue_token.as_deref(),
         );
-        return Ok(json_response(StatusCode::OK, &table));
+        return Ok(request.respond(StatusCode::OK, &table, &[]));
     }
     let mut metadata = json!({"resourceVersion": page.revision.to_string()});
     if let Some(token) = continue_token {
@@ -700,21 +801,26 @@ fn list(
     if let Some(remaining) = page.remaining {
         metadata["remainingItemCount"] = json!(remaining);
     }
-    let list = json!({
-        "kind": format!("{}List", resource.kind),
-        "apiVersion": resource.api_version(),
-        "metadata": metadata,
-        "items": page.items.iter().map(|o| o.as_ref()).collect::<Vec<&Value>>(),
-    });
-    Ok(json_response(StatusCode::OK, &list))
+    let list = if request.output == codec::Output::Metadata {
+        json!({
+            "kind": "PartialObjectMetadataList",
+            "apiVersion": "meta.k8s.io/v1",
+            "metadata": metadata,
+            "items": page.items.iter().map(|o| codec::partial_metadata(o)).collect::<Vec<Value>>(),
+        })
+    } else {
+        json!({
+            "kind": format!("{}List", resource.kind),
+            "apiVersion": resource.api_version(),
+            "metadata": metadata,
+            "items": page.items.iter().map(|o| o.as_ref()).collect::<Vec<&Value>>(),
+        })
+    };
+    Ok(request.respond(StatusCode::OK, &list, &[]))
 }
 
-fn watch(
-    shared: &Arc<Shared>,
-    headers: &HeaderMap,
-    path: &ResourcePath,
-    query: &Query,
-) -> Result<Response<Body>, ApiError> {
+fn watch(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<Body>, ApiError> {
+    let (shared, query) = (request.shared, request.query);
     let filter = filter(path, query)?;
     let invalid = |why: &str| ApiError::invalid("ListOptions.meta.k8s.io", "", why);
     let rv = query.string("resourceVersion");
@@ -766,7 +872,7 @@ fn watch(
         },
         (_, Some(revision)) => WatchStart::After(revision),
     };
-    let table = wants_table(headers);
+    let output = request.output;
     let resource = path.resource.clone();
     let (tx, rx) = mpsc::unbounded_channel();
     let result = {
@@ -790,17 +896,14 @@ fn watch(
     drop(tx);
     let interval = bookmarks.then_some(shared.bookmark_interval);
     let stream = WatchStream::new(shared.clone(), id, resource.clone(), rx, interval, timeout);
-    let body = if table {
-        let resource = resource.clone();
-        StreamBody::new(
-            stream
-                .into_stream()
-                .map(move |chunk| Ok(Frame::data(table::event_as_table(&resource, chunk)))),
-        )
-        .boxed_unsync()
-    } else {
-        StreamBody::new(stream.into_stream().map(|chunk| Ok(Frame::data(chunk)))).boxed_unsync()
-    };
+    let body = StreamBody::new(stream.into_stream().map(move |chunk| {
+        Ok(Frame::data(match output {
+            codec::Output::Table => table::event_as_table(&resource, chunk),
+            codec::Output::Metadata => codec::event_as_metadata(chunk),
+            codec::Output::Json | codec::Output::Yaml => chunk,
+        }))
+    }))
+    .boxed_unsync();
     Ok(Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, "application/json")
@@ -809,22 +912,20 @@ fn watch(
         .unwrap_or_else(|_| error_response(&ApiError::internal("failed to build a response"))))
 }
 
-/// Whether the client asked for a `meta.k8s.io` Table (as `kubectl get` does).
-fn wants_table(headers: &HeaderMap) -> bool {
-    headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .next()
-        .is_some_and(|first| {
-            let params: Vec<&str> = first.split(';').map(str::trim).collect();
-            params.contains(&"as=Table") && params.contains(&"g=meta.k8s.io")
-        })
-}
-
 fn full_body(bytes: Vec<u8>) -> Body {
     Full::new(Bytes::from(bytes)).boxed_unsync()
+}
+
+/// A response with a document in a negotiated format.
+fn respond(status: StatusCode, value: &Value, output: codec::Output) -> Response<Body> {
+    let (bytes, content_type) = codec::encode(value, output);
+    let mut response = Response::new(full_body(bytes));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(content_type),
+    );
+    response
 }
 
 pub(crate) fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
@@ -997,19 +1098,5 @@ mod tests {
                 .code(),
             400
         );
-    }
-
-    #[test]
-    fn table_accept_header() {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            header::ACCEPT,
-            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
-                .parse()
-                .unwrap(),
-        );
-        assert!(wants_table(&headers));
-        headers.insert(header::ACCEPT, "application/json".parse().unwrap());
-        assert!(!wants_table(&headers));
     }
 }

@@ -19,6 +19,8 @@ pub enum StatusReason {
     NotFound,
     /// 405: the verb is not supported on this path.
     MethodNotAllowed,
+    /// 406: no media type in `Accept` can be served.
+    NotAcceptable,
     /// 409: an object with that name already exists.
     AlreadyExists,
     /// 409: a write raced with another one (stale `resourceVersion`, failed precondition).
@@ -55,6 +57,7 @@ impl StatusReason {
             StatusReason::Forbidden => "Forbidden",
             StatusReason::NotFound => "NotFound",
             StatusReason::MethodNotAllowed => "MethodNotAllowed",
+            StatusReason::NotAcceptable => "NotAcceptable",
             StatusReason::AlreadyExists => "AlreadyExists",
             StatusReason::Conflict => "Conflict",
             StatusReason::Expired => "Expired",
@@ -81,6 +84,7 @@ impl StatusReason {
             StatusReason::Forbidden => 403,
             StatusReason::NotFound => 404,
             StatusReason::MethodNotAllowed => 405,
+            StatusReason::NotAcceptable => 406,
             StatusReason::AlreadyExists | StatusReason::Conflict => 409,
             StatusReason::Expired | StatusReason::Gone => 410,
             StatusReason::RequestEntityTooLarge => 413,

@@ -20,6 +20,15 @@ pub async fn server() -> TestApiServer {
         .expect("the test API server starts")
 }
 
+/// Creates a namespace (objects can only be created in namespaces that exist).
+pub fn namespace(server: &TestApiServer, name: &str) {
+    server
+        .create_json(serde_json::json!({
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}
+        }))
+        .expect("namespace created");
+}
+
 /// A client that does not retry 429/503/504 responses by itself.
 pub fn client_without_retries(server: &TestApiServer) -> Client {
     let mut config = server.config();
