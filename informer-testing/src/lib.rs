@@ -16,7 +16,8 @@ mod memory;
 
 pub use apiserver::{
     ApiError, CustomResourceSpec, Error, FailureCode, Faults, FieldError, FieldErrorKind,
-    RequestMatch, RestartMode, StatusReason, TestApiServer, TestApiServerBuilder, Verb,
+    RequestMatch, RestartMode, ScaleSubresource, StatusReason, TestApiServer, TestApiServerBuilder,
+    Verb,
 };
 pub use informer_core::lister_watcher::INITIAL_EVENTS_END_ANNOTATION;
 pub use memory::{MemoryListerWatcher, RecordedRequest, StreamingSupport};

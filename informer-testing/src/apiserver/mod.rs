@@ -53,6 +53,7 @@ mod openapi;
 mod patch;
 mod protobuf;
 mod resource;
+mod scale;
 mod schema;
 mod selector;
 mod server;
@@ -76,7 +77,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 pub use faults::{FailureCode, Faults, RequestMatch, RestartMode, Verb};
-pub use resource::CustomResourceSpec;
+pub use resource::{CustomResourceSpec, ScaleSubresource};
 pub use status::{ApiError, FieldError, FieldErrorKind, StatusReason};
 
 use resource::{Registry, ResourceType};

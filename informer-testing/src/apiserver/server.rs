@@ -24,8 +24,9 @@ use super::codec::{self, FieldValidation};
 use super::discovery;
 use super::faults::{FaultState, RequestInfo, RestartMode, Verb};
 use super::openapi;
-use super::patch::PatchKind;
+use super::patch::{self, PatchKind};
 use super::resource::{Registry, ResourceType};
+use super::scale;
 use super::selector::{FieldSelector, LabelSelector};
 use super::status::{ApiError, StatusReason, success_status};
 use super::storage::{
@@ -234,6 +235,7 @@ enum Route {
     Group(String),
     GroupVersion(String, String),
     OpenApiRoot,
+    OpenApiV2,
     OpenApiGroupVersion(String),
     Resource(ResourcePath),
     NotFound,
@@ -260,6 +262,7 @@ fn route(registry: &Registry, path: &str) -> Route {
         ["apis", group, version] => Route::GroupVersion(group.to_string(), version.to_string()),
         ["apis", group, version, rest @ ..] => resource_route(registry, group, version, rest),
         ["openapi", "v3"] => Route::OpenApiRoot,
+        ["openapi", "v2"] => Route::OpenApiV2,
         ["openapi", "v3", rest @ ..] => Route::OpenApiGroupVersion(rest.join("/")),
         _ => Route::NotFound,
     }
@@ -291,6 +294,9 @@ fn resource_route(registry: &Registry, group: &str, version: &str, rest: &[&str]
         [name] => (Some(name.to_string()), None),
         [name, "status"] if resource.status_subresource => {
             (Some(name.to_string()), Some("status".to_string()))
+        }
+        [name, "scale"] if resource.scale.is_some() => {
+            (Some(name.to_string()), Some("scale".to_string()))
         }
         _ => return Route::NotFound,
     };
@@ -353,6 +359,9 @@ async fn dispatch(shared: Arc<Shared>, request: Request<Incoming>) -> Response<B
         Err(err) => return error_response(&err),
     };
     let negotiated = match (&route, info.verb) {
+        // An unknown path is 404 whatever the client accepts.
+        (Route::NotFound, _) => Ok(codec::Output::Json),
+        (Route::OpenApiV2, _) => return openapi_v2(&parts.method, &parts.headers),
         (Route::Resource(_), Verb::Watch) => codec::negotiate(&parts.headers, codec::Route::Watch),
         (Route::Resource(_), Verb::Get | Verb::List) => {
             codec::negotiate(&parts.headers, codec::Route::Read)
@@ -378,6 +387,37 @@ async fn dispatch(shared: Arc<Shared>, request: Request<Incoming>) -> Response<B
         other => handle_non_resource(&shared, &parts.method, other, output),
     };
     result.unwrap_or_else(|err| error_response(&err))
+}
+
+fn openapi_v2(method: &Method, headers: &HeaderMap) -> Response<Body> {
+    if method != Method::GET && method != Method::HEAD {
+        return error_response(&method_not_allowed(method));
+    }
+    let accepts = |media: &str| {
+        headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|range| range.split(';').next().unwrap_or("").trim() == media)
+    };
+    let protobuf = accepts(openapi::V2_PROTOBUF);
+    if !protobuf && codec::negotiate(headers, codec::Route::Other).is_err() {
+        return error_response(&ApiError::new(
+            StatusReason::NotAcceptable,
+            format!(
+                "only the following media types are accepted: application/json, {}",
+                openapi::V2_PROTOBUF
+            ),
+        ));
+    }
+    let (bytes, content_type) = openapi::v2(protobuf);
+    let mut response = Response::new(full_body(bytes));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(content_type),
+    );
+    response
 }
 
 /// Decodes `%XX` escapes in a request path, as Go's `URL.Path` is decoded before routing
@@ -444,7 +484,9 @@ fn handle_non_resource(
         Route::OpenApiGroupVersion(path) => {
             openapi::group_version(&registry, &path).ok_or_else(ApiError::unknown_path)?
         }
-        Route::Resource(_) | Route::NotFound => return Err(ApiError::unknown_path()),
+        Route::Resource(_) | Route::NotFound | Route::OpenApiV2 => {
+            return Err(ApiError::unknown_path());
+        }
     };
     Ok(respond(StatusCode::OK, &document, output))
 }
@@ -527,6 +569,9 @@ fn handle_resource(
 ) -> Result<Response<Body>, ApiError> {
     let shared = request.shared;
     let (query, headers, method) = (request.query, request.headers, request.method);
+    if path.subresource.as_deref() == Some("scale") {
+        return handle_scale(request, &path, &body);
+    }
     let subresource = match path.subresource.as_deref() {
         Some("status") => Subresource::Status,
         _ => Subresource::Main,
@@ -668,6 +713,100 @@ fn handle_resource(
             Ok(request.respond(StatusCode::OK, &list, &[]))
         }
         Verb::Discovery | Verb::Other => Err(method_not_allowed(method)),
+    }
+}
+
+/// The `scale` subresource: get, update (PUT a `Scale`) and patch (a patch of the `Scale`).
+/// A change writes the replicas into the object, as an update of the object would.
+fn handle_scale(
+    request: &ResourceRequest<'_>,
+    path: &ResourcePath,
+    body: &[u8],
+) -> Result<Response<Body>, ApiError> {
+    let resource = &path.resource;
+    let namespace = path.namespace.as_deref();
+    let name = path.name.as_deref().unwrap_or("");
+    if request.verb == Verb::Get {
+        let object = request.shared.store.lock().get(resource, namespace, name)?;
+        return Ok(request.respond(StatusCode::OK, &scale::scale(resource, &object)?, &[]));
+    }
+    if !matches!(request.verb, Verb::Update | Verb::Patch) {
+        return Err(method_not_allowed(request.method));
+    }
+    let dry_run = request.query.dry_run()?;
+    let patch = match request.verb {
+        Verb::Patch => {
+            let content_type = request
+                .headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            let kind = PatchKind::from_content_type(content_type).ok_or_else(|| {
+                ApiError::new(
+                    StatusReason::UnsupportedMediaType,
+                    format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {content_type:?}"),
+                )
+            })?;
+            let document = match kind {
+                PatchKind::Apply => codec::decode_yaml(body)?.value,
+                _ => codec::decode_json(body)?.value,
+            };
+            Some((kind, document))
+        }
+        _ => None,
+    };
+    let mut store = request.shared.store.lock();
+    let object = store.get(resource, namespace, name)?;
+    let desired = match patch {
+        None => codec::decode_object(request.headers, body)?.value,
+        Some((kind, document)) => {
+            let mut current = scale::scale(resource, &object)?;
+            match kind {
+                PatchKind::Merge => patch::merge_patch(&mut current, &document),
+                PatchKind::Json => patch::json_patch(&mut current, &document)
+                    .map_err(patch::JsonPatchError::into_api_error)?,
+                PatchKind::Strategic | PatchKind::Apply => {
+                    patch::strategic_merge_patch(&mut current, &document)
+                        .map_err(|why| ApiError::patch_rejected(&why))?;
+                }
+            }
+            current
+        }
+    };
+    if let Some(rv) = desired
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .filter(|rv| !rv.is_empty())
+        && object
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            != Some(rv)
+    {
+        return Err(ApiError::conflict(
+            &format!("{}{}", resource.plural, group_suffix(resource)),
+            name,
+            "the object has been modified; please apply your changes to the latest version and try again",
+        ));
+    }
+    let replicas = scale::requested_replicas(name, &desired)?;
+    let resized = scale::with_replicas(resource, &object, replicas)?;
+    let updated = store.update(
+        resource,
+        namespace,
+        name,
+        resized,
+        Subresource::Main,
+        dry_run,
+    )?;
+    drop(store);
+    Ok(request.respond(StatusCode::OK, &scale::scale(resource, &updated)?, &[]))
+}
+
+fn group_suffix(resource: &ResourceType) -> String {
+    if resource.group.is_empty() {
+        String::new()
+    } else {
+        format!(".{}", resource.group)
     }
 }
 
