@@ -11,6 +11,7 @@ mod apiserver {
     mod fuzz;
     mod kubectl;
     mod list;
+    mod security;
     mod validation;
     mod watch;
 }

@@ -61,6 +61,7 @@ mod status;
 mod storage;
 mod table;
 mod time;
+mod tls;
 mod validation;
 mod watch;
 
@@ -69,9 +70,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use base64::Engine as _;
 use kube::config::{
     AuthInfo, Cluster, Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
 };
+use secrecy::SecretString;
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -116,6 +119,9 @@ pub enum Error {
         /// The object's `kind`.
         kind: String,
     },
+    /// The TLS identity (CA and serving certificate) could not be made.
+    #[error("failed to make the TLS identity: {0}")]
+    Tls(String),
     /// `kube` could not build a client for the server.
     #[error("failed to build a kube client: {0}")]
     Client(#[source] kube::Error),
@@ -144,6 +150,7 @@ pub struct TestApiServerBuilder {
     history_limit: usize,
     max_body_bytes: usize,
     custom_resources: Vec<CustomResourceSpec>,
+    plain_http: bool,
 }
 
 impl Default for TestApiServerBuilder {
@@ -154,6 +161,7 @@ impl Default for TestApiServerBuilder {
             history_limit: 10_000,
             max_body_bytes: 8 * 1024 * 1024,
             custom_resources: Vec::new(),
+            plain_http: false,
         }
     }
 }
@@ -207,6 +215,22 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Serves plain HTTP without authentication instead of the default HTTPS with a bearer
+    /// token (for clients that cannot do TLS; kubectl and kube-rs can, and the Node client
+    /// refuses `http://` servers).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), informer_testing::Error> {
+    /// let server = informer_testing::TestApiServer::builder().plain_http().start().await?;
+    /// assert!(server.url().starts_with("http://"));
+    /// assert!(server.token().is_none());
+    /// # Ok(()) }
+    /// ```
+    pub fn plain_http(mut self) -> Self {
+        self.plain_http = true;
+        self
+    }
+
     /// Registers a custom resource type from the start.
     ///
     /// ```
@@ -245,12 +269,27 @@ impl TestApiServerBuilder {
             address: requested,
             source,
         })?;
+        let (identity, security) = if self.plain_http {
+            let security = server::Security {
+                tls: None,
+                token: None,
+            };
+            (None, security)
+        } else {
+            let identity = tls::identity().map_err(Error::Tls)?;
+            let security = server::Security {
+                tls: Some(identity.acceptor.clone()),
+                token: Some(tls::new_token()),
+            };
+            (Some(identity), security)
+        };
         let shared = Arc::new(Shared::new(
             address,
             registry,
             self.history_limit,
             self.bookmark_interval,
             self.max_body_bytes,
+            security,
         ));
         let task = tokio::spawn(server::serve(listener, shared.clone()));
         tracing::info!(%address, "test API server listening");
@@ -258,6 +297,7 @@ impl TestApiServerBuilder {
             shared,
             task,
             address,
+            identity,
         })
     }
 }
@@ -283,6 +323,7 @@ pub struct TestApiServer {
     shared: Arc<Shared>,
     task: JoinHandle<()>,
     address: SocketAddr,
+    identity: Option<&'static tls::Identity>,
 }
 
 impl std::fmt::Debug for TestApiServer {
@@ -326,19 +367,50 @@ impl TestApiServer {
         self.address
     }
 
-    /// The base URL, e.g. `http://127.0.0.1:41234`.
+    /// The base URL, e.g. `https://127.0.0.1:41234` (`http://` with
+    /// [`TestApiServerBuilder::plain_http`]).
     ///
     /// ```no_run
     /// # async fn demo(server: informer_testing::TestApiServer) {
-    /// assert!(server.url().starts_with("http://127.0.0.1:"));
+    /// assert!(server.url().starts_with("https://127.0.0.1:"));
     /// # }
     /// ```
     pub fn url(&self) -> String {
-        format!("http://{}", self.address)
+        let scheme = if self.identity.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.address)
     }
 
-    /// A `kube::Config` for the server (default namespace `default`), for
-    /// clients that need tweaks such as disabling retries.
+    /// The PEM certificate of the CA that signed the serving certificate (valid for
+    /// `127.0.0.1` and `localhost`), or `None` for a plain-HTTP server. One CA serves every
+    /// server of a process.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// assert!(server.certificate_authority_pem().unwrap().contains("BEGIN CERTIFICATE"));
+    /// # }
+    /// ```
+    pub fn certificate_authority_pem(&self) -> Option<&str> {
+        self.identity.map(|identity| identity.ca_pem.as_str())
+    }
+
+    /// The bearer token requests must carry (`Authorization: Bearer <token>`; without it
+    /// the server answers `401 Unauthorized`), or `None` for a plain-HTTP server.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// let header = format!("Bearer {}", server.token().unwrap());
+    /// # let _ = header; }
+    /// ```
+    pub fn token(&self) -> Option<&str> {
+        self.shared.token.as_deref()
+    }
+
+    /// A `kube::Config` for the server (default namespace `default`; the CA as the only
+    /// root and the bearer token), for clients that need tweaks such as disabling retries.
     ///
     /// ```no_run
     /// # async fn demo(server: informer_testing::TestApiServer) -> Result<(), kube::Error> {
@@ -352,7 +424,12 @@ impl TestApiServer {
             .url()
             .parse()
             .unwrap_or_else(|_| http::Uri::from_static("http://127.0.0.1"));
-        kube::Config::new(uri)
+        let mut config = kube::Config::new(uri);
+        if let Some(identity) = self.identity {
+            config.root_cert = Some(vec![identity.ca_der.clone()]);
+        }
+        config.auth_info.token = self.token().map(|t| SecretString::from(t.to_string()));
+        config
     }
 
     /// A `kube::Client` for the server, like [`TestApiServer::client`] but
@@ -372,7 +449,7 @@ impl TestApiServer {
     ///
     /// # Panics
     ///
-    /// If `kube` cannot build a client for a plain-HTTP URL, which it always can
+    /// If `kube` cannot build a client for the server's URL and CA, which it always can
     /// (use [`TestApiServer::try_client`] to get the error instead).
     ///
     /// ```no_run
@@ -387,7 +464,8 @@ impl TestApiServer {
         }
     }
 
-    /// A kubeconfig whose current context points at the server.
+    /// A kubeconfig whose current context points at the server, with the CA
+    /// (`certificate-authority-data`) and the bearer token, as a real cluster's has.
     ///
     /// ```no_run
     /// # async fn demo(server: informer_testing::TestApiServer) {
@@ -402,13 +480,19 @@ impl TestApiServer {
                 name: NAME.into(),
                 cluster: Some(Cluster {
                     server: Some(self.url()),
+                    certificate_authority_data: self
+                        .certificate_authority_pem()
+                        .map(|pem| base64::engine::general_purpose::STANDARD.encode(pem)),
                     ..Cluster::default()
                 }),
                 ..NamedCluster::default()
             }],
             auth_infos: vec![NamedAuthInfo {
                 name: NAME.into(),
-                auth_info: Some(AuthInfo::default()),
+                auth_info: Some(AuthInfo {
+                    token: self.token().map(|t| SecretString::from(t.to_string())),
+                    ..AuthInfo::default()
+                }),
                 ..NamedAuthInfo::default()
             }],
             contexts: vec![NamedContext {

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
+use tokio_rustls::TlsAcceptor;
 
 use super::codec::{self, FieldValidation};
 use super::discovery;
@@ -34,6 +35,7 @@ use super::storage::{
     Subresource, WatchMessage, WatchStart,
 };
 use super::table;
+use super::tls;
 use super::watch::WatchStream;
 
 /// Response bodies: a full buffer or a watch stream.
@@ -52,6 +54,16 @@ pub(crate) struct Shared {
     pub(crate) address: SocketAddr,
     bookmark_interval: Duration,
     max_body_bytes: usize,
+    /// Accepts TLS connections; `None` serves plain HTTP.
+    tls: Option<TlsAcceptor>,
+    /// The bearer token every request must carry; `None` lets every request in.
+    pub(crate) token: Option<String>,
+}
+
+/// How the server is reached and who may use it.
+pub(crate) struct Security {
+    pub tls: Option<TlsAcceptor>,
+    pub token: Option<String>,
 }
 
 impl Shared {
@@ -61,6 +73,7 @@ impl Shared {
         history_limit: usize,
         bookmark_interval: Duration,
         max_body_bytes: usize,
+        security: Security,
     ) -> Self {
         let mut store = Store::new(history_limit);
         seed_namespaces(&mut store, &registry);
@@ -73,6 +86,8 @@ impl Shared {
             address,
             bookmark_interval,
             max_body_bytes,
+            tls: security.tls,
+            token: security.token,
         }
     }
 
@@ -129,23 +144,43 @@ pub(crate) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
         // Hold the lock while spawning so the task cannot deregister before it is registered.
         let mut connections = shared.connections.lock();
         let task = tokio::spawn(async move {
-            let svc_shared = conn_shared.clone();
-            let service = hyper::service::service_fn(move |request| {
-                let shared = svc_shared.clone();
-                async move { Ok::<_, Infallible>(handle(shared, request).await) }
-            });
-            let result = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                // Clients may shut down their write side while waiting for a response.
-                .half_close(true)
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-            if let Err(err) = result {
-                tracing::debug!(%err, %peer, "connection ended with an error");
+            match conn_shared.tls.clone() {
+                Some(acceptor) => {
+                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+                        Ok(Ok(stream)) => serve_connection(stream, &conn_shared, peer).await,
+                        Ok(Err(err)) => tracing::debug!(%err, %peer, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                    }
+                }
+                None => serve_connection(stream, &conn_shared, peer).await,
             }
             conn_shared.connections.lock().remove(&id);
         });
         connections.insert(id, task.abort_handle());
+    }
+}
+
+/// How long a client may take to complete the TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves HTTP/1.1 on one (plain or TLS) connection until it closes.
+async fn serve_connection<I>(io: I, shared: &Arc<Shared>, peer: SocketAddr)
+where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let svc_shared = shared.clone();
+    let service = hyper::service::service_fn(move |request| {
+        let shared = svc_shared.clone();
+        async move { Ok::<_, Infallible>(handle(shared, request).await) }
+    });
+    let result = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        // Clients may shut down their write side while waiting for a response.
+        .half_close(true)
+        .serve_connection(TokioIo::new(io), service)
+        .await;
+    if let Err(err) = result {
+        tracing::debug!(%err, %peer, "connection ended with an error");
     }
 }
 
@@ -338,6 +373,16 @@ fn request_info(method: &Method, route: &Route, query: &Query) -> RequestInfo {
 
 async fn dispatch(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Body> {
     let (parts, body) = request.into_parts();
+    if let Some(token) = &shared.token {
+        let header = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        if !tls::authorized(header, token) {
+            // As kube-apiserver answers a missing or invalid token (anonymous access off).
+            return error_response(&ApiError::new(StatusReason::Unauthorized, "Unauthorized"));
+        }
+    }
     let query = Query::parse(parts.uri.query());
     let path = match percent_decode(parts.uri.path()) {
         Ok(path) => path,
