@@ -7,10 +7,12 @@ mod apiserver {
 
     mod crud;
     mod discovery;
+    mod encoding;
     mod faults;
     mod fuzz;
     mod kubectl;
     mod list;
+    mod scale;
     mod security;
     mod validation;
     mod watch;
