@@ -1,27 +1,50 @@
 //! An in-process Kubernetes API server for tests and demos.
 //!
-//! [`TestApiServer`] serves plain HTTP on `127.0.0.1` and speaks the real
-//! protocol closely enough for `kube::Client`, `kube::runtime::watcher` and
-//! `kubectl` (`get`, `get -w`, `get --chunk-size`, `apply -f`, `delete`):
+//! [`TestApiServer`] listens on `127.0.0.1` and speaks the real protocol closely enough
+//! that `kube::Client`, `kube::runtime::watcher`, `kubectl`, the Python `kubernetes`
+//! client and Node's `@kubernetes/client-node` work against it as against a cluster:
 //!
-//! - discovery (`/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`, `/version`)
-//!   for core v1 Pods, ConfigMaps, Secrets, Services, Namespaces and Events,
-//!   apps/v1 Deployments and ReplicaSets, coordination.k8s.io/v1 Leases, and any
-//!   custom resource registered with [`TestApiServer::register_custom_resource`];
-//! - list with label and field selectors, `limit`/`continue` pagination over
+//! - **connection**: HTTPS with a serving certificate signed by a CA made at start-up, and a
+//!   bearer token per server; [`TestApiServer::kubeconfig`] carries both
+//!   (`certificate-authority-data`, `token`), [`TestApiServer::client`] uses them, and
+//!   requests without the token get `401 Unauthorized`.
+//!   [`TestApiServerBuilder::plain_http`] serves plain HTTP without authentication instead;
+//! - **discovery** (`/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`, `/version`,
+//!   `/openapi/v3`, an empty `/openapi/v2`) for core v1 Pods, ConfigMaps, Secrets, Services,
+//!   Namespaces and Events, apps/v1 Deployments, ReplicaSets and StatefulSets,
+//!   coordination.k8s.io/v1 Leases, and any custom resource registered with
+//!   [`TestApiServer::register_custom_resource`];
+//! - **bodies** in JSON, YAML and Kubernetes protobuf (what kubectl's typed `create`
+//!   subcommands send; decoded for the built-in types above, 415 for others); responses in
+//!   JSON or YAML, as a `meta.k8s.io` `Table` (`kubectl get`) or as `PartialObjectMetadata`
+//!   (metadata-only clients), by `Accept`; 406 when nothing acceptable can be served;
+//! - **list** with label and field selectors, `limit`/`continue` pagination over
 //!   consistent snapshots, and the real `resourceVersion`/`resourceVersionMatch` semantics;
-//! - watch from a resource version with bookmarks, `timeoutSeconds`,
+//! - **watch** from a resource version with bookmarks, `timeoutSeconds`,
 //!   `sendInitialEvents` (streaming lists) and `410 Gone` for compacted history;
-//! - create, get, update (409 on stale `resourceVersion`), JSON merge patch,
-//!   strategic merge patch (common subset), JSON patch, an approximation of
-//!   server-side apply, delete with finalizers, the `status` subresource and
-//!   `generation` tracking;
+//! - **writes**: create, get, update (409 on stale `resourceVersion`), JSON merge patch,
+//!   strategic merge patch (common subset), JSON patch (any document: 400 or 422, never a
+//!   crash), an approximation of server-side apply, delete with finalizers, the `status`
+//!   subresource, the `scale` subresource (Deployments, ReplicaSets, StatefulSets and
+//!   custom resources that declare one), `metadata.generation` for the types that have it
+//!   (Pods, workloads, custom resources);
+//! - **admission and validation** as a cluster answers: `fieldValidation=Strict|Warn|Ignore`
+//!   for unknown and duplicate fields of built-in types (unknown fields are dropped, as
+//!   decoding into Go types drops them), `422 Invalid` with one `details.causes` entry per
+//!   failed rule (object names, labels, annotations, container names, replicas, Service
+//!   types and ports, immutable ConfigMaps and Secrets), `404 namespaces "x" not found` for
+//!   creates in a missing namespace, `404` for types the server does not serve;
 //! - errors as `Status` objects.
 //!
 //! Objects are stored as JSON, so any type works; one revision counter is
 //! shared by all types, like etcd's. [`Faults`] makes the server misbehave on
 //! command: drop watches, fail or stall requests, send malformed events,
 //! compact history and restart.
+//!
+//! Not served: other built-in types, aggregated discovery, protobuf responses, admission
+//! webhooks, RBAC (one token can do everything), defaulting beyond Pod and Namespace
+//! phases, and Go's distinction between a zero value and an unset pointer in protobuf
+//! bodies (zero numbers and `false` are kept as sent).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
