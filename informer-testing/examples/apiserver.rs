@@ -24,8 +24,7 @@ struct Options {
     plain_http: bool,
 }
 
-const USAGE: &str =
-    "usage: apiserver [--kubeconfig PATH] [--port PORT] [--bookmark-interval-ms MILLISECONDS] [--plain-http]";
+const USAGE: &str = "usage: apiserver [--kubeconfig PATH] [--port PORT] [--bookmark-interval-ms MILLISECONDS] [--plain-http]";
 
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {

@@ -11,34 +11,12 @@ use informer_core::selector::parse_label_selector;
 use kube::core::Expression;
 use serde_json::Value;
 
+use super::validation::{is_dns_subdomain, is_qualified_name_part};
+
 /// A parsed and validated label selector; the empty selector matches everything.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct LabelSelector {
     requirements: Vec<Expression>,
-}
-
-fn is_name_part(s: &str) -> bool {
-    let bytes = s.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 63
-        && bytes[0].is_ascii_alphanumeric()
-        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-}
-
-fn is_dns_subdomain(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|label| {
-            let b = label.as_bytes();
-            !b.is_empty()
-                && b[0].is_ascii_alphanumeric()
-                && b[b.len() - 1].is_ascii_alphanumeric()
-                && b.iter()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        })
 }
 
 fn validate_label_key(key: &str) -> Result<(), String> {
@@ -53,7 +31,7 @@ fn validate_label_key(key: &str) -> Result<(), String> {
             "invalid label key \"{key}\": prefix must be a DNS subdomain"
         ));
     }
-    if !is_name_part(name) {
+    if !is_qualified_name_part(name) {
         return Err(format!(
             "invalid label key \"{key}\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
         ));
@@ -62,7 +40,7 @@ fn validate_label_key(key: &str) -> Result<(), String> {
 }
 
 fn validate_label_value(value: &str) -> Result<(), String> {
-    if value.is_empty() || is_name_part(value) {
+    if value.is_empty() || is_qualified_name_part(value) {
         Ok(())
     } else {
         Err(format!(

@@ -32,7 +32,7 @@ use super::selector::{FieldSelector, LabelSelector};
 use super::status::{ApiError, StatusReason, success_status};
 use super::storage::{
     ContinueToken, DeleteOptions, DeleteOutcome, Filter, ListRequest, ReadVersion, Store,
-    Subresource, WatchMessage, WatchStart,
+    Subresource, WatchMessage, WatchStart, group_suffix,
 };
 use super::table;
 use super::tls;
@@ -670,16 +670,7 @@ fn handle_resource(
         }
         Verb::Patch => {
             let dry_run = query.dry_run()?;
-            let content_type = headers
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
-            let kind = PatchKind::from_content_type(content_type).ok_or_else(|| {
-                ApiError::new(
-                    StatusReason::UnsupportedMediaType,
-                    format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {content_type:?}"),
-                )
-            })?;
+            let kind = patch_kind(headers)?;
             if kind == PatchKind::Apply && query.string("fieldManager").is_none() {
                 return Err(ApiError::invalid(
                     "PatchOptions.meta.k8s.io",
@@ -781,17 +772,7 @@ fn handle_scale(
     let dry_run = request.query.dry_run()?;
     let patch = match request.verb {
         Verb::Patch => {
-            let content_type = request
-                .headers
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
-            let kind = PatchKind::from_content_type(content_type).ok_or_else(|| {
-                ApiError::new(
-                    StatusReason::UnsupportedMediaType,
-                    format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {content_type:?}"),
-                )
-            })?;
+            let kind = patch_kind(request.headers)?;
             let document = match kind {
                 PatchKind::Apply => codec::decode_yaml(body)?.value,
                 _ => codec::decode_json(body)?.value,
@@ -847,12 +828,18 @@ fn handle_scale(
     Ok(request.respond(StatusCode::OK, &scale::scale(resource, &updated)?, &[]))
 }
 
-fn group_suffix(resource: &ResourceType) -> String {
-    if resource.group.is_empty() {
-        String::new()
-    } else {
-        format!(".{}", resource.group)
-    }
+/// The patch format a PATCH's `Content-Type` names; 415 for any other.
+fn patch_kind(headers: &HeaderMap) -> Result<PatchKind, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    PatchKind::from_content_type(content_type).ok_or_else(|| {
+        ApiError::new(
+            StatusReason::UnsupportedMediaType,
+            format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {content_type:?}"),
+        )
+    })
 }
 
 /// Reads `DeleteOptions` from a (possibly empty) body in any format the server reads.

@@ -1080,7 +1080,8 @@ fn prepare_update(
     Ok(result)
 }
 
-fn group_suffix(resource: &ResourceType) -> String {
+/// `.group` for grouped resources, empty for the core group (`deployments.apps`).
+pub(crate) fn group_suffix(resource: &ResourceType) -> String {
     if resource.group.is_empty() {
         String::new()
     } else {

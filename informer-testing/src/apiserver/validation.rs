@@ -110,28 +110,36 @@ pub(crate) fn replicas(field: &str, replicas: &Value, errors: &mut Vec<FieldErro
     }
 }
 
-fn is_dns_label(s: &str) -> bool {
+/// 1 to 63 bytes of `inner`, starting and ending with `edge`.
+fn is_label_like(s: &str, edge: fn(&u8) -> bool, inner: fn(&u8) -> bool) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
         && b.len() <= 63
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b.first().is_some_and(edge)
+        && b.last().is_some_and(edge)
+        && b.iter().all(inner)
 }
 
-fn is_dns_subdomain(s: &str) -> bool {
+/// An RFC 1123 label: lower-case alphanumerics and `-`.
+pub(crate) fn is_dns_label(s: &str) -> bool {
+    is_label_like(
+        s,
+        |c| c.is_ascii_lowercase() || c.is_ascii_digit(),
+        |c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-',
+    )
+}
+
+/// An RFC 1123 subdomain: dot-separated labels, at most 253 bytes.
+pub(crate) fn is_dns_subdomain(s: &str) -> bool {
     s.len() <= 253 && s.split('.').all(is_dns_label)
 }
 
-fn is_qualified_name_part(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+/// The name part of a qualified name (label keys, annotation keys), and a non-empty label
+/// value: alphanumerics, `-`, `_` and `.`, alphanumeric at both ends.
+pub(crate) fn is_qualified_name_part(s: &str) -> bool {
+    is_label_like(s, u8::is_ascii_alphanumeric, |c| {
+        c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.')
+    })
 }
 
 fn name(resource: &ResourceType, name: &str, errors: &mut Vec<FieldError>) {
