@@ -1,12 +1,15 @@
 //! A standalone in-process Kubernetes API server, for kubectl or manual experiments.
 //!
 //! ```text
-//! cargo run -p informer-runtime --features testing --example apiserver -- --kubeconfig /tmp/kc
+//! cargo run -p informer-testing --example apiserver -- --kubeconfig /tmp/kc
 //! kubectl --kubeconfig /tmp/kc get pods
+//! KUBECONFIG=/tmp/kc python3 -c 'import kubernetes as k; k.config.load_kube_config(); print(k.client.CoreV1Api().list_namespace())'
 //! ```
 //!
+//! The server speaks HTTPS; the kubeconfig holds its CA and bearer token.
 //! Options: `--kubeconfig PATH` (write a kubeconfig there), `--port N`
-//! (default: a free port), `--bookmark-interval-ms N`. Serves until Ctrl-C.
+//! (default: a free port), `--bookmark-interval-ms N`, `--plain-http` (no TLS, no token).
+//! Serves until Ctrl-C.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,16 +21,17 @@ struct Options {
     kubeconfig: Option<PathBuf>,
     port: u16,
     bookmark_interval: Option<Duration>,
+    plain_http: bool,
 }
 
-const USAGE: &str =
-    "usage: apiserver [--kubeconfig PATH] [--port PORT] [--bookmark-interval-ms MILLISECONDS]";
+const USAGE: &str = "usage: apiserver [--kubeconfig PATH] [--port PORT] [--bookmark-interval-ms MILLISECONDS] [--plain-http]";
 
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {
         kubeconfig: None,
         port: 0,
         bookmark_interval: None,
+        plain_http: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -54,6 +58,7 @@ fn parse_args() -> Result<Options, String> {
                     .map_err(|_| format!("--bookmark-interval-ms must be a number\n{USAGE}"))?;
                 options.bookmark_interval = Some(Duration::from_millis(millis));
             }
+            "--plain-http" => options.plain_http = true,
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
@@ -73,6 +78,9 @@ async fn main() -> ExitCode {
     let mut builder = TestApiServer::builder().port(options.port);
     if let Some(interval) = options.bookmark_interval {
         builder = builder.bookmark_interval(interval);
+    }
+    if options.plain_http {
+        builder = builder.plain_http();
     }
     let server = match builder.start().await {
         Ok(server) => server,

@@ -15,8 +15,9 @@ pub mod apiserver;
 mod memory;
 
 pub use apiserver::{
-    ApiError, CustomResourceSpec, Error, FailureCode, Faults, RequestMatch, RestartMode,
-    StatusReason, TestApiServer, TestApiServerBuilder, Verb,
+    ApiError, CustomResourceSpec, Error, FailureCode, Faults, FieldError, FieldErrorKind,
+    RequestMatch, RestartMode, ScaleSubresource, StatusReason, TestApiServer, TestApiServerBuilder,
+    Verb,
 };
 pub use informer_core::lister_watcher::INITIAL_EVENTS_END_ANNOTATION;
 pub use memory::{MemoryListerWatcher, RecordedRequest, StreamingSupport};

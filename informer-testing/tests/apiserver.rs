@@ -7,9 +7,13 @@ mod apiserver {
 
     mod crud;
     mod discovery;
+    mod encoding;
     mod faults;
     mod fuzz;
     mod kubectl;
     mod list;
+    mod scale;
+    mod security;
+    mod validation;
     mod watch;
 }

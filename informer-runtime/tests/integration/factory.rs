@@ -25,6 +25,10 @@ fn cm(ns: &str, name: &str, labels: &[(&str, &str)]) -> ConfigMap {
 
 async fn create(server: &TestApiServer, c: ConfigMap) {
     let ns = c.metadata.namespace.clone().unwrap();
+    // Objects can only be created in namespaces that exist; "already exists" is fine.
+    let _ = server.create_json(serde_json::json!({
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}
+    }));
     Api::<ConfigMap>::namespaced(server.client(), &ns)
         .create(&PostParams::default(), &c)
         .await

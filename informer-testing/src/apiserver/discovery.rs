@@ -101,6 +101,17 @@ fn resource_docs(t: &ResourceType) -> Vec<Value> {
             "verbs": ["get", "patch", "update"],
         }));
     }
+    if t.scale.is_some() {
+        docs.push(json!({
+            "name": format!("{}/scale", t.plural),
+            "singularName": "",
+            "namespaced": t.namespaced,
+            "group": "autoscaling",
+            "version": "v1",
+            "kind": "Scale",
+            "verbs": ["get", "patch", "update"],
+        }));
+    }
     docs
 }
 

@@ -1,27 +1,50 @@
 //! An in-process Kubernetes API server for tests and demos.
 //!
-//! [`TestApiServer`] serves plain HTTP on `127.0.0.1` and speaks the real
-//! protocol closely enough for `kube::Client`, `kube::runtime::watcher` and
-//! `kubectl` (`get`, `get -w`, `get --chunk-size`, `apply -f`, `delete`):
+//! [`TestApiServer`] listens on `127.0.0.1` and speaks the real protocol closely enough
+//! that `kube::Client`, `kube::runtime::watcher`, `kubectl`, the Python `kubernetes`
+//! client and Node's `@kubernetes/client-node` work against it as against a cluster:
 //!
-//! - discovery (`/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`, `/version`)
-//!   for core v1 Pods, ConfigMaps, Secrets, Services, Namespaces and Events,
-//!   apps/v1 Deployments and ReplicaSets, coordination.k8s.io/v1 Leases, and any
-//!   custom resource registered with [`TestApiServer::register_custom_resource`];
-//! - list with label and field selectors, `limit`/`continue` pagination over
+//! - **connection**: HTTPS with a serving certificate signed by a CA made at start-up, and a
+//!   bearer token per server; [`TestApiServer::kubeconfig`] carries both
+//!   (`certificate-authority-data`, `token`), [`TestApiServer::client`] uses them, and
+//!   requests without the token get `401 Unauthorized`.
+//!   [`TestApiServerBuilder::plain_http`] serves plain HTTP without authentication instead;
+//! - **discovery** (`/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`, `/version`,
+//!   `/openapi/v3`, an empty `/openapi/v2`) for core v1 Pods, ConfigMaps, Secrets, Services,
+//!   Namespaces and Events, apps/v1 Deployments, ReplicaSets and StatefulSets,
+//!   coordination.k8s.io/v1 Leases, and any custom resource registered with
+//!   [`TestApiServer::register_custom_resource`];
+//! - **bodies** in JSON, YAML and Kubernetes protobuf (what kubectl's typed `create`
+//!   subcommands send; decoded for the built-in types above, 415 for others); responses in
+//!   JSON or YAML, as a `meta.k8s.io` `Table` (`kubectl get`) or as `PartialObjectMetadata`
+//!   (metadata-only clients), by `Accept`; 406 when nothing acceptable can be served;
+//! - **list** with label and field selectors, `limit`/`continue` pagination over
 //!   consistent snapshots, and the real `resourceVersion`/`resourceVersionMatch` semantics;
-//! - watch from a resource version with bookmarks, `timeoutSeconds`,
+//! - **watch** from a resource version with bookmarks, `timeoutSeconds`,
 //!   `sendInitialEvents` (streaming lists) and `410 Gone` for compacted history;
-//! - create, get, update (409 on stale `resourceVersion`), JSON merge patch,
-//!   strategic merge patch (common subset), JSON patch, an approximation of
-//!   server-side apply, delete with finalizers, the `status` subresource and
-//!   `generation` tracking;
+//! - **writes**: create, get, update (409 on stale `resourceVersion`), JSON merge patch,
+//!   strategic merge patch (common subset), JSON patch (any document: 400 or 422, never a
+//!   crash), an approximation of server-side apply, delete with finalizers, the `status`
+//!   subresource, the `scale` subresource (Deployments, ReplicaSets, StatefulSets and
+//!   custom resources that declare one), `metadata.generation` for the types that have it
+//!   (Pods, workloads, custom resources);
+//! - **admission and validation** as a cluster answers: `fieldValidation=Strict|Warn|Ignore`
+//!   for unknown and duplicate fields of built-in types (unknown fields are dropped, as
+//!   decoding into Go types drops them), `422 Invalid` with one `details.causes` entry per
+//!   failed rule (object names, labels, annotations, container names, replicas, Service
+//!   types and ports, immutable ConfigMaps and Secrets), `404 namespaces "x" not found` for
+//!   creates in a missing namespace, `404` for types the server does not serve;
 //! - errors as `Status` objects.
 //!
 //! Objects are stored as JSON, so any type works; one revision counter is
 //! shared by all types, like etcd's. [`Faults`] makes the server misbehave on
 //! command: drop watches, fail or stall requests, send malformed events,
 //! compact history and restart.
+//!
+//! Not served: other built-in types, aggregated discovery, protobuf responses, admission
+//! webhooks, RBAC (one token can do everything), defaulting beyond Pod and Namespace
+//! phases, and Go's distinction between a zero value and an unset pointer in protobuf
+//! bodies (zero numbers and `false` are kept as sent).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -45,16 +68,24 @@
 
 #![warn(missing_docs)]
 
+mod codec;
 mod discovery;
 mod faults;
+mod json_patch;
 mod openapi;
 mod patch;
+mod protobuf;
 mod resource;
+mod scale;
+mod schema;
 mod selector;
 mod server;
 mod status;
 mod storage;
 mod table;
+mod time;
+mod tls;
+mod validation;
 mod watch;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -62,16 +93,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use base64::Engine as _;
 use kube::config::{
     AuthInfo, Cluster, Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
 };
+use secrecy::SecretString;
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 pub use faults::{FailureCode, Faults, RequestMatch, RestartMode, Verb};
-pub use resource::CustomResourceSpec;
-pub use status::{ApiError, StatusReason};
+pub use resource::{CustomResourceSpec, ScaleSubresource};
+pub use status::{ApiError, FieldError, FieldErrorKind, StatusReason};
 
 use resource::{Registry, ResourceType};
 use server::Shared;
@@ -109,6 +142,9 @@ pub enum Error {
         /// The object's `kind`.
         kind: String,
     },
+    /// The TLS identity (CA and serving certificate) could not be made.
+    #[error("failed to make the TLS identity: {0}")]
+    Tls(String),
     /// `kube` could not build a client for the server.
     #[error("failed to build a kube client: {0}")]
     Client(#[source] kube::Error),
@@ -137,6 +173,7 @@ pub struct TestApiServerBuilder {
     history_limit: usize,
     max_body_bytes: usize,
     custom_resources: Vec<CustomResourceSpec>,
+    plain_http: bool,
 }
 
 impl Default for TestApiServerBuilder {
@@ -147,6 +184,7 @@ impl Default for TestApiServerBuilder {
             history_limit: 10_000,
             max_body_bytes: 8 * 1024 * 1024,
             custom_resources: Vec::new(),
+            plain_http: false,
         }
     }
 }
@@ -200,6 +238,22 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Serves plain HTTP without authentication instead of the default HTTPS with a bearer
+    /// token (for clients that cannot do TLS; kubectl and kube-rs can, and the Node client
+    /// refuses `http://` servers).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), informer_testing::Error> {
+    /// let server = informer_testing::TestApiServer::builder().plain_http().start().await?;
+    /// assert!(server.url().starts_with("http://"));
+    /// assert!(server.token().is_none());
+    /// # Ok(()) }
+    /// ```
+    pub fn plain_http(mut self) -> Self {
+        self.plain_http = true;
+        self
+    }
+
     /// Registers a custom resource type from the start.
     ///
     /// ```
@@ -238,12 +292,27 @@ impl TestApiServerBuilder {
             address: requested,
             source,
         })?;
+        let (identity, security) = if self.plain_http {
+            let security = server::Security {
+                tls: None,
+                token: None,
+            };
+            (None, security)
+        } else {
+            let identity = tls::identity().map_err(Error::Tls)?;
+            let security = server::Security {
+                tls: Some(identity.acceptor.clone()),
+                token: Some(tls::new_token()),
+            };
+            (Some(identity), security)
+        };
         let shared = Arc::new(Shared::new(
             address,
             registry,
             self.history_limit,
             self.bookmark_interval,
             self.max_body_bytes,
+            security,
         ));
         let task = tokio::spawn(server::serve(listener, shared.clone()));
         tracing::info!(%address, "test API server listening");
@@ -251,6 +320,7 @@ impl TestApiServerBuilder {
             shared,
             task,
             address,
+            identity,
         })
     }
 }
@@ -276,6 +346,7 @@ pub struct TestApiServer {
     shared: Arc<Shared>,
     task: JoinHandle<()>,
     address: SocketAddr,
+    identity: Option<&'static tls::Identity>,
 }
 
 impl std::fmt::Debug for TestApiServer {
@@ -319,19 +390,50 @@ impl TestApiServer {
         self.address
     }
 
-    /// The base URL, e.g. `http://127.0.0.1:41234`.
+    /// The base URL, e.g. `https://127.0.0.1:41234` (`http://` with
+    /// [`TestApiServerBuilder::plain_http`]).
     ///
     /// ```no_run
     /// # async fn demo(server: informer_testing::TestApiServer) {
-    /// assert!(server.url().starts_with("http://127.0.0.1:"));
+    /// assert!(server.url().starts_with("https://127.0.0.1:"));
     /// # }
     /// ```
     pub fn url(&self) -> String {
-        format!("http://{}", self.address)
+        let scheme = if self.identity.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.address)
     }
 
-    /// A `kube::Config` for the server (default namespace `default`), for
-    /// clients that need tweaks such as disabling retries.
+    /// The PEM certificate of the CA that signed the serving certificate (valid for
+    /// `127.0.0.1` and `localhost`), or `None` for a plain-HTTP server. One CA serves every
+    /// server of a process.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// assert!(server.certificate_authority_pem().unwrap().contains("BEGIN CERTIFICATE"));
+    /// # }
+    /// ```
+    pub fn certificate_authority_pem(&self) -> Option<&str> {
+        self.identity.map(|identity| identity.ca_pem.as_str())
+    }
+
+    /// The bearer token requests must carry (`Authorization: Bearer <token>`; without it
+    /// the server answers `401 Unauthorized`), or `None` for a plain-HTTP server.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// let header = format!("Bearer {}", server.token().unwrap());
+    /// # let _ = header; }
+    /// ```
+    pub fn token(&self) -> Option<&str> {
+        self.shared.token.as_deref()
+    }
+
+    /// A `kube::Config` for the server (default namespace `default`; the CA as the only
+    /// root and the bearer token), for clients that need tweaks such as disabling retries.
     ///
     /// ```no_run
     /// # async fn demo(server: informer_testing::TestApiServer) -> Result<(), kube::Error> {
@@ -345,7 +447,12 @@ impl TestApiServer {
             .url()
             .parse()
             .unwrap_or_else(|_| http::Uri::from_static("http://127.0.0.1"));
-        kube::Config::new(uri)
+        let mut config = kube::Config::new(uri);
+        if let Some(identity) = self.identity {
+            config.root_cert = Some(vec![identity.ca_der.clone()]);
+        }
+        config.auth_info.token = self.token().map(|t| SecretString::from(t.to_string()));
+        config
     }
 
     /// A `kube::Client` for the server, like [`TestApiServer::client`] but
@@ -365,7 +472,7 @@ impl TestApiServer {
     ///
     /// # Panics
     ///
-    /// If `kube` cannot build a client for a plain-HTTP URL, which it always can
+    /// If `kube` cannot build a client for the server's URL and CA, which it always can
     /// (use [`TestApiServer::try_client`] to get the error instead).
     ///
     /// ```no_run
@@ -380,7 +487,8 @@ impl TestApiServer {
         }
     }
 
-    /// A kubeconfig whose current context points at the server.
+    /// A kubeconfig whose current context points at the server, with the CA
+    /// (`certificate-authority-data`) and the bearer token, as a real cluster's has.
     ///
     /// ```no_run
     /// # async fn demo(server: informer_testing::TestApiServer) {
@@ -395,13 +503,19 @@ impl TestApiServer {
                 name: NAME.into(),
                 cluster: Some(Cluster {
                     server: Some(self.url()),
+                    certificate_authority_data: self
+                        .certificate_authority_pem()
+                        .map(|pem| base64::engine::general_purpose::STANDARD.encode(pem)),
                     ..Cluster::default()
                 }),
                 ..NamedCluster::default()
             }],
             auth_infos: vec![NamedAuthInfo {
                 name: NAME.into(),
-                auth_info: Some(AuthInfo::default()),
+                auth_info: Some(AuthInfo {
+                    token: self.token().map(|t| SecretString::from(t.to_string())),
+                    ..AuthInfo::default()
+                }),
                 ..NamedAuthInfo::default()
             }],
             contexts: vec![NamedContext {

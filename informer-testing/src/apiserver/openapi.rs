@@ -98,6 +98,38 @@ pub(crate) fn group_version(registry: &Registry, path: &str) -> Option<Value> {
     Some(document(types))
 }
 
+/// The media type kubectl asks `/openapi/v2` for.
+pub(crate) const V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+
+/// The `Content-Type` of the protobuf answer (Go's MIME parser refuses the `@` form).
+const V2_PROTOBUF_RESPONSE: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+
+/// `/openapi/v2`: a document with no definitions, as JSON or in the protobuf form kubectl
+/// asks for (gnostic's `openapi_v2.Document`: `swagger` = 1, `info` = 2 with `title` = 1
+/// and `version` = 2, `paths` = 8). kubectl reads it when `/openapi/v3` does not list an
+/// object's group/version; finding no schema there, it goes on to tell the user the kind is
+/// not served (`no matches for kind ...`), as against a real server.
+pub(crate) fn v2(protobuf: bool) -> (Vec<u8>, &'static str) {
+    let version = format!("v1.{}.0", super::discovery::SERVER_MINOR);
+    if !protobuf {
+        let document = json!({
+            "swagger": "2.0",
+            "info": {"title": "Kubernetes", "version": version},
+            "paths": {},
+        });
+        return (document.to_string().into_bytes(), "application/json");
+    }
+    fn field(number: u8, bytes: &[u8]) -> Vec<u8> {
+        // Every piece is far below 128 bytes: one-byte lengths.
+        let mut out = vec![number << 3 | 2, bytes.len() as u8];
+        out.extend_from_slice(bytes);
+        out
+    }
+    let info = [field(1, b"Kubernetes"), field(2, version.as_bytes())].concat();
+    let document = [field(1, b"2.0"), field(2, &info), field(8, b"")].concat();
+    (document, V2_PROTOBUF_RESPONSE)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +161,17 @@ mod tests {
         );
         assert!(doc["paths"]["/api/v1/namespaces/{name}"]["patch"].is_object());
         assert!(group_version(&registry, "apis/nope/v1").is_none());
+    }
+
+    #[test]
+    fn v2_is_an_empty_document_in_json_or_protobuf() {
+        let (json, content_type) = v2(false);
+        assert_eq!(content_type, "application/json");
+        let json: Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(json["swagger"], "2.0");
+        let (protobuf, content_type) = v2(true);
+        assert_eq!(content_type, V2_PROTOBUF_RESPONSE);
+        assert_eq!(&protobuf[..5], b"\x0a\x032.0");
+        assert_eq!(protobuf[protobuf.len() - 2..], [8 << 3 | 2, 0]);
     }
 }

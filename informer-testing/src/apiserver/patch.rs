@@ -1,5 +1,5 @@
 //! JSON merge patch (RFC 7386), the common subset of strategic merge patch,
-//! and JSON patch (RFC 6902).
+//! and JSON patch (RFC 6902, in `json_patch`).
 
 use serde_json::{Map, Value};
 
@@ -53,12 +53,7 @@ pub(crate) fn merge_patch(target: &mut Value, patch: &Value) {
     }
 }
 
-/// Applies an RFC 6902 JSON patch.
-pub(crate) fn json_patch(target: &mut Value, patch: &Value) -> Result<(), String> {
-    let ops: Vec<json_patch::PatchOperation> =
-        serde_json::from_value(patch.clone()).map_err(|e| format!("invalid JSON patch: {e}"))?;
-    json_patch::patch(target, &ops).map_err(|e| e.to_string())
-}
+pub(crate) use super::json_patch::{JsonPatchError, json_patch};
 
 /// Fields whose list elements merge by a key under strategic merge patch.
 ///
@@ -481,25 +476,5 @@ mod tests {
             target["spec"]["ports"],
             json!([{"port": 80, "name": "http", "targetPort": 8080}, {"port": 443}])
         );
-    }
-
-    #[test]
-    fn json_patch_applies_operations() {
-        let mut target = json!({"metadata": {"labels": {"a": "1"}}});
-        json_patch(
-            &mut target,
-            &json!([{"op": "add", "path": "/metadata/labels/b", "value": "2"},
-                    {"op": "remove", "path": "/metadata/labels/a"}]),
-        )
-        .unwrap();
-        assert_eq!(target, json!({"metadata": {"labels": {"b": "2"}}}));
-        assert!(
-            json_patch(
-                &mut target,
-                &json!([{"op": "test", "path": "/x", "value": 1}])
-            )
-            .is_err()
-        );
-        assert!(json_patch(&mut target, &json!({"op": "nonsense"})).is_err());
     }
 }

@@ -33,6 +33,82 @@ pub struct CustomResourceSpec {
     pub status_subresource: bool,
     /// Short names for discovery (kubectl uses them, e.g. `kubectl get wd`).
     pub short_names: Vec<String>,
+    /// The `scale` subresource, as a CustomResourceDefinition declares it.
+    pub scale: Option<ScaleSubresource>,
+}
+
+/// Where a custom resource keeps what its `scale` subresource (an `autoscaling/v1` `Scale`)
+/// shows, as JSON paths like `.spec.replicas` (CustomResourceDefinition's
+/// `subresources.scale`).
+///
+/// ```
+/// use informer_testing::ScaleSubresource;
+/// let scale = ScaleSubresource::new(".spec.replicas", ".status.replicas")
+///     .with_label_selector_path(".status.selector");
+/// assert_eq!(scale.label_selector_path.as_deref(), Some(".status.selector"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScaleSubresource {
+    /// The desired replicas (`Scale.spec.replicas`), e.g. `.spec.replicas`. Must be under `.spec`.
+    pub spec_replicas_path: String,
+    /// The observed replicas (`Scale.status.replicas`), e.g. `.status.replicas`. Must be
+    /// under `.status`.
+    pub status_replicas_path: String,
+    /// The label selector in its string form (`Scale.status.selector`), e.g.
+    /// `.status.selector`. Must be under `.status` or `.spec`.
+    pub label_selector_path: Option<String>,
+}
+
+impl ScaleSubresource {
+    /// A scale subresource without a label selector.
+    ///
+    /// ```
+    /// # use informer_testing::ScaleSubresource;
+    /// let scale = ScaleSubresource::new(".spec.replicas", ".status.replicas");
+    /// assert!(scale.label_selector_path.is_none());
+    /// ```
+    pub fn new(spec_replicas_path: &str, status_replicas_path: &str) -> Self {
+        Self {
+            spec_replicas_path: spec_replicas_path.to_string(),
+            status_replicas_path: status_replicas_path.to_string(),
+            label_selector_path: None,
+        }
+    }
+
+    /// Adds the path of the label selector string.
+    ///
+    /// ```
+    /// # use informer_testing::ScaleSubresource;
+    /// let scale = ScaleSubresource::new(".spec.replicas", ".status.replicas")
+    ///     .with_label_selector_path(".status.selector");
+    /// assert!(scale.label_selector_path.is_some());
+    /// ```
+    pub fn with_label_selector_path(mut self, path: &str) -> Self {
+        self.label_selector_path = Some(path.to_string());
+        self
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let check = |path: &str, under: &[&str]| {
+            let valid = path.starts_with('.')
+                && path[1..].split('.').all(|p| !p.is_empty())
+                && under.iter().any(|u| path.starts_with(&format!(".{u}.")));
+            if valid {
+                Ok(())
+            } else {
+                Err(format!(
+                    "scale path {path:?} must be a JSON path under .{}",
+                    under.join(" or .")
+                ))
+            }
+        };
+        check(&self.spec_replicas_path, &["spec"])?;
+        check(&self.status_replicas_path, &["status"])?;
+        if let Some(path) = &self.label_selector_path {
+            check(path, &["spec", "status"])?;
+        }
+        Ok(())
+    }
 }
 
 impl CustomResourceSpec {
@@ -108,6 +184,19 @@ impl CustomResourceSpec {
         self
     }
 
+    /// Adds a `scale` subresource (`kubectl scale`, autoscalers).
+    ///
+    /// ```
+    /// # use informer_testing::{CustomResourceSpec, ScaleSubresource};
+    /// let spec = CustomResourceSpec::namespaced("g.io", "v1", "K", "ks")
+    ///     .with_scale_subresource(ScaleSubresource::new(".spec.replicas", ".status.replicas"));
+    /// assert!(spec.scale.is_some());
+    /// ```
+    pub fn with_scale_subresource(mut self, scale: ScaleSubresource) -> Self {
+        self.scale = Some(scale);
+        self
+    }
+
     /// Sets the short names advertised in discovery.
     ///
     /// ```
@@ -158,6 +247,9 @@ impl CustomResourceSpec {
         if self.kind.is_empty() || !self.kind.bytes().all(|b| b.is_ascii_alphanumeric()) {
             return Err(format!("kind {:?} must be alphanumeric", self.kind));
         }
+        if let Some(scale) = &self.scale {
+            scale.validate()?;
+        }
         Ok(())
     }
 }
@@ -172,6 +264,8 @@ pub(crate) struct ResourceType {
     pub singular: String,
     pub namespaced: bool,
     pub status_subresource: bool,
+    /// Where the `scale` subresource reads and writes, if the type has one.
+    pub scale: Option<ScaleSubresource>,
     pub short_names: Vec<String>,
     pub categories: Vec<String>,
     /// Extra supported field selectors beyond `metadata.name`/`metadata.namespace`,
@@ -179,6 +273,9 @@ pub(crate) struct ResourceType {
     pub fields: Vec<(&'static str, &'static str)>,
     /// Whether DELETE returns the object (pods, custom resources) rather than a `Status`.
     pub returns_deleted_object: bool,
+    /// Whether the server keeps `metadata.generation` (workloads, pods, custom resources):
+    /// 1 on create, one more on every change outside metadata and status.
+    pub tracks_generation: bool,
     pub custom: bool,
 }
 
@@ -192,10 +289,12 @@ impl ResourceType {
             singular: kind.to_ascii_lowercase(),
             namespaced,
             status_subresource: false,
+            scale: None,
             short_names: Vec::new(),
             categories: Vec::new(),
             fields: Vec::new(),
             returns_deleted_object: false,
+            tracks_generation: false,
             custom: false,
         }
     }
@@ -215,6 +314,21 @@ impl ResourceType {
         self
     }
 
+    /// A workload's `scale`: `.spec.replicas`, `.status.replicas`, and the selector (from
+    /// `.spec.selector`, a `LabelSelector` object turned into its string form).
+    fn workload_scale(mut self) -> Self {
+        self.scale = Some(
+            ScaleSubresource::new(".spec.replicas", ".status.replicas")
+                .with_label_selector_path(".spec.selector"),
+        );
+        self
+    }
+
+    fn generation(mut self) -> Self {
+        self.tracks_generation = true;
+        self
+    }
+
     fn fields(mut self, fields: &[(&'static str, &'static str)]) -> Self {
         self.fields = fields.to_vec();
         self
@@ -229,10 +343,12 @@ impl ResourceType {
             singular: spec.kind.to_ascii_lowercase(),
             namespaced: spec.namespaced,
             status_subresource: spec.status_subresource,
+            scale: spec.scale.clone(),
             short_names: spec.short_names.clone(),
             categories: Vec::new(),
             fields: Vec::new(),
             returns_deleted_object: true,
+            tracks_generation: true,
             custom: true,
         }
     }
@@ -295,7 +411,8 @@ pub(crate) struct Registry {
 
 impl Registry {
     /// The built-in types: core v1 Pods, ConfigMaps, Secrets, Services,
-    /// Namespaces, Events; apps/v1 Deployments, ReplicaSets; coordination.k8s.io/v1 Leases.
+    /// Namespaces, Events; apps/v1 Deployments, ReplicaSets, StatefulSets;
+    /// coordination.k8s.io/v1 Leases.
     pub(crate) fn builtin() -> Self {
         let pod_fields = [
             ("spec.nodeName", ""),
@@ -324,6 +441,7 @@ impl Registry {
             .status()
             .short(&["po"])
             .all_category()
+            .generation()
             .fields(&pod_fields);
         pods.returns_deleted_object = true;
         let types = vec![
@@ -344,12 +462,22 @@ impl Registry {
             ResourceType::builtin("apps", "v1", "Deployment", "deployments", true)
                 .status()
                 .short(&["deploy"])
-                .all_category(),
+                .all_category()
+                .generation()
+                .workload_scale(),
             ResourceType::builtin("apps", "v1", "ReplicaSet", "replicasets", true)
                 .status()
                 .short(&["rs"])
                 .all_category()
+                .generation()
+                .workload_scale()
                 .fields(&[("status.replicas", "0")]),
+            ResourceType::builtin("apps", "v1", "StatefulSet", "statefulsets", true)
+                .status()
+                .short(&["sts"])
+                .all_category()
+                .generation()
+                .workload_scale(),
             ResourceType::builtin("coordination.k8s.io", "v1", "Lease", "leases", true),
         ];
         Self {

@@ -1,268 +1,22 @@
 //! Label and field selectors, parsed and matched as the API server does.
 //!
-//! Label selectors support equality (`a=b`, `a==b`, `a!=b`), set-based
-//! (`a in (x,y)`, `a notin (x)`), existence (`a`, `!a`) and the numeric
-//! `a>1` / `a<1` requirements. Field selectors support `=`, `==` and `!=` with
-//! `\`-escaping of `,`, `=` and `\` in values.
+//! Label selectors are parsed by [`informer_core::selector::parse_label_selector`], the
+//! workspace's one parser (equality `a=b`, `a==b`, `a!=b`; set-based `a in (x,y)`,
+//! `a notin (x)`; existence `a`, `!a`). On top of it the server checks what the real one
+//! validates: label keys (an optional DNS-subdomain prefix and a name part of at most 63
+//! alphanumerics, `-`, `_`, `.`) and values. Field selectors support `=`, `==` and `!=`
+//! with `\`-escaping of `,`, `=` and `\` in values.
 
-use std::collections::BTreeSet;
-
+use informer_core::selector::parse_label_selector;
+use kube::core::Expression;
 use serde_json::Value;
 
-/// A parsed label selector; the empty selector matches everything.
+use super::validation::{is_dns_subdomain, is_qualified_name_part};
+
+/// A parsed and validated label selector; the empty selector matches everything.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct LabelSelector {
-    requirements: Vec<Requirement>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Requirement {
-    key: String,
-    op: Operator,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Operator {
-    Exists,
-    DoesNotExist,
-    Equals(String),
-    NotEquals(String),
-    In(BTreeSet<String>),
-    NotIn(BTreeSet<String>),
-    GreaterThan(i64),
-    LessThan(i64),
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Token {
-    Ident(String),
-    Not,
-    Equals,
-    DoubleEquals,
-    NotEquals,
-    In,
-    NotIn,
-    Open,
-    Close,
-    Comma,
-    Greater,
-    Less,
-}
-
-fn is_special(c: char) -> bool {
-    matches!(c, '!' | '=' | '(' | ')' | ',' | '<' | '>') || c.is_whitespace()
-}
-
-fn lex(input: &str) -> Vec<Token> {
-    let mut tokens = Vec::new();
-    let mut chars = input.chars().peekable();
-    while let Some(&c) = chars.peek() {
-        if c.is_whitespace() {
-            chars.next();
-            continue;
-        }
-        chars.next();
-        let token = match c {
-            '!' if chars.peek() == Some(&'=') => {
-                chars.next();
-                Token::NotEquals
-            }
-            '!' => Token::Not,
-            '=' if chars.peek() == Some(&'=') => {
-                chars.next();
-                Token::DoubleEquals
-            }
-            '=' => Token::Equals,
-            '(' => Token::Open,
-            ')' => Token::Close,
-            ',' => Token::Comma,
-            '>' => Token::Greater,
-            '<' => Token::Less,
-            _ => {
-                let mut ident = String::from(c);
-                while let Some(&next) = chars.peek() {
-                    if is_special(next) {
-                        break;
-                    }
-                    ident.push(next);
-                    chars.next();
-                }
-                match ident.as_str() {
-                    "in" => Token::In,
-                    "notin" => Token::NotIn,
-                    _ => Token::Ident(ident),
-                }
-            }
-        };
-        tokens.push(token);
-    }
-    tokens
-}
-
-struct Parser {
-    tokens: Vec<Token>,
-    pos: usize,
-}
-
-impl Parser {
-    fn peek(&self) -> Option<&Token> {
-        self.tokens.get(self.pos)
-    }
-
-    fn next(&mut self) -> Option<Token> {
-        let token = self.tokens.get(self.pos).cloned();
-        self.pos += 1;
-        token
-    }
-
-    fn key(&mut self) -> Result<String, String> {
-        match self.next() {
-            Some(Token::Ident(key)) => {
-                validate_label_key(&key)?;
-                Ok(key)
-            }
-            // `in`/`notin` are valid label keys when they appear in key position.
-            Some(Token::In) => Ok("in".to_string()),
-            Some(Token::NotIn) => Ok("notin".to_string()),
-            other => Err(format!("found '{}', expected: identifier", describe(other))),
-        }
-    }
-
-    /// A value, which may be empty when followed by `,`, `)` or the end.
-    fn value(&mut self) -> Result<String, String> {
-        match self.peek() {
-            None | Some(Token::Comma) | Some(Token::Close) => Ok(String::new()),
-            Some(Token::Ident(_)) | Some(Token::In) | Some(Token::NotIn) => {
-                let value = match self.next() {
-                    Some(Token::Ident(v)) => v,
-                    Some(Token::In) => "in".to_string(),
-                    _ => "notin".to_string(),
-                };
-                validate_label_value(&value)?;
-                Ok(value)
-            }
-            other => Err(format!(
-                "found '{}', expected: identifier",
-                describe(other.cloned())
-            )),
-        }
-    }
-
-    fn values(&mut self) -> Result<BTreeSet<String>, String> {
-        match self.next() {
-            Some(Token::Open) => {}
-            other => return Err(format!("found '{}', expected: '('", describe(other))),
-        }
-        let mut values = BTreeSet::new();
-        loop {
-            values.insert(self.value()?);
-            match self.next() {
-                Some(Token::Comma) => continue,
-                Some(Token::Close) => break,
-                other => {
-                    return Err(format!("found '{}', expected: ',' or ')'", describe(other)));
-                }
-            }
-        }
-        Ok(values)
-    }
-
-    fn integer(&mut self) -> Result<i64, String> {
-        match self.next() {
-            Some(Token::Ident(v)) => v.parse().map_err(|_| {
-                format!("for 'Gt', 'Lt' operators, the value must be an integer: {v}")
-            }),
-            other => Err(format!("found '{}', expected: integer", describe(other))),
-        }
-    }
-
-    fn requirement(&mut self) -> Result<Requirement, String> {
-        if self.peek() == Some(&Token::Not) {
-            self.next();
-            let key = self.key()?;
-            return Ok(Requirement {
-                key,
-                op: Operator::DoesNotExist,
-            });
-        }
-        let key = self.key()?;
-        let op = match self.peek() {
-            None | Some(Token::Comma) => Operator::Exists,
-            Some(Token::Equals) | Some(Token::DoubleEquals) => {
-                self.next();
-                Operator::Equals(self.value()?)
-            }
-            Some(Token::NotEquals) => {
-                self.next();
-                Operator::NotEquals(self.value()?)
-            }
-            Some(Token::In) => {
-                self.next();
-                Operator::In(self.values()?)
-            }
-            Some(Token::NotIn) => {
-                self.next();
-                Operator::NotIn(self.values()?)
-            }
-            Some(Token::Greater) => {
-                self.next();
-                Operator::GreaterThan(self.integer()?)
-            }
-            Some(Token::Less) => {
-                self.next();
-                Operator::LessThan(self.integer()?)
-            }
-            Some(other) => {
-                return Err(format!(
-                    "found '{}', expected: in, notin, =, ==, !=, gt, lt",
-                    describe(Some(other.clone()))
-                ));
-            }
-        };
-        Ok(Requirement { key, op })
-    }
-}
-
-fn describe(token: Option<Token>) -> String {
-    match token {
-        None => "".to_string(),
-        Some(Token::Ident(s)) => s,
-        Some(Token::Not) => "!".to_string(),
-        Some(Token::Equals) => "=".to_string(),
-        Some(Token::DoubleEquals) => "==".to_string(),
-        Some(Token::NotEquals) => "!=".to_string(),
-        Some(Token::In) => "in".to_string(),
-        Some(Token::NotIn) => "notin".to_string(),
-        Some(Token::Open) => "(".to_string(),
-        Some(Token::Close) => ")".to_string(),
-        Some(Token::Comma) => ",".to_string(),
-        Some(Token::Greater) => ">".to_string(),
-        Some(Token::Less) => "<".to_string(),
-    }
-}
-
-fn is_name_part(s: &str) -> bool {
-    let bytes = s.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 63
-        && bytes[0].is_ascii_alphanumeric()
-        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-}
-
-fn is_dns_subdomain(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|label| {
-            let b = label.as_bytes();
-            !b.is_empty()
-                && b[0].is_ascii_alphanumeric()
-                && b[b.len() - 1].is_ascii_alphanumeric()
-                && b.iter()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        })
+    requirements: Vec<Expression>,
 }
 
 fn validate_label_key(key: &str) -> Result<(), String> {
@@ -277,7 +31,7 @@ fn validate_label_key(key: &str) -> Result<(), String> {
             "invalid label key \"{key}\": prefix must be a DNS subdomain"
         ));
     }
-    if !is_name_part(name) {
+    if !is_qualified_name_part(name) {
         return Err(format!(
             "invalid label key \"{key}\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
         ));
@@ -286,7 +40,7 @@ fn validate_label_key(key: &str) -> Result<(), String> {
 }
 
 fn validate_label_value(value: &str) -> Result<(), String> {
-    if value.is_empty() || is_name_part(value) {
+    if value.is_empty() || is_qualified_name_part(value) {
         Ok(())
     } else {
         Err(format!(
@@ -295,33 +49,28 @@ fn validate_label_value(value: &str) -> Result<(), String> {
     }
 }
 
-impl LabelSelector {
-    /// Parses a `labelSelector` query parameter.
-    pub(crate) fn parse(input: &str) -> Result<Self, String> {
-        let mut parser = Parser {
-            tokens: lex(input),
-            pos: 0,
-        };
-        let mut requirements = Vec::new();
-        if parser.peek().is_none() {
-            return Ok(Self { requirements });
+fn validate(expression: &Expression) -> Result<(), String> {
+    let (key, values): (&str, Vec<&str>) = match expression {
+        Expression::In(key, set) | Expression::NotIn(key, set) => {
+            (key, set.iter().map(String::as_str).collect())
         }
-        loop {
-            requirements.push(
-                parser
-                    .requirement()
-                    .map_err(|e| format!("unable to parse requirement: {e}"))?,
-            );
-            match parser.next() {
-                None => break,
-                Some(Token::Comma) => continue,
-                other => {
-                    return Err(format!(
-                        "unable to parse requirement: found '{}', expected: ',' or 'end of string'",
-                        describe(other)
-                    ));
-                }
-            }
+        Expression::Equal(key, value) | Expression::NotEqual(key, value) => {
+            (key, vec![value.as_str()])
+        }
+        Expression::Exists(key) | Expression::DoesNotExist(key) => (key, Vec::new()),
+    };
+    validate_label_key(key)?;
+    values.into_iter().try_for_each(validate_label_value)
+}
+
+impl LabelSelector {
+    /// Parses a `labelSelector` query parameter and validates its keys and values.
+    pub(crate) fn parse(input: &str) -> Result<Self, String> {
+        let selector =
+            parse_label_selector(input).map_err(|e| format!("unable to parse requirement: {e}"))?;
+        let requirements: Vec<Expression> = selector.into_iter().collect();
+        for requirement in &requirements {
+            validate(requirement).map_err(|e| format!("unable to parse requirement: {e}"))?;
         }
         Ok(Self { requirements })
     }
@@ -340,25 +89,19 @@ impl LabelSelector {
         self.matches(|key| labels.and_then(|l| l.get(key)).and_then(Value::as_str))
     }
 
-    /// Whether a label set, given as a lookup function, matches.
+    /// Whether a label set, given as a lookup function, matches (the semantics of
+    /// `kube::core::SelectorExt::matches`, without building a map per object).
     pub(crate) fn matches<'a>(&self, label: impl Fn(&str) -> Option<&'a str>) -> bool {
-        self.requirements.iter().all(|req| {
-            let value = label(&req.key);
-            match &req.op {
-                Operator::Exists => value.is_some(),
-                Operator::DoesNotExist => value.is_none(),
-                Operator::Equals(v) => value == Some(v.as_str()),
-                Operator::NotEquals(v) => value != Some(v.as_str()),
-                Operator::In(set) => value.is_some_and(|v| set.contains(v)),
-                Operator::NotIn(set) => !value.is_some_and(|v| set.contains(v)),
-                Operator::GreaterThan(n) => value
-                    .and_then(|v| v.parse::<i64>().ok())
-                    .is_some_and(|v| v > *n),
-                Operator::LessThan(n) => value
-                    .and_then(|v| v.parse::<i64>().ok())
-                    .is_some_and(|v| v < *n),
-            }
-        })
+        self.requirements
+            .iter()
+            .all(|requirement| match requirement {
+                Expression::Exists(key) => label(key).is_some(),
+                Expression::DoesNotExist(key) => label(key).is_none(),
+                Expression::Equal(key, v) => label(key) == Some(v.as_str()),
+                Expression::NotEqual(key, v) => label(key) != Some(v.as_str()),
+                Expression::In(key, set) => label(key).is_some_and(|v| set.contains(v)),
+                Expression::NotIn(key, set) => !label(key).is_some_and(|v| set.contains(v)),
+            })
     }
 }
 
@@ -534,12 +277,18 @@ mod tests {
     }
 
     #[test]
-    fn numeric() {
-        assert!(matches("n>1", &[("n", "2")]));
-        assert!(!matches("n>1", &[("n", "1")]));
-        assert!(matches("n<1", &[("n", "0")]));
-        assert!(!matches("n<1", &[("n", "x")]));
-        assert!(LabelSelector::parse("n>x").is_err());
+    fn numeric_comparisons_are_not_supported_by_the_shared_parser() {
+        assert!(LabelSelector::parse("n>1").is_err());
+        assert!(LabelSelector::parse("n<1").is_err());
+    }
+
+    #[test]
+    fn keys_and_values_are_validated_on_top_of_the_parser() {
+        assert!(LabelSelector::parse("example.com/role=x").is_ok());
+        assert!(LabelSelector::parse("Example_Com/role=x").is_err());
+        assert!(LabelSelector::parse(&format!("{}=x", "a".repeat(64))).is_err());
+        assert!(LabelSelector::parse(&format!("a={}", "v".repeat(64))).is_err());
+        assert!(LabelSelector::parse("a in (ok,-bad)").is_err());
     }
 
     #[test]

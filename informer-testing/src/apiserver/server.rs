@@ -19,19 +19,23 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
+use tokio_rustls::TlsAcceptor;
 
+use super::codec::{self, FieldValidation};
 use super::discovery;
 use super::faults::{FaultState, RequestInfo, RestartMode, Verb};
 use super::openapi;
-use super::patch::PatchKind;
+use super::patch::{self, PatchKind};
 use super::resource::{Registry, ResourceType};
+use super::scale;
 use super::selector::{FieldSelector, LabelSelector};
 use super::status::{ApiError, StatusReason, success_status};
 use super::storage::{
     ContinueToken, DeleteOptions, DeleteOutcome, Filter, ListRequest, ReadVersion, Store,
-    Subresource, WatchMessage, WatchStart,
+    Subresource, WatchMessage, WatchStart, group_suffix,
 };
 use super::table;
+use super::tls;
 use super::watch::WatchStream;
 
 /// Response bodies: a full buffer or a watch stream.
@@ -50,6 +54,16 @@ pub(crate) struct Shared {
     pub(crate) address: SocketAddr,
     bookmark_interval: Duration,
     max_body_bytes: usize,
+    /// Accepts TLS connections; `None` serves plain HTTP.
+    tls: Option<TlsAcceptor>,
+    /// The bearer token every request must carry; `None` lets every request in.
+    pub(crate) token: Option<String>,
+}
+
+/// How the server is reached and who may use it.
+pub(crate) struct Security {
+    pub tls: Option<TlsAcceptor>,
+    pub token: Option<String>,
 }
 
 impl Shared {
@@ -59,6 +73,7 @@ impl Shared {
         history_limit: usize,
         bookmark_interval: Duration,
         max_body_bytes: usize,
+        security: Security,
     ) -> Self {
         let mut store = Store::new(history_limit);
         seed_namespaces(&mut store, &registry);
@@ -71,6 +86,8 @@ impl Shared {
             address,
             bookmark_interval,
             max_body_bytes,
+            tls: security.tls,
+            token: security.token,
         }
     }
 
@@ -127,23 +144,43 @@ pub(crate) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
         // Hold the lock while spawning so the task cannot deregister before it is registered.
         let mut connections = shared.connections.lock();
         let task = tokio::spawn(async move {
-            let svc_shared = conn_shared.clone();
-            let service = hyper::service::service_fn(move |request| {
-                let shared = svc_shared.clone();
-                async move { Ok::<_, Infallible>(handle(shared, request).await) }
-            });
-            let result = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                // Clients may shut down their write side while waiting for a response.
-                .half_close(true)
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-            if let Err(err) = result {
-                tracing::debug!(%err, %peer, "connection ended with an error");
+            match conn_shared.tls.clone() {
+                Some(acceptor) => {
+                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+                        Ok(Ok(stream)) => serve_connection(stream, &conn_shared, peer).await,
+                        Ok(Err(err)) => tracing::debug!(%err, %peer, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                    }
+                }
+                None => serve_connection(stream, &conn_shared, peer).await,
             }
             conn_shared.connections.lock().remove(&id);
         });
         connections.insert(id, task.abort_handle());
+    }
+}
+
+/// How long a client may take to complete the TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves HTTP/1.1 on one (plain or TLS) connection until it closes.
+async fn serve_connection<I>(io: I, shared: &Arc<Shared>, peer: SocketAddr)
+where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let svc_shared = shared.clone();
+    let service = hyper::service::service_fn(move |request| {
+        let shared = svc_shared.clone();
+        async move { Ok::<_, Infallible>(handle(shared, request).await) }
+    });
+    let result = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        // Clients may shut down their write side while waiting for a response.
+        .half_close(true)
+        .serve_connection(TokioIo::new(io), service)
+        .await;
+    if let Err(err) = result {
+        tracing::debug!(%err, %peer, "connection ended with an error");
     }
 }
 
@@ -233,6 +270,7 @@ enum Route {
     Group(String),
     GroupVersion(String, String),
     OpenApiRoot,
+    OpenApiV2,
     OpenApiGroupVersion(String),
     Resource(ResourcePath),
     NotFound,
@@ -259,6 +297,7 @@ fn route(registry: &Registry, path: &str) -> Route {
         ["apis", group, version] => Route::GroupVersion(group.to_string(), version.to_string()),
         ["apis", group, version, rest @ ..] => resource_route(registry, group, version, rest),
         ["openapi", "v3"] => Route::OpenApiRoot,
+        ["openapi", "v2"] => Route::OpenApiV2,
         ["openapi", "v3", rest @ ..] => Route::OpenApiGroupVersion(rest.join("/")),
         _ => Route::NotFound,
     }
@@ -290,6 +329,9 @@ fn resource_route(registry: &Registry, group: &str, version: &str, rest: &[&str]
         [name] => (Some(name.to_string()), None),
         [name, "status"] if resource.status_subresource => {
             (Some(name.to_string()), Some("status".to_string()))
+        }
+        [name, "scale"] if resource.scale.is_some() => {
+            (Some(name.to_string()), Some("scale".to_string()))
         }
         _ => return Route::NotFound,
     };
@@ -331,8 +373,22 @@ fn request_info(method: &Method, route: &Route, query: &Query) -> RequestInfo {
 
 async fn dispatch(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Body> {
     let (parts, body) = request.into_parts();
+    if let Some(token) = &shared.token {
+        let header = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        if !tls::authorized(header, token) {
+            // As kube-apiserver answers a missing or invalid token (anonymous access off).
+            return error_response(&ApiError::new(StatusReason::Unauthorized, "Unauthorized"));
+        }
+    }
     let query = Query::parse(parts.uri.query());
-    let route = route(&shared.registry.read(), parts.uri.path());
+    let path = match percent_decode(parts.uri.path()) {
+        Ok(path) => path,
+        Err(err) => return error_response(&err),
+    };
+    let route = route(&shared.registry.read(), &path);
     let info = request_info(&parts.method, &route, &query);
     tracing::debug!(method = %parts.method, uri = %parts.uri, verb = %info.verb, "request");
 
@@ -347,19 +403,90 @@ async fn dispatch(shared: Arc<Shared>, request: Request<Incoming>) -> Response<B
         Ok(body) => body,
         Err(err) => return error_response(&err),
     };
+    let negotiated = match (&route, info.verb) {
+        // An unknown path is 404 whatever the client accepts.
+        (Route::NotFound, _) => Ok(codec::Output::Json),
+        (Route::OpenApiV2, _) => return openapi_v2(&parts.method, &parts.headers),
+        (Route::Resource(_), Verb::Watch) => codec::negotiate(&parts.headers, codec::Route::Watch),
+        (Route::Resource(_), Verb::Get | Verb::List) => {
+            codec::negotiate(&parts.headers, codec::Route::Read)
+        }
+        _ => codec::negotiate(&parts.headers, codec::Route::Other),
+    };
+    let output = match negotiated {
+        Ok(output) => output,
+        Err(err) => return error_response(&err),
+    };
     let result = match route {
-        Route::Resource(path) => handle_resource(
-            &shared,
-            &parts.method,
-            &parts.headers,
-            path,
-            &query,
-            info.verb,
-            body,
-        ),
-        other => handle_non_resource(&shared, &parts.method, other),
+        Route::Resource(path) => {
+            let request = ResourceRequest {
+                shared: &shared,
+                method: &parts.method,
+                headers: &parts.headers,
+                query: &query,
+                verb: info.verb,
+                output,
+            };
+            handle_resource(&request, path, body)
+        }
+        other => handle_non_resource(&shared, &parts.method, other, output),
     };
     result.unwrap_or_else(|err| error_response(&err))
+}
+
+fn openapi_v2(method: &Method, headers: &HeaderMap) -> Response<Body> {
+    if method != Method::GET && method != Method::HEAD {
+        return error_response(&method_not_allowed(method));
+    }
+    let accepts = |media: &str| {
+        headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|range| range.split(';').next().unwrap_or("").trim() == media)
+    };
+    let protobuf = accepts(openapi::V2_PROTOBUF);
+    if !protobuf && codec::negotiate(headers, codec::Route::Other).is_err() {
+        return error_response(&ApiError::new(
+            StatusReason::NotAcceptable,
+            format!(
+                "only the following media types are accepted: application/json, {}",
+                openapi::V2_PROTOBUF
+            ),
+        ));
+    }
+    let (bytes, content_type) = openapi::v2(protobuf);
+    let mut response = Response::new(full_body(bytes));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(content_type),
+    );
+    response
+}
+
+/// Decodes `%XX` escapes in a request path, as Go's `URL.Path` is decoded before routing
+/// (an escaped `/` separates segments there too).
+fn percent_decode(path: &str) -> Result<String, ApiError> {
+    let bytes = path.as_bytes();
+    if bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'%')
+        .any(|(i, _)| {
+            !bytes
+                .get(i + 1..i + 3)
+                .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+        })
+    {
+        return Err(ApiError::bad_request(format!(
+            "invalid URL escape in path {path:?}"
+        )));
+    }
+    percent_encoding::percent_decode_str(path)
+        .decode_utf8()
+        .map(|p| p.into_owned())
+        .map_err(|_| ApiError::bad_request(format!("the path {path:?} is not UTF-8")))
 }
 
 async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, ApiError> {
@@ -379,6 +506,7 @@ fn handle_non_resource(
     shared: &Shared,
     method: &Method,
     route: Route,
+    output: codec::Output,
 ) -> Result<Response<Body>, ApiError> {
     if !matches!(route, Route::NotFound) && method != Method::GET && method != Method::HEAD {
         return Err(method_not_allowed(method));
@@ -401,9 +529,11 @@ fn handle_non_resource(
         Route::OpenApiGroupVersion(path) => {
             openapi::group_version(&registry, &path).ok_or_else(ApiError::unknown_path)?
         }
-        Route::Resource(_) | Route::NotFound => return Err(ApiError::unknown_path()),
+        Route::Resource(_) | Route::NotFound | Route::OpenApiV2 => {
+            return Err(ApiError::unknown_path());
+        }
     };
-    Ok(json_response(StatusCode::OK, &document))
+    Ok(respond(StatusCode::OK, &document, output))
 }
 
 fn method_not_allowed(method: &Method) -> ApiError {
@@ -413,39 +543,93 @@ fn method_not_allowed(method: &Method) -> ApiError {
     )
 }
 
-fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Err(ApiError::bad_request(
-            "the request body is empty; an object was expected",
-        ));
-    }
-    serde_json::from_slice(body)
-        .map_err(|err| ApiError::bad_request(format!("the request body is not valid JSON: {err}")))
+/// What every resource handler needs to know about its request.
+struct ResourceRequest<'a> {
+    shared: &'a Arc<Shared>,
+    method: &'a Method,
+    headers: &'a HeaderMap,
+    query: &'a Query,
+    verb: Verb,
+    output: codec::Output,
 }
 
-#[allow(clippy::too_many_arguments)]
+impl ResourceRequest<'_> {
+    /// The object in the body, in any format the server reads, with unknown and duplicate
+    /// fields handled as `fieldValidation` says (`directives` for patches). Returns the
+    /// object and the warnings to send.
+    fn object(
+        &self,
+        resource: &ResourceType,
+        body: &[u8],
+        headers_decide: bool,
+        directives: bool,
+    ) -> Result<(Value, Vec<String>), ApiError> {
+        let validation = FieldValidation::parse(self.query.get("fieldValidation"))?;
+        let mut decoded = if headers_decide {
+            codec::decode_object(self.headers, body)?
+        } else {
+            codec::decode_yaml(body)?
+        };
+        let warnings = codec::check_fields(resource, &mut decoded, validation, directives)?;
+        Ok((decoded.value, warnings))
+    }
+
+    /// A response with an object in the negotiated format and `Warning` headers.
+    fn respond(&self, status: StatusCode, value: &Value, warnings: &[String]) -> Response<Body> {
+        let mut response = respond(status, value, self.output);
+        for warning in warnings {
+            let text = format!(
+                "299 - {}",
+                serde_json::to_string(warning).unwrap_or_default()
+            );
+            if let Ok(value) = header::HeaderValue::from_str(&text) {
+                response.headers_mut().append(header::WARNING, value);
+            }
+        }
+        response
+    }
+}
+
+/// Fails a create in a namespace that does not exist, as the NamespaceLifecycle admission
+/// plugin fails it: `404 namespaces "x" not found`.
+fn require_namespace(
+    store: &Store,
+    registry: &Registry,
+    namespace: Option<&str>,
+) -> Result<(), ApiError> {
+    let (Some(namespace), Some(namespaces)) = (namespace, registry.by_path("", "v1", "namespaces"))
+    else {
+        return Ok(());
+    };
+    store
+        .get(&namespaces, None, namespace)
+        .map(drop)
+        .map_err(|_| ApiError::not_found("namespaces", namespace))
+}
+
 fn handle_resource(
-    shared: &Arc<Shared>,
-    method: &Method,
-    headers: &HeaderMap,
+    request: &ResourceRequest<'_>,
     path: ResourcePath,
-    query: &Query,
-    verb: Verb,
     body: Bytes,
 ) -> Result<Response<Body>, ApiError> {
+    let shared = request.shared;
+    let (query, headers, method) = (request.query, request.headers, request.method);
+    if path.subresource.as_deref() == Some("scale") {
+        return handle_scale(request, &path, &body);
+    }
     let subresource = match path.subresource.as_deref() {
         Some("status") => Subresource::Status,
         _ => Subresource::Main,
     };
-    if path.subresource.is_some() && verb == Verb::Delete {
+    if path.subresource.is_some() && request.verb == Verb::Delete {
         return Err(method_not_allowed(method));
     }
     let resource = path.resource.clone();
     let namespace = path.namespace.as_deref();
     let name = path.name.as_deref().unwrap_or("");
-    match verb {
-        Verb::List => list(shared, headers, &path, query),
-        Verb::Watch => watch(shared, headers, &path, query),
+    match request.verb {
+        Verb::List => list(request, &path),
+        Verb::Watch => watch(request, &path),
         Verb::Get => {
             if let Some(requested) = query.string("resourceVersion").filter(|rv| *rv != "0") {
                 let requested = parse_revision(requested)?;
@@ -455,24 +639,25 @@ fn handle_resource(
                 }
             }
             let object = shared.store.lock().get(&resource, namespace, name)?;
-            if wants_table(headers) {
-                let table = table::table(&resource, &[object], None, None);
-                return Ok(json_response(StatusCode::OK, &table));
-            }
-            Ok(json_response(StatusCode::OK, &object))
+            let document = match request.output {
+                codec::Output::Table => table::table(&resource, &[object], None, None),
+                codec::Output::Metadata => codec::partial_metadata(&object),
+                codec::Output::Json | codec::Output::Yaml => object.as_ref().clone(),
+            };
+            Ok(request.respond(StatusCode::OK, &document, &[]))
         }
         Verb::Create => {
             let dry_run = query.dry_run()?;
-            let object = parse_json(&body)?;
-            let created = shared
-                .store
-                .lock()
-                .create(&resource, namespace, object, dry_run)?;
-            Ok(json_response(StatusCode::CREATED, &created))
+            let (object, warnings) = request.object(&resource, &body, true, false)?;
+            let mut store = shared.store.lock();
+            require_namespace(&store, &shared.registry.read(), namespace)?;
+            let created = store.create(&resource, namespace, object, dry_run)?;
+            drop(store);
+            Ok(request.respond(StatusCode::CREATED, &created, &warnings))
         }
         Verb::Update => {
             let dry_run = query.dry_run()?;
-            let object = parse_json(&body)?;
+            let (object, warnings) = request.object(&resource, &body, true, false)?;
             let updated = shared.store.lock().update(
                 &resource,
                 namespace,
@@ -481,20 +666,11 @@ fn handle_resource(
                 subresource,
                 dry_run,
             )?;
-            Ok(json_response(StatusCode::OK, &updated))
+            Ok(request.respond(StatusCode::OK, &updated, &warnings))
         }
         Verb::Patch => {
             let dry_run = query.dry_run()?;
-            let content_type = headers
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
-            let kind = PatchKind::from_content_type(content_type).ok_or_else(|| {
-                ApiError::new(
-                    StatusReason::UnsupportedMediaType,
-                    format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {content_type:?}"),
-                )
-            })?;
+            let kind = patch_kind(headers)?;
             if kind == PatchKind::Apply && query.string("fieldManager").is_none() {
                 return Err(ApiError::invalid(
                     "PatchOptions.meta.k8s.io",
@@ -502,9 +678,19 @@ fn handle_resource(
                     "fieldManager: Required value: is required for apply patch",
                 ));
             }
-            let patch = parse_json(&body)?;
+            let (patch, warnings) = match kind {
+                // A JSON patch is a list of operations, not an object of the type.
+                PatchKind::Json => (codec::decode_json(&body)?.value, Vec::new()),
+                PatchKind::Apply => request.object(&resource, &body, false, false)?,
+                PatchKind::Merge | PatchKind::Strategic => {
+                    request.object(&resource, &body, false, kind == PatchKind::Strategic)?
+                }
+            };
             let mut store = shared.store.lock();
             let existed = store.get(&resource, namespace, name).is_ok();
+            if !existed && kind == PatchKind::Apply {
+                require_namespace(&store, &shared.registry.read(), namespace)?;
+            }
             let patched = store.patch(
                 &resource,
                 namespace,
@@ -514,33 +700,35 @@ fn handle_resource(
                 subresource,
                 dry_run,
             )?;
+            drop(store);
             let status = if existed {
                 StatusCode::OK
             } else {
                 StatusCode::CREATED
             };
-            Ok(json_response(status, &patched))
+            Ok(request.respond(status, &patched, &warnings))
         }
         Verb::Delete => {
-            let (options, body_dry_run) = delete_options(&body)?;
+            let (options, body_dry_run) = delete_options(headers, &body)?;
             let dry_run = query.dry_run()? || body_dry_run;
             let outcome = shared
                 .store
                 .lock()
                 .delete(&resource, namespace, name, &options, dry_run)?;
             Ok(match outcome {
-                DeleteOutcome::Pending(object) => json_response(StatusCode::OK, &object),
+                DeleteOutcome::Pending(object) => request.respond(StatusCode::OK, &object, &[]),
                 DeleteOutcome::Deleted(object) if resource.returns_deleted_object => {
-                    json_response(StatusCode::OK, &object)
+                    request.respond(StatusCode::OK, &object, &[])
                 }
                 DeleteOutcome::Deleted(object) => {
                     let uid = object.pointer("/metadata/uid").and_then(Value::as_str);
-                    json_response(StatusCode::OK, &success_status(&resource.plural, name, uid))
+                    let status = success_status(&resource.plural, name, uid);
+                    request.respond(StatusCode::OK, &status, &[])
                 }
             })
         }
         Verb::DeleteCollection => {
-            let (options, body_dry_run) = delete_options(&body)?;
+            let (options, body_dry_run) = delete_options(headers, &body)?;
             let dry_run = query.dry_run()? || body_dry_run;
             let filter = filter(&path, query)?;
             let mut store = shared.store.lock();
@@ -552,26 +740,114 @@ fn handle_resource(
             }
             let revision = store.revision();
             drop(store);
-            Ok(json_response(
-                StatusCode::OK,
-                &json!({
-                    "kind": format!("{}List", resource.kind),
-                    "apiVersion": resource.api_version(),
-                    "metadata": {"resourceVersion": revision.to_string()},
-                    "items": deleted.iter().map(|o| o.as_ref()).collect::<Vec<&Value>>(),
-                }),
-            ))
+            let list = json!({
+                "kind": format!("{}List", resource.kind),
+                "apiVersion": resource.api_version(),
+                "metadata": {"resourceVersion": revision.to_string()},
+                "items": deleted.iter().map(|o| o.as_ref()).collect::<Vec<&Value>>(),
+            });
+            Ok(request.respond(StatusCode::OK, &list, &[]))
         }
         Verb::Discovery | Verb::Other => Err(method_not_allowed(method)),
     }
 }
 
-/// Reads `DeleteOptions` from a (possibly empty) body.
-fn delete_options(body: &[u8]) -> Result<(DeleteOptions, bool), ApiError> {
+/// The `scale` subresource: get, update (PUT a `Scale`) and patch (a patch of the `Scale`).
+/// A change writes the replicas into the object, as an update of the object would.
+fn handle_scale(
+    request: &ResourceRequest<'_>,
+    path: &ResourcePath,
+    body: &[u8],
+) -> Result<Response<Body>, ApiError> {
+    let resource = &path.resource;
+    let namespace = path.namespace.as_deref();
+    let name = path.name.as_deref().unwrap_or("");
+    if request.verb == Verb::Get {
+        let object = request.shared.store.lock().get(resource, namespace, name)?;
+        return Ok(request.respond(StatusCode::OK, &scale::scale(resource, &object)?, &[]));
+    }
+    if !matches!(request.verb, Verb::Update | Verb::Patch) {
+        return Err(method_not_allowed(request.method));
+    }
+    let dry_run = request.query.dry_run()?;
+    let patch = match request.verb {
+        Verb::Patch => {
+            let kind = patch_kind(request.headers)?;
+            let document = match kind {
+                PatchKind::Apply => codec::decode_yaml(body)?.value,
+                _ => codec::decode_json(body)?.value,
+            };
+            Some((kind, document))
+        }
+        _ => None,
+    };
+    let mut store = request.shared.store.lock();
+    let object = store.get(resource, namespace, name)?;
+    let desired = match patch {
+        None => codec::decode_object(request.headers, body)?.value,
+        Some((kind, document)) => {
+            let mut current = scale::scale(resource, &object)?;
+            match kind {
+                PatchKind::Merge => patch::merge_patch(&mut current, &document),
+                PatchKind::Json => patch::json_patch(&mut current, &document)
+                    .map_err(patch::JsonPatchError::into_api_error)?,
+                PatchKind::Strategic | PatchKind::Apply => {
+                    patch::strategic_merge_patch(&mut current, &document)
+                        .map_err(|why| ApiError::patch_rejected(&why))?;
+                }
+            }
+            current
+        }
+    };
+    if let Some(rv) = desired
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .filter(|rv| !rv.is_empty())
+        && object
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            != Some(rv)
+    {
+        return Err(ApiError::conflict(
+            &format!("{}{}", resource.plural, group_suffix(resource)),
+            name,
+            "the object has been modified; please apply your changes to the latest version and try again",
+        ));
+    }
+    let replicas = scale::requested_replicas(name, &desired)?;
+    let resized = scale::with_replicas(resource, &object, replicas)?;
+    let updated = store.update(
+        resource,
+        namespace,
+        name,
+        resized,
+        Subresource::Main,
+        dry_run,
+    )?;
+    drop(store);
+    Ok(request.respond(StatusCode::OK, &scale::scale(resource, &updated)?, &[]))
+}
+
+/// The patch format a PATCH's `Content-Type` names; 415 for any other.
+fn patch_kind(headers: &HeaderMap) -> Result<PatchKind, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    PatchKind::from_content_type(content_type).ok_or_else(|| {
+        ApiError::new(
+            StatusReason::UnsupportedMediaType,
+            format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {content_type:?}"),
+        )
+    })
+}
+
+/// Reads `DeleteOptions` from a (possibly empty) body in any format the server reads.
+fn delete_options(headers: &HeaderMap, body: &[u8]) -> Result<(DeleteOptions, bool), ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok((DeleteOptions::default(), false));
     }
-    let value = parse_json(body)?;
+    let value = codec::decode_object(headers, body)?.value;
     if !value.is_object() {
         return Err(ApiError::bad_request("DeleteOptions must be a JSON object"));
     }
@@ -656,12 +932,8 @@ fn read_version(query: &Query, paginated: bool, continuing: bool) -> Result<Read
     }
 }
 
-fn list(
-    shared: &Shared,
-    headers: &HeaderMap,
-    path: &ResourcePath,
-    query: &Query,
-) -> Result<Response<Body>, ApiError> {
+fn list(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<Body>, ApiError> {
+    let (shared, query) = (request.shared, request.query);
     // Validate like the real server even though `watch=false` lists.
     query.bool("watch")?;
     let filter = filter(path, query)?;
@@ -675,23 +947,23 @@ fn list(
         limit.is_some_and(|l| l > 0),
         continue_token.is_some(),
     )?;
-    let request = ListRequest {
+    let list_request = ListRequest {
         filter,
         version,
         limit: limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
         continue_token,
     };
-    let page = shared.store.lock().list(&request)?;
+    let page = shared.store.lock().list(&list_request)?;
     let resource = &path.resource;
     let continue_token = page.continue_token.as_ref().map(ContinueToken::encode);
-    if wants_table(headers) {
+    if request.output == codec::Output::Table {
         let table = table::table(
             resource,
             &page.items,
             Some(page.revision),
             continue_token.as_deref(),
         );
-        return Ok(json_response(StatusCode::OK, &table));
+        return Ok(request.respond(StatusCode::OK, &table, &[]));
     }
     let mut metadata = json!({"resourceVersion": page.revision.to_string()});
     if let Some(token) = continue_token {
@@ -700,21 +972,26 @@ fn list(
     if let Some(remaining) = page.remaining {
         metadata["remainingItemCount"] = json!(remaining);
     }
-    let list = json!({
-        "kind": format!("{}List", resource.kind),
-        "apiVersion": resource.api_version(),
-        "metadata": metadata,
-        "items": page.items.iter().map(|o| o.as_ref()).collect::<Vec<&Value>>(),
-    });
-    Ok(json_response(StatusCode::OK, &list))
+    let list = if request.output == codec::Output::Metadata {
+        json!({
+            "kind": "PartialObjectMetadataList",
+            "apiVersion": "meta.k8s.io/v1",
+            "metadata": metadata,
+            "items": page.items.iter().map(|o| codec::partial_metadata(o)).collect::<Vec<Value>>(),
+        })
+    } else {
+        json!({
+            "kind": format!("{}List", resource.kind),
+            "apiVersion": resource.api_version(),
+            "metadata": metadata,
+            "items": page.items.iter().map(|o| o.as_ref()).collect::<Vec<&Value>>(),
+        })
+    };
+    Ok(request.respond(StatusCode::OK, &list, &[]))
 }
 
-fn watch(
-    shared: &Arc<Shared>,
-    headers: &HeaderMap,
-    path: &ResourcePath,
-    query: &Query,
-) -> Result<Response<Body>, ApiError> {
+fn watch(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<Body>, ApiError> {
+    let (shared, query) = (request.shared, request.query);
     let filter = filter(path, query)?;
     let invalid = |why: &str| ApiError::invalid("ListOptions.meta.k8s.io", "", why);
     let rv = query.string("resourceVersion");
@@ -766,7 +1043,7 @@ fn watch(
         },
         (_, Some(revision)) => WatchStart::After(revision),
     };
-    let table = wants_table(headers);
+    let output = request.output;
     let resource = path.resource.clone();
     let (tx, rx) = mpsc::unbounded_channel();
     let result = {
@@ -790,17 +1067,14 @@ fn watch(
     drop(tx);
     let interval = bookmarks.then_some(shared.bookmark_interval);
     let stream = WatchStream::new(shared.clone(), id, resource.clone(), rx, interval, timeout);
-    let body = if table {
-        let resource = resource.clone();
-        StreamBody::new(
-            stream
-                .into_stream()
-                .map(move |chunk| Ok(Frame::data(table::event_as_table(&resource, chunk)))),
-        )
-        .boxed_unsync()
-    } else {
-        StreamBody::new(stream.into_stream().map(|chunk| Ok(Frame::data(chunk)))).boxed_unsync()
-    };
+    let body = StreamBody::new(stream.into_stream().map(move |chunk| {
+        Ok(Frame::data(match output {
+            codec::Output::Table => table::event_as_table(&resource, chunk),
+            codec::Output::Metadata => codec::event_as_metadata(chunk),
+            codec::Output::Json | codec::Output::Yaml => chunk,
+        }))
+    }))
+    .boxed_unsync();
     Ok(Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, "application/json")
@@ -809,22 +1083,20 @@ fn watch(
         .unwrap_or_else(|_| error_response(&ApiError::internal("failed to build a response"))))
 }
 
-/// Whether the client asked for a `meta.k8s.io` Table (as `kubectl get` does).
-fn wants_table(headers: &HeaderMap) -> bool {
-    headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .next()
-        .is_some_and(|first| {
-            let params: Vec<&str> = first.split(';').map(str::trim).collect();
-            params.contains(&"as=Table") && params.contains(&"g=meta.k8s.io")
-        })
-}
-
 fn full_body(bytes: Vec<u8>) -> Body {
     Full::new(Bytes::from(bytes)).boxed_unsync()
+}
+
+/// A response with a document in a negotiated format.
+fn respond(status: StatusCode, value: &Value, output: codec::Output) -> Response<Body> {
+    let (bytes, content_type) = codec::encode(value, output);
+    let mut response = Response::new(full_body(bytes));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(content_type),
+    );
+    response
 }
 
 pub(crate) fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
@@ -997,19 +1269,5 @@ mod tests {
                 .code(),
             400
         );
-    }
-
-    #[test]
-    fn table_accept_header() {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            header::ACCEPT,
-            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
-                .parse()
-                .unwrap(),
-        );
-        assert!(wants_table(&headers));
-        headers.insert(header::ACCEPT, "application/json".parse().unwrap());
-        assert!(!wants_table(&headers));
     }
 }

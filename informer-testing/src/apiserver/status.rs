@@ -19,6 +19,8 @@ pub enum StatusReason {
     NotFound,
     /// 405: the verb is not supported on this path.
     MethodNotAllowed,
+    /// 406: no media type in `Accept` can be served.
+    NotAcceptable,
     /// 409: an object with that name already exists.
     AlreadyExists,
     /// 409: a write raced with another one (stale `resourceVersion`, failed precondition).
@@ -55,6 +57,7 @@ impl StatusReason {
             StatusReason::Forbidden => "Forbidden",
             StatusReason::NotFound => "NotFound",
             StatusReason::MethodNotAllowed => "MethodNotAllowed",
+            StatusReason::NotAcceptable => "NotAcceptable",
             StatusReason::AlreadyExists => "AlreadyExists",
             StatusReason::Conflict => "Conflict",
             StatusReason::Expired => "Expired",
@@ -81,6 +84,7 @@ impl StatusReason {
             StatusReason::Forbidden => 403,
             StatusReason::NotFound => 404,
             StatusReason::MethodNotAllowed => 405,
+            StatusReason::NotAcceptable => 406,
             StatusReason::AlreadyExists | StatusReason::Conflict => 409,
             StatusReason::Expired | StatusReason::Gone => 410,
             StatusReason::RequestEntityTooLarge => 413,
@@ -228,19 +232,96 @@ impl ApiError {
         .with_details(json!({ "name": name, "kind": resource }))
     }
 
-    /// 422 Invalid.
+    /// 422 Invalid with one message. When `why` has the shape of a field error as the real
+    /// server prints it (`<field>: <Required value|Invalid value|Unsupported value|Duplicate
+    /// value|Too long|Too many|Forbidden|Not found>...`), it becomes the `details.causes`
+    /// entry too; prefer [`ApiError::invalid_fields`] to build causes explicitly.
     ///
     /// ```
     /// # use informer_testing::ApiError;
-    /// assert_eq!(ApiError::invalid("pods", "", "metadata.name: Required value").code(), 422);
+    /// let err = ApiError::invalid("Pod", "web", "metadata.name: Required value");
+    /// assert_eq!(err.code(), 422);
+    /// assert_eq!(err.message(), "Pod \"web\" is invalid: metadata.name: Required value");
+    /// assert_eq!(err.to_status()["details"]["causes"][0]["field"], "metadata.name");
     /// ```
     pub fn invalid(resource: &str, name: &str, why: &str) -> Self {
-        let kind = resource;
+        match FieldError::parse(why) {
+            Some(cause) => Self::invalid_fields(resource, name, vec![cause]),
+            None => {
+                let (kind, group) = resource.split_once('.').unwrap_or((resource, ""));
+                let mut details = json!({ "name": name, "kind": kind });
+                if !group.is_empty() {
+                    details["group"] = json!(group);
+                }
+                Self::new(
+                    StatusReason::Invalid,
+                    format!("{resource} \"{name}\" is invalid: {why}"),
+                )
+                .with_details(details)
+            }
+        }
+    }
+
+    /// 422 Invalid listing field errors, as kube-apiserver's `NewInvalid` builds it: the
+    /// message is `<Kind[.group]> "<name>" is invalid: <error>` for one error and
+    /// `... is invalid: [<error>, <error>]` for several, and `details` carries the kind,
+    /// group, name and one cause (`reason`, `message`, `field`) per error.
+    ///
+    /// ```
+    /// use informer_testing::{ApiError, FieldError};
+    /// let err = ApiError::invalid_fields(
+    ///     "Deployment.apps",
+    ///     "web",
+    ///     vec![
+    ///         FieldError::required("spec.selector", ""),
+    ///         FieldError::invalid("spec.replicas", -1, "must be greater than or equal to 0"),
+    ///     ],
+    /// );
+    /// assert_eq!(
+    ///     err.message(),
+    ///     "Deployment.apps \"web\" is invalid: [spec.selector: Required value, \
+    ///      spec.replicas: Invalid value: -1: must be greater than or equal to 0]"
+    /// );
+    /// let status = err.to_status();
+    /// assert_eq!(status["details"]["group"], "apps");
+    /// assert_eq!(status["details"]["causes"][1]["reason"], "FieldValueInvalid");
+    /// ```
+    pub fn invalid_fields(qualified_kind: &str, name: &str, errors: Vec<FieldError>) -> Self {
+        let (kind, group) = qualified_kind
+            .split_once('.')
+            .unwrap_or((qualified_kind, ""));
+        let message = match errors.as_slice() {
+            [] => format!("{qualified_kind} \"{name}\" is invalid"),
+            [one] => format!("{qualified_kind} \"{name}\" is invalid: {one}"),
+            many => format!(
+                "{qualified_kind} \"{name}\" is invalid: [{}]",
+                many.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let causes: Vec<Value> = errors
+            .iter()
+            .map(|e| json!({"reason": e.kind.cause(), "message": e.body(), "field": e.field}))
+            .collect();
+        let mut details = json!({ "name": name, "kind": kind, "causes": causes });
+        if !group.is_empty() {
+            details["group"] = json!(group);
+        }
+        Self::new(StatusReason::Invalid, message).with_details(details)
+    }
+
+    /// 422 for a patch that does not apply, worded as kube-apiserver words it
+    /// (`NewGenericServerResponse`): a fixed message, the reason in one cause.
+    pub(crate) fn patch_rejected(why: &str) -> Self {
         Self::new(
             StatusReason::Invalid,
-            format!("{kind} \"{name}\" is invalid: {why}"),
+            "the server rejected our request due to an error in our request",
         )
-        .with_details(json!({ "name": name, "kind": kind }))
+        .with_details(json!({
+            "causes": [{"reason": "UnexpectedServerResponse", "message": why}]
+        }))
     }
 
     /// 410 Expired for a resource version that history no longer holds.
@@ -398,6 +479,240 @@ impl fmt::Display for ApiError {
 }
 
 impl std::error::Error for ApiError {}
+
+/// The kind of a [`FieldError`] (`field.ErrorType` in apimachinery).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FieldErrorKind {
+    /// `FieldValueRequired`: a required field is missing or empty.
+    Required,
+    /// `FieldValueInvalid`: the value is malformed.
+    Invalid,
+    /// `FieldValueNotSupported`: the value is not one of the supported ones.
+    NotSupported,
+    /// `FieldValueDuplicate`: the value repeats one that must be unique.
+    Duplicate,
+    /// `FieldValueTooLong`: the value is too long.
+    TooLong,
+    /// `FieldValueTooMany`: the list has too many items.
+    TooMany,
+    /// `FieldValueForbidden`: the field may not be set (or changed).
+    Forbidden,
+    /// `FieldValueNotFound`: a referenced value does not exist.
+    NotFound,
+}
+
+impl FieldErrorKind {
+    const ALL: [FieldErrorKind; 8] = [
+        FieldErrorKind::Required,
+        FieldErrorKind::Invalid,
+        FieldErrorKind::NotSupported,
+        FieldErrorKind::Duplicate,
+        FieldErrorKind::TooLong,
+        FieldErrorKind::TooMany,
+        FieldErrorKind::Forbidden,
+        FieldErrorKind::NotFound,
+    ];
+
+    /// The `reason` of the status cause, e.g. `FieldValueRequired`.
+    ///
+    /// ```
+    /// use informer_testing::FieldErrorKind;
+    /// assert_eq!(FieldErrorKind::Duplicate.cause(), "FieldValueDuplicate");
+    /// ```
+    pub fn cause(self) -> &'static str {
+        match self {
+            FieldErrorKind::Required => "FieldValueRequired",
+            FieldErrorKind::Invalid => "FieldValueInvalid",
+            FieldErrorKind::NotSupported => "FieldValueNotSupported",
+            FieldErrorKind::Duplicate => "FieldValueDuplicate",
+            FieldErrorKind::TooLong => "FieldValueTooLong",
+            FieldErrorKind::TooMany => "FieldValueTooMany",
+            FieldErrorKind::Forbidden => "FieldValueForbidden",
+            FieldErrorKind::NotFound => "FieldValueNotFound",
+        }
+    }
+
+    /// The words kube-apiserver prints for the kind, e.g. `Required value`.
+    ///
+    /// ```
+    /// use informer_testing::FieldErrorKind;
+    /// assert_eq!(FieldErrorKind::NotSupported.words(), "Unsupported value");
+    /// ```
+    pub fn words(self) -> &'static str {
+        match self {
+            FieldErrorKind::Required => "Required value",
+            FieldErrorKind::Invalid => "Invalid value",
+            FieldErrorKind::NotSupported => "Unsupported value",
+            FieldErrorKind::Duplicate => "Duplicate value",
+            FieldErrorKind::TooLong => "Too long",
+            FieldErrorKind::TooMany => "Too many",
+            FieldErrorKind::Forbidden => "Forbidden",
+            FieldErrorKind::NotFound => "Not found",
+        }
+    }
+
+    /// Whether the printed error shows the offending value (as `Invalid value: "x"`).
+    fn shows_value(self) -> bool {
+        matches!(
+            self,
+            FieldErrorKind::Invalid
+                | FieldErrorKind::NotSupported
+                | FieldErrorKind::Duplicate
+                | FieldErrorKind::NotFound
+        )
+    }
+}
+
+/// One validation failure of one field, printed as kube-apiserver prints `field.Error`:
+/// `<field>: <kind words>[: <value>][: <detail>]`.
+///
+/// ```
+/// use informer_testing::FieldError;
+/// let err = FieldError::not_supported("spec.restartPolicy", "Sometimes", &["Always", "OnFailure", "Never"]);
+/// assert_eq!(
+///     err.to_string(),
+///     "spec.restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\""
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldError {
+    /// What kind of failure.
+    pub kind: FieldErrorKind,
+    /// The field path, e.g. `spec.containers[0].name`.
+    pub field: String,
+    /// The offending value, for the kinds that print it.
+    pub value: Option<Value>,
+    /// Why, or what would be accepted (may be empty).
+    pub detail: String,
+}
+
+impl FieldError {
+    fn new(kind: FieldErrorKind, field: &str, value: Option<Value>, detail: &str) -> Self {
+        Self {
+            kind,
+            field: field.to_string(),
+            value,
+            detail: detail.to_string(),
+        }
+    }
+
+    /// `FieldValueRequired`.
+    ///
+    /// ```
+    /// # use informer_testing::FieldError;
+    /// assert_eq!(FieldError::required("spec.containers", "").to_string(), "spec.containers: Required value");
+    /// ```
+    pub fn required(field: &str, detail: &str) -> Self {
+        Self::new(FieldErrorKind::Required, field, None, detail)
+    }
+
+    /// `FieldValueInvalid`.
+    ///
+    /// ```
+    /// # use informer_testing::FieldError;
+    /// let err = FieldError::invalid("metadata.name", "Web", "must be lower case");
+    /// assert_eq!(err.to_string(), "metadata.name: Invalid value: \"Web\": must be lower case");
+    /// ```
+    pub fn invalid(field: &str, value: impl Into<Value>, detail: &str) -> Self {
+        Self::new(FieldErrorKind::Invalid, field, Some(value.into()), detail)
+    }
+
+    /// `FieldValueNotSupported`, listing the supported values.
+    ///
+    /// ```
+    /// # use informer_testing::FieldError;
+    /// let err = FieldError::not_supported("spec.type", "Magic", &["ClusterIP"]);
+    /// assert!(err.to_string().ends_with("supported values: \"ClusterIP\""));
+    /// ```
+    pub fn not_supported(field: &str, value: impl Into<Value>, supported: &[&str]) -> Self {
+        let supported: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
+        let detail = format!("supported values: {}", supported.join(", "));
+        Self::new(
+            FieldErrorKind::NotSupported,
+            field,
+            Some(value.into()),
+            &detail,
+        )
+    }
+
+    /// `FieldValueDuplicate`.
+    ///
+    /// ```
+    /// # use informer_testing::FieldError;
+    /// let err = FieldError::duplicate("spec.containers[1].name", "app");
+    /// assert_eq!(err.to_string(), "spec.containers[1].name: Duplicate value: \"app\"");
+    /// ```
+    pub fn duplicate(field: &str, value: impl Into<Value>) -> Self {
+        Self::new(FieldErrorKind::Duplicate, field, Some(value.into()), "")
+    }
+
+    /// `FieldValueTooLong` for a value over `max` bytes.
+    ///
+    /// ```
+    /// # use informer_testing::FieldError;
+    /// let err = FieldError::too_long("metadata.annotations", 262_144);
+    /// assert_eq!(err.to_string(), "metadata.annotations: Too long: may not be more than 262144 bytes");
+    /// ```
+    pub fn too_long(field: &str, max: usize) -> Self {
+        let detail = format!("may not be more than {max} bytes");
+        Self::new(FieldErrorKind::TooLong, field, None, &detail)
+    }
+
+    /// `FieldValueForbidden`.
+    ///
+    /// ```
+    /// # use informer_testing::FieldError;
+    /// assert_eq!(FieldError::forbidden("data", "field is immutable").to_string(), "data: Forbidden: field is immutable");
+    /// ```
+    pub fn forbidden(field: &str, detail: &str) -> Self {
+        Self::new(FieldErrorKind::Forbidden, field, None, detail)
+    }
+
+    /// The error without the field (`StatusCause.message`), e.g. `Required value`.
+    ///
+    /// ```
+    /// # use informer_testing::FieldError;
+    /// assert_eq!(FieldError::invalid("a", 3, "too big").body(), "Invalid value: 3: too big");
+    /// ```
+    pub fn body(&self) -> String {
+        let mut body = self.kind.words().to_string();
+        if self.kind.shows_value()
+            && let Some(value) = &self.value
+        {
+            body.push_str(": ");
+            body.push_str(&value.to_string());
+        }
+        if !self.detail.is_empty() {
+            body.push_str(": ");
+            body.push_str(&self.detail);
+        }
+        body
+    }
+
+    /// Reads back an error printed as `<field>: <kind words>[: <rest>]` (the rest becomes
+    /// the detail); `None` for other text.
+    fn parse(text: &str) -> Option<Self> {
+        let (field, rest) = text.split_once(": ")?;
+        if field.is_empty() || field.contains(' ') {
+            return None;
+        }
+        let kind = FieldErrorKind::ALL
+            .into_iter()
+            .find(|k| rest == k.words() || rest.starts_with(&format!("{}: ", k.words())))?;
+        let detail = rest
+            .strip_prefix(kind.words())
+            .and_then(|d| d.strip_prefix(": "))
+            .unwrap_or("");
+        Some(Self::new(kind, field, None, detail))
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.body())
+    }
+}
 
 /// A successful `Status` (returned by deletes of most resource types).
 pub(crate) fn success_status(resource: &str, name: &str, uid: Option<&str>) -> Value {

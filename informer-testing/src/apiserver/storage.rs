@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
@@ -14,6 +13,8 @@ use super::patch::{self, PatchKind};
 use super::resource::{ResourceKey, ResourceType};
 use super::selector::{FieldSelector, LabelSelector};
 use super::status::ApiError;
+use super::time::now_rfc3339;
+use super::validation;
 
 /// A stored object. Stored objects are immutable; changes replace them.
 pub(crate) type Object = Arc<Value>;
@@ -602,15 +603,10 @@ impl Store {
                 .and_then(Value::as_str)
                 .unwrap_or("");
             if generate.is_empty() {
-                return Err(ApiError::invalid(
-                    &resource.kind,
-                    "",
-                    "metadata.name: Required value: name or generateName is required",
-                ));
+                return Err(validation::name_required(resource));
             }
             name = format!("{generate}{}", random_suffix());
         }
-        validate_name(resource, &name)?;
         let namespace = resolve_namespace(resource, namespace, meta, &name)?;
         meta.insert("name".into(), json!(name));
         match &namespace {
@@ -631,8 +627,13 @@ impl Store {
         }
         meta.insert("uid".into(), json!(new_uid()));
         meta.insert("creationTimestamp".into(), json!(now_rfc3339()));
-        meta.insert("generation".into(), json!(1));
+        if resource.tracks_generation {
+            meta.insert("generation".into(), json!(1));
+        } else {
+            meta.remove("generation");
+        }
         apply_create_defaults(resource, &mut object);
+        validation::validate_create(resource, &object)?;
 
         let key = object_key(resource, namespace.as_deref(), &name);
         if self
@@ -695,7 +696,7 @@ impl Store {
             Err(err) => return Err(err),
         };
         let mut doc = old.as_ref().clone();
-        let invalid = |why: String| ApiError::invalid(&resource.kind, name, &why);
+        let invalid = |why: String| ApiError::patch_rejected(&why);
         match kind {
             PatchKind::Merge => {
                 if !patch.is_object() {
@@ -706,7 +707,10 @@ impl Store {
             PatchKind::Strategic => {
                 patch::strategic_merge_patch(&mut doc, patch).map_err(invalid)?;
             }
-            PatchKind::Json => patch::json_patch(&mut doc, patch).map_err(invalid)?,
+            PatchKind::Json => {
+                patch::json_patch(&mut doc, patch)
+                    .map_err(patch::JsonPatchError::into_api_error)?;
+            }
             PatchKind::Apply => {
                 if !patch.is_object() {
                     return Err(ApiError::bad_request(
@@ -956,34 +960,6 @@ fn resolve_namespace(
     Ok(Some(namespace.to_string()))
 }
 
-/// Validates an object name as a DNS subdomain (a DNS label for namespaces).
-pub(crate) fn validate_name(resource: &ResourceType, name: &str) -> Result<(), ApiError> {
-    let label_ok = |label: &str| {
-        let b = label.as_bytes();
-        !b.is_empty()
-            && b[0].is_ascii_alphanumeric()
-            && b[b.len() - 1].is_ascii_alphanumeric()
-            && b.iter()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-    };
-    let valid = if resource.kind == "Namespace" {
-        name.len() <= 63 && label_ok(name)
-    } else {
-        name.len() <= 253 && name.split('.').all(label_ok)
-    };
-    if valid {
-        Ok(())
-    } else {
-        Err(ApiError::invalid(
-            &resource.kind,
-            name,
-            &format!(
-                "metadata.name: Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
-            ),
-        ))
-    }
-}
-
 fn apply_create_defaults(resource: &ResourceType, object: &mut Value) {
     let default_phase = match (resource.group.as_str(), resource.kind.as_str()) {
         ("", "Namespace") => "Active",
@@ -1090,7 +1066,11 @@ fn prepare_update(
             };
         }
     }
-    if subresource == Subresource::Main && spec_changed(resource, old, &result) {
+    validation::validate_update(resource, old, &result)?;
+    if subresource == Subresource::Main
+        && resource.tracks_generation
+        && spec_changed(resource, old, &result)
+    {
         let generation = old
             .pointer("/metadata/generation")
             .and_then(Value::as_i64)
@@ -1100,7 +1080,8 @@ fn prepare_update(
     Ok(result)
 }
 
-fn group_suffix(resource: &ResourceType) -> String {
+/// `.group` for grouped resources, empty for the core group (`deployments.apps`).
+pub(crate) fn group_suffix(resource: &ResourceType) -> String {
     if resource.group.is_empty() {
         String::new()
     } else {
@@ -1161,37 +1142,6 @@ fn new_uid() -> String {
     )
 }
 
-/// The current time as RFC 3339 with second precision, like Kubernetes timestamps.
-pub(crate) fn now_rfc3339() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    format_rfc3339(secs)
-}
-
-/// Formats seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ`.
-pub(crate) fn format_rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1203,13 +1153,6 @@ mod tests {
 
     fn pod(name: &str) -> Value {
         json!({"metadata": {"name": name, "labels": {"app": "x"}}, "spec": {"nodeName": "n1"}})
-    }
-
-    #[test]
-    fn timestamps() {
-        assert_eq!(format_rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(format_rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(format_rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! Server-side printing: `meta.k8s.io/v1` `Table` responses, which `kubectl get` asks for.
 
 use std::borrow::Borrow;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::resource::ResourceType;
+use super::time::parse_rfc3339;
 
 fn column(name: &str, format: &str, description: &str) -> Value {
     json!({"name": name, "type": "string", "format": format, "description": description, "priority": 0})
@@ -151,11 +151,8 @@ fn age(object: &Value) -> String {
     else {
         return "<unknown>".to_string();
     };
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    human_duration(now.saturating_sub(created))
+    let elapsed = jiff::Timestamp::now().as_second() - created.as_second();
+    human_duration(u64::try_from(elapsed).unwrap_or(0))
 }
 
 fn human_duration(secs: u64) -> String {
@@ -171,39 +168,11 @@ fn human_duration(secs: u64) -> String {
     }
 }
 
-/// Parses `YYYY-MM-DDTHH:MM:SSZ` (the format this server writes) into Unix seconds.
-fn parse_rfc3339(s: &str) -> Option<u64> {
-    let b = s.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    // Days-from-civil (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days * 86_400 + hour * 3600 + minute * 60 + second).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::apiserver::resource::Registry;
-    use crate::apiserver::storage::format_rfc3339;
-
-    #[test]
-    fn timestamps_round_trip() {
-        for secs in [0, 951_782_400, 1_700_000_000] {
-            assert_eq!(parse_rfc3339(&format_rfc3339(secs)), Some(secs));
-        }
-        assert_eq!(parse_rfc3339("garbage"), None);
-    }
+    use crate::apiserver::time::format_time;
 
     #[test]
     fn durations() {
@@ -218,7 +187,7 @@ mod tests {
     fn pod_rows() {
         let pods = Registry::builtin().by_path("", "v1", "pods").unwrap();
         let pod = json!({
-            "metadata": {"name": "web", "creationTimestamp": format_rfc3339(0)},
+            "metadata": {"name": "web", "creationTimestamp": format_time(jiff::Timestamp::UNIX_EPOCH)},
             "spec": {"containers": [{"name": "a"}, {"name": "b"}]},
             "status": {"phase": "Running", "containerStatuses": [{"ready": true, "restartCount": 2}]}
         });

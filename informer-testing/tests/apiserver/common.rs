@@ -8,7 +8,11 @@ use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use kube::Client;
 use kube::core::ObjectMeta;
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use std::sync::Arc;
+
+use base64::Engine as _;
+use rustls::pki_types::{CertificateDer, ServerName};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// A server with a short bookmark interval.
@@ -18,6 +22,15 @@ pub async fn server() -> TestApiServer {
         .start()
         .await
         .expect("the test API server starts")
+}
+
+/// Creates a namespace (objects can only be created in namespaces that exist).
+pub fn namespace(server: &TestApiServer, name: &str) {
+    server
+        .create_json(serde_json::json!({
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}
+        }))
+        .expect("namespace created");
 }
 
 /// A client that does not retry 429/503/504 responses by itself.
@@ -113,19 +126,73 @@ impl RawResponse {
     }
 }
 
-/// Sends raw bytes on a new connection and returns everything the server
-/// sends back before closing (or within `wait`).
-pub async fn send_bytes(server: &TestApiServer, bytes: &[u8], wait: Duration) -> Vec<u8> {
-    let mut stream = TcpStream::connect(server.address()).await.expect("connect");
+/// A TLS client configuration trusting the server's CA.
+pub fn tls_config(server: &TestApiServer) -> Arc<rustls::ClientConfig> {
+    let pem = server.certificate_authority_pem().expect("a TLS server");
+    let base64: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    let der = base64::engine::general_purpose::STANDARD
+        .decode(base64)
+        .expect("PEM");
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(CertificateDer::from(der)).expect("CA");
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Arc::new(
+        rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("TLS versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth(),
+    )
+}
+
+async fn exchange<S>(mut stream: S, bytes: &[u8], wait: Duration) -> Vec<u8>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     let _ = stream.write_all(bytes).await;
+    let _ = stream.flush().await;
     let _ = stream.shutdown().await;
     let mut out = Vec::new();
     let _ = tokio::time::timeout(wait, stream.read_to_end(&mut out)).await;
     out
 }
 
-/// Sends one HTTP/1.1 request with `Connection: close` and parses the response.
+/// Sends raw bytes on a new connection (TLS when the server serves it) and returns
+/// everything the server sends back before closing (or within `wait`).
+pub async fn send_bytes(server: &TestApiServer, bytes: &[u8], wait: Duration) -> Vec<u8> {
+    let stream = TcpStream::connect(server.address()).await.expect("connect");
+    if server.certificate_authority_pem().is_none() {
+        return exchange(stream, bytes, wait).await;
+    }
+    let connector = tokio_rustls::TlsConnector::from(tls_config(server));
+    let name = ServerName::try_from("127.0.0.1").expect("server name");
+    let stream = connector
+        .connect(name, stream)
+        .await
+        .expect("TLS handshake");
+    exchange(stream, bytes, wait).await
+}
+
+/// Sends one HTTP/1.1 request with `Connection: close` and the server's bearer token, and
+/// parses the response.
 pub async fn raw(
+    server: &TestApiServer,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> RawResponse {
+    let authorization = server.token().map(|t| format!("Bearer {t}"));
+    let mut all: Vec<(&str, &str)> = authorization
+        .iter()
+        .map(|a| ("Authorization", a.as_str()))
+        .collect();
+    all.extend_from_slice(headers);
+    raw_without_token(server, method, path, &all, body).await
+}
+
+/// Like [`raw`], without adding the bearer token.
+pub async fn raw_without_token(
     server: &TestApiServer,
     method: &str,
     path: &str,

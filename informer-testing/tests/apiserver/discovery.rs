@@ -106,7 +106,8 @@ async fn unknown_paths_are_not_found_statuses() {
         "/api/v1/pods/some-pod",
         "/api/v1/namespaces/default/pods/p/exec",
         "/apis/apps/v1/namespaces/default/deployments/d/scale/extra",
-        "/openapi/v2",
+        "/api/v1/namespaces/default/configmaps/c/scale",
+        "/openapi/v4",
     ] {
         raw(&server, "GET", path, &[], b"")
             .await
@@ -139,7 +140,7 @@ async fn unknown_paths_are_not_found_statuses() {
 async fn listens_on_loopback_only() {
     let server = TestApiServer::start().await.unwrap();
     assert!(server.address().ip().is_loopback());
-    assert!(server.url().starts_with("http://127.0.0.1:"));
+    assert!(server.url().starts_with("https://127.0.0.1:"));
     let kubeconfig = server.kubeconfig();
     assert_eq!(
         kubeconfig.clusters[0]

@@ -1,4 +1,5 @@
-//! `kubectl` against the server: get, apply -f, delete, get -w, get --chunk-size.
+//! `kubectl` against the server: get, apply -f, delete, get -w, get --chunk-size, the typed
+//! create subcommands (protobuf), scale, and the errors a cluster gives.
 //! Skips (with a printed reason) when kubectl is not installed.
 
 use std::io::{BufRead, BufReader};
@@ -256,6 +257,186 @@ async fn kubectl_get_apply_watch_chunk_and_delete() {
     );
     let missing = kubectl.run(&["delete", "pod", "web"]).await;
     assert!(!missing.status.success());
+
+    kubectl.cleanup();
+}
+
+/// Writes a manifest into the kubectl test's directory.
+fn write_manifest(kubectl: &Kubectl, name: &str, text: &str) -> String {
+    let path = kubectl.kubeconfig.parent().unwrap().join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// Runs kubectl expecting it to fail, and returns its standard error.
+async fn fails(kubectl: &Kubectl, args: &[&str]) -> String {
+    let output = kubectl.run(args).await;
+    assert!(!output.status.success(), "kubectl {args:?} succeeded");
+    String::from_utf8(output.stderr).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_create_subcommands_scale_and_server_errors() {
+    let Some(binary) = find_kubectl() else {
+        println!("skipping: kubectl not found");
+        return;
+    };
+    let server = server().await;
+    let kubectl = Kubectl::new(binary, &server);
+
+    // The typed create subcommands send protobuf.
+    for (args, printed) in [
+        (
+            &["create", "namespace", "team"][..],
+            "namespace/team created",
+        ),
+        (
+            &[
+                "create",
+                "configmap",
+                "settings",
+                "-n",
+                "team",
+                "--from-literal=mode=fast",
+            ],
+            "configmap/settings created",
+        ),
+        (
+            &[
+                "create",
+                "secret",
+                "generic",
+                "creds",
+                "--from-literal=user=admin",
+            ],
+            "secret/creds created",
+        ),
+        (
+            &[
+                "create",
+                "deployment",
+                "web",
+                "--image=nginx:1.27",
+                "--replicas=2",
+            ],
+            "deployment.apps/web created",
+        ),
+        (
+            &[
+                "create",
+                "service",
+                "clusterip",
+                "frontend",
+                "--tcp=80:8080",
+            ],
+            "service/frontend created",
+        ),
+    ] {
+        assert_eq!(kubectl.ok(args).await.trim(), printed);
+    }
+    let settings = server
+        .get_json("v1", "ConfigMap", Some("team"), "settings")
+        .unwrap();
+    assert_eq!(settings["data"]["mode"], "fast");
+    let creds = server
+        .get_json("v1", "Secret", Some("default"), "creds")
+        .unwrap();
+    assert_eq!(creds["data"]["user"], "YWRtaW4=");
+    let frontend = server
+        .get_json("v1", "Service", Some("default"), "frontend")
+        .unwrap();
+    assert_eq!(frontend["spec"]["ports"][0]["targetPort"], 8080);
+    let yaml = kubectl
+        .ok(&["get", "configmap", "settings", "-n", "team", "-o", "yaml"])
+        .await;
+    assert!(yaml.contains("mode: fast"), "{yaml}");
+
+    // kubectl scale goes through the scale subresource.
+    assert_eq!(
+        kubectl
+            .ok(&["scale", "deployment", "web", "--replicas=4"])
+            .await
+            .trim(),
+        "deployment.apps/web scaled"
+    );
+    let web = server
+        .get_json("apps/v1", "Deployment", Some("default"), "web")
+        .unwrap();
+    assert_eq!(web["spec"]["replicas"], 4);
+    let sts = write_manifest(
+        &kubectl,
+        "sts.yaml",
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\nspec:\n  replicas: 1\n  serviceName: db\n  selector:\n    matchLabels:\n      app: db\n  template:\n    metadata:\n      labels:\n        app: db\n    spec:\n      containers:\n      - name: db\n        image: postgres\n",
+    );
+    assert_eq!(
+        kubectl.ok(&["apply", "-f", &sts]).await.trim(),
+        "statefulset.apps/db created"
+    );
+    assert_eq!(
+        kubectl
+            .ok(&["scale", "sts", "db", "--replicas=3"])
+            .await
+            .trim(),
+        "statefulset.apps/db scaled"
+    );
+
+    // Invalid objects: the causes are listed.
+    let bad = write_manifest(
+        &kubectl,
+        "bad.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\nspec:\n  containers:\n  - name: app\n    image: nginx\n  - name: app\n    image: nginx\n",
+    );
+    let stderr = fails(&kubectl, &["create", "-f", &bad]).await;
+    assert!(stderr.contains("The Pod \"bad\" is invalid"), "{stderr}");
+    assert!(
+        stderr.contains("spec.containers[1].name: Duplicate value: \"app\""),
+        "{stderr}"
+    );
+
+    // Unknown fields: kubectl asks for Strict validation, or Warn.
+    let unknown = write_manifest(
+        &kubectl,
+        "unknown.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: typo\ndatax:\n  a: b\n",
+    );
+    let stderr = fails(&kubectl, &["create", "-f", &unknown]).await;
+    assert!(
+        stderr.contains("strict decoding error: unknown field \"datax\""),
+        "{stderr}"
+    );
+    let output = kubectl
+        .run(&["create", "--validate=warn", "-f", &unknown])
+        .await;
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("Warning: unknown field \"datax\""),
+        "{output:?}"
+    );
+
+    // Creates a cluster refuses.
+    let stderr = fails(
+        &kubectl,
+        &[
+            "create",
+            "configmap",
+            "x",
+            "-n",
+            "nope",
+            "--from-literal=a=b",
+        ],
+    )
+    .await;
+    assert!(stderr.contains("namespaces \"nope\" not found"), "{stderr}");
+    let widget = write_manifest(
+        &kubectl,
+        "widget.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n",
+    );
+    let stderr = fails(&kubectl, &["create", "-f", &widget]).await;
+    assert!(
+        stderr.contains("no matches for kind \"Widget\" in version \"example.com/v1\""),
+        "{stderr}"
+    );
 
     kubectl.cleanup();
 }

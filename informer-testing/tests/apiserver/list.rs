@@ -4,7 +4,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use kube::api::{Api, DeleteParams, ListParams, PostParams, VersionMatch};
 use kube::core::ObjectMeta;
 
-use super::common::{client_without_retries, names, pod, raw, server, status, within};
+use super::common::{client_without_retries, names, namespace, pod, raw, server, status, within};
 
 async fn seed(pods: &Api<Pod>) {
     let fixtures: [(&str, &[(&str, &str)]); 4] = [
@@ -54,6 +54,7 @@ async fn field_selectors_filter_lists() {
     let server = server().await;
     let client = server.client();
     let default: Api<Pod> = Api::namespaced(client.clone(), "default");
+    namespace(&server, "other");
     let other: Api<Pod> = Api::namespaced(client.clone(), "other");
     let mut scheduled = pod("scheduled", &[]);
     scheduled.spec.as_mut().unwrap().node_name = Some("node-1".into());
@@ -117,6 +118,7 @@ async fn namespaced_and_cluster_wide_lists() {
     let server = server().await;
     let client = server.client();
     for ns in ["ns1", "ns2"] {
+        namespace(&server, ns);
         let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
         for name in ["x", "y"] {
             let cm = ConfigMap {
@@ -155,7 +157,14 @@ async fn namespaced_and_cluster_wide_lists() {
         .unwrap();
     assert_eq!(
         names(&list.items),
-        ["default", "kube-node-lease", "kube-public", "kube-system"]
+        [
+            "default",
+            "kube-node-lease",
+            "kube-public",
+            "kube-system",
+            "ns1",
+            "ns2"
+        ]
     );
 }
 

@@ -1,0 +1,446 @@
+//! Content negotiation: reading request bodies in the formats a real server reads (JSON,
+//! YAML, Kubernetes protobuf), choosing the response format from `Accept` (406 when
+//! nothing acceptable can be served), and the `fieldValidation` check of unknown and
+//! duplicate fields.
+
+use std::cell::RefCell;
+use std::fmt;
+
+use http::{HeaderMap, header};
+use serde::Deserialize as _;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+
+use super::protobuf;
+use super::resource::ResourceType;
+use super::schema::Schema;
+use super::status::{ApiError, StatusReason};
+
+const JSON: &str = "application/json";
+const YAML: &str = "application/yaml";
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+/// The media types request bodies may have (for the 415 message).
+const ACCEPTED_BODIES: &str =
+    "application/json, application/yaml, application/vnd.kubernetes.protobuf";
+
+/// A decoded request body, with the fields that appeared twice in one object (the last
+/// occurrence is kept, as Go's decoder keeps it).
+#[derive(Debug)]
+pub(crate) struct Body {
+    pub value: Value,
+    pub duplicates: Vec<String>,
+}
+
+fn media_type(value: &str) -> String {
+    value
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+fn unsupported_media_type(content_type: &str) -> ApiError {
+    ApiError::new(
+        StatusReason::UnsupportedMediaType,
+        format!(
+            "the body of the request was in an unknown format - accepted media types include: {ACCEPTED_BODIES}; got {content_type:?}"
+        ),
+    )
+}
+
+/// Reads an object body by its `Content-Type`: JSON (also when absent, as the real server
+/// defaults), YAML, or Kubernetes protobuf; anything else is 415.
+pub(crate) fn decode_object(headers: &HeaderMap, body: &[u8]) -> Result<Body, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    match media_type(content_type).as_str() {
+        "" | JSON => decode_json(body),
+        YAML | "application/x-yaml" | "text/yaml" => decode_yaml(body),
+        PROTOBUF => {
+            let value = protobuf::decode(body).map_err(|err| match err {
+                protobuf::DecodeError::UnsupportedType { .. } => {
+                    ApiError::new(StatusReason::UnsupportedMediaType, err.to_string())
+                }
+                protobuf::DecodeError::Malformed(_) => ApiError::bad_request(err.to_string()),
+            })?;
+            Ok(Body {
+                value,
+                duplicates: Vec::new(),
+            })
+        }
+        _ => Err(unsupported_media_type(content_type)),
+    }
+}
+
+fn empty_body() -> ApiError {
+    ApiError::bad_request("the request body is empty; an object was expected")
+}
+
+/// Parses JSON, noting duplicate fields.
+pub(crate) fn decode_json(body: &[u8]) -> Result<Body, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(empty_body());
+    }
+    let duplicates = RefCell::new(Vec::new());
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    let value = Checked {
+        path: String::new(),
+        duplicates: &duplicates,
+    }
+    .deserialize(&mut deserializer)
+    .and_then(|value| deserializer.end().map(|()| value))
+    .map_err(|err| ApiError::bad_request(format!("the request body is not valid JSON: {err}")))?;
+    Ok(Body {
+        value,
+        duplicates: duplicates.into_inner(),
+    })
+}
+
+/// Parses YAML (one document), noting duplicate fields.
+pub(crate) fn decode_yaml(body: &[u8]) -> Result<Body, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(empty_body());
+    }
+    let duplicates = RefCell::new(Vec::new());
+    let mut options = serde_saphyr::Options::default();
+    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
+    let value = serde_saphyr::with_deserializer_from_slice_with_options(body, options, |de| {
+        Checked {
+            path: String::new(),
+            duplicates: &duplicates,
+        }
+        .deserialize(de)
+    })
+    .map_err(|err| ApiError::bad_request(format!("the request body is not valid YAML: {err}")))?;
+    Ok(Body {
+        value,
+        duplicates: duplicates.into_inner(),
+    })
+}
+
+/// Builds a `Value`, recording the path of every key seen twice in one object.
+struct Checked<'a> {
+    path: String,
+    duplicates: &'a RefCell<Vec<String>>,
+}
+
+impl Checked<'_> {
+    fn child(&self, segment: &str) -> String {
+        if self.path.is_empty() {
+            segment.to_string()
+        } else {
+            format!("{}.{segment}", self.path)
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Checked<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+/// A map key of any scalar type, as a string (YAML allows `1: x`; JSON only has strings).
+struct Key;
+
+impl<'de> DeserializeSeed<'de> for Key {
+    type Value = String;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        Ok(match value {
+            Value::String(s) => s,
+            other => other.to_string(),
+        })
+    }
+}
+
+impl<'de> Visitor<'de> for Checked<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        Number::from_f64(v)
+            .map(Value::Number)
+            .ok_or_else(|| E::custom(format!("{v} is not a JSON number")))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(Checked {
+            path: format!("{}[{}]", self.path, items.len()),
+            duplicates: self.duplicates,
+        })? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+        let mut map = Map::new();
+        while let Some(key) = access.next_key_seed(Key)? {
+            let path = self.child(&key);
+            let value = access.next_value_seed(Checked {
+                path: path.clone(),
+                duplicates: self.duplicates,
+            })?;
+            if map.insert(key, value).is_some() {
+                self.duplicates.borrow_mut().push(path);
+            }
+        }
+        Ok(Value::Object(map))
+    }
+}
+
+/// The `fieldValidation` directive of a write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FieldValidation {
+    /// Unknown and duplicate fields are dropped silently.
+    Ignore,
+    /// They are dropped, with one `Warning` header each (the default).
+    Warn,
+    /// They fail the request with 400.
+    Strict,
+}
+
+impl FieldValidation {
+    /// Reads the `fieldValidation` query parameter.
+    pub(crate) fn parse(value: Option<&str>) -> Result<Self, ApiError> {
+        match value {
+            None | Some("") | Some("Warn") => Ok(Self::Warn),
+            Some("Ignore") => Ok(Self::Ignore),
+            Some("Strict") => Ok(Self::Strict),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "fieldValidation: Unsupported value: \"{other}\": supported values: \"Ignore\", \"Warn\", \"Strict\""
+            ))),
+        }
+    }
+}
+
+/// Drops the fields of a built-in type's object (or patch, with `directives` allowing the
+/// `$`-keys of strategic merge patches) that the type does not have, and applies the
+/// directive to them and to duplicate fields: returns the warnings to send, or the 400.
+/// Custom resources carry no schema here and are not checked.
+pub(crate) fn check_fields(
+    resource: &ResourceType,
+    body: &mut Body,
+    validation: FieldValidation,
+    directives: bool,
+) -> Result<Vec<String>, ApiError> {
+    let schema = Schema::builtin();
+    let Some(message) = schema.message_name_for(&resource.api_version(), &resource.kind) else {
+        return Ok(Vec::new());
+    };
+    let unknown = schema.prune_unknown(&message, &mut body.value, directives);
+    let problems: Vec<String> = unknown
+        .iter()
+        .map(|path| format!("unknown field \"{path}\""))
+        .chain(
+            body.duplicates
+                .iter()
+                .map(|path| format!("duplicate field \"{path}\"")),
+        )
+        .collect();
+    match validation {
+        _ if problems.is_empty() => Ok(Vec::new()),
+        FieldValidation::Ignore => Ok(Vec::new()),
+        FieldValidation::Warn => Ok(problems),
+        FieldValidation::Strict => Err(ApiError::bad_request(format!(
+            "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
+            problems.join(", "),
+            kind = resource.kind,
+            version = resource.version,
+        ))),
+    }
+}
+
+/// The format a response body is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Output {
+    Json,
+    Yaml,
+    /// A `meta.k8s.io/v1` `Table` (what `kubectl get` asks for).
+    Table,
+    /// `PartialObjectMetadata` / `PartialObjectMetadataList` (metadata-only clients).
+    Metadata,
+}
+
+/// Where a response goes: what the route can produce beyond plain objects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// A get, list or watch of a resource: Tables and metadata can be served.
+    Read,
+    /// A watch: JSON streams only (no YAML).
+    Watch,
+    /// Anything else: JSON or YAML.
+    Other,
+}
+
+/// Chooses the response format from `Accept`, as kube-apiserver negotiates: media ranges in
+/// order of preference (`q`), the first one the server can produce wins; none is 406.
+pub(crate) fn negotiate(headers: &HeaderMap, route: Route) -> Result<Output, ApiError> {
+    let values: Vec<&str> = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    let mut ranges: Vec<(f32, usize, &str)> = values
+        .iter()
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .enumerate()
+        .map(|(i, range)| (quality(range), i, range))
+        .filter(|(q, _, _)| *q > 0.0)
+        .collect();
+    if ranges.is_empty() {
+        return Ok(Output::Json);
+    }
+    ranges.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    ranges
+        .iter()
+        .find_map(|(_, _, range)| servable(range, route))
+        .ok_or_else(|| {
+            let mut supported = vec![JSON];
+            if route != Route::Watch {
+                supported.push(YAML);
+            }
+            ApiError::new(
+                StatusReason::NotAcceptable,
+                format!(
+                    "only the following media types are accepted: {}",
+                    supported.join(", ")
+                ),
+            )
+        })
+}
+
+fn quality(range: &str) -> f32 {
+    range
+        .split(';')
+        .skip(1)
+        .filter_map(|p| p.trim().strip_prefix("q="))
+        .find_map(|q| q.trim().parse().ok())
+        .unwrap_or(1.0)
+}
+
+fn servable(range: &str, route: Route) -> Option<Output> {
+    let mut parts = range.split(';').map(str::trim);
+    let media = parts.next().unwrap_or("").to_ascii_lowercase();
+    let params: Vec<(String, String)> = parts
+        .filter_map(|p| p.split_once('='))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .filter(|(k, _)| k != "q" && k != "stream")
+        .collect();
+    let param = |name: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let plain = match media.as_str() {
+        JSON | "application/*" | "*/*" => Output::Json,
+        YAML if route != Route::Watch => Output::Yaml,
+        _ => return None,
+    };
+    match (param("as"), param("g"), param("v")) {
+        (None, None, None) => Some(plain),
+        (Some("Table"), Some("meta.k8s.io"), Some("v1" | "v1beta1"))
+            if route != Route::Other && plain == Output::Json =>
+        {
+            Some(Output::Table)
+        }
+        (
+            Some("PartialObjectMetadata" | "PartialObjectMetadataList"),
+            Some("meta.k8s.io"),
+            Some("v1" | "v1beta1"),
+        ) if route != Route::Other && plain == Output::Json => Some(Output::Metadata),
+        _ => None,
+    }
+}
+
+/// Writes a value in a negotiated format: the body and its `Content-Type`.
+pub(crate) fn encode(value: &Value, output: Output) -> (Vec<u8>, &'static str) {
+    match output {
+        Output::Yaml => match serde_saphyr::to_string(value) {
+            Ok(text) => (text.into_bytes(), YAML),
+            Err(err) => {
+                tracing::warn!(%err, "failed to write YAML; answering JSON");
+                (serde_json::to_vec(value).unwrap_or_default(), JSON)
+            }
+        },
+        Output::Json | Output::Table | Output::Metadata => {
+            (serde_json::to_vec(value).unwrap_or_default(), JSON)
+        }
+    }
+}
+
+/// An object as `PartialObjectMetadata`.
+pub(crate) fn partial_metadata(object: &Value) -> Value {
+    serde_json::json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": object.get("metadata").cloned().unwrap_or_else(|| serde_json::json!({})),
+    })
+}
+
+/// Rewrites one watch event line so its object is `PartialObjectMetadata`.
+pub(crate) fn event_as_metadata(chunk: bytes::Bytes) -> bytes::Bytes {
+    let Ok(mut event) = serde_json::from_slice::<Value>(&chunk) else {
+        return chunk;
+    };
+    if !matches!(
+        event["type"].as_str(),
+        Some("ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK")
+    ) {
+        return chunk;
+    }
+    event["object"] = partial_metadata(&event["object"]);
+    let mut out = serde_json::to_vec(&event).unwrap_or_default();
+    out.push(b'\n');
+    bytes::Bytes::from(out)
+}
+
+#[cfg(test)]
+mod tests;

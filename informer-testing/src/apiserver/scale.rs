@@ -1,0 +1,169 @@
+//! The `scale` subresource: an `autoscaling/v1` `Scale` view of a workload (Deployments,
+//! ReplicaSets, StatefulSets) or of a custom resource that declares one.
+//!
+//! `spec.replicas` is read from and written to the object's replicas path; `status.replicas`
+//! is read from its status path; `status.selector` is the label selector in its string form
+//! (`app=web,tier in (a,b)`), from a `LabelSelector` object for the built-in workloads and
+//! from a string field for custom resources, as kube-apiserver serves them.
+
+use serde_json::{Map, Value, json};
+
+use super::resource::{ResourceType, ScaleSubresource};
+use super::status::{ApiError, FieldError};
+use super::validation;
+
+fn scale_of(resource: &ResourceType) -> Result<&ScaleSubresource, ApiError> {
+    resource.scale.as_ref().ok_or_else(ApiError::unknown_path)
+}
+
+/// The JSON pointer of a `.a.b` path.
+fn pointer(path: &str) -> String {
+    path.replace('.', "/")
+}
+
+/// The `Scale` of an object.
+pub(crate) fn scale(resource: &ResourceType, object: &Value) -> Result<Value, ApiError> {
+    let paths = scale_of(resource)?;
+    let meta = object.get("metadata").cloned().unwrap_or_else(|| json!({}));
+    let mut metadata = Map::new();
+    for field in [
+        "name",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+    ] {
+        if let Some(value) = meta.get(field) {
+            metadata.insert(field.to_string(), value.clone());
+        }
+    }
+    let replicas = |path: &str| {
+        object
+            .pointer(&pointer(path))
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+    };
+    let mut status = json!({"replicas": replicas(&paths.status_replicas_path)});
+    if let Some(path) = &paths.label_selector_path {
+        let selector = match object.pointer(&pointer(path)) {
+            Some(Value::String(text)) => Some(text.clone()),
+            Some(Value::Object(selector)) => Some(selector_string(selector)),
+            _ => None,
+        };
+        if let Some(selector) = selector.filter(|s| !s.is_empty()) {
+            status["selector"] = json!(selector);
+        }
+    }
+    Ok(json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": metadata,
+        "spec": {"replicas": replicas(&paths.spec_replicas_path)},
+        "status": status,
+    }))
+}
+
+/// A `LabelSelector` (`matchLabels`, `matchExpressions`) in the string form
+/// `metav1.LabelSelectorAsSelector(...).String()` prints: requirements sorted by key,
+/// values of set requirements sorted.
+pub(crate) fn selector_string(selector: &Map<String, Value>) -> String {
+    let mut requirements: Vec<(String, String)> = Vec::new();
+    if let Some(labels) = selector.get("matchLabels").and_then(Value::as_object) {
+        for (key, value) in labels {
+            let value = value.as_str().unwrap_or("");
+            requirements.push((key.clone(), format!("{key}={value}")));
+        }
+    }
+    if let Some(expressions) = selector.get("matchExpressions").and_then(Value::as_array) {
+        for expression in expressions {
+            let key = expression.get("key").and_then(Value::as_str).unwrap_or("");
+            let mut values: Vec<&str> = expression
+                .get("values")
+                .and_then(Value::as_array)
+                .map(|v| v.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            values.sort_unstable();
+            values.dedup();
+            let text = match expression.get("operator").and_then(Value::as_str) {
+                Some("In") => format!("{key} in ({})", values.join(",")),
+                Some("NotIn") => format!("{key} notin ({})", values.join(",")),
+                Some("Exists") => key.to_string(),
+                Some("DoesNotExist") => format!("!{key}"),
+                _ => continue,
+            };
+            requirements.push((key.to_string(), text));
+        }
+    }
+    requirements.sort();
+    requirements
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The replicas a `Scale` body asks for, checked as the real server checks it.
+pub(crate) fn requested_replicas(name: &str, scale: &Value) -> Result<i64, ApiError> {
+    if let Some(body_name) = scale.pointer("/metadata/name").and_then(Value::as_str)
+        && !body_name.is_empty()
+        && body_name != name
+    {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    let mut errors = Vec::new();
+    match scale.pointer("/spec/replicas") {
+        None | Some(Value::Null) => return Ok(0),
+        Some(replicas) => validation::replicas("spec.replicas", replicas, &mut errors),
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::invalid_fields("Scale.autoscaling", name, errors));
+    }
+    Ok(scale
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(0))
+}
+
+/// The object with its replicas path set to `replicas` (missing parents created).
+pub(crate) fn with_replicas(
+    resource: &ResourceType,
+    object: &Value,
+    replicas: i64,
+) -> Result<Value, ApiError> {
+    let paths = scale_of(resource)?;
+    let mut updated = object.clone();
+    let mut node = &mut updated;
+    let parts: Vec<&str> = paths.spec_replicas_path[1..].split('.').collect();
+    for (i, part) in parts.iter().enumerate() {
+        let Value::Object(map) = node else {
+            return Err(ApiError::invalid_fields(
+                &validation::qualified_kind(resource),
+                object
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
+                vec![FieldError::invalid(
+                    &paths.spec_replicas_path[1..],
+                    node.clone(),
+                    "the scale subresource's replicas path does not lead through objects",
+                )],
+            ));
+        };
+        if i + 1 == parts.len() {
+            map.insert(part.to_string(), json!(replicas));
+            break;
+        }
+        node = map
+            .entry(part.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if node.is_null() {
+            *node = Value::Object(Map::new());
+        }
+    }
+    Ok(updated)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,322 @@
+//! Validation of objects on create and update, as kube-apiserver validates them: every
+//! failure is a [`FieldError`], and all of an object's failures go back in one
+//! `422 Invalid` whose `details.causes` lists them.
+//!
+//! What is checked: object metadata for every type (name syntax and length, label keys and
+//! values, annotation keys and total size), and for built-in types the rules below that
+//! apply to fields which are present (the server does not require the fields a real server
+//! would default or demand, so tests can keep creating partial objects):
+//!
+//! | type | rule |
+//! | --- | --- |
+//! | Namespace, Service | names are DNS labels (Services: DNS-1035 labels) |
+//! | Pod | container names present and unique; `restartPolicy` one of `Always`, `OnFailure`, `Never` |
+//! | Deployment, ReplicaSet, StatefulSet | `spec.replicas` not negative |
+//! | Service | `spec.type` supported; `spec.ports[*].port` in 1..=65535 |
+//! | ConfigMap, Secret | once `immutable` is true, `data`, `binaryData` and `immutable` stay |
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::resource::ResourceType;
+use super::status::{ApiError, FieldError};
+
+const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const DNS1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const DNS1035_LABEL: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+const QUALIFIED_NAME: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const LABEL_VALUE: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+const IMMUTABLE: &str = "field is immutable when `immutable` is set";
+/// The most bytes all annotations of an object may hold (keys and values).
+const TOTAL_ANNOTATION_SIZE: usize = 256 * 1024;
+
+/// `Kind` for core types, `Kind.group` otherwise (`schema.GroupKind.String()`).
+pub(crate) fn qualified_kind(resource: &ResourceType) -> String {
+    if resource.group.is_empty() {
+        resource.kind.clone()
+    } else {
+        format!("{}.{}", resource.kind, resource.group)
+    }
+}
+
+fn name_of(object: &Value) -> &str {
+    object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+fn fail(resource: &ResourceType, name: &str, errors: Vec<FieldError>) -> Result<(), ApiError> {
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid_fields(
+            &qualified_kind(resource),
+            name,
+            errors,
+        ))
+    }
+}
+
+/// The 422 for an object with neither a name nor a `generateName`.
+pub(crate) fn name_required(resource: &ResourceType) -> ApiError {
+    ApiError::invalid_fields(
+        &qualified_kind(resource),
+        "",
+        vec![FieldError::required(
+            "metadata.name",
+            "name or generateName is required",
+        )],
+    )
+}
+
+/// Checks an object about to be created.
+pub(crate) fn validate_create(resource: &ResourceType, object: &Value) -> Result<(), ApiError> {
+    let mut errors = Vec::new();
+    name(resource, name_of(object), &mut errors);
+    metadata(object, &mut errors);
+    spec(resource, object, &mut errors);
+    fail(resource, name_of(object), errors)
+}
+
+/// Checks an object about to replace `old`.
+pub(crate) fn validate_update(
+    resource: &ResourceType,
+    old: &Value,
+    new: &Value,
+) -> Result<(), ApiError> {
+    let mut errors = Vec::new();
+    metadata(new, &mut errors);
+    spec(resource, new, &mut errors);
+    immutability(resource, old, new, &mut errors);
+    fail(resource, name_of(new), errors)
+}
+
+/// The replica count of a `Scale` (or a workload's `spec.replicas`).
+pub(crate) fn replicas(field: &str, replicas: &Value, errors: &mut Vec<FieldError>) {
+    match replicas.as_i64() {
+        Some(n) if n >= 0 && n <= i64::from(i32::MAX) => {}
+        Some(n) if n < 0 => errors.push(FieldError::invalid(
+            field,
+            n,
+            "must be greater than or equal to 0",
+        )),
+        _ => errors.push(FieldError::invalid(
+            field,
+            replicas.clone(),
+            "must be a 32-bit integer",
+        )),
+    }
+}
+
+/// 1 to 63 bytes of `inner`, starting and ending with `edge`.
+fn is_label_like(s: &str, edge: fn(&u8) -> bool, inner: fn(&u8) -> bool) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b.first().is_some_and(edge)
+        && b.last().is_some_and(edge)
+        && b.iter().all(inner)
+}
+
+/// An RFC 1123 label: lower-case alphanumerics and `-`.
+pub(crate) fn is_dns_label(s: &str) -> bool {
+    is_label_like(
+        s,
+        |c| c.is_ascii_lowercase() || c.is_ascii_digit(),
+        |c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-',
+    )
+}
+
+/// An RFC 1123 subdomain: dot-separated labels, at most 253 bytes.
+pub(crate) fn is_dns_subdomain(s: &str) -> bool {
+    s.len() <= 253 && s.split('.').all(is_dns_label)
+}
+
+/// The name part of a qualified name (label keys, annotation keys), and a non-empty label
+/// value: alphanumerics, `-`, `_` and `.`, alphanumeric at both ends.
+pub(crate) fn is_qualified_name_part(s: &str) -> bool {
+    is_label_like(s, u8::is_ascii_alphanumeric, |c| {
+        c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.')
+    })
+}
+
+fn name(resource: &ResourceType, name: &str, errors: &mut Vec<FieldError>) {
+    let field = "metadata.name";
+    let (valid, limit, rule) = match (resource.group.as_str(), resource.kind.as_str()) {
+        ("", "Namespace") => (is_dns_label(name), 63, DNS1123_LABEL),
+        ("", "Service") => (
+            is_dns_label(name) && name.as_bytes()[0].is_ascii_lowercase(),
+            63,
+            DNS1035_LABEL,
+        ),
+        _ => (is_dns_subdomain(name), 253, DNS1123_SUBDOMAIN),
+    };
+    if name.len() > limit {
+        errors.push(FieldError::invalid(
+            field,
+            name,
+            &format!("must be no more than {limit} characters"),
+        ));
+    } else if !valid {
+        errors.push(FieldError::invalid(field, name, rule));
+    }
+}
+
+/// A label or annotation key: `[prefix/]name`.
+fn qualified_name(field: &str, key: &str, errors: &mut Vec<FieldError>) {
+    let (prefix, name) = match key.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    if let Some(prefix) = prefix
+        && !is_dns_subdomain(prefix)
+    {
+        errors.push(FieldError::invalid(
+            field,
+            key,
+            &format!("prefix part {DNS1123_SUBDOMAIN}"),
+        ));
+    }
+    if name.len() > 63 {
+        errors.push(FieldError::invalid(
+            field,
+            key,
+            "name part must be no more than 63 characters",
+        ));
+    } else if !is_qualified_name_part(name) {
+        errors.push(FieldError::invalid(field, key, QUALIFIED_NAME));
+    }
+}
+
+fn metadata(object: &Value, errors: &mut Vec<FieldError>) {
+    if let Some(labels) = object
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+    {
+        for (key, value) in labels {
+            qualified_name("metadata.labels", key, errors);
+            let value = value.as_str().unwrap_or("");
+            if value.len() > 63 {
+                errors.push(FieldError::invalid(
+                    "metadata.labels",
+                    value,
+                    "must be no more than 63 characters",
+                ));
+            } else if !value.is_empty() && !is_qualified_name_part(value) {
+                errors.push(FieldError::invalid("metadata.labels", value, LABEL_VALUE));
+            }
+        }
+    }
+    if let Some(annotations) = object
+        .pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+    {
+        let mut total = 0;
+        for (key, value) in annotations {
+            qualified_name("metadata.annotations", &key.to_lowercase(), errors);
+            total += key.len() + value.as_str().map_or(0, str::len);
+        }
+        if total > TOTAL_ANNOTATION_SIZE {
+            errors.push(FieldError::too_long(
+                "metadata.annotations",
+                TOTAL_ANNOTATION_SIZE,
+            ));
+        }
+    }
+}
+
+fn spec(resource: &ResourceType, object: &Value, errors: &mut Vec<FieldError>) {
+    match (resource.group.as_str(), resource.kind.as_str()) {
+        ("", "Pod") => pod_spec("spec", object.get("spec"), errors),
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet") => {
+            if let Some(n) = object.pointer("/spec/replicas").filter(|v| !v.is_null()) {
+                replicas("spec.replicas", n, errors);
+            }
+            pod_spec(
+                "spec.template.spec",
+                object.pointer("/spec/template/spec"),
+                errors,
+            );
+        }
+        ("", "Service") => service_spec(object.get("spec"), errors),
+        _ => {}
+    }
+}
+
+fn pod_spec(path: &str, spec: Option<&Value>, errors: &mut Vec<FieldError>) {
+    let Some(spec) = spec else { return };
+    let mut seen = HashSet::new();
+    for list in ["initContainers", "containers"] {
+        let Some(containers) = spec.get(list).and_then(Value::as_array) else {
+            continue;
+        };
+        for (i, container) in containers.iter().enumerate() {
+            let field = format!("{path}.{list}[{i}].name");
+            match container.get("name").and_then(Value::as_str) {
+                None | Some("") => errors.push(FieldError::required(&field, "")),
+                Some(name) if !seen.insert(name.to_string()) => {
+                    errors.push(FieldError::duplicate(&field, name));
+                }
+                Some(name) if !is_dns_label(name) => {
+                    errors.push(FieldError::invalid(&field, name, DNS1123_LABEL));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    if let Some(policy) = spec.get("restartPolicy").and_then(Value::as_str)
+        && !["Always", "OnFailure", "Never"].contains(&policy)
+    {
+        errors.push(FieldError::not_supported(
+            &format!("{path}.restartPolicy"),
+            policy,
+            &["Always", "OnFailure", "Never"],
+        ));
+    }
+}
+
+fn service_spec(spec: Option<&Value>, errors: &mut Vec<FieldError>) {
+    let Some(spec) = spec else { return };
+    const TYPES: [&str; 4] = ["ClusterIP", "NodePort", "LoadBalancer", "ExternalName"];
+    if let Some(kind) = spec.get("type").and_then(Value::as_str)
+        && !TYPES.contains(&kind)
+    {
+        errors.push(FieldError::not_supported("spec.type", kind, &TYPES));
+    }
+    if let Some(ports) = spec.get("ports").and_then(Value::as_array) {
+        for (i, port) in ports.iter().enumerate() {
+            let Some(number) = port.get("port") else {
+                continue;
+            };
+            if !number.as_i64().is_some_and(|n| (1..=65535).contains(&n)) {
+                errors.push(FieldError::invalid(
+                    &format!("spec.ports[{i}].port"),
+                    number.clone(),
+                    "must be between 1 and 65535, inclusive",
+                ));
+            }
+        }
+    }
+}
+
+fn immutability(resource: &ResourceType, old: &Value, new: &Value, errors: &mut Vec<FieldError>) {
+    if !resource.group.is_empty() || !matches!(resource.kind.as_str(), "ConfigMap" | "Secret") {
+        return;
+    }
+    if old.get("immutable") != Some(&Value::Bool(true)) {
+        return;
+    }
+    if new.get("immutable") != Some(&Value::Bool(true)) {
+        errors.push(FieldError::forbidden("immutable", IMMUTABLE));
+    }
+    for field in ["data", "binaryData"] {
+        if old.get(field) != new.get(field) {
+            errors.push(FieldError::forbidden(field, IMMUTABLE));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,210 @@
+use serde_json::{Value, json};
+
+use super::*;
+use crate::apiserver::resource::{Registry, ResourceType};
+use std::sync::Arc;
+
+fn builtin(group: &str, plural: &str) -> Arc<ResourceType> {
+    let version = "v1";
+    Registry::builtin()
+        .by_path(group, version, plural)
+        .expect("registered")
+}
+
+fn causes(err: &ApiError) -> Vec<(String, String, String)> {
+    let status = err.to_status();
+    status["details"]["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let s = |k: &str| c[k].as_str().unwrap_or("").to_string();
+            (s("reason"), s("field"), s("message"))
+        })
+        .collect()
+}
+
+fn create_error(group: &str, plural: &str, object: Value) -> ApiError {
+    validate_create(&builtin(group, plural), &object).expect_err("invalid")
+}
+
+#[test]
+fn invalid_names_are_field_value_invalid() {
+    let err = create_error("", "configmaps", json!({"metadata": {"name": "Web"}}));
+    assert_eq!(err.code(), 422);
+    assert_eq!(
+        causes(&err),
+        [(
+            "FieldValueInvalid".into(),
+            "metadata.name".into(),
+            format!("Invalid value: \"Web\": {DNS1123_SUBDOMAIN}")
+        )]
+    );
+    assert_eq!(
+        err.message(),
+        format!(
+            "ConfigMap \"Web\" is invalid: metadata.name: Invalid value: \"Web\": {DNS1123_SUBDOMAIN}"
+        )
+    );
+}
+
+#[test]
+fn namespace_and_service_names_are_labels() {
+    assert!(
+        validate_create(
+            &builtin("", "namespaces"),
+            &json!({"metadata": {"name": "a.b"}})
+        )
+        .is_err()
+    );
+    assert!(
+        validate_create(
+            &builtin("", "configmaps"),
+            &json!({"metadata": {"name": "a.b"}})
+        )
+        .is_ok()
+    );
+    let err = create_error("", "services", json!({"metadata": {"name": "1svc"}}));
+    assert!(causes(&err)[0].2.contains("DNS-1035"));
+}
+
+#[test]
+fn long_names_are_rejected_with_their_limit() {
+    let err = create_error(
+        "",
+        "namespaces",
+        json!({"metadata": {"name": "a".repeat(64)}}),
+    );
+    assert!(
+        causes(&err)[0]
+            .2
+            .ends_with("must be no more than 63 characters")
+    );
+}
+
+#[test]
+fn every_failure_of_an_object_is_one_cause_and_the_message_lists_them() {
+    let err = create_error(
+        "",
+        "pods",
+        json!({
+            "metadata": {"name": "web", "labels": {"bad key": "x", "ok": "-bad"}},
+            "spec": {"restartPolicy": "Sometimes",
+                     "containers": [{"name": "app"}, {"name": "app"}, {"image": "x"}]}
+        }),
+    );
+    let reasons: Vec<(String, String)> = causes(&err).into_iter().map(|(r, f, _)| (r, f)).collect();
+    assert_eq!(
+        reasons,
+        [
+            (
+                "FieldValueInvalid".to_string(),
+                "metadata.labels".to_string()
+            ),
+            (
+                "FieldValueInvalid".to_string(),
+                "metadata.labels".to_string()
+            ),
+            (
+                "FieldValueDuplicate".to_string(),
+                "spec.containers[1].name".to_string()
+            ),
+            (
+                "FieldValueRequired".to_string(),
+                "spec.containers[2].name".to_string()
+            ),
+            (
+                "FieldValueNotSupported".to_string(),
+                "spec.restartPolicy".to_string()
+            ),
+        ]
+    );
+    assert!(
+        err.message()
+            .starts_with("Pod \"web\" is invalid: [metadata.labels: Invalid value: \"bad key\"")
+    );
+    assert!(err.message().ends_with(
+        "spec.restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\"]"
+    ));
+}
+
+#[test]
+fn grouped_kinds_are_qualified_in_the_message_and_details() {
+    let err = create_error(
+        "apps",
+        "deployments",
+        json!({"metadata": {"name": "d"}, "spec": {"replicas": -1}}),
+    );
+    assert_eq!(
+        err.message(),
+        "Deployment.apps \"d\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"
+    );
+    let status = err.to_status();
+    assert_eq!(status["details"]["group"], "apps");
+    assert_eq!(status["details"]["kind"], "Deployment");
+    assert_eq!(status["details"]["name"], "d");
+}
+
+#[test]
+fn oversized_annotations_are_too_long() {
+    let big = "x".repeat(TOTAL_ANNOTATION_SIZE);
+    let err = create_error(
+        "",
+        "configmaps",
+        json!({"metadata": {"name": "c", "annotations": {"a": big}}}),
+    );
+    assert_eq!(
+        causes(&err),
+        [(
+            "FieldValueTooLong".into(),
+            "metadata.annotations".into(),
+            "Too long: may not be more than 262144 bytes".into()
+        )]
+    );
+}
+
+#[test]
+fn service_types_and_ports_are_checked() {
+    let err = create_error(
+        "",
+        "services",
+        json!({"metadata": {"name": "s"}, "spec": {"type": "Magic", "ports": [{"port": 0}]}}),
+    );
+    let fields: Vec<String> = causes(&err).into_iter().map(|(_, f, _)| f).collect();
+    assert_eq!(fields, ["spec.type", "spec.ports[0].port"]);
+}
+
+#[test]
+fn immutable_config_maps_forbid_data_changes() {
+    let config_maps = builtin("", "configmaps");
+    let old = json!({"metadata": {"name": "c"}, "immutable": true, "data": {"a": "1"}});
+    let same = old.clone();
+    assert!(validate_update(&config_maps, &old, &same).is_ok());
+    let changed = json!({"metadata": {"name": "c"}, "data": {"a": "2"}});
+    let err = validate_update(&config_maps, &old, &changed).unwrap_err();
+    assert_eq!(
+        causes(&err),
+        [
+            (
+                "FieldValueForbidden".into(),
+                "immutable".into(),
+                format!("Forbidden: {IMMUTABLE}")
+            ),
+            (
+                "FieldValueForbidden".into(),
+                "data".into(),
+                format!("Forbidden: {IMMUTABLE}")
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_missing_name_is_required() {
+    let err = name_required(&builtin("", "pods"));
+    assert_eq!(
+        err.message(),
+        "Pod \"\" is invalid: metadata.name: Required value: name or generateName is required"
+    );
+    assert_eq!(causes(&err)[0].0, "FieldValueRequired");
+}

@@ -1,0 +1,186 @@
+//! The `scale` subresource of Deployments, ReplicaSets, StatefulSets and custom resources.
+
+use informer_testing::{CustomResourceSpec, ScaleSubresource};
+use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
+use k8s_openapi::api::autoscaling::v1::{Scale, ScaleSpec};
+use kube::api::{
+    Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+};
+use serde_json::json;
+
+use super::common::{server, status, within};
+
+fn deployment(name: &str, replicas: i32) -> Deployment {
+    serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}},
+                         "spec": {"containers": [{"name": "app", "image": "nginx"}]}}
+        }
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn deployments_scale_through_get_patch_and_replace() {
+    let server = server().await;
+    let deployments: Api<Deployment> = Api::default_namespaced(server.client());
+    within(deployments.create(&PostParams::default(), &deployment("web", 2)))
+        .await
+        .unwrap();
+    server
+        .update_status_json({
+            let mut web = server
+                .get_json("apps/v1", "Deployment", Some("default"), "web")
+                .unwrap();
+            web["status"] = json!({"replicas": 2});
+            web
+        })
+        .unwrap();
+
+    let scale = within(deployments.get_scale("web")).await.unwrap();
+    assert_eq!(scale.spec.as_ref().unwrap().replicas, Some(2));
+    let scale_status = scale.status.as_ref().unwrap();
+    assert_eq!(scale_status.replicas, 2);
+    assert_eq!(scale_status.selector.as_deref(), Some("app=web"));
+    assert_eq!(scale.metadata.name.as_deref(), Some("web"));
+
+    let patch = json!({"spec": {"replicas": 5}});
+    let scaled =
+        within(deployments.patch_scale("web", &PatchParams::default(), &Patch::Merge(&patch)))
+            .await
+            .unwrap();
+    assert_eq!(scaled.spec.unwrap().replicas, Some(5));
+    let web = within(deployments.get("web")).await.unwrap();
+    assert_eq!(web.spec.unwrap().replicas, Some(5));
+    assert_eq!(web.metadata.generation, Some(2), "a spec change");
+
+    let replace = Scale {
+        metadata: scale.metadata.clone(),
+        spec: Some(ScaleSpec { replicas: Some(1) }),
+        status: None,
+    };
+    let err = status(
+        within(deployments.replace_scale("web", &PostParams::default(), &replace))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 409, "a stale resourceVersion conflicts");
+    let current = within(deployments.get_scale("web")).await.unwrap();
+    let replace = Scale {
+        metadata: current.metadata,
+        spec: Some(ScaleSpec { replicas: Some(1) }),
+        status: None,
+    };
+    let replaced = within(deployments.replace_scale("web", &PostParams::default(), &replace))
+        .await
+        .unwrap();
+    assert_eq!(replaced.spec.unwrap().replicas, Some(1));
+
+    let negative = json!({"spec": {"replicas": -1}});
+    let err = status(
+        within(deployments.patch_scale("web", &PatchParams::default(), &Patch::Merge(&negative)))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        err.message,
+        "Scale.autoscaling \"web\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"
+    );
+    let missing = status(within(deployments.get_scale("missing")).await.unwrap_err());
+    assert_eq!(missing.code, 404);
+}
+
+#[tokio::test]
+async fn stateful_sets_are_served_and_scale() {
+    let server = server().await;
+    let sets: Api<StatefulSet> = Api::default_namespaced(server.client());
+    let set: StatefulSet = serde_json::from_value(json!({
+        "metadata": {"name": "db"},
+        "spec": {"replicas": 1, "serviceName": "db",
+                 "selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["db"]}]},
+                 "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "db", "image": "postgres"}]}}}
+    }))
+    .unwrap();
+    let created = within(sets.create(&PostParams::default(), &set))
+        .await
+        .unwrap();
+    assert_eq!(created.metadata.generation, Some(1));
+    let patch = json!({"spec": {"replicas": 3}});
+    within(sets.patch_scale("db", &PatchParams::default(), &Patch::Merge(&patch)))
+        .await
+        .unwrap();
+    let scale = within(sets.get_scale("db")).await.unwrap();
+    assert_eq!(scale.spec.unwrap().replicas, Some(3));
+    assert_eq!(
+        scale.status.unwrap().selector.as_deref(),
+        Some("app in (db)")
+    );
+}
+
+#[tokio::test]
+async fn custom_resources_scale_through_their_declared_paths() {
+    let server = server().await;
+    server
+        .register_custom_resource(
+            CustomResourceSpec::namespaced("example.com", "v1", "Pool", "pools")
+                .with_status_subresource()
+                .with_scale_subresource(
+                    ScaleSubresource::new(".spec.size", ".status.ready")
+                        .with_label_selector_path(".status.selector"),
+                ),
+        )
+        .unwrap();
+    let gvk = GroupVersionKind::gvk("example.com", "v1", "Pool");
+    let resource = ApiResource::from_gvk_with_plural(&gvk, "pools");
+    let pools: Api<DynamicObject> = Api::default_namespaced_with(server.client(), &resource);
+    let pool = DynamicObject::new("p", &resource).data(json!({"spec": {"size": 2}}));
+    within(pools.create(&PostParams::default(), &pool))
+        .await
+        .unwrap();
+    let status_patch = json!({"status": {"ready": 1, "selector": "pool=p"}});
+    within(pools.patch_status("p", &PatchParams::default(), &Patch::Merge(&status_patch)))
+        .await
+        .unwrap();
+
+    let scale = within(pools.get_scale("p")).await.unwrap();
+    assert_eq!(scale.spec.unwrap().replicas, Some(2));
+    let scale_status = scale.status.unwrap();
+    assert_eq!(
+        (scale_status.replicas, scale_status.selector.as_deref()),
+        (1, Some("pool=p"))
+    );
+    let patch = json!({"spec": {"replicas": 4}});
+    within(pools.patch_scale("p", &PatchParams::default(), &Patch::Merge(&patch)))
+        .await
+        .unwrap();
+    let stored = within(pools.get("p")).await.unwrap();
+    assert_eq!(stored.data["spec"]["size"], 4);
+
+    // Types without a scale subresource have no scale path.
+    server
+        .register_custom_resource(CustomResourceSpec::namespaced(
+            "example.com",
+            "v1",
+            "Plain",
+            "plains",
+        ))
+        .unwrap();
+    let plain_resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("example.com", "v1", "Plain"),
+        "plains",
+    );
+    let plains: Api<DynamicObject> = Api::default_namespaced_with(server.client(), &plain_resource);
+    within(plains.create(
+        &PostParams::default(),
+        &DynamicObject::new("x", &plain_resource),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        status(within(plains.get_scale("x")).await.unwrap_err()).code,
+        404
+    );
+}

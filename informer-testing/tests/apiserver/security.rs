@@ -1,0 +1,106 @@
+//! HTTPS with a CA made at start-up and a bearer token, as a real cluster serves; plain
+//! HTTP on request.
+
+use informer_testing::TestApiServer;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, ListParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+use super::common::{raw, raw_without_token, within};
+
+#[tokio::test]
+async fn the_default_server_is_https_with_a_ca_and_a_token() {
+    let server = TestApiServer::start().await.unwrap();
+    assert!(server.url().starts_with("https://127.0.0.1:"));
+    let kubeconfig = server.kubeconfig();
+    let cluster = kubeconfig.clusters[0].cluster.as_ref().unwrap();
+    assert!(cluster.certificate_authority_data.is_some());
+    assert!(cluster.insecure_skip_tls_verify.is_none());
+    let user = kubeconfig.auth_infos[0].auth_info.as_ref().unwrap();
+    assert!(user.token.is_some());
+
+    // A client built from the kubeconfig file alone works.
+    let path = std::env::temp_dir().join(format!("tls-kubeconfig-{}", server.address().port()));
+    server.write_kubeconfig(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(
+        text.contains(server.token().unwrap()),
+        "the token is written, not redacted"
+    );
+    let config = kube::Config::from_custom_kubeconfig(
+        Kubeconfig::from_yaml(&text).unwrap(),
+        &KubeConfigOptions::default(),
+    )
+    .await
+    .unwrap();
+    let api: Api<ConfigMap> = Api::default_namespaced(kube::Client::try_from(config).unwrap());
+    within(api.list(&ListParams::default())).await.unwrap();
+    // So does server.client().
+    let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    within(api.list(&ListParams::default())).await.unwrap();
+}
+
+#[tokio::test]
+async fn requests_without_the_token_are_unauthorized() {
+    let server = TestApiServer::start().await.unwrap();
+    for path in ["/version", "/api/v1/namespaces/default/configmaps", "/nope"] {
+        raw_without_token(&server, "GET", path, &[], b"")
+            .await
+            .assert_status(401, "Unauthorized");
+        raw_without_token(
+            &server,
+            "GET",
+            path,
+            &[("Authorization", "Bearer not-the-token")],
+            b"",
+        )
+        .await
+        .assert_status(401, "Unauthorized");
+    }
+    let response = raw_without_token(&server, "GET", "/version", &[], b"").await;
+    assert_eq!(response.json()["message"], "Unauthorized");
+    assert_eq!(raw(&server, "GET", "/version", &[], b"").await.status, 200);
+
+    let mut config = server.config();
+    config.auth_info.token = None;
+    let api: Api<ConfigMap> = Api::default_namespaced(kube::Client::try_from(config).unwrap());
+    let err = within(api.list(&ListParams::default())).await.unwrap_err();
+    assert!(
+        matches!(&err, kube::Error::Api(status) if status.code == 401),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn servers_of_one_process_share_the_ca_but_not_the_token() {
+    let a = TestApiServer::start().await.unwrap();
+    let b = TestApiServer::start().await.unwrap();
+    assert_eq!(a.certificate_authority_pem(), b.certificate_authority_pem());
+    assert_ne!(a.token(), b.token());
+    raw_without_token(
+        &b,
+        "GET",
+        "/version",
+        &[("Authorization", &format!("Bearer {}", a.token().unwrap()))],
+        b"",
+    )
+    .await
+    .assert_status(401, "Unauthorized");
+}
+
+#[tokio::test]
+async fn plain_http_stays_an_option() {
+    let server = TestApiServer::builder().plain_http().start().await.unwrap();
+    assert!(server.url().starts_with("http://127.0.0.1:"));
+    assert!(server.certificate_authority_pem().is_none());
+    assert!(server.token().is_none());
+    assert_eq!(
+        raw_without_token(&server, "GET", "/version", &[], b"")
+            .await
+            .status,
+        200
+    );
+    let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    within(api.list(&ListParams::default())).await.unwrap();
+}

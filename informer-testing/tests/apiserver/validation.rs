@@ -1,0 +1,295 @@
+//! Validation failures as kube-apiserver reports them (422 with `details.causes`), JSON
+//! patches that cannot reach a panic, and which types keep `metadata.generation`.
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::core::ObjectMeta;
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config, TestRunner};
+use serde_json::{Value, json};
+
+use super::common::{pod, raw, server, status, within};
+
+#[tokio::test]
+async fn invalid_objects_get_422_with_one_cause_per_failure() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let mut bad = pod("web", &[("bad key", "x")]);
+    let spec = bad.spec.as_mut().unwrap();
+    spec.containers.push(spec.containers[0].clone());
+    let err = status(
+        within(pods.create(&PostParams::default(), &bad))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
+    assert!(
+        err.message
+            .starts_with("Pod \"web\" is invalid: [metadata.labels: Invalid value: \"bad key\": "),
+        "{}",
+        err.message
+    );
+    let details = err.details.expect("details");
+    assert_eq!(
+        (details.name.as_str(), details.kind.as_str()),
+        ("web", "Pod")
+    );
+    let causes: Vec<(String, String, String)> = details
+        .causes
+        .iter()
+        .map(|c| (c.reason.clone(), c.field.clone(), c.message.clone()))
+        .collect();
+    assert_eq!(causes.len(), 2, "{causes:?}");
+    assert_eq!(causes[0].0, "FieldValueInvalid");
+    assert_eq!(causes[0].1, "metadata.labels");
+    assert_eq!(
+        causes[1],
+        (
+            "FieldValueDuplicate".to_string(),
+            "spec.containers[1].name".to_string(),
+            "Duplicate value: \"app\"".to_string()
+        )
+    );
+
+    let nameless = status(
+        within(pods.create(&PostParams::default(), &Pod::default()))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        nameless.message,
+        "Pod \"\" is invalid: metadata.name: Required value: name or generateName is required"
+    );
+    assert_eq!(
+        nameless.details.unwrap().causes[0].reason,
+        "FieldValueRequired"
+    );
+}
+
+#[tokio::test]
+async fn immutable_config_maps_refuse_changes_with_forbidden_causes() {
+    let server = server().await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let config_map = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("frozen".into()),
+            ..ObjectMeta::default()
+        },
+        immutable: Some(true),
+        data: Some([("a".to_string(), "1".to_string())].into()),
+        ..ConfigMap::default()
+    };
+    within(config_maps.create(&PostParams::default(), &config_map))
+        .await
+        .unwrap();
+    let change = json!({"data": {"a": "2"}});
+    let err = status(
+        within(config_maps.patch("frozen", &PatchParams::default(), &Patch::Merge(&change)))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 422);
+    let cause = &err.details.unwrap().causes[0];
+    assert_eq!(
+        (cause.reason.as_str(), cause.field.as_str()),
+        ("FieldValueForbidden", "data")
+    );
+}
+
+#[tokio::test]
+async fn grouped_kinds_name_their_group() {
+    let server = server().await;
+    let deployments: Api<Deployment> = Api::namespaced(server.client(), "default");
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {"replicas": -2, "selector": {}, "template": {}}
+    }))
+    .unwrap();
+    let err = status(
+        within(deployments.create(&PostParams::default(), &deployment))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        err.message,
+        "Deployment.apps \"web\" is invalid: spec.replicas: Invalid value: -2: must be greater than or equal to 0"
+    );
+    assert_eq!(err.details.unwrap().group, "apps");
+}
+
+#[tokio::test]
+async fn generation_is_kept_only_for_types_that_have_it() {
+    let server = server().await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let mut config_map = ConfigMap::default();
+    config_map.metadata.name = Some("settings".into());
+    config_map.metadata.generation = Some(7);
+    let created = within(config_maps.create(&PostParams::default(), &config_map))
+        .await
+        .unwrap();
+    assert_eq!(created.metadata.generation, None);
+    let change = json!({"data": {"a": "1"}});
+    let changed =
+        within(config_maps.patch("settings", &PatchParams::default(), &Patch::Merge(&change)))
+            .await
+            .unwrap();
+    assert_eq!(changed.metadata.generation, None);
+
+    let secrets: Api<Secret> = Api::namespaced(server.client(), "default");
+    let mut secret = Secret::default();
+    secret.metadata.name = Some("token".into());
+    let created = within(secrets.create(&PostParams::default(), &secret))
+        .await
+        .unwrap();
+    assert_eq!(created.metadata.generation, None);
+
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let created = within(pods.create(&PostParams::default(), &pod("web", &[])))
+        .await
+        .unwrap();
+    assert_eq!(created.metadata.generation, Some(1));
+}
+
+const POD: &str = "/api/v1/namespaces/default/pods/web";
+
+async fn json_patch(server: &informer_testing::TestApiServer, patch: &Value) -> (u16, Value) {
+    let response = raw(
+        server,
+        "PATCH",
+        POD,
+        &[("Content-Type", "application/json-patch+json")],
+        patch.to_string().as_bytes(),
+    )
+    .await;
+    let body = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
+    (response.status, body)
+}
+
+#[tokio::test]
+async fn a_json_patch_moving_to_the_root_then_failing_is_422_not_500() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    within(pods.create(&PostParams::default(), &pod("web", &[])))
+        .await
+        .unwrap();
+    let patch = json!([
+        {"op": "move", "from": "/spec", "path": ""},
+        {"op": "test", "path": "/metadata/name", "value": "web"}
+    ]);
+    let err = status(
+        within(pods.patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::<()>::Json(serde_json::from_value(patch).unwrap()),
+        ))
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
+    assert_eq!(
+        err.message,
+        "the server rejected our request due to an error in our request"
+    );
+    let cause = &err.details.unwrap().causes[0];
+    assert_eq!(cause.reason, "UnexpectedServerResponse");
+    assert!(
+        cause.message.contains("/metadata/name"),
+        "{}",
+        cause.message
+    );
+    // The object is untouched.
+    assert!(within(pods.get("web")).await.unwrap().spec.is_some());
+}
+
+fn pointer() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        prop_oneof![
+            Just("metadata"),
+            Just("labels"),
+            Just("spec"),
+            Just("containers"),
+            Just("0"),
+            Just("1"),
+            Just("-"),
+            Just("name"),
+            Just("~"),
+            Just("x"),
+        ],
+        0..4,
+    )
+    .prop_map(|tokens| tokens.iter().map(|t| format!("/{t}")).collect())
+}
+
+fn operation() -> impl Strategy<Value = Value> {
+    (
+        prop_oneof![
+            Just("add"),
+            Just("remove"),
+            Just("replace"),
+            Just("move"),
+            Just("copy"),
+            Just("test"),
+            Just("nope"),
+        ],
+        pointer(),
+        prop::option::of(pointer()),
+        prop::option::of(prop_oneof![
+            Just(json!(null)),
+            Just(json!("web")),
+            Just(json!(3)),
+            Just(json!({"a": "b"})),
+            Just(json!([{"name": "x"}])),
+        ]),
+    )
+        .prop_map(|(op, path, from, value)| {
+            let mut operation = json!({"op": op, "path": path});
+            if let Some(from) = from {
+                operation["from"] = json!(from);
+            }
+            if let Some(value) = value {
+                operation["value"] = value;
+            }
+            operation
+        })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_json_patches_never_get_a_500() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    within(pods.create(&PostParams::default(), &pod("web", &[("app", "web")])))
+        .await
+        .unwrap();
+    let mut runner = TestRunner::new(Config {
+        cases: 200,
+        ..Config::default()
+    });
+    let patches = prop::collection::vec(operation(), 1..6);
+    let mut cases = Vec::new();
+    for _ in 0..200 {
+        cases.push(Value::Array(
+            patches.new_tree(&mut runner).unwrap().current(),
+        ));
+    }
+    for patch in cases {
+        let (code, body) = json_patch(&server, &patch).await;
+        assert!(
+            matches!(code, 200 | 400 | 409 | 422),
+            "{patch} -> {code} {body}"
+        );
+        if code != 200 {
+            assert_eq!(body["kind"], "Status", "{patch} -> {body}");
+        }
+        // Put the pod back when a patch changed it, so later patches see a full object.
+        if code == 200 {
+            server
+                .delete_json("v1", "Pod", Some("default"), "web")
+                .unwrap();
+            within(pods.create(&PostParams::default(), &pod("web", &[("app", "web")])))
+                .await
+                .unwrap();
+        }
+    }
+}
