@@ -38,9 +38,11 @@ use support::{BoxError, NAMESPACE, step, wait_for};
     status = "GreetingStatus"
 )]
 pub struct GreetingSpec {
+    /// The text the ConfigMap carries.
     pub message: String,
 }
 
+/// What the controller reports about a Greeting.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GreetingStatus {

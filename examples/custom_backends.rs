@@ -227,6 +227,7 @@ impl Queue<ObjectKey> for LoggingQueue {
     store = counting_store,
     queue = logging_queue
 )]
+/// The Deployment controller, with a counting store and a logging queue.
 pub struct Deployments {
     counters: Arc<Counters>,
 }
@@ -293,9 +294,13 @@ impl Reconcile for Deployments {
 /// How much the custom backends were used during a scenario.
 #[derive(Debug, Clone, Copy)]
 pub struct Usage {
+    /// Adds, updates and deletes the store saw.
     pub store_writes: usize,
+    /// Reads of the store (listers and the reconcile's look-up).
     pub store_reads: usize,
+    /// Keys added to the queue.
     pub queue_adds: usize,
+    /// Keys handed to workers.
     pub queue_gets: usize,
 }
 

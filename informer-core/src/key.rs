@@ -39,6 +39,10 @@ impl ObjectKey {
     ///
     /// # Panics
     /// If the namespace is longer than `u32::MAX` bytes.
+    #[allow(
+        unsafe_code,
+        reason = "one allocation per key: namespace/name written in place (see SAFETY below)"
+    )]
     pub fn new(namespace: Option<&str>, name: &str) -> Self {
         match namespace.filter(|ns| !ns.is_empty()) {
             None => Self {

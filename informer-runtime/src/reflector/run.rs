@@ -743,6 +743,10 @@ where
 /// `Arc::new(obj)`, written so that the object is copied straight into the allocation
 /// (`Arc::new` builds the whole `ArcInner` on the stack first, which costs a second copy).
 #[inline(always)]
+#[allow(
+    unsafe_code,
+    reason = "the object is copied straight into its Arc (see SAFETY below)"
+)]
 fn into_arc<K>(obj: K) -> Arc<K> {
     let mut arc = Arc::<K>::new_uninit();
     Arc::get_mut(&mut arc)
@@ -759,6 +763,10 @@ fn into_arc<K>(obj: K) -> Arc<K> {
 /// # Panics
 /// If `slot` does not hold an added, modified or deleted object.
 #[inline(always)]
+#[allow(
+    unsafe_code,
+    reason = "the object is moved once, from the event into its Arc (see SAFETY below)"
+)]
 fn take_into_arc<K>(
     slot: &mut Option<Result<WatchEvent<K>, ListWatchError>>,
     transform: Option<&TransformFn<K>>,

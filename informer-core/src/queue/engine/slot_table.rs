@@ -105,6 +105,7 @@ impl SlotTable {
 
     /// Hints the CPU to fetch the cache line a lookup of `tag` starts at.
     #[inline]
+    #[allow(unsafe_code, reason = "a prefetch intrinsic (see SAFETY below)")]
     pub(crate) fn prefetch(&self, tag: u32) {
         let home = self.home(tag);
         #[cfg(target_arch = "x86_64")]
