@@ -7,6 +7,8 @@
 
 use std::sync::Arc;
 
+use kube_core::Resource;
+
 use crate::error::StoreError;
 use crate::fifo::Delta;
 use crate::handler::{Deleted, Notification};
@@ -85,6 +87,69 @@ pub fn apply_keyed_deltas<K>(
         return apply_deltas(store, deltas, is_initial_list, notify);
     }
     apply_all(store, deltas.into_iter().zip(keys), is_initial_list, notify)
+}
+
+/// As [`apply_keyed_deltas`], for deltas in the order the server sent them (a
+/// [`RealFifo`](crate::RealFifo)'s batches), and then the store's resource version advances to
+/// that of the last object, delete, bookmark or list of the batch (client-go's
+/// `LastStoreSyncResourceVersion`): once a reader sees the store at version `v`, every change
+/// up to `v` is in it. Resyncs (`Sync`, which re-deliver cached objects) and relist tombstones
+/// (`FinalStateUnknown`) carry old versions and do not move it. Returns the version set, if
+/// the batch had one.
+///
+/// Only for ordered batches: a [`DeltaFifo`](crate::DeltaFifo) groups events by key, so the
+/// last version of one of its batches may be newer than events of other keys still queued.
+///
+/// # Errors
+/// As [`apply_deltas`]; the resource version advances all the same.
+///
+/// ```
+/// use std::sync::Arc;
+/// use informer_core::{Delta, Store, ThreadSafeStore};
+/// use informer_core::apply::apply_ordered_deltas;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+///
+/// let store = ThreadSafeStore::<ConfigMap>::new();
+/// let mut cm = ConfigMap::default();
+/// cm.metadata.name = Some("settings".into());
+/// cm.metadata.resource_version = Some("41".into());
+/// let batch = vec![Delta::Added(Arc::new(cm)), Delta::Bookmark { resource_version: "42".into() }];
+/// let set = apply_ordered_deltas(&store, batch, vec![None, None], false, &mut |_| {}).unwrap();
+/// assert_eq!(set.as_deref(), Some("42"));
+/// assert_eq!(store.resource_version().as_deref(), Some("42"));
+/// ```
+pub fn apply_ordered_deltas<K: Resource>(
+    store: &dyn Store<K>,
+    deltas: Vec<Delta<K>>,
+    keys: Vec<Option<ObjectKey>>,
+    is_initial_list: bool,
+    notify: &mut dyn FnMut(Notification<K>),
+) -> Result<Option<String>, StoreError> {
+    let last = deltas.iter().rev().find_map(delta_resource_version);
+    let last = last.map(str::to_owned);
+    let applied = apply_keyed_deltas(store, deltas, keys, is_initial_list, notify);
+    if let Some(rv) = &last {
+        store.set_resource_version(rv);
+    }
+    applied.map(|()| last)
+}
+
+/// The resource version a delta brings the store to, for [`apply_ordered_deltas`]: `None` for
+/// deltas that carry an old version (resyncs, relist tombstones) or none.
+fn delta_resource_version<K: Resource>(delta: &Delta<K>) -> Option<&str> {
+    let rv = match delta {
+        Delta::Added(obj) | Delta::Updated(obj) | Delta::Deleted(Deleted::Object(obj)) => {
+            obj.meta().resource_version.as_deref()
+        }
+        Delta::ReplacedAll {
+            resource_version, ..
+        }
+        | Delta::Bookmark { resource_version } => Some(resource_version.as_str()),
+        Delta::Sync(_) | Delta::Replaced(_) | Delta::Deleted(Deleted::FinalStateUnknown { .. }) => {
+            None
+        }
+    };
+    rv.filter(|rv| !rv.is_empty())
 }
 
 /// Applies every delta (with its key, if known); a delta that cannot be cached is logged

@@ -28,6 +28,7 @@ pub mod handler;
 pub mod key;
 pub mod lister_watcher;
 pub mod queue;
+pub mod resource_version;
 pub mod selector;
 pub mod store;
 
@@ -37,6 +38,7 @@ pub use handler::{Deleted, EnqueueKeys, Handler, HandlerFns, Notification};
 pub use key::{KeyFn, ObjectKey, resource_key};
 pub use lister_watcher::{ListWatchError, ListerWatcher, WatchStream};
 pub use queue::{PriorityQueue, Queue, RateLimiter, WorkQueue};
+pub use resource_version::ResourceVersion;
 pub use selector::{SelectorParseError, parse_label_selector};
 pub use store::{
     IndexFn, Indexer, Indexers, NAMESPACE_INDEX, Store, StoreOp, ThreadSafeStore, index_fn,

@@ -7,6 +7,7 @@ use thiserror::Error;
 pub use kube_core::params::{ListParams, VersionMatch, WatchParams};
 pub use kube_core::watch::WatchEvent;
 pub use kube_core::{ObjectList, Status};
+pub use kube_core::response::{StatusCause, StatusDetails};
 
 /// The stream of events of one watch.
 /// The annotation on the bookmark that ends the initial events of a streaming list
@@ -109,13 +110,89 @@ impl ListWatchError {
 
     /// Whether the requested resource version is newer than the server has
     /// ("Too large resource version"): the caller should relist with a consistent read.
+    ///
+    /// Recognised as client-go's `isTooLargeResourceVersionError` does: a status cause of
+    /// type `ResourceVersionTooLarge` (servers since 1.18.6), a cause whose message is "Too
+    /// large resource version" (1.17.0 to 1.18.5, on a `504 Timeout`), or the text in the
+    /// status message (before 1.17). client-go looks at the cause message only on a timeout;
+    /// here any status with it counts, since nothing else carries that message.
+    ///
+    /// ```
+    /// use informer_core::ListWatchError;
+    /// use informer_core::lister_watcher::Status;
+    ///
+    /// let status: Status = serde_json::from_value(serde_json::json!({
+    ///     "status": "Failure", "code": 504, "reason": "Timeout",
+    ///     "message": "Timeout: request did not complete",
+    ///     "details": {"causes": [{"reason": "ResourceVersionTooLarge"}]},
+    /// }))
+    /// .unwrap();
+    /// assert!(ListWatchError::Api(Box::new(status)).is_too_large_resource_version());
+    /// assert!(ListWatchError::status(504, "Timeout", "Too large resource version: 9, current: 3")
+    ///     .is_too_large_resource_version());
+    /// ```
     pub fn is_too_large_resource_version(&self) -> bool {
+        let ListWatchError::Api(s) = self else {
+            return false;
+        };
+        let causes = s.details.iter().flat_map(|d| &d.causes);
+        causes.into_iter().any(|c| {
+            c.reason == CAUSE_RESOURCE_VERSION_TOO_LARGE || c.message == TOO_LARGE_MESSAGE
+        }) || s.message.contains(TOO_LARGE_MESSAGE)
+    }
+
+    /// Whether the server failed internally: reason `InternalError`, or code 500 with a reason
+    /// this library does not know (client-go's `apierrors.IsInternalError`). A `500` with
+    /// another known reason (such as `StorageReadError`, sent after an unsafe delete of a
+    /// corrupt object) is not.
+    ///
+    /// ```
+    /// use informer_core::ListWatchError;
+    /// assert!(ListWatchError::status(500, "InternalError", "boom").is_internal_error());
+    /// assert!(ListWatchError::status(500, "", "boom").is_internal_error());
+    /// assert!(!ListWatchError::status(500, "StorageReadError", "corrupt object").is_internal_error());
+    /// assert!(!ListWatchError::status(503, "ServiceUnavailable", "later").is_internal_error());
+    /// ```
+    pub fn is_internal_error(&self) -> bool {
         match self {
-            ListWatchError::Api(s) => s.message.contains("Too large resource version"),
+            ListWatchError::Api(s) => {
+                s.reason == "InternalError"
+                    || (s.code == 500 && !KNOWN_STATUS_REASONS.contains(&s.reason.as_str()))
+            }
             _ => false,
         }
     }
 }
+
+/// The status cause type of "Too large resource version" (`metav1.CauseTypeResourceVersionTooLarge`).
+pub const CAUSE_RESOURCE_VERSION_TOO_LARGE: &str = "ResourceVersionTooLarge";
+
+/// The message of "Too large resource version" errors (and of their cause).
+const TOO_LARGE_MESSAGE: &str = "Too large resource version";
+
+/// The status reasons of `k8s.io/apimachinery` (`metav1.StatusReason*`), for
+/// [`ListWatchError::is_internal_error`].
+const KNOWN_STATUS_REASONS: &[&str] = &[
+    "Unauthorized",
+    "Forbidden",
+    "NotFound",
+    "AlreadyExists",
+    "Conflict",
+    "Gone",
+    "Invalid",
+    "ServerTimeout",
+    "StorageReadError",
+    "Timeout",
+    "TooManyRequests",
+    "BadRequest",
+    "MethodNotAllowed",
+    "NotAcceptable",
+    "RequestEntityTooLarge",
+    "UnsupportedMediaType",
+    "InternalError",
+    "Expired",
+    "ServiceUnavailable",
+];
 
 #[cfg(test)]
 mod tests;

@@ -211,3 +211,81 @@ fn a_keyless_object_is_skipped_and_reported_without_losing_the_rest() {
     assert_eq!(seen, ["add b@2"]);
     assert_eq!(store.len(), 1);
 }
+
+fn ordered(store: &ThreadSafeStore<ConfigMap>, batch: Vec<Delta<ConfigMap>>) -> Option<String> {
+    let keys = vec![None; batch.len()];
+    apply_ordered_deltas(store, batch, keys, false, &mut |_| {}).unwrap()
+}
+
+#[test]
+fn store_resource_version_advances_with_every_applied_object_delete_and_bookmark() {
+    let store = ThreadSafeStore::<ConfigMap>::new();
+    let list = Delta::ReplacedAll {
+        objects: vec![cm("a", "3")],
+        resource_version: "5".into(),
+    };
+    assert_eq!(ordered(&store, vec![list]).as_deref(), Some("5"));
+    assert_eq!(store.resource_version().as_deref(), Some("5"));
+    // An applied object: its version.
+    ordered(&store, vec![Delta::Added(cm("b", "6"))]);
+    assert_eq!(store.resource_version().as_deref(), Some("6"));
+    ordered(&store, vec![Delta::Updated(cm("a", "7"))]);
+    assert_eq!(store.resource_version().as_deref(), Some("7"));
+    // A delete: the deleted object's (final) version.
+    ordered(&store, vec![Delta::Deleted(Deleted::Object(cm("b", "8")))]);
+    assert_eq!(store.resource_version().as_deref(), Some("8"));
+    // A bookmark.
+    ordered(
+        &store,
+        vec![Delta::Bookmark {
+            resource_version: "9".into(),
+        }],
+    );
+    assert_eq!(store.resource_version().as_deref(), Some("9"));
+    // A batch: its last version.
+    let set = ordered(
+        &store,
+        vec![
+            Delta::Added(cm("c", "10")),
+            Delta::Updated(cm("c", "11")),
+            Delta::Added(cm("d", "12")),
+        ],
+    );
+    assert_eq!(set.as_deref(), Some("12"));
+    assert_eq!(store.resource_version().as_deref(), Some("12"));
+}
+
+#[test]
+fn store_resource_version_ignores_resyncs_and_relist_tombstones() {
+    let store = ThreadSafeStore::<ConfigMap>::new();
+    ordered(&store, vec![Delta::Added(cm("a", "10"))]);
+    let set = ordered(
+        &store,
+        vec![
+            Delta::Sync(cm("a", "10")),
+            Delta::Sync(cm("b", "4")),
+            Delta::Deleted(Deleted::FinalStateUnknown {
+                key: key("b"),
+                last_known: Some(cm("b", "4")),
+            }),
+        ],
+    );
+    assert_eq!(set, None);
+    assert_eq!(store.resource_version().as_deref(), Some("10"));
+    // The last versioned delta counts, even before an unversioned one.
+    let set = ordered(
+        &store,
+        vec![Delta::Updated(cm("a", "11")), Delta::Sync(cm("b", "4"))],
+    );
+    assert_eq!(set.as_deref(), Some("11"));
+}
+
+#[test]
+fn store_resource_version_advances_even_when_an_object_is_refused() {
+    let store = ThreadSafeStore::<ConfigMap>::new();
+    let batch = vec![Delta::Added(cm("a", "3")), Delta::Added(cm("", "4"))];
+    let keys = vec![None, None];
+    assert!(apply_ordered_deltas(&store, batch, keys, false, &mut |_| {}).is_err());
+    assert_eq!(store.resource_version().as_deref(), Some("4"));
+    assert_eq!(store.len(), 1);
+}

@@ -88,3 +88,78 @@ fn errors_say_whether_to_relist_back_off_or_read_consistently() {
             && !decode.is_too_large_resource_version()
     );
 }
+
+fn cause(reason: &str, message: &str) -> StatusCause {
+    StatusCause {
+        reason: reason.into(),
+        message: message.into(),
+        field: String::new(),
+    }
+}
+
+fn with_cause(code: u16, reason: &str, message: &str, cause: StatusCause) -> ListWatchError {
+    let mut status = Status::failure(message, reason).with_code(code);
+    status.details = Some(StatusDetails {
+        name: String::new(),
+        group: String::new(),
+        kind: String::new(),
+        uid: String::new(),
+        causes: vec![cause],
+        retry_after_seconds: 0,
+    });
+    ListWatchError::Api(Box::new(status))
+}
+
+#[test]
+fn too_large_resource_version_is_recognised_from_cause_type_cause_message_and_message() {
+    // Servers since 1.18.6: the cause type.
+    let by_type = with_cause(
+        504,
+        "Timeout",
+        "Timeout: Too large resource version: 20, current: 10",
+        cause(CAUSE_RESOURCE_VERSION_TOO_LARGE, "Too large resource version"),
+    );
+    assert!(by_type.is_too_large_resource_version());
+    let type_only = with_cause(
+        504,
+        "Timeout",
+        "request did not complete",
+        cause(CAUSE_RESOURCE_VERSION_TOO_LARGE, ""),
+    );
+    assert!(type_only.is_too_large_resource_version());
+    // 1.17.0 to 1.18.5: the cause message, on a timeout.
+    let by_cause_message = with_cause(
+        504,
+        "Timeout",
+        "request did not complete",
+        cause("", "Too large resource version"),
+    );
+    assert!(by_cause_message.is_too_large_resource_version());
+    // Before 1.17: the message text.
+    assert!(
+        ListWatchError::status(504, "Timeout", "Too large resource version: 20, current: 10")
+            .is_too_large_resource_version()
+    );
+    // Anything else is not.
+    let other_cause = with_cause(
+        504,
+        "Timeout",
+        "request did not complete",
+        cause("FieldValueInvalid", "too slow"),
+    );
+    assert!(!other_cause.is_too_large_resource_version());
+    assert!(!ListWatchError::status(410, "Expired", "too old").is_too_large_resource_version());
+    assert!(!ListWatchError::Decode("x".into()).is_too_large_resource_version());
+}
+
+#[test]
+fn internal_error_is_reason_internal_error_or_a_500_with_an_unknown_reason() {
+    assert!(ListWatchError::status(500, "InternalError", "boom").is_internal_error());
+    assert!(ListWatchError::status(0, "InternalError", "boom").is_internal_error());
+    assert!(ListWatchError::status(500, "", "boom").is_internal_error());
+    assert!(ListWatchError::status(500, "SomethingNew", "boom").is_internal_error());
+    assert!(!ListWatchError::status(500, "StorageReadError", "corrupt").is_internal_error());
+    assert!(!ListWatchError::status(504, "Timeout", "slow").is_internal_error());
+    assert!(!ListWatchError::status(503, "ServiceUnavailable", "later").is_internal_error());
+    assert!(!ListWatchError::Transport("refused".into()).is_internal_error());
+}

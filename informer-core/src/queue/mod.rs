@@ -116,11 +116,14 @@ pub trait Queue<T>: Send + Sync {
     /// since it was last forgotten.
     fn num_requeues(&self, item: &T) -> u32;
 
-    /// Stops accepting items; waiting workers get `None` once the queue is empty.
+    /// Stops accepting items; waiting workers get `None` once the queue is empty. A
+    /// [`shut_down_with_drain`](Queue::shut_down_with_drain) waiting meanwhile returns at once.
     fn shut_down(&self);
 
     /// Shuts down, then waits until every item being processed is done (and, if
-    /// `drain_queued` is true, until every queued item has been handed out and done).
+    /// `drain_queued` is true, until every queued item has been handed out and done), or
+    /// until [`shut_down`](Queue::shut_down) is called meanwhile (a forced shutdown: the wait
+    /// ends at once).
     async fn shut_down_with_drain(&self, drain_queued: bool);
 
     /// Whether [`shut_down`](Queue::shut_down) was called.

@@ -371,7 +371,8 @@ where
 
     /// Stops accepting items, drops delayed ones and wakes every waiting worker; ready items
     /// are still handed out (on a [`PriorityQueue`], by priority), then `get` returns `None`.
-    /// Idempotent.
+    /// Idempotent. A [`shut_down_with_drain`](Self::shut_down_with_drain) waiting meanwhile
+    /// returns at once (client-go's forced shutdown: the second Ctrl-C).
     ///
     /// ```
     /// use informer_core::queue::{PriorityQueue, WorkQueue};
@@ -395,8 +396,10 @@ where
     }
 
     /// Shuts down, then waits until no item is being processed — and, if `drain_queued`,
-    /// until every ready item has been handed out and done too. Needs running workers to
-    /// finish: with `drain_queued` and no worker left, it waits forever.
+    /// until every ready item has been handed out and done too; or until
+    /// [`shut_down`](Self::shut_down) is called meanwhile, which ends the wait at once (a forced
+    /// shutdown). Needs running workers to finish: with `drain_queued` and no worker left, it
+    /// waits until a forced shutdown.
     ///
     /// ```
     /// use std::sync::Arc;

@@ -158,11 +158,14 @@ pub trait Store<K>: Send + Sync {
     ) -> Result<ReplaceDiff<K>, StoreError>;
 
     /// The resource version given to the last [`replace`](Store::replace) or
-    /// [`set_resource_version`](Store::set_resource_version), if any.
+    /// [`set_resource_version`](Store::set_resource_version), if any: for a store an informer
+    /// fills in order (through a [`RealFifo`](crate::RealFifo)), the version of the last
+    /// object, delete, bookmark or list applied (client-go's `LastStoreSyncResourceVersion`;
+    /// see [`apply_ordered_deltas`](crate::apply::apply_ordered_deltas)).
     fn resource_version(&self) -> Option<String>;
 
-    /// Records the resource version the content corresponds to (after a watch event or a
-    /// bookmark).
+    /// Records the resource version the content corresponds to (after a batch of watch
+    /// events or a bookmark). Called once per applied batch: make it cheap.
     fn set_resource_version(&self, resource_version: &str);
 
     /// Applies a batch of changes under one lock, in order: readers see all or none of them.

@@ -65,7 +65,7 @@ use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::pin::pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::Waker;
 use std::time::Duration;
 
@@ -134,6 +134,9 @@ pub(crate) struct Engine<T> {
     state: Mutex<State<T>>,
     hasher: foldhash::fast::RandomState,
     shutting_down: AtomicBool,
+    /// How many times [`shut_down`](Engine::shut_down) was called: a drain that sees it
+    /// change returns at once (client-go: `ShutDown` during `ShutDownWithDrain`).
+    forced: AtomicU64,
     drained: Notify,
     limiter: Arc<dyn RateLimiter<T>>,
     metrics: Option<Arc<dyn QueueMetrics>>,
@@ -157,6 +160,7 @@ where
             state: Mutex::new(State::new(metrics.is_some())),
             hasher: foldhash::fast::RandomState::default(),
             shutting_down: AtomicBool::new(false),
+            forced: AtomicU64::new(0),
             drained: Notify::new(),
             limiter: limiter.unwrap_or_else(|| Arc::new(default_controller_rate_limiter())),
             metrics,
@@ -350,7 +354,15 @@ where
         self.limiter.num_requeues(item)
     }
 
+    /// Shuts down; a drain waiting in [`shut_down_with_drain`](Self::shut_down_with_drain)
+    /// returns at once (the second Ctrl-C).
     pub(crate) fn shut_down(&self) {
+        self.forced.fetch_add(1, Ordering::AcqRel);
+        self.stop_accepting();
+        self.drained.notify_waiters();
+    }
+
+    fn stop_accepting(&self) {
         let mut after = After::default();
         let dropped = {
             let mut st = self.state.lock();
@@ -362,11 +374,16 @@ where
     }
 
     pub(crate) async fn shut_down_with_drain(&self, drain_queued: bool) {
+        // Only a `shut_down` from now on cuts this drain short, not one made before it.
+        let forced = self.forced.load(Ordering::Acquire);
         self.state.lock().drain_requested = true;
-        self.shut_down();
+        self.stop_accepting();
         loop {
             let mut notified = pin!(self.drained.notified());
             notified.as_mut().enable();
+            if self.forced.load(Ordering::Acquire) != forced {
+                return;
+            }
             {
                 let st = self.state.lock();
                 if st.in_flight == 0 && (!drain_queued || st.ready_count == 0) {

@@ -202,3 +202,24 @@ fn many_distinct_priorities_keep_order() {
     }
     assert_eq!(got, [100, 12, 9, 7, 5, 3, 2, 0, -1, -3, -50]);
 }
+
+#[tokio::test]
+async fn shut_down_during_a_drain_ends_the_drain_at_once() {
+    let q = Arc::new(PriorityQueue::new());
+    q.add_with_priority("a", 5);
+    q.add_with_priority("b", PRIORITY_LOW);
+    let _a = q.get().await.unwrap(); // in flight, never done
+    let drain = {
+        let q = q.clone();
+        tokio::spawn(async move { Queue::shut_down_with_drain(&*q, true).await })
+    };
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    assert!(!drain.is_finished(), "a is in flight, b is queued");
+    Queue::shut_down(&*q);
+    tokio::time::timeout(Duration::from_secs(10), drain)
+        .await
+        .expect("a forced shutdown ends the drain")
+        .unwrap();
+}

@@ -399,6 +399,41 @@ async fn shutdown_with_drain_waits_for_in_flight() {
 }
 
 #[tokio::test]
+async fn shut_down_during_a_drain_ends_the_drain_at_once() {
+    let q = Arc::new(queue());
+    q.add("a");
+    q.add("b");
+    let _a = q.get().await.unwrap(); // in flight, never done: the drain would wait forever
+    let drain = {
+        let q = q.clone();
+        tokio::spawn(async move { q.shut_down_with_drain(true).await })
+    };
+    settle().await;
+    assert!(!drain.is_finished(), "a is in flight, b is queued");
+    q.shut_down(); // the second Ctrl-C
+    timeout(Duration::from_secs(10), drain)
+        .await
+        .expect("a forced shutdown ends the drain")
+        .unwrap();
+    // A shut_down made before a drain does not cut that drain short.
+    let q = Arc::new(queue());
+    q.add("c");
+    let c = q.get().await.unwrap();
+    q.shut_down();
+    let drain = {
+        let q = q.clone();
+        tokio::spawn(async move { q.shut_down_with_drain(false).await })
+    };
+    settle().await;
+    assert!(!drain.is_finished(), "c is in flight");
+    q.done(&c);
+    timeout(Duration::from_secs(10), drain)
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test]
 async fn shutdown_with_drain_queued_waits_for_queued() {
     let q = Arc::new(queue());
     q.add("a");
