@@ -151,7 +151,9 @@ where
         } else {
             self.endpoint.request.list(params)
         };
-        self.endpoint.list(request, "list").await
+        self.endpoint
+            .list(with_resource_version_zero(request, params), "list")
+            .await
     }
 
     async fn watch(
@@ -218,7 +220,9 @@ where
         params: &ListParams,
     ) -> Result<ObjectList<PartialObjectMeta<K>>, ListWatchError> {
         let request = self.endpoint.request.list_metadata(params);
-        self.endpoint.list(request, "list_metadata").await
+        self.endpoint
+            .list(with_resource_version_zero(request, params), "list_metadata")
+            .await
     }
 
     async fn watch(
@@ -322,6 +326,40 @@ impl Endpoint {
     fn decoder(&self) -> JsonDecoder {
         JsonDecoder::new().skip_managed_fields(self.skip_managed_fields)
     }
+}
+
+/// Puts `resourceVersion=0` back into a first page list request that kube built without it:
+/// kube leaves it out when a `limit` is set, but client-go sends both (an API server with its
+/// watch cache on then answers from the cache, whole; one with it off answers in pages,
+/// which tells the reflector to page every later list).
+fn with_resource_version_zero(request: BuiltRequest, params: &ListParams) -> BuiltRequest {
+    let zero_with_limit = params.resource_version.as_deref() == Some("0")
+        && params.limit.is_some_and(|l| l > 0)
+        && params.continue_token.is_none();
+    if !zero_with_limit {
+        return request;
+    }
+    let mut request = request?;
+    let uri = request.uri();
+    let has_query = uri.query().is_some_and(|q| !q.is_empty());
+    let already = uri
+        .query()
+        .is_some_and(|q| q.split('&').any(|p| p.starts_with("resourceVersion=")));
+    if !already {
+        let path_and_query = format!(
+            "{}{}resourceVersion=0",
+            uri.path_and_query().map_or("", |p| p.as_str()),
+            if has_query { "&" } else { "?" }
+        );
+        let mut parts = uri.clone().into_parts();
+        if let Ok(pq) = path_and_query.parse() {
+            parts.path_and_query = Some(pq);
+            if let Ok(uri) = http::Uri::from_parts(parts) {
+                *request.uri_mut() = uri;
+            }
+        }
+    }
+    Ok(request)
 }
 
 /// The status of an error response: the body if it is a `Status`, else one made from the

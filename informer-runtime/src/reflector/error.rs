@@ -36,6 +36,17 @@ pub enum ReflectorError {
     StreamingListTimeout(Duration),
     /// The FIFO refused the objects of a list (the reflector lists again after a backoff).
     Fifo(FifoError),
+    /// The server sent a state older than the cache's: a list, watch event or bookmark at a
+    /// resource version below the one the cache has reached (a lagging API server). It was
+    /// refused; the reflector lists again from a consistent read.
+    WentBack {
+        /// What was refused: `"list"`, `"watch event"`, `"bookmark"` or `"streaming list"`.
+        what: &'static str,
+        /// Its resource version.
+        resource_version: String,
+        /// The cache's resource version.
+        cache: String,
+    },
 }
 
 impl ReflectorError {
@@ -114,6 +125,15 @@ impl fmt::Display for ReflectorError {
                  and watch"
             )?,
             ReflectorError::Fifo(e) => write!(f, "the FIFO refused the listed objects: {e}")?,
+            ReflectorError::WentBack {
+                what,
+                resource_version,
+                cache,
+            } => write!(
+                f,
+                "refused a {what} at resource version {resource_version}, older than the \
+                 cache's {cache} (a lagging API server?); listing again from a consistent read"
+            )?,
         }
         if let Some(hint) = self.hint() {
             write!(f, " ({hint})")?;
@@ -127,7 +147,7 @@ impl std::error::Error for ReflectorError {
         match self {
             ReflectorError::List(e) | ReflectorError::Watch(e) => Some(e),
             ReflectorError::Fifo(e) => Some(e),
-            ReflectorError::StreamingListTimeout(_) => None,
+            ReflectorError::StreamingListTimeout(_) | ReflectorError::WentBack { .. } => None,
         }
     }
 }

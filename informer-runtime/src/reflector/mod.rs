@@ -4,17 +4,24 @@
 //! One [`Reflector::run`] call is one loop of *list, then watch for as long as possible*:
 //!
 //! ```text
-//!        ┌──── backoff ◄──── list failed / 410 Gone / non-retriable watch error
+//!        ┌──── backoff ◄──── list failed / error status / 410 after a failing watch
+//!        │◄─────────────────── 410 Gone from a watch that was healthy (no backoff)
 //!        ▼
-//!  list (paginated)  ──replace──►  Fifo
-//!        │
+//!  list (paginated)  ──replace──►  Fifo          (refused if older than the cache:
+//!        │                                         listed again from a consistent read)
 //!        ▼
 //!  watch from the list's resourceVersion ──add/update/delete/bookmark──► Fifo
-//!        │  ends normally / times out   → watch again from the last resourceVersion
-//!        │  429, 5xx, connection error  → backoff, then watch again (no relist)
-//!        │  410 Gone / too old          → relist
+//!        │  ends normally / times out    → watch again from the last resourceVersion
+//!        │  429, connection error        → backoff, then watch again (no relist)
+//!        │  500 InternalError            → the same, within the configured window only
+//!        │  410 Gone / too old           → relist
+//!        │  other error status           → relist after a backoff
+//!        │  an event older than the cache → refused: consistent relist after a backoff
 //!        └──────────────────────────────────────────────────────────────────────
 //! ```
+//!
+//! The backoff starts again from its first delay once a list succeeds or a watch delivers
+//! an event, so it grows only while the server keeps failing.
 
 mod backoff;
 mod error;
@@ -65,13 +72,14 @@ pub type WatchErrorHandler = Arc<dyn Fn(&ReflectorError) + Send + Sync>;
 pub struct ReflectorConfig {
     /// Label and field selectors for every list and watch, and the page size in `limit`:
     ///
-    /// - `None` (the default) is client-go's choice: a consistent list (`resourceVersion=""`)
-    ///   is paginated with [`DEFAULT_PAGE_SIZE`]; a list at a resource version (served from the
-    ///   API server's watch cache) is not paginated;
+    /// - `None` (the default) is client-go's choice: the first list (`resourceVersion="0"`,
+    ///   which an API server with its watch cache on answers whole, ignoring the limit) and
+    ///   consistent lists (`resourceVersion=""`) ask for pages of [`DEFAULT_PAGE_SIZE`]; a
+    ///   relist at a resource version is not paginated, so that the watch cache serves it —
+    ///   unless the first list came back paginated (the server's watch cache is off), after
+    ///   which every list pages by [`DEFAULT_PAGE_SIZE`] (client-go's `paginatedResult`);
     /// - `Some(n)` pages every list by `n` (`Some(0)`: never paginate).
     ///
-    /// A list at `resourceVersion="0"` (the first list) is never paginated: the server serves
-    /// it from its cache whole (kube cannot send `limit` together with `resourceVersion=0`).
     /// `resource_version`, `version_match` and `continue_token` are ignored: the reflector
     /// sets them.
     pub list_params: ListParams,
@@ -92,6 +100,12 @@ pub struct ReflectorConfig {
     /// How often to ask whether to resync ([`Reflector::with_should_resync`]); `None` (the
     /// default) never resyncs.
     pub resync_period: Option<Duration>,
+    /// For how long a watch that keeps failing with `500 InternalError` is watched again
+    /// (after a backoff) instead of relisted (client-go's `MaxInternalErrorRetryDuration`).
+    /// The window opens at the first such error of a list-and-watch cycle and closes again
+    /// after a minute without one. Zero (the default, as client-go's) turns it off: an
+    /// internal error relists like any other error status.
+    pub max_internal_error_retry_duration: Duration,
 }
 
 impl Default for ReflectorConfig {
@@ -103,6 +117,7 @@ impl Default for ReflectorConfig {
             backoff: BackoffConfig::default(),
             watch_timeout: (Duration::from_secs(5 * 60), Duration::from_secs(10 * 60)),
             resync_period: None,
+            max_internal_error_retry_duration: Duration::ZERO,
         }
     }
 }
@@ -137,6 +152,12 @@ pub struct ReflectorStats {
     pub resyncs: u64,
     /// Streaming lists that fell back to list and watch.
     pub streaming_fallbacks: u64,
+    /// Lists, watch events and bookmarks refused because they were older than the cache (a
+    /// lagging API server): each was followed by a consistent list.
+    pub stale_refusals: u64,
+    /// Consistent lists (`resourceVersion=""`) older than the cache, taken all the same: the
+    /// server's storage went back in time (an etcd restore).
+    pub consistent_rewinds: u64,
 }
 
 impl ReflectorStats {
@@ -158,6 +179,8 @@ struct Counters {
     invalid_objects: AtomicU64,
     resyncs: AtomicU64,
     streaming_fallbacks: AtomicU64,
+    stale_refusals: AtomicU64,
+    consistent_rewinds: AtomicU64,
 }
 
 fn inc(c: &AtomicU64) {
@@ -170,11 +193,14 @@ struct Shared {
     last_error: Mutex<Option<Arc<ReflectorError>>>,
     counters: Counters,
     running: AtomicBool,
+    /// client-go's `paginatedResult`: the first list came back in pages, so the server's
+    /// watch cache is off and every later list pages too.
+    paginated_result: AtomicBool,
 }
 
 /// Lists and watches one kind of object and pushes what it sees into a [`Fifo`].
 ///
-/// Guarantees (client-go's reflector semantics):
+/// Guarantees (client-go's reflector semantics, with the differences marked):
 ///
 /// - **List, then watch.** The list is paginated (see [`ReflectorConfig::list_params`]); a
 ///   continue token that expires (`410`) falls back to one full list without a limit. The
@@ -185,16 +211,31 @@ struct Shared {
 ///   [`last_sync_resource_version`](Self::last_sync_resource_version).
 /// - **Which resource version a list asks for**: `"0"` before anything was synced (served
 ///   from the API server's cache), then the last synced version, then `""` (a consistent
-///   read) after a list failed with `410 Gone` or "Too large resource version" (that list is
-///   retried at once with `""`).
+///   read) after a list failed with `410 Gone` or "Too large resource version" (recognised
+///   by status cause as well as by message; that list is retried at once with `""`).
+/// - **Never back in time** (not in client-go): where resource versions are comparable
+///   (see [`ResourceVersion`](informer_core::ResourceVersion)), a list, watch event or
+///   bookmark older than the cache's version — what a lagging API server behind a load
+///   balancer sends — is refused before it reaches the FIFO, counted
+///   ([`ReflectorStats::stale_refusals`]) and followed by a consistent list (at once for a
+///   list, after a backoff for a watch). A consistent list is the server's current state
+///   and is taken even when older (counted as [`ReflectorStats::consistent_rewinds`]: the
+///   server's storage went back). Opaque versions are never compared.
 /// - **Watch ends**: a watch that ends normally or times out is resumed from the last
-///   resource version without a relist; `429`, `5xx`, connection errors and malformed events
+///   resource version without a relist; `429`, connection errors and malformed events
 ///   back off and watch again from the last good resource version without a relist (nothing
-///   is lost: the server replays what came after it); `410 Gone` / too old relists (after a
-///   backoff); other client errors (`401`, `403`, `404`, ...) end the watch and relist after
-///   a backoff, so the list reports them.
-/// - **Never spins**: every retry waits for the [`Backoff`] (client-go's defaults), and so
-///   does a watch that ends within a second without any event.
+///   is lost: the server replays what came after it); `410 Gone` / too old relists; every
+///   other error status — in the watch response or as an `ERROR` event in the stream, such
+///   as a `500 StorageReadError` after an unsafe delete — ends the watch and relists after
+///   a backoff, as client-go does, so that the cache is rebuilt from the server's state. A
+///   `500 InternalError` is watched again instead, after a backoff, only within
+///   [`ReflectorConfig::max_internal_error_retry_duration`] (off by default).
+/// - **Backoff** ([`Backoff`], client-go's defaults) between failed attempts, growing only
+///   while the server keeps failing: it starts again from its first delay as soon as a list
+///   succeeds or a watch delivers an event (client-go waits for two quiet minutes), and a
+///   `410 Gone` from a watch that had delivered events relists at once (client-go backs off
+///   first), so a cache is current again within moments of the server coming back. A watch
+///   that ends within a second without any event backs off too: the reflector never spins.
 /// - **Streaming list** ([`ReflectorConfig::streaming_list`]): one watch with
 ///   `sendInitialEvents=true`, `resourceVersionMatch=NotOlderThan` and bookmarks; the
 ///   objects it streams are collected and pushed with one [`Fifo::replace`] at the resource
@@ -459,6 +500,8 @@ where
             invalid_objects: get(&c.invalid_objects),
             resyncs: get(&c.resyncs),
             streaming_fallbacks: get(&c.streaming_fallbacks),
+            stale_refusals: get(&c.stale_refusals),
+            consistent_rewinds: get(&c.consistent_rewinds),
         }
     }
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use informer_core::lister_watcher::{ListWatchError, WatchEvent, WatchParams, WatchStream};
+use informer_core::resource_version::is_older;
 use informer_core::{FifoError, ObjectKey};
 use kube::Resource;
 use std::task::{Context, Poll};
@@ -17,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::backoff::Backoff;
 use super::{DEFAULT_PAGE_SIZE, Reflector, ReflectorError, TransformFn, inc};
+use std::sync::atomic::Ordering;
 use crate::jitter;
 use crate::lister_watcher::INITIAL_EVENTS_END_ANNOTATION;
 
@@ -44,6 +46,51 @@ enum After {
     Backoff,
     /// End this list-and-watch cycle: relist after a backoff.
     Relist,
+    /// End this list-and-watch cycle: relist now (a `410` after a healthy watch).
+    RelistNow,
+}
+
+/// How a list-and-watch cycle ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Relist {
+    Now,
+    AfterBackoff,
+}
+
+/// How long without an internal error closes the retry window (client-go's
+/// `NewRetryWithDeadline(..., time.Minute, ...)`).
+const INTERNAL_ERROR_QUIET_RESET: Duration = Duration::from_secs(60);
+
+/// client-go's `RetryWithDeadline` for internal errors: whether a watch ended by
+/// `500 InternalError` may be watched again instead of relisted.
+#[derive(Default)]
+struct InternalErrorRetry {
+    first: Option<Instant>,
+    last: Option<Instant>,
+}
+
+impl InternalErrorRetry {
+    /// Records an internal error at `now`; whether it falls within `window` of the first one
+    /// (a minute without one starts a new window).
+    fn retry(&mut self, now: Instant, window: Duration) -> bool {
+        if self
+            .last
+            .is_some_and(|last| now.saturating_duration_since(last) >= INTERNAL_ERROR_QUIET_RESET)
+        {
+            self.first = None;
+        }
+        let first = *self.first.get_or_insert(now);
+        self.last = Some(now);
+        if window.is_zero() {
+            return false;
+        }
+        if now.saturating_duration_since(first) <= window {
+            true
+        } else {
+            *self = Self::default();
+            false
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -89,6 +136,17 @@ pub(super) struct Run<'a, K> {
     streaming_disabled: bool,
     /// The resync timer, running while watching.
     resync: Option<Interval>,
+    /// A watch delivered an event since the last list: a `410` relists at once, even after
+    /// an outage in between (at most once per list).
+    healthy: bool,
+    /// Something older than the cache was refused and no watch has delivered a newer event
+    /// since: a list does not reset the backoff (a lagging server is not hammered).
+    regressed: bool,
+    /// The internal-error retry window of this list-and-watch cycle.
+    internal_errors: InternalErrorRetry,
+    /// Whether a delivered event has nothing to update: `healthy`, not `regressed`, and no
+    /// backoff taken since the last one (so the hot path checks one flag).
+    settled: bool,
 }
 
 impl<'a, K> Run<'a, K>
@@ -104,6 +162,10 @@ where
             rv_unavailable: false,
             streaming_disabled: false,
             resync: None,
+            healthy: false,
+            regressed: false,
+            internal_errors: InternalErrorRetry::default(),
+            settled: false,
         }
     }
 
@@ -111,9 +173,14 @@ where
         tracing::debug!(reflector = %self.r.name, "starting");
         loop {
             let stop = match self.list_and_watch().await {
-                Ok(()) => {
+                Ok(Relist::Now) => {
                     self.resync = None;
-                    let delay = self.backoff.next_delay();
+                    tracing::debug!(reflector = %self.r.name, "relisting now");
+                    None
+                }
+                Ok(Relist::AfterBackoff) => {
+                    self.resync = None;
+                    let delay = self.backoff_delay();
                     tracing::debug!(reflector = %self.r.name, ?delay, "relisting after backoff");
                     self.pause(delay).await.err()
                 }
@@ -134,15 +201,16 @@ where
     }
 
     /// One cycle: the initial state (streaming list or list), then watch until a relist is
-    /// needed. `Ok(())` means "relist after a backoff".
-    async fn list_and_watch(&mut self) -> Result<(), Stop> {
+    /// needed; says when to relist.
+    async fn list_and_watch(&mut self) -> Result<Relist, Stop> {
         self.check_stop()?;
+        self.internal_errors = InternalErrorRetry::default();
         let mut live = None;
         if self.r.config.streaming_list && !self.streaming_disabled {
             live = self.streaming_list().await?;
         }
         if live.is_none() && !self.list().await? {
-            return Ok(());
+            return Ok(Relist::AfterBackoff);
         }
         self.start_resync();
         self.watch_loop(live).await
@@ -166,6 +234,7 @@ where
         let r = self.r;
         let rv = self.relist_rv();
         let mut result = self.wait(list_all(r, &rv)).await?;
+        let mut consistent = rv.is_empty();
         if let Err(e) = &result
             && (e.is_gone() || e.is_too_large_resource_version())
         {
@@ -175,15 +244,47 @@ where
             );
             self.rv_unavailable = true;
             result = self.wait(list_all(r, "")).await?;
+            consistent = true;
         }
-        let (items, list_rv) = match result {
+        if let Ok(listed) = &result
+            && !consistent
+            && is_older(&listed.resource_version, &self.rv)
+        {
+            // A lagging server: never take it; its current state is a consistent read.
+            self.refuse("list", &listed.resource_version);
+            self.rv_unavailable = true;
+            result = self.wait(list_all(r, "")).await?;
+            consistent = true;
+        }
+        let listed = match result {
             Ok(ok) => ok,
             Err(e) => {
                 self.record(ReflectorError::List(e));
                 return Ok(false);
             }
         };
+        if consistent && is_older(&listed.resource_version, &self.rv) {
+            inc(&r.shared.counters.consistent_rewinds);
+            tracing::warn!(
+                reflector = %r.name, resource_version = %listed.resource_version, cache = %self.rv,
+                "a consistent list is older than the cache: the API server's storage went back \
+                 in time (restored?); taking the server's state"
+            );
+        }
+        if rv == "0" && listed.paginated && !r.shared.paginated_result.swap(true, Ordering::Relaxed)
+        {
+            tracing::debug!(
+                reflector = %r.name,
+                "the first list came back in pages (the API server's watch cache is off); \
+                 every list pages from now on"
+            );
+        }
         self.rv_unavailable = false;
+        let Listed {
+            items,
+            resource_version: list_rv,
+            ..
+        } = listed;
         let objects: Vec<Arc<K>> = items.into_iter().filter_map(|o| self.prepare(o)).collect();
         let count = objects.len();
         match r.fifo.replace(objects, list_rv.clone()) {
@@ -197,6 +298,7 @@ where
         self.set_rv(&list_rv);
         inc(&r.shared.counters.lists);
         self.clear_error();
+        self.listed();
         tracing::debug!(reflector = %r.name, resource_version = %list_rv, count, "listed");
         Ok(true)
     }
@@ -235,6 +337,15 @@ where
                     objects,
                     resource_version,
                 } => {
+                    if !rv.is_empty() && is_older(&resource_version, &self.rv) {
+                        // A lagging server: stream again from a consistent read.
+                        drop(live);
+                        self.refuse("streaming list", &resource_version);
+                        self.rv_unavailable = true;
+                        let delay = self.backoff_delay();
+                        self.pause(delay).await?;
+                        continue;
+                    }
                     let count = objects.len();
                     match r.fifo.replace(objects, resource_version.clone()) {
                         Ok(()) => {}
@@ -249,6 +360,7 @@ where
                     self.rv_unavailable = false;
                     inc(&r.shared.counters.lists);
                     self.clear_error();
+                    self.listed();
                     tracing::debug!(
                         reflector = %r.name, resource_version = %resource_version, count,
                         "streaming list done"
@@ -268,7 +380,7 @@ where
                         // As client-go: retry the streaming list, with a consistent read if
                         // the resource version is unavailable; never without a backoff.
                         self.rv_unavailable |= gone;
-                        let delay = self.backoff.next_delay();
+                        let delay = self.backoff_delay();
                         self.pause(delay).await?;
                         continue;
                     }
@@ -365,8 +477,8 @@ where
     // ----- watch -----
 
     /// Watches (starting with `live` if a streaming list left one open) until a relist is
-    /// needed.
-    async fn watch_loop(&mut self, mut live: Option<Live<K>>) -> Result<(), Stop> {
+    /// needed; says when to relist.
+    async fn watch_loop(&mut self, mut live: Option<Live<K>>) -> Result<Relist, Stop> {
         loop {
             self.check_stop()?;
             let after = match live.take() {
@@ -379,11 +491,12 @@ where
             match after {
                 After::Rewatch => {}
                 After::Backoff => {
-                    let delay = self.backoff.next_delay();
+                    let delay = self.backoff_delay();
                     tracing::debug!(reflector = %self.r.name, ?delay, "watching again after backoff");
                     self.pause(delay).await?;
                 }
-                After::Relist => return Ok(()),
+                After::Relist => return Ok(Relist::AfterBackoff),
+                After::RelistNow => return Ok(Relist::Now),
             }
         }
     }
@@ -405,11 +518,7 @@ where
                     deadline: started + timeout + WATCH_DEADLINE_GRACE,
                 }))
             }
-            Err(e) => {
-                let after = classify(&e);
-                self.record(ReflectorError::Watch(e));
-                Ok(Err(after))
-            }
+            Err(e) => Ok(Err(self.stream_error(e))),
         }
     }
 
@@ -509,7 +618,15 @@ where
         if let Some(rv) = obj.meta().resource_version.as_deref()
             && !rv.is_empty()
         {
+            if is_older(rv, &self.rv) {
+                let rv = rv.to_owned();
+                *slot = None;
+                return Ok(Some(self.refused_watch("watch event", &rv)));
+            }
             set_rv(self.r, &mut self.rv, rv);
+        }
+        if !self.settled {
+            self.delivered();
         }
         if !self.check_name(obj) {
             *slot = None;
@@ -533,6 +650,12 @@ where
             Ok(WatchEvent::Bookmark(bookmark)) => {
                 inc(&self.r.shared.counters.bookmarks);
                 let rv = bookmark.metadata.resource_version;
+                if is_older(&rv, &self.rv) {
+                    return Ok(Some(self.refused_watch("bookmark", &rv)));
+                }
+                if !self.settled {
+                    self.delivered();
+                }
                 match self.r.fifo.bookmark(rv.clone()) {
                     Ok(()) => {}
                     Err(FifoError::Closed) => return Err(Stop::FifoClosed),
@@ -552,13 +675,79 @@ where
         }
     }
 
+    /// Records a failed watch request or an error in a watch stream; says what to do next.
     fn stream_error(&mut self, e: ListWatchError) -> After {
         if matches!(e, ListWatchError::Decode(_)) {
             inc(&self.r.shared.counters.decode_errors);
         }
-        let after = classify(&e);
+        let after = match classify(&e) {
+            Class::Gone if std::mem::take(&mut self.healthy) => {
+                self.settled = false;
+                After::RelistNow
+            }
+            Class::Gone => After::Relist,
+            Class::Retriable => After::Backoff,
+            Class::Internal => {
+                let window = self.r.config.max_internal_error_retry_duration;
+                if self.internal_errors.retry(Instant::now(), window) {
+                    After::Backoff
+                } else {
+                    After::Relist
+                }
+            }
+            Class::Fatal => After::Relist,
+        };
         self.record(ReflectorError::Watch(e));
         after
+    }
+
+    /// A list succeeded: the backoff starts over (unless the server was lagging), and a
+    /// watch must deliver again before a `410` relists at once.
+    fn listed(&mut self) {
+        self.healthy = false;
+        self.settled = false;
+        if !self.regressed {
+            self.backoff.reset();
+        }
+    }
+
+    /// A watch delivered an event or a bookmark: the server is serving, so the backoff starts
+    /// again from its first delay, and a `410` from now on relists at once.
+    #[cold]
+    fn delivered(&mut self) {
+        self.healthy = true;
+        self.regressed = false;
+        self.settled = true;
+        self.backoff.reset();
+    }
+
+    /// Refuses something older than the cache (recorded and counted).
+    fn refuse(&mut self, what: &'static str, resource_version: &str) {
+        inc(&self.r.shared.counters.stale_refusals);
+        self.regressed = true;
+        self.settled = false;
+        self.record(ReflectorError::WentBack {
+            what,
+            resource_version: resource_version.to_owned(),
+            cache: self.rv.clone(),
+        });
+    }
+
+    /// Refuses a watch event or bookmark older than the cache: the watch ends and the next
+    /// list is a consistent read, after a backoff.
+    #[cold]
+    #[inline(never)]
+    fn refused_watch(&mut self, what: &'static str, resource_version: &str) -> After {
+        self.refuse(what, resource_version);
+        self.rv_unavailable = true;
+        self.healthy = false;
+        After::Relist
+    }
+
+    /// The next backoff delay (the next delivered event starts the backoff over).
+    fn backoff_delay(&mut self) -> Duration {
+        self.settled = false;
+        self.backoff.next_delay()
     }
 
     /// Pushes a watched object (already wrapped) to the FIFO.
@@ -818,46 +1007,67 @@ fn set_rv<K>(r: &Reflector<K>, local: &mut String, rv: &str) {
     }
 }
 
-/// What to do after a watch request or stream failed with `e`.
-fn classify(e: &ListWatchError) -> After {
+/// What kind of failure a watch request or stream error is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Class {
+    /// `410 Gone` or "too large resource version": relist.
+    Gone,
+    /// Connection errors, malformed events, `429`: back off and watch again.
+    Retriable,
+    /// `500 InternalError`: watch again within the retry window, else relist.
+    Internal,
+    /// Every other error status: relist after a backoff (the list reports it).
+    Fatal,
+}
+
+/// What kind of failure `e` is (client-go's `Reflector.watch`).
+fn classify(e: &ListWatchError) -> Class {
     if e.is_gone() || e.is_too_large_resource_version() {
-        return After::Relist;
+        return Class::Gone;
     }
     match e {
-        ListWatchError::Transport(_) | ListWatchError::Decode(_) => After::Backoff,
-        ListWatchError::Api(s) if s.code == 0 || s.code == 429 || s.code >= 500 => After::Backoff,
-        // 401, 403, 404, 400, ...: end the cycle; the relist reports it.
-        ListWatchError::Api(_) => After::Relist,
+        ListWatchError::Transport(_) | ListWatchError::Decode(_) => Class::Retriable,
+        ListWatchError::Api(_) if e.is_too_many_requests() => Class::Retriable,
+        ListWatchError::Api(_) if e.is_internal_error() => Class::Internal,
+        ListWatchError::Api(_) => Class::Fatal,
     }
 }
 
-/// The page size of a list at `rv` (see `ReflectorConfig::list_params`).
-fn page_size(configured: Option<u32>, rv: &str) -> Option<u32> {
-    if rv == "0" {
-        return None;
-    }
+/// The page size of a list at `rv` (see `ReflectorConfig::list_params`): client-go's pager
+/// settings in `Reflector.list`.
+fn page_size(configured: Option<u32>, rv: &str, paginated_result: bool) -> Option<u32> {
     match configured {
         Some(0) => None,
         Some(n) => Some(n),
-        None if rv.is_empty() => Some(DEFAULT_PAGE_SIZE),
+        None if paginated_result || rv.is_empty() || rv == "0" => Some(DEFAULT_PAGE_SIZE),
+        // A list at a version is served from the watch cache only without a limit.
         None => None,
     }
 }
 
+/// A whole list: its objects, its resource version, and whether it came in pages.
+pub(super) struct Listed<K> {
+    items: Vec<K>,
+    resource_version: String,
+    paginated: bool,
+}
+
 /// A whole list at `rv`, page by page, as client-go's pager: the resource version is the
 /// first page's; an expired continue token falls back to one full list without a limit.
-async fn list_all<K>(r: &Reflector<K>, rv: &str) -> Result<(Vec<K>, String), ListWatchError>
+async fn list_all<K>(r: &Reflector<K>, rv: &str) -> Result<Listed<K>, ListWatchError>
 where
     K: Clone + Send + Sync + 'static,
 {
     let mut params = r.config.list_params.clone();
-    params.limit = page_size(params.limit, rv);
+    let paginated_result = r.shared.paginated_result.load(Ordering::Relaxed);
+    params.limit = page_size(params.limit, rv, paginated_result);
     params.continue_token = None;
     params.version_match = None;
     params.resource_version = (!rv.is_empty()).then(|| rv.to_owned());
     let mut items = Vec::new();
     let mut list_rv: Option<String> = None;
     let mut fell_back = false;
+    let mut paginated = false;
     loop {
         let page = match r.lw.list(&params).await {
             Ok(page) => page,
@@ -888,13 +1098,18 @@ where
                         "the API server returned the same continue token twice".to_owned(),
                     ));
                 }
+                paginated = true;
                 params.continue_token = Some(token);
                 params.resource_version = None;
                 params.version_match = None;
             }
         }
     }
-    Ok((items, list_rv.unwrap_or_default()))
+    Ok(Listed {
+        items,
+        resource_version: list_rv.unwrap_or_default(),
+        paginated,
+    })
 }
 
 async fn tick(resync: &mut Option<Interval>) {

@@ -481,14 +481,14 @@ impl Running {
 // ----- list, then watch -----
 
 #[tokio::test(start_paused = true)]
-async fn first_list_is_at_rv_0_without_limit_then_watch_starts_at_the_lists_rv() {
+async fn first_list_is_at_rv_0_in_pages_of_500_then_watch_starts_at_the_lists_rv() {
     let lw = Scripted::new(vec![
         Reply::List(Ok(list_of("10", &["a", "b"], None))),
         watch_open(vec![added("c", "11")]),
     ]);
     let r = run(lw.clone(), config());
     lw.wait_requests(2).await;
-    assert_eq!(lw.requests(), [l(Some("0"), None), w("10")]);
+    assert_eq!(lw.requests(), [l(Some("0"), Some(500)), w("10")]);
     assert_eq!(r.fifo.calls(), [replace(&["a", "b"], "10"), add("c@11")]);
     assert_eq!(
         r.reflector.last_sync_resource_version().as_deref(),
@@ -553,7 +553,7 @@ async fn watch_that_ends_normally_is_resumed_from_the_last_rv_without_relist() {
     ]);
     let r = run(lw.clone(), config());
     lw.wait_requests(3).await;
-    assert_eq!(lw.requests(), [l(Some("0"), None), w("10"), w("11")]);
+    assert_eq!(lw.requests(), [l(Some("0"), Some(500)), w("10"), w("11")]);
     // Resumed at once when the server ended it, no backoff.
     assert_eq!(lw.gaps()[1], Duration::from_secs(120));
     r.stop().await;
@@ -602,7 +602,7 @@ async fn watch_the_server_never_ends_is_ended_30s_after_its_timeout_and_resumed(
     };
     let r = run(lw.clone(), cfg);
     lw.wait_requests(3).await;
-    assert_eq!(lw.requests(), [l(Some("0"), None), w("10"), w("11")]);
+    assert_eq!(lw.requests(), [l(Some("0"), Some(500)), w("10"), w("11")]);
     assert_eq!(lw.gaps()[1], Duration::from_secs(90));
     r.stop().await;
 }
@@ -647,7 +647,7 @@ async fn relist_resource_versions_are_0_then_last_synced_then_consistent_after_4
     assert_eq!(
         lw.requests(),
         [
-            l(Some("0"), None),
+            l(Some("0"), Some(500)),
             w("10"),
             // Watch 410: relist at the last synced version, not paginated (watch cache).
             l(Some("12"), None),
@@ -659,8 +659,8 @@ async fn relist_resource_versions_are_0_then_last_synced_then_consistent_after_4
     let gaps = lw.gaps();
     assert_eq!(
         gaps[1],
-        800 * MS,
-        "relist after a 410 waits for the backoff"
+        Duration::ZERO,
+        "a 410 from a watch that delivered events relists at once"
     );
     assert_eq!(gaps[2], Duration::ZERO, "the consistent read is immediate");
     assert_eq!(
@@ -726,7 +726,227 @@ async fn watch_request_answered_with_410_relists_at_the_last_synced_rv() {
     lw.wait_requests(4).await;
     assert_eq!(
         lw.requests(),
-        [l(Some("0"), None), w("10"), l(Some("10"), None), w("20")]
+        [l(Some("0"), Some(500)), w("10"), l(Some("10"), None), w("20")]
+    );
+    r.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_410_after_an_outage_of_a_healthy_watch_relists_at_once() {
+    let lw = Scripted::new(vec![
+        Reply::List(Ok(list_of("10", &[], None))),
+        // Healthy: an event, then the server goes away.
+        watch_open(vec![added("a", "11"), Err(transport())]),
+        Reply::Watch(Err(transport())),
+        Reply::Watch(Err(transport())),
+        // Back, with its history gone.
+        watch_open(vec![error_event(410, "Expired", "too old resource version")]),
+        Reply::List(Ok(list_of("30", &["a"], None))),
+        watch_open(vec![]),
+    ]);
+    let r = run(lw.clone(), config());
+    lw.wait_requests(7).await;
+    assert_eq!(
+        lw.requests()[4..],
+        [w("11"), l(Some("11"), None), w("30")],
+        "relisted at the last synced version"
+    );
+    assert_eq!(
+        lw.gaps()[1..5],
+        [800 * MS, 1600 * MS, 3200 * MS, Duration::ZERO],
+        "backs off while the server is down, relists the moment it answers 410"
+    );
+    r.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_410_without_events_since_the_list_waits_for_the_backoff() {
+    // A watch that never delivered anything proves nothing: no immediate relist (a server
+    // answering 410 to every fresh version would otherwise be relisted in a loop).
+    let lw = Scripted::new(vec![
+        Reply::List(Ok(list_of("10", &[], None))),
+        watch_open(vec![error_event(410, "Expired", "too old")]),
+        Reply::List(Ok(list_of("20", &[], None))),
+        watch_open(vec![error_event(410, "Expired", "too old")]),
+        Reply::List(Ok(list_of("30", &[], None))),
+    ]);
+    let r = run(lw.clone(), config());
+    lw.wait_requests(5).await;
+    assert_eq!(lw.gaps()[1..4], [800 * MS, Duration::ZERO, 800 * MS]);
+    r.stop().await;
+}
+
+// ----- never back in time -----
+
+#[tokio::test(start_paused = true)]
+async fn list_older_than_the_cache_is_refused_and_listed_again_consistently() {
+    let lw = Scripted::new(vec![
+        Reply::List(Ok(list_of("10", &["a"], None))),
+        watch_open(vec![
+            modified("a", "15"),
+            error_event(410, "Expired", "too old"),
+        ]),
+        // A lagging server answers the relist at 15 with its older state.
+        Reply::List(Ok(list_of("12", &["a", "old"], None))),
+        Reply::List(Ok(list_of("16", &["a"], None))),
+        watch_open(vec![]),
+    ]);
+    let r = run(lw.clone(), config());
+    lw.wait_requests(5).await;
+    assert_eq!(
+        lw.requests()[2..],
+        [l(Some("15"), None), l(None, Some(500)), w("16")]
+    );
+    assert_eq!(
+        r.fifo.calls(),
+        [
+            replace(&["a"], "10"),
+            Call::Update("a@15".into()),
+            replace(&["a"], "16")
+        ],
+        "the older list never reached the FIFO"
+    );
+    assert_eq!(r.reflector.stats().stale_refusals, 1);
+    r.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_event_older_than_the_cache_is_refused_and_the_cache_relists_consistently() {
+    let lw = Scripted::new(vec![
+        Reply::List(Ok(list_of("10", &["a"], None))),
+        watch_open(vec![modified("a", "12")]),
+        // The watch is resumed at 12 from a lagging server, which replays older events.
+        watch_open(vec![modified("a", "11"), modified("a", "12")]),
+        Reply::List(Ok(list_of("13", &["a"], None))),
+        watch_open(vec![]),
+    ]);
+    let r = run(lw.clone(), config());
+    // End the first watch cleanly (its stream is open): the Scripted source cannot, so the
+    // second watch is reached through the watch timeout.
+    tokio::time::sleep(Duration::from_secs(11 * 60)).await;
+    lw.wait_requests(5).await;
+    assert_eq!(lw.requests()[2..], [w("12"), l(None, Some(500)), w("13")]);
+    assert_eq!(
+        r.fifo.calls(),
+        [
+            replace(&["a"], "10"),
+            Call::Update("a@12".into()),
+            replace(&["a"], "13")
+        ],
+        "a@11 never reached the FIFO"
+    );
+    assert_eq!(r.reflector.stats().stale_refusals, 1);
+    let last = r.reflector.last_error();
+    assert!(
+        matches!(last.as_deref(), None | Some(ReflectorError::WentBack { .. })),
+        "{last:?}"
+    );
+    r.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn bookmark_older_than_the_cache_is_refused() {
+    let lw = Scripted::new(vec![
+        Reply::List(Ok(list_of("10", &[], None))),
+        watch_open(vec![added("a", "12"), bookmark("11", false)]),
+        Reply::List(Ok(list_of("13", &["a"], None))),
+    ]);
+    let r = run(lw.clone(), config());
+    lw.wait_requests(3).await;
+    assert_eq!(lw.requests()[2], l(None, Some(500)));
+    assert!(!r.fifo.calls().contains(&Call::Bookmark("11".into())));
+    assert_eq!(
+        r.reflector.last_sync_resource_version().as_deref(),
+        Some("13")
+    );
+    r.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn refusals_from_a_lagging_server_back_off_with_growing_delays() {
+    let lagging = || watch_open(vec![modified("a", "5")]);
+    let lw = Scripted::new(vec![
+        Reply::List(Ok(list_of("10", &["a"], None))),
+        lagging(),
+        Reply::List(Ok(list_of("10", &["a"], None))),
+        lagging(),
+        Reply::List(Ok(list_of("10", &["a"], None))),
+        lagging(),
+        Reply::List(Ok(list_of("10", &["a"], None))),
+    ]);
+    let r = run(lw.clone(), config());
+    lw.wait_requests(7).await;
+    assert_eq!(
+        lw.gaps()[1..6],
+        [800 * MS, 0 * MS, 1600 * MS, 0 * MS, 3200 * MS],
+        "a consistent list does not reset the backoff while the server lags"
+    );
+    assert_eq!(r.reflector.stats().stale_refusals, 3);
+    r.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn consistent_list_older_than_the_cache_is_taken_and_counted() {
+    let lw = Scripted::new(vec![
+        Reply::List(Ok(list_of("10", &["a"], None))),
+        watch_open(vec![modified("a", "12"), error_event(410, "Expired", "gone")]),
+        Reply::List(Err(gone())),
+        // etcd restored from a backup: the consistent read is the truth.
+        Reply::List(Ok(list_of("8", &["b"], None))),
+        watch_open(vec![]),
+    ]);
+    let r = run(lw.clone(), config());
+    lw.wait_requests(5).await;
+    assert_eq!(r.fifo.calls()[2], replace(&["b"], "8"));
+    let stats = r.reflector.stats();
+    assert_eq!((stats.consistent_rewinds, stats.stale_refusals), (1, 0));
+    r.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn opaque_resource_versions_are_never_refused() {
+    let lw = Scripted::new(vec![
+        Reply::List(Ok(list_of("zz", &["a"], None))),
+        watch_open(vec![modified("a", "aa"), modified("a", "b9")]),
+    ]);
+    let r = run(lw.clone(), config());
+    lw.wait_requests(2).await;
+    assert_eq!(
+        r.fifo.calls(),
+        [
+            replace(&["a"], "zz"),
+            Call::Update("a@aa".into()),
+            Call::Update("a@b9".into())
+        ]
+    );
+    assert_eq!(r.reflector.stats().stale_refusals, 0);
+    r.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn streaming_list_older_than_the_cache_is_refused_and_streamed_again_consistently() {
+    let lw = Scripted::new(vec![
+        watch_open(vec![
+            added("a", "9"),
+            bookmark("10", true),
+            modified("a", "20"),
+            error_event(410, "Expired", "too old"),
+        ]),
+        // A lagging server streams an older state.
+        watch_open(vec![added("a", "12"), bookmark("15", true)]),
+        watch_open(vec![added("a", "20"), bookmark("21", true)]),
+    ]);
+    let r = run(lw.clone(), streaming());
+    lw.wait_requests(3).await;
+    assert_eq!(lw.requests(), [ws(""), ws("20"), ws("")]);
+    assert_eq!(r.reflector.stats().stale_refusals, 1);
+    assert!(
+        !r.fifo.calls().contains(&replace(&["a"], "15")),
+        "the older state never reached the FIFO"
+    );
+    assert_eq!(
+        r.reflector.last_sync_resource_version().as_deref(),
+        Some("21")
     );
     r.stop().await;
 }
@@ -793,6 +1013,39 @@ async fn expired_continue_token_falls_back_to_one_full_list_without_limit() {
     r.stop().await;
 }
 
+#[tokio::test(start_paused = true)]
+async fn once_the_first_list_came_back_paginated_later_relists_page_too() {
+    let lw = Scripted::new(vec![
+        // The first list at "0" comes in pages: the server's watch cache is off.
+        Reply::List(Ok(list_of("10", &["a"], Some("t1")))),
+        Reply::List(Ok(list_of("10", &["b"], None))),
+        watch_open(vec![error_event(410, "Expired", "too old")]),
+        Reply::List(Ok(list_of("20", &["a", "b"], None))),
+        watch_open(vec![]),
+    ]);
+    let r = run(lw.clone(), config());
+    lw.wait_requests(5).await;
+    assert_eq!(
+        lw.requests()[3],
+        l(Some("10"), Some(500)),
+        "the relist at a version pages too"
+    );
+    r.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_whole_first_list_keeps_relists_at_a_version_unpaginated() {
+    let lw = Scripted::new(vec![
+        Reply::List(Ok(list_of("10", &["a"], None))),
+        watch_open(vec![error_event(410, "Expired", "too old")]),
+        Reply::List(Ok(list_of("20", &["a"], None))),
+    ]);
+    let r = run(lw.clone(), config());
+    lw.wait_requests(3).await;
+    assert_eq!(lw.requests()[2], l(Some("10"), None));
+    r.stop().await;
+}
+
 // ----- watch errors -----
 
 #[tokio::test(start_paused = true)]
@@ -807,7 +1060,7 @@ async fn watch_429_backs_off_and_rewatches_without_relist() {
     lw.wait_requests(4).await;
     assert_eq!(
         lw.requests(),
-        [l(Some("0"), None), w("10"), w("10"), w("10")]
+        [l(Some("0"), Some(500)), w("10"), w("10"), w("10")]
     );
     assert_eq!(lw.gaps()[1..], [800 * MS, 1600 * MS]);
     r.stop().await;
@@ -825,28 +1078,105 @@ async fn connection_errors_back_off_and_rewatch_from_the_last_rv_without_relist(
     lw.wait_requests(4).await;
     assert_eq!(
         lw.requests(),
-        [l(Some("0"), None), w("10"), w("10"), w("11")]
+        [l(Some("0"), Some(500)), w("10"), w("10"), w("11")]
     );
-    assert_eq!(lw.gaps()[1..], [800 * MS, 1600 * MS]);
+    // The second failure follows an event, which started the backoff over.
+    assert_eq!(lw.gaps()[1..], [800 * MS, 800 * MS]);
     assert_eq!(r.fifo.calls(), [replace(&[], "10"), add("a@11")]);
     r.stop().await;
 }
 
 #[tokio::test(start_paused = true)]
-async fn server_error_event_backs_off_and_rewatches_without_relist() {
+async fn error_event_that_is_not_gone_nor_a_throttle_relists_after_backoff() {
+    // A 500 StorageReadError (sent after an unsafe delete of a corrupt object): the watch
+    // cycle ends and the cache is rebuilt from a list, as client-go's ListAndWatch does.
     let lw = Scripted::new(vec![
-        Reply::List(Ok(list_of("10", &[], None))),
+        Reply::List(Ok(list_of("10", &["phantom"], None))),
         watch_open(vec![
             added("a", "11"),
-            error_event(500, "InternalError", "boom"),
+            error_event(500, "StorageReadError", "corrupt object"),
         ]),
+        Reply::List(Ok(list_of("12", &["a"], None))),
         watch_open(vec![]),
     ]);
     let r = run(lw.clone(), config());
-    lw.wait_requests(3).await;
-    assert_eq!(lw.requests(), [l(Some("0"), None), w("10"), w("11")]);
-    assert_eq!(lw.gaps()[1], 800 * MS);
+    lw.wait_requests(4).await;
+    assert_eq!(
+        lw.requests(),
+        [l(Some("0"), Some(500)), w("10"), l(Some("11"), None), w("12")]
+    );
+    assert_eq!(lw.gaps()[1], 800 * MS, "after a backoff");
+    assert_eq!(r.fifo.calls()[2], replace(&["a"], "12"), "the phantom is gone");
     assert_eq!(r.reflector.stats().watch_errors, 1);
+    r.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn error_status_answering_a_watch_request_relists_after_backoff() {
+    let lw = Scripted::new(vec![
+        Reply::List(Ok(list_of("10", &[], None))),
+        Reply::Watch(Err(err(503, "ServiceUnavailable", "try later"))),
+        Reply::List(Ok(list_of("12", &[], None))),
+        watch_open(vec![]),
+    ]);
+    let r = run(lw.clone(), config());
+    lw.wait_requests(4).await;
+    assert_eq!(
+        lw.requests(),
+        [l(Some("0"), Some(500)), w("10"), l(Some("10"), None), w("12")]
+    );
+    assert_eq!(lw.gaps()[1], 800 * MS);
+    r.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn internal_error_event_relists_when_the_retry_window_is_off() {
+    let lw = Scripted::new(vec![
+        Reply::List(Ok(list_of("10", &[], None))),
+        watch_open(vec![error_event(500, "InternalError", "boom")]),
+        Reply::List(Ok(list_of("12", &[], None))),
+        watch_open(vec![]),
+    ]);
+    let r = run(lw.clone(), config());
+    lw.wait_requests(4).await;
+    assert_eq!(
+        lw.requests(),
+        [l(Some("0"), Some(500)), w("10"), l(Some("10"), None), w("12")]
+    );
+    r.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn internal_error_event_rewatches_within_the_retry_window_then_relists() {
+    let boom = || watch_open(vec![error_event(500, "InternalError", "boom")]);
+    let lw = Scripted::new(vec![
+        Reply::List(Ok(list_of("10", &[], None))),
+        boom(), // t = 0: the window opens
+        boom(), // t = 0.8 s
+        boom(), // t = 2.4 s
+        boom(), // t = 5.6 s: past the 5 s window
+        Reply::List(Ok(list_of("20", &[], None))),
+        watch_open(vec![]),
+    ]);
+    let cfg = ReflectorConfig {
+        max_internal_error_retry_duration: Duration::from_secs(5),
+        ..config()
+    };
+    let r = run(lw.clone(), cfg);
+    lw.wait_requests(7).await;
+    assert_eq!(
+        lw.requests(),
+        [
+            l(Some("0"), Some(500)),
+            w("10"),
+            w("10"),
+            w("10"),
+            w("10"),
+            l(Some("10"), None),
+            w("20")
+        ]
+    );
+    assert_eq!(lw.gaps()[1..5], [800 * MS, 1600 * MS, 3200 * MS, 6400 * MS]);
     r.stop().await;
 }
 
@@ -863,7 +1193,7 @@ async fn malformed_event_is_counted_and_the_watch_restarts_from_the_last_good_rv
     ]);
     let r = run(lw.clone(), config());
     lw.wait_requests(3).await;
-    assert_eq!(lw.requests(), [l(Some("0"), None), w("10"), w("11")]);
+    assert_eq!(lw.requests(), [l(Some("0"), Some(500)), w("10"), w("11")]);
     assert_eq!(
         r.fifo.calls(),
         [replace(&[], "10"), add("a@11"), add("b@12")]
@@ -884,7 +1214,7 @@ async fn forbidden_watch_ends_the_cycle_and_the_relist_reports_it() {
     assert_eq!(
         lw.requests(),
         [
-            l(Some("0"), None),
+            l(Some("0"), Some(500)),
             w("10"),
             l(Some("10"), None),
             l(Some("10"), None)
@@ -919,7 +1249,7 @@ async fn very_short_watch_without_events_backs_off_instead_of_spinning() {
 async fn backoff_doubles_from_800ms_and_caps_at_30s() {
     let mut replies = vec![Reply::List(Ok(list_of("10", &[], None)))];
     for _ in 0..9 {
-        replies.push(Reply::Watch(Err(err(500, "InternalError", "boom"))));
+        replies.push(Reply::Watch(Err(transport())));
     }
     let lw = Scripted::new(replies);
     let r = run(lw.clone(), config());
@@ -936,7 +1266,7 @@ async fn backoff_doubles_from_800ms_and_caps_at_30s() {
 async fn backoff_with_jitter_stays_between_the_delay_and_twice_it() {
     let mut replies = vec![Reply::List(Ok(list_of("10", &[], None)))];
     for _ in 0..8 {
-        replies.push(Reply::Watch(Err(err(500, "InternalError", "boom"))));
+        replies.push(Reply::Watch(Err(transport())));
     }
     let lw = Scripted::new(replies);
     let r = run(lw.clone(), ReflectorConfig::default());
@@ -952,28 +1282,74 @@ async fn backoff_with_jitter_stays_between_the_delay_and_twice_it() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn backoff_resets_after_two_quiet_minutes() {
-    let boom = || Reply::Watch(Err(err(500, "InternalError", "boom")));
+async fn backoff_resets_once_a_watch_delivers_events() {
     let lw = Scripted::new(vec![
         Reply::List(Ok(list_of("10", &[], None))),
-        boom(),
-        boom(),
-        boom(),
-        watch_ending(vec![added("a", "11")], Duration::from_secs(180)),
-        boom(),
+        Reply::Watch(Err(transport())),
+        Reply::Watch(Err(transport())),
+        Reply::Watch(Err(transport())),
+        // Back: an event, then the connection breaks again within seconds.
+        watch_open(vec![added("a", "11"), Err(transport())]),
+        Reply::Watch(Err(transport())),
+        // And once more.
+        watch_open(vec![added("b", "12"), Err(transport())]),
+        Reply::Watch(Err(transport())),
         watch_open(vec![]),
     ]);
     let r = run(lw.clone(), config());
-    lw.wait_requests(7).await;
+    lw.wait_requests(9).await;
     assert_eq!(
-        lw.gaps()[1..],
+        lw.gaps()[1..8],
         [
             800 * MS,
             1600 * MS,
             3200 * MS,
-            Duration::from_secs(180),
-            800 * MS
-        ]
+            800 * MS,
+            1600 * MS,
+            800 * MS,
+            1600 * MS
+        ],
+        "the delay grows while the server fails, and starts over once it delivers an event"
+    );
+    r.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn backoff_resets_once_a_list_succeeds() {
+    let lw = Scripted::new(vec![
+        Reply::List(Err(transport())),
+        Reply::List(Err(transport())),
+        Reply::List(Err(transport())),
+        Reply::List(Ok(list_of("10", &[], None))),
+        Reply::Watch(Err(transport())),
+        watch_open(vec![]),
+    ]);
+    let r = run(lw.clone(), config());
+    lw.wait_requests(6).await;
+    assert_eq!(
+        lw.gaps(),
+        [800 * MS, 1600 * MS, 3200 * MS, Duration::ZERO, 800 * MS],
+        "the failed watch after the list waits the first delay, not 6.4 s"
+    );
+    r.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn backoff_still_resets_after_two_quiet_minutes() {
+    let lw = Scripted::new(vec![
+        Reply::List(Ok(list_of("10", &[], None))),
+        Reply::Watch(Err(transport())),
+        Reply::Watch(Err(transport())),
+        // A watch that delivers nothing and lasts three minutes: no event, yet quiet.
+        watch_ending(vec![], Duration::from_secs(180)),
+        Reply::Watch(Err(transport())),
+        watch_open(vec![]),
+    ]);
+    let r = run(lw.clone(), config());
+    lw.wait_requests(6).await;
+    assert_eq!(
+        lw.gaps()[1..],
+        [800 * MS, 1600 * MS, Duration::from_secs(180), 800 * MS]
     );
     r.stop().await;
 }
@@ -1044,7 +1420,7 @@ async fn streaming_list_falls_back_to_list_and_watch_when_the_server_rejects_it(
         lw.requests(),
         [
             ws(""),
-            l(Some("0"), None),
+            l(Some("0"), Some(500)),
             w("10"),
             l(Some("10"), None),
             w("20")
@@ -1069,7 +1445,7 @@ async fn streaming_list_falls_back_when_the_bookmark_does_not_arrive_in_time() {
         }))
     });
     lw.wait_requests(3).await;
-    assert_eq!(lw.requests(), [ws(""), l(Some("0"), None), w("10")]);
+    assert_eq!(lw.requests(), [ws(""), l(Some("0"), Some(500)), w("10")]);
     assert_eq!(lw.gaps()[0], Duration::from_secs(60));
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 1);
@@ -1087,7 +1463,7 @@ async fn streaming_list_that_ends_without_the_bookmark_falls_back_to_list() {
     ]);
     let r = run(lw.clone(), streaming());
     lw.wait_requests(3).await;
-    assert_eq!(lw.requests(), [ws(""), l(Some("0"), None), w("10")]);
+    assert_eq!(lw.requests(), [ws(""), l(Some("0"), Some(500)), w("10")]);
     r.stop().await;
 }
 
@@ -1185,12 +1561,12 @@ async fn resync_is_skipped_when_should_resync_says_no() {
 async fn resync_continues_while_the_watch_is_backing_off() {
     let lw = Scripted::new(vec![
         Reply::List(Ok(list_of("10", &[], None))),
-        Reply::Watch(Err(err(500, "InternalError", "boom"))),
-        Reply::Watch(Err(err(500, "InternalError", "boom"))),
-        Reply::Watch(Err(err(500, "InternalError", "boom"))),
-        Reply::Watch(Err(err(500, "InternalError", "boom"))),
-        Reply::Watch(Err(err(500, "InternalError", "boom"))),
-        Reply::Watch(Err(err(500, "InternalError", "boom"))),
+        Reply::Watch(Err(transport())),
+        Reply::Watch(Err(transport())),
+        Reply::Watch(Err(transport())),
+        Reply::Watch(Err(transport())),
+        Reply::Watch(Err(transport())),
+        Reply::Watch(Err(transport())),
     ]);
     let cfg = ReflectorConfig {
         resync_period: Some(Duration::from_secs(5)),

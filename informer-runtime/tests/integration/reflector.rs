@@ -280,17 +280,16 @@ async fn reflector_resumes_dropped_watches_without_relisting() {
 }
 
 #[tokio::test]
-async fn reflector_backs_off_on_500_and_429_and_rewatches_without_relisting() {
+async fn reflector_backs_off_on_429_and_rewatches_without_relisting() {
     let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(client_without_retries(&server), "default");
     let cache = Cache::start(KubeListerWatcher::new(api.clone()), fast());
     cache.has(&[]).await;
     watching(&server).await;
     let faults = server.faults();
-    faults.fail_next(Verb::Watch, 2, FailureCode::InternalError);
     faults.fail_next(
         Verb::Watch,
-        1,
+        2,
         FailureCode::TooManyRequests {
             retry_after: Duration::from_secs(1),
         },
@@ -299,7 +298,23 @@ async fn reflector_backs_off_on_500_and_429_and_rewatches_without_relisting() {
     create(&api, "a", "1").await;
     cache.has(&["a"]).await;
     assert_eq!(faults.request_count(Verb::List), 1);
-    assert!(cache.reflector.stats().watch_errors >= 3);
+    assert!(cache.reflector.stats().watch_errors >= 2);
+    cache.stop().await;
+}
+
+#[tokio::test]
+async fn reflector_relists_after_a_watch_answered_with_an_internal_error() {
+    let server = server_with_widgets().await;
+    let api: Api<ConfigMap> = Api::namespaced(client_without_retries(&server), "default");
+    let cache = Cache::start(KubeListerWatcher::new(api.clone()), fast());
+    cache.has(&[]).await;
+    watching(&server).await;
+    let faults = server.faults();
+    faults.fail_next(Verb::Watch, 1, FailureCode::InternalError);
+    faults.drop_watches();
+    create(&api, "a", "1").await;
+    cache.has(&["a"]).await;
+    eventually("the relist", || faults.request_count(Verb::List) == 2).await;
     cache.stop().await;
 }
 
@@ -364,15 +379,16 @@ async fn reflector_relist_at_a_compacted_version_falls_back_to_a_paginated_consi
     };
     let cache = Cache::start(KubeListerWatcher::new(api.clone()), config);
     eventually("120 objects", || cache.store.len() == 120).await;
-    // The first list, at resourceVersion "0", is served whole.
-    assert_eq!(server.faults().request_count(Verb::List), 1);
+    // The first list, at resourceVersion "0" with limit 50, comes in three pages: this
+    // server answers like an API server without its watch cache.
+    assert_eq!(server.faults().request_count(Verb::List), 3);
     watching(&server).await;
     let faults = server.faults();
     outage_with_compaction(&server, delete(&api, "cm000")).await;
     eventually("the relist", || cache.store.len() == 119).await;
     // The relist at the last synced version (exact, as it is paginated) gets 410; the
     // consistent read that follows takes three pages.
-    assert_eq!(faults.request_count(Verb::List), 1 + 1 + 3);
+    assert_eq!(faults.request_count(Verb::List), 3 + 1 + 3);
     cache.stop().await;
 }
 
@@ -676,7 +692,7 @@ async fn reflector_falls_back_to_one_full_list_when_a_continue_token_expires() {
     outage_with_compaction(&server, delete(&api, "c-0")).await;
     faults.stall_next(Verb::List, 3, Duration::from_millis(300));
     eventually("the second page is requested", || {
-        faults.request_count(Verb::List) == 4
+        faults.request_count(Verb::List) == 6
     })
     .await;
     create(&api, "c-7", "1").await;
@@ -684,8 +700,9 @@ async fn reflector_falls_back_to_one_full_list_when_a_continue_token_expires() {
     cache
         .has(&["c-1", "c-2", "c-3", "c-4", "c-5", "c-6", "c-7"])
         .await;
-    // First list; relist at the old version (410); page 1; page 2 (410); one full list.
-    assert_eq!(faults.request_count(Verb::List), 5);
+    // First list (three pages); relist at the old version (410); page 1; page 2 (410); one
+    // full list.
+    assert_eq!(faults.request_count(Verb::List), 3 + 1 + 1 + 1 + 1);
     assert_eq!(cache.reflector.stats().lists, 2);
     cache.stop().await;
 }

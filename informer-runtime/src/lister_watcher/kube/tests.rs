@@ -118,3 +118,40 @@ fn an_error_body_that_is_not_a_status_keeps_the_code_and_the_text() {
     );
     assert_eq!((status.code, status.reason.as_str()), (403, "Forbidden"));
 }
+
+fn list_uri(params: &ListParams) -> String {
+    let request = Request::new("/api/v1/pods").list(params);
+    with_resource_version_zero(request, params)
+        .unwrap()
+        .uri()
+        .to_string()
+}
+
+#[test]
+fn a_first_page_at_resource_version_0_keeps_both_the_limit_and_the_version() {
+    let uri = list_uri(&ListParams {
+        resource_version: Some("0".into()),
+        limit: Some(500),
+        ..ListParams::default()
+    });
+    assert!(uri.contains("limit=500"), "{uri}");
+    assert!(uri.contains("resourceVersion=0"), "{uri}");
+    // Other lists are as kube builds them.
+    let uri = list_uri(&ListParams {
+        resource_version: Some("0".into()),
+        ..ListParams::default()
+    });
+    assert_eq!(uri.matches("resourceVersion=0").count(), 1, "{uri}");
+    let uri = list_uri(&ListParams {
+        limit: Some(500),
+        continue_token: Some("t".into()),
+        ..ListParams::default()
+    });
+    assert!(!uri.contains("resourceVersion"), "{uri}");
+    let uri = list_uri(&ListParams {
+        resource_version: Some("12".into()),
+        limit: Some(500),
+        ..ListParams::default()
+    });
+    assert!(uri.contains("resourceVersion=12"), "{uri}");
+}

@@ -24,3 +24,16 @@ fn transient_errors_have_no_hint() {
     assert_eq!(err.code(), Some(500));
     assert!(!err.is_gone());
 }
+
+#[test]
+fn went_back_error_names_both_versions() {
+    let err = ReflectorError::WentBack {
+        what: "watch event",
+        resource_version: "7".into(),
+        cache: "12".into(),
+    };
+    let text = err.to_string();
+    assert!(text.contains("watch event") && text.contains('7') && text.contains("12"), "{text}");
+    assert_eq!(err.code(), None);
+    assert!(!err.is_gone());
+}
