@@ -481,7 +481,15 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Store<K> for Compa
     }
 
     fn set_resource_version(&self, resource_version: &str) {
-        self.inner.write().resource_version = Some(resource_version.to_owned());
+        // Called after every batch the informer applies: reuse the buffer.
+        let mut inner = self.inner.write();
+        match &mut inner.resource_version {
+            Some(rv) => {
+                rv.clear();
+                rv.push_str(resource_version);
+            }
+            None => inner.resource_version = Some(resource_version.to_owned()),
+        }
     }
 
     fn apply(&self, batch: Vec<StoreOp<K>>) -> Result<Vec<Option<Arc<K>>>, StoreError> {

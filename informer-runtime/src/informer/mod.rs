@@ -2,7 +2,7 @@
 //! handlers, each through its own buffer and task.
 //!
 //! ```text
-//! ListerWatcher --> Reflector --Delta--> Fifo --pop batch--> apply_deltas --> Indexer (cache)
+//! ListerWatcher --> Reflector --Delta--> Fifo --pop batch--> apply_ordered_deltas --> Indexer (cache)
 //!                                                                 \--Notification--> processor
 //! processor --> [buffer + task] --> handler 1
 //!           --> [buffer + task] --> handler 2 ...
@@ -21,6 +21,7 @@ mod listener;
 mod processor;
 mod registration;
 mod shared;
+mod store_version;
 pub mod transform;
 
 pub use handler_options::{
@@ -29,6 +30,8 @@ pub use handler_options::{
 pub use registration::HandlerRegistration;
 pub use shared::{FifoKind, InformerBuilder, SharedIndexInformer};
 pub use transform::Transform;
+
+pub(crate) use store_version::{Reached, StoreVersion};
 
 /// The token that stops [`SharedIndexInformer::run`] (re-exported from `tokio-util`).
 pub use tokio_util::sync::CancellationToken;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
-use informer_core::apply::apply_keyed_deltas;
+use informer_core::apply::{apply_keyed_deltas, apply_ordered_deltas};
 use informer_core::fifo::{Delta, DeltaFifo, Fifo, RealFifo};
 use informer_core::store::ThreadSafeStore;
 use informer_core::{Handler, IndexError, Indexer, Indexers, ListerWatcher, ObjectKey, Store};
@@ -17,8 +17,9 @@ use tokio_util::sync::CancellationToken;
 use super::handler_options::{HandlerOptions, normalize_resync};
 use super::processor::Processor;
 use super::registration::HandlerRegistration;
+use super::store_version::StoreVersion;
 use super::transform::{Transform, chain, strip_managed_fields};
-use super::{InformerError, Phase};
+use super::{InformerError, Phase, Reached};
 use crate::lister::Lister;
 use crate::panic;
 use crate::reflector::{
@@ -194,10 +195,15 @@ where
             reflector = reflector.with_watch_error_handler(f);
         }
         let (phase, _) = watch::channel(Phase::Listing);
+        let store_version = Arc::new(match self.fifo {
+            FifoKind::Real => StoreVersion::tracked(),
+            FifoKind::Delta => StoreVersion::untracked(),
+        });
         SharedIndexInformer {
             inner: Arc::new(Inner {
                 processor: Arc::new(Processor::new(store.clone())),
                 store,
+                store_version,
                 fifo,
                 reflector: Arc::new(reflector),
                 default_resync: self.default_resync,
@@ -214,6 +220,8 @@ const STOPPED: u8 = 2;
 
 struct Inner<K: Clone> {
     store: Arc<dyn Indexer<K>>,
+    /// The resource version the cache has reached (tracked with a `RealFifo` only).
+    store_version: Arc<StoreVersion>,
     fifo: Arc<dyn Fifo<K>>,
     reflector: Arc<Reflector<K>>,
     processor: Arc<Processor<K>>,
@@ -398,17 +406,31 @@ where
         let fifo = &inner.fifo;
         let store: &dyn Store<K> = &*inner.store;
         let processor = &inner.processor;
+        let in_order = matches!(inner.store_version.get(), Reached::Nothing);
         loop {
             let mut process = |batch: Vec<Delta<K>>, keys: Vec<Option<ObjectKey>>| {
                 // RealFifo and DeltaFifo never mix initial and later items in one batch.
                 let is_initial = !fifo.has_synced();
                 let mut distributor = processor.distributor();
+                let mut notify = |n| distributor.distribute(n);
                 // The FIFO keys objects with `resource_key` (see `build`), so the store may
                 // reuse its keys. A keyless object is logged by apply_keyed_deltas and
                 // skipped; nothing else is lost.
-                let _ = apply_keyed_deltas(store, batch, keys, is_initial, &mut |n| {
-                    distributor.distribute(n)
-                });
+                if in_order {
+                    // A RealFifo's batches are in the server's order: the store's resource
+                    // version advances with each, before any handler hears of it.
+                    let rv = match apply_ordered_deltas(store, batch, keys, is_initial, &mut notify)
+                    {
+                        Ok(rv) => rv,
+                        // Logged; the version advanced all the same.
+                        Err(_) => store.resource_version(),
+                    };
+                    if let Some(rv) = rv {
+                        inner.store_version.set(&rv);
+                    }
+                } else {
+                    let _ = apply_keyed_deltas(store, batch, keys, is_initial, &mut notify);
+                }
             };
             let popped = tokio::select! {
                 biased;
@@ -528,10 +550,36 @@ where
         self.inner.reflector.last_error()
     }
 
-    /// The resource version of the last list, watch event or bookmark applied by the
-    /// reflector.
+    /// The resource version of the last list, watch event or bookmark the reflector pushed
+    /// to the FIFO (it may not be in the cache yet: see
+    /// [`last_store_sync_resource_version`](Self::last_store_sync_resource_version)).
     pub fn last_sync_resource_version(&self) -> Option<String> {
         self.inner.reflector.last_sync_resource_version()
+    }
+
+    /// The resource version the cache has reached (client-go's
+    /// `LastStoreSyncResourceVersion`): every change up to it is in the cache, and no
+    /// handler has been told of a change the cache does not hold yet. It advances with every
+    /// applied object, delete, bookmark and list. `None` before the first list is applied,
+    /// and with a [`FifoKind::Delta`] FIFO, which applies events grouped by key (out of the
+    /// server's order), except for what a list set.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_runtime::informer::SharedIndexInformer;
+    /// use informer_testing::MemoryListerWatcher;
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// let informer = SharedIndexInformer::new(Arc::new(MemoryListerWatcher::<Pod>::new()));
+    /// assert_eq!(informer.last_store_sync_resource_version(), None); // not run yet
+    /// ```
+    pub fn last_store_sync_resource_version(&self) -> Option<String> {
+        self.inner.store.resource_version()
+    }
+
+    /// The cache's resource version, shared with the read-your-own-writes gate.
+    pub(crate) fn store_version(&self) -> Arc<StoreVersion> {
+        self.inner.store_version.clone()
     }
 
     /// The reflector's counters (relists, watch restarts), for metrics.

@@ -1070,3 +1070,94 @@ async fn an_empty_first_list_syncs_with_either_fifo() {
         running.stop().await;
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The cache's resource version
+// ---------------------------------------------------------------------------------------
+
+fn rv_of(c: &Cm) -> u64 {
+    c.metadata
+        .resource_version
+        .as_deref()
+        .and_then(|rv| rv.parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn store_resource_version_advances_with_every_applied_object_delete_and_bookmark() {
+    let selected = |name: &str, value: &str| {
+        let mut c = cm(name, value);
+        c.metadata.labels = Some([("app".to_owned(), "x".to_owned())].into());
+        c
+    };
+    let source = MemoryListerWatcher::<Cm>::new();
+    source.create(selected("a", "1"));
+    // The informer sees the objects labelled app=x only.
+    let informer = SharedIndexInformer::builder(Arc::new(source.clone()))
+        .reflector_config(crate::reflector::ReflectorConfig {
+            list_params: kube::api::ListParams::default().labels("app=x"),
+            ..crate::reflector::ReflectorConfig::default()
+        })
+        .build();
+    // Every handler hears of a change only once the store's version covers it.
+    let store = informer.store();
+    let behind = Arc::new(AtomicUsize::new(0));
+    let (s, b) = (store.clone(), behind.clone());
+    informer.add_handler(
+        move |n: &Notification<Cm>| {
+            let object = match n {
+                Notification::Add { object, .. } | Notification::Update { new: object, .. } => {
+                    object.clone()
+                }
+                Notification::Delete(d) => match d.object() {
+                    Some(o) => o.clone(),
+                    None => return,
+                },
+            };
+            let reached: u64 = s
+                .resource_version()
+                .and_then(|rv| rv.parse().ok())
+                .unwrap_or(0);
+            if reached < rv_of(&object) {
+                b.fetch_add(1, Ordering::Relaxed);
+            }
+        },
+        None,
+    );
+    let running = start(&informer);
+    assert!(informer.wait_for_sync().await);
+    let at = |rv: String| {
+        let informer = informer.clone();
+        async move {
+            eventually(&format!("the store reaches {rv}"), || {
+                informer.last_store_sync_resource_version().as_deref() == Some(rv.as_str())
+                    && informer.store_version().value() == rv.parse().ok()
+            })
+            .await
+        }
+    };
+    at(source.resource_version()).await;
+    at(source.create(selected("b", "1"))).await;
+    at(source.update(selected("a", "2"))).await;
+    at(source.delete(&key("b")).unwrap()).await;
+    // A change the informer does not see, then a bookmark: the store reaches its version.
+    let unseen = source.create(cm("c", "1"));
+    source.bookmark();
+    at(unseen).await;
+    assert_eq!(behind.load(Ordering::Relaxed), 0, "a handler ran ahead of the store");
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn store_resource_version_is_untracked_with_a_delta_fifo() {
+    let source = source_with(&["a"]);
+    let informer = SharedIndexInformer::builder(Arc::new(source.clone()))
+        .fifo(FifoKind::Delta)
+        .build();
+    let running = start(&informer);
+    assert!(informer.wait_for_sync().await);
+    source.create(cm("b", "1"));
+    eventually("b is cached", || informer.store().len() == 2).await;
+    assert_eq!(informer.store_version().get(), Reached::Untracked);
+    running.stop().await;
+}
