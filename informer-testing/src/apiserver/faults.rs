@@ -1,12 +1,21 @@
 //! Fault injection and request accounting.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
+
+use bytes::Bytes;
+use futures::Stream;
+use futures::stream::BoxStream;
+use serde_json::json;
+use tokio::time::{Instant, Sleep};
 
 use super::server::Shared;
 use super::status::ApiError;
+use super::storage::{ReadVersion, WatchStart};
 
 /// The kind of request, as the API server's audit log would name its verb.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -208,6 +217,11 @@ pub(crate) struct FaultState {
     counts: HashMap<(Verb, Option<String>, Option<String>), u64>,
     /// Streaming lists send their initial events without the bookmark that ends them.
     pub(crate) withhold_initial_events_end: bool,
+    /// Every chunk of watches opened from now on reaches the client this much later.
+    watch_delay: Option<Duration>,
+    /// Lists that are not consistent reads, and resumed watches, are served this many
+    /// revisions behind.
+    lag: u64,
 }
 
 impl FaultState {
@@ -357,8 +371,8 @@ impl Faults {
         });
     }
 
-    /// Removes all pending failures and stalls, and sends streaming lists' end bookmark
-    /// again.
+    /// Removes all pending failures and stalls, sends streaming lists' end bookmark again, and
+    /// ends watch delays and lag (for watches and lists made from now on).
     ///
     /// ```no_run
     /// # async fn demo(server: informer_testing::TestApiServer) {
@@ -370,6 +384,8 @@ impl Faults {
         faults.failures.clear();
         faults.stalls.clear();
         faults.withhold_initial_events_end = false;
+        faults.watch_delay = None;
+        faults.lag = 0;
     }
 
     /// Whether watches opened from now on with `sendInitialEvents=true` (streaming lists)
@@ -396,6 +412,61 @@ impl Faults {
     /// ```
     pub fn send_malformed_event(&self) -> usize {
         self.shared.store.lock().send_raw("{this is not json}")
+    }
+
+    /// Writes an `ERROR` event with this status to every open watch stream, as the API
+    /// server does when a watch fails (for example `500 StorageReadError` after an unsafe
+    /// delete of a corrupt object, or `410 Expired`). The stream stays open: clients end a
+    /// watch on an `ERROR` event. Returns how many watches got it.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// let reached = server.faults().send_watch_error(500, "StorageReadError", "corrupt object");
+    /// # let _ = reached; }
+    /// ```
+    pub fn send_watch_error(&self, code: u16, reason: &str, message: &str) -> usize {
+        let status = json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": message,
+            "reason": reason,
+            "code": code,
+        });
+        let line = json!({"type": "ERROR", "object": status}).to_string();
+        self.shared.store.lock().send_raw(&line)
+    }
+
+    /// Delays every chunk (event, bookmark, error) of the watches opened from now on by
+    /// `delay`, keeping their order, as a slow network or a busy server would: a client's
+    /// cache sees each write `delay` after it was made. Until [`Faults::clear`] or a call with
+    /// `Duration::ZERO`.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// server.faults().delay_watch_events(std::time::Duration::from_millis(50));
+    /// # }
+    /// ```
+    pub fn delay_watch_events(&self, delay: Duration) {
+        self.shared.faults.lock().watch_delay = (!delay.is_zero()).then_some(delay);
+    }
+
+    /// Makes the server answer from a view `revisions` behind its state, as a lagging replica
+    /// behind a load balancer that does not honour the resource version asked for: lists
+    /// other than consistent reads (`resourceVersion` set, `"0"` included) are served as of
+    /// `revisions` revisions ago (never before the compacted revision), and a watch resumed
+    /// from a resource version replays from `revisions` before it (events the client has
+    /// already seen). Consistent lists (`resourceVersion` unset) are served from the current
+    /// state, as the real server reads them from etcd. Until [`Faults::clear`] or `lag(0)`.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// server.faults().lag(5);
+    /// # }
+    /// ```
+    pub fn lag(&self, revisions: u64) {
+        self.shared.faults.lock().lag = revisions;
     }
 
     /// Drops all retained history, like an etcd compaction at the current
@@ -462,6 +533,99 @@ impl Faults {
     }
 }
 
+/// The version a list is served at: behind, as [`Faults::lag`] asks.
+pub(crate) fn lagged_read(shared: &Shared, version: ReadVersion) -> ReadVersion {
+    let lag = shared.faults.lock().lag;
+    if lag == 0 || matches!(version, ReadVersion::MostRecent) {
+        return version;
+    }
+    let store = shared.store.lock();
+    ReadVersion::Exact(
+        store
+            .revision()
+            .saturating_sub(lag)
+            .max(store.compacted_revision()),
+    )
+}
+
+/// Where a watch starts: behind, as [`Faults::lag`] asks.
+pub(crate) fn lagged_watch(shared: &Shared, start: WatchStart) -> WatchStart {
+    let lag = shared.faults.lock().lag;
+    match start {
+        WatchStart::After(revision) if lag > 0 => {
+            let compacted = shared.store.lock().compacted_revision();
+            WatchStart::After(revision.saturating_sub(lag).max(compacted))
+        }
+        other => other,
+    }
+}
+
+/// A watch body, delayed as [`Faults::delay_watch_events`] asks (unchanged without a delay).
+pub(crate) fn delayed_watch(
+    shared: &Shared,
+    chunks: BoxStream<'static, Bytes>,
+) -> BoxStream<'static, Bytes> {
+    match shared.faults.lock().watch_delay {
+        None => chunks,
+        Some(delay) => Box::pin(Delayed {
+            inner: Some(chunks),
+            delay,
+            pending: VecDeque::new(),
+            timer: None,
+        }),
+    }
+}
+
+/// Hands out each chunk of `inner` `delay` after it was produced, in order. Takes chunks from
+/// `inner` as soon as they come, so that the delay does not add up.
+struct Delayed {
+    inner: Option<BoxStream<'static, Bytes>>,
+    delay: Duration,
+    pending: VecDeque<(Instant, Bytes)>,
+    timer: Option<Pin<Box<Sleep>>>,
+}
+
+impl Stream for Delayed {
+    type Item = Bytes;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        let this = self.get_mut();
+        while let Some(inner) = this.inner.as_mut() {
+            match inner.as_mut().poll_next(cx) {
+                Poll::Ready(Some(chunk)) => {
+                    this.pending.push_back((Instant::now() + this.delay, chunk));
+                }
+                Poll::Ready(None) => this.inner = None,
+                Poll::Pending => break,
+            }
+        }
+        let Some(&(due, _)) = this.pending.front() else {
+            return if this.inner.is_none() {
+                Poll::Ready(None)
+            } else {
+                Poll::Pending
+            };
+        };
+        if due <= Instant::now() {
+            this.timer = None;
+            return Poll::Ready(this.pending.pop_front().map(|(_, chunk)| chunk));
+        }
+        let timer = this
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
+        if timer.deadline() != due {
+            timer.as_mut().reset(due);
+        }
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                this.timer = None;
+                Poll::Ready(this.pending.pop_front().map(|(_, chunk)| chunk))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -491,6 +655,38 @@ mod tests {
         assert_eq!(state.count(&RequestMatch::verb(Verb::List)), 4);
         assert_eq!(state.count(&RequestMatch::any().resource("Pod")), 3);
         assert_eq!(state.count(&Verb::Watch.into()), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn delayed_watch_chunks_arrive_late_in_order_without_adding_up() {
+        use futures::StreamExt;
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Bytes>();
+        let inner = tokio_stream_from(rx);
+        let mut delayed = Delayed {
+            inner: Some(inner),
+            delay: Duration::from_millis(100),
+            pending: VecDeque::new(),
+            timer: None,
+        };
+        let start = Instant::now();
+        tx.send(Bytes::from_static(b"a")).unwrap();
+        tx.send(Bytes::from_static(b"b")).unwrap();
+        assert_eq!(delayed.next().await.unwrap(), "a");
+        assert_eq!(start.elapsed(), Duration::from_millis(100));
+        assert_eq!(delayed.next().await.unwrap(), "b");
+        assert_eq!(start.elapsed(), Duration::from_millis(100), "not 200: delays do not add up");
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        tx.send(Bytes::from_static(b"c")).unwrap();
+        drop(tx);
+        assert_eq!(delayed.next().await.unwrap(), "c");
+        assert_eq!(start.elapsed(), Duration::from_millis(230));
+        assert_eq!(delayed.next().await, None);
+    }
+
+    fn tokio_stream_from(
+        mut rx: tokio::sync::mpsc::UnboundedReceiver<Bytes>,
+    ) -> BoxStream<'static, Bytes> {
+        Box::pin(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))
     }
 
     #[test]

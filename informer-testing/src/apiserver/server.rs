@@ -23,7 +23,7 @@ use tokio_rustls::TlsAcceptor;
 
 use super::codec::{self, FieldValidation};
 use super::discovery;
-use super::faults::{FaultState, RequestInfo, RestartMode, Verb};
+use super::faults::{self, FaultState, RequestInfo, RestartMode, Verb};
 use super::openapi;
 use super::patch::{self, PatchKind};
 use super::resource::{Registry, ResourceType};
@@ -947,6 +947,7 @@ fn list(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<B
         limit.is_some_and(|l| l > 0),
         continue_token.is_some(),
     )?;
+    let version = faults::lagged_read(shared, version);
     let list_request = ListRequest {
         filter,
         version,
@@ -1043,6 +1044,7 @@ fn watch(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<
         },
         (_, Some(revision)) => WatchStart::After(revision),
     };
+    let start = faults::lagged_watch(shared, start);
     let output = request.output;
     let resource = path.resource.clone();
     let (tx, rx) = mpsc::unbounded_channel();
@@ -1067,7 +1069,8 @@ fn watch(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<
     drop(tx);
     let interval = bookmarks.then_some(shared.bookmark_interval);
     let stream = WatchStream::new(shared.clone(), id, resource.clone(), rx, interval, timeout);
-    let body = StreamBody::new(stream.into_stream().map(move |chunk| {
+    let chunks = faults::delayed_watch(shared, stream.into_stream().boxed());
+    let body = StreamBody::new(chunks.map(move |chunk| {
         Ok(Frame::data(match output {
             codec::Output::Table => table::event_as_table(&resource, chunk),
             codec::Output::Metadata => codec::event_as_metadata(chunk),

@@ -207,6 +207,122 @@ async fn malformed_events_reach_watch_streams() {
     ));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_error_events_reach_watch_streams() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let current = server.resource_version().to_string();
+    let mut stream = within(pods.watch(&WatchParams::default().disable_bookmarks(), &current))
+        .await
+        .unwrap()
+        .boxed();
+    within(async {
+        while server
+            .faults()
+            .send_watch_error(500, "StorageReadError", "corrupt object")
+            == 0
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    match within(stream.try_next()).await.unwrap().unwrap() {
+        WatchEvent::Error(e) => {
+            assert_eq!((e.code, e.reason.as_str()), (500, "StorageReadError"));
+            assert_eq!(e.message, "corrupt object");
+        }
+        other => panic!("expected an ERROR event, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delayed_watches_deliver_every_event_late_and_in_order() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let delay = Duration::from_millis(300);
+    server.faults().delay_watch_events(delay);
+    let current = server.resource_version().to_string();
+    let mut stream = within(pods.watch(&WatchParams::default().disable_bookmarks(), &current))
+        .await
+        .unwrap()
+        .boxed();
+    within(async {
+        while server.faults().open_watches() == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    let created = Instant::now();
+    for name in ["a", "b", "c"] {
+        within(pods.create(&PostParams::default(), &pod(name, &[])))
+            .await
+            .unwrap();
+    }
+    let mut seen = Vec::new();
+    while seen.len() < 3 {
+        if let WatchEvent::Added(p) = within(stream.try_next()).await.unwrap().unwrap() {
+            seen.push(p.metadata.name.unwrap());
+        }
+    }
+    // A lower bound only: the delay holds the events back at least that long.
+    assert!(created.elapsed() >= delay, "{:?}", created.elapsed());
+    assert_eq!(seen, ["a", "b", "c"]);
+    // clear() ends the delay for watches opened afterwards.
+    server.faults().clear();
+}
+
+#[tokio::test]
+async fn lagging_server_serves_lists_and_resumed_watches_from_an_older_state() {
+    let server = server().await;
+    let maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let cm = |value: &str| ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("c".into()),
+            ..ObjectMeta::default()
+        },
+        data: Some([("v".to_owned(), value.to_owned())].into()),
+        ..ConfigMap::default()
+    };
+    within(maps.create(&PostParams::default(), &cm("1")))
+        .await
+        .unwrap();
+    let mut last = String::new();
+    for value in ["2", "3"] {
+        let replaced = within(maps.replace("c", &PostParams::default(), &cm(value)))
+            .await
+            .unwrap();
+        last = replaced.metadata.resource_version.unwrap();
+    }
+    server.faults().lag(1);
+    let value = |l: &kube::api::ObjectList<ConfigMap>| {
+        l.items[0].data.as_ref().unwrap()["v"].clone()
+    };
+    // A list at "0" (or any version) is one revision behind...
+    let any = within(maps.list(&ListParams::default().match_any()))
+        .await
+        .unwrap();
+    assert_eq!(value(&any), "2");
+    let rv = |s: &str| s.parse::<u64>().unwrap();
+    assert!(rv(&any.metadata.resource_version.unwrap()) < rv(&last));
+    // ...a consistent list is not.
+    let consistent = within(maps.list(&ListParams::default())).await.unwrap();
+    assert_eq!(value(&consistent), "3");
+    // A watch from the latest version replays the last change.
+    let mut stream = within(maps.watch(&WatchParams::default().disable_bookmarks(), &last))
+        .await
+        .unwrap()
+        .boxed();
+    match within(stream.try_next()).await.unwrap().unwrap() {
+        WatchEvent::Modified(c) => assert_eq!(c.metadata.resource_version.unwrap(), last),
+        other => panic!("expected the replayed change, got {other:?}"),
+    }
+    server.faults().lag(0);
+    let any = within(maps.list(&ListParams::default().match_any()))
+        .await
+        .unwrap();
+    assert_eq!(value(&any), "3");
+}
+
 /// Reads watcher events, ignoring errors, until one matches.
 async fn until<S>(stream: &mut S, mut wanted: impl FnMut(&Event<Pod>) -> bool) -> Vec<String>
 where
