@@ -10,6 +10,7 @@ mod integration {
     mod leader;
     mod lister_watcher;
     mod manager;
+    mod read_your_writes;
     mod reflector;
     mod shard;
     mod support;

@@ -7,6 +7,7 @@ use informer_core::{Deleted, Handler, Notification, ObjectKey, Queue};
 use kube::Resource;
 use parking_lot::Mutex;
 
+use super::consistency::{Gate, ResourceId};
 use super::filter::Filter;
 use super::owner::OwnerMatcher;
 
@@ -36,6 +37,9 @@ pub(crate) struct EnqueueHandler<K> {
     mapping: Mapping<K>,
     filters: Vec<Filter<K>>,
     pending: Mutex<Vec<(ObjectKey, i32)>>,
+    /// Read-your-own-writes: the gate, and the resource of this handler's cache, to leave
+    /// out the watch echoes of writes already reconciled.
+    echoes: Option<(Arc<Gate>, ResourceId)>,
 }
 
 impl<K: Resource + 'static> EnqueueHandler<K> {
@@ -49,7 +53,17 @@ impl<K: Resource + 'static> EnqueueHandler<K> {
             mapping,
             filters,
             pending: Mutex::new(Vec::new()),
+            echoes: None,
         }
+    }
+
+    /// Leaves out the echoes of writes `gate` knows were reconciled already.
+    pub(crate) fn with_gate(mut self, gate: Option<&Arc<Gate>>) -> Self
+    where
+        K: Resource<DynamicType: Default>,
+    {
+        self.echoes = gate.map(|gate| (gate.clone(), ResourceId::of::<K>()));
+        self
     }
 
     /// The keys `notification` maps to, without duplicates, in a stable order.
@@ -87,7 +101,12 @@ impl<K: Resource + Send + Sync + 'static> EnqueueHandler<K> {
         } else {
             PRIORITY_NORMAL
         };
-        let keys = self.keys(notification);
+        let mut keys = self.keys(notification);
+        if let Some((gate, resource)) = &self.echoes
+            && gate.expects_echoes()
+        {
+            take_echo(gate, resource, notification, &mut keys, &*self.queue, priority);
+        }
         if keys.is_empty() {
             return;
         }
@@ -111,6 +130,36 @@ impl<K: Resource + Send + Sync + 'static> EnqueueHandler<K> {
             self.queue.add_batch_with_priority(run, priority);
         }
     }
+}
+
+/// Takes out of `keys` the key whose reconcile made the write `notification` echoes, and
+/// queues it unless it was reconciled since (see [`Gate::take_echo`]).
+#[cold]
+fn take_echo<K: Resource>(
+    gate: &Gate,
+    resource: &ResourceId,
+    notification: &Notification<K>,
+    keys: &mut Vec<ObjectKey>,
+    queue: &dyn Queue<ObjectKey>,
+    priority: i32,
+) {
+    let object = match notification {
+        Notification::Add { object, .. } | Notification::Update { new: object, .. } => object,
+        Notification::Delete(Deleted::Object(object)) => object,
+        Notification::Delete(Deleted::FinalStateUnknown { .. }) => return,
+    };
+    let meta = object.meta();
+    let (Some(name), Some(rv)) = (meta.name.as_deref(), meta.resource_version.as_deref()) else {
+        return;
+    };
+    gate.take_echo(
+        resource,
+        &ObjectKey::new(meta.namespace.as_deref(), name),
+        rv,
+        keys,
+        queue,
+        priority,
+    );
 }
 
 impl<K: Resource + Send + Sync + 'static> Handler<K> for EnqueueHandler<K> {

@@ -24,10 +24,14 @@
 //!   exponentially per key; terminal errors are not retried. See [`Reconciler`].
 //! - Shutdown stops taking keys, lets reconciles in flight finish up to the shutdown
 //!   timeout, then drops them; if keys remain queued, one log line says how many.
+//! - Read-your-own-writes (on by default): a key is not reconciled again until the caches
+//!   have seen the writes its last reconcile made through the controller's client; see
+//!   [`ControllerBuilder::read_your_writes`] for what is and is not covered.
 
 #![warn(missing_docs)]
 
 pub(crate) mod builder;
+mod consistency;
 mod enqueue;
 mod filter;
 mod owner;
@@ -161,6 +165,8 @@ pub struct Controller<K: Clone> {
     lister: Lister<K>,
     listers: Vec<(TypeId, Box<dyn Any + Send + Sync>)>,
     factory: InformerFactory,
+    /// The client reconciles write through (see [`ControllerBuilder::read_your_writes`]).
+    reconcile_client: Arc<consistency::ReconcileClient>,
 }
 
 impl<K: Clone> fmt::Debug for Controller<K> {
@@ -369,6 +375,34 @@ impl<K: Clone + Send + Sync + 'static> Controller<K> {
     /// ```
     pub fn factory(&self) -> &InformerFactory {
         &self.factory
+    }
+
+    /// The client reconciles should write through: the factory's client, wrapped to record
+    /// writes when [read-your-own-writes](ControllerBuilder::read_your_writes) is on (what
+    /// [`ControllerContext::client`] returns). `None` if the factory has no client.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use informer_runtime::controller::{Action, Controller, reconciler_fn};
+    /// # use informer_runtime::factory::{InformerFactory, InformerParams};
+    /// # use informer_testing::MemoryListerWatcher;
+    /// # use k8s_openapi::api::core::v1::Pod;
+    /// # let factory = InformerFactory::without_client();
+    /// # let _pods = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<Pod>::new()));
+    /// # let controller = Controller::<Pod>::builder(&factory)
+    /// #     .build(reconciler_fn(|_k, _p: Option<Arc<Pod>>| async { Ok(Action::Done) }))
+    /// #     .unwrap();
+    /// assert!(controller.client().is_none()); // a factory without a client
+    /// ```
+    pub fn client(&self) -> Option<&Client> {
+        self.reconcile_client.handed_out();
+        self.reconcile_client.get()
+    }
+
+    /// The client reconciles write through, handed to a context.
+    pub(crate) fn reconcile_client(&self) -> Arc<consistency::ReconcileClient> {
+        self.reconcile_client.handed_out();
+        self.reconcile_client.clone()
     }
 
     /// Runs the controller until `cancel` is cancelled: starts its informers, waits until

@@ -29,6 +29,7 @@ impl ControllerProbe for Probe {
                     relists: reflector.relists(),
                     watch_restarts: reflector.watches.saturating_sub(1),
                     pending: source.handler_stats().map(|h| h.pending),
+                    store_resource_version: source.cache().version.value(),
                 }
             })
             .collect();

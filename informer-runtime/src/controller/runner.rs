@@ -2,7 +2,9 @@
 //! on its answer.
 //!
 //! ```text
-//! queue --get--> worker --cache.get(key)--> reconcile (catch_unwind, timeout, cancel)
+//! queue --get--> worker --gate: own writes cached?--no--> add_rate_limited (stale_sync_skips)
+//!                  | yes
+//!                  +--cache.get(key)--> reconcile (catch_unwind, timeout, cancel)
 //!                  |  Ok(Done)            -> forget
 //!                  |  Ok(RequeueAfter(d)) -> forget + add_after(d)
 //!                  |  Err(transient), panic, timeout -> add_rate_limited
@@ -25,6 +27,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::consistency::Gate;
 use super::reconciler::{Action, ReconcileError, Reconciler, RunnerFailure};
 use crate::metrics::{
     ControllerStats, WorkqueueHooks, reconcile_time_histogram, work_duration_histogram,
@@ -43,6 +46,7 @@ pub(crate) struct Counters {
     pub(crate) retries: AtomicU64,
     pub(crate) skipped: AtomicU64,
     pub(crate) cancelled: AtomicU64,
+    pub(crate) stale_sync_skips: AtomicU64,
     pub(crate) active_workers: AtomicUsize,
 }
 
@@ -104,6 +108,7 @@ impl RunnerState {
             retries: get(&c.retries),
             skipped: get(&c.skipped),
             cancelled: get(&c.cancelled),
+            stale_sync_skips: get(&c.stale_sync_skips),
             active_workers: c.active_workers.load(Ordering::Relaxed),
             queue_depth: self.queue.len(),
         }
@@ -154,6 +159,8 @@ pub(crate) struct Runner<K> {
     pub(crate) state: Arc<RunnerState>,
     pub(crate) reconciler: Arc<dyn Reconciler<K>>,
     pub(crate) cache: Arc<dyn Store<K>>,
+    /// Read-your-own-writes (`None`: turned off for this controller).
+    pub(crate) gate: Option<Arc<Gate>>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) shutdown_timeout: Duration,
 }
@@ -316,6 +323,24 @@ impl<K: Send + Sync + 'static> Runner<K> {
             in_flight.finished = true;
             return;
         }
+        if let Some(gate) = &self.gate
+            && let Err(stale) = gate.check(&key)
+        {
+            // The cache has not seen this key's own last writes: acting now could undo or
+            // repeat them. Try again later (the write's watch event usually comes first).
+            inc(&state.counters.stale_sync_skips);
+            tracing::debug!(
+                controller = %state.name,
+                %key,
+                resource = %stale.resource,
+                wrote = stale.wrote,
+                read = ?stale.read,
+                "cache older than this key's own writes; requeued",
+            );
+            state.queue.add_rate_limited(key);
+            in_flight.finished = true;
+            return;
+        }
         let obj = self.cache.get(&key);
         let started = Instant::now();
         let outcome = self.call(&key, obj, &cancel).await;
@@ -335,8 +360,15 @@ impl<K: Send + Sync + 'static> Runner<K> {
         obj: Option<Arc<K>>,
         cancel: &CancellationToken,
     ) -> Outcome {
-        let reconcile =
-            AssertUnwindSafe(async { self.reconciler.reconcile(key, obj).await }).catch_unwind();
+        let scope = self.gate.as_ref().and_then(|gate| gate.scope(key));
+        let reconcile = async {
+            match scope {
+                // Writes made through the controller's client are attributed to `key`.
+                Some(scope) => scope.run(self.reconciler.reconcile(key, obj)).await,
+                None => self.reconciler.reconcile(key, obj).await,
+            }
+        };
+        let reconcile = AssertUnwindSafe(reconcile).catch_unwind();
         let bounded = async {
             match self.timeout {
                 Some(limit) => tokio::time::timeout(limit, reconcile)

@@ -11,6 +11,7 @@ use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::consistency::{Cache, ResourceId};
 use crate::factory::{InformerFactory, InformerHandle};
 use crate::informer::{HandlerRegistration, HandlerStats, SharedIndexInformer};
 use crate::reflector::{ReflectorError, ReflectorStats};
@@ -34,6 +35,9 @@ pub(crate) trait Source: Send + Sync {
     fn reflector_stats(&self) -> ReflectorStats;
     /// `None` once the handler is removed.
     fn handler_stats(&self) -> Option<HandlerStats>;
+    /// The informer's resource and how far its cache has got (for read-your-own-writes and
+    /// the `store_resource_version` metric).
+    fn cache(&self) -> Cache;
     /// Starts the informer (idempotent).
     fn start(&self);
     /// Removes the handler and releases the informer; a private informer is stopped.
@@ -56,6 +60,7 @@ enum Holder<C: Clone> {
 
 pub(crate) struct InformerSource<C: Clone> {
     label: String,
+    resource: ResourceId,
     handler: String,
     informer: SharedIndexInformer<C>,
     registration: Mutex<Option<Arc<HandlerRegistration<C>>>>,
@@ -64,7 +69,7 @@ pub(crate) struct InformerSource<C: Clone> {
 
 impl<C> InformerSource<C>
 where
-    C: Resource + Clone + Send + Sync + 'static,
+    C: Resource<DynamicType: Default> + Clone + Send + Sync + 'static,
 {
     pub(crate) fn shared(
         factory: &InformerFactory,
@@ -74,6 +79,7 @@ where
     ) -> Self {
         Self {
             label: handle.id().to_string(),
+            resource: ResourceId::of::<C>(),
             handler,
             informer: handle.informer().clone(),
             registration: Mutex::new(Some(Arc::new(registration))),
@@ -92,6 +98,7 @@ where
     ) -> Self {
         Self {
             label,
+            resource: ResourceId::of::<C>(),
             handler,
             informer,
             registration: Mutex::new(Some(Arc::new(registration))),
@@ -109,7 +116,7 @@ where
 
 impl<C> Source for InformerSource<C>
 where
-    C: Resource + Clone + Send + Sync + 'static,
+    C: Resource<DynamicType: Default> + Clone + Send + Sync + 'static,
 {
     fn informer_label(&self) -> &str {
         &self.label
@@ -144,6 +151,13 @@ where
 
     fn handler_stats(&self) -> Option<HandlerStats> {
         self.registration().map(|r| r.stats())
+    }
+
+    fn cache(&self) -> Cache {
+        Cache {
+            resource: self.resource.clone(),
+            version: self.informer.store_version(),
+        }
     }
 
     fn start(&self) {

@@ -20,6 +20,7 @@ use super::{
     Action, BuildError, Controller, ControllerBuilder, ControllerResource, ReconcileError,
     Reconciler,
 };
+use super::consistency::ReconcileClient;
 use crate::factory::InformerFactory;
 use crate::lister::Lister;
 
@@ -254,7 +255,7 @@ pub struct NoClient;
 pub struct ControllerContext<K> {
     lister: Lister<K>,
     queue: Arc<dyn Queue<ObjectKey>>,
-    client: Option<Client>,
+    client: Arc<ReconcileClient>,
     name: String,
 }
 
@@ -275,7 +276,7 @@ impl<K> fmt::Debug for ControllerContext<K> {
             .field("name", &self.name)
             .field("cached", &self.lister.len())
             .field("queued", &self.queue.len())
-            .field("client", &self.client.is_some())
+            .field("client", &self.client.get().is_some())
             .finish()
     }
 }
@@ -286,7 +287,7 @@ impl<K: Clone + Send + Sync + 'static> ControllerContext<K> {
         Self {
             lister: controller.lister(),
             queue: controller.queue(),
-            client: controller.factory().client().cloned(),
+            client: controller.reconcile_client(),
             name: controller.name().to_owned(),
         }
     }
@@ -301,13 +302,17 @@ impl<K: Clone + Send + Sync + 'static> ControllerContext<K> {
         &self.queue
     }
 
-    /// The client of the controller's factory.
+    /// The client to read and write through: the controller's factory's client, which,
+    /// with [read-your-own-writes](super::ControllerBuilder::read_your_writes) on (the
+    /// default), records every write a reconcile makes through it, so that the next
+    /// reconcile of the same key waits until the caches have seen it. Writes made through
+    /// any other client are not tracked.
     ///
     /// # Errors
     /// [`NoClient`] if the factory has none (it converts into a [`ReconcileError`], so
     /// `ctx.client()?` works in a reconcile).
     pub fn client(&self) -> Result<&Client, NoClient> {
-        self.client.as_ref().ok_or(NoClient)
+        self.client.get().ok_or(NoClient)
     }
 
     /// The controller's name.

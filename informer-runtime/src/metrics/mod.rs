@@ -364,7 +364,7 @@ impl Collector for Metrics {
             MetricType::Counter,
             totals,
         )?;
-        let per_controller: [CounterFamily; 4] = [
+        let per_controller: [CounterFamily; 5] = [
             (
                 "controller_runtime_reconcile_errors",
                 "Total number of reconciliation errors per controller",
@@ -384,6 +384,12 @@ impl Collector for Metrics {
                 "controller_runtime_reconcile_timeouts",
                 "Total number of reconciliations that exceeded the timeout per controller",
                 |s| s.timeouts,
+            ),
+            (
+                // client-go's name (KEP-5647).
+                "stale_sync_skips",
+                "Total number of reconciles skipped and requeued because a cache had not yet seen the controller's own writes",
+                |s| s.stale_sync_skips,
             ),
         ];
         for (name, help, value) in per_controller {
@@ -456,6 +462,16 @@ impl Collector for Metrics {
             informers
                 .iter()
                 .map(|(id, s)| (by_informer(id), counter(s.watch_restarts))),
+        )?;
+        family(
+            e,
+            "store_resource_version",
+            "The resource version an informer's cache has reached (client-go's LastStoreSyncResourceVersion)",
+            MetricType::Gauge,
+            informers.iter().filter_map(|(id, s)| {
+                let rv = i64::try_from(s.store_resource_version?).ok()?;
+                Some((by_informer(id), ConstGauge::new(rv)))
+            }),
         )?;
         family(
             e,

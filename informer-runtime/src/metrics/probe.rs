@@ -42,6 +42,9 @@ pub struct ControllerStats {
     pub skipped: u64,
     /// Reconciles dropped midway because the replica lost the key's shard or its leadership.
     pub cancelled: u64,
+    /// Reconciles not run (the key requeued with backoff) because a cache had not yet seen
+    /// the key's own last writes (read-your-own-writes; `stale_sync_skips_total`).
+    pub stale_sync_skips: u64,
     /// Workers running a reconcile right now.
     pub active_workers: usize,
     /// Keys waiting in the queue right now.
@@ -115,4 +118,7 @@ pub struct InformerSample {
     /// Notifications buffered or being handled for the handler; `None` once the handler is
     /// removed.
     pub pending: Option<usize>,
+    /// The resource version the informer's cache has reached (`store_resource_version`;
+    /// `None` before its first list, or when it is not tracked).
+    pub store_resource_version: Option<u64>,
 }

@@ -9,6 +9,7 @@ use kube::api::ListParams;
 
 use super::wiring::{Primary, Related, RelatedContext, RelatedFn, TypedIndex, ensure_indexes};
 use super::{BuildError, ControllerBuilder, QueueChoice};
+use crate::controller::consistency::{Gate, ReconcileClient};
 use crate::controller::enqueue::{EnqueueHandler, Mapping};
 use crate::controller::owner::OwnerMatcher;
 use crate::controller::probe::Probe;
@@ -55,6 +56,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             None => shared_informer(&self.factory, &self.params, self.source, self.informer),
         };
         add_indexes(&informer, &primary, self.indexers, &self.typed_indexes)?;
+        let gate = self.read_your_writes.then_some(&self.gate);
         let primary = register_primary(
             &self.factory,
             &informer,
@@ -64,6 +66,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
                 filters: self.filters,
                 name: &name,
                 resync: self.resync,
+                gate,
             },
         );
         let owner = OwnerMatcher::of::<K>();
@@ -73,12 +76,21 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             queue: &queue,
             controller: &name,
             owner: &owner,
+            gate,
         };
         let (related, listers): (Vec<_>, Vec<_>) = wire_related(self.related, &ctx)?
             .into_iter()
             .map(|r| (r.source, r.lister))
             .unzip();
         let sources = Arc::new(Sources::new([primary].into_iter().chain(related).collect()));
+        // The primary's cache first: a write to a primary object holds its own reconcile.
+        self.gate
+            .set_caches(sources.list().iter().map(|s| s.cache()).collect());
+        let gate = self.read_your_writes.then_some(self.gate);
+        let reconcile_client = Arc::new(ReconcileClient::new(
+            self.factory.client().cloned(),
+            gate.clone(),
+        ));
 
         let state = Arc::new(RunnerState::new(name, queue, self.hooks, self.workers));
         let probe = Arc::new(Probe {
@@ -89,6 +101,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             state,
             reconciler: Arc::new(reconciler),
             cache: informer.store(),
+            gate,
             timeout: self.timeout,
             shutdown_timeout: self.shutdown_timeout,
         });
@@ -99,6 +112,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             lister: informer.lister(),
             listers,
             factory: self.factory,
+            reconcile_client,
         })
     }
 }
@@ -213,6 +227,7 @@ struct PrimaryHandler<'a, K> {
     filters: Vec<Filter<K>>,
     name: &'a str,
     resync: Option<std::time::Duration>,
+    gate: Option<&'a Arc<Gate>>,
 }
 
 /// Puts the controller's handler (own keys, filtered) on the primary informer.
@@ -227,9 +242,10 @@ fn register_primary<K: ControllerResource>(
         filters,
         name,
         resync,
+        gate,
     } = handler;
     let registration = informer.add_handler_with(
-        EnqueueHandler::new(queue.clone(), Mapping::Own, filters),
+        EnqueueHandler::new(queue.clone(), Mapping::Own, filters).with_gate(gate),
         HandlerOptions::new().name(name).resync_period(resync),
     );
     match primary {

@@ -22,6 +22,7 @@ use kube::core::{NamespaceScope, PartialObjectMeta};
 use serde::de::DeserializeOwned;
 
 use super::ControllerResource;
+use super::consistency::{Gate, tracking_client};
 use super::enqueue::{MapperFn, Mapping};
 use super::filter::Filter;
 use crate::factory::{InformerFactory, InformerParams};
@@ -96,6 +97,7 @@ enum QueueChoice {
 /// | [`timeout`](Self::timeout) | none |
 /// | [`shutdown_timeout`](Self::shutdown_timeout) | [`DEFAULT_SHUTDOWN_TIMEOUT`] (30 s) |
 /// | [`index`](Self::index) | none |
+/// | [`read_your_writes`](Self::read_your_writes) | on |
 ///
 /// ```no_run
 /// # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
@@ -150,6 +152,8 @@ pub struct ControllerBuilder<K: ControllerResource> {
     filters: Vec<Filter<K>>,
     related: Vec<RelatedFn>,
     hooks: Arc<WorkqueueHooks>,
+    read_your_writes: bool,
+    gate: Arc<Gate>,
 }
 
 impl<K: ControllerResource> fmt::Debug for ControllerBuilder<K> {
@@ -163,6 +167,7 @@ impl<K: ControllerResource> fmt::Debug for ControllerBuilder<K> {
             .field("resync", &self.resync)
             .field("timeout", &self.timeout)
             .field("custom_store", &self.store.is_some())
+            .field("read_your_writes", &self.read_your_writes)
             .finish_non_exhaustive()
     }
 }
@@ -198,6 +203,8 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             filters: Vec::new(),
             related: Vec::new(),
             hooks: Arc::new(WorkqueueHooks::new()),
+            read_your_writes: true,
+            gate: Arc::new(Gate::new()),
         }
     }
 
@@ -234,6 +241,90 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     pub fn client(mut self, client: Client) -> Self {
         self.client = Some(client);
         self
+    }
+
+    /// Read-your-own-writes (on by default; `false` turns it off for this controller), as
+    /// Kubernetes' own controllers do since 1.36 (KEP-5647).
+    ///
+    /// **What it guarantees.** Every write a reconcile makes through the controller's client
+    /// ([`ControllerContext::client`](crate::controller::ControllerContext::client), or
+    /// [`reconcile_client`](Self::reconcile_client) for a hand-written reconciler) — create,
+    /// update, patch, delete, status and other subresources — records, for the key being
+    /// reconciled, the resource version the server answered with. The next reconcile of that
+    /// key runs only once every cache of the controller holding that resource has reached
+    /// that version (so the cache shows the write, or something newer); and a write to an
+    /// object of the primary type holds that object's own reconcile the same way. Until then
+    /// the key is requeued with the queue's rate limiter instead of running on a cache from
+    /// before its own write (counted as `stale_sync_skips_total`); the write's watch event
+    /// usually comes within milliseconds, and queues the key anyway. One write causes one
+    /// more reconcile of its own: a held-back key waiting for its backoff is the same queue
+    /// entry (with the built-in queues) its watch event makes ready, and the event of a
+    /// write the key has already been reconciled with queues nothing — unless the object
+    /// changed again since (then it is not the write's event). The one exception: should
+    /// the key's backoff retry reach a worker in the very microseconds the event queues the
+    /// key, the key runs once more, with nothing new to do.
+    ///
+    /// **What it does not guarantee.** Writes made by other clients, by other controllers,
+    /// outside a reconcile, or on a task a reconcile spawned are not tracked; nor are
+    /// dry runs, writes whose answer carries no object (a delete answered with a `Status`),
+    /// writes of kinds the controller does not cache, or servers whose resource versions are
+    /// not integers. It orders a reconcile after its own writes; it does not make the cache
+    /// current (for that, read from the API server). A write the cache never sees as an
+    /// event (outside its namespace or selector) is waited for until the cache's version
+    /// passes it, by another event or a bookmark (about once a minute on a real API server).
+    /// Caches filled through a `DeltaFifo` do not track their version and are not waited
+    /// for.
+    ///
+    /// **Cost.** With no write pending, one atomic load per reconcile.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::Controller;
+    /// # use informer_runtime::factory::InformerFactory;
+    /// # use k8s_openapi::api::core::v1::Pod;
+    /// # let factory = InformerFactory::without_client();
+    /// // This controller tolerates stale reads (say, it only reports).
+    /// let builder = Controller::<Pod>::builder(&factory).read_your_writes(false);
+    /// # let _ = builder;
+    /// ```
+    pub fn read_your_writes(mut self, on: bool) -> Self {
+        self.read_your_writes = on;
+        self
+    }
+
+    /// The client a reconcile should write through: the factory's client, wrapped to record
+    /// writes for [`read_your_writes`](Self::read_your_writes) when it is on (as
+    /// [`ControllerContext::client`](crate::controller::ControllerContext::client) is). For
+    /// reconcilers built before the controller (closures given to [`build`](Self::build)).
+    /// `None` if the factory has no client. Call it inside a Tokio runtime (kube's client
+    /// spawns a task); outside one it returns the factory's client as is.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::sync::Arc;
+    /// use informer_runtime::controller::{Action, Controller, reconciler_fn};
+    /// use informer_runtime::factory::InformerFactory;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    ///
+    /// let factory = InformerFactory::new(client);
+    /// let builder = Controller::<ConfigMap>::builder(&factory);
+    /// let writes = builder.reconcile_client().expect("a client");
+    /// use informer_core::ObjectKey;
+    /// let controller = builder.build(reconciler_fn(move |key: ObjectKey, cm: Option<Arc<ConfigMap>>| {
+    ///     let api: Api<ConfigMap> = Api::namespaced(writes.clone(), key.namespace().unwrap_or("default"));
+    ///     async move {
+    ///         let _ = (api, cm); // writes through `api` are waited for by the next reconcile
+    ///         Ok(Action::Done)
+    ///     }
+    /// }))?;
+    /// # let _ = controller; Ok(()) }
+    /// ```
+    pub fn reconcile_client(&self) -> Option<Client> {
+        let plain = self.factory.client()?.clone();
+        if !self.read_your_writes || tokio::runtime::Handle::try_current().is_err() {
+            return Some(plain);
+        }
+        Some(tracking_client(plain, self.gate.clone()))
     }
 
     /// Watches `K` (and, by default, owned and watched types) only in `namespace`. Ignored

@@ -11,6 +11,7 @@ use kube::core::{NamespaceScope, PartialObjectMeta};
 use serde::de::DeserializeOwned;
 
 use super::{BuildError, WatchOptions};
+use crate::controller::consistency::Gate;
 use crate::controller::enqueue::{EnqueueHandler, Mapping};
 use crate::controller::owner::OwnerMatcher;
 use crate::controller::source::{InformerSource, Source};
@@ -72,6 +73,8 @@ pub(super) struct RelatedContext<'a> {
     pub(super) queue: &'a Arc<dyn Queue<ObjectKey>>,
     pub(super) controller: &'a str,
     pub(super) owner: &'a OwnerMatcher,
+    /// Read-your-own-writes, when on.
+    pub(super) gate: Option<&'a Arc<Gate>>,
 }
 
 /// The lister of a watched type, found by type ([`Controller::lister_of`]).
@@ -131,7 +134,8 @@ pub(super) fn related<W: ControllerResource>(
         ctx.controller,
         W::kind(&W::DynamicType::default())
     );
-    let handler = EnqueueHandler::new(ctx.queue.clone(), mapping, options.filters);
+    let handler =
+        EnqueueHandler::new(ctx.queue.clone(), mapping, options.filters).with_gate(ctx.gate);
     let registration =
         handle.add_handler_with(handler, HandlerOptions::new().name(handler_name.clone()));
     let lister: Lister<W> = handle.lister();

@@ -1,0 +1,294 @@
+use http::{Method, Uri};
+
+use super::client::{parse_answer, resource_of_path, written_resource};
+use super::*;
+
+fn res(group: &str, plural: &str) -> ResourceId {
+    ResourceId {
+        group: group.into(),
+        plural: plural.into(),
+    }
+}
+
+fn key(name: &str) -> ObjectKey {
+    ObjectKey::new(Some("ns"), name)
+}
+
+/// A gate over a primary cache of configmaps and a cache of secrets.
+fn gate() -> (Gate, Arc<StoreVersion>, Arc<StoreVersion>) {
+    let primary = Arc::new(StoreVersion::tracked());
+    let secrets = Arc::new(StoreVersion::tracked());
+    primary.set("10");
+    secrets.set("10");
+    let gate = Gate::new();
+    gate.set_caches(vec![
+        Cache {
+            resource: res("", "configmaps"),
+            version: primary.clone(),
+        },
+        Cache {
+            resource: res("", "secrets"),
+            version: secrets.clone(),
+        },
+    ]);
+    (gate, primary, secrets)
+}
+
+#[test]
+fn gate_lets_every_key_through_when_no_write_is_pending() {
+    let (gate, _, _) = gate();
+    assert_eq!(gate.pending(), 0);
+    assert_eq!(gate.check(&key("a")), Ok(()));
+}
+
+#[test]
+fn reconcile_waits_until_the_cache_of_the_written_kind_has_reached_the_write() {
+    let (gate, _, secrets) = gate();
+    gate.wrote(&key("p"), &res("", "secrets"), &key("child"), "15");
+    assert_eq!(gate.pending(), 1);
+    let stale = gate.check(&key("p")).unwrap_err();
+    assert_eq!(
+        stale,
+        Stale {
+            resource: res("", "secrets"),
+            wrote: 15,
+            read: Some(10)
+        }
+    );
+    // Other keys are not held.
+    assert_eq!(gate.check(&key("q")), Ok(()));
+    secrets.set("14");
+    assert!(gate.check(&key("p")).is_err());
+    secrets.set("15");
+    assert_eq!(gate.check(&key("p")), Ok(()));
+    assert_eq!(gate.pending(), 0, "a satisfied record is forgotten");
+}
+
+#[test]
+fn reconcile_waits_for_every_resource_it_wrote_and_the_newest_version_of_each() {
+    let (gate, primary, secrets) = gate();
+    gate.wrote(&key("p"), &res("", "secrets"), &key("c1"), "12");
+    gate.wrote(&key("p"), &res("", "secrets"), &key("c2"), "14");
+    gate.wrote(&key("p"), &res("", "configmaps"), &key("p"), "13");
+    secrets.set("13");
+    primary.set("13");
+    assert_eq!(gate.check(&key("p")).unwrap_err().wrote, 14);
+    secrets.set("14");
+    assert_eq!(gate.check(&key("p")), Ok(()));
+}
+
+#[test]
+fn write_to_a_primary_object_holds_that_objects_own_reconcile() {
+    let (gate, primary, _) = gate();
+    // The reconcile of p writes another primary object, q.
+    gate.wrote(&key("p"), &res("", "configmaps"), &key("q"), "11");
+    assert!(gate.check(&key("q")).is_err());
+    assert!(gate.check(&key("p")).is_err());
+    primary.set("11");
+    assert_eq!(gate.check(&key("q")), Ok(()));
+    assert_eq!(gate.check(&key("p")), Ok(()));
+}
+
+#[test]
+fn cache_with_nothing_applied_holds_the_key() {
+    let primary = Arc::new(StoreVersion::tracked());
+    let gate = Gate::new();
+    gate.set_caches(vec![Cache {
+        resource: res("", "configmaps"),
+        version: primary.clone(),
+    }]);
+    gate.wrote(&key("p"), &res("", "configmaps"), &key("p"), "3");
+    assert_eq!(gate.check(&key("p")).unwrap_err().read, None);
+    primary.set("3");
+    assert_eq!(gate.check(&key("p")), Ok(()));
+}
+
+#[test]
+fn writes_of_uncached_kinds_opaque_versions_and_untracked_caches_are_not_waited_for() {
+    let (gate, _, secrets) = gate();
+    gate.wrote(&key("p"), &res("apps", "deployments"), &key("d"), "99");
+    gate.wrote(&key("p"), &res("", "secrets"), &key("s"), "v99-opaque");
+    assert_eq!(gate.pending(), 0);
+    secrets.set("not-an-integer");
+    gate.wrote(&key("p"), &res("", "secrets"), &key("s"), "99");
+    assert_eq!(gate.pending(), 0);
+    assert_eq!(gate.check(&key("p")), Ok(()));
+    // A cache whose versions became opaque after the write stops holding the key.
+    let (gate, _, secrets) = self::gate();
+    gate.wrote(&key("p"), &res("", "secrets"), &key("s"), "99");
+    secrets.set("opaque");
+    assert_eq!(gate.check(&key("p")), Ok(()));
+}
+
+#[test]
+fn gate_without_caches_records_nothing() {
+    let gate = Gate::new();
+    gate.wrote(&key("p"), &res("", "secrets"), &key("s"), "9");
+    assert_eq!(gate.pending(), 0);
+}
+
+#[test]
+fn records_of_keys_never_reconciled_again_are_swept_once_caught_up() {
+    let (gate, _, secrets) = gate();
+    for i in 0..=SWEEP_ABOVE {
+        gate.wrote(
+            &key(&format!("p{i}")),
+            &res("", "secrets"),
+            &key("s"),
+            "11",
+        );
+    }
+    assert_eq!(gate.pending(), SWEEP_ABOVE + 1);
+    secrets.set("11");
+    gate.wrote(&key("last"), &res("", "secrets"), &key("s"), "12");
+    assert_eq!(gate.pending(), 1, "only the record not caught up is kept");
+}
+
+#[test]
+fn scope_is_only_needed_once_a_tracking_client_exists() {
+    let gate = Arc::new(Gate::new());
+    assert!(gate.scope(&key("p")).is_none());
+    gate.clients.store(true, Ordering::Release);
+    assert!(gate.scope(&key("p")).is_some());
+}
+
+#[test]
+fn written_resource_is_the_resource_of_a_write_path() {
+    let uri = |s: &str| s.parse::<Uri>().unwrap();
+    assert_eq!(
+        written_resource(&Method::POST, &uri("/api/v1/namespaces/ns/configmaps")),
+        Some(res("", "configmaps"))
+    );
+    assert_eq!(
+        written_resource(
+            &Method::PUT,
+            &uri("/apis/apps/v1/namespaces/ns/deployments/web/status")
+        ),
+        Some(res("apps", "deployments"))
+    );
+    assert_eq!(
+        written_resource(&Method::PATCH, &uri("/api/v1/nodes/n1?fieldManager=x")),
+        Some(res("", "nodes"))
+    );
+    assert_eq!(
+        written_resource(&Method::DELETE, &uri("/apis/example.com/v1/widgets/w")),
+        Some(res("example.com", "widgets"))
+    );
+    assert_eq!(
+        written_resource(&Method::GET, &uri("/api/v1/namespaces/ns/configmaps/c")),
+        None,
+        "reads are not writes"
+    );
+    assert_eq!(
+        written_resource(
+            &Method::POST,
+            &uri("/api/v1/namespaces/ns/configmaps?dryRun=All")
+        ),
+        None,
+        "dry runs write nothing"
+    );
+}
+
+#[test]
+fn resource_of_path_tells_namespaces_from_namespaced_resources() {
+    assert_eq!(resource_of_path("/api/v1/namespaces"), Some(res("", "namespaces")));
+    assert_eq!(
+        resource_of_path("/api/v1/namespaces/team"),
+        Some(res("", "namespaces"))
+    );
+    assert_eq!(
+        resource_of_path("/api/v1/namespaces/team/finalize"),
+        Some(res("", "namespaces"))
+    );
+    assert_eq!(
+        resource_of_path("/api/v1/namespaces/team/pods/p/eviction"),
+        Some(res("", "pods"))
+    );
+    assert_eq!(resource_of_path("/version"), None);
+    assert_eq!(resource_of_path("/apis/apps"), None);
+}
+
+#[test]
+fn answer_of_a_write_is_its_objects_key_and_version() {
+    let object = br#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c","namespace":"ns","resourceVersion":"42","uid":"u"},"data":{"a":"b"}}"#;
+    assert_eq!(parse_answer(object), Some((key("c"), "42".to_owned())));
+    let cluster = br#"{"kind":"Node","metadata":{"name":"n1","resourceVersion":"7"}}"#;
+    assert_eq!(
+        parse_answer(cluster),
+        Some((ObjectKey::cluster("n1"), "7".to_owned()))
+    );
+    let status = br#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"c"}}"#;
+    assert_eq!(parse_answer(status), None);
+    let list = br#"{"kind":"ConfigMapList","metadata":{"resourceVersion":"9"},"items":[]}"#;
+    assert_eq!(parse_answer(list), None);
+    assert_eq!(parse_answer(b"not json"), None);
+    let no_version = br#"{"kind":"ConfigMap","metadata":{"name":"c","namespace":"ns"}}"#;
+    assert_eq!(parse_answer(no_version), None);
+}
+
+/// What a handler queues for a change of `object` to `rv` that maps to `keys`: the keys it
+/// leaves to its batch, then the key queued at once.
+fn echo(gate: &Gate, resource: &ResourceId, object: &str, rv: &str, keys: &[&str]) -> Vec<String> {
+    let mut keys: Vec<ObjectKey> = keys.iter().map(|k| key(k)).collect();
+    let queue = informer_core::WorkQueue::<ObjectKey>::new();
+    if gate.expects_echoes() {
+        gate.take_echo(resource, &key(object), rv, &mut keys, &queue, 0);
+    }
+    keys.extend(std::iter::from_fn(|| queue.try_get()));
+    keys.iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn echo_of_a_write_already_reconciled_does_not_queue_its_owner_again() {
+    let (gate, _, secrets) = gate();
+    gate.wrote(&key("p"), &res("", "secrets"), &key("child"), "15");
+    assert_eq!(gate.expected_echoes(), 1);
+    // The cache gets the write, and p is reconciled (it sees the child)...
+    secrets.set("15");
+    assert_eq!(gate.check(&key("p")), Ok(()));
+    // ...before the handler hears of the event: it does not queue p again, but queues any
+    // other key the change maps to.
+    assert_eq!(
+        echo(&gate, &res("", "secrets"), "child", "15", &["p", "q"]),
+        ["ns/q"]
+    );
+    assert_eq!(gate.expected_echoes(), 0, "an echo is expected once");
+    // A later change of the child is not an echo.
+    assert_eq!(
+        echo(&gate, &res("", "secrets"), "child", "15", &["p"]),
+        ["ns/p"]
+    );
+}
+
+#[test]
+fn echo_that_comes_before_the_owners_reconcile_queues_it() {
+    let (gate, _, secrets) = gate();
+    gate.wrote(&key("p"), &res("", "secrets"), &key("child"), "15");
+    secrets.set("15");
+    // The event reaches the handler first: this is the write's one reconcile.
+    assert_eq!(
+        echo(&gate, &res("", "secrets"), "child", "15", &["p"]),
+        ["ns/p"]
+    );
+    assert_eq!(gate.expected_echoes(), 0);
+    assert_eq!(gate.check(&key("p")), Ok(()));
+}
+
+#[test]
+fn change_other_than_the_write_itself_is_not_an_echo() {
+    let (gate, _, secrets) = gate();
+    gate.wrote(&key("p"), &res("", "secrets"), &key("child"), "15");
+    secrets.set("16");
+    assert_eq!(gate.check(&key("p")), Ok(()));
+    // Someone else changed the child after the write (16): something else changed.
+    assert_eq!(
+        echo(&gate, &res("", "secrets"), "child", "16", &["p"]),
+        ["ns/p"]
+    );
+    // The same key and version in another resource is not the write either.
+    assert_eq!(
+        echo(&gate, &res("", "configmaps"), "child", "15", &["p"]),
+        ["ns/p"]
+    );
+    assert_eq!(gate.expected_echoes(), 1);
+}
