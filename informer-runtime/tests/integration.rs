@@ -11,6 +11,7 @@ mod integration {
     mod lister_watcher;
     mod manager;
     mod read_your_writes;
+    mod recovery;
     mod reflector;
     mod shard;
     mod support;
