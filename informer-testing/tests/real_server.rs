@@ -8,6 +8,6 @@
 mod real_server {
     mod common;
 
-    // mod differential;
+    mod differential;
     mod lifecycle;
 }

@@ -721,10 +721,11 @@ impl EnvTest {
         let served = Served::of(&crd).map_err(|why| fail("?", why))?;
         let client = self.try_client()?;
         let body = serde_json::to_vec(&crd).map_err(|e| fail(&served.name, e.to_string()))?;
-        let request = http::Request::post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .body(body)
-            .map_err(|e| fail(&served.name, e.to_string()))?;
+        let request =
+            http::Request::post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(body)
+                .map_err(|e| fail(&served.name, e.to_string()))?;
         client
             .request::<Value>(request)
             .await
@@ -1078,17 +1079,23 @@ impl Processes {
                     .map_err(|e| format!("{}: {e}", certificate.display()))?;
                 let kubeconfig = kubeconfig_for(&url, &pem)?;
                 // Fails while the file is still being written.
-                let config =
-                    kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &KubeConfigOptions::default())
-                        .await
-                        .map_err(|e| format!("{}: {e}", certificate.display()))?;
+                let config = kube::Config::from_custom_kubeconfig(
+                    kubeconfig.clone(),
+                    &KubeConfigOptions::default(),
+                )
+                .await
+                .map_err(|e| format!("{}: {e}", certificate.display()))?;
                 Ok((config, kubeconfig))
             }
         })
         .await
     }
 
-    async fn wait_for_apiserver(&self, config: &kube::Config, deadline: Instant) -> Result<(), Error> {
+    async fn wait_for_apiserver(
+        &self,
+        config: &kube::Config,
+        deadline: Instant,
+    ) -> Result<(), Error> {
         let mut probe = config.clone();
         probe.default_retry = false;
         probe.connect_timeout = Some(Duration::from_secs(2));
@@ -1132,10 +1139,7 @@ fn unique_dir() -> Result<PathBuf, Error> {
     static SEQUENCE: AtomicU64 = AtomicU64::new(0);
     loop {
         let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!(
-            "informer-envtest-{}-{n}",
-            std::process::id()
-        ));
+        let dir = std::env::temp_dir().join(format!("informer-envtest-{}-{n}", std::process::id()));
         match std::fs::create_dir(&dir) {
             Ok(()) => return Ok(dir),
             // Left by an earlier process with the same pid: take the next name.
@@ -1187,6 +1191,9 @@ async fn etcd_health(port: u16) -> Result<(), String> {
     if status_ok && answer.contains(r#""health":"true""#) {
         Ok(())
     } else {
-        Err(format!("/health said {:?}", answer.lines().last().unwrap_or("")))
+        Err(format!(
+            "/health said {:?}",
+            answer.lines().last().unwrap_or("")
+        ))
     }
 }

@@ -12,15 +12,30 @@ use super::crd::{Served, is_established};
 use super::process::{Keeper, Launch, State};
 use super::*;
 
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
+/// A fresh scratch directory for one test, removed when dropped.
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!(
         "informer-envtest-unit-{}-{name}",
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
 }
 
 fn executable(dir: &Path, name: &str) -> PathBuf {
@@ -47,7 +62,7 @@ fn assets_come_from_the_assets_directory() {
     let dir = scratch("assets-dir");
     let apiserver = executable(&dir, APISERVER_FILE);
     let etcd = executable(&dir, ETCD_FILE);
-    let assets = Assets::from_lookup(lookup(&[(ASSETS_ENV, &dir)])).unwrap();
+    let assets = Assets::from_lookup(lookup(&[(ASSETS_ENV, &*dir)])).unwrap();
     assert_eq!(assets, Assets { apiserver, etcd });
 }
 
@@ -57,8 +72,8 @@ fn assets_binary_variables_override_the_directory() {
     executable(&dir, APISERVER_FILE);
     let etcd = executable(&dir, ETCD_FILE);
     let other = executable(&dir, "my-apiserver");
-    let assets = Assets::from_lookup(lookup(&[(ASSETS_ENV, &dir), (APISERVER_BIN_ENV, &other)]))
-        .unwrap();
+    let assets =
+        Assets::from_lookup(lookup(&[(ASSETS_ENV, &*dir), (APISERVER_BIN_ENV, &other)])).unwrap();
     assert_eq!(
         assets,
         Assets {
@@ -88,7 +103,7 @@ fn assets_empty_variables_count_as_unset() {
 fn assets_a_missing_binary_is_named() {
     let dir = scratch("assets-missing");
     executable(&dir, APISERVER_FILE);
-    let err = Assets::from_lookup(lookup(&[(ASSETS_ENV, &dir)])).unwrap_err();
+    let err = Assets::from_lookup(lookup(&[(ASSETS_ENV, &*dir)])).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, Error::MissingAssets(_)));
     assert!(
@@ -104,7 +119,7 @@ fn assets_a_binary_that_is_not_executable_is_refused() {
     executable(&dir, APISERVER_FILE);
     let etcd = dir.join(ETCD_FILE);
     std::fs::write(&etcd, "data").unwrap();
-    let err = Assets::from_lookup(lookup(&[(ASSETS_ENV, &dir)])).unwrap_err();
+    let err = Assets::from_lookup(lookup(&[(ASSETS_ENV, &*dir)])).unwrap_err();
     assert!(err.to_string().contains("is not executable"), "{err}");
 }
 
@@ -113,7 +128,7 @@ fn assets_a_directory_is_not_a_binary() {
     let dir = scratch("assets-dir-not-file");
     executable(&dir, ETCD_FILE);
     std::fs::create_dir(dir.join(APISERVER_FILE)).unwrap();
-    let err = Assets::from_lookup(lookup(&[(ASSETS_ENV, &dir)])).unwrap_err();
+    let err = Assets::from_lookup(lookup(&[(ASSETS_ENV, &*dir)])).unwrap_err();
     assert!(err.to_string().contains("is not a file"), "{err}");
 }
 
@@ -164,7 +179,10 @@ fn served_lists_the_collection_of_every_served_version() {
     assert_eq!(served.name, "widgets.example.com");
     assert_eq!(
         served.collections,
-        ["/apis/example.com/v1/widgets", "/apis/example.com/v3/widgets"]
+        [
+            "/apis/example.com/v1/widgets",
+            "/apis/example.com/v3/widgets"
+        ]
     );
     assert_eq!(
         served.crd_path(),
@@ -180,7 +198,10 @@ fn served_says_which_field_a_crd_lacks() {
         "metadata": {"name": "w.example.com"},
         "spec": {"group": "example.com", "names": {"plural": "w"}, "versions": [{"name": "v1", "served": false}]},
     });
-    assert_eq!(Served::of(&none_served).unwrap_err(), "no version is served");
+    assert_eq!(
+        Served::of(&none_served).unwrap_err(),
+        "no version is served"
+    );
 }
 
 #[test]

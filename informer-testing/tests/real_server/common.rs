@@ -13,7 +13,10 @@ pub fn widget_spec() -> CustomResourceSpec {
 
 /// `Widget` as a kube `ApiResource`.
 pub fn widget_resource() -> ApiResource {
-    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.com", "v1", "Widget"), "widgets")
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("example.com", "v1", "Widget"),
+        "widgets",
+    )
 }
 
 /// A real server serving `Widget`, or `None` (the reason printed) without the binaries.

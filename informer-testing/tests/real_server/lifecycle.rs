@@ -47,9 +47,11 @@ async fn envtest_serves_a_crd_through_a_client_that_trusts_its_certificate() {
     };
     assert!(env.url().starts_with("https://127.0.0.1:"));
     let version = env.client().apiserver_version().await.expect("version");
-    assert_eq!((version.major.as_str(), version.minor.as_str()), ("1", "36"));
-    let api: Api<DynamicObject> =
-        Api::namespaced_with(env.client(), "default", &widget_resource());
+    assert_eq!(
+        (version.major.as_str(), version.minor.as_str()),
+        ("1", "36")
+    );
+    let api: Api<DynamicObject> = Api::namespaced_with(env.client(), "default", &widget_resource());
     api.create(&PostParams::default(), &widget("w1", 1))
         .await
         .expect("create");
@@ -105,7 +107,8 @@ async fn envtest_restarts_the_apiserver_keeping_port_certificate_and_data() {
         return;
     };
     let client = env.client();
-    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &widget_resource());
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), "default", &widget_resource());
     api.create(&PostParams::default(), &widget("before", 1))
         .await
         .expect("create");
@@ -115,11 +118,15 @@ async fn envtest_restarts_the_apiserver_keeping_port_certificate_and_data() {
             api.list(&ListParams::default()).await.is_err(),
             "a stopped server answered ({mode:?})"
         );
-        env.start_apiserver().await.expect("the API server starts again");
+        env.start_apiserver()
+            .await
+            .expect("the API server starts again");
         // The client made before the restart still trusts the server and finds the data.
         assert_eq!(names(&api).await, ["before"]);
     }
-    env.restart_apiserver(StopMode::Kill).await.expect("restart");
+    env.restart_apiserver(StopMode::Kill)
+        .await
+        .expect("restart");
     api.create(&PostParams::default(), &widget("after", 2))
         .await
         .expect("create after the restarts");
@@ -201,5 +208,8 @@ async fn envtest_install_crd_refuses_an_invalid_crd_with_the_servers_reason() {
     let err = env.install_crd(invalid).await.expect_err("refused");
     let text = err.to_string();
     assert!(matches!(err, Error::Crd { .. }), "{text}");
-    assert!(text.contains("gadgets.example.com") && text.contains("schema"), "{text}");
+    assert!(
+        text.contains("gadgets.example.com") && text.contains("schema"),
+        "{text}"
+    );
 }
