@@ -869,6 +869,37 @@ impl EnvTest {
         self.start_etcd().await
     }
 
+    /// Compacts etcd's history up to its current revision, as the API server's own compactor
+    /// does every `--etcd-compaction-interval` (5 minutes by default), and returns that
+    /// revision. Watches, exact lists and continue tokens that go to etcd at older versions
+    /// then get `410 Gone`.
+    ///
+    /// With the watch cache (the default) most reads do not go to etcd: the cache keeps its
+    /// own window of history, and lists at an exact version and continue tokens are served
+    /// from its snapshots. To see compaction through the API, start the server with
+    /// `--watch-cache=false`, or let the server compact itself with
+    /// `--etcd-compaction-interval`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] if etcd does not answer or refuses.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), informer_testing::envtest::Error> {
+    /// use informer_testing::envtest::EnvTest;
+    /// let env = EnvTest::builder().apiserver_arg("--watch-cache=false").start().await?;
+    /// let revision = env.compact_etcd().await?;
+    /// # let _ = revision; Ok(()) }
+    /// ```
+    pub async fn compact_etcd(&self) -> Result<u64, Error> {
+        etcd_compact(self.processes.ports.etcd_client)
+            .await
+            .map_err(|why| Error::Io {
+                what: "compact etcd".into(),
+                source: io::Error::other(why),
+            })
+    }
+
     /// Stops both processes and removes the directory (what dropping does).
     ///
     /// ```no_run
@@ -1169,31 +1200,56 @@ fn kubeconfig_for(url: &str, certificate: &[u8]) -> Result<Kubeconfig, String> {
     serde_json::from_value(value).map_err(|e| format!("kubeconfig: {e}"))
 }
 
-/// etcd's `/health` over plain HTTP/1.0: `Ok` when it answers 200 with `"health":"true"`.
-async fn etcd_health(port: u16) -> Result<(), String> {
+/// One plain HTTP/1.0 exchange with etcd's client port (its `/health` endpoint and its v3
+/// JSON gateway): the status code and the body.
+async fn etcd_request(port: u16, method: &str, path: &str, body: &str) -> Result<(u16, String), String> {
     let exchange = async {
         let mut stream = tokio::net::TcpStream::connect((Ipv4Addr::LOCALHOST, port)).await?;
-        stream
-            .write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-            .await?;
+        let request = format!(
+            "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await?;
         let mut answer = Vec::new();
         stream.read_to_end(&mut answer).await?;
         io::Result::Ok(String::from_utf8_lossy(&answer).into_owned())
     };
-    let answer = tokio::time::timeout(Duration::from_secs(3), exchange)
+    let answer = tokio::time::timeout(Duration::from_secs(5), exchange)
         .await
-        .map_err(|_| "no answer from /health within 3 s".to_string())?
-        .map_err(|e| format!("/health: {e}"))?;
-    let status_ok = answer
+        .map_err(|_| format!("no answer from {path} within 5 s"))?
+        .map_err(|e| format!("{path}: {e}"))?;
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((answer.as_str(), ""));
+    let code = head
         .lines()
         .next()
-        .is_some_and(|line| line.split_whitespace().nth(1) == Some("200"));
-    if status_ok && answer.contains(r#""health":"true""#) {
-        Ok(())
-    } else {
-        Err(format!(
-            "/health said {:?}",
-            answer.lines().last().unwrap_or("")
-        ))
+        .and_then(|line| line.split_whitespace().nth(1))
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| format!("{path}: not an HTTP answer: {head:?}"))?;
+    Ok((code, body.to_string()))
+}
+
+/// etcd's `/health`: `Ok` when it answers 200 with `"health":"true"`.
+async fn etcd_health(port: u16) -> Result<(), String> {
+    match etcd_request(port, "GET", "/health", "").await? {
+        (200, body) if body.contains(r#""health":"true""#) => Ok(()),
+        (code, body) => Err(format!("/health said {code} {body:?}")),
+    }
+}
+
+/// etcd's current revision and, with `compact`, compacts its history up to it.
+async fn etcd_compact(port: u16) -> Result<u64, String> {
+    // A range over an empty key answers the header with the current revision.
+    let (code, body) = etcd_request(port, "POST", "/v3/kv/range", r#"{"key":"AA=="}"#).await?;
+    let revision = serde_json::from_str::<Value>(&body)
+        .ok()
+        .and_then(|v| v.pointer("/header/revision")?.as_str()?.parse::<u64>().ok())
+        .filter(|_| code == 200)
+        .ok_or_else(|| format!("/v3/kv/range said {code} {body:?}"))?;
+    let request = json!({"revision": revision.to_string(), "physical": true}).to_string();
+    match etcd_request(port, "POST", "/v3/kv/compaction", &request).await? {
+        (200, _) => Ok(revision),
+        // Compacting at the revision already compacted to is not a failure.
+        (_, body) if body.contains("required revision has been compacted") => Ok(revision),
+        (code, body) => Err(format!("/v3/kv/compaction said {code} {body:?}")),
     }
 }

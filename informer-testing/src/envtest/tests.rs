@@ -255,6 +255,8 @@ async fn etcd_health_fails_with_the_reason_when_nothing_listens() {
     let port = Ports::free().unwrap().etcd_client;
     let why = etcd_health(port).await.unwrap_err();
     assert!(why.starts_with("/health:"), "{why}");
+    let why = etcd_compact(port).await.unwrap_err();
+    assert!(why.starts_with("/v3/kv/range:"), "{why}");
 }
 
 #[tokio::test]

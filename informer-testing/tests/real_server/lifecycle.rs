@@ -213,3 +213,35 @@ async fn envtest_install_crd_refuses_an_invalid_crd_with_the_servers_reason() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn envtest_compact_etcd_expires_older_versions_without_the_watch_cache() {
+    let Some(env) = real_server(EnvTest::builder().apiserver_arg("--watch-cache=false")).await
+    else {
+        return;
+    };
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(env.client(), "default", &widget_resource());
+    let created = api
+        .create(&PostParams::default(), &widget("w1", 1))
+        .await
+        .expect("create");
+    let old = created.metadata.resource_version.clone().expect("a version");
+    api.replace("w1", &PostParams::default(), &{
+        let mut w = created.clone();
+        w.data["spec"]["size"] = json!(2);
+        w
+    })
+    .await
+    .expect("update");
+    let exact = ListParams::default().at(&old).matching(kube::api::VersionMatch::Exact);
+    assert!(api.list(&exact).await.is_ok(), "the old version is still there");
+    let revision = env.compact_etcd().await.expect("compact");
+    assert!(revision > old.parse::<u64>().unwrap());
+    match api.list(&exact).await {
+        Err(kube::Error::Api(status)) => assert_eq!(status.code, 410, "{status:?}"),
+        other => panic!("expected 410 Gone, got {other:?}"),
+    }
+    // Compacting again at the same revision is fine.
+    assert_eq!(env.compact_etcd().await.expect("compact again"), revision);
+}
