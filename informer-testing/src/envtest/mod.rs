@@ -1202,7 +1202,12 @@ fn kubeconfig_for(url: &str, certificate: &[u8]) -> Result<Kubeconfig, String> {
 
 /// One plain HTTP/1.0 exchange with etcd's client port (its `/health` endpoint and its v3
 /// JSON gateway): the status code and the body.
-async fn etcd_request(port: u16, method: &str, path: &str, body: &str) -> Result<(u16, String), String> {
+async fn etcd_request(
+    port: u16,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> Result<(u16, String), String> {
     let exchange = async {
         let mut stream = tokio::net::TcpStream::connect((Ipv4Addr::LOCALHOST, port)).await?;
         let request = format!(
@@ -1218,7 +1223,9 @@ async fn etcd_request(port: u16, method: &str, path: &str, body: &str) -> Result
         .await
         .map_err(|_| format!("no answer from {path} within 5 s"))?
         .map_err(|e| format!("{path}: {e}"))?;
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((answer.as_str(), ""));
+    let (head, body) = answer
+        .split_once("\r\n\r\n")
+        .unwrap_or((answer.as_str(), ""));
     let code = head
         .lines()
         .next()

@@ -220,13 +220,16 @@ async fn envtest_compact_etcd_expires_older_versions_without_the_watch_cache() {
     else {
         return;
     };
-    let api: Api<DynamicObject> =
-        Api::namespaced_with(env.client(), "default", &widget_resource());
+    let api: Api<DynamicObject> = Api::namespaced_with(env.client(), "default", &widget_resource());
     let created = api
         .create(&PostParams::default(), &widget("w1", 1))
         .await
         .expect("create");
-    let old = created.metadata.resource_version.clone().expect("a version");
+    let old = created
+        .metadata
+        .resource_version
+        .clone()
+        .expect("a version");
     api.replace("w1", &PostParams::default(), &{
         let mut w = created.clone();
         w.data["spec"]["size"] = json!(2);
@@ -234,8 +237,13 @@ async fn envtest_compact_etcd_expires_older_versions_without_the_watch_cache() {
     })
     .await
     .expect("update");
-    let exact = ListParams::default().at(&old).matching(kube::api::VersionMatch::Exact);
-    assert!(api.list(&exact).await.is_ok(), "the old version is still there");
+    let exact = ListParams::default()
+        .at(&old)
+        .matching(kube::api::VersionMatch::Exact);
+    assert!(
+        api.list(&exact).await.is_ok(),
+        "the old version is still there"
+    );
     let revision = env.compact_etcd().await.expect("compact");
     assert!(revision > old.parse::<u64>().unwrap());
     match api.list(&exact).await {
