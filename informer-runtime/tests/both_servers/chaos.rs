@@ -13,7 +13,7 @@
 //! seed's objects carry a `seed` label, and its informer selects them, so that the seeds can
 //! share one server.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -158,12 +158,11 @@ impl Writer {
 
 /// One random create, update or delete of this seed's objects; `present` is what the server
 /// holds (every write lands, so it stays exact).
-async fn random_write(writer: &Writer, present: &mut HashMap<String, ()>, rng: &mut Rng) {
+async fn random_write(writer: &Writer, present: &mut HashSet<String>, rng: &mut Rng) {
     let name = format!("{}-w{}", writer.seed, rng.below(NAMES));
     let value = rng.next_u64() % 1_000_000;
-    if !present.contains_key(&name) {
+    if present.insert(name.clone()) {
         writer.create(&name, value).await;
-        present.insert(name, ());
     } else if rng.chance(30) {
         writer.delete(&name).await;
         present.remove(&name);
@@ -177,7 +176,7 @@ async fn random_fault(
     server: &Server,
     proxy: &super::server::Proxy,
     writer: &Writer,
-    present: &mut HashMap<String, ()>,
+    present: &mut HashSet<String>,
     rng: &mut Rng,
 ) -> &'static str {
     match rng.below(5) {
@@ -247,7 +246,7 @@ async fn run_seed(server: &Server, seed: u64, steps: usize) -> Result<(), String
         seed: format!("s{seed}"),
     };
     let selector = format!("seed={}", writer.seed);
-    let mut present = HashMap::new();
+    let mut present = HashSet::new();
     for _ in 0..rng.below(8) {
         random_write(&writer, &mut present, &mut rng).await;
     }

