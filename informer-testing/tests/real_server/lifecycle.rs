@@ -133,6 +133,14 @@ async fn envtest_restarts_the_apiserver_keeping_port_certificate_and_data() {
     assert_eq!(names(&api).await, ["after", "before"]);
 }
 
+/// Whether the API server's `/readyz` says `ok`.
+async fn ready(client: &kube::Client) -> bool {
+    let request = http::Request::get("/readyz")
+        .body(Vec::new())
+        .expect("a request");
+    matches!(client.request_text(request).await, Ok(text) if text == "ok")
+}
+
 #[tokio::test]
 async fn envtest_restarts_etcd_keeping_its_data() {
     let Some(env) = real_server(EnvTest::builder()).await else {
@@ -140,28 +148,32 @@ async fn envtest_restarts_etcd_keeping_its_data() {
     };
     let mut config = env.config();
     config.default_retry = false;
-    config.read_timeout = Some(Duration::from_secs(20));
     let client = kube::Client::try_from(config).expect("client");
-    let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &widget_resource());
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), "default", &widget_resource());
     api.create(&PostParams::default(), &widget("before", 1))
         .await
         .expect("create");
+    assert!(ready(&client).await);
     env.stop_etcd(StopMode::Kill).await;
-    // Writes need etcd; the API server answers with an error (after its own timeout).
-    assert!(
-        api.create(&PostParams::default(), &widget("during", 2))
-            .await
-            .is_err(),
-        "a write succeeded without etcd"
-    );
+    // The API server keeps running and says it is not ready (its etcd check fails).
+    let mut down = false;
+    for _ in 0..300 {
+        if !ready(&client).await {
+            down = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(down, "/readyz still says ok 30 s after etcd was killed");
     env.start_etcd().await.expect("etcd starts again");
+    assert!(
+        ready(&client).await,
+        "start_etcd returns once the API server is ready"
+    );
     api.create(&PostParams::default(), &widget("after", 3))
         .await
         .expect("create after etcd is back");
-    assert_eq!(names(&api).await, ["after", "before"]);
-    env.restart_etcd(StopMode::Graceful)
-        .await
-        .expect("graceful restart");
     assert_eq!(names(&api).await, ["after", "before"]);
 }
 
@@ -252,4 +264,33 @@ async fn envtest_compact_etcd_expires_older_versions_without_the_watch_cache() {
     }
     // Compacting again at the same revision is fine.
     assert_eq!(env.compact_etcd().await.expect("compact again"), revision);
+}
+
+#[tokio::test]
+async fn envtest_processes_die_when_the_test_panics_and_the_logs_stay() {
+    if informer_testing::envtest::Assets::from_env().is_err() {
+        return; // the skip notice comes from the other tests' start_or_skip
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let outcome = tokio::spawn(async move {
+        let env = EnvTest::start().await.expect("starts");
+        let etcd: u16 = env
+            .etcd_url()
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("a port");
+        tx.send((env.address().port(), etcd, env.dir().to_path_buf()))
+            .expect("sent");
+        panic!("a failing test (on purpose)");
+    })
+    .await;
+    assert!(outcome.is_err_and(|e| e.is_panic()));
+    let (apiserver, etcd, dir) = rx.recv().expect("the task got that far");
+    assert!(!listening(apiserver), "the API server outlived the panic");
+    assert!(!listening(etcd), "etcd outlived the panic");
+    // Kept for diagnosis: the logs, not etcd's data.
+    assert!(dir.join("apiserver.log").is_file() && dir.join("etcd.log").is_file());
+    assert!(!dir.join("etcd").exists());
+    std::fs::remove_dir_all(&dir).expect("remove the kept logs");
 }
