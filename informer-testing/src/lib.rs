@@ -10,8 +10,6 @@
 //! controller's tests use. With the facade, enable its `testing` feature and use
 //! `informer::testing`.
 
-#![warn(missing_docs)]
-
 pub mod apiserver;
 pub mod envtest;
 mod memory;
