@@ -197,17 +197,21 @@ where
 async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Body> {
     let timeout = shared.settings.request_timeout;
     let deadline = Instant::now() + timeout;
-    match AssertUnwindSafe(tokio::time::timeout(timeout, dispatch(shared, request, deadline)))
-        .catch_unwind()
-        .await
+    match AssertUnwindSafe(tokio::time::timeout(
+        timeout,
+        dispatch(shared, request, deadline),
+    ))
+    .catch_unwind()
+    .await
     {
         Ok(Ok(response)) => response,
         Ok(Err(_)) => {
             let mut response = error_response(&timeout_error());
             // The body may be unread: the connection cannot serve another request.
-            response
-                .headers_mut()
-                .insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+            response.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
+            );
             response
         }
         Err(_) => {
@@ -681,7 +685,12 @@ impl ResourceRequest<'_> {
 
     /// A list of stored objects (`<Kind>List`, or a `Table` or `PartialObjectMetadataList` as
     /// negotiated). JSON is written around the items' stored JSON, not serialized again.
-    fn respond_list(&self, resource: &ResourceType, metadata: Value, items: &[Object]) -> Response<Body> {
+    fn respond_list(
+        &self,
+        resource: &ResourceType,
+        metadata: Value,
+        items: &[Object],
+    ) -> Response<Body> {
         let list_kind = format!("{}List", resource.kind);
         match self.output {
             codec::Output::Json => {

@@ -574,7 +574,11 @@ impl InitialEvents {
                 None => lower,
             };
             let mut scanned = 0;
-            for (key, object) in self.tree.range(as_str(&lower), as_str(&upper)).take(SCAN_BATCH) {
+            for (key, object) in self
+                .tree
+                .range(as_str(&lower), as_str(&upper))
+                .take(SCAN_BATCH)
+            {
                 scanned += 1;
                 self.cursor = Some(key.clone());
                 if self.filter.matches(object) {
@@ -807,7 +811,12 @@ impl Storage {
 }
 
 /// One page of the objects of `tree` a request selects, after `start`.
-fn page(tree: &Tree<Object>, request: &ListRequest, revision: u64, start: Option<&str>) -> ListPage {
+fn page(
+    tree: &Tree<Object>,
+    request: &ListRequest,
+    revision: u64,
+    start: Option<&str>,
+) -> ListPage {
     let filter = &request.filter;
     let (lower, upper) = filter.key_range();
     let lower = match start {
@@ -1135,7 +1144,10 @@ impl Store {
                 return Err(ApiError::too_large_resource_version(after, self.revision));
             }
             if after < self.compacted {
-                return Err(ApiError::too_old_resource_version(after, self.compacted + 1));
+                return Err(ApiError::too_old_resource_version(
+                    after,
+                    self.compacted + 1,
+                ));
             }
             let first = self.history.partition_point(|c| c.revision <= after);
             for change in self.history.range(first..) {
@@ -1275,7 +1287,9 @@ impl Store {
             self.history_bytes -= old.bytes();
             self.compacted = old.revision;
         }
-        if self.history.capacity() > 1024 && self.history.len() * SHRINK_FACTOR < self.history.capacity() {
+        if self.history.capacity() > 1024
+            && self.history.len() * SHRINK_FACTOR < self.history.capacity()
+        {
             self.history.shrink_to(self.history.len() * 2);
         }
     }
@@ -1571,7 +1585,6 @@ impl Store {
         let deleted = self.commit(resource, key, EventType::Deleted, last, Some(old));
         Ok(DeleteOutcome::Deleted(deleted))
     }
-
 }
 
 /// The storage key of an object: `namespace/name` or `name`.

@@ -127,7 +127,10 @@ impl WatchStream {
                         tokio::task::yield_now().await;
                         continue;
                     }
-                    Initial::End { revision, bookmark: end } => {
+                    Initial::End {
+                        revision,
+                        bookmark: end,
+                    } => {
                         self.initial = None;
                         if end {
                             let end = bookmark(&self.resource, revision, true);

@@ -136,7 +136,10 @@ fn snapshots_and_pagination() {
     let storage = Storage::new(Limits::with_history(100));
     let rt = pods();
     for name in ["a", "b", "c"] {
-        storage.lock().create(&rt, Some("ns"), pod(name), false).unwrap();
+        storage
+            .lock()
+            .create(&rt, Some("ns"), pod(name), false)
+            .unwrap();
     }
     let request = |limit, token| ListRequest {
         filter: Filter::all(rt.clone(), None),
@@ -152,10 +155,15 @@ fn snapshots_and_pagination() {
         .lock()
         .delete(&rt, Some("ns"), "c", &DeleteOptions::default(), false)
         .unwrap();
-    storage.lock().create(&rt, Some("ns"), pod("d"), false).unwrap();
+    storage
+        .lock()
+        .create(&rt, Some("ns"), pod("d"), false)
+        .unwrap();
     let token = first.continue_token.unwrap();
     let token = ContinueToken::decode(&token.encode()).unwrap();
-    let second = storage.list(&request(Some(2), Some(token.clone()))).unwrap();
+    let second = storage
+        .list(&request(Some(2), Some(token.clone())))
+        .unwrap();
     assert_eq!(
         names(&second.items),
         ["c"],
@@ -188,10 +196,16 @@ fn exact_reads() {
     let storage = Storage::new(Limits::with_history(2));
     let rt = pods();
     for name in ["a", "b", "c", "d"] {
-        storage.lock().create(&rt, Some("ns"), pod(name), false).unwrap();
+        storage
+            .lock()
+            .create(&rt, Some("ns"), pod(name), false)
+            .unwrap();
     }
     let list = |version| storage.list(&list_all(&rt, version));
-    assert_eq!(names(&list(ReadVersion::Exact(3)).unwrap().items), ["a", "b", "c"]);
+    assert_eq!(
+        names(&list(ReadVersion::Exact(3)).unwrap().items),
+        ["a", "b", "c"]
+    );
     assert_eq!(list(ReadVersion::Exact(1)).unwrap_err().code(), 410);
     assert_eq!(list(ReadVersion::Exact(9)).unwrap_err().code(), 504);
     assert_eq!(list(ReadVersion::NotOlderThan(9)).unwrap_err().code(), 504);
@@ -253,7 +267,10 @@ fn watch_replays_history_and_filters() {
 #[test]
 fn objects_carry_their_json() {
     let storage = Storage::new(Limits::default());
-    let created = storage.lock().create(&pods(), Some("ns"), pod("a"), false).unwrap();
+    let created = storage
+        .lock()
+        .create(&pods(), Some("ns"), pod("a"), false)
+        .unwrap();
     let parsed: Value = serde_json::from_slice(created.json()).unwrap();
     assert_eq!(parsed, *created);
     assert_eq!(created.bytes(), created.json().len());
@@ -263,9 +280,15 @@ fn objects_carry_their_json() {
 fn a_snapshot_is_unaffected_by_later_writes() {
     let storage = Storage::new(Limits::default());
     let rt = pods();
-    storage.lock().create(&rt, Some("ns"), pod("a"), false).unwrap();
+    storage
+        .lock()
+        .create(&rt, Some("ns"), pod("a"), false)
+        .unwrap();
     let before = storage.snapshot();
-    storage.lock().create(&rt, Some("ns"), pod("b"), false).unwrap();
+    storage
+        .lock()
+        .create(&rt, Some("ns"), pod("b"), false)
+        .unwrap();
     storage
         .lock()
         .delete(&rt, Some("ns"), "a", &DeleteOptions::default(), false)
@@ -286,7 +309,10 @@ fn a_namespace_list_reads_only_that_namespace() {
     // "a-b" sorts before "a/", "a0" right after the range of "a".
     for ns in ["a", "a-b", "a0", "b"] {
         for name in ["x", "y"] {
-            storage.lock().create(&rt, Some(ns), pod(name), false).unwrap();
+            storage
+                .lock()
+                .create(&rt, Some(ns), pod(name), false)
+                .unwrap();
         }
     }
     let request = |limit, continue_token| ListRequest {
@@ -300,7 +326,9 @@ fn a_namespace_list_reads_only_that_namespace() {
     let first = storage.list(&request(Some(1), None)).unwrap();
     assert_eq!(names(&first.items), ["x"]);
     assert_eq!(first.remaining, Some(1), "counts only namespace a");
-    let second = storage.list(&request(Some(1), first.continue_token)).unwrap();
+    let second = storage
+        .list(&request(Some(1), first.continue_token))
+        .unwrap();
     assert_eq!(names(&second.items), ["y"]);
     assert_eq!(second.continue_token, None);
     assert_eq!(second.remaining, None);
@@ -329,7 +357,9 @@ fn a_page_with_selectors_continues_only_when_another_item_matches() {
     assert_eq!(names(&first.items), ["a", "b"]);
     assert!(first.continue_token.is_some());
     assert_eq!(first.remaining, None, "no count with selectors");
-    let second = storage.list(&request(Some(1), first.continue_token)).unwrap();
+    let second = storage
+        .list(&request(Some(1), first.continue_token))
+        .unwrap();
     assert_eq!(names(&second.items), ["c"]);
     assert_eq!(second.continue_token, None, "d does not match");
 }
@@ -377,10 +407,21 @@ fn a_watch_past_its_backlog_is_closed_and_counted() {
     let storage = Storage::new(limits);
     let rt = pods();
     let filter = Filter::all(rt.clone(), None);
-    let slow = storage.lock().watch(filter.clone(), WatchStart::After(0)).ok().unwrap();
-    let fast = storage.lock().watch(filter, WatchStart::After(0)).ok().unwrap();
+    let slow = storage
+        .lock()
+        .watch(filter.clone(), WatchStart::After(0))
+        .ok()
+        .unwrap();
+    let fast = storage
+        .lock()
+        .watch(filter, WatchStart::After(0))
+        .ok()
+        .unwrap();
     for i in 0..5 {
-        storage.lock().create(&rt, Some("ns"), pod(&format!("p{i}")), false).unwrap();
+        storage
+            .lock()
+            .create(&rt, Some("ns"), pod(&format!("p{i}")), false)
+            .unwrap();
         assert!(fast.queue.try_pop().is_some());
     }
     assert_eq!(slow.queue.closed(), Some(Closed::Overflowed));
@@ -396,7 +437,10 @@ fn deleting_objects_returns_their_accounted_bytes() {
     let storage = Storage::new(Limits::default());
     let rt = pods();
     for i in 0..100 {
-        storage.lock().create(&rt, Some("ns"), pod(&format!("p{i}")), false).unwrap();
+        storage
+            .lock()
+            .create(&rt, Some("ns"), pod(&format!("p{i}")), false)
+            .unwrap();
     }
     let full = storage.stats();
     assert_eq!(full.objects, 100);
@@ -404,14 +448,23 @@ fn deleting_objects_returns_their_accounted_bytes() {
     for i in 0..100 {
         storage
             .lock()
-            .delete(&rt, Some("ns"), &format!("p{i}"), &DeleteOptions::default(), false)
+            .delete(
+                &rt,
+                Some("ns"),
+                &format!("p{i}"),
+                &DeleteOptions::default(),
+                false,
+            )
             .unwrap();
     }
     storage.lock().compact();
     let empty = storage.stats();
     assert_eq!((empty.objects, empty.object_bytes), (0, 0));
     assert_eq!((empty.history_changes, empty.history_bytes), (0, 0));
-    assert!(storage.snapshot().objects.is_empty(), "empty trees are dropped");
+    assert!(
+        storage.snapshot().objects.is_empty(),
+        "empty trees are dropped"
+    );
 }
 
 #[test]
@@ -419,7 +472,10 @@ fn initial_events_come_from_the_snapshot_the_watch_started_at() {
     let storage = Storage::new(Limits::default());
     let rt = pods();
     for i in 0..(SCAN_BATCH + 10) {
-        storage.lock().create(&rt, Some("ns"), pod(&format!("p{i:04}")), false).unwrap();
+        storage
+            .lock()
+            .create(&rt, Some("ns"), pod(&format!("p{i:04}")), false)
+            .unwrap();
     }
     let mut filter = Filter::all(rt.clone(), Some("ns".into()));
     filter.fields = FieldSelector::parse("metadata.name=p0260").unwrap();
@@ -428,9 +484,15 @@ fn initial_events_come_from_the_snapshot_the_watch_started_at() {
         end_bookmark: true,
     };
     let mut watch = storage.lock().watch(filter, start).ok().unwrap();
-    storage.lock().create(&rt, Some("ns"), pod("late"), false).unwrap();
+    storage
+        .lock()
+        .create(&rt, Some("ns"), pod("late"), false)
+        .unwrap();
     let initial = watch.initial.as_mut().unwrap();
-    assert!(matches!(initial.next(), Initial::Scanning), "a batch without a match");
+    assert!(
+        matches!(initial.next(), Initial::Scanning),
+        "a batch without a match"
+    );
     let Initial::Event(found) = initial.next() else {
         panic!("expected the match");
     };
@@ -445,7 +507,10 @@ fn initial_events_come_from_the_snapshot_the_watch_started_at() {
 fn subscriptions_see_every_change_of_every_type_in_order() {
     let storage = Storage::new(Limits::default());
     let rt = pods();
-    storage.lock().create(&rt, Some("ns"), pod("a"), false).unwrap();
+    storage
+        .lock()
+        .create(&rt, Some("ns"), pod("a"), false)
+        .unwrap();
     let from_start = storage.subscribe(Some(0)).ok().unwrap();
     let from_now = storage.subscribe(None).ok().unwrap();
     let namespaces = Registry::builtin().by_path("", "v1", "namespaces").unwrap();
@@ -461,8 +526,15 @@ fn subscriptions_see_every_change_of_every_type_in_order() {
     assert_eq!(revisions(&from_start), [1, 2]);
     assert_eq!(revisions(&from_now), [2]);
     drop(from_now);
-    storage.lock().create(&rt, Some("ns"), pod("b"), false).unwrap();
-    assert_eq!(storage.lock().subscribers.len(), 1, "a dropped subscription is forgotten");
+    storage
+        .lock()
+        .create(&rt, Some("ns"), pod("b"), false)
+        .unwrap();
+    assert_eq!(
+        storage.lock().subscribers.len(),
+        1,
+        "a dropped subscription is forgotten"
+    );
     storage.lock().compact();
     assert_eq!(storage.subscribe(Some(0)).err().unwrap().code(), 410);
 }
@@ -471,7 +543,10 @@ fn subscriptions_see_every_change_of_every_type_in_order() {
 fn dependents_are_found_by_owner_uid() {
     let storage = Storage::new(Limits::default());
     let rt = pods();
-    let owner = storage.lock().create(&rt, Some("ns"), pod("owner"), false).unwrap();
+    let owner = storage
+        .lock()
+        .create(&rt, Some("ns"), pod("owner"), false)
+        .unwrap();
     let uid = owner["metadata"]["uid"].as_str().unwrap().to_string();
     let owned = |name: &str| {
         let mut body = pod(name);
@@ -479,9 +554,19 @@ fn dependents_are_found_by_owner_uid() {
             json!([{"apiVersion": "v1", "kind": "Pod", "name": "owner", "uid": uid}]);
         body
     };
-    storage.lock().create(&rt, Some("ns"), owned("b"), false).unwrap();
-    let a = storage.lock().create(&rt, Some("ns"), owned("a"), false).unwrap();
-    let keys = |refs: Vec<ObjectRef>| refs.into_iter().map(|r| r.key.to_string()).collect::<Vec<_>>();
+    storage
+        .lock()
+        .create(&rt, Some("ns"), owned("b"), false)
+        .unwrap();
+    let a = storage
+        .lock()
+        .create(&rt, Some("ns"), owned("a"), false)
+        .unwrap();
+    let keys = |refs: Vec<ObjectRef>| {
+        refs.into_iter()
+            .map(|r| r.key.to_string())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(keys(storage.dependents(&uid)), ["ns/a", "ns/b"]);
     let mut orphan = a.as_ref().clone();
     orphan["metadata"]["ownerReferences"] = json!([]);
@@ -495,7 +580,10 @@ fn dependents_are_found_by_owner_uid() {
         .delete(&rt, Some("ns"), "b", &DeleteOptions::default(), false)
         .unwrap();
     assert!(storage.dependents(&uid).is_empty());
-    assert!(storage.lock().owners.is_empty(), "an owner without dependents is forgotten");
+    assert!(
+        storage.lock().owners.is_empty(),
+        "an owner without dependents is forgotten"
+    );
     let (resource, found) = storage.object_by_uid(&uid).unwrap();
     assert_eq!(resource, rt.key());
     assert_eq!(found["metadata"]["name"], "owner");
@@ -506,11 +594,22 @@ fn a_namespace_s_objects_are_found_across_types() {
     let storage = Storage::new(Limits::default());
     let registry = Registry::builtin();
     let configmaps = registry.by_path("", "v1", "configmaps").unwrap();
-    storage.lock().create(&pods(), Some("a"), pod("p"), false).unwrap();
-    storage.lock().create(&pods(), Some("a0"), pod("p"), false).unwrap();
     storage
         .lock()
-        .create(&configmaps, Some("a"), json!({"metadata": {"name": "c"}}), false)
+        .create(&pods(), Some("a"), pod("p"), false)
+        .unwrap();
+    storage
+        .lock()
+        .create(&pods(), Some("a0"), pod("p"), false)
+        .unwrap();
+    storage
+        .lock()
+        .create(
+            &configmaps,
+            Some("a"),
+            json!({"metadata": {"name": "c"}}),
+            false,
+        )
         .unwrap();
     let found = storage.snapshot().in_namespace("a");
     let mut names: Vec<_> = found
@@ -530,7 +629,10 @@ async fn a_subscription_waits_for_the_next_change_and_ends_at_a_reset() {
         (first, subscription.next().await.map(|c| c.revision))
     });
     tokio::task::yield_now().await;
-    storage.lock().create(&pods(), Some("ns"), pod("a"), false).unwrap();
+    storage
+        .lock()
+        .create(&pods(), Some("ns"), pod("a"), false)
+        .unwrap();
     storage.lock().reset();
     assert_eq!(waiter.await.unwrap(), (Some(1), None));
 }

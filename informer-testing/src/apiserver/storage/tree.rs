@@ -167,7 +167,6 @@ impl<V> Tree<V> {
     pub(crate) fn contains_key(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
-
 }
 
 impl<V: Clone> Tree<V> {
@@ -200,7 +199,9 @@ impl<V: Clone> Tree<V> {
                 assert!(!above(child, node), "heap order");
             }
             assert_eq!(node.priority, priority(&node.key));
-            let size = 1 + walk(&node.left, low, Some(&node.key)) + walk(&node.right, Some(&node.key), high);
+            let size = 1
+                + walk(&node.left, low, Some(&node.key))
+                + walk(&node.right, Some(&node.key), high);
             assert_eq!(node.size, size, "subtree size");
             size
         }

@@ -124,7 +124,8 @@ fn the_shape_depends_only_on_the_keys() {
     forward.check();
     backward.check();
     fn depth(link: &super::Link<i32>) -> usize {
-        link.as_ref().map_or(0, |n| 1 + depth(&n.left).max(depth(&n.right)))
+        link.as_ref()
+            .map_or(0, |n| 1 + depth(&n.left).max(depth(&n.right)))
     }
     assert_eq!(depth(&forward.root), depth(&backward.root));
     assert!(depth(&forward.root) < 40, "a treap of 500 keys is shallow");
