@@ -34,7 +34,13 @@
 //!   failed rule (object names, labels, annotations, container names, replicas, Service
 //!   types and ports, immutable ConfigMaps and Secrets), `404 namespaces "x" not found` for
 //!   creates in a missing namespace, `404` for types the server does not serve;
-//! - errors as `Status` objects.
+//! - errors as `Status` objects;
+//! - **load**: reads (get, list, a watch's initial events) work on immutable snapshots and
+//!   wait neither for writes nor for each other; a page costs in proportion to the page;
+//!   long requests run off the async workers, so `/version` and small requests stay quick
+//!   during a list of 20,000 objects; the history, each watch's backlog, request bodies and
+//!   request time are bounded (see [`TestApiServerBuilder`]); [`TestApiServer::stats`] gives
+//!   the server's own accounting.
 //!
 //! Objects are stored as JSON, so any type works; one revision counter is
 //! shared by all types, like etcd's. [`Faults`] makes the server misbehave on

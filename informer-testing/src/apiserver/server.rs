@@ -935,7 +935,7 @@ fn handle_scale(
     let namespace = path.namespace.as_deref();
     let name = path.name.as_deref().unwrap_or("");
     if request.verb == Verb::Get {
-        let object = request.shared.store.lock().get(resource, namespace, name)?;
+        let object = request.shared.store.get(resource, namespace, name)?;
         return Ok(request.respond(StatusCode::OK, &scale::scale(resource, &object)?, &[]));
     }
     if !matches!(request.verb, Verb::Update | Verb::Patch) {
