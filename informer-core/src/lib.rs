@@ -19,8 +19,6 @@
 //!
 //! Every trait is object safe, so a custom backend can be passed as `Arc<dyn Trait<..>>`.
 //! This crate spawns no task and opens no connection.
-#![warn(missing_docs)]
-
 pub mod apply;
 pub mod error;
 pub mod fifo;

@@ -3,15 +3,15 @@
 //! | item | what it is |
 //! | --- | --- |
 //! | [`TestApiServer`] | an in-process Kubernetes API server on `127.0.0.1`, spoken to through a real `kube::Client` (or kubectl), with [`Faults`] to make it misbehave |
+//! | [`EnvTest`] | a real Kubernetes API server (upstream apiextensions-apiserver on etcd) started as child processes, like controller-runtime's envtest; tests skip without its binaries |
 //! | [`MemoryListerWatcher`] | an API server's list and watch semantics over memory, for a reflector or informer under test (no HTTP) |
 //!
 //! This crate is a dev-dependency: it is what the library's own tests run against, and what a
 //! controller's tests use. With the facade, enable its `testing` feature and use
 //! `informer::testing`.
 
-#![warn(missing_docs)]
-
 pub mod apiserver;
+pub mod envtest;
 mod memory;
 
 pub use apiserver::{
@@ -19,5 +19,6 @@ pub use apiserver::{
     RequestMatch, RestartMode, ScaleSubresource, StatusReason, TestApiServer, TestApiServerBuilder,
     Verb,
 };
+pub use envtest::{EnvTest, EnvTestBuilder};
 pub use informer_core::lister_watcher::INITIAL_EVENTS_END_ANNOTATION;
 pub use memory::{MemoryListerWatcher, RecordedRequest, StreamingSupport};

@@ -5,6 +5,7 @@
 mod apiserver {
     mod common;
 
+    mod bounds;
     mod crud;
     mod discovery;
     mod encoding;

@@ -243,7 +243,12 @@ async fn reflector_bookmarks_advance_the_resource_version_without_object_changes
     let server = server_with_widgets().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     let cache = Cache::start(KubeListerWatcher::new(api), fast());
-    cache.has(&[]).await;
+    // Listed (an empty cache alone does not say so): the list's version is older than the
+    // change below.
+    eventually("the initial list", || {
+        cache.reflector.last_sync_resource_version().is_some()
+    })
+    .await;
     // A change of another type moves the shared revision; only a bookmark can tell us.
     let secrets: Api<Secret> = Api::namespaced(server.client(), "default");
     let mut secret = Secret::default();

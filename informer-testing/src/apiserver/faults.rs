@@ -539,12 +539,13 @@ pub(crate) fn lagged_read(shared: &Shared, version: ReadVersion) -> ReadVersion 
     if lag == 0 || matches!(version, ReadVersion::MostRecent) {
         return version;
     }
-    let store = shared.store.lock();
+    let snapshot = shared.store.snapshot();
     ReadVersion::Exact(
-        store
+        shared
+            .store
             .revision()
             .saturating_sub(lag)
-            .max(store.compacted_revision()),
+            .max(snapshot.compacted_revision()),
     )
 }
 
@@ -553,7 +554,7 @@ pub(crate) fn lagged_watch(shared: &Shared, start: WatchStart) -> WatchStart {
     let lag = shared.faults.lock().lag;
     match start {
         WatchStart::After(revision) if lag > 0 => {
-            let compacted = shared.store.lock().compacted_revision();
+            let compacted = shared.store.snapshot().compacted_revision();
             WatchStart::After(revision.saturating_sub(lag).max(compacted))
         }
         other => other,

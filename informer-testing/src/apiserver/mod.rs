@@ -34,7 +34,13 @@
 //!   failed rule (object names, labels, annotations, container names, replicas, Service
 //!   types and ports, immutable ConfigMaps and Secrets), `404 namespaces "x" not found` for
 //!   creates in a missing namespace, `404` for types the server does not serve;
-//! - errors as `Status` objects.
+//! - errors as `Status` objects;
+//! - **load**: reads (get, list, a watch's initial events) work on immutable snapshots and
+//!   wait neither for writes nor for each other; a page costs in proportion to the page;
+//!   long requests run off the async workers, so `/version` and small requests stay quick
+//!   during a list of 20,000 objects; the history, each watch's backlog, request bodies and
+//!   request time are bounded (see [`TestApiServerBuilder`]); [`TestApiServer::stats`] gives
+//!   the server's own accounting.
 //!
 //! Objects are stored as JSON, so any type works; one revision counter is
 //! shared by all types, like etcd's. [`Faults`] makes the server misbehave on
@@ -105,10 +111,14 @@ use tokio::task::JoinHandle;
 pub use faults::{FailureCode, Faults, RequestMatch, RestartMode, Verb};
 pub use resource::{CustomResourceSpec, ScaleSubresource};
 pub use status::{ApiError, FieldError, FieldErrorKind, StatusReason};
+pub use storage::ServerStats;
 
 use resource::{Registry, ResourceType};
 use server::Shared;
-use storage::{DeleteOptions, DeleteOutcome, Filter, ListRequest, ReadVersion, Subresource};
+use storage::queue::Backlog;
+use storage::{
+    DeleteOptions, DeleteOutcome, Filter, Limits, ListRequest, ReadVersion, Subresource,
+};
 
 /// Errors from starting or driving the test server (as opposed to the
 /// [`ApiError`]s it returns to clients).
@@ -155,6 +165,18 @@ pub enum Error {
 
 /// Configures a [`TestApiServer`] before starting it.
 ///
+/// # Bounds
+///
+/// The server stays small and responsive under load within these bounds, each a setting:
+///
+/// | bound | default | past it |
+/// | --- | --- | --- |
+/// | [history length](Self::history_limit) | 10,000 changes | the oldest changes are compacted: watches and continue tokens from before them get `410 Gone` |
+/// | [history size](Self::history_bytes_limit) | 128 MiB of object states | the same |
+/// | [watch backlog](Self::watch_backlog_limit) | the history length in events, 64 MiB | the watch is closed (its stream ends, as kube-apiserver ends a slow watcher's); the client watches again from its last resource version |
+/// | [request body](Self::max_body_bytes) | 8 MiB | `413 RequestEntityTooLarge` |
+/// | [request time](Self::request_timeout) | 60 s, reading the body included | `504 Timeout` (a watch's stream is not limited) |
+///
 /// ```no_run
 /// # async fn demo() -> Result<(), informer_testing::Error> {
 /// use std::time::Duration;
@@ -171,7 +193,10 @@ pub struct TestApiServerBuilder {
     port: u16,
     bookmark_interval: Duration,
     history_limit: usize,
+    history_bytes_limit: usize,
+    watch_backlog: Option<Backlog>,
     max_body_bytes: usize,
+    request_timeout: Duration,
     custom_resources: Vec<CustomResourceSpec>,
     plain_http: bool,
 }
@@ -181,8 +206,11 @@ impl Default for TestApiServerBuilder {
         Self {
             port: 0,
             bookmark_interval: Duration::from_secs(1),
-            history_limit: 10_000,
+            history_limit: Limits::default().history_changes,
+            history_bytes_limit: Limits::default().history_bytes,
+            watch_backlog: None,
             max_body_bytes: 8 * 1024 * 1024,
+            request_timeout: Duration::from_secs(60),
             custom_resources: Vec::new(),
             plain_http: false,
         }
@@ -224,6 +252,54 @@ impl TestApiServerBuilder {
     /// ```
     pub fn history_limit(mut self, changes: usize) -> Self {
         self.history_limit = changes;
+        self
+    }
+
+    /// How many bytes of object states the history may hold (default 128 MiB): each retained
+    /// change counts its object before and after. Past it, the oldest changes are compacted
+    /// as when the history is longer than [`history_limit`](Self::history_limit), so watches
+    /// and continue tokens from before them get `410 Gone`. A single change larger than the
+    /// limit is compacted at once.
+    ///
+    /// ```
+    /// let builder = informer_testing::TestApiServer::builder().history_bytes_limit(16 << 20);
+    /// # let _ = builder;
+    /// ```
+    pub fn history_bytes_limit(mut self, bytes: usize) -> Self {
+        self.history_bytes_limit = bytes;
+        self
+    }
+
+    /// How far a watch may fall behind: at most `events` events holding `bytes` bytes of
+    /// objects waiting to be sent to its client (default: the history length in events, and
+    /// 64 MiB). A watch further behind is closed: its stream ends and what it had queued is
+    /// dropped, as kube-apiserver terminates a watcher that does not keep up. Clients (kube's
+    /// `watcher`, client-go's reflector, this library's) then watch again from the last
+    /// resource version they saw, which gets `410 Gone` only if the history no longer reaches
+    /// back to it. An event always fits an empty backlog, whatever its size.
+    /// [`ServerStats::slow_watches_closed`] counts the watches closed so.
+    ///
+    /// ```
+    /// let builder = informer_testing::TestApiServer::builder().watch_backlog_limit(1_000, 8 << 20);
+    /// # let _ = builder;
+    /// ```
+    pub fn watch_backlog_limit(mut self, events: usize, bytes: usize) -> Self {
+        self.watch_backlog = Some(Backlog { events, bytes });
+        self
+    }
+
+    /// How long a request may take from its headers to its response, reading its body
+    /// included (default 60 s, kube-apiserver's `--request-timeout`): a body that trickles in
+    /// or a handler that takes longer gets `504 Timeout` and the connection is closed. A
+    /// watch's stream is not limited (its `timeoutSeconds` is).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let builder = informer_testing::TestApiServer::builder().request_timeout(Duration::from_secs(5));
+    /// # let _ = builder;
+    /// ```
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
         self
     }
 
@@ -306,14 +382,21 @@ impl TestApiServerBuilder {
             };
             (Some(identity), security)
         };
-        let shared = Arc::new(Shared::new(
-            address,
-            registry,
-            self.history_limit,
-            self.bookmark_interval,
-            self.max_body_bytes,
-            security,
-        ));
+        let limits = Limits {
+            history_changes: self.history_limit,
+            history_bytes: self.history_bytes_limit,
+            watch_backlog: self.watch_backlog.unwrap_or(Backlog {
+                events: self.history_limit.max(1),
+                ..Limits::default().watch_backlog
+            }),
+        };
+        let settings = server::Settings {
+            bookmark_interval: self.bookmark_interval,
+            max_body_bytes: self.max_body_bytes,
+            request_timeout: self.request_timeout,
+            limits,
+        };
+        let shared = Arc::new(Shared::new(address, registry, settings, security));
         let task = tokio::spawn(server::serve(listener, shared.clone()));
         tracing::info!(%address, "test API server listening");
         Ok(TestApiServer {
@@ -595,7 +678,20 @@ impl TestApiServer {
     /// # let _ = rv; }
     /// ```
     pub fn resource_version(&self) -> u64 {
-        self.shared.store.lock().revision()
+        self.shared.store.revision()
+    }
+
+    /// What the server holds, by its own accounting: objects, history, watches and their
+    /// backlogs, in counts and bytes (see [`TestApiServerBuilder`]'s bounds).
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// let stats = server.stats();
+    /// assert!(stats.history_bytes <= 128 << 20);
+    /// # }
+    /// ```
+    pub fn stats(&self) -> ServerStats {
+        self.shared.store.stats()
     }
 
     /// The revision history starts after: watches and continue tokens from
@@ -608,7 +704,7 @@ impl TestApiServer {
     /// # }
     /// ```
     pub fn compacted_resource_version(&self) -> u64 {
-        self.shared.store.lock().compacted_revision()
+        self.shared.store.snapshot().compacted_revision()
     }
 
     fn resource_for(&self, api_version: &str, kind: &str) -> Result<Arc<ResourceType>, Error> {
@@ -736,7 +832,6 @@ impl TestApiServer {
         let namespace = Self::namespace_for(&resource, namespace);
         self.shared
             .store
-            .lock()
             .get(&resource, namespace, name)
             .ok()
             .map(|o| o.as_ref().clone())
@@ -766,7 +861,7 @@ impl TestApiServer {
             limit: None,
             continue_token: None,
         };
-        let page = self.shared.store.lock().list(&request)?;
+        let page = self.shared.store.list(&request)?;
         Ok(page.items.iter().map(|o| o.as_ref().clone()).collect())
     }
 

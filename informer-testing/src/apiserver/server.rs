@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::{FutureExt as _, StreamExt as _};
@@ -17,7 +17,6 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use parking_lot::{Mutex, RwLock};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio_rustls::TlsAcceptor;
 
@@ -30,9 +29,10 @@ use super::resource::{Registry, ResourceType};
 use super::scale;
 use super::selector::{FieldSelector, LabelSelector};
 use super::status::{ApiError, StatusReason, success_status};
+use super::storage::queue::Queue;
 use super::storage::{
-    ContinueToken, DeleteOptions, DeleteOutcome, Filter, ListRequest, ReadVersion, Store,
-    Subresource, WatchMessage, WatchStart, group_suffix,
+    ContinueToken, DeleteOptions, DeleteOutcome, Filter, Limits, ListRequest, Object, ReadVersion,
+    Storage, Store, Subresource, WatchMessage, WatchStart, group_suffix,
 };
 use super::table;
 use super::tls;
@@ -46,18 +46,28 @@ const DEFAULT_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", 
 
 /// State shared by the server task, its connections and the test's handles.
 pub(crate) struct Shared {
-    pub(crate) store: Mutex<Store>,
+    pub(crate) store: Storage,
     pub(crate) registry: RwLock<Registry>,
     pub(crate) faults: Mutex<FaultState>,
     connections: Mutex<HashMap<u64, AbortHandle>>,
     next_connection: AtomicU64,
     pub(crate) address: SocketAddr,
-    bookmark_interval: Duration,
-    max_body_bytes: usize,
+    settings: Settings,
     /// Accepts TLS connections; `None` serves plain HTTP.
     tls: Option<TlsAcceptor>,
     /// The bearer token every request must carry; `None` lets every request in.
     pub(crate) token: Option<String>,
+}
+
+/// How the server serves requests, and how much it keeps.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Settings {
+    pub bookmark_interval: Duration,
+    pub max_body_bytes: usize,
+    /// How long a request other than a watch's stream may take, from its headers to its
+    /// response (reading the body included): kube-apiserver's `--request-timeout`.
+    pub request_timeout: Duration,
+    pub limits: Limits,
 }
 
 /// How the server is reached and who may use it.
@@ -70,22 +80,19 @@ impl Shared {
     pub(crate) fn new(
         address: SocketAddr,
         registry: Registry,
-        history_limit: usize,
-        bookmark_interval: Duration,
-        max_body_bytes: usize,
+        settings: Settings,
         security: Security,
     ) -> Self {
-        let mut store = Store::new(history_limit);
-        seed_namespaces(&mut store, &registry);
+        let store = Storage::new(settings.limits);
+        seed_namespaces(&mut store.lock(), &registry);
         Self {
-            store: Mutex::new(store),
+            store,
             registry: RwLock::new(registry),
             faults: Mutex::new(FaultState::default()),
             connections: Mutex::new(HashMap::new()),
             next_connection: AtomicU64::new(0),
             address,
-            bookmark_interval,
-            max_body_bytes,
+            settings,
             tls: security.tls,
             token: security.token,
         }
@@ -184,13 +191,29 @@ where
     }
 }
 
-/// Handles one request; never fails and never lets a panic escape.
+/// Handles one request; never fails and never lets a panic escape. A request that takes
+/// longer than the request timeout (reading its body included; a watch's stream excluded)
+/// gets `504 Timeout`, as from kube-apiserver's timeout filter.
 async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Body> {
-    match AssertUnwindSafe(dispatch(shared, request))
-        .catch_unwind()
-        .await
+    let timeout = shared.settings.request_timeout;
+    let deadline = Instant::now() + timeout;
+    match AssertUnwindSafe(tokio::time::timeout(
+        timeout,
+        dispatch(shared, request, deadline),
+    ))
+    .catch_unwind()
+    .await
     {
-        Ok(response) => response,
+        Ok(Ok(response)) => response,
+        Ok(Err(_)) => {
+            let mut response = error_response(&timeout_error());
+            // The body may be unread: the connection cannot serve another request.
+            response.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
+            );
+            response
+        }
         Err(_) => {
             tracing::error!("test API server handler panicked");
             error_response(&ApiError::internal(
@@ -371,7 +394,22 @@ fn request_info(method: &Method, route: &Route, query: &Query) -> RequestInfo {
     }
 }
 
-async fn dispatch(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Body> {
+/// What kube-apiserver answers a request that outlived its timeout.
+fn timeout_error() -> ApiError {
+    ApiError::new(
+        StatusReason::Timeout,
+        "Timeout: request did not complete within requested timeout - context deadline exceeded",
+    )
+}
+
+/// Requests whose bodies are larger than this are handled off the async workers.
+const HEAVY_BODY_BYTES: usize = 256 * 1024;
+
+async fn dispatch(
+    shared: Arc<Shared>,
+    request: Request<Incoming>,
+    deadline: Instant,
+) -> Response<Body> {
     let (parts, body) = request.into_parts();
     if let Some(token) = &shared.token {
         let header = parts
@@ -399,7 +437,7 @@ async fn dispatch(shared: Arc<Shared>, request: Request<Incoming>) -> Response<B
     if let Some(err) = failure {
         return error_response(&err);
     }
-    let body = match read_body(body, shared.max_body_bytes).await {
+    let body = match read_body(body, shared.settings.max_body_bytes).await {
         Ok(body) => body,
         Err(err) => return error_response(&err),
     };
@@ -418,6 +456,33 @@ async fn dispatch(shared: Arc<Shared>, request: Request<Incoming>) -> Response<B
         Err(err) => return error_response(&err),
     };
     let result = match route {
+        // Lists, collection deletes and large bodies may take long: they run on the blocking
+        // pool, so the async workers keep serving everything else.
+        Route::Resource(path)
+            if matches!(info.verb, Verb::List | Verb::DeleteCollection)
+                || body.len() > HEAVY_BODY_BYTES =>
+        {
+            let shared = shared.clone();
+            let verb = info.verb;
+            let work = tokio::task::spawn_blocking(move || {
+                let request = ResourceRequest {
+                    shared: &shared,
+                    method: &parts.method,
+                    headers: &parts.headers,
+                    query: &query,
+                    verb,
+                    output,
+                    deadline,
+                };
+                handle_resource(&request, path, body)
+            });
+            work.await.unwrap_or_else(|err| {
+                tracing::error!(%err, "test API server handler failed");
+                Err(ApiError::internal(
+                    "an internal error occurred while handling the request",
+                ))
+            })
+        }
         Route::Resource(path) => {
             let request = ResourceRequest {
                 shared: &shared,
@@ -426,6 +491,7 @@ async fn dispatch(shared: Arc<Shared>, request: Request<Incoming>) -> Response<B
                 query: &query,
                 verb: info.verb,
                 output,
+                deadline,
             };
             handle_resource(&request, path, body)
         }
@@ -551,6 +617,8 @@ struct ResourceRequest<'a> {
     query: &'a Query,
     verb: Verb,
     output: codec::Output,
+    /// When the request times out; long loops stop there.
+    deadline: Instant,
 }
 
 impl ResourceRequest<'_> {
@@ -587,6 +655,100 @@ impl ResourceRequest<'_> {
             }
         }
         response
+    }
+
+    /// A response with a stored object: its stored JSON when JSON was negotiated.
+    fn respond_object(
+        &self,
+        resource: &ResourceType,
+        status: StatusCode,
+        object: &Object,
+    ) -> Response<Body> {
+        if self.output != codec::Output::Json {
+            let document = match self.output {
+                codec::Output::Table => {
+                    table::table(resource, std::slice::from_ref(object), None, None)
+                }
+                codec::Output::Metadata => codec::partial_metadata(object),
+                codec::Output::Json | codec::Output::Yaml => object.as_ref().clone(),
+            };
+            return self.respond(status, &document, &[]);
+        }
+        let mut response = Response::new(Full::new(object.json().clone()).boxed_unsync());
+        *response.status_mut() = status;
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static("application/json"),
+        );
+        response
+    }
+
+    /// A list of stored objects (`<Kind>List`, or a `Table` or `PartialObjectMetadataList` as
+    /// negotiated). JSON is written around the items' stored JSON, not serialized again.
+    fn respond_list(
+        &self,
+        resource: &ResourceType,
+        metadata: Value,
+        items: &[Object],
+    ) -> Response<Body> {
+        let list_kind = format!("{}List", resource.kind);
+        match self.output {
+            codec::Output::Json => {
+                let mut out = Vec::with_capacity(
+                    items.iter().map(|o| o.bytes() + 1).sum::<usize>() + 256,
+                );
+                // The keys in the order `serde_json` writes a `Value`'s.
+                out.extend_from_slice(b"{\"apiVersion\":");
+                let _ = serde_json::to_writer(&mut out, &resource.api_version());
+                out.extend_from_slice(b",\"items\":[");
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    out.extend_from_slice(item.json());
+                }
+                out.extend_from_slice(b"],\"kind\":");
+                let _ = serde_json::to_writer(&mut out, &list_kind);
+                out.extend_from_slice(b",\"metadata\":");
+                let _ = serde_json::to_writer(&mut out, &metadata);
+                out.push(b'}');
+                let mut response = Response::new(full_body(out));
+                response.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    header::HeaderValue::from_static("application/json"),
+                );
+                response
+            }
+            codec::Output::Table => {
+                let table = table::table(
+                    resource,
+                    items,
+                    metadata["resourceVersion"].as_str().and_then(|rv| rv.parse().ok()),
+                    metadata["continue"].as_str(),
+                );
+                self.respond(StatusCode::OK, &table, &[])
+            }
+            codec::Output::Metadata => self.respond(
+                StatusCode::OK,
+                &json!({
+                    "kind": "PartialObjectMetadataList",
+                    "apiVersion": "meta.k8s.io/v1",
+                    "metadata": metadata,
+                    "items": items.iter().map(|o| codec::partial_metadata(o)).collect::<Vec<Value>>(),
+                }),
+                &[],
+            ),
+            codec::Output::Yaml => self.respond(
+                StatusCode::OK,
+                &json!({
+                    "kind": list_kind,
+                    "apiVersion": resource.api_version(),
+                    "metadata": metadata,
+                    "items": items.iter().map(|o| o.as_ref()).collect::<Vec<&Value>>(),
+                }),
+                &[],
+            ),
+        }
     }
 }
 
@@ -633,18 +795,13 @@ fn handle_resource(
         Verb::Get => {
             if let Some(requested) = query.string("resourceVersion").filter(|rv| *rv != "0") {
                 let requested = parse_revision(requested)?;
-                let current = shared.store.lock().revision();
+                let current = shared.store.revision();
                 if requested > current {
                     return Err(ApiError::too_large_resource_version(requested, current));
                 }
             }
-            let object = shared.store.lock().get(&resource, namespace, name)?;
-            let document = match request.output {
-                codec::Output::Table => table::table(&resource, &[object], None, None),
-                codec::Output::Metadata => codec::partial_metadata(&object),
-                codec::Output::Json | codec::Output::Yaml => object.as_ref().clone(),
-            };
-            Ok(request.respond(StatusCode::OK, &document, &[]))
+            let object = shared.store.get(&resource, namespace, name)?;
+            Ok(request.respond_object(&resource, StatusCode::OK, &object))
         }
         Verb::Create => {
             let dry_run = query.dry_run()?;
@@ -731,15 +888,30 @@ fn handle_resource(
             let (options, body_dry_run) = delete_options(headers, &body)?;
             let dry_run = query.dry_run()? || body_dry_run;
             let filter = filter(&path, query)?;
-            let mut store = shared.store.lock();
             let mut deleted = Vec::new();
-            for (ns, name) in store.select(&filter) {
-                match store.delete(&resource, ns.as_deref(), &name, &options, dry_run)? {
-                    DeleteOutcome::Deleted(o) | DeleteOutcome::Pending(o) => deleted.push(o),
+            // One object at a time, as the real server deletes a collection: other requests
+            // (writes included) go on meanwhile, and the request timeout stops the loop.
+            for (ns, name) in shared.store.select(&filter) {
+                if Instant::now() >= request.deadline {
+                    return Err(timeout_error());
+                }
+                let outcome =
+                    shared
+                        .store
+                        .lock()
+                        .delete(&resource, ns.as_deref(), &name, &options, dry_run);
+                match outcome {
+                    Ok(DeleteOutcome::Deleted(o) | DeleteOutcome::Pending(o)) => deleted.push(o),
+                    // Deleted by someone else since the selection.
+                    Err(err) if err.code() == 404 => {}
+                    Err(err) => return Err(err),
                 }
             }
-            let revision = store.revision();
-            drop(store);
+            let revision = shared.store.revision();
+            let metadata = json!({"resourceVersion": revision.to_string()});
+            if request.output == codec::Output::Json {
+                return Ok(request.respond_list(&resource, metadata, &deleted));
+            }
             let list = json!({
                 "kind": format!("{}List", resource.kind),
                 "apiVersion": resource.api_version(),
@@ -763,7 +935,7 @@ fn handle_scale(
     let namespace = path.namespace.as_deref();
     let name = path.name.as_deref().unwrap_or("");
     if request.verb == Verb::Get {
-        let object = request.shared.store.lock().get(resource, namespace, name)?;
+        let object = request.shared.store.get(resource, namespace, name)?;
         return Ok(request.respond(StatusCode::OK, &scale::scale(resource, &object)?, &[]));
     }
     if !matches!(request.verb, Verb::Update | Verb::Patch) {
@@ -954,18 +1126,8 @@ fn list(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<B
         limit: limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
         continue_token,
     };
-    let page = shared.store.lock().list(&list_request)?;
-    let resource = &path.resource;
+    let page = shared.store.list(&list_request)?;
     let continue_token = page.continue_token.as_ref().map(ContinueToken::encode);
-    if request.output == codec::Output::Table {
-        let table = table::table(
-            resource,
-            &page.items,
-            Some(page.revision),
-            continue_token.as_deref(),
-        );
-        return Ok(request.respond(StatusCode::OK, &table, &[]));
-    }
     let mut metadata = json!({"resourceVersion": page.revision.to_string()});
     if let Some(token) = continue_token {
         metadata["continue"] = json!(token);
@@ -973,22 +1135,7 @@ fn list(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<B
     if let Some(remaining) = page.remaining {
         metadata["remainingItemCount"] = json!(remaining);
     }
-    let list = if request.output == codec::Output::Metadata {
-        json!({
-            "kind": "PartialObjectMetadataList",
-            "apiVersion": "meta.k8s.io/v1",
-            "metadata": metadata,
-            "items": page.items.iter().map(|o| codec::partial_metadata(o)).collect::<Vec<Value>>(),
-        })
-    } else {
-        json!({
-            "kind": format!("{}List", resource.kind),
-            "apiVersion": resource.api_version(),
-            "metadata": metadata,
-            "items": page.items.iter().map(|o| o.as_ref()).collect::<Vec<&Value>>(),
-        })
-    };
-    Ok(request.respond(StatusCode::OK, &list, &[]))
+    Ok(request.respond_list(&path.resource, metadata, &page.items))
 }
 
 fn watch(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<Body>, ApiError> {
@@ -1047,28 +1194,32 @@ fn watch(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<
     let start = faults::lagged_watch(shared, start);
     let output = request.output;
     let resource = path.resource.clone();
-    let (tx, rx) = mpsc::unbounded_channel();
     let result = {
         let mut store = shared.store.lock();
         match (send_initial_events, revision) {
             (Some(true), Some(revision)) if revision > store.revision() => Err(
                 ApiError::too_large_resource_version(revision, store.revision()),
             ),
-            _ => store.watch(filter, start, tx.clone()),
+            _ => store.watch(filter, start),
         }
     };
-    let id = match result {
-        Ok(id) => Some(id),
+    let interval = bookmarks.then_some(shared.settings.bookmark_interval);
+    let stream = match result {
+        Ok(registration) => WatchStream::new(
+            shared.clone(),
+            registration,
+            resource.clone(),
+            interval,
+            timeout,
+        ),
         // Like the real server: 200, then an ERROR event, then the end of the stream.
-        Err(err) if err.code() == 410 => {
-            let _ = tx.send(WatchMessage::Error(err.to_status()));
-            None
-        }
+        Err(err) if err.code() == 410 => WatchStream::finished(
+            shared.clone(),
+            resource.clone(),
+            Queue::finished([WatchMessage::Error(err.to_status())]),
+        ),
         Err(err) => return Err(err),
     };
-    drop(tx);
-    let interval = bookmarks.then_some(shared.bookmark_interval);
-    let stream = WatchStream::new(shared.clone(), id, resource.clone(), rx, interval, timeout);
     let chunks = faults::delayed_watch(shared, stream.into_stream().boxed());
     let body = StreamBody::new(chunks.map(move |chunk| {
         Ok(Frame::data(match output {

@@ -6,21 +6,29 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tokio::time::{Instant, Interval, Sleep};
 
 use super::resource::ResourceType;
 use super::server::Shared;
-use super::storage::WatchMessage;
+use super::storage::queue::{Closed, Queue};
+use super::storage::{Initial, InitialEvents, Registration, WatchMessage};
 
 pub(crate) use informer_core::lister_watcher::INITIAL_EVENTS_END_ANNOTATION;
 
-fn line(event_type: &str, object: &Value) -> Bytes {
-    let mut out = format!("{{\"type\":\"{event_type}\",\"object\":").into_bytes();
-    // Serializing a `Value` cannot fail.
-    let _ = serde_json::to_writer(&mut out, object);
+/// One event line around an object's JSON.
+fn line(event_type: &str, object_json: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(object_json.len() + 32);
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(event_type.as_bytes());
+    out.extend_from_slice(b"\",\"object\":");
+    out.extend_from_slice(object_json);
     out.extend_from_slice(b"}\n");
     Bytes::from(out)
+}
+
+fn value_line(event_type: &str, object: &Value) -> Bytes {
+    // Serializing a `Value` cannot fail.
+    line(event_type, &serde_json::to_vec(object).unwrap_or_default())
 }
 
 fn bookmark(resource: &ResourceType, revision: u64, initial_events_end: bool) -> Value {
@@ -31,25 +39,25 @@ fn bookmark(resource: &ResourceType, revision: u64, initial_events_end: bool) ->
     json!({"kind": resource.kind, "apiVersion": resource.api_version(), "metadata": metadata})
 }
 
-/// The state of one watch response body.
+/// The state of one watch response body: first the initial events (read lazily from the
+/// snapshot the watch started at), then its queue, with bookmarks when the queue is idle.
 pub(crate) struct WatchStream {
     shared: Arc<Shared>,
     id: Option<u64>,
     resource: Arc<ResourceType>,
-    rx: mpsc::UnboundedReceiver<WatchMessage>,
+    queue: Arc<Queue<WatchMessage>>,
+    initial: Option<InitialEvents>,
     bookmarks: Option<Interval>,
     deadline: Option<Pin<Box<Sleep>>>,
     done: bool,
 }
 
 impl WatchStream {
-    /// A stream for the registered watch `id` (or `None` for a stream that only
-    /// drains what was queued, e.g. an error event).
+    /// The stream of a registered watch.
     pub(crate) fn new(
         shared: Arc<Shared>,
-        id: Option<u64>,
+        registration: Registration,
         resource: Arc<ResourceType>,
-        rx: mpsc::UnboundedReceiver<WatchMessage>,
         bookmark_interval: Option<Duration>,
         timeout: Option<Duration>,
     ) -> Self {
@@ -60,34 +68,47 @@ impl WatchStream {
         });
         Self {
             shared,
-            id,
+            id: Some(registration.id),
             resource,
-            rx,
+            queue: registration.queue,
+            initial: registration.initial,
             bookmarks,
             deadline: timeout.map(|t| Box::pin(tokio::time::sleep(t))),
             done: false,
         }
     }
 
+    /// A stream that only sends what a closed queue holds (e.g. an error event).
+    pub(crate) fn finished(
+        shared: Arc<Shared>,
+        resource: Arc<ResourceType>,
+        queue: Queue<WatchMessage>,
+    ) -> Self {
+        Self {
+            shared,
+            id: None,
+            resource,
+            queue: Arc::new(queue),
+            initial: None,
+            bookmarks: None,
+            deadline: None,
+            done: false,
+        }
+    }
+
     fn encode(&mut self, message: WatchMessage) -> Bytes {
         match message {
-            WatchMessage::Event(event, object) => line(event.as_str(), &object),
-            WatchMessage::Bookmark {
-                revision,
-                initial_events_end,
-            } => line(
-                "BOOKMARK",
-                &bookmark(&self.resource, revision, initial_events_end),
-            ),
+            WatchMessage::Event(event, object) => line(event.as_str(), object.json()),
             WatchMessage::Error(status) => {
                 self.done = true;
-                line("ERROR", &status)
+                value_line("ERROR", &status)
             }
             WatchMessage::Raw(raw) => Bytes::from(format!("{raw}\n")),
         }
     }
 
-    /// The next chunk, or `None` when the watch ends.
+    /// The next chunk, or `None` when the watch ends: at its timeout, when the server closes
+    /// it, or when it fell too far behind.
     pub(crate) async fn next_chunk(&mut self) -> Option<Bytes> {
         if self.done {
             return None;
@@ -96,11 +117,31 @@ impl WatchStream {
             if self.deadline.as_ref().is_some_and(|d| d.is_elapsed()) {
                 return None;
             }
-            if let Ok(message) = self.rx.try_recv() {
+            if let Some(initial) = self.initial.as_mut() {
+                if self.queue.closed() == Some(Closed::Overflowed) {
+                    return None;
+                }
+                match initial.next() {
+                    Initial::Event(object) => return Some(line("ADDED", object.json())),
+                    Initial::Scanning => {
+                        tokio::task::yield_now().await;
+                        continue;
+                    }
+                    Initial::End {
+                        revision,
+                        bookmark: end,
+                    } => {
+                        self.initial = None;
+                        if end {
+                            let end = bookmark(&self.resource, revision, true);
+                            return Some(value_line("BOOKMARK", &end));
+                        }
+                    }
+                }
+            }
+            if let Some(message) = self.queue.try_pop() {
                 return Some(self.encode(message));
             }
-            // A stream without a registered watch only drains what was queued.
-            let id = self.id?;
             let deadline = async {
                 match self.deadline.as_mut() {
                     Some(d) => d.as_mut().await,
@@ -116,14 +157,17 @@ impl WatchStream {
                 }
             };
             tokio::select! {
-                message = self.rx.recv() => match message {
+                message = self.queue.pop() => match message {
                     Some(message) => return Some(self.encode(message)),
                     None => return None,
                 },
                 () = deadline => return None,
                 () = tick => {
-                    if !self.shared.store.lock().bookmark(id) {
-                        return None;
+                    // Read the revision first: every event up to it is queued by then, so
+                    // with nothing queued, none is still to come below it.
+                    let revision = self.shared.store.revision();
+                    if self.queue.is_idle() {
+                        return Some(value_line("BOOKMARK", &bookmark(&self.resource, revision, false)));
                     }
                 }
             }
@@ -153,7 +197,7 @@ mod tests {
 
     #[test]
     fn lines_are_json_events() {
-        let bytes = line("ADDED", &json!({"a": 1}));
+        let bytes = value_line("ADDED", &json!({"a": 1}));
         assert_eq!(&bytes[..], b"{\"type\":\"ADDED\",\"object\":{\"a\":1}}\n");
         let pods = Registry::builtin().by_path("", "v1", "pods").unwrap();
         let bm = bookmark(&pods, 7, true);

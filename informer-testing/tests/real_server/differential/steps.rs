@@ -1,0 +1,709 @@
+//! The script: one named step per request, run in order against both servers. A step's
+//! request may use earlier answers *of the same server* (a resource version, a continue
+//! token), through [`Context`].
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+
+pub const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+pub const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
+
+const MERGE: &str = "application/merge-patch+json";
+const JSON_PATCH: &str = "application/json-patch+json";
+const STRATEGIC: &str = "application/strategic-merge-patch+json";
+const APPLY: &str = "application/apply-patch+yaml";
+const AGGREGATED: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+
+/// One request.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub method: http::Method,
+    pub path: String,
+    pub content_type: Option<&'static str>,
+    pub accept: Option<&'static str>,
+    pub body: Option<Vec<u8>>,
+    /// The answer is a stream of watch events (read until the server ends it).
+    pub watch: bool,
+}
+
+impl Request {
+    fn new(method: http::Method, path: impl Into<String>) -> Self {
+        Self {
+            method,
+            path: path.into(),
+            content_type: None,
+            accept: None,
+            body: None,
+            watch: false,
+        }
+    }
+
+    fn get(path: impl Into<String>) -> Self {
+        Self::new(http::Method::GET, path)
+    }
+
+    /// A watch that the server ends after a second (`timeoutSeconds=1`).
+    fn watch(path: impl Into<String>) -> Self {
+        let path = path.into();
+        let sep = if path.contains('?') { '&' } else { '?' };
+        Self {
+            watch: true,
+            ..Self::get(format!("{path}{sep}watch=1&timeoutSeconds=1"))
+        }
+    }
+
+    fn post(path: impl Into<String>, body: Value) -> Self {
+        Self::new(http::Method::POST, path).json(body)
+    }
+
+    fn put(path: impl Into<String>, body: Value) -> Self {
+        Self::new(http::Method::PUT, path).json(body)
+    }
+
+    fn patch(path: impl Into<String>, content_type: &'static str, body: Value) -> Self {
+        Self {
+            content_type: Some(content_type),
+            ..Self::new(http::Method::PATCH, path).json(body)
+        }
+    }
+
+    fn delete(path: impl Into<String>) -> Self {
+        Self::new(http::Method::DELETE, path)
+    }
+
+    fn json(mut self, body: Value) -> Self {
+        self.body = Some(body.to_string().into_bytes());
+        self.content_type.get_or_insert("application/json");
+        self
+    }
+
+    fn raw(mut self, body: &str) -> Self {
+        self.body = Some(body.as_bytes().to_vec());
+        self.content_type.get_or_insert("application/json");
+        self
+    }
+
+    fn accept(mut self, accept: &'static str) -> Self {
+        self.accept = Some(accept);
+        self
+    }
+}
+
+/// Earlier answers of one server, by step name (raw: before normalising).
+#[derive(Default)]
+pub struct Context {
+    pub answers: HashMap<&'static str, Value>,
+}
+
+impl Context {
+    /// The body of an earlier step's answer.
+    fn body(&self, step: &str) -> &Value {
+        match self.answers.get(step) {
+            Some(answer) => &answer["body"],
+            None => panic!("the script refers to step {step:?}, which has not run"),
+        }
+    }
+
+    /// `metadata.resourceVersion` of an earlier answer ("" if it has none).
+    fn rv(&self, step: &str) -> String {
+        self.body(step)["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    }
+
+    /// `metadata.continue` of an earlier list answer ("" if it has none).
+    fn continue_token(&self, step: &str) -> String {
+        self.body(step)["metadata"]["continue"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    }
+}
+
+/// Picks the part of an answer's body that is compared (`None`: all of it).
+pub type Pick = fn(&Value) -> Value;
+
+/// One step of the script.
+pub struct Step {
+    pub name: &'static str,
+    pub request: Box<dyn Fn(&Context) -> Request + Send + Sync>,
+    pub pick: Option<Pick>,
+    /// After this step, wait until the Widget resource is served (the CRD was created).
+    pub then_wait_for_widgets: bool,
+}
+
+impl Step {
+    fn new(
+        name: &'static str,
+        request: impl Fn(&Context) -> Request + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            name,
+            request: Box::new(request),
+            pick: None,
+            then_wait_for_widgets: false,
+        }
+    }
+
+    fn fixed(name: &'static str, request: Request) -> Self {
+        Self::new(name, move |_| request.clone())
+    }
+
+    fn pick(mut self, pick: Pick) -> Self {
+        self.pick = Some(pick);
+        self
+    }
+}
+
+/// The CRD of the script: namespaced `Widget` with a structural schema, a status
+/// subresource, a printer column and a short name (as `shared/apiserver/examples`).
+pub fn widget_crd() -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {
+                "plural": "widgets", "singular": "widget", "kind": "Widget",
+                "listKind": "WidgetList", "shortNames": ["wd"]
+            },
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}],
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {
+                        "spec": {"type": "object", "properties": {
+                            "size": {"type": "integer"},
+                            "color": {"type": "string"}
+                        }},
+                        "status": {"type": "object", "properties": {
+                            "ready": {"type": "boolean"}
+                        }}
+                    }
+                }}
+            }]
+        }
+    })
+}
+
+fn widget(name: &str, labels: Value, spec: Value) -> Value {
+    json!({
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": name, "labels": labels},
+        "spec": spec,
+    })
+}
+
+/// The label of objects made only to probe an error: lists that follow leave them out, so
+/// that a probe one server accepts and the other refuses does not change later answers.
+fn probe() -> Value {
+    json!({"probe": "yes"})
+}
+
+fn at(name: &str) -> String {
+    format!("{WIDGETS}/{name}")
+}
+
+/// `/apis`: only the `example.com` group (the fake also serves built-in groups).
+fn example_group(body: &Value) -> Value {
+    body["groups"]
+        .as_array()
+        .and_then(|groups| groups.iter().find(|g| g["name"] == "example.com"))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// Aggregated `/apis`: the kind of document and the `example.com` item.
+fn example_group_discovery(body: &Value) -> Value {
+    let item = body["items"]
+        .as_array()
+        .and_then(|items| {
+            items
+                .iter()
+                .find(|i| i["metadata"]["name"] == "example.com")
+        })
+        .cloned()
+        .unwrap_or(Value::Null);
+    json!({"apiVersion": body["apiVersion"], "kind": body["kind"], "example.com": item})
+}
+
+/// The script.
+pub fn steps() -> Vec<Step> {
+    let mut steps = vec![
+        // CRD creation and discovery.
+        Step {
+            then_wait_for_widgets: true,
+            ..Step::fixed("crd: create", Request::post(CRDS, widget_crd()))
+        },
+        Step::fixed(
+            "crd: get",
+            Request::get(format!("{CRDS}/widgets.example.com")),
+        ),
+        Step::fixed(
+            "discovery: /apis/example.com/v1",
+            Request::get("/apis/example.com/v1"),
+        ),
+        Step::fixed(
+            "discovery: /apis/example.com",
+            Request::get("/apis/example.com"),
+        ),
+        Step::fixed(
+            "discovery: /apis, the example.com group",
+            Request::get("/apis"),
+        )
+        .pick(example_group),
+        Step::fixed(
+            "discovery: aggregated /apis, the example.com group",
+            Request::get("/apis").accept(AGGREGATED),
+        )
+        .pick(example_group_discovery),
+        // Create and get.
+        Step::fixed("list: empty", Request::get(WIDGETS)),
+        Step::fixed(
+            "create: w1",
+            Request::post(
+                WIDGETS,
+                widget(
+                    "w1",
+                    json!({"app": "a", "tier": "front"}),
+                    json!({"size": 1, "color": "red"}),
+                ),
+            ),
+        ),
+        Step::fixed(
+            "create: w2",
+            Request::post(
+                WIDGETS,
+                widget("w2", json!({"app": "b"}), json!({"size": 2})),
+            ),
+        ),
+        Step::fixed(
+            "create: w3",
+            Request::post(
+                WIDGETS,
+                widget(
+                    "w3",
+                    json!({"app": "a", "tier": "back"}),
+                    json!({"size": 3}),
+                ),
+            ),
+        ),
+        Step::fixed(
+            "create: generateName",
+            Request::post(
+                WIDGETS,
+                json!({
+                    "apiVersion": "example.com/v1", "kind": "Widget",
+                    "metadata": {"generateName": "gen-"}, "spec": {"size": 9}
+                }),
+            ),
+        ),
+        Step::fixed(
+            "create: w1 again (already exists)",
+            Request::post(WIDGETS, widget("w1", json!({}), json!({"size": 1}))),
+        ),
+        Step::fixed("get: w1", Request::get(at("w1"))),
+        Step::fixed("get: missing (not found)", Request::get(at("nope"))),
+        // Updates.
+        Step::new("update: w1 at its version", |cx| {
+            let mut w1 = cx.body("create: w1").clone();
+            w1["spec"]["size"] = json!(2);
+            Request::put(at("w1"), w1)
+        }),
+        Step::new("update: w1 at a stale version", |cx| {
+            let mut w1 = cx.body("create: w1").clone();
+            w1["spec"]["size"] = json!(5);
+            Request::put(at("w1"), w1)
+        }),
+        Step::fixed(
+            "create: probe",
+            Request::post(
+                WIDGETS,
+                widget("probe", json!({"probe": "yes"}), json!({"size": 1})),
+            ),
+        ),
+        Step::fixed(
+            "update: probe without a resourceVersion",
+            Request::put(
+                at("probe"),
+                widget("probe", json!({"probe": "yes"}), json!({"size": 20})),
+            ),
+        ),
+        Step::new("update: name differs from the URL", |cx| {
+            let mut w1 = cx.body("update: w1 at its version").clone();
+            w1["metadata"]["name"] = json!("w9");
+            Request::put(at("w1"), w1)
+        }),
+        // Patches.
+        Step::fixed(
+            "patch: merge",
+            Request::patch(
+                at("w1"),
+                MERGE,
+                json!({"spec": {"color": "blue"}, "metadata": {"labels": {"tier": null}}}),
+            ),
+        ),
+        Step::fixed(
+            "patch: json",
+            Request::patch(
+                at("w2"),
+                JSON_PATCH,
+                json!([
+                    {"op": "replace", "path": "/spec/size", "value": 5},
+                    {"op": "add", "path": "/metadata/labels/extra", "value": "x"}
+                ]),
+            ),
+        ),
+        Step::fixed(
+            "patch: json test operation fails",
+            Request::patch(
+                at("w2"),
+                JSON_PATCH,
+                json!([{"op": "test", "path": "/spec/size", "value": 99}]),
+            ),
+        ),
+        Step::fixed(
+            "patch: strategic merge on a custom resource",
+            Request::patch(at("w2"), STRATEGIC, json!({"spec": {"size": 6}})),
+        ),
+        Step::fixed(
+            "patch: missing object (not found)",
+            Request::patch(at("nope"), MERGE, json!({"spec": {"size": 1}})),
+        ),
+        // Server-side apply with two managers.
+        Step::fixed(
+            "apply: manager a creates w4",
+            Request::patch(
+                format!("{}?fieldManager=a", at("w4")),
+                APPLY,
+                widget(
+                    "w4",
+                    json!({"app": "c"}),
+                    json!({"size": 1, "color": "red"}),
+                ),
+            ),
+        ),
+        Step::fixed(
+            "apply: manager b conflicts on spec.color",
+            Request::patch(
+                format!("{}?fieldManager=b", at("w4")),
+                APPLY,
+                json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                       "metadata": {"name": "w4"}, "spec": {"color": "green"}}),
+            ),
+        ),
+        Step::fixed(
+            "apply: manager b forces spec.color",
+            Request::patch(
+                format!("{}?fieldManager=b&force=true", at("w4")),
+                APPLY,
+                json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                       "metadata": {"name": "w4"}, "spec": {"color": "green"}}),
+            ),
+        ),
+        Step::fixed(
+            "apply: manager a no longer sets spec.color",
+            Request::patch(
+                format!("{}?fieldManager=a", at("w4")),
+                APPLY,
+                json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                       "metadata": {"name": "w4", "labels": {"app": "c"}}, "spec": {"size": 2}}),
+            ),
+        ),
+        Step::fixed(
+            "apply: without a fieldManager",
+            Request::patch(
+                at("w4"),
+                APPLY,
+                json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                       "metadata": {"name": "w4"}, "spec": {"size": 3}}),
+            ),
+        ),
+        Step::fixed("get: w4 with its managed fields", Request::get(at("w4"))),
+        // The status subresource.
+        Step::new("status: the main resource ignores status", |cx| {
+            let mut w1 = cx.body("patch: merge").clone();
+            w1["status"] = json!({"ready": true});
+            Request::put(at("w1"), w1)
+        }),
+        Step::fixed(
+            "status: merge patch of status",
+            Request::patch(
+                format!("{}/status", at("w1")),
+                MERGE,
+                json!({"status": {"ready": true}}),
+            ),
+        ),
+        Step::fixed(
+            "status: the status subresource ignores spec",
+            Request::patch(
+                format!("{}/status", at("w1")),
+                MERGE,
+                json!({"spec": {"size": 100}}),
+            ),
+        ),
+        Step::fixed("status: get", Request::get(format!("{}/status", at("w1")))),
+        // Finalizers and deletion.
+        Step::fixed(
+            "finalizers: add one to w3",
+            Request::patch(
+                at("w3"),
+                MERGE,
+                json!({"metadata": {"finalizers": ["example.com/keep"]}}),
+            ),
+        ),
+        Step::fixed(
+            "delete: w3, which has a finalizer",
+            Request::delete(at("w3")),
+        ),
+        Step::fixed("get: w3 while it terminates", Request::get(at("w3"))),
+        Step::fixed(
+            "patch: w3's spec while it terminates",
+            Request::patch(at("w3"), MERGE, json!({"spec": {"size": 33}})),
+        ),
+        Step::fixed(
+            "finalizers: no new ones while deleting",
+            Request::patch(
+                at("w3"),
+                MERGE,
+                json!({"metadata": {"finalizers": ["example.com/keep", "example.com/more"]}}),
+            ),
+        ),
+        Step::fixed(
+            "finalizers: removing the last one deletes w3",
+            Request::patch(at("w3"), MERGE, json!({"metadata": {"finalizers": null}})),
+        ),
+        Step::fixed("get: w3 is gone", Request::get(at("w3"))),
+        Step::fixed("delete: w2", Request::delete(at("w2"))),
+        Step::fixed("delete: missing (not found)", Request::delete(at("nope"))),
+        Step::fixed(
+            "delete: w1 with a wrong uid precondition",
+            Request::delete(at("w1")).json(json!({
+                "apiVersion": "v1", "kind": "DeleteOptions",
+                "preconditions": {"uid": "00000000-0000-0000-0000-000000000000"}
+            })),
+        ),
+    ];
+    // Objects for the selectors and pages.
+    for (name, step) in [
+        ("p0", "create: p0"),
+        ("p1", "create: p1"),
+        ("p2", "create: p2"),
+        ("p3", "create: p3"),
+        ("p4", "create: p4"),
+    ] {
+        steps.push(Step::fixed(
+            step,
+            Request::post(
+                WIDGETS,
+                widget(name, json!({"page": "yes"}), json!({"size": 10})),
+            ),
+        ));
+    }
+    let pages = format!("{WIDGETS}?labelSelector=page%3Dyes&limit=2");
+    steps.extend([
+        // Selectors.
+        Step::fixed(
+            "list: label selector app=a",
+            Request::get(format!("{WIDGETS}?labelSelector=app%3Da")),
+        ),
+        Step::fixed(
+            "list: set-based label selector",
+            Request::get(format!("{WIDGETS}?labelSelector=app%20in%20(a%2Cc)%2C!tier")),
+        ),
+        Step::fixed(
+            "list: field selector metadata.name=w1",
+            Request::get(format!("{WIDGETS}?fieldSelector=metadata.name%3Dw1")),
+        ),
+        Step::fixed(
+            "list: field selector metadata.namespace!=default",
+            Request::get(format!("{WIDGETS}?fieldSelector=metadata.namespace!%3Ddefault")),
+        ),
+        Step::fixed(
+            "list: unsupported field selector",
+            Request::get(format!("{WIDGETS}?fieldSelector=spec.size%3D1")),
+        ),
+        Step::fixed(
+            "list: malformed label selector",
+            Request::get(format!("{WIDGETS}?labelSelector=app%20in%20(a")),
+        ),
+        Step::fixed(
+            "list: all namespaces",
+            Request::get("/apis/example.com/v1/widgets?labelSelector=!probe"),
+        ),
+        Step::fixed(
+            "list: as a Table",
+            Request::get(format!("{WIDGETS}?labelSelector=page%3Dyes")).accept(TABLE),
+        ),
+        // Pages.
+        Step::fixed("page: 1 of 3", Request::get(pages.clone())),
+        Step::new("page: 2 of 3", {
+            let pages = pages.clone();
+            move |cx| Request::get(format!("{pages}&continue={}", cx.continue_token("page: 1 of 3")))
+        }),
+        Step::new("page: 3 of 3", {
+            let pages = pages.clone();
+            move |cx| Request::get(format!("{pages}&continue={}", cx.continue_token("page: 2 of 3")))
+        }),
+        Step::fixed(
+            "page: malformed continue token",
+            Request::get(format!("{pages}&continue=bm90LWEtdG9rZW4")),
+        ),
+        Step::fixed(
+            "page: limit with resourceVersion=0",
+            Request::get(format!("{pages}&resourceVersion=0")),
+        ),
+        // Resource versions of lists.
+        Step::new("list: exact resourceVersion of create: p1", |cx| {
+            Request::get(format!(
+                "{WIDGETS}?labelSelector=page%3Dyes&resourceVersion={}&resourceVersionMatch=Exact",
+                cx.rv("create: p1")
+            ))
+        }),
+        Step::fixed(
+            "list: resourceVersionMatch without resourceVersion",
+            Request::get(format!("{WIDGETS}?resourceVersionMatch=NotOlderThan")),
+        ),
+        Step::fixed(
+            "list: malformed resourceVersion",
+            Request::get(format!("{WIDGETS}?resourceVersion=abc")),
+        ),
+        Step::fixed(
+            "list: too large resourceVersion",
+            Request::get(format!(
+                "{WIDGETS}?resourceVersion=99999999999&resourceVersionMatch=NotOlderThan"
+            )),
+        ),
+        // Watches.
+        Step::fixed(
+            "watch: from 0",
+            Request::watch(format!("{WIDGETS}?resourceVersion=0&labelSelector=!probe")),
+        ),
+        Step::new("watch: from the version of create: p2", |cx| {
+            Request::watch(format!(
+                "{WIDGETS}?resourceVersion={}&labelSelector=!probe",
+                cx.rv("create: p2")
+            ))
+        }),
+        Step::new("watch: from a list's version", |cx| {
+            Request::watch(format!("{WIDGETS}?resourceVersion={}", cx.rv("list: all namespaces")))
+        }),
+        Step::fixed(
+            "watch: from resourceVersion 1 (older than the server keeps)",
+            Request::watch(format!("{WIDGETS}?resourceVersion=1")),
+        ),
+        Step::fixed(
+            "watch: streaming list",
+            Request::watch(format!(
+                "{WIDGETS}?labelSelector=page%3Dyes&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+            )),
+        ),
+        Step::fixed(
+            "watch: streaming list without resourceVersionMatch",
+            Request::watch(format!("{WIDGETS}?sendInitialEvents=true&allowWatchBookmarks=true")),
+        ),
+        Step::fixed(
+            "watch: label selector from 0",
+            Request::watch(format!("{WIDGETS}?resourceVersion=0&labelSelector=app%3Da")),
+        ),
+        Step::fixed(
+            "watch: malformed resourceVersion",
+            Request::watch(format!("{WIDGETS}?resourceVersion=abc")),
+        ),
+        // Validation and malformed requests.
+        Step::fixed(
+            "validation: Strict refuses an unknown field",
+            Request::post(
+                format!("{WIDGETS}?fieldValidation=Strict"),
+                widget("v-strict", probe(), json!({"size": 1, "bogus": true})),
+            ),
+        ),
+        Step::fixed(
+            "validation: Warn accepts an unknown field with a warning",
+            Request::post(
+                format!("{WIDGETS}?fieldValidation=Warn"),
+                widget("v-warn", probe(), json!({"size": 1, "bogus": true})),
+            ),
+        ),
+        Step::fixed(
+            "validation: an unknown field by default",
+            Request::post(WIDGETS, widget("v-default", probe(), json!({"size": 1, "bogus": true}))),
+        ),
+        Step::fixed(
+            "validation: Strict refuses a duplicate field",
+            Request::new(http::Method::POST, format!("{WIDGETS}?fieldValidation=Strict")).raw(
+                r#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"v-dup","labels":{"probe":"yes"}},"spec":{"size":1,"size":2}}"#,
+            ),
+        ),
+        Step::fixed(
+            "validation: a field of the wrong type",
+            Request::post(WIDGETS, widget("v-type", probe(), json!({"size": "big"}))),
+        ),
+        Step::fixed(
+            "validation: invalid name",
+            Request::post(WIDGETS, widget("Bad_Name", probe(), json!({"size": 1}))),
+        ),
+        Step::fixed(
+            "validation: wrong kind in the body",
+            Request::post(
+                WIDGETS,
+                json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+                       "metadata": {"name": "v-kind", "labels": {"probe": "yes"}}}),
+            ),
+        ),
+        Step::fixed(
+            "validation: wrong apiVersion in the body",
+            Request::post(
+                WIDGETS,
+                json!({"apiVersion": "example.com/v2", "kind": "Widget",
+                       "metadata": {"name": "v-version", "labels": {"probe": "yes"}}}),
+            ),
+        ),
+        Step::fixed(
+            "validation: namespace differs from the URL",
+            Request::post(
+                WIDGETS,
+                json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                       "metadata": {"name": "v-ns", "namespace": "other", "labels": {"probe": "yes"}}}),
+            ),
+        ),
+        Step::fixed(
+            "validation: malformed JSON",
+            Request::new(http::Method::POST, WIDGETS).raw("{not json"),
+        ),
+        Step::fixed(
+            "validation: unknown fieldValidation value",
+            Request::post(
+                format!("{WIDGETS}?fieldValidation=Loud"),
+                widget("v-loud", probe(), json!({"size": 1})),
+            ),
+        ),
+        Step::fixed(
+            "get: unknown resource in a served group",
+            Request::get("/apis/example.com/v1/namespaces/default/gadgets"),
+        ),
+        Step::fixed(
+            "get: invalid namespace name",
+            Request::get("/apis/example.com/v1/namespaces/Bad_NS/widgets/w1"),
+        ),
+        // Collections.
+        Step::fixed(
+            "deletecollection: page=yes",
+            Request::delete(format!("{WIDGETS}?labelSelector=page%3Dyes")),
+        ),
+        Step::fixed(
+            "list: after the deletecollection",
+            Request::get(format!("{WIDGETS}?labelSelector=!probe")),
+        ),
+    ]);
+    steps
+}
