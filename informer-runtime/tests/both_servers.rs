@@ -12,5 +12,6 @@ mod both_servers {
     mod chaos;
     mod informer;
     mod lister_watcher;
+    mod outage;
     mod recorder;
 }
