@@ -69,6 +69,7 @@
 //! | `queue = my_queue` | your queue: `fn(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>`, or `fn(&Self, Arc<dyn QueueMetrics>) -> ...` to use the struct's state | `queue` ([`MakeQueue`](crate::runtime::controller::MakeQueue)) |
 //! | `store = my_store` | your cache: `fn() -> Arc<dyn Indexer<T>>`, or `fn(&Self) -> Arc<dyn Indexer<T>>` to use the struct's state | `store` ([`MakeStore`](crate::runtime::controller::MakeStore)) |
 //! | `keep_managed_fields` | keep `metadata.managedFields` in caches (see below) | factory setting |
+//! | `read_your_writes = false` | turn off the read-your-own-writes gate (on by default: a reconcile waits until the caches hold the writes its key's last reconcile made through `ctx.client()`) | `read_your_writes` |
 //! | `name = "deployments"` | metrics and log name (default: the struct's name, snake_case) | `name` |
 //! | `lister = name` | the primary accessor's name (default: the type's plural, `ctx.deployments()`) | |
 //! | `crate = path` | where `informer_runtime` is (default `::informer::runtime`) | |
@@ -82,6 +83,11 @@
 //! type's plural in snake_case (`ctx.deployments()`, `ctx.replica_sets()`,
 //! `ctx.network_policies()`), each a [`Lister`](crate::runtime::Lister), and `queue()`,
 //! `client()` (`ctx.client()?` in a reconcile) and `name()`.
+//! Writes made through `ctx.client()` are recorded for read-your-own-writes (on by default,
+//! see [`ControllerBuilder::read_your_writes`](crate::runtime::controller::ControllerBuilder::read_your_writes)):
+//! the next reconcile of the same key runs only once every cache the writes touched holds
+//! them, so it never acts on a cache from before its own write. Writes through another client
+//! are not covered.
 //!
 //! # Memory
 //! When the controller runs with its own factory (`run`, `run_until`), caches drop

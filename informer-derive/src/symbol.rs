@@ -15,6 +15,7 @@ pub const METADATA: &str = "metadata";
 pub const QUEUE: &str = "queue";
 pub const STORE: &str = "store";
 pub const KEEP_MANAGED_FIELDS: &str = "keep_managed_fields";
+pub const READ_YOUR_WRITES: &str = "read_your_writes";
 pub const NAME: &str = "name";
 pub const LISTER: &str = "lister";
 pub const CRATE: &str = "crate";
@@ -39,6 +40,7 @@ pub const CONTROLLER_KEYS: &[&str] = &[
     QUEUE,
     STORE,
     KEEP_MANAGED_FIELDS,
+    READ_YOUR_WRITES,
     NAME,
     LISTER,
     CRATE,

@@ -120,6 +120,28 @@ fn attributes_become_builder_settings() {
 }
 
 #[test]
+fn read_your_writes_is_on_unless_the_attribute_turns_it_off() {
+    #[derive(Controller)]
+    #[controller(for = ConfigMap, read_your_writes = false)]
+    struct Reporter;
+    impl Reconcile for Reporter {
+        async fn reconcile(
+            &self,
+            _ctx: &Context<Self>,
+            _key: &ObjectKey,
+            _cm: Option<Arc<ConfigMap>>,
+        ) -> Result<Action, ReconcileError> {
+            Ok(Action::Done)
+        }
+    }
+    let sources = sources();
+    let on = format!("{:?}", Deployments.into_controller(&sources.factory).unwrap());
+    assert!(on.contains("read_your_writes: true"), "{on}");
+    let off = format!("{:?}", Reporter.into_controller(&sources.factory).unwrap());
+    assert!(off.contains("read_your_writes: false"), "{off}");
+}
+
+#[test]
 fn listed_indexes_are_registered_when_the_controller_is_built() {
     let sources = sources();
     let factory = &sources.factory;

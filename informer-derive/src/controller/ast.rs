@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use syn::parse::ParseStream;
-use syn::{DeriveInput, Expr, Ident, LitInt, LitStr, Path, Type};
+use syn::{DeriveInput, Expr, Ident, LitBool, LitInt, LitStr, Path, Type};
 
 use crate::ctxt::Ctxt;
 use crate::duration;
@@ -29,6 +29,8 @@ pub struct Controller {
     pub queue: Option<QueueChoice>,
     pub store: Option<Path>,
     pub keep_managed_fields: bool,
+    /// `read_your_writes = false`: the read-your-own-writes gate is off.
+    pub read_your_writes: Option<LitBool>,
     pub name: Option<LitStr>,
 }
 
@@ -99,6 +101,7 @@ impl Controller {
             queue: None,
             store: None,
             keep_managed_fields: false,
+            read_your_writes: None,
             name: None,
         };
         let mut primary_ty: Option<Type> = None;
@@ -176,6 +179,12 @@ impl Controller {
                                 flag(key, input)?;
                                 once(cx, &mut keep, key, ())
                             }
+                            READ_YOUR_WRITES => once(
+                                cx,
+                                &mut c.read_your_writes,
+                                key,
+                                value(key, input, "read_your_writes = false")?,
+                            ),
                             NAME => once(
                                 cx,
                                 &mut c.name,

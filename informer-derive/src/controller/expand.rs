@@ -189,6 +189,9 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
     for r in &c.related {
         steps.push(related_step(krate, r));
     }
+    if let Some(on) = &c.read_your_writes {
+        steps.push(quote!(builder.read_your_writes(#on)));
+    }
     if let Some(workers) = &c.workers {
         steps.push(quote!(builder.workers(#workers)));
     }

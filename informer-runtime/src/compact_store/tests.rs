@@ -2,7 +2,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use informer_core::store::{ThreadSafeStore, index_fn};
 use informer_core::{Indexer, Indexers, NAMESPACE_INDEX, ObjectKey, Store, StoreOp};
@@ -302,21 +301,16 @@ fn realistic_pods_take_a_fraction_of_their_json_size() {
     // The first pod is the dictionary; measure the others.
     let first = store.encode(&pods[0]).len();
     let per_pod = (store.stats().encoded_bytes - first) / (pods.len() - 1);
-    let start = Instant::now();
     for pod in &pods {
         let key = informer_core::resource_key(pod).unwrap();
         assert_eq!(*store.get(&key).unwrap(), *pod, "decoded exactly as stored");
     }
-    let per_read = start.elapsed() / pods.len() as u32;
+    // Read latency is measured in the benches (M1), not asserted here.
     println!(
-        "compact store: {per_pod} encoded bytes per pod (JSON: {} bytes), {per_read:?} per decoding read",
+        "compact store: {per_pod} encoded bytes per pod (JSON: {} bytes)",
         json_bytes / pods.len()
     );
     assert!(per_pod < 2048, "{per_pod} bytes per pod");
-    assert!(
-        per_read < Duration::from_millis(50),
-        "a read is a decode, not a scan"
-    );
 }
 
 #[tokio::test]

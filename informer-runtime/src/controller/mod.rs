@@ -174,6 +174,7 @@ impl<K: Clone> fmt::Debug for Controller<K> {
         f.debug_struct("Controller")
             .field("name", &self.runner.state.name)
             .field("workers", &self.runner.state.workers())
+            .field("read_your_writes", &self.runner.gate.is_some())
             .field(
                 "informers",
                 &self

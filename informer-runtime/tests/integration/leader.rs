@@ -250,15 +250,16 @@ async fn failover_within_lease_duration_plus_retry_after_the_leader_is_killed() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_released_lease_is_taken_over_at_once() {
-    // A long lease, so "at once" is clearly distinguishable from "after expiry".
-    let lease_duration = Duration::from_secs(5);
+    // A long lease, so "at once" is clearly distinguishable from "after expiry", even on
+    // a loaded machine.
+    let lease_duration = Duration::from_secs(10);
     let server = server().await;
     let electors: Vec<LeaderElector> = ["a", "b", "c"]
         .iter()
         .map(|id| {
             let config = LeaderElectionConfig::new("lock", "default", *id).with_timings(
                 lease_duration,
-                Duration::from_secs(3),
+                Duration::from_secs(6),
                 RETRY,
             );
             LeaderElector::new(server.client(), config)
@@ -290,8 +291,8 @@ async fn a_released_lease_is_taken_over_at_once() {
     let took = Instant::now() - cancelled;
     assert_ne!(next, leader);
     assert!(
-        took < Duration::from_millis(1500),
-        "takeover took {took:?}, not at once"
+        took < lease_duration - Duration::from_secs(2),
+        "takeover took {took:?}: after the lease expired, not at once"
     );
     let (_, at) = timeline.first_term_after(cancelled).expect("a new term");
     assert!(at > cancelled);

@@ -150,30 +150,28 @@ async fn shards_rebalance_to_the_survivors_after_a_kill() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn released_shards_move_at_once_on_clean_shutdown() {
     let server = TestApiServer::start().await.unwrap();
-    // A long lease, so "at once" is clearly not "after expiry".
+    // Leases of ten minutes: a shard that moved within the (generous) wait below was
+    // released, not taken over after its lease expired. No wall-clock assertion needed.
     let managers: Vec<ShardManager> = ["a", "b", "c"]
         .iter()
         .map(|id| {
-            let mut config =
-                config(id).with_timings(Duration::from_secs(5), Duration::from_secs(3), RETRY);
+            let mut config = config(id).with_timings(
+                Duration::from_secs(600),
+                Duration::from_secs(400),
+                RETRY,
+            );
             config.handoff_delay = RETRY;
             ShardManager::new(server.client(), config)
         })
         .collect();
     let check = checker(&managers);
     let mut replicas: Vec<Replica> = managers.iter().map(start).collect();
-    balanced(&managers, Duration::from_secs(10)).await;
+    balanced(&managers, Duration::from_secs(30)).await;
     let leaving = replicas.remove(0);
     leaving.cancel.cancel();
-    let cancelled = Instant::now();
     leaving.task.await.unwrap();
     assert!(managers[0].held().is_empty());
-    let at = balanced(&managers[1..], Duration::from_secs(5)).await;
-    assert!(
-        at - cancelled < Duration::from_millis(1500),
-        "took {:?}, not at once",
-        at - cancelled
-    );
+    balanced(&managers[1..], Duration::from_secs(60)).await;
     finish(check);
 }
 

@@ -130,23 +130,25 @@ async fn too_many_requests_carry_retry_after_and_kube_retries_them() {
 
 #[tokio::test]
 async fn stalls_delay_responses() {
+    // Stalls long enough that a stalled and a prompt answer stay apart on a loaded machine.
+    const STALL: Duration = Duration::from_secs(2);
     let server = server().await;
     let pods: Api<Pod> = Api::namespaced(server.client(), "default");
     within(pods.list(&ListParams::default())).await.unwrap();
     server
         .faults()
-        .stall_next(Verb::List, 1, Duration::from_millis(400));
+        .stall_next(Verb::List, 1, STALL);
     let started = Instant::now();
     within(pods.list(&ListParams::default())).await.unwrap();
-    assert!(started.elapsed() >= Duration::from_millis(400));
+    assert!(started.elapsed() >= STALL);
     let started = Instant::now();
     within(pods.list(&ListParams::default())).await.unwrap();
-    assert!(started.elapsed() < Duration::from_millis(400));
+    assert!(started.elapsed() < STALL);
 
-    server.faults().stall(Duration::from_millis(300));
+    server.faults().stall(STALL);
     let started = Instant::now();
     within(pods.get_opt("x")).await.unwrap();
-    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert!(started.elapsed() >= STALL);
     // A client timeout fires while the server stalls.
     let timed_out = tokio::time::timeout(
         Duration::from_millis(100),
@@ -157,7 +159,7 @@ async fn stalls_delay_responses() {
     server.faults().clear();
     let started = Instant::now();
     within(pods.list(&ListParams::default())).await.unwrap();
-    assert!(started.elapsed() < Duration::from_millis(300));
+    assert!(started.elapsed() < STALL);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,14 @@
+#[macro_use]
+#[path = "../../noop.rs"]
+mod noop;
+
+use informer::prelude::*;
+use k8s_openapi::api::apps::v1::Deployment;
+
+#[derive(Controller)]
+#[controller(for = Deployment, read_your_writes = "off")]
+struct Deployments;
+
+noop_reconcile!(Deployments, Deployment);
+
+fn main() {}
