@@ -419,7 +419,7 @@ impl ListerWatcher<Pod> for MemorySource {
     fn list<'s, 'p, 'f>(
         &'s self,
         _params: &'p ListParams,
-    ) -> BoxFuture<'f, Result<ObjectList<Pod>, ListWatchError>>
+    ) -> BoxFuture<'f, Result<ObjectList<Arc<Pod>>, ListWatchError>>
     where
         's: 'f,
         'p: 'f,
@@ -435,7 +435,7 @@ impl ListerWatcher<Pod> for MemorySource {
                 resource_version: Some(LISTED.to_string()),
                 ..ListMeta::default()
             },
-            items: listed.into_pods(),
+            items: listed.into_pods().into_iter().map(Arc::new).collect(),
         })))
     }
 
@@ -454,6 +454,7 @@ impl ListerWatcher<Pod> for MemorySource {
             Some(events) => events
                 .into_stream()
                 .map(|(kind, pod)| {
+                    let pod = Arc::new(pod);
                     Ok(match kind {
                         Kind::Modified => WatchEvent::Modified(pod),
                         Kind::Deleted => WatchEvent::Deleted(pod),

@@ -25,6 +25,10 @@ use crate::store::Store;
 ///   `FinalStateUnknown` that had none.
 /// - `ReplacedAll`: the store is replaced in one step; deletes (as `FinalStateUnknown` with
 ///   the last cached state) come first, then updates, then adds.
+/// - `ListPart`: each object is stored, as `Added`.
+/// - `ListEnd`: every cached key the list does not hold is removed (a `Delete` of a
+///   `FinalStateUnknown` with the last cached state), then the list's resource version is
+///   recorded.
 /// - `Bookmark`: the store's resource version is recorded.
 ///
 /// # Errors
@@ -144,10 +148,15 @@ fn delta_resource_version<K: Resource>(delta: &Delta<K>) -> Option<&str> {
         Delta::ReplacedAll {
             resource_version, ..
         }
-        | Delta::Bookmark { resource_version } => Some(resource_version.as_str()),
-        Delta::Sync(_) | Delta::Replaced(_) | Delta::Deleted(Deleted::FinalStateUnknown { .. }) => {
-            None
+        | Delta::ListEnd {
+            resource_version, ..
         }
+        | Delta::Bookmark { resource_version } => Some(resource_version.as_str()),
+        // A part of a list is not the list: the store reaches its version at its end.
+        Delta::Sync(_)
+        | Delta::Replaced(_)
+        | Delta::ListPart(_)
+        | Delta::Deleted(Deleted::FinalStateUnknown { .. }) => None,
     };
     rv.filter(|rv| !rv.is_empty())
 }
@@ -225,6 +234,35 @@ fn apply_one<K>(
                     is_initial_list,
                 });
             }
+        }
+        Delta::ListPart(objects) => {
+            let mut first_error = None;
+            for obj in objects {
+                if let Err(e) = upsert(store, obj, None, is_initial_list, notify) {
+                    tracing::warn!(error = %e, "skipped a listed object that cannot be cached");
+                    first_error.get_or_insert(e);
+                }
+            }
+            if let Some(e) = first_error {
+                return Err(e);
+            }
+        }
+        Delta::ListEnd {
+            listed,
+            resource_version,
+        } => {
+            for key in store.list_keys() {
+                if listed.contains(&key) {
+                    continue;
+                }
+                if let Some(last) = store.delete(&key) {
+                    notify(Notification::Delete(Deleted::FinalStateUnknown {
+                        key,
+                        last_known: Some(last),
+                    }));
+                }
+            }
+            store.set_resource_version(&resource_version);
         }
         Delta::Bookmark { resource_version } => store.set_resource_version(&resource_version),
     }

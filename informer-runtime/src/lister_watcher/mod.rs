@@ -4,9 +4,11 @@
 //!
 //! Both implement [`informer_core::ListerWatcher`], as any source of a reflector does.
 
+mod decode;
 mod json;
 mod kube;
 
+pub use self::decode::BodyDecoder;
 pub use self::json::{DecodeError, JsonDecoder, MAX_DEPTH, decode_json};
 pub use self::kube::{KubeListerWatcher, MetadataListerWatcher, map_kube_error};
 

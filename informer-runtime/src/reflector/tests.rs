@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use informer_core::lister_watcher::{
     ListParams, ListWatchError, ListerWatcher, ObjectList, Status, WatchEvent, WatchParams,
-    WatchStream,
+    WatchStream, shared,
 };
 use informer_core::{Delta, Fifo, FifoError, ObjectKey};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -257,7 +257,10 @@ async fn settle() {
 
 #[async_trait]
 impl ListerWatcher<ConfigMap> for Scripted {
-    async fn list(&self, params: &ListParams) -> Result<ObjectList<ConfigMap>, ListWatchError> {
+    async fn list(
+        &self,
+        params: &ListParams,
+    ) -> Result<ObjectList<Arc<ConfigMap>>, ListWatchError> {
         self.record(
             Req::List {
                 rv: params.resource_version.clone(),
@@ -274,7 +277,11 @@ impl ListerWatcher<ConfigMap> for Scripted {
             }
         };
         match next {
-            Some(Reply::List(result)) => result,
+            Some(Reply::List(result)) => result.map(|list| ObjectList {
+                types: list.types,
+                metadata: list.metadata,
+                items: list.items.into_iter().map(Arc::new).collect(),
+            }),
             _ => std::future::pending().await,
         }
     }
@@ -300,7 +307,7 @@ impl ListerWatcher<ConfigMap> for Scripted {
         };
         match next {
             Some(Reply::Watch(Ok((items, end)))) => {
-                let items = futures::stream::iter(items);
+                let items = futures::stream::iter(items.into_iter().map(|i| i.map(shared)));
                 Ok(match end {
                     Some(after) => items
                         .chain(
@@ -726,7 +733,12 @@ async fn watch_request_answered_with_410_relists_at_the_last_synced_rv() {
     lw.wait_requests(4).await;
     assert_eq!(
         lw.requests(),
-        [l(Some("0"), Some(500)), w("10"), l(Some("10"), None), w("20")]
+        [
+            l(Some("0"), Some(500)),
+            w("10"),
+            l(Some("10"), None),
+            w("20")
+        ]
     );
     r.stop().await;
 }
@@ -740,7 +752,11 @@ async fn watch_410_after_an_outage_of_a_healthy_watch_relists_at_once() {
         Reply::Watch(Err(transport())),
         Reply::Watch(Err(transport())),
         // Back, with its history gone.
-        watch_open(vec![error_event(410, "Expired", "too old resource version")]),
+        watch_open(vec![error_event(
+            410,
+            "Expired",
+            "too old resource version",
+        )]),
         Reply::List(Ok(list_of("30", &["a"], None))),
         watch_open(vec![]),
     ]);
@@ -838,7 +854,10 @@ async fn watch_event_older_than_the_cache_is_refused_and_the_cache_relists_consi
     assert_eq!(r.reflector.stats().stale_refusals, 1);
     let last = r.reflector.last_error();
     assert!(
-        matches!(last.as_deref(), None | Some(ReflectorError::WentBack { .. })),
+        matches!(
+            last.as_deref(),
+            None | Some(ReflectorError::WentBack { .. })
+        ),
         "{last:?}"
     );
     r.stop().await;
@@ -878,7 +897,13 @@ async fn refusals_from_a_lagging_server_back_off_with_growing_delays() {
     lw.wait_requests(7).await;
     assert_eq!(
         lw.gaps()[1..6],
-        [800 * MS, 0 * MS, 1600 * MS, 0 * MS, 3200 * MS],
+        [
+            800 * MS,
+            Duration::ZERO,
+            1600 * MS,
+            Duration::ZERO,
+            3200 * MS
+        ],
         "a consistent list does not reset the backoff while the server lags"
     );
     assert_eq!(r.reflector.stats().stale_refusals, 3);
@@ -889,7 +914,10 @@ async fn refusals_from_a_lagging_server_back_off_with_growing_delays() {
 async fn consistent_list_older_than_the_cache_is_taken_and_counted() {
     let lw = Scripted::new(vec![
         Reply::List(Ok(list_of("10", &["a"], None))),
-        watch_open(vec![modified("a", "12"), error_event(410, "Expired", "gone")]),
+        watch_open(vec![
+            modified("a", "12"),
+            error_event(410, "Expired", "gone"),
+        ]),
         Reply::List(Err(gone())),
         // etcd restored from a backup: the consistent read is the truth.
         Reply::List(Ok(list_of("8", &["b"], None))),
@@ -1103,10 +1131,19 @@ async fn error_event_that_is_not_gone_nor_a_throttle_relists_after_backoff() {
     lw.wait_requests(4).await;
     assert_eq!(
         lw.requests(),
-        [l(Some("0"), Some(500)), w("10"), l(Some("11"), None), w("12")]
+        [
+            l(Some("0"), Some(500)),
+            w("10"),
+            l(Some("11"), None),
+            w("12")
+        ]
     );
     assert_eq!(lw.gaps()[1], 800 * MS, "after a backoff");
-    assert_eq!(r.fifo.calls()[2], replace(&["a"], "12"), "the phantom is gone");
+    assert_eq!(
+        r.fifo.calls()[2],
+        replace(&["a"], "12"),
+        "the phantom is gone"
+    );
     assert_eq!(r.reflector.stats().watch_errors, 1);
     r.stop().await;
 }
@@ -1123,7 +1160,12 @@ async fn error_status_answering_a_watch_request_relists_after_backoff() {
     lw.wait_requests(4).await;
     assert_eq!(
         lw.requests(),
-        [l(Some("0"), Some(500)), w("10"), l(Some("10"), None), w("12")]
+        [
+            l(Some("0"), Some(500)),
+            w("10"),
+            l(Some("10"), None),
+            w("12")
+        ]
     );
     assert_eq!(lw.gaps()[1], 800 * MS);
     r.stop().await;
@@ -1141,7 +1183,12 @@ async fn internal_error_event_relists_when_the_retry_window_is_off() {
     lw.wait_requests(4).await;
     assert_eq!(
         lw.requests(),
-        [l(Some("0"), Some(500)), w("10"), l(Some("10"), None), w("12")]
+        [
+            l(Some("0"), Some(500)),
+            w("10"),
+            l(Some("10"), None),
+            w("12")
+        ]
     );
     r.stop().await;
 }
@@ -1951,31 +1998,7 @@ mod model {
 
     /// Applies what the FIFO pops to `store`, as an informer does.
     fn apply(store: &ThreadSafeStore<ConfigMap>, batch: Vec<Delta<ConfigMap>>) {
-        for delta in batch {
-            match delta {
-                Delta::Added(o) | Delta::Updated(o) | Delta::Replaced(o) | Delta::Sync(o) => {
-                    store.update(o).unwrap();
-                }
-                Delta::Deleted(d) => {
-                    let key = match &d {
-                        informer_core::Deleted::Object(o) => {
-                            ObjectKey::from_resource(&**o).unwrap()
-                        }
-                        informer_core::Deleted::FinalStateUnknown { key, .. } => key.clone(),
-                    };
-                    store.delete(&key);
-                }
-                Delta::ReplacedAll {
-                    objects,
-                    resource_version,
-                } => {
-                    store.replace(objects, &resource_version).unwrap();
-                }
-                Delta::Bookmark { resource_version } => {
-                    store.set_resource_version(&resource_version)
-                }
-            }
-        }
+        informer_core::apply::apply_deltas(store, batch, false, &mut |_| {}).unwrap();
     }
 
     async fn scenario(ops: Vec<Op>, streaming: bool, delta_fifo: bool) {

@@ -2,6 +2,7 @@
 //! in-process API server: typed objects, custom resources as `DynamicObject`, metadata-only,
 //! pagination, watch events, and how every failure is reported.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::support::server_with_widgets;
@@ -37,7 +38,7 @@ async fn create(api: &Api<ConfigMap>, name: &str) -> ConfigMap {
 async fn next<K: Clone>(
     stream: &mut WatchStream<K>,
     bookmarks: bool,
-) -> Result<WatchEvent<K>, ListWatchError> {
+) -> Result<WatchEvent<Arc<K>>, ListWatchError> {
     loop {
         let item = tokio::time::timeout(Duration::from_secs(5), stream.next())
             .await
@@ -49,7 +50,7 @@ async fn next<K: Clone>(
     }
 }
 
-fn name<K: kube::Resource>(event: &WatchEvent<K>) -> String {
+fn name<K: kube::Resource>(event: &WatchEvent<Arc<K>>) -> String {
     match event {
         WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
             o.meta().name.clone().unwrap_or_default()
@@ -255,7 +256,7 @@ async fn kube_lister_watcher_streams_initial_events_then_the_end_bookmark() {
     let mut names = Vec::new();
     loop {
         match next(&mut stream, true).await.unwrap() {
-            WatchEvent::Added(o) => names.push(o.metadata.name.unwrap()),
+            WatchEvent::Added(o) => names.push(o.metadata.name.clone().unwrap()),
             WatchEvent::Bookmark(b)
                 if b.metadata
                     .annotations
@@ -315,7 +316,7 @@ async fn metadata_lister_watcher_lists_and_watches_partial_object_metadata() {
     let api = configmaps(&server);
     create(&api, "a").await;
     let lw = KubeListerWatcher::metadata(api.clone());
-    let list: kube::core::ObjectList<PartialObjectMeta<ConfigMap>> =
+    let list: kube::core::ObjectList<Arc<PartialObjectMeta<ConfigMap>>> =
         lw.list(&ListParams::default()).await.unwrap();
     assert_eq!(list.items.len(), 1);
     assert_eq!(list.items[0].metadata.name.as_deref(), Some("a"));
@@ -415,9 +416,9 @@ async fn kube_lister_watcher_drops_managed_fields_only_when_asked() {
     let dropped = dropping.list(&ListParams::default()).await.expect("list");
     assert!(dropped.items[0].metadata.managed_fields.is_none());
     // Nothing else differs.
-    let mut expected = kept.items[0].clone();
+    let mut expected = Pod::clone(&kept.items[0]);
     expected.metadata.managed_fields = None;
-    assert_eq!(dropped.items[0], expected);
+    assert_eq!(*dropped.items[0], expected);
 
     let rv = dropped
         .metadata
