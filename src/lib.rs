@@ -35,7 +35,8 @@ pub use informer_testing as testing;
 
 pub use informer_core::*;
 
-pub use informer_derive::{Controller, indexer};
+pub use informer_derive::{Controller, View, indexer};
+pub use informer_runtime::view;
 
 pub mod derive;
 
@@ -47,10 +48,11 @@ pub mod prelude {
         reconciler_fn,
     };
 
-    pub use informer_derive::{Controller, indexer};
+    pub use informer_derive::{Controller, View, indexer};
     pub use informer_runtime::controller::{Context, ControllerSpec, Reconcile};
     pub use informer_runtime::lister::{ByControllerUid, Index};
     pub use informer_runtime::manager::RunController;
+    pub use informer_runtime::view::View;
     pub use std::sync::Arc;
 
     pub use informer_core::{

@@ -1,4 +1,5 @@
-//! Derive macros for `informer`: [`macro@Controller`] and [`macro@indexer`].
+//! Derive macros for `informer`: [`macro@Controller`], [`macro@indexer`] and
+//! [`macro@View`].
 //!
 //! Both generate calls to public APIs of `informer-runtime` (the controller builder, the
 //! `Index` trait); nothing they do is out of reach of hand-written code. Use them through
@@ -16,6 +17,7 @@ mod indexer;
 mod names;
 mod parse;
 mod symbol;
+mod view;
 
 use proc_macro::TokenStream;
 
@@ -35,4 +37,15 @@ pub fn derive_controller(input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn indexer(args: TokenStream, item: TokenStream) -> TokenStream {
     indexer::expand(args.into(), item.into()).into()
+}
+
+/// Derives `kube::Resource` and `informer_runtime::view::View` for a struct with the JSON
+/// shape of a resource (a few of its fields, `metadata` among them), named by
+/// `#[view(of = Resource)]`: informers, listers and controllers then cache and hand out the
+/// view, decoded straight from the wire. Documented in the `informer` crate
+/// (`informer::view`).
+#[proc_macro_derive(View, attributes(view))]
+pub fn derive_view(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    view::derive(input).into()
 }

@@ -10,6 +10,7 @@
 //! | [`reflector`] | list + watch into a FIFO, with relists and backoff |
 //! | [`informer`] | pops the FIFO into the cache, one task per handler |
 //! | [`compact_store`] | an extra cache backend: [`CompactStore`](compact_store::CompactStore) |
+//! | [`view`] | caching only the fields you read: [`View`](view::View) |
 //! | [`factory`] | one shared informer per type, namespace and selectors |
 //! | [`lister`] | typed reads of a cache |
 //! | [`controller`] | handlers → workqueue → workers → [`Reconciler`] |
@@ -29,6 +30,7 @@ pub mod manager;
 pub mod metrics;
 pub mod reflector;
 pub mod shard;
+pub mod view;
 
 mod jitter;
 mod panic;
