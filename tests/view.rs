@@ -1,7 +1,10 @@
-//! `#[derive(View)]`: views cached by informers and derived controllers against the
-//! in-process API server, through a real `kube::Client`, and the trybuild ui cases of every
-//! error of the derive (`tests/ui/view/`).
+//! What caches hold: `#[derive(View)]` views cached by informers and derived controllers,
+//! and the compact caches derived controllers use by default, against the in-process API
+//! server through a real `kube::Client`; and the trybuild ui cases of every error of the
+//! view derive (`tests/ui/view/`).
 
+#[path = "view/caches.rs"]
+mod caches;
 #[path = "view/running.rs"]
 mod running;
 

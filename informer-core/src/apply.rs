@@ -13,7 +13,7 @@ use crate::error::StoreError;
 use crate::fifo::Delta;
 use crate::handler::{Deleted, Notification};
 use crate::key::ObjectKey;
-use crate::store::Store;
+use crate::store::{Store, StoreOp};
 
 /// Applies `deltas` to `store` in order and passes each resulting notification to `notify`.
 ///
@@ -236,15 +236,18 @@ fn apply_one<K>(
             }
         }
         Delta::ListPart(objects) => {
-            let mut first_error = None;
-            for obj in objects {
-                if let Err(e) = upsert(store, obj, None, is_initial_list, notify) {
-                    tracing::warn!(error = %e, "skipped a listed object that cannot be cached");
-                    first_error.get_or_insert(e);
-                }
-            }
-            if let Some(e) = first_error {
-                return Err(e);
+            // One write of the store for the whole part (a compact store encodes it in
+            // parallel).
+            let ops = objects.iter().cloned().map(StoreOp::Upsert).collect();
+            let replaced = store.apply(ops)?;
+            for (object, old) in objects.into_iter().zip(replaced) {
+                notify(match old {
+                    Some(old) => Notification::Update { old, new: object },
+                    None => Notification::Add {
+                        object,
+                        is_initial_list,
+                    },
+                });
             }
         }
         Delta::ListEnd {

@@ -39,12 +39,13 @@ pub fn indexer(args: TokenStream, item: TokenStream) -> TokenStream {
     indexer::expand(args.into(), item.into()).into()
 }
 
-/// Derives `kube::Resource` and `informer_runtime::view::View` for a struct with the JSON
-/// shape of a resource (a few of its fields, `metadata` among them), named by
-/// `#[view(of = Resource)]`: informers, listers and controllers then cache and hand out the
-/// view, decoded straight from the wire. Documented in the `informer` crate
-/// (`informer::view`).
-#[proc_macro_derive(View, attributes(view))]
+/// Derives `kube::Resource`, `informer_runtime::view::View`, `Deserialize` and `Serialize`
+/// for a struct
+/// with the JSON shape of a resource (a few of its fields, `metadata` among them), named by
+/// `#[view(of = Resource)]` (and `metadata(...)`, the metadata fields kept): informers,
+/// listers and controllers then cache and hand out the view, decoded straight from the wire.
+/// Documented in the `informer` crate (`informer::view`).
+#[proc_macro_derive(View, attributes(view, serde))]
 pub fn derive_view(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     view::derive(input).into()

@@ -10,18 +10,18 @@ use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 /// The fields of a Pod the placement controller reads.
-#[derive(Clone, Debug, Deserialize, View)]
+#[derive(Clone, Debug, View)]
 #[view(of = Pod)]
 struct PodView {
     metadata: ObjectMeta,
     spec: Option<PodSpecView>,
 }
 
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 struct PodSpecView {
     node_name: Option<String>,

@@ -8,13 +8,13 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 use kube::core::{ClusterResourceScope, NamespaceResourceScope};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::View;
 use crate::informer::SharedIndexInformer;
 use crate::lister_watcher::{BodyDecoder, JsonDecoder};
 
-#[derive(Clone, Debug, Deserialize, PartialEq, View)]
+#[derive(Clone, Debug, PartialEq, View)]
 #[view(of = Pod, crate = crate)]
 struct PodView {
     metadata: ObjectMeta,
@@ -22,27 +22,39 @@ struct PodView {
     status: Option<Status>,
 }
 
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 struct Spec {
     node_name: Option<String>,
 }
 
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 struct Status {
     phase: Option<String>,
 }
 
-#[derive(Clone, Debug, Deserialize, View)]
+#[derive(Clone, Debug, View)]
 #[view(of = Node, crate = crate)]
 struct NodeView {
     metadata: ObjectMeta,
 }
 
-#[derive(Clone, Debug, Deserialize, View)]
+#[derive(Clone, Debug, View)]
 #[view(of = Deployment, crate = crate)]
 struct DeploymentView {
     metadata: ObjectMeta,
+}
+
+/// A projection of the metadata too, with serde attributes of its own.
+#[derive(Clone, Debug, View)]
+#[view(of = Pod, metadata(uid, owner_references), crate = crate)]
+#[serde(rename_all = "camelCase")]
+struct SlimPod {
+    metadata: ObjectMeta,
+    #[serde(rename = "spec")]
+    placement: Option<Spec>,
+    #[serde(default)]
+    missing: Vec<String>,
 }
 
 const POD: &str = r#"{"apiVersion":"v1","kind":"Pod",
@@ -152,4 +164,41 @@ async fn an_informer_caches_views_and_its_lister_returns_them() {
     );
     cancel.cancel();
     run.await.unwrap().unwrap();
+}
+
+#[test]
+fn a_view_keeps_only_the_metadata_fields_it_lists_and_those_that_key_it() {
+    let json = POD.replace(
+        r#""labels":{"app":"web"},"#,
+        r#""labels":{"app":"web"},"uid":"u-1","annotations":{"a":"b"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"u-0"}],"#,
+    );
+    let view: SlimPod = serde_json::from_str(&json).unwrap();
+    let meta = &view.metadata;
+    assert_eq!(meta.name.as_deref(), Some("web-1"));
+    assert_eq!(meta.namespace.as_deref(), Some("shop"));
+    assert_eq!(meta.resource_version.as_deref(), Some("5"));
+    assert_eq!(meta.uid.as_deref(), Some("u-1"));
+    assert_eq!(meta.owner_references.as_ref().map(Vec::len), Some(1));
+    assert!(meta.labels.is_none() && meta.annotations.is_none());
+    assert!(
+        meta.managed_fields.is_none(),
+        "not listed, so never decoded"
+    );
+    // The struct's own serde attributes hold.
+    assert_eq!(
+        view.placement.and_then(|s| s.node_name).as_deref(),
+        Some("node-7")
+    );
+    assert!(view.missing.is_empty());
+    // The same through the library's decoder.
+    let from_wire: SlimPod = JsonDecoder::new().decode(&mut json.into_bytes()).unwrap();
+    assert_eq!(from_wire.metadata, *meta);
+}
+
+#[test]
+fn a_malformed_kept_metadata_field_is_an_error_and_a_skipped_one_is_not() {
+    let bad_uid = r#"{"metadata":{"name":"a","uid":7}}"#;
+    assert!(serde_json::from_str::<SlimPod>(bad_uid).is_err());
+    let bad_labels = r#"{"metadata":{"name":"a","labels":7}}"#;
+    assert!(serde_json::from_str::<SlimPod>(bad_labels).is_ok());
 }

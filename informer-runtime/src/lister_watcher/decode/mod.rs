@@ -31,6 +31,7 @@ use serde::de::DeserializeOwned;
 use super::json::JsonDecoder;
 
 pub(crate) use list::decode_list_now;
+pub(crate) use pool::map_parallel;
 
 /// How many bytes of lines or items are decoded in one job: about a dozen pods, a few
 /// hundred microseconds of decoding, so that handing a job over costs next to nothing.
@@ -53,8 +54,11 @@ thread_local! {
     static DECODER: RefCell<JsonDecoder> = RefCell::new(JsonDecoder::new());
 }
 
-/// Runs `f` with this thread's decoder.
-fn with_decoder<T>(skip_managed_fields: bool, f: impl FnOnce(&mut JsonDecoder) -> T) -> T {
+/// Runs `f` with this thread's decoder (every thread has one, its buffers reused).
+pub(crate) fn with_decoder<T>(
+    skip_managed_fields: bool,
+    f: impl FnOnce(&mut JsonDecoder) -> T,
+) -> T {
     DECODER.with_borrow_mut(|decoder| {
         decoder.set_skip_managed_fields(skip_managed_fields);
         f(decoder)

@@ -1,9 +1,8 @@
 use informer::prelude::*;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde::Deserialize;
 
-#[derive(Clone, Debug, Deserialize, View)]
+#[derive(Clone, Debug, View)]
 #[view(of = Pod)]
 struct PodView {
     metadata: ObjectMeta,

@@ -1,27 +1,31 @@
 use informer::prelude::*;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// A view of a namespaced resource, with nested views of its own.
-#[derive(Clone, Debug, Deserialize, View)]
+#[derive(Clone, Debug, View)]
 #[view(of = Pod)]
 struct PodView {
     metadata: ObjectMeta,
     spec: Option<PodSpecView>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct PodSpecView {
     node_name: Option<String>,
 }
 
-/// A view of a cluster-scoped resource, metadata only, with the crate path spelled out.
-#[derive(Clone, Debug, Deserialize, View)]
-#[view(of = Node, crate = ::informer::runtime)]
+/// A view of a cluster-scoped resource, some of its metadata only, serde attributes of its
+/// own, the crate path spelled out.
+#[derive(Clone, Debug, View)]
+#[view(of = Node, metadata(labels, uid), crate = ::informer::runtime)]
+#[serde(rename_all = "camelCase")]
 struct NodeView {
     metadata: ObjectMeta,
+    #[serde(rename = "spec", default)]
+    node_spec: Option<serde_json::Value>,
 }
 
 /// A controller of views, owning views.
