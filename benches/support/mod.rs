@@ -24,6 +24,21 @@ pub fn pods(count: usize) -> Vec<Pod> {
         .collect()
 }
 
+/// The JSON lines file of the first `count` pods (generated on first use), for harnesses that
+/// read it themselves.
+pub fn pods_file(count: usize) -> PathBuf {
+    data_file(count)
+}
+
+/// The machine's load average over 1, 5 and 15 minutes, as `/proc/loadavg` says.
+pub fn load_average() -> String {
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    load.split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn data_file(count: usize) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = root.join("target").join("bench-data");
