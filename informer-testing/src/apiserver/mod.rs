@@ -75,8 +75,10 @@
 #![warn(missing_docs)]
 
 mod codec;
+mod crd;
 mod discovery;
 mod faults;
+mod fields;
 mod json_patch;
 mod openapi;
 mod patch;
@@ -88,6 +90,8 @@ mod selector;
 mod server;
 mod status;
 mod storage;
+mod strategy;
+mod structural;
 mod table;
 mod time;
 mod tls;
@@ -351,12 +355,7 @@ impl TestApiServerBuilder {
     /// # Ok(()) }
     /// ```
     pub async fn start(self) -> Result<TestApiServer, Error> {
-        let mut registry = Registry::builtin();
-        for spec in &self.custom_resources {
-            registry
-                .register(spec)
-                .map_err(Error::InvalidCustomResource)?;
-        }
+        let registry = Registry::builtin();
         let requested = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
         let listener = TcpListener::bind(requested)
             .await
@@ -397,6 +396,11 @@ impl TestApiServerBuilder {
             limits,
         };
         let shared = Arc::new(Shared::new(address, registry, settings, security));
+        for spec in &self.custom_resources {
+            shared
+                .install_crd(spec.to_crd(), true)
+                .map_err(|err| Error::InvalidCustomResource(err.message().to_string()))?;
+        }
         let task = tokio::spawn(server::serve(listener, shared.clone()));
         tracing::info!(%address, "test API server listening");
         Ok(TestApiServer {
@@ -651,10 +655,8 @@ impl TestApiServer {
     /// ```
     pub fn register_custom_resource(&self, spec: CustomResourceSpec) -> Result<(), Error> {
         self.shared
-            .registry
-            .write()
-            .register(&spec)
-            .map_err(Error::InvalidCustomResource)
+            .install_crd(spec.to_crd(), false)
+            .map_err(|err| Error::InvalidCustomResource(err.message().to_string()))
     }
 
     /// The fault-injection and request-counting handle.
@@ -753,6 +755,11 @@ impl TestApiServer {
             .store
             .lock()
             .create(&resource, namespace, object, false)?;
+        let name = created
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        self.shared.after_write(&resource, name);
         Ok(created.as_ref().clone())
     }
 
@@ -810,6 +817,7 @@ impl TestApiServer {
             subresource,
             false,
         )?;
+        self.shared.after_write(&resource, &name);
         Ok(updated.as_ref().clone())
     }
 
@@ -889,6 +897,7 @@ impl TestApiServer {
             &DeleteOptions::default(),
             false,
         )?;
+        self.shared.after_write(&resource, name);
         Ok(match outcome {
             DeleteOutcome::Deleted(o) | DeleteOutcome::Pending(o) => o.as_ref().clone(),
         })

@@ -290,22 +290,31 @@ impl ApiError {
         let (kind, group) = qualified_kind
             .split_once('.')
             .unwrap_or((qualified_kind, ""));
-        let message = match errors.as_slice() {
+        // The message lists each distinct error once (`ErrorList.ToAggregate`); the causes
+        // keep every one.
+        let mut distinct: Vec<String> = Vec::new();
+        for error in &errors {
+            let text = error.to_string();
+            if !distinct.contains(&text) {
+                distinct.push(text);
+            }
+        }
+        let message = match distinct.as_slice() {
             [] => format!("{qualified_kind} \"{name}\" is invalid"),
             [one] => format!("{qualified_kind} \"{name}\" is invalid: {one}"),
             many => format!(
                 "{qualified_kind} \"{name}\" is invalid: [{}]",
-                many.iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                many.join(", ")
             ),
         };
         let causes: Vec<Value> = errors
             .iter()
             .map(|e| json!({"reason": e.kind.cause(), "message": e.body(), "field": e.field}))
             .collect();
-        let mut details = json!({ "name": name, "kind": kind, "causes": causes });
+        let mut details = json!({ "kind": kind, "causes": causes });
+        if !name.is_empty() {
+            details["name"] = json!(name);
+        }
         if !group.is_empty() {
             details["group"] = json!(group);
         }
@@ -500,10 +509,12 @@ pub enum FieldErrorKind {
     Forbidden,
     /// `FieldValueNotFound`: a referenced value does not exist.
     NotFound,
+    /// `FieldValueTypeInvalid`: the value is of the wrong type (custom resource schemas).
+    TypeInvalid,
 }
 
 impl FieldErrorKind {
-    const ALL: [FieldErrorKind; 8] = [
+    const ALL: [FieldErrorKind; 9] = [
         FieldErrorKind::Required,
         FieldErrorKind::Invalid,
         FieldErrorKind::NotSupported,
@@ -512,6 +523,7 @@ impl FieldErrorKind {
         FieldErrorKind::TooMany,
         FieldErrorKind::Forbidden,
         FieldErrorKind::NotFound,
+        FieldErrorKind::TypeInvalid,
     ];
 
     /// The `reason` of the status cause, e.g. `FieldValueRequired`.
@@ -530,6 +542,7 @@ impl FieldErrorKind {
             FieldErrorKind::TooMany => "FieldValueTooMany",
             FieldErrorKind::Forbidden => "FieldValueForbidden",
             FieldErrorKind::NotFound => "FieldValueNotFound",
+            FieldErrorKind::TypeInvalid => "FieldValueTypeInvalid",
         }
     }
 
@@ -549,6 +562,7 @@ impl FieldErrorKind {
             FieldErrorKind::TooMany => "Too many",
             FieldErrorKind::Forbidden => "Forbidden",
             FieldErrorKind::NotFound => "Not found",
+            FieldErrorKind::TypeInvalid => "Invalid value",
         }
     }
 
@@ -560,6 +574,8 @@ impl FieldErrorKind {
                 | FieldErrorKind::NotSupported
                 | FieldErrorKind::Duplicate
                 | FieldErrorKind::NotFound
+                | FieldErrorKind::TypeInvalid
+                | FieldErrorKind::TooMany
         )
     }
 }
@@ -659,6 +675,38 @@ impl FieldError {
         Self::new(FieldErrorKind::TooLong, field, None, &detail)
     }
 
+    /// `FieldValueTooMany` for a list of `actual` items, more than `max`.
+    ///
+    /// ```
+    /// # use informer_testing::FieldError;
+    /// let err = FieldError::too_many("spec.tags", 4, 3);
+    /// assert_eq!(err.to_string(), "spec.tags: Too many: 4: must have at most 3 items");
+    /// ```
+    pub fn too_many(field: &str, actual: usize, max: usize) -> Self {
+        let detail = format!("must have at most {max} items");
+        Self::new(FieldErrorKind::TooMany, field, Some(actual.into()), &detail)
+    }
+
+    /// `FieldValueTypeInvalid`: the value has the wrong type; `value` is what the real
+    /// server shows (for schema type errors, the name of the type found).
+    ///
+    /// ```
+    /// # use informer_testing::FieldError;
+    /// let err = FieldError::type_invalid("spec.size", "string", "spec.size in body must be of type integer: \"string\"");
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "spec.size: Invalid value: \"string\": spec.size in body must be of type integer: \"string\""
+    /// );
+    /// ```
+    pub fn type_invalid(field: &str, value: impl Into<Value>, detail: &str) -> Self {
+        Self::new(
+            FieldErrorKind::TypeInvalid,
+            field,
+            Some(value.into()),
+            detail,
+        )
+    }
+
     /// `FieldValueForbidden`.
     ///
     /// ```
@@ -715,8 +763,11 @@ impl fmt::Display for FieldError {
 }
 
 /// A successful `Status` (returned by deletes of most resource types).
-pub(crate) fn success_status(resource: &str, name: &str, uid: Option<&str>) -> Value {
+pub(crate) fn success_status(resource: &str, group: &str, name: &str, uid: Option<&str>) -> Value {
     let mut details = json!({ "name": name, "kind": resource });
+    if !group.is_empty() {
+        details["group"] = json!(group);
+    }
     if let Some(uid) = uid {
         details["uid"] = json!(uid);
     }

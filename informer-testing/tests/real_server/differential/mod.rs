@@ -21,7 +21,6 @@ use informer_testing::envtest::EnvTest;
 use kube::client::Body;
 use serde_json::{Value, json};
 
-use super::common::widget_spec;
 use diff::{Difference, covers, differences};
 use known::{KNOWN, Known};
 use normalize::Normalizer;
@@ -235,8 +234,9 @@ async fn the_fake_answers_the_script_as_the_real_server_does_but_for_the_known_d
     let Some(real) = EnvTest::start_or_skip().await else {
         return;
     };
+    // The fake serves the Widget type the way the real server does: once the script creates
+    // its CRD.
     let fake = TestApiServer::builder()
-        .custom_resource(widget_spec())
         .start()
         .await
         .expect("the fake starts");
