@@ -127,8 +127,11 @@ fn resource_docs(t: &ResourceType) -> Vec<Value> {
         } else {
             json!(["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"])
         },
-        "storageVersionHash": storage_version_hash(t),
     });
+    // The real server lists no hash for the CRD type itself.
+    if !super::crd::is_definition(t) {
+        main["storageVersionHash"] = json!(storage_version_hash(t));
+    }
     if !t.short_names.is_empty() {
         main["shortNames"] = json!(t.short_names);
     }

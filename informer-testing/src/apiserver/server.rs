@@ -34,7 +34,7 @@ use super::status::{ApiError, StatusReason, success_status};
 use super::storage::queue::Queue;
 use super::storage::{
     ContinueToken, DeleteOptions, DeleteOutcome, Filter, Limits, ListRequest, Object, ReadVersion,
-    Storage, Store, Subresource, WatchMessage, WatchStart, WriteOptions, group_suffix,
+    Storage, Store, Subresource, WatchMessage, WatchStart, WriteOptions,
 };
 use super::strategy;
 use super::table;
@@ -1210,7 +1210,7 @@ fn handle_scale(
             != Some(rv)
     {
         return Err(ApiError::conflict(
-            &format!("{}{}", resource.plural, group_suffix(resource)),
+            &resource.qualified_resource(),
             name,
             "the object has been modified; please apply your changes to the latest version and try again",
         ));

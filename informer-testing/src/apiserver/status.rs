@@ -41,6 +41,10 @@ pub enum StatusReason {
     InternalError,
     /// 504: the request could not be served in time (for example a too large resource version).
     Timeout,
+    /// 500 without a reason: an error the real server returns as a plain Go error (the
+    /// `Status` has no `reason` field), e.g. a server-side apply configuration that does not
+    /// fit the schema.
+    Unknown,
 }
 
 impl StatusReason {
@@ -68,6 +72,7 @@ impl StatusReason {
             StatusReason::TooManyRequests => "TooManyRequests",
             StatusReason::InternalError => "InternalError",
             StatusReason::Timeout => "Timeout",
+            StatusReason::Unknown => "",
         }
     }
 
@@ -91,7 +96,7 @@ impl StatusReason {
             StatusReason::UnsupportedMediaType => 415,
             StatusReason::Invalid => 422,
             StatusReason::TooManyRequests => 429,
-            StatusReason::InternalError => 500,
+            StatusReason::InternalError | StatusReason::Unknown => 500,
             StatusReason::Timeout => 504,
         }
     }
@@ -188,7 +193,7 @@ impl ApiError {
             StatusReason::NotFound,
             format!("{resource} \"{name}\" not found"),
         )
-        .with_details(json!({ "name": name, "kind": resource }))
+        .with_details(object_details(resource, name))
     }
 
     /// 404 NotFound for a path the server does not serve.
@@ -215,7 +220,7 @@ impl ApiError {
             StatusReason::AlreadyExists,
             format!("{resource} \"{name}\" already exists"),
         )
-        .with_details(json!({ "name": name, "kind": resource }))
+        .with_details(object_details(resource, name))
     }
 
     /// 409 Conflict for an update based on a stale object.
@@ -229,7 +234,7 @@ impl ApiError {
             StatusReason::Conflict,
             format!("Operation cannot be fulfilled on {resource} \"{name}\": {why}"),
         )
-        .with_details(json!({ "name": name, "kind": resource }))
+        .with_details(object_details(resource, name))
     }
 
     /// 422 Invalid with one message. When `why` has the shape of a field error as the real
@@ -474,6 +479,11 @@ impl ApiError {
             "reason": self.reason.as_str(),
             "code": self.code,
         });
+        if self.reason == StatusReason::Unknown {
+            if let Value::Object(map) = &mut status {
+                map.remove("reason");
+            }
+        }
         if let Some(details) = &self.details {
             status["details"] = details.clone();
         }
@@ -760,6 +770,17 @@ impl fmt::Display for FieldError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.field, self.body())
     }
+}
+
+/// `details` naming an object of a resource given as `plural` or `plural.group`: the
+/// plural as `kind`, the group apart, as the real server's `StatusDetails`.
+fn object_details(resource: &str, name: &str) -> Value {
+    let (plural, group) = resource.split_once('.').unwrap_or((resource, ""));
+    let mut details = json!({ "name": name, "kind": plural });
+    if !group.is_empty() {
+        details["group"] = json!(group);
+    }
+    details
 }
 
 /// A successful `Status` (returned by deletes of most resource types).

@@ -537,7 +537,7 @@ impl Snapshot {
         self.tree(&resource.key())
             .and_then(|t| t.get(&object_key(resource, namespace, name)))
             .cloned()
-            .ok_or_else(|| ApiError::not_found(&resource.plural, name))
+            .ok_or_else(|| ApiError::not_found(&resource.qualified_resource(), name))
     }
 
     /// The names (namespace, name) of the objects a filter selects.
@@ -1088,7 +1088,7 @@ impl Store {
         self.objects_of(resource)
             .and_then(|t| t.get(&object_key(resource, namespace, name)))
             .cloned()
-            .ok_or_else(|| ApiError::not_found(&resource.plural, name))
+            .ok_or_else(|| ApiError::not_found(&resource.qualified_resource(), name))
     }
 
     /// The retained changes of a resource after `after` up to `until`, oldest first; `None`
@@ -1415,7 +1415,8 @@ impl Store {
             return Err(ApiError::new(
                 super::StatusReason::MethodNotAllowed,
                 "create not allowed while custom resource definition is terminating",
-            ));
+            )
+            .with_details(json!({"group": resource.group, "kind": resource.plural})));
         }
         let mut object = check_body(resource, body)?;
         let meta = metadata_mut(&mut object, resource)?;
@@ -1468,7 +1469,10 @@ impl Store {
             .objects_of(resource)
             .is_some_and(|m| m.contains_key(&key))
         {
-            return Err(ApiError::already_exists(&resource.plural, &name));
+            return Err(ApiError::already_exists(
+                &resource.qualified_resource(),
+                &name,
+            ));
         }
         if dry_run {
             set_meta(&mut object, "resourceVersion", json!(""));
@@ -1671,14 +1675,17 @@ impl Store {
             }
             let mut marked = old.as_ref().clone();
             set_meta(&mut marked, "deletionTimestamp", json!(now_rfc3339()));
-            set_meta(&mut marked, "deletionGracePeriodSeconds", json!(0));
-            if let Some(generation) = old.pointer("/metadata/generation").and_then(Value::as_i64)
-                && generation > 0
-            {
-                set_meta(&mut marked, "generation", json!(generation + 1));
-            }
             if definition {
+                // The CRD registry's own delete: the timestamp, its finalizer and condition.
                 super::crd::mark_deleting(&mut marked);
+            } else {
+                set_meta(&mut marked, "deletionGracePeriodSeconds", json!(0));
+                if let Some(generation) =
+                    old.pointer("/metadata/generation").and_then(Value::as_i64)
+                    && generation > 0
+                {
+                    set_meta(&mut marked, "generation", json!(generation + 1));
+                }
             }
             let marked = self.commit(resource, key, EventType::Modified, marked, Some(old));
             return Ok(DeleteOutcome::Pending(marked));
@@ -1874,7 +1881,7 @@ fn prepare_update(
             }
             if *rv != resource_version(old) {
                 return Err(ApiError::conflict(
-                    &format!("{}{}", resource.plural, group_suffix(resource)),
+                    &resource.qualified_resource(),
                     name,
                     "the object has been modified; please apply your changes to the latest version and try again",
                 ));
@@ -1941,15 +1948,6 @@ fn prepare_update(
         set_meta(&mut result, "generation", json!(generation + 1));
     }
     Ok(result)
-}
-
-/// `.group` for grouped resources, empty for the core group (`deployments.apps`).
-pub(crate) fn group_suffix(resource: &ResourceType) -> String {
-    if resource.group.is_empty() {
-        String::new()
-    } else {
-        format!(".{}", resource.group)
-    }
 }
 
 fn replace_field(object: &mut Value, field: &str, value: Option<Value>) {

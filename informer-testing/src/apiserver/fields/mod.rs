@@ -506,9 +506,10 @@ impl ApplyError {
         match self {
             ApplyError::Conflicts(conflicts) => conflict_error(conflicts),
             ApplyError::BadRequest(message) => ApiError::bad_request(message),
-            ApplyError::Typed(err) => ApiError::internal(format!(
-                "failed to create typed patch object ({object}): {err}"
-            )),
+            ApplyError::Typed(err) => ApiError::new(
+                StatusReason::Unknown,
+                format!("failed to create typed patch object ({object}): {err}"),
+            ),
         }
     }
 }

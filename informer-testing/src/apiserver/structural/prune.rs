@@ -18,12 +18,21 @@ impl Schema {
         if let Some(meta) = object.get_mut("metadata") {
             unknown.extend(prune_object_meta(meta, "metadata"));
         }
-        let mut pruned = Vec::new();
-        prune(object, Some(self), "", &mut pruned);
-        pruned.sort();
-        unknown.extend(pruned);
+        let mut found = Found::default();
+        prune(object, Some(self), "", &mut found);
+        found.fields.sort();
+        unknown.extend(found.fields);
+        // The real server coerces embedded metadata after pruning: those come last.
+        unknown.extend(found.embedded_metadata);
         unknown
     }
+}
+
+/// The unknown fields found: by the schema, and in embedded resources' `metadata`.
+#[derive(Default)]
+struct Found {
+    fields: Vec<String>,
+    embedded_metadata: Vec<String>,
 }
 
 /// Drops the fields `ObjectMeta` does not have (and a `metadata` that is not an object).
@@ -36,7 +45,7 @@ fn prune_object_meta(meta: &mut Value, path: &str) -> Vec<String> {
     unknown
 }
 
-fn prune(value: &mut Value, schema: Option<&Schema>, path: &str, unknown: &mut Vec<String>) {
+fn prune(value: &mut Value, schema: Option<&Schema>, path: &str, unknown: &mut Found) {
     if let Some(schema) = schema
         && schema.preserve_unknown_fields
     {
@@ -47,7 +56,7 @@ fn prune(value: &mut Value, schema: Option<&Schema>, path: &str, unknown: &mut V
         Value::Object(map) => {
             let Some(schema) = schema else {
                 for key in map.keys() {
-                    unknown.push(child_path(path, key));
+                    unknown.fields.push(child_path(path, key));
                 }
                 map.clear();
                 return;
@@ -71,7 +80,7 @@ fn prune_fields(
     map: &mut Map<String, Value>,
     schema: &Schema,
     path: &str,
-    unknown: &mut Vec<String>,
+    unknown: &mut Found,
     drop_unknown: bool,
 ) {
     let mut dropped = Vec::new();
@@ -83,12 +92,14 @@ fn prune_fields(
             }
             // The root's metadata is pruned by `Schema::prune`, an embedded resource's here.
             Some(FieldSchema::ObjectMeta) if !schema.resource_root => {
-                unknown.extend(prune_object_meta(child, &child_path));
+                unknown
+                    .embedded_metadata
+                    .extend(prune_object_meta(child, &child_path));
             }
             Some(FieldSchema::ObjectMeta) => {}
             Some(FieldSchema::ResourceString | FieldSchema::Unknown) => {}
             None if drop_unknown => {
-                unknown.push(child_path);
+                unknown.fields.push(child_path);
                 dropped.push(key.clone());
             }
             None => {}
@@ -101,7 +112,7 @@ fn prune_fields(
 
 /// Under `x-kubernetes-preserve-unknown-fields`: unknown fields stay, declared ones are
 /// pruned by their schemas.
-fn skip_prune(value: &mut Value, schema: &Schema, path: &str, unknown: &mut Vec<String>) {
+fn skip_prune(value: &mut Value, schema: &Schema, path: &str, unknown: &mut Found) {
     match value {
         Value::Object(map) => prune_fields(map, schema, path, unknown, false),
         Value::Array(items) => {
