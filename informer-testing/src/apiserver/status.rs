@@ -479,10 +479,10 @@ impl ApiError {
             "reason": self.reason.as_str(),
             "code": self.code,
         });
-        if self.reason == StatusReason::Unknown {
-            if let Value::Object(map) = &mut status {
-                map.remove("reason");
-            }
+        if self.reason == StatusReason::Unknown
+            && let Value::Object(map) = &mut status
+        {
+            map.remove("reason");
         }
         if let Some(details) = &self.details {
             status["details"] = details.clone();
