@@ -2,7 +2,7 @@
 //!
 //! | item | what it is |
 //! | --- | --- |
-//! | [`TestApiServer`] | an in-process Kubernetes API server on `127.0.0.1`, spoken to through a real `kube::Client` (or kubectl), with [`Faults`] to make it misbehave |
+//! | [`TestApiServer`] | an in-process Kubernetes API server on `127.0.0.1`, spoken to through a real `kube::Client` (or kubectl), with [`Faults`] to make it misbehave: built-in types, CustomResourceDefinitions served through the API (structural schemas, subresources, printer columns, deletion), server-side apply with field ownership (see [`apiserver`]) |
 //! | [`EnvTest`] | a real Kubernetes API server (upstream apiextensions-apiserver on etcd) started as child processes, like controller-runtime's envtest; tests skip without its binaries |
 //! | [`MemoryListerWatcher`] | an API server's list and watch semantics over memory, for a reflector or informer under test (no HTTP) |
 //!

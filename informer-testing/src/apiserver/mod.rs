@@ -12,8 +12,29 @@
 //! - **discovery** (`/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`, `/version`,
 //!   `/openapi/v3`, an empty `/openapi/v2`) for core v1 Pods, ConfigMaps, Secrets, Services,
 //!   Namespaces and Events, apps/v1 Deployments, ReplicaSets and StatefulSets,
-//!   coordination.k8s.io/v1 Leases, and any custom resource registered with
-//!   [`TestApiServer::register_custom_resource`];
+//!   coordination.k8s.io/v1 Leases, apiextensions.k8s.io/v1 CustomResourceDefinitions, and
+//!   every custom resource a CRD serves (with its short names, categories, verbs in the real
+//!   order, `storageVersionHash`, and versions in Kubernetes' priority order);
+//! - **CustomResourceDefinitions** as a cluster serves them: a CRD created through the API
+//!   (`Api<CustomResourceDefinition>`, `kubectl apply -f crd.yaml`, kube's
+//!   `CustomResource::crd()`) is validated (422 with causes: name `<plural>.<group>`, one
+//!   storage version, structural schemas, ...), defaulted, and served when the create
+//!   returns: `NamesAccepted` and `Established` set (a name another CRD of the group holds
+//!   leaves `NamesAccepted` `False`), every served version with its scope, names, `status`
+//!   and `scale` subresources and `additionalPrinterColumns` (Table output), objects stored
+//!   in the storage version and read through any served one. Updates of a CRD take effect;
+//!   deleting one adds the `customresourcecleanup.apiextensions.k8s.io` finalizer, refuses
+//!   new objects, deletes every object (waiting for their finalizers), then the CRD, and the
+//!   type is no longer served. [`TestApiServer::register_custom_resource`] and
+//!   [`TestApiServerBuilder::custom_resource`] create a CRD ([`CustomResourceSpec::to_crd`])
+//!   the same way;
+//! - **structural schemas** of custom resources: unknown fields pruned (kept under
+//!   `x-kubernetes-preserve-unknown-fields`; `ObjectMeta` fields only in the `metadata` of
+//!   objects and `x-kubernetes-embedded-resource`s) and reported as `fieldValidation` says
+//!   (`unknown field "spec.foo"`), `default`s applied, and values validated (types,
+//!   `required`, `enum`, bounds, `pattern`, lengths, item counts, set and map list
+//!   uniqueness, formats, `anyOf`/`oneOf`/`not`) with the real server's field paths and
+//!   wording;
 //! - **bodies** in JSON, YAML and Kubernetes protobuf (what kubectl's typed `create`
 //!   subcommands send; decoded for the built-in types above, 415 for others); responses in
 //!   JSON or YAML, as a `meta.k8s.io` `Table` (`kubectl get`) or as `PartialObjectMetadata`
@@ -24,13 +45,24 @@
 //!   `sendInitialEvents` (streaming lists) and `410 Gone` for compacted history;
 //! - **writes**: create, get, update (409 on stale `resourceVersion`), JSON merge patch,
 //!   strategic merge patch (common subset), JSON patch (any document: 400 or 422, never a
-//!   crash), an approximation of server-side apply, delete with finalizers, the `status`
-//!   subresource, the `scale` subresource (Deployments, ReplicaSets, StatefulSets and
-//!   custom resources that declare one), `metadata.generation` for the types that have it
-//!   (Pods, workloads, custom resources);
+//!   crash), server-side apply, delete with finalizers, the `status` subresource, the
+//!   `scale` subresource (Deployments, ReplicaSets, StatefulSets and custom resources that
+//!   declare one), `metadata.generation` for the types that have it (Pods, workloads, custom
+//!   resources; one more when deletion starts); custom resources and CRDs refuse updates
+//!   without a `resourceVersion`, and no object takes new finalizers while it is deleted;
+//! - **field ownership and server-side apply**: `metadata.managedFields` on every write, one
+//!   entry per manager, operation (`Apply`, `Update`), API version and subresource, in
+//!   `FieldsV1` (`f:`, `k:{...}`, `v:`, `i:`), the manager from `fieldManager` or the first
+//!   word of the `User-Agent` (`unknown` without one); an apply changing a field another
+//!   manager owns fails with `409 Conflict`, one `FieldManagerConflict` cause per field
+//!   (`conflict with "m1": .spec.replicas`), unless `force=true`, which takes the fields;
+//!   fields a manager stops applying are removed unless another manager owns them; lists
+//!   merge as their schema says (`x-kubernetes-list-type` `map` by its keys, `set` by value,
+//!   `atomic` whole; built-in types as their OpenAPI says); `managedFields: [{}]` resets the
+//!   ownership; more than ten `Update` managers merge into `ancient-changes`;
 //! - **admission and validation** as a cluster answers: `fieldValidation=Strict|Warn|Ignore`
-//!   for unknown and duplicate fields of built-in types (unknown fields are dropped, as
-//!   decoding into Go types drops them), `422 Invalid` with one `details.causes` entry per
+//!   for unknown and duplicate fields of built-in types and custom resources (unknown fields
+//!   are dropped, as decoding drops them), `422 Invalid` with one `details.causes` entry per
 //!   failed rule (object names, labels, annotations, container names, replicas, Service
 //!   types and ports, immutable ConfigMaps and Secrets), `404 namespaces "x" not found` for
 //!   creates in a missing namespace, `404` for types the server does not serve;
@@ -50,7 +82,12 @@
 //! Not served: other built-in types, aggregated discovery, protobuf responses, admission
 //! webhooks, RBAC (one token can do everything), defaulting beyond Pod and Namespace
 //! phases, and Go's distinction between a zero value and an unset pointer in protobuf
-//! bodies (zero numbers and `false` are kept as sent).
+//! bodies (zero numbers and `false` are kept as sent). For CRDs and field ownership: CEL
+//! rules (`x-kubernetes-validations`), conversion webhooks (versions convert with the `None`
+//! strategy; the storage version's schema prunes and validates writes through other
+//! versions), defaults applied when stored objects are read (they are applied on writes),
+//! `selectableFields`, server-side apply's merging with the client-side apply annotation,
+//! and the conversion of managed fields between versions.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {

@@ -84,6 +84,23 @@ fn managers(object: &Value) -> Vec<(String, String, Value)> {
 
 const NOW: &str = "2026-01-01T00:00:00Z";
 
+fn empty_widget() -> Value {
+    json!({"apiVersion": "example.com/v1", "kind": "Widget"})
+}
+
+/// The object a first apply of `spec` by `manager` stores.
+fn created_by(schema: &Schema, spec: Value, manager: &str) -> Value {
+    stored(&apply_as(schema, &empty_widget(), widget(spec), manager, false).unwrap())
+}
+
+/// A stored widget whose `spec.size` is `Update`d by manager `a`.
+fn sized_by_a() -> Value {
+    let mut live = stored(&widget(json!({"size": 1})));
+    live["metadata"]["managedFields"] = json!([{"manager": "a", "operation": "Update",
+        "apiVersion": "example.com/v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:size": {}}}}]);
+    live
+}
+
 fn apply_as(
     schema: &Schema,
     live: &Value,
@@ -316,7 +333,7 @@ fn a_create_records_the_creator_with_dots_for_new_maps() {
     let schema = widget_schema();
     let mut new = widget(json!({"size": 1}));
     new["metadata"]["labels"] = json!({"app": "a"});
-    let empty = json!({"apiVersion": "example.com/v1", "kind": "Widget"});
+    let empty = empty_widget();
     track_update(
         Shape::Schema(&schema),
         &empty,
@@ -340,7 +357,7 @@ fn a_create_records_the_creator_with_dots_for_new_maps() {
 #[test]
 fn an_update_takes_the_fields_it_changes_from_other_managers() {
     let schema = widget_schema();
-    let empty = json!({"apiVersion": "example.com/v1", "kind": "Widget"});
+    let empty = empty_widget();
     let mut created = widget(json!({"size": 1, "color": "red"}));
     track_update(
         Shape::Schema(&schema),
@@ -370,7 +387,7 @@ fn an_update_takes_the_fields_it_changes_from_other_managers() {
 #[test]
 fn an_update_that_changes_nothing_leaves_the_entries_alone() {
     let schema = widget_schema();
-    let empty = json!({"apiVersion": "example.com/v1", "kind": "Widget"});
+    let empty = empty_widget();
     let mut created = widget(json!({"size": 1}));
     track_update(
         Shape::Schema(&schema),
@@ -399,7 +416,7 @@ fn an_update_that_changes_nothing_leaves_the_entries_alone() {
 #[test]
 fn reset_fields_are_not_owned_by_the_main_resource() {
     let schema = widget_schema();
-    let empty = json!({"apiVersion": "example.com/v1", "kind": "Widget"});
+    let empty = empty_widget();
     let mut new = widget(json!({"size": 1}));
     new["status"] = json!({"ready": true});
     let ignored = reset_fields(true, None);
@@ -421,10 +438,7 @@ fn reset_fields_are_not_owned_by_the_main_resource() {
 #[test]
 fn a_status_write_is_its_own_entry_with_the_subresource() {
     let schema = widget_schema();
-    let live = stored(&widget(json!({"size": 1})));
-    let mut live = live;
-    live["metadata"]["managedFields"] = json!([{"manager": "a", "operation": "Update",
-        "apiVersion": "example.com/v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:size": {}}}}]);
+    let live = sized_by_a();
     let mut new = live.clone();
     new["status"] = json!({"ready": true});
     let status_writer = writer("a").on(Some("status"));
@@ -448,9 +462,7 @@ fn a_status_write_is_its_own_entry_with_the_subresource() {
 #[test]
 fn managed_fields_sent_as_one_empty_entry_reset_them_and_stop_tracking() {
     let schema = widget_schema();
-    let mut live = stored(&widget(json!({"size": 1})));
-    live["metadata"]["managedFields"] = json!([{"manager": "a", "operation": "Update",
-        "apiVersion": "example.com/v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:size": {}}}}]);
+    let live = sized_by_a();
     let mut new = live.clone();
     new["metadata"]["managedFields"] = json!([{}]);
     new["spec"]["size"] = json!(5);
@@ -468,9 +480,7 @@ fn managed_fields_sent_as_one_empty_entry_reset_them_and_stop_tracking() {
 #[test]
 fn invalid_managed_fields_in_an_update_fall_back_to_the_stored_ones() {
     let schema = widget_schema();
-    let mut live = stored(&widget(json!({"size": 1})));
-    live["metadata"]["managedFields"] = json!([{"manager": "a", "operation": "Update",
-        "apiVersion": "example.com/v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:size": {}}}}]);
+    let live = sized_by_a();
     let mut new = live.clone();
     new["metadata"]["managedFields"] = json!([{"manager": "z", "operation": "Bogus"}]);
     track_update(
@@ -518,7 +528,7 @@ fn more_than_ten_update_managers_merge_the_oldest_into_ancient_changes() {
 #[test]
 fn an_apply_records_exactly_the_applied_fields() {
     let schema = widget_schema();
-    let empty = json!({"apiVersion": "example.com/v1", "kind": "Widget"});
+    let empty = empty_widget();
     let mut config = widget(json!({"size": 1, "color": "red"}));
     config["metadata"]["labels"] = json!({"app": "c"});
     let out = apply_as(&schema, &empty, config, "a", false).unwrap();
@@ -534,17 +544,7 @@ fn an_apply_records_exactly_the_applied_fields() {
 #[test]
 fn an_apply_that_changes_another_managers_field_conflicts() {
     let schema = widget_schema();
-    let empty = json!({"apiVersion": "example.com/v1", "kind": "Widget"});
-    let live = stored(
-        &apply_as(
-            &schema,
-            &empty,
-            widget(json!({"size": 1, "color": "red"})),
-            "a",
-            false,
-        )
-        .unwrap(),
-    );
+    let live = created_by(&schema, json!({"size": 1, "color": "red"}), "a");
     let err = apply_as(
         &schema,
         &live,
@@ -597,9 +597,7 @@ fn conflicts_with_several_managers_are_grouped_by_manager() {
 #[test]
 fn applying_the_same_value_as_another_manager_shares_the_field() {
     let schema = widget_schema();
-    let empty = json!({"apiVersion": "example.com/v1", "kind": "Widget"});
-    let live =
-        stored(&apply_as(&schema, &empty, widget(json!({"color": "red"})), "a", false).unwrap());
+    let live = created_by(&schema, json!({"color": "red"}), "a");
     let out = apply_as(&schema, &live, widget(json!({"color": "red"})), "b", false).unwrap();
     let found = managers(&out);
     assert_eq!(found.len(), 2);
@@ -613,17 +611,7 @@ fn applying_the_same_value_as_another_manager_shares_the_field() {
 #[test]
 fn a_forced_apply_takes_the_conflicting_fields() {
     let schema = widget_schema();
-    let empty = json!({"apiVersion": "example.com/v1", "kind": "Widget"});
-    let live = stored(
-        &apply_as(
-            &schema,
-            &empty,
-            widget(json!({"size": 1, "color": "red"})),
-            "a",
-            false,
-        )
-        .unwrap(),
-    );
+    let live = created_by(&schema, json!({"size": 1, "color": "red"}), "a");
     let out = apply_as(&schema, &live, widget(json!({"color": "green"})), "b", true).unwrap();
     assert_eq!(out["spec"], json!({"size": 1, "color": "green"}));
     let found = managers(&out);
@@ -648,16 +636,10 @@ fn a_forced_apply_takes_the_conflicting_fields() {
 #[test]
 fn fields_a_manager_stops_applying_are_removed_unless_someone_else_owns_them() {
     let schema = widget_schema();
-    let empty = json!({"apiVersion": "example.com/v1", "kind": "Widget"});
-    let live = stored(
-        &apply_as(
-            &schema,
-            &empty,
-            widget(json!({"size": 1, "color": "red", "tags": ["x"]})),
-            "a",
-            false,
-        )
-        .unwrap(),
+    let live = created_by(
+        &schema,
+        json!({"size": 1, "color": "red", "tags": ["x"]}),
+        "a",
     );
     let shared =
         stored(&apply_as(&schema, &live, widget(json!({"tags": ["x"]})), "b", false).unwrap());
@@ -672,9 +654,7 @@ fn fields_a_manager_stops_applying_are_removed_unless_someone_else_owns_them() {
 #[test]
 fn a_manager_applying_nothing_loses_its_entry_and_its_fields() {
     let schema = widget_schema();
-    let empty = json!({"apiVersion": "example.com/v1", "kind": "Widget"});
-    let live =
-        stored(&apply_as(&schema, &empty, widget(json!({"color": "red"})), "a", false).unwrap());
+    let live = created_by(&schema, json!({"color": "red"}), "a");
     let out = apply_as(
         &schema,
         &live,
@@ -690,17 +670,7 @@ fn a_manager_applying_nothing_loses_its_entry_and_its_fields() {
 #[test]
 fn removed_map_list_items_go_item_by_item() {
     let schema = widget_schema();
-    let empty = json!({"apiVersion": "example.com/v1", "kind": "Widget"});
-    let live = stored(
-        &apply_as(
-            &schema,
-            &empty,
-            widget(json!({"ports": [{"port": 1}, {"port": 2}]})),
-            "a",
-            false,
-        )
-        .unwrap(),
-    );
+    let live = created_by(&schema, json!({"ports": [{"port": 1}, {"port": 2}]}), "a");
     let live = stored(
         &apply_as(
             &schema,
@@ -736,7 +706,7 @@ fn applying_to_an_object_without_managed_fields_makes_its_fields_before_first_ap
 #[test]
 fn an_apply_of_unknown_fields_or_wrong_types_is_a_typed_error() {
     let schema = widget_schema();
-    let empty = json!({"apiVersion": "example.com/v1", "kind": "Widget"});
+    let empty = empty_widget();
     let err = apply_as(&schema, &empty, widget(json!({"bogus": 1})), "a", false).unwrap_err();
     let api = err.into_api_error("/w; example.com/v1, Kind=Widget");
     assert_eq!(api.code(), 500);
@@ -755,7 +725,7 @@ fn an_apply_of_unknown_fields_or_wrong_types_is_a_typed_error() {
 #[test]
 fn an_apply_must_name_the_requests_version_and_carry_no_managed_fields() {
     let schema = widget_schema();
-    let empty = json!({"apiVersion": "example.com/v1", "kind": "Widget"});
+    let empty = empty_widget();
     let mut other = widget(json!({}));
     other["apiVersion"] = json!("example.com/v2");
     assert_eq!(

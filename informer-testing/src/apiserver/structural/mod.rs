@@ -139,26 +139,20 @@ impl Schema {
         schema.int_or_string = flag("x-kubernetes-int-or-string");
         schema.list_type = text("x-kubernetes-list-type");
         schema.map_type = text("x-kubernetes-map-type");
-        schema.list_map_keys = map
-            .get("x-kubernetes-list-map-keys")
-            .and_then(Value::as_array)
-            .map(|keys| {
-                keys.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
-        schema.required = map
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|keys| {
-                keys.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let strings = |key: &str| -> Vec<String> {
+            map.get(key)
+                .and_then(Value::as_array)
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        schema.list_map_keys = strings("x-kubernetes-list-map-keys");
+        schema.required = strings("required");
         schema.enumeration = map.get("enum").and_then(Value::as_array).cloned();
         schema.minimum = number("minimum");
         schema.maximum = number("maximum");

@@ -246,21 +246,39 @@ fn format_matches(format: &str, text: &str) -> bool {
     }
 }
 
-fn array(items: &[Value], schema: &Schema, path: &str, errors: &mut Vec<FieldError>) {
-    if let Some(max) = schema.max_items
-        && items.len() as u64 > max
+/// `maxItems`/`minItems` and `maxProperties`/`minProperties`: `Too many` above the maximum,
+/// `should have at least <min> <noun>` below the minimum.
+fn count(
+    found: usize,
+    (min, max): (Option<u64>, Option<u64>),
+    noun: &str,
+    path: &str,
+    errors: &mut Vec<FieldError>,
+) {
+    if let Some(max) = max
+        && found as u64 > max
     {
-        errors.push(FieldError::too_many(path, items.len(), max as usize));
+        errors.push(FieldError::too_many(path, found, max as usize));
     }
-    if let Some(min) = schema.min_items
-        && (items.len() as u64) < min
+    if let Some(min) = min
+        && (found as u64) < min
     {
         errors.push(FieldError::invalid(
             path,
-            items.len(),
-            &format!("{path} in body should have at least {min} items"),
+            found,
+            &format!("{path} in body should have at least {min} {noun}"),
         ));
     }
+}
+
+fn array(items: &[Value], schema: &Schema, path: &str, errors: &mut Vec<FieldError>) {
+    count(
+        items.len(),
+        (schema.min_items, schema.max_items),
+        "items",
+        path,
+        errors,
+    );
     if let Some(item_schema) = schema.items.as_deref() {
         for (i, item) in items.iter().enumerate() {
             validate(item, item_schema, &format!("{path}[{i}]"), errors);
@@ -296,20 +314,13 @@ fn array(items: &[Value], schema: &Schema, path: &str, errors: &mut Vec<FieldErr
 }
 
 fn object(map: &Map<String, Value>, schema: &Schema, path: &str, errors: &mut Vec<FieldError>) {
-    if let Some(max) = schema.max_properties
-        && map.len() as u64 > max
-    {
-        errors.push(FieldError::too_many(path, map.len(), max as usize));
-    }
-    if let Some(min) = schema.min_properties
-        && (map.len() as u64) < min
-    {
-        errors.push(FieldError::invalid(
-            path,
-            map.len(),
-            &format!("{path} in body should have at least {min} properties"),
-        ));
-    }
+    count(
+        map.len(),
+        (schema.min_properties, schema.max_properties),
+        "properties",
+        path,
+        errors,
+    );
     if schema.embedded_resource {
         for required in ["apiVersion", "kind"] {
             if map
