@@ -30,7 +30,7 @@ use super::patch::{self, PatchKind};
 use super::resource::{Registry, ResourceType};
 use super::scale;
 use super::selector::{FieldSelector, LabelSelector};
-use super::status::{ApiError, StatusReason, success_status};
+use super::status::{ApiError, FieldError, StatusReason, success_status};
 use super::storage::queue::Queue;
 use super::storage::{
     ContinueToken, DeleteOptions, DeleteOutcome, Filter, Limits, ListRequest, Object, ReadVersion,
@@ -984,6 +984,20 @@ fn handle_resource(
             let dry_run = query.dry_run()?;
             let (mut object, warnings) = request.object(&resource, &body, true, false)?;
             let options = request.write_options(dry_run, false)?;
+            if (resource.custom || crd::is_definition(&resource))
+                && super::storage::resource_version(&object).is_empty()
+            {
+                // Custom resources and CRDs do not allow unconditional updates.
+                return Err(ApiError::invalid_fields(
+                    &resource.qualified_resource(),
+                    name,
+                    vec![FieldError::invalid(
+                        "metadata.resourceVersion",
+                        0,
+                        "must be specified for an update",
+                    )],
+                ));
+            }
             resource.to_storage(&mut object);
             let updated = shared.store.lock().update(
                 &storage,

@@ -1493,20 +1493,6 @@ impl Store {
     ) -> Result<Object, ApiError> {
         let options = options.into();
         let old = self.get(resource, namespace, name)?;
-        if (resource.custom || super::crd::is_definition(resource))
-            && resource_version(&body).is_empty()
-        {
-            // Custom resources and CRDs do not allow unconditional updates.
-            return Err(ApiError::invalid_fields(
-                &resource.qualified_resource(),
-                name,
-                vec![super::status::FieldError::invalid(
-                    "metadata.resourceVersion",
-                    0,
-                    "must be specified for an update",
-                )],
-            ));
-        }
         let new = prepare_update(resource, &old, body, subresource, &options)?;
         Ok(self.write(resource, namespace, name, old, new, options.dry_run))
     }
