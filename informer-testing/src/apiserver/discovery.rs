@@ -213,6 +213,40 @@ mod tests {
     use crate::apiserver::CustomResourceSpec;
 
     #[test]
+    fn versions_sort_by_kubernetes_priority() {
+        let mut versions = vec![
+            "v1alpha1", "v1", "v2beta1", "v10", "foo", "v2", "v1beta2", "v1beta1",
+        ];
+        versions.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
+        assert_eq!(
+            versions,
+            [
+                "v10", "v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "foo"
+            ]
+        );
+    }
+
+    #[test]
+    fn storage_version_hashes_are_the_real_servers() {
+        let mut registry = Registry::builtin();
+        registry
+            .register(&CustomResourceSpec::namespaced(
+                "example.com",
+                "v1",
+                "Widget",
+                "widgets",
+            ))
+            .unwrap();
+        let widgets = registry.by_path("example.com", "v1", "widgets").unwrap();
+        assert_eq!(storage_version_hash(&widgets), "gIwvi5rymmg=");
+        let docs = resource_docs(&widgets);
+        assert_eq!(
+            docs[0]["verbs"][0], "delete",
+            "custom resources list their verbs as the real server"
+        );
+    }
+
+    #[test]
     fn documents_list_registered_resources() {
         let mut registry = Registry::builtin();
         registry

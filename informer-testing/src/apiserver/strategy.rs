@@ -187,3 +187,6 @@ pub(crate) fn apply(
     )
     .map_err(|err| err.into_api_error(&object_name))
 }
+
+#[cfg(test)]
+mod tests;

@@ -255,6 +255,54 @@ mod tests {
     use crate::apiserver::time::format_time;
 
     #[test]
+    fn printer_columns_replace_age_and_type_their_cells() {
+        let mut registry = Registry::builtin();
+        let crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "widgets", "kind": "Widget"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "additionalPrinterColumns": [
+                        {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+                        {"name": "First", "type": "string", "jsonPath": ".spec.items[0].name",
+                            "description": "the first item"}],
+                    "schema": {"openAPIV3Schema": {"type": "object",
+                        "x-kubernetes-preserve-unknown-fields": true}}}]}
+        });
+        registry.install(
+            "widgets.example.com",
+            crate::apiserver::crd::served_types(&crd, 0).unwrap(),
+        );
+        let widgets = registry.by_path("example.com", "v1", "widgets").unwrap();
+        let widget = json!({"metadata": {"name": "w"},
+            "spec": {"size": 2.0, "items": [{"name": "a"}]}});
+        let table = table(&widgets, &[widget], None, None);
+        let names: Vec<&str> = table["columnDefinitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["Name", "Size", "First"]);
+        assert_eq!(
+            table["columnDefinitions"][1]["description"],
+            "Custom resource definition column (in JSONPath format): .spec.size"
+        );
+        assert_eq!(
+            table["columnDefinitions"][2]["description"],
+            "the first item"
+        );
+        assert_eq!(table["rows"][0]["cells"], json!(["w", 2, "a"]));
+        assert_eq!(printer_cell("integer", Some(&json!("x"))), Value::Null);
+        assert_eq!(printer_cell("boolean", None), Value::Null);
+        assert_eq!(
+            printer_cell("date", Some(&json!("bad"))),
+            json!("<invalid>")
+        );
+    }
+
+    #[test]
     fn durations() {
         assert_eq!(human_duration(5), "5s");
         assert_eq!(human_duration(130), "2m10s");
