@@ -186,10 +186,12 @@ impl Gate {
     /// out (before, no write can be recorded, and the reconcile runs as is).
     #[inline]
     pub(crate) fn scope(self: &Arc<Self>, key: &ObjectKey) -> Option<ReconcileScope> {
-        self.clients.load(Ordering::Acquire).then(|| ReconcileScope {
-            gate: self.clone(),
-            key: key.clone(),
-        })
+        self.clients
+            .load(Ordering::Acquire)
+            .then(|| ReconcileScope {
+                gate: self.clone(),
+                key: key.clone(),
+            })
     }
 
     /// Sets the controller's caches, the primary's first (once; later calls are ignored).
@@ -200,7 +202,13 @@ impl Gate {
     /// Records that the reconcile of `owner` wrote `object` of `resource`, and the server
     /// answered with resource version `rv`. Ignored for resources the controller does not
     /// cache, for opaque versions, and for caches whose version is not tracked.
-    pub(crate) fn wrote(&self, owner: &ObjectKey, resource: &ResourceId, object: &ObjectKey, rv: &str) {
+    pub(crate) fn wrote(
+        &self,
+        owner: &ObjectKey,
+        resource: &ResourceId,
+        object: &ObjectKey,
+        rv: &str,
+    ) {
         let Some(caches) = self.caches.get() else {
             return;
         };

@@ -295,29 +295,33 @@ async fn write_of_a_status_through_the_builders_client_holds_the_next_reconcile_
     let seen = Arc::new(Mutex::new(Vec::<u32>::new()));
     let log = seen.clone();
     let controller = builder
-        .build(reconciler_fn(move |key: ObjectKey, cm: Option<Arc<ConfigMap>>| {
-            let (api, log) = (
-                Api::<ConfigMap>::namespaced(writes.clone(), "bump"),
-                log.clone(),
-            );
-            async move {
-                let Some(cm) = cm else { return Ok(Action::Done) };
-                let value: u32 = cm
-                    .data
-                    .as_ref()
-                    .and_then(|d| d.get("n"))
-                    .and_then(|n| n.parse().ok())
-                    .unwrap_or(0);
-                log.lock().unwrap().push(value);
-                if value >= 5 {
-                    return Ok(Action::Done);
+        .build(reconciler_fn(
+            move |key: ObjectKey, cm: Option<Arc<ConfigMap>>| {
+                let (api, log) = (
+                    Api::<ConfigMap>::namespaced(writes.clone(), "bump"),
+                    log.clone(),
+                );
+                async move {
+                    let Some(cm) = cm else {
+                        return Ok(Action::Done);
+                    };
+                    let value: u32 = cm
+                        .data
+                        .as_ref()
+                        .and_then(|d| d.get("n"))
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or(0);
+                    log.lock().unwrap().push(value);
+                    if value >= 5 {
+                        return Ok(Action::Done);
+                    }
+                    let patch = serde_json::json!({"data": {"n": (value + 1).to_string()}});
+                    api.patch(key.name(), &PatchParams::default(), &Patch::Merge(&patch))
+                        .await?;
+                    Ok(Action::requeue_after(Duration::ZERO))
                 }
-                let patch = serde_json::json!({"data": {"n": (value + 1).to_string()}});
-                api.patch(key.name(), &PatchParams::default(), &Patch::Merge(&patch))
-                    .await?;
-                Ok(Action::requeue_after(Duration::ZERO))
-            }
-        }))
+            },
+        ))
         .unwrap();
     let probe = {
         let probe = controller.probe();
@@ -339,7 +343,10 @@ async fn write_of_a_status_through_the_builders_client_holds_the_next_reconcile_
         [0, 1, 2, 3, 4, 5],
         "every reconcile saw the previous one's write, once"
     );
-    assert!(probe().stale_sync_skips > 0, "the 30 ms delay held reconciles back");
+    assert!(
+        probe().stale_sync_skips > 0,
+        "the 30 ms delay held reconciles back"
+    );
     cancel.cancel();
     run.await.unwrap();
 }
@@ -381,7 +388,10 @@ async fn stale_sync_skips_and_store_resource_version_are_exported() {
     .await;
     let text = metrics.encode();
     assert!(text.contains("# TYPE stale_sync_skips counter"), "{text}");
-    assert!(text.contains("# TYPE store_resource_version gauge"), "{text}");
+    assert!(
+        text.contains("# TYPE store_resource_version gauge"),
+        "{text}"
+    );
     assert!(text.contains("store_resource_version{informer="), "{text}");
     cancel.cancel();
     run.await.unwrap();

@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use informer_core::Notification;
 use informer_core::lister_watcher::{
     ListParams, ListWatchError, ListerWatcher, ObjectList, WatchParams, WatchStream,
 };
-use informer_core::Notification;
 use informer_runtime::informer::{CancellationToken, SharedIndexInformer};
 use informer_runtime::lister_watcher::KubeListerWatcher;
 use informer_runtime::reflector::{BackoffConfig, ReflectorConfig};
@@ -218,7 +218,10 @@ async fn too_large_resource_version_told_by_its_status_cause_only_lists_consiste
     server.faults().send_watch_error(410, "Expired", "too old");
     eventually("a consistent list", || cache.lists().len() == 3).await;
     let lists = cache.lists();
-    assert!(lists[1].0.as_deref().is_some_and(|rv| rv != "0"), "{lists:?}");
+    assert!(
+        lists[1].0.as_deref().is_some_and(|rv| rv != "0"),
+        "{lists:?}"
+    );
     assert_eq!(lists[2], (None, Some(500)), "a consistent read, in pages");
     cache.stop().await;
 }
@@ -365,9 +368,7 @@ async fn cache_never_shows_an_older_state_than_it_had_behind_a_lagging_server() 
     let log = seen.clone();
     cache.informer.add_handler(
         move |n: &Notification<ConfigMap>| {
-            if let Notification::Add { object, .. } | Notification::Update { new: object, .. } =
-                n
-            {
+            if let Notification::Add { object, .. } | Notification::Update { new: object, .. } = n {
                 log.lock()
                     .unwrap()
                     .push((object.name_any(), rv(object), value(object)));

@@ -75,9 +75,12 @@
 #![warn(missing_docs)]
 
 mod codec;
+mod controllers;
 mod discovery;
 mod faults;
+mod gc;
 mod json_patch;
+mod namespaces;
 mod openapi;
 mod patch;
 mod protobuf;
@@ -199,6 +202,7 @@ pub struct TestApiServerBuilder {
     request_timeout: Duration,
     custom_resources: Vec<CustomResourceSpec>,
     plain_http: bool,
+    garbage_collector: bool,
 }
 
 impl Default for TestApiServerBuilder {
@@ -213,6 +217,7 @@ impl Default for TestApiServerBuilder {
             request_timeout: Duration::from_secs(60),
             custom_resources: Vec::new(),
             plain_http: false,
+            garbage_collector: true,
         }
     }
 }
@@ -330,6 +335,20 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Whether the garbage collector runs (default: it does). Without it, deleting an owner
+    /// leaves its dependents, and objects whose owner references point nowhere stay, as on a
+    /// cluster without kube-controller-manager (envtest): for fixtures that carry made-up
+    /// owner references. The namespace controller runs either way.
+    ///
+    /// ```
+    /// let builder = informer_testing::TestApiServer::builder().garbage_collector(false);
+    /// # let _ = builder;
+    /// ```
+    pub fn garbage_collector(mut self, enabled: bool) -> Self {
+        self.garbage_collector = enabled;
+        self
+    }
+
     /// Registers a custom resource type from the start.
     ///
     /// ```
@@ -396,12 +415,24 @@ impl TestApiServerBuilder {
             request_timeout: self.request_timeout,
             limits,
         };
+        let namespace_controller = namespaces::NamespaceController::new(&registry);
         let shared = Arc::new(Shared::new(address, registry, settings, security));
         let task = tokio::spawn(server::serve(listener, shared.clone()));
+        let mut controllers = vec![tokio::spawn(controllers::run(
+            shared.clone(),
+            namespace_controller,
+        ))];
+        if self.garbage_collector {
+            controllers.push(tokio::spawn(controllers::run(
+                shared.clone(),
+                gc::GarbageCollector::default(),
+            )));
+        }
         tracing::info!(%address, "test API server listening");
         Ok(TestApiServer {
             shared,
             task,
+            controllers,
             address,
             identity,
         })
@@ -428,6 +459,8 @@ impl TestApiServerBuilder {
 pub struct TestApiServer {
     shared: Arc<Shared>,
     task: JoinHandle<()>,
+    /// The garbage collector and the namespace controller.
+    controllers: Vec<JoinHandle<()>>,
     address: SocketAddr,
     identity: Option<&'static tls::Identity>,
 }
@@ -909,6 +942,9 @@ impl TestApiServer {
 impl Drop for TestApiServer {
     fn drop(&mut self) {
         self.task.abort();
+        for controller in &self.controllers {
+            controller.abort();
+        }
         self.shared.close_connections();
         tracing::debug!(address = %self.address, "test API server stopped");
     }

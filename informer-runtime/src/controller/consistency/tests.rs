@@ -131,12 +131,7 @@ fn gate_without_caches_records_nothing() {
 fn records_of_keys_never_reconciled_again_are_swept_once_caught_up() {
     let (gate, _, secrets) = gate();
     for i in 0..=SWEEP_ABOVE {
-        gate.wrote(
-            &key(&format!("p{i}")),
-            &res("", "secrets"),
-            &key("s"),
-            "11",
-        );
+        gate.wrote(&key(&format!("p{i}")), &res("", "secrets"), &key("s"), "11");
     }
     assert_eq!(gate.pending(), SWEEP_ABOVE + 1);
     secrets.set("11");
@@ -191,7 +186,10 @@ fn written_resource_is_the_resource_of_a_write_path() {
 
 #[test]
 fn resource_of_path_tells_namespaces_from_namespaced_resources() {
-    assert_eq!(resource_of_path("/api/v1/namespaces"), Some(res("", "namespaces")));
+    assert_eq!(
+        resource_of_path("/api/v1/namespaces"),
+        Some(res("", "namespaces"))
+    );
     assert_eq!(
         resource_of_path("/api/v1/namespaces/team"),
         Some(res("", "namespaces"))
