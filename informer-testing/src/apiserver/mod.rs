@@ -33,7 +33,18 @@
 //!   decoding into Go types drops them), `422 Invalid` with one `details.causes` entry per
 //!   failed rule (object names, labels, annotations, container names, replicas, Service
 //!   types and ports, immutable ConfigMaps and Secrets), `404 namespaces "x" not found` for
-//!   creates in a missing namespace, `404` for types the server does not serve;
+//!   creates in a missing namespace and `403` (`NamespaceTerminating`) in a terminating one,
+//!   `default`, `kube-system` and `kube-public` undeletable, `404` for types the server does
+//!   not serve;
+//! - **garbage collection** of `ownerReferences`, as kube-controller-manager's collector does
+//!   it, running inside the server: background, foreground and orphan propagation
+//!   (`propagationPolicy`, `orphanDependents`, `kubectl delete --cascade`), dangling and
+//!   cross-namespace owners, dependents' finalizers honoured (see
+//!   [`TestApiServerBuilder::garbage_collector`]);
+//! - **namespace lifecycle**: the namespaces a cluster starts with, the
+//!   `kubernetes.io/metadata.name` label and the `kubernetes` finalizer; deleting a namespace
+//!   marks it `Terminating`, and the server's namespace controller deletes its content,
+//!   reports what remains in its conditions, then removes it;
 //! - errors as `Status` objects;
 //! - **load**: reads (get, list, a watch's initial events) work on immutable snapshots and
 //!   wait neither for writes nor for each other; a page costs in proportion to the page;
@@ -49,8 +60,10 @@
 //!
 //! Not served: other built-in types, aggregated discovery, protobuf responses, admission
 //! webhooks, RBAC (one token can do everything), defaulting beyond Pod and Namespace
-//! phases, and Go's distinction between a zero value and an unset pointer in protobuf
-//! bodies (zero numbers and `false` are kept as sent).
+//! phases and the namespace label, controllers other than the garbage collector and the
+//! namespace controller, and Go's distinction between a zero value and an unset pointer in
+//! protobuf bodies (zero numbers and `false` are kept as sent). The crate documentation's
+//! table lists everything a cluster does that this server does not.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
