@@ -73,6 +73,40 @@ async fn release(api: &Api<ConfigMap>, name: &str) {
     .unwrap();
 }
 
+/// Deployments and ConfigMaps in `default`: owners and their dependents.
+struct Fixture {
+    deployments: Api<Deployment>,
+    configmaps: Api<ConfigMap>,
+}
+
+impl Fixture {
+    fn new(server: &TestApiServer) -> Self {
+        let client = server.client();
+        Self {
+            deployments: Api::default_namespaced(client.clone()),
+            configmaps: Api::default_namespaced(client),
+        }
+    }
+
+    async fn owner(&self, name: &str) -> Deployment {
+        self.deployments
+            .create(&PostParams::default(), &deployment(name))
+            .await
+            .unwrap()
+    }
+
+    /// A ConfigMap owned by `owner` (blocking its deletion), with `finalizers`.
+    async fn dependent(&self, name: &str, owner: &Deployment, finalizers: &[&str]) {
+        self.configmaps
+            .create(
+                &PostParams::default(),
+                &owned(name, vec![reference(owner, true)], finalizers),
+            )
+            .await
+            .unwrap();
+    }
+}
+
 #[tokio::test]
 async fn deleting_an_owner_deletes_its_dependents_in_the_background() {
     let server = server().await;
@@ -120,22 +154,14 @@ async fn deleting_an_owner_deletes_its_dependents_in_the_background() {
 #[tokio::test]
 async fn foreground_deletion_waits_for_blocking_dependents() {
     let server = server().await;
-    let client = server.client();
-    let deployments: Api<Deployment> = Api::default_namespaced(client.clone());
-    let configmaps: Api<ConfigMap> = Api::default_namespaced(client);
-    let web = deployments
-        .create(&PostParams::default(), &deployment("web"))
-        .await
-        .unwrap();
-    for (name, finalizers) in [("held", &["example.com/hold"][..]), ("free", &[])] {
-        configmaps
-            .create(
-                &PostParams::default(),
-                &owned(name, vec![reference(&web, true)], finalizers),
-            )
-            .await
-            .unwrap();
-    }
+    let fixture = Fixture::new(&server);
+    let web = fixture.owner("web").await;
+    fixture.dependent("held", &web, &["example.com/hold"]).await;
+    fixture.dependent("free", &web, &[]).await;
+    let Fixture {
+        deployments,
+        configmaps,
+    } = fixture;
 
     let marked = deployments
         .delete("web", &DeleteParams::foreground())
@@ -171,20 +197,13 @@ async fn foreground_deletion_waits_for_blocking_dependents() {
 #[tokio::test]
 async fn orphan_deletion_keeps_the_dependents_without_the_reference() {
     let server = server().await;
-    let client = server.client();
-    let deployments: Api<Deployment> = Api::default_namespaced(client.clone());
-    let configmaps: Api<ConfigMap> = Api::default_namespaced(client);
-    let web = deployments
-        .create(&PostParams::default(), &deployment("web"))
-        .await
-        .unwrap();
-    configmaps
-        .create(
-            &PostParams::default(),
-            &owned("kept", vec![reference(&web, true)], &[]),
-        )
-        .await
-        .unwrap();
+    let fixture = Fixture::new(&server);
+    let web = fixture.owner("web").await;
+    fixture.dependent("kept", &web, &[]).await;
+    let Fixture {
+        deployments,
+        configmaps,
+    } = fixture;
 
     let marked = deployments
         .delete("web", &DeleteParams::orphan())
@@ -201,24 +220,16 @@ async fn orphan_deletion_keeps_the_dependents_without_the_reference() {
 #[tokio::test]
 async fn propagation_in_the_query_and_the_legacy_orphan_dependents_are_honoured() {
     let server = server().await;
-    let client = server.client();
-    let deployments: Api<Deployment> = Api::default_namespaced(client.clone());
-    let configmaps: Api<ConfigMap> = Api::default_namespaced(client);
+    let fixture = Fixture::new(&server);
+    let (deployments, configmaps) = (&fixture.deployments, &fixture.configmaps);
     for (name, body, query) in [
         ("by-query", "", "?propagationPolicy=Orphan"),
         ("by-legacy-field", r#"{"orphanDependents": true}"#, ""),
     ] {
-        let owner = deployments
-            .create(&PostParams::default(), &deployment(name))
-            .await
-            .unwrap();
-        configmaps
-            .create(
-                &PostParams::default(),
-                &owned(&format!("{name}-child"), vec![reference(&owner, true)], &[]),
-            )
-            .await
-            .unwrap();
+        let owner = fixture.owner(name).await;
+        fixture
+            .dependent(&format!("{name}-child"), &owner, &[])
+            .await;
         let path = format!("/apis/apps/v1/namespaces/default/deployments/{name}{query}");
         let response = raw(
             &server,
@@ -235,7 +246,7 @@ async fn propagation_in_the_query_and_the_legacy_orphan_dependents_are_honoured(
             String::from_utf8_lossy(&response.body)
         );
         assert_eq!(response.json()["metadata"]["finalizers"], json!(["orphan"]));
-        eventually("the owner goes", async || gone(&deployments, name).await).await;
+        eventually("the owner goes", async || gone(deployments, name).await).await;
         let child = configmaps.get(&format!("{name}-child")).await.unwrap();
         assert!(child.owner_references().is_empty());
     }
@@ -309,22 +320,17 @@ async fn invalid_delete_options_are_refused() {
 #[tokio::test]
 async fn deletecollection_propagates_to_each_object() {
     let server = server().await;
-    let client = server.client();
-    let deployments: Api<Deployment> = Api::default_namespaced(client.clone());
-    let configmaps: Api<ConfigMap> = Api::default_namespaced(client);
+    let fixture = Fixture::new(&server);
     for name in ["a", "b"] {
-        let owner = deployments
-            .create(&PostParams::default(), &deployment(name))
-            .await
-            .unwrap();
-        configmaps
-            .create(
-                &PostParams::default(),
-                &owned(&format!("{name}-child"), vec![reference(&owner, true)], &[]),
-            )
-            .await
-            .unwrap();
+        let owner = fixture.owner(name).await;
+        fixture
+            .dependent(&format!("{name}-child"), &owner, &[])
+            .await;
     }
+    let Fixture {
+        deployments,
+        configmaps,
+    } = fixture;
     deployments
         .delete_collection(&DeleteParams::orphan(), &ListParams::default())
         .await
@@ -470,20 +476,13 @@ async fn without_the_collector_dependents_stay() {
         .start()
         .await
         .unwrap();
-    let client = server.client();
-    let deployments: Api<Deployment> = Api::default_namespaced(client.clone());
-    let configmaps: Api<ConfigMap> = Api::default_namespaced(client);
-    let web = deployments
-        .create(&PostParams::default(), &deployment("web"))
-        .await
-        .unwrap();
-    configmaps
-        .create(
-            &PostParams::default(),
-            &owned("child", vec![reference(&web, true)], &[]),
-        )
-        .await
-        .unwrap();
+    let fixture = Fixture::new(&server);
+    let web = fixture.owner("web").await;
+    fixture.dependent("child", &web, &[]).await;
+    let Fixture {
+        deployments,
+        configmaps,
+    } = fixture;
     deployments
         .delete("web", &DeleteParams::default())
         .await

@@ -478,21 +478,18 @@ async fn kubectl_cascades_and_deletes_namespaces() {
             .unwrap()
     };
     let replica_set = || server.get_json("apps/v1", "ReplicaSet", Some("team"), "web-rs");
+    // Creates the Deployment and a ReplicaSet it owns, deletes the Deployment with kubectl.
+    let delete_web = async |cascade: &[&str]| {
+        let web = deployment().await;
+        owned_replica_set(&server, "team", &web);
+        let mut args = vec!["delete", "deployment", "web", "-n", "team"];
+        args.extend_from_slice(cascade);
+        let deleted = kubectl.ok(&args).await;
+        assert_eq!(deleted.trim(), "deployment.apps \"web\" deleted");
+    };
 
     // --cascade=orphan: the ReplicaSet stays, without its owner reference.
-    let web = deployment().await;
-    owned_replica_set(&server, "team", &web);
-    let deleted = kubectl
-        .ok(&[
-            "delete",
-            "deployment",
-            "web",
-            "-n",
-            "team",
-            "--cascade=orphan",
-        ])
-        .await;
-    assert_eq!(deleted.trim(), "deployment.apps \"web\" deleted");
+    delete_web(&["--cascade=orphan"]).await;
     let orphan = replica_set().expect("orphaned, not deleted");
     assert!(
         orphan["metadata"]["ownerReferences"]
@@ -505,19 +502,7 @@ async fn kubectl_cascades_and_deletes_namespaces() {
         .unwrap();
 
     // --cascade=foreground: kubectl waits until the Deployment is gone, after its ReplicaSet.
-    let web = deployment().await;
-    owned_replica_set(&server, "team", &web);
-    let deleted = kubectl
-        .ok(&[
-            "delete",
-            "deployment",
-            "web",
-            "-n",
-            "team",
-            "--cascade=foreground",
-        ])
-        .await;
-    assert_eq!(deleted.trim(), "deployment.apps \"web\" deleted");
+    delete_web(&["--cascade=foreground"]).await;
     assert!(replica_set().is_none());
     assert!(
         server
@@ -526,11 +511,7 @@ async fn kubectl_cascades_and_deletes_namespaces() {
     );
 
     // The default (background): the ReplicaSet follows its Deployment.
-    let web = deployment().await;
-    owned_replica_set(&server, "team", &web);
-    kubectl
-        .ok(&["delete", "deployment", "web", "-n", "team"])
-        .await;
+    delete_web(&[]).await;
     let deadline = Instant::now() + Duration::from_secs(30);
     while replica_set().is_some() {
         assert!(

@@ -17,6 +17,16 @@ fn named<K: Default + kube::Resource>(name: &str) -> K {
     object
 }
 
+/// Creates the namespace `team`; returns the namespaces' API.
+async fn team(client: &kube::Client) -> Api<Namespace> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(&PostParams::default(), &named("team"))
+        .await
+        .unwrap();
+    namespaces
+}
+
 fn condition<'a>(namespace: &'a Namespace, kind: &str) -> (&'a str, &'a str, &'a str) {
     let conditions = namespace
         .status
@@ -101,11 +111,7 @@ async fn the_name_label_is_set_on_create_and_put_back_on_update() {
 async fn deleting_a_namespace_deletes_its_content_then_the_namespace() {
     let server = server().await;
     let client = server.client();
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    namespaces
-        .create(&PostParams::default(), &named("team"))
-        .await
-        .unwrap();
+    let namespaces = team(&client).await;
     let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), "team");
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), "team");
     configmaps
@@ -152,11 +158,7 @@ async fn deleting_a_namespace_deletes_its_content_then_the_namespace() {
 async fn a_terminating_namespace_refuses_new_content_and_says_what_holds_it() {
     let server = server().await;
     let client = server.client();
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    namespaces
-        .create(&PostParams::default(), &named("team"))
-        .await
-        .unwrap();
+    let namespaces = team(&client).await;
     let configmaps: Api<ConfigMap> = Api::namespaced(client, "team");
     let held = ConfigMap {
         metadata: ObjectMeta {

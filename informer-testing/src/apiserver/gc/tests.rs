@@ -23,6 +23,16 @@ fn dependent(h: &Harness<GarbageCollector>, name: &str, owners: &[&Value], block
     h.create("configmaps", NS, name, json!({"ownerReferences": refs}))
 }
 
+/// A ConfigMap owned by `owner` and held by the finalizer `example.com/hold`.
+fn held(h: &Harness<GarbageCollector>, name: &str, owner: &Value, block: bool) -> Value {
+    h.create(
+        "configmaps",
+        NS,
+        name,
+        json!({"ownerReferences": [owner_ref(owner, block)], "finalizers": ["example.com/hold"]}),
+    )
+}
+
 fn finalizers_of(object: &Value) -> Vec<String> {
     finalizer_names(object)
 }
@@ -69,12 +79,7 @@ fn a_dependent_with_another_owner_keeps_it_and_loses_the_dangling_reference() {
 fn foreground_deletion_keeps_the_owner_until_its_blocking_dependents_are_gone() {
     let mut h = harness();
     let owner = h.create("deployments", NS, "web", json!({}));
-    let held = h.create(
-        "configmaps",
-        NS,
-        "held",
-        json!({"ownerReferences": [owner_ref(&owner, true)], "finalizers": ["example.com/hold"]}),
-    );
+    held(&h, "held", &owner, true);
     dependent(&h, "free", &[&owner], true);
     let outcome = h
         .delete("deployments", NS, "web", with(Propagation::Foreground))
@@ -101,19 +106,13 @@ fn foreground_deletion_keeps_the_owner_until_its_blocking_dependents_are_gone() 
     h.settle();
     assert!(h.get("configmaps", NS, "held").is_none());
     assert!(h.get("deployments", NS, "web").is_none());
-    let _ = held;
 }
 
 #[test]
 fn foreground_deletion_does_not_wait_for_dependents_that_do_not_block() {
     let mut h = harness();
     let owner = h.create("deployments", NS, "web", json!({}));
-    h.create(
-        "configmaps",
-        NS,
-        "held",
-        json!({"ownerReferences": [owner_ref(&owner, false)], "finalizers": ["example.com/hold"]}),
-    );
+    held(&h, "held", &owner, false);
     h.delete("deployments", NS, "web", with(Propagation::Foreground))
         .unwrap();
     h.settle();
@@ -134,12 +133,7 @@ fn foreground_deletion_is_recursive() {
         "middle",
         json!({"ownerReferences": [owner_ref(&top, true)]}),
     );
-    h.create(
-        "configmaps",
-        NS,
-        "bottom",
-        json!({"ownerReferences": [owner_ref(&middle, true)], "finalizers": ["example.com/hold"]}),
-    );
+    held(&h, "bottom", &middle, true);
     h.delete("deployments", NS, "top", with(Propagation::Foreground))
         .unwrap();
     h.settle();
@@ -329,12 +323,7 @@ fn an_owner_of_a_kind_the_server_does_not_serve_leaves_the_dependent() {
 fn a_dependent_with_finalizers_is_marked_and_waits_for_them() {
     let mut h = harness();
     let owner = h.create("deployments", NS, "web", json!({}));
-    h.create(
-        "configmaps",
-        NS,
-        "held",
-        json!({"ownerReferences": [owner_ref(&owner, false)], "finalizers": ["example.com/hold"]}),
-    );
+    held(&h, "held", &owner, false);
     h.delete("deployments", NS, "web", DeleteOptions::default())
         .unwrap();
     h.settle();
