@@ -22,10 +22,10 @@ pub(crate) const DEFAULT_MANAGER: &str = "informer-testing";
 
 /// Who a write is, for `managedFields`.
 fn writer(resource: &ResourceType, subresource: Subresource, options: &WriteOptions) -> Writer {
-    let label = options.subresource.as_deref().or(match subresource {
-        Subresource::Status => Some("status"),
-        Subresource::Main => None,
-    });
+    let label = options
+        .subresource
+        .as_deref()
+        .or(subresource_label(subresource));
     Writer::new(
         options.manager.as_deref().unwrap_or(DEFAULT_MANAGER),
         &resource.api_version(),
@@ -33,12 +33,17 @@ fn writer(resource: &ResourceType, subresource: Subresource, options: &WriteOpti
     .on(label)
 }
 
-fn reset_fields(resource: &ResourceType, subresource: Subresource) -> fields::Set {
-    let label = match subresource {
+/// The subresource a write's managed fields entry names.
+fn subresource_label(subresource: Subresource) -> Option<&'static str> {
+    match subresource {
         Subresource::Status => Some("status"),
+        Subresource::Finalize => Some("finalize"),
         Subresource::Main => None,
-    };
-    fields::reset_fields(resource.status_subresource, label)
+    }
+}
+
+fn reset_fields(resource: &ResourceType, subresource: Subresource) -> fields::Set {
+    fields::reset_fields(resource.status_subresource, subresource_label(subresource))
 }
 
 /// An empty object of the type, as the real server's field manager compares a create with:

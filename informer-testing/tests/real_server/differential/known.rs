@@ -69,7 +69,7 @@ pub const KNOWN: &[Known] = &[
         step: "delete: w1 with a wrong uid precondition",
         path: "/body",
         what: "real: 'Operation cannot be fulfilled on Widget.example.com \"w1\": the UID in the precondition (0000...) does not match the UID in record (<uid>). The object might have been deleted and then recreated', details {group, kind: Widget}; fake: 'Operation cannot be fulfilled on widgets \"w1\": Precondition failed: UID in precondition: ..., UID in object meta: ...', details {kind: widgets}",
-        fake: "storage.rs Store::delete (uid precondition)",
+        fake: "storage/delete.rs check_preconditions (uid precondition)",
     },
     Known {
         step: "patch: json test operation fails",
