@@ -472,10 +472,10 @@ impl TestApiServerBuilder {
                 .map_err(|err| Error::InvalidCustomResource(err.message().to_string()))?;
         }
         let task = tokio::spawn(server::serve(listener, shared.clone()));
-        let mut controllers = vec![tokio::spawn(controllers::run(
-            shared.clone(),
-            namespace_controller,
-        ))];
+        let mut controllers = vec![
+            tokio::spawn(controllers::run(shared.clone(), namespace_controller)),
+            tokio::spawn(crd::finish_deletions(shared.clone())),
+        ];
         if self.garbage_collector {
             controllers.push(tokio::spawn(controllers::run(
                 shared.clone(),

@@ -424,6 +424,34 @@ async fn deleting_a_crd_deletes_its_objects_then_the_crd_and_stops_serving() {
 }
 
 #[tokio::test]
+async fn a_crd_goes_when_another_controller_deletes_its_last_object() {
+    let server = server().await;
+    let crds = install(&server).await;
+    let api = gadgets(&server, "v1");
+    // The garbage collector removes the `orphan` finalizer of an object being deleted (it has
+    // no dependents to orphan): that deletion is the collector's, not a request's.
+    let mut orphaning = gadget("orphaning", json!({"mode": "fast"}));
+    orphaning.metadata.finalizers = Some(vec!["orphan".into()]);
+    within(api.create(&PostParams::default(), &orphaning))
+        .await
+        .unwrap();
+    within(crds.delete("gadgets.example.com", &DeleteParams::default()))
+        .await
+        .unwrap();
+    within(async {
+        while crds.get_opt("gadgets.example.com").await.unwrap().is_some() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(
+        server
+            .get_json("example.com/v1", "Gadget", Some("default"), "orphaning")
+            .is_none()
+    );
+}
+
+#[tokio::test]
 async fn updates_of_a_crd_take_effect() {
     let server = server().await;
     let crds = install(&server).await;

@@ -24,7 +24,7 @@ use serde_json::{Map, Value, json};
 use super::resource::{PrinterColumn, ResourceType, ScaleSubresource};
 use super::server::Shared;
 use super::status::ApiError;
-use super::storage::{DeleteOptions, Filter, Subresource, WriteOptions};
+use super::storage::{DeleteOptions, EventType, Filter, Subresource, WriteOptions};
 use super::structural::Schema;
 use super::time::now_rfc3339;
 
@@ -656,6 +656,55 @@ fn delete_instances(shared: &Shared, storage: &Arc<ResourceType>) -> bool {
         }
     }
     shared.store.select(&filter).is_empty()
+}
+
+/// Lets a terminating CRD go once its last object goes, whoever deletes it: the requests
+/// reconcile after their own writes; this catches the server's other controllers (the
+/// garbage collector, the namespace controller), which write to the store directly. Runs
+/// until the task is aborted, on the store's change subscription.
+pub(crate) async fn finish_deletions(shared: Arc<Shared>) {
+    loop {
+        let subscription = match shared.store.subscribe(None) {
+            Ok(subscription) => subscription,
+            Err(err) => {
+                tracing::warn!(%err, "the CRD finalizer failed to subscribe to the store");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        for name in terminating(&shared) {
+            reconcile(&shared, &name);
+        }
+        while let Some(change) = subscription.next().await {
+            if change.event != EventType::Deleted {
+                continue;
+            }
+            let definition = shared
+                .registry
+                .read()
+                .types()
+                .iter()
+                .find(|t| t.terminating && t.key() == change.resource)
+                .and_then(|t| t.crd.clone());
+            if let Some(name) = definition {
+                reconcile(&shared, &name);
+            }
+        }
+    }
+}
+
+/// The CRDs whose types are terminating.
+fn terminating(shared: &Shared) -> Vec<String> {
+    let mut names: Vec<String> = shared
+        .registry
+        .read()
+        .types()
+        .iter()
+        .filter(|t| t.terminating)
+        .filter_map(|t| t.crd.clone())
+        .collect();
+    names.dedup();
+    names
 }
 
 /// The CRDs in a registry, for tests of the registry alone.
