@@ -25,7 +25,7 @@ use super::resource::{PrinterColumn, ResourceType, ScaleSubresource};
 use super::server::Shared;
 use super::status::ApiError;
 use super::storage::{DeleteOptions, EventType, Filter, Subresource, WriteOptions};
-use super::structural::Schema;
+use super::structural::{Schema, string_list};
 use super::time::now_rfc3339;
 
 pub(crate) mod validation;
@@ -374,18 +374,6 @@ pub(crate) fn served_types(crd: &Value, served_since: u64) -> Result<Vec<Resourc
     let group = text(crd, "/spec/group").to_string();
     let storage = storage_version(crd).unwrap_or_default();
     let kind = text(names, "/kind").to_string();
-    let strings = |value: &Value| -> Vec<String> {
-        value
-            .as_array()
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
     let terminating = crd.pointer("/metadata/deletionTimestamp").is_some();
     let mut types = Vec::new();
     for version in crd["spec"]["versions"].as_array().into_iter().flatten() {
@@ -437,8 +425,8 @@ pub(crate) fn served_types(crd: &Value, served_since: u64) -> Result<Vec<Resourc
             namespaced: text(crd, "/spec/scope") == "Namespaced",
             status_subresource: version.pointer("/subresources/status").is_some(),
             scale,
-            short_names: strings(&names["shortNames"]),
-            categories: strings(&names["categories"]),
+            short_names: string_list(&names["shortNames"]),
+            categories: string_list(&names["categories"]),
             fields: Vec::new(),
             returns_deleted_object: false,
             tracks_generation: true,

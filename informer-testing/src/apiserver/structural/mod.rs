@@ -139,18 +139,7 @@ impl Schema {
         schema.int_or_string = flag("x-kubernetes-int-or-string");
         schema.list_type = text("x-kubernetes-list-type");
         schema.map_type = text("x-kubernetes-map-type");
-        let strings = |key: &str| -> Vec<String> {
-            map.get(key)
-                .and_then(Value::as_array)
-                .map(|items| {
-                    items
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
+        let strings = |key: &str| map.get(key).map(string_list).unwrap_or_default();
         schema.list_map_keys = strings("x-kubernetes-list-map-keys");
         schema.required = strings("required");
         schema.enumeration = map.get("enum").and_then(Value::as_array).cloned();
@@ -451,6 +440,20 @@ pub(crate) enum FieldSchema<'a> {
     ResourceString,
     /// `metadata` of a resource.
     ObjectMeta,
+}
+
+/// The strings of a JSON list (other items and other values ignored).
+pub(crate) fn string_list(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Appends a field to a path as the real server prints it (`spec.size`).
