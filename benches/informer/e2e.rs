@@ -121,8 +121,11 @@ pub fn job(rt: &Runtime, name: &str) {
 }
 
 fn in_process(rt: &Runtime, ours: bool) -> Option<(PipelineRun, usize)> {
+    // Its garbage collector is off: the generated pods name ReplicaSets that do not exist as
+    // their owners.
     let server = rt.block_on(async {
         TestApiServer::builder()
+            .garbage_collector(false)
             .history_limit(4 * EVENTS)
             .bookmark_interval(Duration::from_secs(60))
             .start()

@@ -1,8 +1,48 @@
 //! Test a Kubernetes controller without a cluster.
 //!
+//! | area | what [`TestApiServer`] serves | what a real cluster does that it does not |
+//! | --- | --- | --- |
+//! | connection | HTTPS on `127.0.0.1` with a CA made at start-up and a bearer token, both in [`TestApiServer::kubeconfig`]; plain HTTP on request | client certificates, other authentication, RBAC (the one token may do everything), API priority and fairness |
+//! | types | core v1 Pods, ConfigMaps, Secrets, Services, Namespaces, Events; apps/v1 Deployments, ReplicaSets, StatefulSets; coordination.k8s.io/v1 Leases; apiextensions.k8s.io/v1 CustomResourceDefinitions and every custom resource they serve, created through the API (`kubectl apply -f crd.yaml`, `Api<CustomResourceDefinition>`, kube's `CustomResource::crd()`) or in Rust ([`TestApiServer::register_custom_resource`]): names accepted or refused, `Established`, several served versions, `status` and `scale` subresources, deletion that deletes the objects first | every other built-in type (404); conversion webhooks (versions convert with the `None` strategy); CEL validation rules (`x-kubernetes-validations`) and `selectableFields` |
+//! | discovery | `/api`, `/apis`, `/version`, OpenAPI v3, an empty OpenAPI v2, short names and categories (`kubectl get all`), `storageVersionHash`, custom resource verbs in the real order | aggregated discovery (`apidiscovery.k8s.io`), aggregated API servers |
+//! | encodings | JSON, YAML and Kubernetes protobuf bodies (the built-in types above); JSON and YAML responses, `Table` (`kubectl get`, with a CRD's `additionalPrinterColumns`) and `PartialObjectMetadata`; 415 and 406 as a cluster answers | protobuf and CBOR responses; Go's zero-versus-unset distinction in protobuf bodies |
+//! | reads | get; list with label and field selectors, `limit`/`continue` over consistent snapshots, the `resourceVersion`/`resourceVersionMatch` rules; watch from a version, bookmarks, `timeoutSeconds`, streaming lists (`sendInitialEvents`), `410 Gone` past the history and from before a custom type was served | the watch cache: `resourceVersion=0` is served from the latest state and paginated; the history is bounded by count and bytes (see [`TestApiServerBuilder`]) rather than by etcd's compaction and the watch cache's window |
+//! | writes | create, update (409 on a stale version; custom resources and CRDs need a version), merge, strategic merge (the common subset) and JSON patch, server-side apply with field ownership (`managedFields` on every write, 409 conflicts per field, `force`, removal of fields a manager stopped applying, lists merged as their schema or OpenAPI says), the `status` and `scale` subresources, `generation` for the types that have it, finalizers (none added during deletion), `uid` and `resourceVersion` preconditions, `dryRun` | server-side apply's merging with the client-side apply annotation and conversion of managed fields between versions; defaulting beyond a Pod's and a Namespace's phase, the namespace label and custom resources' schemas (no `imagePullPolicy`, Service `clusterIP`, Deployment strategy ...); graceful deletion of Pods (they go at once, as unscheduled Pods do) |
+//! | admission and validation | `fieldValidation=Strict\|Warn\|Ignore` for built-in types and custom resources, `422 Invalid` with `details.causes` (metadata, the rules listed in the validation module, CRDs, and custom resources against their structural schema after pruning and defaults), NamespaceLifecycle (404 in a missing namespace, 403 `NamespaceTerminating`, `default`, `kube-system` and `kube-public` undeletable) | admission webhooks and policies, quotas and limit ranges, the full validation of every built-in field |
+//! | garbage collection | kube-controller-manager's collector, in the server: background (default), foreground (`foregroundDeletion`, `blockOwnerDeletion`) and orphan propagation from `propagationPolicy` (body or query), `orphanDependents`, `kubectl delete --cascade`, deletecollection; dangling and cross-namespace owners are collected (with an `OwnerRefInvalidNamespace` event); dependents' finalizers are honoured; [`TestApiServerBuilder::garbage_collector`] turns it off | the collector's other events; it does not look again at an unresolvable owner reference (an owner of a kind not served yet) until the dependent changes |
+//! | namespaces | `default`, `kube-system`, `kube-public`, `kube-node-lease` from the start; the `kubernetes` finalizer and the `kubernetes.io/metadata.name` label; deletion marks a namespace `Terminating`, the namespace controller deletes its content, reports what remains in `status.conditions` and removes it; the `finalize` subresource | the controller's graceful-termination estimates for Pods; its discovery conditions are always `False` (the server's own types are always discovered) |
+//! | other controllers | none besides the two above and the CRD controllers (names, establishing, the cleanup finalizer), which run right after each write of a CRD | kubelet, scheduler, and the workload controllers: Pods never run, Deployments make no ReplicaSets, ReplicaSets no Pods, Services no endpoints, no ServiceAccount tokens |
+//! | operations | [`Faults`]: dropped watches, failed or stalled requests, malformed events, compaction, restarts, a lagging cache; [`TestApiServer::stats`]; bounded history, watch backlogs, bodies and request time | high availability, several API servers behind a load balancer, etcd's own failures |
+//!
+//! The differential test runs one script against the fake and against a real API server
+//! (upstream apiextensions-apiserver on etcd, through [`EnvTest`]) and compares every answer;
+//! the differences it still finds are listed in
+//! `informer-testing/tests/real_server/differential/known.rs`, each asserted to still differ
+//! (`the_fake_answers_the_script_as_the_real_server_does_but_for_the_known_differences`, run
+//! with `INFORMER_TEST_ASSETS=<dir of the binaries> cargo test -p informer-testing --test
+//! real_server`; a difference that disappears fails it until its entry goes). In short:
+//!
+//! | area | the known differences |
+//! | --- | --- |
+//! | the harness | the real server is a standalone binary: its controllers write as `real-apiserver` (the fake as kube-apiserver's `kube-apiserver`), and paths it does not serve answer a plain-text `404 page not found` (the fake: kube-apiserver's `Status`) |
+//! | discovery | aggregated discovery answered with the legacy `APIGroupList` |
+//! | error statuses | the wording of UID preconditions, JSON-patch test failures, malformed continue tokens, resource versions and label selectors, and malformed JSON; no `Timeout: ` prefix on a too-large resource version; a malformed watch `resourceVersion` is 400 rather than 500; `sendInitialEvents` without `resourceVersionMatch` worded differently; a wrong `kind` is 400 rather than 422 |
+//! | lists and watches | `resourceVersion=0` with `limit` is paginated (real: the whole list from the watch cache) |
+//!
+//! The script creates two CRDs (one with a full structural schema) and covers their
+//! conditions, discovery, name conflicts, pruning, defaults, validation, strict field
+//! validation, server-side apply between two managers (conflicts, force, removal, map lists),
+//! printer columns and deletion: none of them differs but for the harness's manager name.
+//! (Objects held by a finalizer while their CRD terminates are not scripted: the standalone
+//! real server panics on their updates; `tests/apiserver/crds.rs` covers them.)
+//!
+//! Namespaces, the garbage collector and the core types are not in the comparison: the real
+//! server used there serves no core v1; `tests/apiserver/` checks them against what
+//! kube-apiserver and kube-controller-manager do.
+//!
 //! | item | what it is |
 //! | --- | --- |
-//! | [`TestApiServer`] | an in-process Kubernetes API server on `127.0.0.1`, spoken to through a real `kube::Client` (or kubectl), with [`Faults`] to make it misbehave |
+//! | [`TestApiServer`] | an in-process Kubernetes API server on `127.0.0.1`, spoken to through a real `kube::Client` (or kubectl), with [`Faults`] to make it misbehave: built-in types, CustomResourceDefinitions served through the API (structural schemas, subresources, printer columns, deletion), server-side apply with field ownership (see [`apiserver`]) |
 //! | [`EnvTest`] | a real Kubernetes API server (upstream apiextensions-apiserver on etcd) started as child processes, like controller-runtime's envtest; tests skip without its binaries |
 //! | [`MemoryListerWatcher`] | an API server's list and watch semantics over memory, for a reflector or informer under test (no HTTP) |
 //!

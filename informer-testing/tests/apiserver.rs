@@ -5,14 +5,18 @@
 mod apiserver {
     mod common;
 
+    mod apply;
     mod bounds;
+    mod crds;
     mod crud;
     mod discovery;
     mod encoding;
     mod faults;
     mod fuzz;
+    mod gc;
     mod kubectl;
     mod list;
+    mod namespaces;
     mod scale;
     mod security;
     mod validation;

@@ -39,13 +39,13 @@ fn rv(c: &ConfigMap) -> u64 {
         .unwrap_or(0)
 }
 
-/// The list requests a lister-watcher received: (resource version, limit).
-type ListRequests = Arc<Mutex<Vec<(Option<String>, Option<u32>)>>>;
+/// The first-page list requests seen: each one's resource version and limit.
+type ListLog = Arc<Mutex<Vec<(Option<String>, Option<u32>)>>>;
 
 /// Records the list requests (resource version and limit) a lister-watcher receives.
 struct Recording<L> {
     inner: L,
-    lists: ListRequests,
+    lists: ListLog,
 }
 
 #[async_trait]
@@ -75,7 +75,7 @@ impl<L: ListerWatcher<ConfigMap>> ListerWatcher<ConfigMap> for Recording<L> {
 /// An informer of the ConfigMaps in `default`, through a real client.
 struct Running {
     informer: SharedIndexInformer<ConfigMap>,
-    lists: ListRequests,
+    lists: ListLog,
     cancel: CancellationToken,
     task: tokio::task::JoinHandle<()>,
 }

@@ -39,13 +39,17 @@ use bytes::Bytes;
 use parking_lot::{Mutex, MutexGuard, RwLock};
 use serde_json::{Map, Value, json};
 
+use super::gc::Propagation;
+use super::namespaces;
 use super::patch::{self, PatchKind};
 use super::resource::{ResourceKey, ResourceType};
 use super::selector::{FieldSelector, LabelSelector};
 use super::status::ApiError;
+use super::strategy;
 use super::time::now_rfc3339;
 use super::validation;
 
+mod delete;
 pub(crate) mod queue;
 mod tree;
 
@@ -373,6 +377,56 @@ pub(crate) enum Subresource {
     Main,
     /// Only `status`.
     Status,
+    /// A namespace's `finalize` subresource: the object with the body's `spec.finalizers`.
+    Finalize,
+}
+
+/// How a write is made: `dry_run`, who writes it (for `metadata.managedFields`), and for
+/// server-side apply whether it takes fields other managers own. `false` (and `true`) convert
+/// to the options of a (dry-run) write by the server's default manager.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct WriteOptions {
+    pub dry_run: bool,
+    /// The field manager (`fieldManager`, or from the `User-Agent`); `None`: the default.
+    pub manager: Option<String>,
+    /// Server-side apply: take over the fields other managers own.
+    pub force: bool,
+    /// The subresource a managed fields entry names when it is not the one written (`scale`
+    /// writes the object).
+    pub subresource: Option<String>,
+    /// Whether to record the write's fields (an apply records its own).
+    pub track: bool,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        Self {
+            dry_run: false,
+            manager: None,
+            force: false,
+            subresource: None,
+            track: true,
+        }
+    }
+}
+
+impl From<bool> for WriteOptions {
+    fn from(dry_run: bool) -> Self {
+        Self {
+            dry_run,
+            ..Self::default()
+        }
+    }
+}
+
+impl WriteOptions {
+    /// A write by this field manager.
+    pub(crate) fn by(manager: &str) -> Self {
+        Self {
+            manager: Some(manager.to_string()),
+            ..Self::default()
+        }
+    }
 }
 
 /// `DeleteOptions` fields the server honours.
@@ -380,6 +434,10 @@ pub(crate) enum Subresource {
 pub(crate) struct DeleteOptions {
     pub uid: Option<String>,
     pub resource_version: Option<String>,
+    /// `propagationPolicy`: what happens to the object's dependents.
+    pub propagation: Option<Propagation>,
+    /// The legacy `orphanDependents` (a request may not set both).
+    pub orphan_dependents: Option<bool>,
 }
 
 /// The result of a delete.
@@ -488,7 +546,7 @@ impl Snapshot {
         self.tree(&resource.key())
             .and_then(|t| t.get(&object_key(resource, namespace, name)))
             .cloned()
-            .ok_or_else(|| ApiError::not_found(&resource.plural, name))
+            .ok_or_else(|| ApiError::not_found(&resource.qualified_resource(), name))
     }
 
     /// The names (namespace, name) of the objects a filter selects.
@@ -514,14 +572,22 @@ impl Snapshot {
             .collect()
     }
 
+    /// Every object of every type and where it is stored, for a controller that reads the
+    /// whole state (after its subscription ended).
+    pub(crate) fn every_object(&self) -> impl Iterator<Item = (ObjectRef, &Object)> + '_ {
+        self.objects.iter().flat_map(|(resource, tree)| {
+            tree.range(Bound::Unbounded, Bound::Unbounded)
+                .map(move |(key, object)| {
+                    let at = ObjectRef {
+                        resource: resource.clone(),
+                        key: key.clone(),
+                    };
+                    (at, object)
+                })
+        })
+    }
+
     /// Every object in a namespace, of every namespaced type, in O(types × log n + found).
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "for namespace lifecycle (issue 13), which deletes a namespace's contents"
-        )
-    )]
     pub(crate) fn in_namespace(&self, namespace: &str) -> Vec<(ResourceKey, Object)> {
         let (lower, upper) = (format!("{namespace}/"), format!("{namespace}0"));
         let mut found = Vec::new();
@@ -618,19 +684,11 @@ impl Subscription {
     /// The next change, waiting for it; `None` once the subscription ended: it fell further
     /// behind than the watch backlog allows, or the store was reset. Subscribe again from the
     /// last revision seen (a `410` then means: read the current state instead).
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "for the garbage collector (issue 13)")
-    )]
     pub(crate) async fn next(&self) -> Option<Arc<Change>> {
         self.queue.pop().await
     }
 
     /// The next change if one is waiting.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "for the garbage collector (issue 13)")
-    )]
     pub(crate) fn try_next(&self) -> Option<Arc<Change>> {
         self.queue.try_pop()
     }
@@ -783,30 +841,8 @@ impl Storage {
 
     /// Subscribes to every change committed after `after` (or from now), of every type.
     /// `410 Gone` when the history no longer reaches back to `after`.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "for the garbage collector (issue 13)")
-    )]
     pub(crate) fn subscribe(&self, after: Option<u64>) -> Result<Subscription, ApiError> {
         self.writer.lock().subscribe(after)
-    }
-
-    /// The objects whose `ownerReferences` name this UID, sorted.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "for the garbage collector (issue 13)")
-    )]
-    pub(crate) fn dependents(&self, owner_uid: &str) -> Vec<ObjectRef> {
-        self.writer.lock().dependents(owner_uid)
-    }
-
-    /// The object with this UID, if one is stored.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "for the garbage collector (issue 13)")
-    )]
-    pub(crate) fn object_by_uid(&self, uid: &str) -> Option<(ResourceKey, Object)> {
-        self.writer.lock().object_by_uid(uid)
     }
 }
 
@@ -932,13 +968,18 @@ impl Store {
         self.watch_count
     }
 
-    /// Makes the current state the one readers see.
-    fn publish(&self) {
-        let snapshot = Arc::new(Snapshot {
+    /// The current state (O(1)).
+    pub(crate) fn current(&self) -> Snapshot {
+        Snapshot {
             revision: self.revision,
             compacted: self.compacted,
             objects: self.objects.clone(),
-        });
+        }
+    }
+
+    /// Makes the current state the one readers see.
+    fn publish(&self) {
+        let snapshot = Arc::new(self.current());
         let previous = std::mem::replace(&mut *self.published.snapshot.write(), snapshot);
         self.published
             .revision
@@ -1039,7 +1080,7 @@ impl Store {
         self.objects_of(resource)
             .and_then(|t| t.get(&object_key(resource, namespace, name)))
             .cloned()
-            .ok_or_else(|| ApiError::not_found(&resource.plural, name))
+            .ok_or_else(|| ApiError::not_found(&resource.qualified_resource(), name))
     }
 
     /// The retained changes of a resource after `after` up to `until`, oldest first; `None`
@@ -1159,7 +1200,8 @@ impl Store {
         Ok(Subscription { queue })
     }
 
-    fn dependents(&self, owner_uid: &str) -> Vec<ObjectRef> {
+    /// The objects whose `ownerReferences` name this UID, sorted.
+    pub(crate) fn dependents(&self, owner_uid: &str) -> Vec<ObjectRef> {
         let mut found: Vec<ObjectRef> = self
             .owners
             .get(owner_uid)
@@ -1169,10 +1211,16 @@ impl Store {
         found
     }
 
-    fn object_by_uid(&self, uid: &str) -> Option<(ResourceKey, Object)> {
+    /// The object with this UID, if one is stored, and where.
+    pub(crate) fn object_by_uid(&self, uid: &str) -> Option<(ObjectRef, Object)> {
         let at = self.uids.get(uid)?;
-        let object = self.objects.get(&at.resource)?.get(&at.key)?;
-        Some((at.resource.clone(), object.clone()))
+        let object = self.object_at(at)?;
+        Some((at.clone(), object))
+    }
+
+    /// The object at a place in the store, if one is there.
+    pub(crate) fn object_at(&self, at: &ObjectRef) -> Option<Object> {
+        self.objects.get(&at.resource)?.get(&at.key).cloned()
     }
 
     fn stats(&self) -> ServerStats {
@@ -1358,8 +1406,17 @@ impl Store {
         resource: &ResourceType,
         namespace: Option<&str>,
         body: Value,
-        dry_run: bool,
+        options: impl Into<WriteOptions>,
     ) -> Result<Object, ApiError> {
+        let options = options.into();
+        let dry_run = options.dry_run;
+        if resource.terminating {
+            return Err(ApiError::new(
+                super::StatusReason::MethodNotAllowed,
+                "create not allowed while custom resource definition is terminating",
+            )
+            .with_details(json!({"group": resource.group, "kind": resource.plural})));
+        }
         let mut object = check_body(resource, body)?;
         let meta = metadata_mut(&mut object, resource)?;
         let mut name = meta
@@ -1403,6 +1460,8 @@ impl Store {
             meta.remove("generation");
         }
         apply_create_defaults(resource, &mut object);
+        namespaces::canonicalize(resource, None, &mut object);
+        strategy::prepare_create(resource, &mut object, &options);
         validation::validate_create(resource, &object)?;
 
         let key = object_key(resource, namespace.as_deref(), &name);
@@ -1410,7 +1469,10 @@ impl Store {
             .objects_of(resource)
             .is_some_and(|m| m.contains_key(&key))
         {
-            return Err(ApiError::already_exists(&resource.plural, &name));
+            return Err(ApiError::already_exists(
+                &resource.qualified_resource(),
+                &name,
+            ));
         }
         if dry_run {
             set_meta(&mut object, "resourceVersion", json!(""));
@@ -1427,11 +1489,12 @@ impl Store {
         name: &str,
         body: Value,
         subresource: Subresource,
-        dry_run: bool,
+        options: impl Into<WriteOptions>,
     ) -> Result<Object, ApiError> {
+        let options = options.into();
         let old = self.get(resource, namespace, name)?;
-        let new = prepare_update(resource, &old, body, subresource)?;
-        Ok(self.write(resource, namespace, name, old, new, dry_run))
+        let new = prepare_update(resource, &old, body, subresource, &options)?;
+        Ok(self.write(resource, namespace, name, old, new, options.dry_run))
     }
 
     /// Patches an object. Server-side apply creates it when missing.
@@ -1444,23 +1507,38 @@ impl Store {
         kind: PatchKind,
         patch: &Value,
         subresource: Subresource,
-        dry_run: bool,
+        options: impl Into<WriteOptions>,
     ) -> Result<Object, ApiError> {
+        let options = options.into();
+        let dry_run = options.dry_run;
         if kind == PatchKind::Strategic && resource.custom {
             return Err(ApiError::new(
                 super::StatusReason::UnsupportedMediaType,
-                "strategic merge patch is not supported for custom resources",
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+            ));
+        }
+        if kind == PatchKind::Apply && !patch.is_object() {
+            return Err(ApiError::bad_request(
+                "apply configuration must be a JSON object",
             ));
         }
         let old = match self.get(resource, namespace, name) {
             Ok(old) => old,
             Err(err) if kind == PatchKind::Apply && subresource == Subresource::Main => {
-                let mut body = patch.clone();
-                if body.is_object() {
-                    set_meta(&mut body, "name", json!(name));
+                let mut config = patch.clone();
+                set_meta(&mut config, "name", json!(name));
+                if resource_version(&config).is_empty()
+                    && let Some(meta) = config.get_mut("metadata").and_then(Value::as_object_mut)
+                {
+                    meta.remove("resourceVersion");
                 }
+                let body = strategy::apply(resource, None, &config, subresource, &options)?;
+                let options = WriteOptions {
+                    track: false,
+                    ..options
+                };
                 return self
-                    .create(resource, namespace, body, dry_run)
+                    .create(resource, namespace, body, options)
                     .map_err(|e| if e.code() == 409 { err } else { e });
             }
             Err(err) => return Err(err),
@@ -1482,24 +1560,27 @@ impl Store {
                     .map_err(patch::JsonPatchError::into_api_error)?;
             }
             PatchKind::Apply => {
-                if !patch.is_object() {
-                    return Err(ApiError::bad_request(
-                        "apply configuration must be a JSON object",
+                // The configuration's resourceVersion is a precondition.
+                let wanted = resource_version(patch);
+                if !wanted.is_empty() && wanted != resource_version(&old) {
+                    return Err(ApiError::conflict(
+                        &resource.qualified_resource(),
+                        name,
+                        "the object has been modified; please apply your changes to the latest version and try again",
                     ));
                 }
-                // Approximation of server-side apply: merge the applied
-                // configuration (maps recursively, keyed lists by key).
-                let mut config = patch.clone();
-                if let Some(meta) = config.get_mut("metadata").and_then(Value::as_object_mut) {
-                    meta.remove("resourceVersion");
-                }
-                patch::strategic_merge_patch(&mut doc, &config).map_err(invalid)?;
+                doc = strategy::apply(resource, Some(&old), patch, subresource, &options)?;
+                set_meta(&mut doc, "resourceVersion", json!(resource_version(&old)));
             }
         }
         if !doc.is_object() {
             return Err(invalid("the patched object is not a JSON object".into()));
         }
-        let new = prepare_update(resource, &old, doc, subresource)?;
+        let options = WriteOptions {
+            track: options.track && kind != PatchKind::Apply,
+            ..options
+        };
+        let new = prepare_update(resource, &old, doc, subresource, &options)?;
         Ok(self.write(resource, namespace, name, old, new, dry_run))
     }
 
@@ -1523,67 +1604,16 @@ impl Store {
         }
         let key = object_key(resource, namespace, name);
         let deleting = new.pointer("/metadata/deletionTimestamp").is_some();
-        if deleting && finalizers(&new).is_empty() {
-            self.commit(resource, key, EventType::Deleted, new, Some(old))
+        if deleting && namespaces::finalized(resource, &new) {
+            // The update that deletes is not stored: it answers with the last stored version.
+            let last = resource_version(&old);
+            let deleted = self.commit(resource, key, EventType::Deleted, new, Some(old));
+            let mut answer = deleted.as_ref().clone();
+            set_meta(&mut answer, "resourceVersion", json!(last));
+            Object::new(answer)
         } else {
             self.commit(resource, key, EventType::Modified, new, Some(old))
         }
-    }
-
-    /// Deletes an object, or marks it when it has finalizers.
-    pub(crate) fn delete(
-        &mut self,
-        resource: &ResourceType,
-        namespace: Option<&str>,
-        name: &str,
-        options: &DeleteOptions,
-        dry_run: bool,
-    ) -> Result<DeleteOutcome, ApiError> {
-        let old = self.get(resource, namespace, name)?;
-        if let Some(uid) = &options.uid {
-            let actual = old
-                .pointer("/metadata/uid")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            if uid != actual {
-                return Err(ApiError::conflict(
-                    &resource.plural,
-                    name,
-                    &format!(
-                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
-                    ),
-                ));
-            }
-        }
-        if let Some(rv) = &options.resource_version {
-            let actual = resource_version(&old);
-            if *rv != actual {
-                return Err(ApiError::conflict(
-                    &resource.plural,
-                    name,
-                    &format!(
-                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"
-                    ),
-                ));
-            }
-        }
-        let key = object_key(resource, namespace, name);
-        if !finalizers(&old).is_empty() {
-            if old.pointer("/metadata/deletionTimestamp").is_some() || dry_run {
-                return Ok(DeleteOutcome::Pending(old));
-            }
-            let mut marked = old.as_ref().clone();
-            set_meta(&mut marked, "deletionTimestamp", json!(now_rfc3339()));
-            set_meta(&mut marked, "deletionGracePeriodSeconds", json!(0));
-            let marked = self.commit(resource, key, EventType::Modified, marked, Some(old));
-            return Ok(DeleteOutcome::Pending(marked));
-        }
-        if dry_run {
-            return Ok(DeleteOutcome::Deleted(old));
-        }
-        let last = old.as_ref().clone();
-        let deleted = self.commit(resource, key, EventType::Deleted, last, Some(old));
-        Ok(DeleteOutcome::Deleted(deleted))
     }
 }
 
@@ -1732,6 +1762,7 @@ fn prepare_update(
     old: &Value,
     body: Value,
     subresource: Subresource,
+    options: &WriteOptions,
 ) -> Result<Value, ApiError> {
     let mut new = check_body(resource, body)?;
     let name = old
@@ -1768,7 +1799,7 @@ fn prepare_update(
             }
             if *rv != resource_version(old) {
                 return Err(ApiError::conflict(
-                    &format!("{}{}", resource.plural, group_suffix(resource)),
+                    &resource.qualified_resource(),
                     name,
                     "the object has been modified; please apply your changes to the latest version and try again",
                 ));
@@ -1781,13 +1812,21 @@ fn prepare_update(
         }
     }
 
+    strategy::prepare_update(resource, old, &mut new, subresource, options);
     let mut result = match subresource {
         Subresource::Status => {
             let mut result = old.clone();
             replace_field(&mut result, "status", new.get("status").cloned());
+            let managed = new.pointer("/metadata/managedFields").cloned();
+            if let Some(Value::Object(meta)) = result.get_mut("metadata") {
+                match managed {
+                    Some(managed) => meta.insert("managedFields".into(), managed),
+                    None => meta.remove("managedFields"),
+                };
+            }
             result
         }
-        Subresource::Main => {
+        Subresource::Main | Subresource::Finalize => {
             if resource.status_subresource {
                 replace_field(&mut new, "status", old.get("status").cloned());
             }
@@ -1814,6 +1853,8 @@ fn prepare_update(
             };
         }
     }
+    strategy::finish_update(resource, &mut result);
+    namespaces::canonicalize(resource, Some((old, subresource)), &mut result);
     validation::validate_update(resource, old, &result)?;
     if subresource == Subresource::Main
         && resource.tracks_generation
@@ -1826,15 +1867,6 @@ fn prepare_update(
         set_meta(&mut result, "generation", json!(generation + 1));
     }
     Ok(result)
-}
-
-/// `.group` for grouped resources, empty for the core group (`deployments.apps`).
-pub(crate) fn group_suffix(resource: &ResourceType) -> String {
-    if resource.group.is_empty() {
-        String::new()
-    } else {
-        format!(".{}", resource.group)
-    }
 }
 
 fn replace_field(object: &mut Value, field: &str, value: Option<Value>) {

@@ -1,5 +1,6 @@
 //! `kubectl` against the server: get, apply -f, delete, get -w, get --chunk-size, the typed
-//! create subcommands (protobuf), scale, and the errors a cluster gives.
+//! create subcommands (protobuf), scale, delete --cascade=orphan|foreground|background,
+//! delete ns, and the errors a cluster gives.
 //! Skips (with a printed reason) when kubectl is not installed.
 
 use std::io::{BufRead, BufReader};
@@ -438,5 +439,302 @@ async fn kubectl_create_subcommands_scale_and_server_errors() {
         "{stderr}"
     );
 
+    kubectl.cleanup();
+}
+
+/// A ReplicaSet owned by the Deployment `owner` in `namespace`, created directly.
+fn owned_replica_set(server: &TestApiServer, namespace: &str, owner: &serde_json::Value) {
+    server
+        .create_json(json!({
+            "apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {
+                "name": "web-rs", "namespace": namespace,
+                "ownerReferences": [{
+                    "apiVersion": "apps/v1", "kind": "Deployment",
+                    "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
+                    "controller": true, "blockOwnerDeletion": true,
+                }],
+            },
+            "spec": {"selector": {"matchLabels": {"app": "web"}}},
+        }))
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_cascades_and_deletes_namespaces() {
+    let Some(binary) = find_kubectl() else {
+        println!("skipping: kubectl not found");
+        return;
+    };
+    let server = server().await;
+    let kubectl = Kubectl::new(binary, &server);
+    kubectl.ok(&["create", "namespace", "team"]).await;
+    let deployment = || async {
+        kubectl
+            .ok(&["create", "deployment", "web", "-n", "team", "--image=nginx"])
+            .await;
+        server
+            .get_json("apps/v1", "Deployment", Some("team"), "web")
+            .unwrap()
+    };
+    let replica_set = || server.get_json("apps/v1", "ReplicaSet", Some("team"), "web-rs");
+    // Creates the Deployment and a ReplicaSet it owns, deletes the Deployment with kubectl.
+    let delete_web = async |cascade: &[&str]| {
+        let web = deployment().await;
+        owned_replica_set(&server, "team", &web);
+        let mut args = vec!["delete", "deployment", "web", "-n", "team"];
+        args.extend_from_slice(cascade);
+        let deleted = kubectl.ok(&args).await;
+        assert_eq!(deleted.trim(), "deployment.apps \"web\" deleted");
+    };
+
+    // --cascade=orphan: the ReplicaSet stays, without its owner reference.
+    delete_web(&["--cascade=orphan"]).await;
+    let orphan = replica_set().expect("orphaned, not deleted");
+    assert!(
+        orphan["metadata"]["ownerReferences"]
+            .as_array()
+            .is_none_or(Vec::is_empty),
+        "{orphan}"
+    );
+    server
+        .delete_json("apps/v1", "ReplicaSet", Some("team"), "web-rs")
+        .unwrap();
+
+    // --cascade=foreground: kubectl waits until the Deployment is gone, after its ReplicaSet.
+    delete_web(&["--cascade=foreground"]).await;
+    assert!(replica_set().is_none());
+    assert!(
+        server
+            .get_json("apps/v1", "Deployment", Some("team"), "web")
+            .is_none()
+    );
+
+    // The default (background): the ReplicaSet follows its Deployment.
+    delete_web(&[]).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while replica_set().is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "the ReplicaSet was never collected"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // kubectl delete ns waits until the namespace and its content are gone.
+    kubectl
+        .ok(&[
+            "create",
+            "configmap",
+            "settings",
+            "-n",
+            "team",
+            "--from-literal=a=b",
+        ])
+        .await;
+    assert_eq!(
+        kubectl.ok(&["delete", "ns", "team"]).await.trim(),
+        "namespace \"team\" deleted"
+    );
+    let stderr = fails(&kubectl, &["get", "namespace", "team"]).await;
+    assert!(stderr.contains("namespaces \"team\" not found"), "{stderr}");
+    assert!(
+        server
+            .get_json("v1", "ConfigMap", Some("team"), "settings")
+            .is_none()
+    );
+
+    let stderr = fails(&kubectl, &["delete", "namespace", "default"]).await;
+    assert!(
+        stderr.contains(
+            "Error from server (Forbidden): namespaces \"default\" is forbidden: this namespace may not be deleted"
+        ),
+        "{stderr}"
+    );
+    kubectl.cleanup();
+}
+
+const WIDGET_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names:
+    plural: widgets
+    kind: Widget
+    shortNames: [wd]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    additionalPrinterColumns:
+    - name: Size
+      type: integer
+      jsonPath: .spec.size
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size:
+                type: integer
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_apply_a_crd_then_use_its_short_name_and_delete_it() {
+    let Some(binary) = find_kubectl() else {
+        println!("skipping: kubectl not found");
+        return;
+    };
+    let server = server().await;
+    let kubectl = Kubectl::new(binary, &server);
+    let crd = write_manifest(&kubectl, "crd.yaml", WIDGET_CRD);
+    assert_eq!(
+        kubectl.ok(&["apply", "-f", &crd]).await.trim(),
+        "customresourcedefinition.apiextensions.k8s.io/widgets.example.com created"
+    );
+    let widget = write_manifest(
+        &kubectl,
+        "widget.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: 3\n",
+    );
+    assert_eq!(
+        kubectl.ok(&["apply", "-f", &widget]).await.trim(),
+        "widget.example.com/w1 created"
+    );
+    let table = kubectl.ok(&["get", "wd"]).await;
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows, [vec!["NAME", "SIZE"], vec!["w1", "3"]], "{table}");
+    let crds = kubectl.ok(&["get", "crd"]).await;
+    assert!(crds.contains("widgets.example.com"), "{crds}");
+
+    // Applying the CRD again with a new version of its schema takes effect.
+    let changed = WIDGET_CRD.replace(
+        "              size:\n                type: integer\n",
+        "              size:\n                type: integer\n              color:\n                type: string\n                default: red\n",
+    );
+    let crd = write_manifest(&kubectl, "crd.yaml", &changed);
+    assert_eq!(
+        kubectl.ok(&["apply", "-f", &crd]).await.trim(),
+        "customresourcedefinition.apiextensions.k8s.io/widgets.example.com configured"
+    );
+    let second = write_manifest(
+        &kubectl,
+        "widget2.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w2\nspec:\n  size: 1\n",
+    );
+    kubectl.ok(&["apply", "-f", &second]).await;
+    let color = kubectl
+        .ok(&["get", "wd", "w2", "-o", "jsonpath={.spec.color}"])
+        .await;
+    assert_eq!(color, "red");
+
+    assert_eq!(
+        kubectl
+            .ok(&["delete", "crd", "widgets.example.com"])
+            .await
+            .trim(),
+        "customresourcedefinition.apiextensions.k8s.io \"widgets.example.com\" deleted"
+    );
+    assert!(
+        server
+            .get_json("example.com/v1", "Widget", Some("default"), "w1")
+            .is_none()
+    );
+    // kubectl's cached discovery may still know the type: either way it is not served.
+    let stderr = fails(&kubectl, &["get", "wd"]).await;
+    assert!(
+        stderr.contains("the server doesn't have a resource type \"wd\"")
+            || stderr.contains("the server could not find the requested resource"),
+        "{stderr}"
+    );
+    kubectl.cleanup();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_server_side_apply_with_two_managers_conflicts_and_forces() {
+    let Some(binary) = find_kubectl() else {
+        println!("skipping: kubectl not found");
+        return;
+    };
+    let server = server().await;
+    let kubectl = Kubectl::new(binary, &server);
+    let config = |mode: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: {mode}\n"
+        )
+    };
+    let first = write_manifest(&kubectl, "a.yaml", &config("fast"));
+    assert_eq!(
+        kubectl
+            .ok(&[
+                "apply",
+                "--server-side",
+                "--field-manager=team-a",
+                "-f",
+                &first
+            ])
+            .await
+            .trim(),
+        "configmap/settings serverside-applied"
+    );
+    let second = write_manifest(&kubectl, "b.yaml", &config("slow"));
+    let stderr = fails(
+        &kubectl,
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=team-b",
+            "-f",
+            &second,
+        ],
+    )
+    .await;
+    assert!(
+        stderr.contains("Apply failed with 1 conflict: conflict with \"team-a\": .data.mode"),
+        "{stderr}"
+    );
+    assert_eq!(
+        kubectl
+            .ok(&[
+                "apply",
+                "--server-side",
+                "--field-manager=team-b",
+                "--force-conflicts",
+                "-f",
+                &second
+            ])
+            .await
+            .trim(),
+        "configmap/settings serverside-applied"
+    );
+    let stored: serde_json::Value = serde_json::from_str(
+        &kubectl
+            .ok(&[
+                "get",
+                "configmap",
+                "settings",
+                "-o",
+                "json",
+                "--show-managed-fields",
+            ])
+            .await,
+    )
+    .unwrap();
+    assert_eq!(stored["data"]["mode"], "slow");
+    let managers: Vec<&str> = stored["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["manager"].as_str().unwrap())
+        .collect();
+    assert_eq!(managers, ["team-b"], "team-a lost its only field");
     kubectl.cleanup();
 }
