@@ -13,6 +13,7 @@ mod real_fifo;
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use async_trait::async_trait;
 
@@ -151,6 +152,15 @@ pub trait Fifo<K>: Send + Sync {
     fn list_part(&self, objects: Vec<Arc<K>>, first: bool) -> Result<(), FifoError> {
         let _ = (objects, first);
         Err(FifoError::Unsupported("lists in parts"))
+    }
+
+    /// Ready once fewer than `max` items are queued or being processed (or the FIFO is
+    /// closed); otherwise registers `cx`'s waker, woken when the consumer finishes a batch.
+    /// A producer that can wait (a reflector handing over a large list in parts) uses it to
+    /// stay at most `max` items ahead of a slower consumer. The default is always ready.
+    fn poll_room(&self, cx: &mut Context<'_>, max: usize) -> Poll<()> {
+        let _ = (cx, max);
+        Poll::Ready(())
     }
 
     /// Queues a [`Delta::Sync`] of every object of the known-objects store that has nothing

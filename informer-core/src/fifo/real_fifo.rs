@@ -5,6 +5,7 @@ use std::collections::{HashSet, VecDeque};
 use std::fmt;
 use std::num::NonZeroU64;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
 use async_trait::async_trait;
 use kube_core::Resource;
@@ -137,6 +138,8 @@ struct State<K> {
     replaced_all: usize,
     /// The keys of the parts of the list being received, since its first part.
     listing: Option<HashSet<ObjectKey>>,
+    /// A producer waiting for room ([`Fifo::poll_room`]), woken as batches settle.
+    room: Option<Waker>,
     sync: SyncCounter,
     consumers: Consumers,
     closed: bool,
@@ -338,6 +341,7 @@ impl<K> RealFifo<K> {
                 sweep_at: MIN_SWEEP,
                 replaced_all: 0,
                 listing: None,
+                room: None,
                 sync: SyncCounter::default(),
                 consumers: Consumers::default(),
                 closed: false,
@@ -477,9 +481,13 @@ impl<K> Drop for Settle<'_, K> {
             st.sync.processed(self.initial);
         }
         let wake = st.consumers.release();
+        let room = st.room.take();
         drop(st);
         if wake {
             self.notify.notify_one();
+        }
+        if let Some(room) = room {
+            room.wake();
         }
     }
 }
@@ -573,6 +581,20 @@ impl<K: Send + Sync + 'static> Fifo<K> for RealFifo<K> {
         Ok(())
     }
 
+    /// Counts the items queued and those of the batch being processed.
+    fn poll_room(&self, cx: &mut Context<'_>, max: usize) -> Poll<()> {
+        let mut st = self.state.lock();
+        let in_flight = (st.head - st.settled) as usize;
+        if st.closed || st.items.len() + in_flight < max.max(1) {
+            return Poll::Ready(());
+        }
+        match &mut st.room {
+            Some(waker) => waker.clone_from(cx.waker()),
+            room => *room = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+
     fn resync(&self) -> Result<(), FifoError> {
         let mut st = self.state.lock();
         if st.closed {
@@ -638,8 +660,15 @@ impl<K: Send + Sync + 'static> Fifo<K> for RealFifo<K> {
     }
 
     fn close(&self) {
-        self.state.lock().closed = true;
+        let room = {
+            let mut st = self.state.lock();
+            st.closed = true;
+            st.room.take()
+        };
         self.notify.notify_waiters();
+        if let Some(room) = room {
+            room.wake();
+        }
     }
 
     fn is_closed(&self) -> bool {

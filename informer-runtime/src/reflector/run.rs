@@ -10,9 +10,9 @@ use std::time::Duration;
 use futures::StreamExt;
 use informer_core::lister_watcher::{ListWatchError, WatchEvent, WatchParams, WatchStream};
 use informer_core::resource_version::is_older;
-use informer_core::{FifoError, ObjectKey};
+use informer_core::{Fifo, FifoError, ObjectKey};
 use kube::Resource;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
@@ -244,7 +244,12 @@ where
         } else {
             Collect::Whole(Vec::new())
         };
-        let mut result = self.wait(list_all(r, &rv, &mut collect)).await?;
+        // In parts, the list is read no faster than the cache takes it (a compact cache
+        // encodes every object): decoded objects wait in the FIFO a few parts at most.
+        let room = in_parts.then_some(QUEUED_PARTS);
+        let mut result = self
+            .wait(with_room(&*r.fifo, room, list_all(r, &rv, &mut collect)))
+            .await?;
         let mut consistent = rv.is_empty();
         if let Err(e) = &result
             && (e.is_gone() || e.is_too_large_resource_version())
@@ -254,7 +259,9 @@ where
                 "resource version unavailable; listing again with a consistent read"
             );
             self.rv_unavailable = true;
-            result = self.wait(list_all(r, "", &mut collect)).await?;
+            result = self
+                .wait(with_room(&*r.fifo, room, list_all(r, "", &mut collect)))
+                .await?;
             consistent = true;
         }
         if let Ok(listed) = &result
@@ -976,6 +983,28 @@ fn page_size(configured: Option<u32>, rv: &str, paginated_result: bool) -> Optio
 /// size cost next to nothing per object to queue and apply, and keep what is held between
 /// the decoder and the cache small.
 pub(super) const LIST_PART: usize = 256;
+
+/// How many items the FIFO may hold (queued or being applied) before the reflector stops
+/// reading a list it hands over in parts.
+const QUEUED_PARTS: usize = 4;
+
+/// `fut`, polled only while the FIFO has room for another `room` items (always if `None`).
+fn with_room<'a, K, F>(
+    fifo: &'a dyn Fifo<K>,
+    room: Option<usize>,
+    fut: F,
+) -> impl Future<Output = F::Output> + 'a
+where
+    F: Future + 'a,
+{
+    let mut fut = Box::pin(fut);
+    std::future::poll_fn(move |cx| {
+        if let Some(max) = room {
+            ready!(fifo.poll_room(cx, max));
+        }
+        fut.as_mut().poll(cx)
+    })
+}
 
 /// A list's resource version, and whether it came in pages.
 pub(super) struct Listed {

@@ -645,3 +645,39 @@ fn debug_shows_the_queue_state() {
     let text = format!("{f:?}");
     assert!(text.contains("queued: 1"), "{text}");
 }
+
+#[test]
+fn poll_room_waits_while_max_items_are_queued_or_processed_and_wakes_as_batches_settle() {
+    use std::task::{Context, Poll, Wake, Waker};
+    struct Flag(AtomicBool);
+    impl Wake for Flag {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let flag = Arc::new(Flag(AtomicBool::new(false)));
+    let waker = Waker::from(flag.clone());
+    let mut cx = Context::from_waker(&waker);
+    let f = Arc::new(fifo());
+    f.list_part(vec![obj("a", 1)], true).unwrap();
+    assert_eq!(f.poll_room(&mut cx, 2), Poll::Ready(()));
+    f.list_part(vec![obj("b", 1)], false).unwrap();
+    assert_eq!(f.poll_room(&mut cx, 2), Poll::Pending, "two queued");
+    // Popped but not processed yet: still counted.
+    let (fifo, inner_waker) = (f.clone(), waker.clone());
+    pop_during(&f, move || {
+        let mut cx = Context::from_waker(&inner_waker);
+        assert_eq!(fifo.poll_room(&mut cx, 2), Poll::Pending);
+    });
+    assert!(
+        flag.0.load(Ordering::SeqCst),
+        "woken once the batch settled"
+    );
+    assert_eq!(f.poll_room(&mut cx, 2), Poll::Ready(()));
+    f.list_part(vec![obj("c", 1)], false).unwrap();
+    flag.0.store(false, Ordering::SeqCst);
+    assert_eq!(f.poll_room(&mut cx, 2), Poll::Pending);
+    f.close();
+    assert!(flag.0.load(Ordering::SeqCst), "woken on close");
+    assert_eq!(f.poll_room(&mut cx, 2), Poll::Ready(()));
+}

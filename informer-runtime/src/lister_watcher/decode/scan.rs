@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use memchr::{memchr2, memchr3};
+use memchr::memchr2;
 
 use super::super::json::DecodeError;
 
@@ -359,53 +359,58 @@ impl ListScanner {
         }
         let (open, close) = match self.shape {
             Shape::Nested { open, close } => (open, close),
-            _ => (0, 0),
+            // A string ends at its quote; no bracket counts.
+            _ => (b'"', b'"'),
         };
+        // A plain loop over the bytes: JSON objects are dense with short strings, where
+        // stopping a vector search at every quote costs more than looking at each byte.
+        let n = buf.len();
         let mut p = self.pos;
-        loop {
+        while p < n {
             if self.in_string {
                 if self.escape {
-                    if p >= buf.len() {
-                        self.pos = p;
-                        return None;
-                    }
                     self.escape = false;
                     p += 1;
-                }
-                let Some(n) = memchr2(b'"', b'\\', &buf[p..]) else {
-                    self.pos = buf.len();
-                    return None;
-                };
-                let at = p + n;
-                if buf[at] == b'\\' {
-                    self.escape = true;
-                    p = at + 1;
                     continue;
                 }
-                self.in_string = false;
-                p = at + 1;
-                if self.shape == Shape::Text {
-                    return Some(p);
+                while p < n && !matches!(buf[p], b'"' | b'\\') {
+                    p += 1;
                 }
+                if p == n {
+                    break;
+                }
+                if buf[p] == b'\\' {
+                    self.escape = true;
+                } else {
+                    self.in_string = false;
+                    if self.shape == Shape::Text {
+                        return Some(p + 1);
+                    }
+                }
+                p += 1;
                 continue;
             }
-            let Some(n) = memchr3(b'"', open, close, &buf[p..]) else {
-                self.pos = buf.len();
-                return None;
-            };
-            let at = p + n;
-            p = at + 1;
-            match buf[at] {
-                b'"' => self.in_string = true,
-                b if b == open => self.depth += 1,
-                _ => {
-                    self.depth -= 1;
-                    if self.depth == 0 {
-                        return Some(p);
-                    }
+            while p < n && buf[p] != b'"' && buf[p] != open && buf[p] != close {
+                p += 1;
+            }
+            if p == n {
+                break;
+            }
+            let b = buf[p];
+            p += 1;
+            if b == b'"' {
+                self.in_string = true;
+            } else if b == open {
+                self.depth += 1;
+            } else {
+                self.depth -= 1;
+                if self.depth == 0 {
+                    return Some(p);
                 }
             }
         }
+        self.pos = n;
+        None
     }
 }
 
