@@ -40,6 +40,10 @@ const WRITERS: usize = 8;
 /// The workload's pod as a custom resource of the real server.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct PodLike {
+    #[serde(rename = "apiVersion", default)]
+    pub api_version: String,
+    #[serde(default)]
+    pub kind: String,
     pub metadata: ObjectMeta,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<PodSpec>,
