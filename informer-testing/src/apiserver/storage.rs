@@ -137,6 +137,9 @@ pub(crate) struct Change {
     pub object: Object,
     /// The object before the change, if it existed.
     pub previous: Option<Object>,
+    /// The user whose request made the change (`None`: the server's own token, or a direct
+    /// call of the test's handle).
+    pub actor: Option<Arc<str>>,
 }
 
 impl Change {
@@ -618,10 +621,6 @@ impl Subscription {
     /// The next change, waiting for it; `None` once the subscription ended: it fell further
     /// behind than the watch backlog allows, or the store was reset. Subscribe again from the
     /// last revision seen (a `410` then means: read the current state instead).
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "for the garbage collector (issue 13)")
-    )]
     pub(crate) async fn next(&self) -> Option<Arc<Change>> {
         self.queue.pop().await
     }
@@ -783,10 +782,6 @@ impl Storage {
 
     /// Subscribes to every change committed after `after` (or from now), of every type.
     /// `410 Gone` when the history no longer reaches back to `after`.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "for the garbage collector (issue 13)")
-    )]
     pub(crate) fn subscribe(&self, after: Option<u64>) -> Result<Subscription, ApiError> {
         self.writer.lock().subscribe(after)
     }
@@ -1343,6 +1338,7 @@ impl Store {
             event,
             object: object.clone(),
             previous,
+            actor: super::intercept::current_actor(),
         });
         self.fan_out(&change);
         self.history_bytes += change.bytes();
