@@ -158,7 +158,7 @@ async fn a_controller_leaking_a_child_on_delete_and_recreate_is_caught() {
             .mutate("/spec/replicas", [1, 2, 3]),
         )
         .converges(children_match_parents)
-        .converge_within(std::time::Duration::from_secs(8))
+        .converge_within(std::time::Duration::from_secs(5))
         .check()
         .await
         .expect_err("a child outlives its parent");

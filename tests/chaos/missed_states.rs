@@ -92,7 +92,7 @@ async fn a_controller_counting_the_states_it_saw_is_caught() {
         World::generated([deployment("web", "counting", 1)]).mutate("/spec/replicas", [1, 2, 3, 4]),
     )
     .converges(generations_observed)
-    .converge_within(std::time::Duration::from_secs(8))
+    .converge_within(std::time::Duration::from_secs(5))
     .check()
     .await
     .expect_err("a missed change leaves the count behind");

@@ -9,6 +9,9 @@
 //!   (`certificate-authority-data`, `token`), [`TestApiServer::client`] uses them, and
 //!   requests without the token get `401 Unauthorized`.
 //!   [`TestApiServerBuilder::plain_http`] serves plain HTTP without authentication instead;
+//!   [`TestApiServer::user_config`] hands out more tokens, one per named user, whose requests
+//!   the server attributes to that user (counts, [`RequestMatch::user`], the author of each
+//!   change);
 //! - **discovery** (`/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`, `/version`,
 //!   `/openapi/v3`, an empty `/openapi/v2`) for core v1 Pods, ConfigMaps, Secrets, Services,
 //!   Namespaces and Events, apps/v1 Deployments, ReplicaSets and StatefulSets,

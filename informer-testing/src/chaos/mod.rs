@@ -63,7 +63,7 @@
 //! schedule every fault ends, every replica runs, and the run waits for the
 //! [`converges`](Chaos::converges) check to hold with the world quiet (no change but Lease
 //! renewals for [`quiet`](Chaos::quiet)), within [`converge_within`](Chaos::converge_within);
-//! a state that does not change for a quarter of that bound without being the expected one
+//! a state that does not change for half of that bound without being the expected one
 //! fails early. A controller that keeps writing after the expected state was reached
 //! (40 writes, or to the bound) *thrashes*. With [`leader_election`](Chaos::leader_election),
 //! a replica that writes after its Lease passed to another holder fails the run; a
@@ -256,7 +256,7 @@ impl Chaos {
                 converges: None,
                 lease: None,
                 length: 16,
-                converge_within: Duration::from_secs(20),
+                converge_within: Duration::from_secs(30),
                 quiet: Duration::from_millis(500),
             },
             kinds: None,
@@ -468,7 +468,9 @@ impl Chaos {
     }
 
     /// How long the cluster may take to reach the expected state after the schedule
-    /// (default 20 s); unchanged for a quarter of it in another state fails at once.
+    /// (default 30 s); unchanged for half of it in another state fails at once. Controllers
+    /// back off after errors and stale caches (this library's rate limiter doubles the delay
+    /// of a key each time), so leave them room.
     ///
     /// ```
     /// # let chaos = informer_testing::chaos::Chaos::new(|_c, _s| async {});

@@ -666,7 +666,7 @@ impl Run {
     /// Waits for the expected state and a quiet world.
     async fn converge(&mut self) -> Option<Failure> {
         let bound = self.settings.converge_within;
-        let stuck = (bound / 4).max(Duration::from_secs(1));
+        let stuck = (bound / 2).max(Duration::from_secs(1));
         let started = Instant::now();
         let mut converged_at: Option<u64> = None;
         let mut last_message = String::new();
