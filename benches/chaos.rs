@@ -1,4 +1,4 @@
-//! What a seed of `informer::testing::chaos` costs: a derived Deployment controller (one
+//! What a seed of `informer_testing::chaos` costs: a derived Deployment controller (one
 //! ReplicaSet per Deployment, named after it, one of another Deployment of that name
 //! deleted first; the observed generation in the status)
 //! under the default schedules (16 generated steps of world changes, faults and pauses, then
@@ -17,7 +17,7 @@
 use std::time::Instant;
 
 use informer::prelude::*;
-use informer::testing::chaos::{Chaos, Cluster, World};
+use informer_testing::chaos::{Chaos, Cluster, World};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Resource, ResourceExt};

@@ -1,4 +1,4 @@
-//! `informer::testing::chaos` on controllers built with this library: correct ones pass
+//! `informer_testing::chaos` on controllers built with this library: correct ones pass
 //! their seeds, and one deliberately buggy controller per bug class Sieve and Acto found is
 //! caught within the seeds a CI run uses, with its schedule shrunk and printed.
 //!

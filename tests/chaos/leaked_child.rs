@@ -6,7 +6,7 @@
 //! child of the old parent stays forever.
 
 use informer::prelude::*;
-use informer::testing::chaos::{Chaos, Cluster, World};
+use informer_testing::chaos::{Chaos, Cluster, World};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::ResourceExt;
@@ -148,7 +148,7 @@ async fn a_controller_leaking_a_child_on_delete_and_recreate_is_caught() {
             server.create_json(
                 json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": CHILDREN}}),
             )?;
-            Ok::<_, informer::testing::Error>(())
+            Ok::<_, informer_testing::Error>(())
         })
         .world(
             World::generated([

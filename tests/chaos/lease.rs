@@ -9,7 +9,7 @@ use std::time::Duration;
 use informer::prelude::*;
 use informer::runtime::leader::{LeaderElectionConfig, LeaderElector, LeaderState};
 use informer::runtime::lease::LeaseTimings;
-use informer::testing::chaos::{Chaos, Cluster, FaultKind, World};
+use informer_testing::chaos::{Chaos, Cluster, FaultKind, World};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use informer::prelude::*;
-use informer::testing::chaos::{Chaos, Cluster, World};
+use informer_testing::chaos::{Chaos, Cluster, World};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};

@@ -3,7 +3,7 @@
 //! create the second create makes a second ReplicaSet.
 
 use informer::prelude::*;
-use informer::testing::chaos::{Chaos, World};
+use informer_testing::chaos::{Chaos, World};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{Resource, ResourceExt};

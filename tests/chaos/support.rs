@@ -1,6 +1,6 @@
 //! What the chaos tests share: Deployments to start from, and what must hold of them.
 
-use informer::testing::chaos::{Cluster, Report};
+use informer_testing::chaos::{Cluster, Report};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use kube::ResourceExt;
 use serde_json::{Value, json};
