@@ -13,7 +13,7 @@ use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-use super::support::{check_report, deployment};
+use super::support::{SHRINK_RUNS, check_report, deployment};
 
 const CHILDREN: &str = "children";
 
@@ -159,6 +159,7 @@ async fn a_controller_leaking_a_child_on_delete_and_recreate_is_caught() {
         )
         .converges(children_match_parents)
         .converge_within(std::time::Duration::from_secs(5))
+        .shrinking(SHRINK_RUNS, 3)
         .check()
         .await
         .expect_err("a child outlives its parent");

@@ -16,7 +16,7 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
-use super::support::{check_report, deployment};
+use super::support::{SHRINK_RUNS, check_report, deployment};
 
 const LEASE: &str = "summaries";
 
@@ -186,6 +186,7 @@ async fn a_controller_working_after_losing_its_lease_is_caught() {
     let report = test(Chaos::replicated(2, stubborn))
         .name("lease: workers outlive the term")
         .faults([FaultKind::LeaseLoss, FaultKind::Crash])
+        .shrinking(SHRINK_RUNS, 3)
         .check()
         .await
         .expect_err("the old leader writes beside the new one");

@@ -13,7 +13,7 @@ use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value, json};
 
-use super::support::{check_report, deployment};
+use super::support::{SHRINK_RUNS, check_report, deployment};
 
 #[derive(Controller)]
 #[controller(for = Deployment, labels = "chaos=counting")]
@@ -93,6 +93,7 @@ async fn a_controller_counting_the_states_it_saw_is_caught() {
     )
     .converges(generations_observed)
     .converge_within(std::time::Duration::from_secs(5))
+    .shrinking(SHRINK_RUNS, 3)
     .check()
     .await
     .expect_err("a missed change leaves the count behind");

@@ -9,7 +9,7 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{Resource, ResourceExt};
 use serde_json::json;
 
-use super::support::{check_report, deployment, one_replica_set_per_deployment};
+use super::support::{SHRINK_RUNS, check_report, deployment, one_replica_set_per_deployment};
 
 #[derive(Controller)]
 #[controller(
@@ -83,6 +83,7 @@ async fn a_controller_acting_on_a_stale_cache_is_caught() {
             "one ReplicaSet per Deployment",
             one_replica_set_per_deployment,
         )
+        .shrinking(SHRINK_RUNS, 3)
         .check()
         .await
         .expect_err("a stale cache makes a second ReplicaSet");

@@ -5,6 +5,10 @@ use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use kube::ResourceExt;
 use serde_json::{Value, json};
 
+/// The shrinking budget of the buggy controllers' tests: enough to shrink their schedules to
+/// a few steps, small enough for CI.
+pub const SHRINK_RUNS: usize = 48;
+
 /// A Deployment labelled `chaos=<label>` with `replicas` replicas of nginx.
 pub fn deployment(name: &str, label: &str, replicas: i32) -> Value {
     json!({

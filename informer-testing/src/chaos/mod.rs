@@ -264,7 +264,7 @@ impl Chaos {
             seeds: 8,
             concurrency: 4,
             attempts: 3,
-            shrink_runs: 48,
+            shrink_runs: 100,
         }
     }
 
@@ -495,8 +495,9 @@ impl Chaos {
         self
     }
 
-    /// How shrinking spends its time: up to `runs` runs in all (default 48), each candidate
-    /// schedule run up to `attempts` times (default 3) before it counts as passing.
+    /// How shrinking spends its time: up to `runs` runs in all (default 100: a minute or so),
+    /// each candidate schedule run up to `attempts` times (default 3) before it counts as
+    /// passing. The report says when shrinking stopped at the budget.
     ///
     /// ```
     /// # let chaos = informer_testing::chaos::Chaos::new(|_c, _s| async {});
