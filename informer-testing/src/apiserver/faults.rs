@@ -214,6 +214,8 @@ pub(crate) struct RequestInfo {
     pub verb: Verb,
     pub resource: Option<String>,
     pub kind: Option<String>,
+    /// The resource's `apiVersion`.
+    pub api_version: Option<String>,
     /// The user its token belongs to; `None` for the server's own token.
     pub user: Option<Arc<str>>,
     pub namespace: Option<String>,
@@ -226,6 +228,7 @@ impl Default for RequestInfo {
             verb: Verb::Other,
             resource: None,
             kind: None,
+            api_version: None,
             user: None,
             namespace: None,
             name: None,

@@ -418,6 +418,7 @@ fn request_info(method: &Method, route: &Route, query: &Query) -> RequestInfo {
         verb,
         resource: resource.as_ref().map(|r| r.plural.clone()),
         kind: resource.as_ref().map(|r| r.kind.clone()),
+        api_version: resource.as_ref().map(|r| r.api_version()),
         user: None,
         namespace,
         name,

@@ -65,7 +65,13 @@ struct State {
     failures: VecDeque<FailRule>,
     /// Incarnations whose Lease requests fail.
     partitioned: HashSet<Arc<str>>,
+    /// Updates and patches whose object another client writes first.
+    conflicts: u32,
 }
+
+/// Writes the object a request names, as another client would (its description, or why
+/// not).
+pub(crate) type Touch = Box<dyn Fn(&RequestInfo) -> Result<String, String> + Send + Sync>;
 
 /// The shared control of one run's interceptor.
 pub(crate) struct Control {
@@ -77,6 +83,7 @@ pub(crate) struct Control {
     write_gate: Arc<tokio::sync::Mutex<()>>,
     crashes: mpsc::UnboundedSender<Arc<str>>,
     trace: Arc<Trace>,
+    touch: std::sync::OnceLock<Touch>,
 }
 
 impl Control {
@@ -89,7 +96,47 @@ impl Control {
             write_gate: Arc::new(tokio::sync::Mutex::new(())),
             crashes,
             trace,
+            touch: std::sync::OnceLock::new(),
         })
+    }
+
+    /// How the controller's conflicts are made: a write of the object by another client.
+    pub(crate) fn set_touch(&self, touch: Touch) {
+        let _ = self.touch.set(touch);
+    }
+
+    /// Another client writes the objects of the controller's next `count` updates and
+    /// patches just before them.
+    pub(crate) fn conflicts(&self, count: u32) {
+        self.state.lock().conflicts += count;
+    }
+
+    /// Writes the object of a request first, if a conflict is due.
+    fn conflict(&self, request: &RequestInfo, user: &Arc<str>) {
+        if !matches!(request.verb, Verb::Update | Verb::Patch)
+            || request.resource.as_deref() == Some("leases")
+        {
+            return;
+        }
+        {
+            let mut state = self.state.lock();
+            if state.conflicts == 0 {
+                return;
+            }
+            state.conflicts -= 1;
+        }
+        let outcome = match self.touch.get() {
+            Some(touch) => touch(request),
+            None => Err("no way to write it".to_string()),
+        };
+        let what = match outcome {
+            Ok(done) => done,
+            Err(why) => format!("not written: {why}"),
+        };
+        self.trace.record(
+            "fault",
+            format!("before {user}'s {}: {what}", describe(request)),
+        );
     }
 
     /// Arms a crash: the incarnation that commits the `n`-th controller write from now
@@ -148,6 +195,7 @@ impl Control {
             state.crash_after = None;
             state.failures.clear();
             state.partitioned.clear();
+            state.conflicts = 0;
         }
         self.watches.send_modify(|w| {
             w.paused = false;
@@ -259,6 +307,9 @@ impl Interceptor for ChaosInterceptor {
             } else {
                 None
             };
+            // Under the gate: no write of this controller comes between the conflicting write
+            // and its own.
+            control.conflict(&request, &user);
             if let Some(err) = control.injected(&request, &user) {
                 control.trace.record(
                     user.to_string(),
@@ -330,6 +381,10 @@ impl Interceptor for ChaosInterceptor {
         };
         let resource = request.resource.clone().unwrap_or_default();
         let control = self.0.clone();
+        control.trace.record(
+            user.to_string(),
+            format!("watch {} opened", describe(request)),
+        );
         let (tx, rx) = mpsc::channel::<Bytes>(16);
         tokio::spawn(gate(chunks, control, user, resource, tx));
         Box::pin(futures::stream::unfold(rx, |mut rx| async move {
@@ -374,7 +429,7 @@ async fn gate(
                 let Some((_, chunk)) = pending.pop_front() else {
                     break;
                 };
-                trace_chunk(&control.trace, &user, &chunk);
+                trace_chunk(&control.trace, &user, &resource, &chunk);
                 if tx.send(chunk).await.is_err() {
                     return;
                 }
@@ -423,6 +478,11 @@ struct EventObject {
     kind: String,
     #[serde(default)]
     metadata: EventMeta,
+    /// A `Status`'s (an `ERROR` event's).
+    #[serde(default)]
+    code: Option<u16>,
+    #[serde(default)]
+    message: Option<String>,
 }
 
 #[derive(Default, Deserialize)]
@@ -437,12 +497,23 @@ struct EventMeta {
 }
 
 /// Records the events of a delivered chunk (bookmarks left out).
-fn trace_chunk(trace: &Trace, user: &str, chunk: &[u8]) {
+fn trace_chunk(trace: &Trace, user: &str, resource: &str, chunk: &[u8]) {
     for line in chunk.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
         let Ok(event) = serde_json::from_slice::<EventLine>(line) else {
             continue;
         };
         if event.kind == "BOOKMARK" {
+            continue;
+        }
+        if event.kind == "ERROR" {
+            trace.record(
+                user,
+                format!(
+                    "saw ERROR on the {resource} watch: {} {}",
+                    event.object.code.unwrap_or(0),
+                    event.object.message.unwrap_or_default()
+                ),
+            );
             continue;
         }
         let meta = event.object.metadata;

@@ -64,8 +64,9 @@
 //! [`converges`](Chaos::converges) check to hold with the world quiet (no change but Lease
 //! renewals for [`quiet`](Chaos::quiet)), within [`converge_within`](Chaos::converge_within);
 //! a state that does not change for half of that bound without being the expected one
-//! fails early. A controller that keeps writing after the expected state was reached
-//! (40 writes, or to the bound) *thrashes*. With [`leader_election`](Chaos::leader_election),
+//! fails early. A controller that keeps writing after the expected state was reached, with
+//! no quiet period for 5 s (or ten quiet periods), *thrashes*; a burst that ends by itself
+//! does not. With [`leader_election`](Chaos::leader_election),
 //! a replica that writes after its Lease passed to another holder fails the run; a
 //! controller whose start function returns or panics while it should run fails it too.
 //!
@@ -85,6 +86,7 @@
 //! | `INFORMER_CHAOS_SEED=17` | runs seed 17 alone (then shrinks it if it fails) |
 //! | `INFORMER_CHAOS_SEED=17:0,3,9` | runs only steps 0, 3 and 9 of seed 17's schedule, as a report prints it |
 //! | `INFORMER_CHAOS_JOBS=2` | seeds run at once (default: [`concurrency`](Chaos::concurrency), 4) |
+//! | `INFORMER_CHAOS_TRACE_LINES=1000` | how much of the failing run's trace a report prints (default: the last 80 events) |
 //!
 //! What a seed fixes: the schedule (the steps, their faults, their pauses). What it does not
 //! fix: how the controller's tasks interleave with them in real time, so a seed finds the

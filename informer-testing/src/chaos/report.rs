@@ -31,7 +31,7 @@ pub enum Failure {
         waited: Duration,
     },
     /// The controller kept changing the world without input: after the expected state was
-    /// reached, it went on writing and the world never became quiet.
+    /// reached, it went on writing and the world did not become quiet for 5 s.
     Thrash {
         /// The changes the controller made after the expected state was first reached.
         writes: usize,
@@ -222,8 +222,16 @@ pub struct Report {
 }
 
 impl Report {
-    /// How many trace lines `Display` prints (the last ones).
+    /// How many trace lines `Display` prints (the last ones), unless
+    /// `INFORMER_CHAOS_TRACE_LINES` says otherwise.
     const TRACE_LINES: usize = 80;
+
+    fn trace_lines() -> usize {
+        std::env::var("INFORMER_CHAOS_TRACE_LINES")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(Self::TRACE_LINES)
+    }
 
     /// The environment variable setting that replays the shrunk schedule:
     /// `INFORMER_CHAOS_SEED=<seed>:<step>,<step>,...`.
@@ -268,13 +276,14 @@ impl fmt::Display for Report {
         for (index, step) in &self.shrunk {
             writeln!(f, "  {index:>3}. {step}")?;
         }
-        let skipped = self.trace.len().saturating_sub(Self::TRACE_LINES);
+        let lines = Self::trace_lines();
+        let skipped = self.trace.len().saturating_sub(lines);
         writeln!(
             f,
             "trace of the last failing run ({} events{}):",
             self.trace.len(),
             if skipped > 0 {
-                format!(", the last {}", Self::TRACE_LINES)
+                format!(", the last {lines}")
             } else {
                 String::new()
             }

@@ -31,8 +31,12 @@ pub(crate) struct RunResult {
 
 /// The holder identity the harness writes when it takes a Lease over.
 const USURPER: &str = "informer-chaos";
-/// Controller changes after the expected state was reached that count as thrash.
-const THRASH_LIMIT: u64 = 40;
+/// Controller changes after the expected state was reached that count as thrash at once.
+const THRASH_LIMIT: u64 = 1000;
+/// How long writes may go on after the expected state was reached before they count as
+/// thrash (at least; ten quiet periods if longer). A burst that ends by itself (a controller
+/// fighting the garbage collector while one of its caches relists) is not thrash.
+const THRASH_AFTER: Duration = Duration::from_secs(5);
 
 /// Runs `steps` (each with its index in the seed's schedule) once.
 pub(crate) async fn run(settings: &Arc<Settings>, steps: &[(usize, Step)]) -> RunResult {
@@ -184,7 +188,7 @@ enum Effect {
 
 struct Run {
     settings: Arc<Settings>,
-    server: TestApiServer,
+    server: Arc<TestApiServer>,
     control: Arc<Control>,
     observed: Arc<Mutex<Observed>>,
     revisions: watch::Receiver<u64>,
@@ -204,10 +208,12 @@ impl Drop for Run {
 impl Run {
     async fn start(settings: &Arc<Settings>, trace: Arc<Trace>) -> Result<Self, String> {
         let builder = (settings.server)(TestApiServer::builder());
-        let server = builder
-            .start()
-            .await
-            .map_err(|e| format!("the test API server did not start: {e}"))?;
+        let server = Arc::new(
+            builder
+                .start()
+                .await
+                .map_err(|e| format!("the test API server did not start: {e}"))?,
+        );
         (settings.setup)(&server).map_err(|e| format!("the test's setup failed: {e}"))?;
         let shared = server.shared().clone();
         let observed = Arc::new(Mutex::new(Observed::new()));
@@ -227,6 +233,7 @@ impl Run {
         let mut tasks = vec![tokio::spawn(checker.follow(subscription))];
         let (crashes_tx, mut crashes) = mpsc::unbounded_channel::<Arc<str>>();
         let control = Control::new(trace.clone(), crashes_tx);
+        control.set_touch(touch(Arc::downgrade(&server)));
         *shared.interceptor.write() = Some(Arc::new(ChaosInterceptor(control.clone())));
         let (exits_tx, exits) = mpsc::unbounded_channel();
         let replicas = Arc::new(Mutex::new(Replicas {
@@ -355,6 +362,10 @@ impl Run {
                 self.control.watches(|w| w.paused = true);
                 self.effects
                     .push((Effect::Pause { relist: *relist }, *for_steps + 1));
+                Ok(())
+            }
+            Step::Conflicts { count } => {
+                self.control.conflicts(*count);
                 Ok(())
             }
             Step::FailRequests { class, code, count } => {
@@ -668,7 +679,8 @@ impl Run {
         let bound = self.settings.converge_within;
         let stuck = (bound / 2).max(Duration::from_secs(1));
         let started = Instant::now();
-        let mut converged_at: Option<u64> = None;
+        let mut converged_at: Option<(u64, Instant)> = None;
+        let thrash_after = THRASH_AFTER.max(self.settings.quiet * 10);
         let mut last_message = String::new();
         loop {
             if let Some(failure) = self.failure() {
@@ -694,7 +706,7 @@ impl Run {
             };
             match result {
                 Ok(()) => {
-                    let base = *converged_at.get_or_insert(changes);
+                    let (base, since) = *converged_at.get_or_insert((changes, Instant::now()));
                     if quiet_for >= self.settings.quiet {
                         self.trace.record(
                             "check",
@@ -705,7 +717,7 @@ impl Run {
                         );
                         return None;
                     }
-                    if changes - base > THRASH_LIMIT {
+                    if changes - base > THRASH_LIMIT || since.elapsed() >= thrash_after {
                         return Some(thrash(base));
                     }
                 }
@@ -721,7 +733,7 @@ impl Run {
             }
             if started.elapsed() >= bound {
                 return Some(match converged_at {
-                    Some(base) => thrash(base),
+                    Some((base, _)) => thrash(base),
                     None => Failure::NotConverged {
                         message: last_message,
                         waited: started.elapsed(),
@@ -731,6 +743,42 @@ impl Run {
             let _ = tokio::time::timeout(Duration::from_millis(50), self.revisions.changed()).await;
         }
     }
+}
+
+/// Writes the object a request names as the harness (an annotation counting the writes), so
+/// that the request conflicts if it names the resource version it read.
+pub(crate) fn touch(server: std::sync::Weak<TestApiServer>) -> super::interceptor::Touch {
+    Box::new(move |request| {
+        let server = server.upgrade().ok_or("the server is gone")?;
+        let (Some(api_version), Some(kind), Some(name)) =
+            (&request.api_version, &request.kind, &request.name)
+        else {
+            return Err("the request names no object".to_string());
+        };
+        let namespace = request.namespace.as_deref();
+        let mut object = server
+            .get_json(api_version, kind, namespace, name)
+            .ok_or("no such object")?;
+        let count = object
+            .pointer("/metadata/annotations/chaos.informer.dev~1touched")
+            .and_then(Value::as_str)
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0);
+        if !set_pointer(
+            &mut object,
+            "/metadata/annotations/chaos.informer.dev~1touched",
+            json!((count + 1).to_string()),
+        ) {
+            return Err("no metadata to annotate".to_string());
+        }
+        let updated = with_actor(Some(Arc::from(HARNESS)), || server.update_json(object))
+            .map_err(|e| e.to_string())?;
+        Ok(format!(
+            "another client wrote {kind} {} @{}",
+            name,
+            revision_of(&updated)
+        ))
+    })
 }
 
 /// A world template as a create sends it: without the server-set metadata.

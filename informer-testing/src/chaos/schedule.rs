@@ -30,8 +30,9 @@ pub enum FaultKind {
     /// The controller's watches pause while the world changes, then deliver everything at
     /// once: events that cancel each other arrive together.
     Coalesce,
-    /// The controller's next requests fail: writes with 409 Conflict, 429 or 500, reads with
-    /// 429 or 500.
+    /// The controller's requests fail: another client writes the objects of its next updates
+    /// just before them (a genuine 409 Conflict for a write that names a `resourceVersion`),
+    /// or its next writes or reads fail with 429 or 500.
     RequestErrors,
     /// The leader's Lease renewals fail until the Lease expires and another holder takes it
     /// over (needs [`Chaos::leader_election`](super::Chaos::leader_election)).
@@ -108,11 +109,19 @@ pub enum Step {
         /// Relist (unobserved states) rather than deliver (coalesced events).
         relist: bool,
     },
+    /// Another client writes the object of each of the controller's next `count` updates
+    /// and patches just before it: a write that names a `resourceVersion` gets a genuine
+    /// 409 Conflict (and the controller the event of the newer version), one that does not
+    /// goes through.
+    Conflicts {
+        /// How many updates and patches.
+        count: u32,
+    },
     /// The controller's next `count` requests of a class fail with `code`.
     FailRequests {
         /// Writes or reads.
         class: RequestClass,
-        /// 409, 429 or 500.
+        /// 429 or 500.
         code: u16,
         /// How many.
         count: u32,
@@ -142,7 +151,7 @@ impl Step {
             Step::DropWatches { .. } => "watch drop",
             Step::PauseWatches { relist: true, .. } => "unobserved",
             Step::PauseWatches { relist: false, .. } => "coalesce",
-            Step::FailRequests { .. } => "request errors",
+            Step::FailRequests { .. } | Step::Conflicts { .. } => "request errors",
             Step::LoseLease { .. } => "lease loss",
             Step::Wait(_) | Step::Settle => "wait",
         }
@@ -217,6 +226,10 @@ impl fmt::Display for Step {
                 f,
                 "fault: watches paused for {}, then everything delivered at once",
                 steps(*for_steps)
+            ),
+            Step::Conflicts { count } => write!(
+                f,
+                "fault: another client writes the objects of the controller's next {count} updates just before them (conflicts)"
             ),
             Step::FailRequests { class, code, count } => write!(
                 f,
@@ -318,19 +331,18 @@ fn fault(rng: &mut Rng, kinds: &[FaultKind]) -> Option<Step> {
             for_steps: steps(rng),
             relist: false,
         },
+        FaultKind::RequestErrors if rng.chance(35) => Step::Conflicts {
+            count: u32::try_from(rng.between(1, 3)).unwrap_or(1),
+        },
         FaultKind::RequestErrors => {
-            let class = if rng.chance(60) {
+            let class = if rng.chance(50) {
                 RequestClass::Writes
             } else {
                 RequestClass::Reads
             };
-            let codes: &[u16] = match class {
-                RequestClass::Writes => &[409, 409, 429, 500],
-                RequestClass::Reads => &[429, 500],
-            };
             Step::FailRequests {
                 class,
-                code: *rng.pick(codes),
+                code: *rng.pick(&[429, 500]),
                 count: u32::try_from(rng.between(1, 3)).unwrap_or(1),
             }
         }

@@ -119,7 +119,7 @@ fn every_step_says_what_it_does() {
         },
         Step::FailRequests {
             class: RequestClass::Writes,
-            code: 409,
+            code: 500,
             count: 2,
         },
     ];
@@ -129,7 +129,7 @@ fn every_step_says_what_it_does() {
         [
             "fault: crash the controller right after its next write commits, down for 2 steps",
             "fault: watches paused for 1 step, then history compacted and relisted (unobserved states)",
-            "fault: the controller's next 2 writes fail with 409",
+            "fault: the controller's next 2 writes fail with 500",
         ]
     );
 }
@@ -427,6 +427,58 @@ async fn injected_failures_hit_only_the_controllers_requests() {
         .create(&PostParams::default(), &new_config_map("a"))
         .await
         .expect("one failure only");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conflict_is_a_write_by_another_client_just_before_the_controllers() {
+    use kube::api::{Patch, PatchParams};
+    let server = Arc::new(TestApiServer::start().await.expect("the server starts"));
+    let (tx, _crashes) = mpsc::unbounded_channel();
+    let control = Control::new(Arc::new(Trace::new()), tx);
+    control.set_touch(super::run::touch(Arc::downgrade(&server)));
+    *server.shared().interceptor.write() = Some(Arc::new(ChaosInterceptor(control.clone())));
+    server.create_json(config_map("a")).expect("created");
+    let api = config_maps(server.user_client("replica-0.1"));
+    let read = api.get("a").await.expect("exists");
+    control.conflicts(2);
+    // A patch that names the version it read conflicts: the object changed meanwhile.
+    let guarded = Patch::Merge(
+        json!({"metadata": {"resourceVersion": read.metadata.resource_version}, "data": {"v": "2"}}),
+    );
+    let error = api
+        .patch("a", &PatchParams::default(), &guarded)
+        .await
+        .expect_err("a conflict");
+    assert!(
+        matches!(&error, kube::Error::Api(status) if status.code == 409),
+        "{error:?}"
+    );
+    let touched = server
+        .get_json("v1", "ConfigMap", Some("default"), "a")
+        .expect("exists");
+    assert_eq!(
+        touched["metadata"]["annotations"]["chaos.informer.dev/touched"],
+        "1"
+    );
+    // One that does not goes through, after the other client's write.
+    let blind = Patch::Merge(json!({"data": {"v": "3"}}));
+    let patched = api
+        .patch("a", &PatchParams::default(), &blind)
+        .await
+        .expect("no precondition");
+    assert_eq!(
+        patched.metadata.annotations.unwrap()["chaos.informer.dev/touched"],
+        "2"
+    );
+    // Then no more.
+    let patched = api
+        .patch("a", &PatchParams::default(), &blind)
+        .await
+        .expect("patched");
+    assert_eq!(
+        patched.metadata.annotations.unwrap()["chaos.informer.dev/touched"],
+        "2"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
