@@ -219,7 +219,7 @@ impl Queue<ObjectKey> for LoggingQueue {
 
 // ---- the controller ----
 
-#[derive(Controller)]
+#[derive(Controller, Default)]
 #[controller(
     for = Deployment,
     labels = "example=custom-backends",

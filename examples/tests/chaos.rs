@@ -11,6 +11,8 @@
 
 #[path = "../crd_controller.rs"]
 mod crd_controller;
+#[path = "../custom_backends.rs"]
+mod custom_backends;
 #[path = "../deployment_controller.rs"]
 mod deployment_controller;
 #[path = "../replicaset_pods.rs"]
@@ -131,6 +133,17 @@ fn deployment_controller() -> Chaos {
             one_replica_set_per_deployment,
         )
         .converges(|cluster| deployments_converged(cluster, true, true))
+}
+
+fn custom_backends() -> Chaos {
+    Chaos::new(|client, stop| custom_backends::Deployments::default().run_until(client, stop))
+        .name("custom_backends")
+        .world(deployments_world("custom-backends"))
+        .invariant(
+            "one ReplicaSet per Deployment",
+            one_replica_set_per_deployment,
+        )
+        .converges(|cluster| deployments_converged(cluster, false, false))
 }
 
 fn replica_set(name: &str, replicas: i32) -> Value {
@@ -315,6 +328,11 @@ fn the_readme_shows_a_test_that_runs_here() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_backends_under_chaos() {
+    custom_backends().run().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicaset_pods_under_chaos() {
     replicaset_pods().run().await;
 }
@@ -327,7 +345,12 @@ async fn crd_controller_under_chaos() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "hundreds of seeds: minutes; run with --ignored"]
 async fn every_example_passes_hundreds_of_seeds() {
-    for chaos in [deployment_controller(), replicaset_pods(), crd_controller()] {
+    for chaos in [
+        deployment_controller(),
+        custom_backends(),
+        replicaset_pods(),
+        crd_controller(),
+    ] {
         chaos.seeds(MANY).run().await;
     }
 }
