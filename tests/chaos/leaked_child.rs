@@ -38,7 +38,10 @@ fn parent_of(child: &ConfigMap) -> Vec<ObjectKey> {
     for = Deployment,
     namespace = "default",
     labels = "chaos=parent",
-    watches(ConfigMap, namespace = "children", labels = "chaos=child", mapper = parent_of, lister = children)
+    watches(ConfigMap, namespace = "children", labels = "chaos=child", mapper = parent_of, lister = children),
+    // Not the bug: without the gate, a reconcile never waits for a relisting cache, so the
+    // test's short convergence bound only ever catches the leak.
+    read_your_writes = false
 )]
 pub struct Leaky;
 
@@ -96,7 +99,8 @@ impl Reconcile for Leaky {
     }
 }
 
-/// Each parent has one child with its data; every child's parent is alive.
+/// No child outlives its parent (checked first: that is the bug); each parent has one child
+/// with its data.
 fn children_match_parents(cluster: &Cluster) -> Result<(), String> {
     let parents = cluster.list::<Deployment>();
     let all = cluster.list::<ConfigMap>();
@@ -104,6 +108,22 @@ fn children_match_parents(cluster: &Cluster) -> Result<(), String> {
         .iter()
         .filter(|c| c.labels().get("chaos").map(String::as_str) == Some("child"))
         .collect();
+    for child in &children {
+        let uid = child
+            .labels()
+            .get("parent-uid")
+            .cloned()
+            .unwrap_or_default();
+        if !parents
+            .iter()
+            .any(|p| p.uid().as_deref() == Some(uid.as_str()))
+        {
+            return Err(format!(
+                "child {} outlived its parent (UID {uid})",
+                child.name_any()
+            ));
+        }
+    }
     for parent in &parents {
         let uid = parent.uid().unwrap_or_default();
         let its: Vec<&&ConfigMap> = children
@@ -119,22 +139,6 @@ fn children_match_parents(cluster: &Cluster) -> Result<(), String> {
                     its.iter().map(|c| c.name_any()).collect::<Vec<_>>()
                 ));
             }
-        }
-    }
-    for child in &children {
-        let uid = child
-            .labels()
-            .get("parent-uid")
-            .cloned()
-            .unwrap_or_default();
-        if !parents
-            .iter()
-            .any(|p| p.uid().as_deref() == Some(uid.as_str()))
-        {
-            return Err(format!(
-                "child {} outlived its parent (UID {uid})",
-                child.name_any()
-            ));
         }
     }
     Ok(())

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 /// The shrinking budget of the buggy controllers' tests: enough to shrink their schedules to
 /// a few steps, small enough for CI.
-pub const SHRINK_RUNS: usize = 48;
+pub const SHRINK_RUNS: usize = 40;
 
 /// A Deployment labelled `chaos=<label>` with `replicas` replicas of nginx.
 pub fn deployment(name: &str, label: &str, replicas: i32) -> Value {

@@ -24,6 +24,7 @@ async fn a_correct_kube_rs_controller_passes_every_seed() {
 async fn a_kube_rs_controller_creating_from_a_stale_cache_is_caught_and_shrunk() {
     let report = mirror_test(true)
         .name("mirror with generated names")
+        .shrinking(32, 3)
         .check()
         .await
         .expect_err("a stale cache makes a second mirror");
