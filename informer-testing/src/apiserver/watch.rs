@@ -32,7 +32,12 @@ fn value_line(event_type: &str, object: &Value) -> Bytes {
 }
 
 fn bookmark(resource: &ResourceType, revision: u64, initial_events_end: bool) -> Value {
-    let mut metadata = json!({"resourceVersion": revision.to_string(), "creationTimestamp": null});
+    // Typed built-in objects serialize a null creationTimestamp; custom resources do not.
+    let mut metadata = if resource.custom {
+        json!({"resourceVersion": revision.to_string()})
+    } else {
+        json!({"resourceVersion": revision.to_string(), "creationTimestamp": null})
+    };
     if initial_events_end {
         metadata["annotations"] = json!({ INITIAL_EVENTS_END_ANNOTATION: "true" });
     }
@@ -98,7 +103,9 @@ impl WatchStream {
 
     fn encode(&mut self, message: WatchMessage) -> Bytes {
         match message {
-            WatchMessage::Event(event, object) => line(event.as_str(), object.json()),
+            WatchMessage::Event(event, object) => {
+                line(event.as_str(), self.resource.present(&object).json())
+            }
             WatchMessage::Error(status) => {
                 self.done = true;
                 value_line("ERROR", &status)
@@ -122,7 +129,9 @@ impl WatchStream {
                     return None;
                 }
                 match initial.next() {
-                    Initial::Event(object) => return Some(line("ADDED", object.json())),
+                    Initial::Event(object) => {
+                        return Some(line("ADDED", self.resource.present(&object).json()));
+                    }
                     Initial::Scanning => {
                         tokio::task::yield_now().await;
                         continue;
