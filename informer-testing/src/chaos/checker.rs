@@ -57,6 +57,15 @@ pub(crate) fn is_controller(actor: Option<&str>) -> bool {
     actor.is_some_and(|a| a.starts_with(CONTROLLER_PREFIX))
 }
 
+/// The replica of a controller user: `replica-2.5` is replica 2.
+pub(crate) fn replica_of(user: &str) -> Option<usize> {
+    user.strip_prefix(CONTROLLER_PREFIX)?
+        .split('.')
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// The leader-election Lease a run watches: namespace and name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct LeaseRef {
@@ -97,6 +106,8 @@ pub(crate) struct Observed {
     pub controller_changes: u64,
     /// The last few of them, described.
     pub recent_controller_changes: VecDeque<String>,
+    /// The revisions of each replica's last writes (Leases aside), oldest first.
+    pub replica_writes: HashMap<usize, VecDeque<u64>>,
     pub lease: LeaseState,
 }
 
@@ -110,6 +121,7 @@ impl Observed {
             last_any_change: now,
             controller_changes: 0,
             recent_controller_changes: VecDeque::new(),
+            replica_writes: HashMap::new(),
             lease: LeaseState::default(),
         }
     }
@@ -219,6 +231,13 @@ impl Checker {
                 recent.pop_front();
             }
             recent.push_back(format!("{} {description}", actor.unwrap_or("")));
+            if let Some(replica) = actor.and_then(replica_of) {
+                let writes = observed.replica_writes.entry(replica).or_default();
+                if writes.len() == 8 {
+                    writes.pop_front();
+                }
+                writes.push_back(change.revision);
+            }
         }
         if is_election {
             self.follow_lease(&mut observed, change, now);

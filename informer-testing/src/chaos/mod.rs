@@ -49,7 +49,7 @@
 //! | fault | what the controller sees | the bug it hunts |
 //! | --- | --- | --- |
 //! | [`Crash`](FaultKind::Crash) | it crashes right after the server commits one of its writes (before it can write again), misses a few steps, restarts with empty caches | intermediate states |
-//! | [`StaleRestart`](FaultKind::StaleRestart) | it restarts while lists are served from a view revisions behind (an HA API server behind a load balancer) | stale state |
+//! | [`StaleRestart`](FaultKind::StaleRestart) | it restarts against an API server that has not seen its last writes (an HA API server behind a load balancer, lagging): its lists show the world before them | stale state |
 //! | [`WatchDelay`](FaultKind::WatchDelay) | watch events arrive late, by a different delay per resource, so caches of different types disagree | stale state |
 //! | [`WatchDrop`](FaultKind::WatchDrop) | watches end, the history is compacted: a relist (410) | relist handling |
 //! | [`Unobserved`](FaultKind::Unobserved) | watches pause while the world changes, then it relists: a create and delete, a delete and re-create, are never seen | unobserved states |

@@ -333,10 +333,26 @@ impl Run {
                 self.control.crash_after(Some(*after_writes));
                 Ok(())
             }
-            Step::StaleRestart { lag, for_steps } => {
-                self.server.faults().lag(*lag);
-                self.effects.push((Effect::Lag, *for_steps + 1));
+            Step::StaleRestart {
+                writes_back,
+                for_steps,
+            } => {
                 let index = self.leader_index();
+                let lag = {
+                    let observed = self.observed.lock();
+                    let current = self.server.resource_version();
+                    let writes = observed.replica_writes.get(&index);
+                    let back = usize::try_from(*writes_back).unwrap_or(1);
+                    match writes.and_then(|w| w.len().checked_sub(back).map(|i| w[i])) {
+                        // The view just before that write.
+                        Some(write) => current.saturating_sub(write.saturating_sub(1)),
+                        None => 1,
+                    }
+                };
+                self.server.faults().lag(lag);
+                self.trace
+                    .record("fault", format!("lists served {lag} revisions behind"));
+                self.effects.push((Effect::Lag, *for_steps + 1));
                 let mut replicas = self.replicas.lock();
                 replicas.kill(index, 0);
                 replicas.restart_due()

@@ -15,8 +15,9 @@ pub enum FaultKind {
     /// can write again), stays down for a few steps, and restarts with empty caches:
     /// intermediate states.
     Crash,
-    /// The controller restarts while lists are served from a view some revisions behind
-    /// (an HA API server behind a load balancer): stale state.
+    /// The controller restarts against an API server that has not seen its last writes (an
+    /// HA API server behind a load balancer, lagging): its lists show the world as it was
+    /// before them. Stale state.
     StaleRestart,
     /// The controller's watch events arrive late, by a different delay per resource, so its
     /// caches of different types disagree: stale state.
@@ -76,11 +77,12 @@ pub enum Step {
         /// Steps the controller misses.
         down_steps: u32,
     },
-    /// Lists that are not consistent reads are served `lag` revisions behind for
+    /// Lists that are not consistent reads are served from the state just before the
+    /// controller's `writes_back`-th last write (one revision behind if it wrote nothing) for
     /// `for_steps` steps, and the controller restarts at once (so that it lists).
     StaleRestart {
-        /// Revisions behind.
-        lag: u64,
+        /// How many of its last writes the lagging view has not seen.
+        writes_back: u32,
         /// How long the lag lasts.
         for_steps: u32,
     },
@@ -196,9 +198,17 @@ impl fmt::Display for Step {
                 ordinal(*after_writes),
                 steps(*down_steps)
             ),
-            Step::StaleRestart { lag, for_steps } => write!(
+            Step::StaleRestart {
+                writes_back,
+                for_steps,
+            } => write!(
                 f,
-                "fault: lists served {lag} revisions behind for {}, the controller restarted",
+                "fault: the controller restarts against an API server that has not seen its last {} (for {})",
+                if *writes_back == 1 {
+                    "write".to_string()
+                } else {
+                    format!("{writes_back} writes")
+                },
                 steps(*for_steps)
             ),
             Step::DelayWatches { max, for_steps, .. } => write!(
@@ -312,7 +322,7 @@ fn fault(rng: &mut Rng, kinds: &[FaultKind]) -> Option<Step> {
             down_steps: *rng.pick(&[0, 1, 1, 2]),
         },
         FaultKind::StaleRestart => Step::StaleRestart {
-            lag: rng.between(1, 8),
+            writes_back: *rng.pick(&[1, 1, 2, 3]),
             for_steps: steps(rng),
         },
         FaultKind::WatchDelay => Step::DelayWatches {

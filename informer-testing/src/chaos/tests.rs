@@ -134,6 +134,15 @@ fn every_step_says_what_it_does() {
     );
 }
 
+#[test]
+fn a_controller_user_names_its_replica() {
+    use super::checker::replica_of;
+    assert_eq!(replica_of("replica-2.5"), Some(2));
+    assert_eq!(replica_of("replica-0.1"), Some(0));
+    assert_eq!(replica_of("world"), None);
+    assert_eq!(replica_of("replica-x.1"), None);
+}
+
 // ----- the world -----
 
 #[test]
