@@ -160,19 +160,28 @@ impl fmt::Display for TraceEvent {
     }
 }
 
-/// The trace of one run, bounded: the oldest events are dropped past [`Trace::LIMIT`].
+/// The trace of one run, bounded: its first [`Trace::HEAD`] events (how it began) and its
+/// last [`Trace::TAIL`] (how it ended); what came between is dropped and counted.
 pub(crate) struct Trace {
     start: Instant,
-    events: Mutex<VecDeque<TraceEvent>>,
+    events: Mutex<Events>,
+}
+
+#[derive(Default)]
+struct Events {
+    head: Vec<TraceEvent>,
+    tail: VecDeque<TraceEvent>,
+    dropped: usize,
 }
 
 impl Trace {
-    const LIMIT: usize = 4000;
+    const HEAD: usize = 1000;
+    const TAIL: usize = 3000;
 
     pub(crate) fn new() -> Self {
         Self {
             start: Instant::now(),
-            events: Mutex::new(VecDeque::new()),
+            events: Mutex::new(Events::default()),
         }
     }
 
@@ -184,14 +193,30 @@ impl Trace {
         };
         tracing::debug!(who = %event.who, what = %event.what, "chaos");
         let mut events = self.events.lock();
-        if events.len() == Self::LIMIT {
-            events.pop_front();
+        if events.head.len() < Self::HEAD {
+            events.head.push(event);
+            return;
         }
-        events.push_back(event);
+        if events.tail.len() == Self::TAIL {
+            events.tail.pop_front();
+            events.dropped += 1;
+        }
+        events.tail.push_back(event);
     }
 
+    /// The events kept, in order, with a line saying how many were dropped between.
     pub(crate) fn events(&self) -> Vec<TraceEvent> {
-        self.events.lock().iter().cloned().collect()
+        let events = self.events.lock();
+        let mut all = events.head.clone();
+        if events.dropped > 0 {
+            all.push(TraceEvent {
+                at: events.tail.front().map_or(Duration::ZERO, |e| e.at),
+                who: "trace".to_string(),
+                what: format!("... {} events left out ...", events.dropped),
+            });
+        }
+        all.extend(events.tail.iter().cloned());
+        all
     }
 }
 
