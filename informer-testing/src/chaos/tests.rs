@@ -721,3 +721,18 @@ async fn a_leader_that_takes_its_lease_back_may_write_again() {
     let holders: HashSet<String> = [observed.lock().lease.holder.clone()].into();
     assert_eq!(holders, HashSet::from(["replica-0.1".to_string()]));
 }
+
+#[test]
+fn a_trace_keeps_how_a_run_began_and_how_it_ended() {
+    let trace = Trace::new();
+    for i in 0..5000 {
+        trace.record("who", i.to_string());
+    }
+    let events = trace.events();
+    assert_eq!(events.len(), 1000 + 1 + 3000);
+    assert_eq!(events[0].what, "0");
+    assert_eq!(events[999].what, "999");
+    assert_eq!(events[1000].what, "... 1000 events left out ...");
+    assert_eq!(events[1001].what, "2000");
+    assert_eq!(events.last().map(|e| e.what.as_str()), Some("4999"));
+}
