@@ -135,7 +135,10 @@ fn read_your_writes_is_on_unless_the_attribute_turns_it_off() {
         }
     }
     let sources = sources();
-    let on = format!("{:?}", Deployments.into_controller(&sources.factory).unwrap());
+    let on = format!(
+        "{:?}",
+        Deployments.into_controller(&sources.factory).unwrap()
+    );
     assert!(on.contains("read_your_writes: true"), "{on}");
     let off = format!("{:?}", Reporter.into_controller(&sources.factory).unwrap());
     assert!(off.contains("read_your_writes: false"), "{off}");

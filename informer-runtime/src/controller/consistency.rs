@@ -81,16 +81,22 @@ impl fmt::Display for ResourceId {
     }
 }
 
-/// One cache of the controller: its resource and how far it has got.
+/// Whether a cache still holds the object at a key with a given UID.
+pub(crate) type Holds = Arc<dyn Fn(&ObjectKey, &str) -> bool + Send + Sync>;
+
+/// One cache of the controller: its resource, how far it has got, and what it holds.
 pub(crate) struct Cache {
     pub(crate) resource: ResourceId,
     pub(crate) version: Arc<StoreVersion>,
+    pub(crate) holds: Holds,
 }
 
-/// The written versions a key waits for: per cache (by index), the newest one.
+/// What a key waits for: per cache (by index), the newest version written, and the objects
+/// deleted (by key and UID) whose deletion answered with no version (a `Status`).
 #[derive(Default, Debug)]
 struct Record {
     waits: Vec<(usize, u64)>,
+    deletes: Vec<(usize, ObjectKey, String)>,
 }
 
 impl Record {
@@ -100,6 +106,16 @@ impl Record {
             None => self.waits.push((cache, rv)),
         }
     }
+
+    fn deleted(&mut self, cache: usize, object: &ObjectKey, uid: &str) {
+        if !self
+            .deletes
+            .iter()
+            .any(|(c, o, u)| *c == cache && o == object && u == uid)
+        {
+            self.deletes.push((cache, object.clone(), uid.to_owned()));
+        }
+    }
 }
 
 /// Why a key is not reconciled yet.
@@ -107,10 +123,33 @@ impl Record {
 pub(crate) struct Stale {
     /// The resource whose cache is behind.
     pub(crate) resource: ResourceId,
-    /// The version written.
-    pub(crate) wrote: u64,
-    /// The version the cache has reached (`None`: nothing yet).
-    pub(crate) read: Option<u64>,
+    /// What that cache has not seen yet.
+    pub(crate) waiting: Waiting,
+}
+
+/// What a cache behind a key's writes has not seen yet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Waiting {
+    /// A write answered with this version; the cache has reached `read` (`None`: nothing).
+    Version { wrote: u64, read: Option<u64> },
+    /// The deletion of this object (answered with a `Status`, no version): the cache still
+    /// holds it.
+    Deletion { object: ObjectKey },
+}
+
+impl fmt::Display for Waiting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Waiting::Version {
+                wrote,
+                read: Some(read),
+            } => write!(f, "wrote version {wrote}, cache at {read}"),
+            Waiting::Version { wrote, read: None } => {
+                write!(f, "wrote version {wrote}, cache not listed yet")
+            }
+            Waiting::Deletion { object } => write!(f, "deleted {object}, cache still holds it"),
+        }
+    }
 }
 
 /// A write whose watch event has not been seen yet.
@@ -186,10 +225,12 @@ impl Gate {
     /// out (before, no write can be recorded, and the reconcile runs as is).
     #[inline]
     pub(crate) fn scope(self: &Arc<Self>, key: &ObjectKey) -> Option<ReconcileScope> {
-        self.clients.load(Ordering::Acquire).then(|| ReconcileScope {
-            gate: self.clone(),
-            key: key.clone(),
-        })
+        self.clients
+            .load(Ordering::Acquire)
+            .then(|| ReconcileScope {
+                gate: self.clone(),
+                key: key.clone(),
+            })
     }
 
     /// Sets the controller's caches, the primary's first (once; later calls are ignored).
@@ -200,7 +241,13 @@ impl Gate {
     /// Records that the reconcile of `owner` wrote `object` of `resource`, and the server
     /// answered with resource version `rv`. Ignored for resources the controller does not
     /// cache, for opaque versions, and for caches whose version is not tracked.
-    pub(crate) fn wrote(&self, owner: &ObjectKey, resource: &ResourceId, object: &ObjectKey, rv: &str) {
+    pub(crate) fn wrote(
+        &self,
+        owner: &ObjectKey,
+        resource: &ResourceId,
+        object: &ObjectKey,
+        rv: &str,
+    ) {
         let Some(caches) = self.caches.get() else {
             return;
         };
@@ -241,6 +288,41 @@ impl Gate {
         }
         self.pending.store(records.len(), Ordering::Release);
         self.echoes.store(echoes.len(), Ordering::Release);
+    }
+
+    /// Records that the reconcile of `owner` deleted `object` of `resource`, whose answer was
+    /// a `Status` with the deleted object's `uid` (no version to wait for): the reconciles of
+    /// `owner` (and of `object` itself, if it is a primary) wait until every cache of
+    /// `resource` no longer holds that object. Ignored for resources the controller does not
+    /// cache.
+    pub(crate) fn deleted(
+        &self,
+        owner: &ObjectKey,
+        resource: &ResourceId,
+        object: &ObjectKey,
+        uid: &str,
+    ) {
+        let Some(caches) = self.caches.get() else {
+            return;
+        };
+        let mut writes = self.writes.lock();
+        let records = &mut writes.records;
+        for (index, cache) in caches.iter().enumerate() {
+            if cache.resource != *resource {
+                continue;
+            }
+            records
+                .entry(owner.clone())
+                .or_default()
+                .deleted(index, object, uid);
+            if index == 0 && object != owner {
+                records
+                    .entry(object.clone())
+                    .or_default()
+                    .deleted(index, object, uid);
+            }
+        }
+        self.pending.store(records.len(), Ordering::Release);
     }
 
     /// Whether `key` may be reconciled: `Ok` unless a write made by (or to) it is newer than
@@ -410,6 +492,18 @@ fn sweep(
 
 /// The first cache of `record` that has not reached what was written, if any.
 fn stale(caches: &[Cache], record: &Record) -> Option<Stale> {
+    let deletion = record.deletes.iter().find_map(|(index, object, uid)| {
+        let cache = &caches[*index];
+        (cache.holds)(object, uid).then(|| Stale {
+            resource: cache.resource.clone(),
+            waiting: Waiting::Deletion {
+                object: object.clone(),
+            },
+        })
+    });
+    if deletion.is_some() {
+        return deletion;
+    }
     record.waits.iter().find_map(|&(index, wrote)| {
         let cache = &caches[index];
         let read = match cache.version.get() {
@@ -421,8 +515,7 @@ fn stale(caches: &[Cache], record: &Record) -> Option<Stale> {
         };
         Some(Stale {
             resource: cache.resource.clone(),
-            wrote,
-            read,
+            waiting: Waiting::Version { wrote, read },
         })
     })
 }

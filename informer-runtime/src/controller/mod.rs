@@ -30,14 +30,14 @@
 
 #![warn(missing_docs)]
 
-pub(crate) mod builder;
+mod builder;
 mod consistency;
 mod enqueue;
 mod filter;
 mod owner;
 mod probe;
 mod reconciler;
-pub(crate) mod runner;
+mod runner;
 mod scope;
 mod source;
 mod spec;

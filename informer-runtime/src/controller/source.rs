@@ -154,9 +154,15 @@ where
     }
 
     fn cache(&self) -> Cache {
+        let store = self.informer.store();
         Cache {
             resource: self.resource.clone(),
             version: self.informer.store_version(),
+            holds: Arc::new(move |key, uid| {
+                store
+                    .get(key)
+                    .is_some_and(|o| o.meta().uid.as_deref() == Some(uid))
+            }),
         }
     }
 

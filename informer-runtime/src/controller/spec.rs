@@ -16,11 +16,11 @@ use informer_core::queue::QueueMetrics;
 use informer_core::{Indexer, ObjectKey, Queue};
 use kube::Client;
 
+use super::consistency::ReconcileClient;
 use super::{
     Action, BuildError, Controller, ControllerBuilder, ControllerResource, ReconcileError,
     Reconciler,
 };
-use super::consistency::ReconcileClient;
 use crate::factory::InformerFactory;
 use crate::lister::Lister;
 
