@@ -22,6 +22,9 @@
 //! - **X1**: [`ThreadSafeStore`] index look-ups; kube-runtime's closest equivalent is a scan of
 //!   its reflector store's `state()` (40 scans, it is slow); client-go's `Indexer.ByIndex`.
 //!
+//! The global allocator is the system's (what a controller gets unless it picks another);
+//! `benches/informer.rs` uses mimalloc.
+//!
 //! Then criterion measures X1 and Q1 in-process (`cargo bench --bench core -- <filter>` picks
 //! some; `CORE_BENCH_RUNS=0` skips the side-by-side pass).
 //!
@@ -737,7 +740,7 @@ fn side_by_side(runs: usize) {
     }
     let ceiling = job("ceiling");
     println!(
-        "ceiling: {THREADS} threads popping one shared Mutex<VecDeque> hand out {} items/s \
+        "ceiling: {THREADS} threads popping one shared Mutex<VecDeque> hand out {} items \
          (one thread alone {}): no queue with one FIFO order completes faster here",
         support::human(ceiling["shared_per_s"].as_f64().unwrap_or(0.0)),
         support::human(ceiling["alone_per_s"].as_f64().unwrap_or(0.0)),
