@@ -7,7 +7,7 @@
 //! (`../shared/bench/client-go/`, built as its README says) when `INFORMER_BENCH_CLIENT_GO`
 //! names its binary; without it, the tables say that client-go was not measured. The
 //! implementations take turns run by run (the order rotates each round), `CORE_BENCH_RUNS`
-//! rounds (default 5), and each table prints the medians, the median of the per-round ratios
+//! rounds (default 5; X1 `CORE_BENCH_X1_RUNS`, default 3), and each table prints the medians, the median of the per-round ratios
 //! with their range, and the machine's 1-minute load average sampled before each run (the
 //! machine is shared: a ratio measured while the load was high is a rough one).
 //!
@@ -30,7 +30,8 @@
 //!
 //! # Profiling
 //! `CORE_BENCH_JOB=<job>` runs one workload once and exits. Queue jobs are
-//! `<q1|q2>-<workqueue|workqueue-key|priorityqueue|floor>` (plus `ceiling`: what two threads
+//! `<q1|q2>-<workqueue|workqueue-key|priorityqueue|floor>`, `q2-workqueue-alone` (Q2's adds
+//! with no worker running, also in the Q2 table: the adds without contention) and `ceiling` (what two threads
 //! popping one shared `Mutex<VecDeque>` hand out per second here, a bound on any queue with
 //! one FIFO order); X1 jobs are `x1-ours` and `x1-kube`. Queue jobs use `CORE_BENCH_ITEMS`
 //! items (default 1,000,000), the producer adding `CORE_BENCH_BATCH` keys per `add_batch` call
@@ -80,6 +81,7 @@ const SCANS: usize = 40;
 
 const JOB_VAR: &str = "CORE_BENCH_JOB";
 const RUNS_VAR: &str = "CORE_BENCH_RUNS";
+const X1_RUNS_VAR: &str = "CORE_BENCH_X1_RUNS";
 const ITEMS_VAR: &str = "CORE_BENCH_ITEMS";
 const CALLGRIND_VAR: &str = "CORE_BENCH_CALLGRIND";
 const BATCH_VAR: &str = "CORE_BENCH_BATCH";
@@ -343,10 +345,9 @@ fn q1<K: Key, Q: BenchQueue<K>>(rt: &Runtime, queue: Q, batch: usize) -> QueueRu
 
 /// Q2: one producer adds keys drawn from 10,000 distinct ones while the workers run, then
 /// shuts the queue down with drain.
-fn q2<K: Key, Q: BenchQueue<K>>(rt: &Runtime, queue: Q, batch: usize) -> QueueRun {
+fn q2<K: Key, Q: BenchQueue<K>>(rt: &Runtime, queue: Q, batch: usize, workers: usize) -> QueueRun {
     let queue = Arc::new(queue);
     let items = keys::<K>(10_000);
-    let workers = workers();
     rt.block_on(async {
         callgrind("q2", true);
         let start = Instant::now();
@@ -536,7 +537,7 @@ fn queue_job<K: Key, Q: BenchQueue<K>>(workload: &str, queue: Q, batch: usize) -
     let items = queue_items();
     let run = match workload {
         "q1" => q1::<K, Q>(&rt, queue, batch),
-        _ => q2::<K, Q>(&rt, queue, batch),
+        _ => q2::<K, Q>(&rt, queue, batch, workers()),
     };
     if workload == "q1" {
         assert_eq!(run.processed, items, "Q1 hands out every key once");
@@ -558,6 +559,11 @@ fn job(name: &str) -> Value {
     match (workload, queue) {
         ("q1" | "q2", "workqueue") => {
             queue_job::<String, _>(workload, WorkQueue::<String>::new(), batch)
+        }
+        // Q2's adds with no worker running: what the adds cost without contention.
+        ("q2", "workqueue-alone") => {
+            let run = q2::<String, _>(&runtime(), WorkQueue::<String>::new(), batch, 0);
+            json!({ "adds_per_s": support::rate(queue_items(), run.adding), "processed": 0 })
         }
         ("q1" | "q2", "workqueue-key") => {
             queue_job::<ObjectKey, _>(workload, WorkQueue::<ObjectKey>::new(), batch)
@@ -699,7 +705,7 @@ fn print_row(
 
 fn queue_contenders(workload: &str) -> Vec<Contender> {
     let job = |queue: &str| -> &'static str { format!("{workload}-{queue}").leak() };
-    vec![
+    let mut contenders = vec![
         Contender {
             name: "WorkQueue<String>",
             job: Some(job("workqueue")),
@@ -716,11 +722,19 @@ fn queue_contenders(workload: &str) -> Vec<Contender> {
             name: "floor (no guarantees)",
             job: Some(job("floor")),
         },
-        Contender {
-            name: "client-go",
-            job: None,
-        },
-    ]
+    ];
+    if workload == "q2" {
+        contenders.push(Contender {
+            name: "WorkQueue<String> 0 workers",
+            job: Some(job("workqueue-alone")),
+        });
+    }
+    // Last: the tables take the last contender as the reference.
+    contenders.push(Contender {
+        name: "client-go",
+        job: None,
+    });
+    contenders
 }
 
 fn side_by_side(runs: usize) {
@@ -791,7 +805,9 @@ fn side_by_side(runs: usize) {
         }
     }
 
-    println!("\n== X1: index look-ups over 100,000 pods ==");
+    // Each X1 run decodes the 100,000 pods first (a minute or two on a loaded machine).
+    let x1_runs = env_number(X1_RUNS_VAR, runs.min(3));
+    println!("\n== X1: index look-ups over 100,000 pods ({x1_runs} runs each) ==");
     let contenders = [
         Contender {
             name: "ThreadSafeStore",
@@ -806,7 +822,7 @@ fn side_by_side(runs: usize) {
             job: None,
         },
     ];
-    let samples = interleaved("x1", &contenders, runs, client_go.as_ref());
+    let samples = interleaved("x1", &contenders, x1_runs, client_go.as_ref());
     for (metric, field) in [
         ("by node/s", "by_node_per_s"),
         ("ns lists/s", "ns_lists_per_s"),
