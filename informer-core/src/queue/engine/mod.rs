@@ -279,7 +279,7 @@ where
     }
 
     /// `add` now of an item that is new or being processed (see [`State::add_now`]).
-    #[inline(never)]
+    #[inline]
     fn add_changing(
         &self,
         mut st: MutexGuard<'_, State<T>>,

@@ -230,6 +230,7 @@ impl<T> State<T> {
     /// `add` without a delay while no item is delayed (so none can be due), `found` being
     /// the item's lookup, when the add changes something: a new item, or one being processed
     /// (the rest go through [`add_any`](Self::add_any)). No clock read without metrics hooks.
+    #[inline]
     pub(super) fn add_now(
         &mut self,
         tag: u32,
