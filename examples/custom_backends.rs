@@ -219,7 +219,7 @@ impl Queue<ObjectKey> for LoggingQueue {
 
 // ---- the controller ----
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(
     for = Deployment,
     labels = "example=custom-backends",
@@ -240,7 +240,7 @@ impl Reconcile for Deployments {
         deployment: Option<Arc<Deployment>>,
     ) -> Result<Action, ReconcileError> {
         let namespace = key.namespace().unwrap_or(NAMESPACE);
-        let replica_sets = Api::<ReplicaSet>::namespaced(ctx.client()?.clone(), namespace);
+        let replica_sets = ctx.api::<ReplicaSet>(namespace);
         let rs_name = format!("{}-rs", key.name());
         let Some(deployment) = deployment else {
             // Deleted (the in-process server has no garbage collector to do this).

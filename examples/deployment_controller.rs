@@ -29,7 +29,7 @@ use serde_json::json;
 use support::{BoxError, NAMESPACE, step, wait_for};
 
 /// Reconciles Deployments; a change to a ReplicaSet reconciles the Deployment owning it.
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(
     for = Deployment,
     labels = "example=deployments",
@@ -45,7 +45,7 @@ impl Reconcile for Deployments {
         deployment: Option<Arc<Deployment>>,
     ) -> Result<Action, ReconcileError> {
         let namespace = key.namespace().unwrap_or(NAMESPACE);
-        let replica_sets = Api::<ReplicaSet>::namespaced(ctx.client()?.clone(), namespace);
+        let replica_sets = ctx.api::<ReplicaSet>(namespace);
         let Some(deployment) = deployment else {
             // Deleted. A cluster's garbage collector deletes what it owned; the in-process
             // server has none, so the controller does.
@@ -127,7 +127,7 @@ impl Reconcile for Deployments {
                     "availableReplicas": available,
                 },
             }));
-            let deployments = Api::<Deployment>::namespaced(ctx.client()?.clone(), namespace);
+            let deployments = ctx.api::<Deployment>(namespace);
             match deployments
                 .patch_status(key.name(), &PatchParams::default(), &patch)
                 .await

@@ -44,7 +44,7 @@ fn pods_by_owner(pod: &Pod) -> Option<String> {
 }
 
 /// Reconciles ReplicaSets; a change to a Pod reconciles the ReplicaSet controlling it.
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(
     for = ReplicaSet,
     labels = "example=replicaset-pods",
@@ -60,7 +60,7 @@ impl Reconcile for ReplicaSets {
         rs: Option<Arc<ReplicaSet>>,
     ) -> Result<Action, ReconcileError> {
         let namespace = key.namespace().unwrap_or(NAMESPACE);
-        let pods = Api::<Pod>::namespaced(ctx.client()?.clone(), namespace);
+        let pods = ctx.api::<Pod>(namespace);
         let Some(rs) = rs else {
             // Deleted. A cluster's garbage collector deletes its Pods; the in-process server
             // has none, so the controller does.
@@ -114,7 +114,7 @@ impl Reconcile for ReplicaSets {
             let patch = Patch::Merge(json!({
                 "status": {"replicas": want, "observedGeneration": rs.metadata.generation},
             }));
-            let replica_sets = Api::<ReplicaSet>::namespaced(ctx.client()?.clone(), namespace);
+            let replica_sets = ctx.api::<ReplicaSet>(namespace);
             replica_sets
                 .patch_status(key.name(), &PatchParams::default(), &patch)
                 .await?;

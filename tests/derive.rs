@@ -1,4 +1,4 @@
-//! `#[derive(Controller)]` and `#[indexer]`: generated controllers running against the
+//! `#[derive(ControllerSpec)]` and `#[indexer]`: generated controllers running against the
 //! in-process API server, and trybuild ui tests of every macro error (`tests/ui/`).
 
 #[path = "derive/generated.rs"]

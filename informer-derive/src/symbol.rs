@@ -4,6 +4,7 @@
 pub const FOR: &str = "for";
 pub const OWNS: &str = "owns";
 pub const WATCHES: &str = "watches";
+pub const CHILDREN: &str = "children";
 pub const INDEX: &str = "index";
 pub const WORKERS: &str = "workers";
 pub const RESYNC: &str = "resync";
@@ -22,6 +23,8 @@ pub const CRATE: &str = "crate";
 
 // owns(...) / watches(...)
 pub const MAPPER: &str = "mapper";
+// children(...)
+pub const FROM: &str = "from";
 pub const ALL_NAMESPACES: &str = "all_namespaces";
 
 /// The keys `#[controller(...)]` accepts, in the order the docs list them.
@@ -29,6 +32,7 @@ pub const CONTROLLER_KEYS: &[&str] = &[
     FOR,
     OWNS,
     WATCHES,
+    CHILDREN,
     INDEX,
     WORKERS,
     RESYNC,
@@ -68,6 +72,9 @@ pub const WATCHES_KEYS: &[&str] = &[
     INDEX,
     LISTER,
 ];
+
+/// The keys after the type in `children(Type, ...)`.
+pub const CHILDREN_KEYS: &[&str] = &[FROM, NAMESPACE, ALL_NAMESPACES, INDEX, LISTER];
 
 /// The keys of `#[indexer(Type, ...)]`.
 pub const INDEXER_KEYS: &[&str] = &[NAME, CRATE];

@@ -260,20 +260,30 @@ impl Sources {
                 synced = &mut all => {
                     let synced = synced.into_iter().all(|s| s);
                     if !synced {
+                        let unsynced = self.unsynced();
                         tracing::error!(
                             controller,
-                            unsynced = ?self.unsynced(),
+                            ?unsynced,
                             "an informer stopped before its cache synced; the controller will not run",
                         );
+                        super::fallback::report(format_args!(
+                            "controller {controller}: an informer stopped before its cache synced, so the controller does not run: {}",
+                            unsynced.join("; ")
+                        ));
                     }
                     return synced;
                 }
                 _ = warn.tick() => {
+                    let unsynced = self.unsynced();
                     tracing::warn!(
                         controller,
-                        unsynced = ?self.unsynced(),
+                        ?unsynced,
                         "still waiting for caches to sync",
                     );
+                    super::fallback::report(format_args!(
+                        "controller {controller}: still waiting for caches to sync: {}",
+                        unsynced.join("; ")
+                    ));
                 }
             }
         }

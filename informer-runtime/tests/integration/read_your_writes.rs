@@ -16,8 +16,8 @@ use std::time::Duration;
 use super::support::{eventually_async, server};
 use informer_core::ObjectKey;
 use informer_runtime::controller::{
-    Action, Controller, ControllerBuilder, ControllerContext, ControllerSpec, Reconcile,
-    ReconcileError, reconciler_fn,
+    Action, Context, Controller, ControllerBuilder, ControllerSpec, Reconcile, ReconcileError,
+    reconciler_fn,
 };
 use informer_runtime::factory::InformerFactory;
 use informer_runtime::informer::CancellationToken;
@@ -95,7 +95,7 @@ struct Counts {
     rerun: AtomicBool,
 }
 
-/// The parent controller, as `#[derive(Controller)]` would write it: its context's client is
+/// The parent controller, as `#[derive(ControllerSpec)]` would write it: its context's client is
 /// the controller's, so read-your-own-writes applies without the reconcile knowing.
 struct Parents {
     namespace: String,
@@ -105,7 +105,7 @@ struct Parents {
 
 impl ControllerSpec for Parents {
     type Resource = ConfigMap;
-    type Context = (ControllerContext<ConfigMap>, Lister<Secret>);
+    type Listers = Lister<Secret>;
 
     fn configure(&self, builder: ControllerBuilder<ConfigMap>) -> ControllerBuilder<ConfigMap> {
         builder
@@ -116,18 +116,15 @@ impl ControllerSpec for Parents {
             .read_your_writes(self.read_your_writes)
     }
 
-    fn context(controller: &Controller<ConfigMap>) -> Self::Context {
-        (
-            ControllerContext::new(controller),
-            controller.lister_of::<Secret>().unwrap(),
-        )
+    fn listers(controller: &Controller<ConfigMap>) -> Lister<Secret> {
+        controller.lister_of::<Secret>().unwrap()
     }
 }
 
 impl Reconcile for Parents {
     async fn reconcile(
         &self,
-        (ctx, secrets): &Self::Context,
+        ctx: &Context<Self>,
         _key: &ObjectKey,
         parent: Option<Arc<ConfigMap>>,
     ) -> Result<Action, ReconcileError> {
@@ -136,9 +133,9 @@ impl Reconcile for Parents {
             let Some(parent) = parent else {
                 return Ok(Action::Done);
             };
-            let cached = secrets.namespaced(&self.namespace).list();
+            let cached = ctx.namespaced(&self.namespace).list(); // the Lister<Secret>
             if children_of(&parent, cached.iter().map(|s| &**s)) == 0 {
-                let api: Api<Secret> = Api::namespaced(ctx.client()?.clone(), &self.namespace);
+                let api = ctx.api::<Secret>(self.namespace.as_str());
                 api.create(&PostParams::default(), &child_of(&parent))
                     .await?;
             }
@@ -295,29 +292,33 @@ async fn write_of_a_status_through_the_builders_client_holds_the_next_reconcile_
     let seen = Arc::new(Mutex::new(Vec::<u32>::new()));
     let log = seen.clone();
     let controller = builder
-        .build(reconciler_fn(move |key: ObjectKey, cm: Option<Arc<ConfigMap>>| {
-            let (api, log) = (
-                Api::<ConfigMap>::namespaced(writes.clone(), "bump"),
-                log.clone(),
-            );
-            async move {
-                let Some(cm) = cm else { return Ok(Action::Done) };
-                let value: u32 = cm
-                    .data
-                    .as_ref()
-                    .and_then(|d| d.get("n"))
-                    .and_then(|n| n.parse().ok())
-                    .unwrap_or(0);
-                log.lock().unwrap().push(value);
-                if value >= 5 {
-                    return Ok(Action::Done);
+        .build(reconciler_fn(
+            move |key: ObjectKey, cm: Option<Arc<ConfigMap>>| {
+                let (api, log) = (
+                    Api::<ConfigMap>::namespaced(writes.clone(), "bump"),
+                    log.clone(),
+                );
+                async move {
+                    let Some(cm) = cm else {
+                        return Ok(Action::Done);
+                    };
+                    let value: u32 = cm
+                        .data
+                        .as_ref()
+                        .and_then(|d| d.get("n"))
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or(0);
+                    log.lock().unwrap().push(value);
+                    if value >= 5 {
+                        return Ok(Action::Done);
+                    }
+                    let patch = serde_json::json!({"data": {"n": (value + 1).to_string()}});
+                    api.patch(key.name(), &PatchParams::default(), &Patch::Merge(&patch))
+                        .await?;
+                    Ok(Action::requeue_after(Duration::ZERO))
                 }
-                let patch = serde_json::json!({"data": {"n": (value + 1).to_string()}});
-                api.patch(key.name(), &PatchParams::default(), &Patch::Merge(&patch))
-                    .await?;
-                Ok(Action::requeue_after(Duration::ZERO))
-            }
-        }))
+            },
+        ))
         .unwrap();
     let probe = {
         let probe = controller.probe();
@@ -339,7 +340,10 @@ async fn write_of_a_status_through_the_builders_client_holds_the_next_reconcile_
         [0, 1, 2, 3, 4, 5],
         "every reconcile saw the previous one's write, once"
     );
-    assert!(probe().stale_sync_skips > 0, "the 30 ms delay held reconciles back");
+    assert!(
+        probe().stale_sync_skips > 0,
+        "the 30 ms delay held reconciles back"
+    );
     cancel.cancel();
     run.await.unwrap();
 }
@@ -381,7 +385,10 @@ async fn stale_sync_skips_and_store_resource_version_are_exported() {
     .await;
     let text = metrics.encode();
     assert!(text.contains("# TYPE stale_sync_skips counter"), "{text}");
-    assert!(text.contains("# TYPE store_resource_version gauge"), "{text}");
+    assert!(
+        text.contains("# TYPE store_resource_version gauge"),
+        "{text}"
+    );
     assert!(text.contains("store_resource_version{informer="), "{text}");
     cancel.cancel();
     run.await.unwrap();
