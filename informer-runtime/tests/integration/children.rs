@@ -447,3 +447,45 @@ async fn a_child_outside_the_namespace_its_kind_is_watched_in_fails_the_reconcil
     cancel.cancel();
     run.await.unwrap();
 }
+
+#[tokio::test]
+async fn writes_to_children_are_not_waited_for_in_a_cache_that_cannot_see_them() {
+    // No bookmarks: a cache that sees no event never moves.
+    let server = TestApiServer::builder()
+        .bookmark_interval(Duration::from_secs(3600))
+        .start()
+        .await
+        .unwrap();
+    let client = server.client();
+    create_namespace(&client, "mirror").await;
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("k", "v")]),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_mirror(client.clone());
+    let copies = Api::<ConfigMap>::namespaced(client.clone(), "mirror");
+    eventually_async("the copy exists", async || {
+        copies.get_opt("default.app").await.unwrap().is_some()
+    })
+    .await;
+    // The copy's write is waited for in the cache of copies, not in the cache of parents
+    // (role=parent, which copies do not carry), which sees no event from now on: were it
+    // waited for there, every reconcile of the parent would be held, and the edit below
+    // never put back.
+    let tamper = Patch::Merge(serde_json::json!({"data": {"k": "tampered"}}));
+    copies
+        .patch("default.app", &PatchParams::default(), &tamper)
+        .await
+        .unwrap();
+    eventually_async("the copy is put back", async || {
+        let copy = copies.get("default.app").await.unwrap();
+        copy.data.unwrap_or_default().get("k").map(String::as_str) == Some("v")
+    })
+    .await;
+    cancel.cancel();
+    run.await.unwrap();
+}

@@ -75,6 +75,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
                 queue: &queue,
                 filters: self.filters,
                 name: &name,
+                params: &self.params,
                 resync: self.resync,
                 gate,
             },
@@ -283,6 +284,7 @@ struct PrimaryHandler<'a, K> {
     queue: &'a Arc<dyn Queue<ObjectKey>>,
     filters: Vec<Filter<K>>,
     name: &'a str,
+    params: &'a InformerParams,
     resync: Option<std::time::Duration>,
     gate: Option<&'a Arc<Gate>>,
 }
@@ -298,6 +300,7 @@ fn register_primary<K: ControllerResource>(
         queue,
         filters,
         name,
+        params,
         resync,
         gate,
     } = handler;
@@ -308,6 +311,7 @@ fn register_primary<K: ControllerResource>(
     match primary {
         Primary::Private(label) => Arc::new(InformerSource::private(
             label,
+            params.clone(),
             informer.clone(),
             name.to_owned(),
             registration,

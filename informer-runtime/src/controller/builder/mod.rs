@@ -311,11 +311,14 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     /// dry runs, writes whose answer carries no object (a delete answered with a `Status`),
     /// writes of kinds the controller does not cache, or servers whose resource versions are
     /// not integers. It orders a reconcile after its own writes; it does not make the cache
-    /// current (for that, read from the API server). A write the cache never sees as an
-    /// event (outside its namespace or selector) is waited for until the cache's version
-    /// passes it, by another event or a bookmark (about once a minute on a real API server).
-    /// Caches filled through a `DeltaFifo` do not track their version and are not waited
-    /// for.
+    /// current (for that, read from the API server). A cache that can never see a write as
+    /// an event is not waited for: another namespace than the cache's, or labels its selector
+    /// does not match on an object it does not hold (a controller copying ConfigMaps into
+    /// another namespace waits for its copies in the cache of copies, not in the cache of
+    /// sources; waiting there would last until a bookmark, about a minute on a real API
+    /// server). Field selectors are not evaluated: a write outside one is waited for until
+    /// the cache's version passes it. Caches filled through a `DeltaFifo` do not track
+    /// their version and are not waited for.
     ///
     /// **Cost.** With no write pending, one atomic load per reconcile.
     ///

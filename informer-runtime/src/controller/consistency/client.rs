@@ -8,6 +8,7 @@
 //! reconcile's — so the reconcile's task-local [`ReconcileScope`] is visible when the answer
 //! comes.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -102,7 +103,9 @@ async fn record(
     let (parts, body) = response.into_parts();
     let bytes = body.collect().await?.to_bytes();
     match Answer::parse(&bytes) {
-        Some((object, rv)) => gate.wrote(owner, resource, &object, &rv),
+        Some((object, rv, labels)) => {
+            gate.wrote_labelled(owner, resource, &object, &rv, Some(&labels))
+        }
         None => tracing::trace!(%owner, %resource, "a write's answer holds no object version"),
     }
     Ok(Response::from_parts(parts, Body::from(bytes)))
@@ -172,12 +175,15 @@ struct AnswerMeta {
     name: Option<String>,
     namespace: Option<String>,
     resource_version: Option<String>,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
 }
 
 impl Answer {
-    /// The written object's key and resource version; `None` for a `Status` (a delete that
-    /// returned no object, an eviction), a list (a collection delete) or anything else.
-    fn parse(body: &[u8]) -> Option<(ObjectKey, String)> {
+    /// The written object's key, resource version and labels; `None` for a `Status` (a
+    /// delete that returned no object, an eviction), a list (a collection delete) or
+    /// anything else.
+    fn parse(body: &[u8]) -> Option<(ObjectKey, String, BTreeMap<String, String>)> {
         let answer: Answer = serde_json::from_slice(body).ok()?;
         if answer.kind == "Status" || answer.kind.ends_with("List") {
             return None;
@@ -186,14 +192,15 @@ impl Answer {
             name,
             namespace,
             resource_version,
+            labels,
         } = answer.metadata;
         let name = name.filter(|n| !n.is_empty())?;
         let rv = resource_version.filter(|rv| !rv.is_empty())?;
-        Some((ObjectKey::new(namespace.as_deref(), &name), rv))
+        Some((ObjectKey::new(namespace.as_deref(), &name), rv, labels))
     }
 }
 
 #[cfg(test)]
 pub(crate) fn parse_answer(body: &[u8]) -> Option<(ObjectKey, String)> {
-    Answer::parse(body)
+    Answer::parse(body).map(|(key, rv, _)| (key, rv))
 }
