@@ -105,8 +105,11 @@ pub(crate) struct CacheScope {
     labels: Option<Selector>,
     /// Whether the cache holds an object now (an object in it is waited for whatever its
     /// new labels: the write's event removes it).
-    holds: Option<Arc<dyn Fn(&ObjectKey) -> bool + Send + Sync>>,
+    holds: Option<Holds>,
 }
+
+/// Whether a cache holds an object now.
+pub(crate) type Holds = Arc<dyn Fn(&ObjectKey) -> bool + Send + Sync>;
 
 impl fmt::Debug for CacheScope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -119,10 +122,7 @@ impl fmt::Debug for CacheScope {
 
 impl CacheScope {
     /// The scope of an informer with `params`, holding what `holds` says it holds.
-    pub(crate) fn new(
-        params: &InformerParams,
-        holds: Arc<dyn Fn(&ObjectKey) -> bool + Send + Sync>,
-    ) -> Self {
+    pub(crate) fn new(params: &InformerParams, holds: Holds) -> Self {
         Self {
             namespace: params.namespace.clone(),
             labels: params
