@@ -957,9 +957,11 @@ fn job(name: &str) {
     }
 }
 
-/// A server holding the 10,000 pods, and the end-to-end events as server writes.
+/// A server holding the 10,000 pods, and the end-to-end events as server writes. Its garbage
+/// collector is off: the generated pods name ReplicaSets that do not exist as their owners.
 async fn e2e_server() -> (TestApiServer, Vec<(Kind, Value)>) {
     let server = TestApiServer::builder()
+        .garbage_collector(false)
         .history_limit(4 * E2E_EVENTS)
         .bookmark_interval(Duration::from_secs(60))
         .start()

@@ -1,9 +1,14 @@
 //! A controller of a custom resource made with kube's `#[derive(CustomResource)]`, with a
-//! finalizer. A `Greeting` asks for a ConfigMap holding its message; the controller adds its
-//! finalizer first, writes the ConfigMap and the Greeting's status, and when the Greeting
-//! is deleted (the API server sets `deletionTimestamp` and keeps the object while it has
-//! finalizers) deletes the ConfigMap and removes the finalizer, which lets the object go.
-//! The scenario creates a Greeting, changes its message, deletes it, and exits.
+//! finalizer. A `Greeting` asks for a ConfigMap holding its message, and for a line in the
+//! `greetings` ConfigMap that lists every Greeting of the namespace. The ConfigMap of its own
+//! carries an ownerReference to it: when the Greeting goes, the garbage collector deletes it
+//! (kube-controller-manager's on a cluster, the in-process server's own here). The shared
+//! list belongs to no Greeting, so the garbage collector cannot clean it up: that is what the
+//! finalizer is for. The controller adds its finalizer first, writes both ConfigMaps and the
+//! Greeting's status, and when the Greeting is deleted (the API server sets
+//! `deletionTimestamp` and keeps the object while it has finalizers) removes its line from
+//! the list, then the finalizer, which lets the object go. The scenario creates a Greeting,
+//! changes its message, deletes it, and exits.
 //!
 //! ```sh
 //! cargo run --release --example crd_controller             # in-process API server
@@ -22,6 +27,7 @@ use informer::testing::CustomResourceSpec;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::core::ObjectMeta;
 use kube::{Client, CustomResource, CustomResourceExt, Resource, ResourceExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -52,9 +58,50 @@ pub struct GreetingStatus {
     pub observed_generation: Option<i64>,
 }
 
-/// Present while the Greeting's ConfigMap may exist: the API server keeps a deleted
-/// Greeting until the controller has removed it.
-const FINALIZER: &str = "examples.informer.dev/config-map";
+/// Present while the Greeting may have a line in the shared list: the API server keeps a
+/// deleted Greeting until the controller has removed both.
+const FINALIZER: &str = "examples.informer.dev/greetings-list";
+
+/// The ConfigMap listing every Greeting of a namespace (name -> message).
+const LIST: &str = "greetings";
+
+/// Sets (or, with `None`, removes) a Greeting's line in the namespace's shared list,
+/// creating the list when it is missing.
+async fn set_line(
+    config_maps: &Api<ConfigMap>,
+    name: &str,
+    message: Option<&str>,
+) -> Result<(), kube::Error> {
+    let patch = Patch::Merge(json!({"data": {name: message}}));
+    match config_maps
+        .patch(LIST, &PatchParams::default(), &patch)
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.is_not_found() && message.is_none() => Ok(()),
+        Err(kube::Error::Api(status)) if status.is_not_found() => {
+            let list = ConfigMap {
+                metadata: ObjectMeta {
+                    name: Some(LIST.into()),
+                    labels: Some([("example".into(), "crd-controller".into())].into()),
+                    ..ObjectMeta::default()
+                },
+                data: message.map(|m| [(name.to_owned(), m.to_owned())].into()),
+                ..ConfigMap::default()
+            };
+            match config_maps.create(&PostParams::default(), &list).await {
+                Ok(_) => Ok(()),
+                // Created meanwhile by another reconcile: patch it.
+                Err(kube::Error::Api(status)) if status.is_already_exists() => config_maps
+                    .patch(LIST, &PatchParams::default(), &patch)
+                    .await
+                    .map(drop),
+                Err(error) => Err(error),
+            }
+        }
+        Err(error) => Err(error),
+    }
+}
 
 /// Reconciles Greetings; a change to a ConfigMap reconciles the Greeting owning it.
 #[derive(ControllerSpec)]
@@ -69,7 +116,9 @@ impl Reconcile for Greetings {
         greeting: Option<Arc<Greeting>>,
     ) -> Result<Action, ReconcileError> {
         let Some(greeting) = greeting else {
-            return Ok(Action::Done); // gone, cleaned up before its finalizer was removed
+            // Gone: its line went before its finalizer; the garbage collector deletes its
+            // ConfigMap through the ConfigMap's ownerReference.
+            return Ok(Action::Done);
         };
         let namespace = key.namespace().unwrap_or(NAMESPACE);
         let greetings = ctx.api::<Greeting>(namespace);
@@ -77,17 +126,14 @@ impl Reconcile for Greetings {
         let cm_name = format!("{}-greeting", key.name());
         let has_finalizer = greeting.finalizers().iter().any(|f| f == FINALIZER);
 
-        // Being deleted: clean up, then remove the finalizer.
+        // Being deleted: remove its line from the shared list, then the finalizer.
         if greeting.meta().deletion_timestamp.is_some() {
             if !has_finalizer {
                 return Ok(Action::Done);
             }
             println!("  reconcile {key}: being deleted (deletionTimestamp is set)");
-            match config_maps.delete(&cm_name, &DeleteParams::default()).await {
-                Ok(_) => println!("  reconcile {key}: deleted ConfigMap {cm_name}"),
-                Err(kube::Error::Api(status)) if status.is_not_found() => {}
-                Err(error) => return Err(error.into()),
-            }
+            set_line(&config_maps, key.name(), None).await?;
+            println!("  reconcile {key}: removed its line from ConfigMap {LIST}");
             let others: Vec<&String> = greeting
                 .finalizers()
                 .iter()
@@ -144,6 +190,16 @@ impl Reconcile for Greetings {
             Some(_) => {}
         }
 
+        // Its line in the shared list.
+        let list = ctx
+            .config_maps()
+            .get(&ObjectKey::new(Some(namespace), LIST));
+        let line = list.as_ref().and_then(|l| l.data.as_ref()?.get(key.name()));
+        if line != Some(message) {
+            set_line(&config_maps, key.name(), Some(message)).await?;
+            println!("  reconcile {key}: wrote its line in ConfigMap {LIST}");
+        }
+
         // The status: which generation the ConfigMap reflects.
         let status = GreetingStatus {
             config_map: Some(cm_name),
@@ -186,6 +242,10 @@ pub async fn scenario(client: Client, follow: bool) -> Result<(), BoxError> {
         let cm = config_maps.get_opt("hello-greeting").await?;
         Ok(cm.and_then(|cm| cm.data?.remove("message")))
     };
+    let line = async || -> Result<Option<String>, kube::Error> {
+        let list = config_maps.get_opt(LIST).await?;
+        Ok(list.and_then(|l| l.data?.remove("hello")))
+    };
     let observed = async || -> Result<Option<i64>, kube::Error> {
         Ok(greetings
             .get("hello")
@@ -210,6 +270,11 @@ pub async fn scenario(client: Client, follow: bool) -> Result<(), BoxError> {
     wait_for(
         "ConfigMap hello-greeting says \"Hello, world\"",
         async || Ok(message().await?.as_deref() == Some("Hello, world")),
+    )
+    .await?;
+    wait_for(
+        "ConfigMap greetings lists hello: \"Hello, world\"",
+        async || Ok(line().await?.as_deref() == Some("Hello, world")),
     )
     .await?;
     wait_for("hello's status: generation 1 seen", async || {
@@ -246,13 +311,18 @@ pub async fn scenario(client: Client, follow: bool) -> Result<(), BoxError> {
             since.unwrap_or_default()
         );
     }
-    wait_for("ConfigMap hello-greeting is gone", async || {
-        Ok(message().await?.is_none())
+    wait_for("ConfigMap greetings no longer lists hello", async || {
+        Ok(line().await?.is_none())
     })
     .await?;
     wait_for("Greeting hello is gone", async || {
         Ok(greetings.get_opt("hello").await?.is_none())
     })
+    .await?;
+    wait_for(
+        "ConfigMap hello-greeting is gone (the garbage collector deleted it)",
+        async || Ok(message().await?.is_none()),
+    )
     .await?;
 
     support::follow_until_ctrl_c(follow).await?;

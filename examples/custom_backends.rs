@@ -239,21 +239,15 @@ impl Reconcile for Deployments {
         key: &ObjectKey,
         deployment: Option<Arc<Deployment>>,
     ) -> Result<Action, ReconcileError> {
+        let Some(deployment) = deployment else {
+            // Deleted: the garbage collector deletes its ReplicaSet through the ReplicaSet's
+            // ownerReference.
+            println!("  reconcile {key}: gone");
+            return Ok(Action::Done);
+        };
         let namespace = key.namespace().unwrap_or(NAMESPACE);
         let replica_sets = ctx.api::<ReplicaSet>(namespace);
         let rs_name = format!("{}-rs", key.name());
-        let Some(deployment) = deployment else {
-            // Deleted (the in-process server has no garbage collector to do this).
-            match replica_sets
-                .delete(&rs_name, &DeleteParams::default())
-                .await
-            {
-                Ok(_) => println!("  reconcile {key}: gone, deleted ReplicaSet {rs_name}"),
-                Err(kube::Error::Api(status)) if status.is_not_found() => {}
-                Err(error) => return Err(error.into()),
-            }
-            return Ok(Action::Done);
-        };
         let replicas = deployment
             .spec
             .as_ref()

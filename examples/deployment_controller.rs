@@ -20,7 +20,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use informer_examples as support;
 
 use informer::prelude::*;
-use informer::runtime::controller::controller_owner;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, ReplicaSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -44,25 +43,14 @@ impl Reconcile for Deployments {
         key: &ObjectKey,
         deployment: Option<Arc<Deployment>>,
     ) -> Result<Action, ReconcileError> {
-        let namespace = key.namespace().unwrap_or(NAMESPACE);
-        let replica_sets = ctx.api::<ReplicaSet>(namespace);
         let Some(deployment) = deployment else {
-            // Deleted. A cluster's garbage collector deletes what it owned; the in-process
-            // server has none, so the controller does.
-            for rs in ctx.replica_sets().namespaced(namespace).list() {
-                if controller_owner::<Deployment>(&*rs).as_ref() == Some(key) {
-                    match replica_sets
-                        .delete(&rs.name_any(), &DeleteParams::default())
-                        .await
-                    {
-                        Ok(_) => println!("  reconcile {key}: gone, deleted {}", rs.name_any()),
-                        Err(kube::Error::Api(status)) if status.is_not_found() => {}
-                        Err(error) => return Err(error.into()),
-                    }
-                }
-            }
+            // Deleted: the garbage collector deletes its ReplicaSet through the ReplicaSet's
+            // ownerReference (kube-controller-manager's on a cluster, the in-process server's
+            // own here).
             return Ok(Action::Done);
         };
+        let namespace = key.namespace().unwrap_or(NAMESPACE);
+        let replica_sets = ctx.api::<ReplicaSet>(namespace);
 
         // Its ReplicaSet, found in the cache through the owner index: create or update it.
         // Updates carry the cached resourceVersion: a conflict means the cache is behind,
@@ -233,7 +221,7 @@ pub async fn scenario(client: Client, follow: bool) -> Result<(), BoxError> {
     })
     .await?;
 
-    step("delete Deployment web");
+    step("delete Deployment web (the garbage collector deletes web-rs)");
     deployments.delete("web", &DeleteParams::default()).await?;
     wait_for("ReplicaSet web-rs is gone", async || {
         Ok(web_rs().await?.is_none())

@@ -23,7 +23,6 @@ use informer_examples as support;
 use std::collections::BTreeSet;
 
 use informer::prelude::*;
-use informer::runtime::controller::controller_owner;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -59,18 +58,13 @@ impl Reconcile for ReplicaSets {
         key: &ObjectKey,
         rs: Option<Arc<ReplicaSet>>,
     ) -> Result<Action, ReconcileError> {
-        let namespace = key.namespace().unwrap_or(NAMESPACE);
-        let pods = ctx.api::<Pod>(namespace);
         let Some(rs) = rs else {
-            // Deleted. A cluster's garbage collector deletes its Pods; the in-process server
-            // has none, so the controller does.
-            for pod in ctx.pods().namespaced(namespace).list() {
-                if controller_owner::<ReplicaSet>(&*pod).as_ref() == Some(key) {
-                    delete_pod(&pods, key, &pod.name_any(), "its ReplicaSet is gone").await?;
-                }
-            }
+            // Deleted: the garbage collector deletes its Pods through their ownerReference
+            // (kube-controller-manager's on a cluster, the in-process server's own here).
             return Ok(Action::Done);
         };
+        let namespace = key.namespace().unwrap_or(NAMESPACE);
+        let pods = ctx.api::<Pod>(namespace);
 
         // The Pods this ReplicaSet controls, from the cache (Pods being deleted do not count).
         let uid = rs.uid().unwrap_or_default();
@@ -215,7 +209,7 @@ pub async fn scenario(client: Client, follow: bool) -> Result<(), BoxError> {
     })
     .await?;
 
-    step("delete ReplicaSet frontend");
+    step("delete ReplicaSet frontend (the garbage collector deletes its Pods)");
     replica_sets
         .delete("frontend", &DeleteParams::default())
         .await?;

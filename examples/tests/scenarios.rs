@@ -80,5 +80,13 @@ async fn crd_controller_cleans_up_through_its_finalizer() {
         .await
         .unwrap();
     assert!(names(&server, &spec.api_version(), "Greeting").is_empty());
-    assert!(names(&server, "v1", "ConfigMap").is_empty());
+    assert_eq!(
+        names(&server, "v1", "ConfigMap"),
+        ["greetings"],
+        "the garbage collector deleted hello-greeting; the shared list stays"
+    );
+    let list = server
+        .get_json("v1", "ConfigMap", Some("default"), "greetings")
+        .unwrap();
+    assert!(list["data"].get("hello").is_none(), "{list}");
 }

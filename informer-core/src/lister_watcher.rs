@@ -5,9 +5,9 @@ use futures::stream::BoxStream;
 use thiserror::Error;
 
 pub use kube_core::params::{ListParams, VersionMatch, WatchParams};
+pub use kube_core::response::{StatusCause, StatusDetails};
 pub use kube_core::watch::WatchEvent;
 pub use kube_core::{ObjectList, Status};
-pub use kube_core::response::{StatusCause, StatusDetails};
 
 /// The stream of events of one watch.
 /// The annotation on the bookmark that ends the initial events of a streaming list
@@ -136,9 +136,10 @@ impl ListWatchError {
             return false;
         };
         let causes = s.details.iter().flat_map(|d| &d.causes);
-        causes.into_iter().any(|c| {
-            c.reason == CAUSE_RESOURCE_VERSION_TOO_LARGE || c.message == TOO_LARGE_MESSAGE
-        }) || s.message.contains(TOO_LARGE_MESSAGE)
+        causes
+            .into_iter()
+            .any(|c| c.reason == CAUSE_RESOURCE_VERSION_TOO_LARGE || c.message == TOO_LARGE_MESSAGE)
+            || s.message.contains(TOO_LARGE_MESSAGE)
     }
 
     /// Whether the server failed internally: reason `InternalError`, or code 500 with a reason

@@ -1,7 +1,7 @@
 //! [`MemoryListerWatcher`]: an API server's list and watch semantics over memory.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -14,6 +14,7 @@ use informer_core::{KeyFn, ObjectKey, resource_key};
 use kube::Resource;
 use kube::core::watch::{Bookmark, BookmarkMeta};
 use kube::core::{ListMeta, Selector, SelectorExt, TypeMeta};
+use parking_lot::{Mutex, MutexGuard};
 use tokio::sync::mpsc;
 
 use informer_core::lister_watcher::INITIAL_EVENTS_END_ANNOTATION;
@@ -257,12 +258,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> MemoryListerWatcher<K> {
     }
 
     fn lock(&self) -> MutexGuard<'_, State<K>> {
-        // The state is consistent after every statement that can panic (none of them do on
-        // valid input), so a poisoned lock is still usable.
-        self.inner
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.inner.state.lock()
     }
 
     fn key(&self, obj: &K) -> Result<ObjectKey, ListWatchError> {

@@ -11,8 +11,10 @@ mod apiserver {
     mod encoding;
     mod faults;
     mod fuzz;
+    mod gc;
     mod kubectl;
     mod list;
+    mod namespaces;
     mod scale;
     mod security;
     mod validation;

@@ -117,7 +117,10 @@ fn too_large_resource_version_is_recognised_from_cause_type_cause_message_and_me
         504,
         "Timeout",
         "Timeout: Too large resource version: 20, current: 10",
-        cause(CAUSE_RESOURCE_VERSION_TOO_LARGE, "Too large resource version"),
+        cause(
+            CAUSE_RESOURCE_VERSION_TOO_LARGE,
+            "Too large resource version",
+        ),
     );
     assert!(by_type.is_too_large_resource_version());
     let type_only = with_cause(
@@ -137,8 +140,12 @@ fn too_large_resource_version_is_recognised_from_cause_type_cause_message_and_me
     assert!(by_cause_message.is_too_large_resource_version());
     // Before 1.17: the message text.
     assert!(
-        ListWatchError::status(504, "Timeout", "Too large resource version: 20, current: 10")
-            .is_too_large_resource_version()
+        ListWatchError::status(
+            504,
+            "Timeout",
+            "Too large resource version: 20, current: 10"
+        )
+        .is_too_large_resource_version()
     );
     // Anything else is not.
     let other_cause = with_cause(

@@ -39,7 +39,11 @@ fn opaque_versions_are_never_ordered() {
     assert!(!is_older("10", "abc"));
     let a = ResourceVersion::new("abc");
     assert_eq!(a.partial_cmp(&ResourceVersion::new("abc")), None);
-    assert_eq!(a, ResourceVersion::new("abc"), "equality is string equality");
+    assert_eq!(
+        a,
+        ResourceVersion::new("abc"),
+        "equality is string equality"
+    );
 }
 
 #[test]

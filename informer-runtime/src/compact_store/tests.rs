@@ -11,7 +11,7 @@ use super::*;
 
 /// Twelve realistic pods from the shared benchmark generator
 /// (`gen_pods.py --count 12 --start 5000`), one JSON object per line.
-const PODS_JSONL: &str = include_str!("testdata/pods.jsonl");
+const PODS_JSONL: &str = include_str!("../../testdata/pods.jsonl");
 
 fn cm(ns: &str, name: &str, value: &str) -> Arc<ConfigMap> {
     let mut c = ConfigMap::default();

@@ -42,8 +42,7 @@ use parking_lot::Mutex;
 
 use crate::factory::InformerParams;
 use crate::informer::{Reached, StoreVersion};
-use kube::core::Selector;
-use kube::core::SelectorExt;
+use kube::core::{Selector, SelectorExt};
 
 pub(crate) use client::{ReconcileScope, tracking_client};
 
@@ -85,18 +84,25 @@ impl fmt::Display for ResourceId {
     }
 }
 
-/// One cache of the controller: its resource, how far it has got, and which objects it can
-/// hold.
+/// Whether a cache still holds the object at a key with a given UID.
+pub(crate) type Holds = Arc<dyn Fn(&ObjectKey, &str) -> bool + Send + Sync>;
+
+/// Whether a cache holds an object (of any UID) at a key now.
+pub(crate) type Present = Arc<dyn Fn(&ObjectKey) -> bool + Send + Sync>;
+
+/// One cache of the controller: its resource, how far it has got, what it holds, and which
+/// objects it can hold.
 pub(crate) struct Cache {
     pub(crate) resource: ResourceId,
     pub(crate) version: Arc<StoreVersion>,
+    pub(crate) holds: Holds,
     pub(crate) scope: CacheScope,
 }
 
-/// Which objects of its resource a cache can hold: its namespace and label selector, and
-/// whether it holds an object now. A write the cache can never see as an event is not
-/// waited for there (the write's event never comes; only a bookmark, a minute later on a
-/// real server, would move the cache past it).
+/// Which objects of its resource a cache can hold: its namespace and label selector. A
+/// write the cache can never see as an event is not waited for there (the write's event
+/// never comes; only a bookmark, a minute later on a real server, would move the cache past
+/// it).
 #[derive(Clone, Default)]
 pub(crate) struct CacheScope {
     /// `None`: every namespace.
@@ -105,11 +111,8 @@ pub(crate) struct CacheScope {
     labels: Option<Selector>,
     /// Whether the cache holds an object now (an object in it is waited for whatever its
     /// new labels: the write's event removes it).
-    holds: Option<Holds>,
+    present: Option<Present>,
 }
-
-/// Whether a cache holds an object now.
-pub(crate) type Holds = Arc<dyn Fn(&ObjectKey) -> bool + Send + Sync>;
 
 impl fmt::Debug for CacheScope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -121,15 +124,15 @@ impl fmt::Debug for CacheScope {
 }
 
 impl CacheScope {
-    /// The scope of an informer with `params`, holding what `holds` says it holds.
-    pub(crate) fn new(params: &InformerParams, holds: Holds) -> Self {
+    /// The scope of an informer with `params`, holding what `present` says it holds.
+    pub(crate) fn new(params: &InformerParams, present: Present) -> Self {
         Self {
             namespace: params.namespace.clone(),
             labels: params
                 .label_selector
                 .as_deref()
                 .and_then(|s| parse_label_selector(s).ok()),
-            holds: Some(holds),
+            present: Some(present),
         }
     }
 
@@ -144,17 +147,19 @@ impl CacheScope {
         }
         match (&self.labels, labels) {
             (Some(selector), Some(labels)) if !selector.matches(labels) => {
-                self.holds.as_ref().is_some_and(|holds| holds(object))
+                self.present.as_ref().is_some_and(|present| present(object))
             }
             _ => true,
         }
     }
 }
 
-/// The written versions a key waits for: per cache (by index), the newest one.
+/// What a key waits for: per cache (by index), the newest version written, and the objects
+/// deleted (by key and UID) whose deletion answered with no version (a `Status`).
 #[derive(Default, Debug)]
 struct Record {
     waits: Vec<(usize, u64)>,
+    deletes: Vec<(usize, ObjectKey, String)>,
 }
 
 impl Record {
@@ -164,6 +169,16 @@ impl Record {
             None => self.waits.push((cache, rv)),
         }
     }
+
+    fn deleted(&mut self, cache: usize, object: &ObjectKey, uid: &str) {
+        if !self
+            .deletes
+            .iter()
+            .any(|(c, o, u)| *c == cache && o == object && u == uid)
+        {
+            self.deletes.push((cache, object.clone(), uid.to_owned()));
+        }
+    }
 }
 
 /// Why a key is not reconciled yet.
@@ -171,10 +186,33 @@ impl Record {
 pub(crate) struct Stale {
     /// The resource whose cache is behind.
     pub(crate) resource: ResourceId,
-    /// The version written.
-    pub(crate) wrote: u64,
-    /// The version the cache has reached (`None`: nothing yet).
-    pub(crate) read: Option<u64>,
+    /// What that cache has not seen yet.
+    pub(crate) waiting: Waiting,
+}
+
+/// What a cache behind a key's writes has not seen yet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Waiting {
+    /// A write answered with this version; the cache has reached `read` (`None`: nothing).
+    Version { wrote: u64, read: Option<u64> },
+    /// The deletion of this object (answered with a `Status`, no version): the cache still
+    /// holds it.
+    Deletion { object: ObjectKey },
+}
+
+impl fmt::Display for Waiting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Waiting::Version {
+                wrote,
+                read: Some(read),
+            } => write!(f, "wrote version {wrote}, cache at {read}"),
+            Waiting::Version { wrote, read: None } => {
+                write!(f, "wrote version {wrote}, cache not listed yet")
+            }
+            Waiting::Deletion { object } => write!(f, "deleted {object}, cache still holds it"),
+        }
+    }
 }
 
 /// A write whose watch event has not been seen yet.
@@ -331,6 +369,41 @@ impl Gate {
         }
         self.pending.store(records.len(), Ordering::Release);
         self.echoes.store(echoes.len(), Ordering::Release);
+    }
+
+    /// Records that the reconcile of `owner` deleted `object` of `resource`, whose answer was
+    /// a `Status` with the deleted object's `uid` (no version to wait for): the reconciles of
+    /// `owner` (and of `object` itself, if it is a primary) wait until every cache of
+    /// `resource` no longer holds that object. Ignored for resources the controller does not
+    /// cache.
+    pub(crate) fn deleted(
+        &self,
+        owner: &ObjectKey,
+        resource: &ResourceId,
+        object: &ObjectKey,
+        uid: &str,
+    ) {
+        let Some(caches) = self.caches.get() else {
+            return;
+        };
+        let mut writes = self.writes.lock();
+        let records = &mut writes.records;
+        for (index, cache) in caches.iter().enumerate() {
+            if cache.resource != *resource {
+                continue;
+            }
+            records
+                .entry(owner.clone())
+                .or_default()
+                .deleted(index, object, uid);
+            if index == 0 && object != owner {
+                records
+                    .entry(object.clone())
+                    .or_default()
+                    .deleted(index, object, uid);
+            }
+        }
+        self.pending.store(records.len(), Ordering::Release);
     }
 
     /// Whether `key` may be reconciled: `Ok` unless a write made by (or to) it is newer than
@@ -500,6 +573,18 @@ fn sweep(
 
 /// The first cache of `record` that has not reached what was written, if any.
 fn stale(caches: &[Cache], record: &Record) -> Option<Stale> {
+    let deletion = record.deletes.iter().find_map(|(index, object, uid)| {
+        let cache = &caches[*index];
+        (cache.holds)(object, uid).then(|| Stale {
+            resource: cache.resource.clone(),
+            waiting: Waiting::Deletion {
+                object: object.clone(),
+            },
+        })
+    });
+    if deletion.is_some() {
+        return deletion;
+    }
     record.waits.iter().find_map(|&(index, wrote)| {
         let cache = &caches[index];
         let read = match cache.version.get() {
@@ -511,8 +596,7 @@ fn stale(caches: &[Cache], record: &Record) -> Option<Stale> {
         };
         Some(Stale {
             resource: cache.resource.clone(),
-            wrote,
-            read,
+            waiting: Waiting::Version { wrote, read },
         })
     })
 }

@@ -105,7 +105,14 @@ impl<K: Resource + Send + Sync + 'static> EnqueueHandler<K> {
         if let Some((gate, resource)) = &self.echoes
             && gate.expects_echoes()
         {
-            take_echo(gate, resource, notification, &mut keys, &*self.queue, priority);
+            take_echo(
+                gate,
+                resource,
+                notification,
+                &mut keys,
+                &*self.queue,
+                priority,
+            );
         }
         if keys.is_empty() {
             return;

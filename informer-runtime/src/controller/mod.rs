@@ -30,7 +30,7 @@
 
 #![warn(missing_docs)]
 
-pub(crate) mod builder;
+mod builder;
 mod children;
 mod consistency;
 mod context;
@@ -40,7 +40,7 @@ mod filter;
 mod owner;
 mod probe;
 mod reconciler;
-pub(crate) mod runner;
+mod runner;
 mod scope;
 mod source;
 mod spec;

@@ -28,6 +28,7 @@ impl ControllerProbe for Probe {
                     handler: source.handler_name().to_owned(),
                     relists: reflector.relists(),
                     watch_restarts: reflector.watches.saturating_sub(1),
+                    stale_refusals: reflector.stale_refusals,
                     pending: source.handler_stats().map(|h| h.pending),
                     store_resource_version: source.cache().version.value(),
                 }

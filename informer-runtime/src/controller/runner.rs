@@ -334,8 +334,7 @@ impl<K: Send + Sync + 'static> Runner<K> {
                 controller = %state.name,
                 %key,
                 resource = %stale.resource,
-                wrote = stale.wrote,
-                read = ?stale.read,
+                waiting = %stale.waiting,
                 "cache older than this key's own writes; requeued",
             );
             state.queue.add_rate_limited(key);

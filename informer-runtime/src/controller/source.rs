@@ -163,6 +163,14 @@ where
         Cache {
             resource: self.resource.clone(),
             version: self.informer.store_version(),
+            holds: Arc::new({
+                let store = store.clone();
+                move |key, uid| {
+                    store
+                        .get(key)
+                        .is_some_and(|o| o.meta().uid.as_deref() == Some(uid))
+                }
+            }),
             scope: CacheScope::new(&self.params, Arc::new(move |key| store.get(key).is_some())),
         }
     }

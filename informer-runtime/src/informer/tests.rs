@@ -1144,7 +1144,11 @@ async fn store_resource_version_advances_with_every_applied_object_delete_and_bo
     let unseen = source.create(cm("c", "1"));
     source.bookmark();
     at(unseen).await;
-    assert_eq!(behind.load(Ordering::Relaxed), 0, "a handler ran ahead of the store");
+    assert_eq!(
+        behind.load(Ordering::Relaxed),
+        0,
+        "a handler ran ahead of the store"
+    );
     running.stop().await;
 }
 

@@ -149,11 +149,7 @@ impl LeaderElectionConfig {
         renew_deadline: Duration,
         retry_period: Duration,
     ) -> Self {
-        self.timings = LeaseTimings {
-            lease_duration,
-            renew_deadline,
-            retry_period,
-        };
+        self.timings = LeaseTimings::new(lease_duration, renew_deadline, retry_period);
         self
     }
 

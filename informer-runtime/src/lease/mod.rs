@@ -62,15 +62,37 @@ pub struct LeaseTimings {
 
 impl Default for LeaseTimings {
     fn default() -> Self {
-        Self {
-            lease_duration: DEFAULT_LEASE_DURATION,
-            renew_deadline: DEFAULT_RENEW_DEADLINE,
-            retry_period: DEFAULT_RETRY_PERIOD,
-        }
+        Self::new(
+            DEFAULT_LEASE_DURATION,
+            DEFAULT_RENEW_DEADLINE,
+            DEFAULT_RETRY_PERIOD,
+        )
     }
 }
 
 impl LeaseTimings {
+    /// The three timings, in the order client-go's `LeaderElectionConfig` lists them (not
+    /// checked here: see [`validate`](Self::validate)).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use informer_runtime::lease::LeaseTimings;
+    ///
+    /// let timings = LeaseTimings::new(Duration::from_secs(15), Duration::from_secs(10), Duration::from_secs(2));
+    /// assert_eq!(timings, LeaseTimings::default());
+    /// ```
+    pub const fn new(
+        lease_duration: Duration,
+        renew_deadline: Duration,
+        retry_period: Duration,
+    ) -> Self {
+        Self {
+            lease_duration,
+            renew_deadline,
+            retry_period,
+        }
+    }
+
     /// Checks `lease_duration > renew_deadline > 1.2 × retry_period > 0`, as client-go's
     /// `NewLeaderElector` does.
     ///

@@ -19,8 +19,11 @@
 //! | `controller_runtime_reconcile_time_seconds` | histogram | `controller` | reconcile durations |
 //! | `controller_runtime_active_workers` | gauge | `controller` | workers reconciling now |
 //! | `controller_runtime_max_concurrent_reconciles` | gauge | `controller` | configured workers |
+//! | `stale_sync_skips_total` | counter | `controller` | reconciles requeued because a cache had not yet seen the key's own writes (read-your-own-writes; client-go's name) |
 //! | `informer_relists_total` | counter | `informer` | lists after the first one |
 //! | `informer_watch_restarts_total` | counter | `informer` | watches after the first one |
+//! | `informer_stale_refusals_total` | counter | `informer` | lists, events and bookmarks refused for being older than the cache (a lagging API server) |
+//! | `store_resource_version` | gauge | `informer` | the resource version the cache has reached (client-go's `LastStoreSyncResourceVersion`) |
 //! | `informer_handler_pending_notifications` | gauge | `informer`, `handler` | notifications buffered for a controller's handler |
 //! | `leader_election_master_status` | gauge | `name` | 1 while this replica leads (with leader election) |
 //!
@@ -31,6 +34,8 @@
 #![warn(missing_docs)]
 
 mod probe;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -462,6 +467,15 @@ impl Collector for Metrics {
             informers
                 .iter()
                 .map(|(id, s)| (by_informer(id), counter(s.watch_restarts))),
+        )?;
+        family(
+            e,
+            "informer_stale_refusals",
+            "Lists, watch events and bookmarks an informer's reflector refused for being older than its cache",
+            MetricType::Counter,
+            informers
+                .iter()
+                .map(|(id, s)| (by_informer(id), counter(s.stale_refusals))),
         )?;
         family(
             e,

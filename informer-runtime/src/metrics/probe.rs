@@ -115,6 +115,9 @@ pub struct InformerSample {
     pub relists: u64,
     /// Watches after the first one.
     pub watch_restarts: u64,
+    /// Lists, watch events and bookmarks the reflector refused for being older than its
+    /// cache (a lagging API server's answers; each is followed by a consistent list).
+    pub stale_refusals: u64,
     /// Notifications buffered or being handled for the handler; `None` once the handler is
     /// removed.
     pub pending: Option<usize>,

@@ -18,9 +18,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::backoff::Backoff;
 use super::{DEFAULT_PAGE_SIZE, Reflector, ReflectorError, TransformFn, inc};
-use std::sync::atomic::Ordering;
 use crate::jitter;
 use crate::lister_watcher::INITIAL_EVENTS_END_ANNOTATION;
+use std::sync::atomic::Ordering;
 
 /// How long after the timeout it asked the server for the reflector ends a watch itself.
 const WATCH_DEADLINE_GRACE: Duration = Duration::from_secs(30);

@@ -726,7 +726,12 @@ async fn watch_request_answered_with_410_relists_at_the_last_synced_rv() {
     lw.wait_requests(4).await;
     assert_eq!(
         lw.requests(),
-        [l(Some("0"), Some(500)), w("10"), l(Some("10"), None), w("20")]
+        [
+            l(Some("0"), Some(500)),
+            w("10"),
+            l(Some("10"), None),
+            w("20")
+        ]
     );
     r.stop().await;
 }
@@ -740,7 +745,11 @@ async fn watch_410_after_an_outage_of_a_healthy_watch_relists_at_once() {
         Reply::Watch(Err(transport())),
         Reply::Watch(Err(transport())),
         // Back, with its history gone.
-        watch_open(vec![error_event(410, "Expired", "too old resource version")]),
+        watch_open(vec![error_event(
+            410,
+            "Expired",
+            "too old resource version",
+        )]),
         Reply::List(Ok(list_of("30", &["a"], None))),
         watch_open(vec![]),
     ]);
@@ -838,7 +847,10 @@ async fn watch_event_older_than_the_cache_is_refused_and_the_cache_relists_consi
     assert_eq!(r.reflector.stats().stale_refusals, 1);
     let last = r.reflector.last_error();
     assert!(
-        matches!(last.as_deref(), None | Some(ReflectorError::WentBack { .. })),
+        matches!(
+            last.as_deref(),
+            None | Some(ReflectorError::WentBack { .. })
+        ),
         "{last:?}"
     );
     r.stop().await;
@@ -878,7 +890,13 @@ async fn refusals_from_a_lagging_server_back_off_with_growing_delays() {
     lw.wait_requests(7).await;
     assert_eq!(
         lw.gaps()[1..6],
-        [800 * MS, 0 * MS, 1600 * MS, 0 * MS, 3200 * MS],
+        [
+            800 * MS,
+            Duration::ZERO,
+            1600 * MS,
+            Duration::ZERO,
+            3200 * MS
+        ],
         "a consistent list does not reset the backoff while the server lags"
     );
     assert_eq!(r.reflector.stats().stale_refusals, 3);
@@ -889,7 +907,10 @@ async fn refusals_from_a_lagging_server_back_off_with_growing_delays() {
 async fn consistent_list_older_than_the_cache_is_taken_and_counted() {
     let lw = Scripted::new(vec![
         Reply::List(Ok(list_of("10", &["a"], None))),
-        watch_open(vec![modified("a", "12"), error_event(410, "Expired", "gone")]),
+        watch_open(vec![
+            modified("a", "12"),
+            error_event(410, "Expired", "gone"),
+        ]),
         Reply::List(Err(gone())),
         // etcd restored from a backup: the consistent read is the truth.
         Reply::List(Ok(list_of("8", &["b"], None))),
@@ -1103,10 +1124,19 @@ async fn error_event_that_is_not_gone_nor_a_throttle_relists_after_backoff() {
     lw.wait_requests(4).await;
     assert_eq!(
         lw.requests(),
-        [l(Some("0"), Some(500)), w("10"), l(Some("11"), None), w("12")]
+        [
+            l(Some("0"), Some(500)),
+            w("10"),
+            l(Some("11"), None),
+            w("12")
+        ]
     );
     assert_eq!(lw.gaps()[1], 800 * MS, "after a backoff");
-    assert_eq!(r.fifo.calls()[2], replace(&["a"], "12"), "the phantom is gone");
+    assert_eq!(
+        r.fifo.calls()[2],
+        replace(&["a"], "12"),
+        "the phantom is gone"
+    );
     assert_eq!(r.reflector.stats().watch_errors, 1);
     r.stop().await;
 }
@@ -1123,7 +1153,12 @@ async fn error_status_answering_a_watch_request_relists_after_backoff() {
     lw.wait_requests(4).await;
     assert_eq!(
         lw.requests(),
-        [l(Some("0"), Some(500)), w("10"), l(Some("10"), None), w("12")]
+        [
+            l(Some("0"), Some(500)),
+            w("10"),
+            l(Some("10"), None),
+            w("12")
+        ]
     );
     assert_eq!(lw.gaps()[1], 800 * MS);
     r.stop().await;
@@ -1141,7 +1176,12 @@ async fn internal_error_event_relists_when_the_retry_window_is_off() {
     lw.wait_requests(4).await;
     assert_eq!(
         lw.requests(),
-        [l(Some("0"), Some(500)), w("10"), l(Some("10"), None), w("12")]
+        [
+            l(Some("0"), Some(500)),
+            w("10"),
+            l(Some("10"), None),
+            w("12")
+        ]
     );
     r.stop().await;
 }

@@ -89,9 +89,11 @@ async fn cache_is_current_within_seconds_after_every_restart(server: &Server) {
         eventually("the cache is current", || {
             let cached = running.cached();
             cached.len() == expected.len()
-                && expected
-                    .iter()
-                    .all(|name| cached.values().any(|c| c.metadata.name.as_ref() == Some(name)))
+                && expected.iter().all(|name| {
+                    cached
+                        .values()
+                        .any(|c| c.metadata.name.as_ref() == Some(name))
+                })
         })
         .await;
         took.push(back.elapsed());

@@ -348,6 +348,161 @@ async fn write_of_a_status_through_the_builders_client_holds_the_next_reconcile_
     run.await.unwrap();
 }
 
+/// Deletes the Secret named in its parent's `delete` key once, then asks to run again at
+/// once; counts the runs that still saw it cached after deleting it.
+struct Deleter {
+    namespace: String,
+    read_your_writes: bool,
+    state: Arc<Deletions>,
+}
+
+/// What the delete scenario counts.
+#[derive(Default)]
+struct Deletions {
+    /// The child was deleted (by the first run).
+    deleted: AtomicBool,
+    /// Runs after the delete that still saw the child cached.
+    saw_deleted: AtomicUsize,
+    /// Reconciles that finished.
+    finished: AtomicUsize,
+}
+
+impl ControllerSpec for Deleter {
+    type Resource = ConfigMap;
+    type Listers = Lister<Secret>;
+
+    fn configure(&self, builder: ControllerBuilder<ConfigMap>) -> ControllerBuilder<ConfigMap> {
+        builder
+            .name(format!("deleter-{}", self.namespace))
+            .namespace(self.namespace.clone())
+            .watches::<Secret>(|_: &Secret| Vec::new())
+            .read_your_writes(self.read_your_writes)
+    }
+
+    fn listers(controller: &Controller<ConfigMap>) -> Lister<Secret> {
+        controller.lister_of::<Secret>().unwrap()
+    }
+}
+
+impl Reconcile for Deleter {
+    async fn reconcile(
+        &self,
+        ctx: &Context<Self>,
+        _key: &ObjectKey,
+        parent: Option<Arc<ConfigMap>>,
+    ) -> Result<Action, ReconcileError> {
+        let result = async {
+            let Some(target) = parent.and_then(|p| p.data.as_ref()?.get("delete").cloned()) else {
+                return Ok(Action::Done);
+            };
+            let cached = ctx.namespaced(&self.namespace).get(&target).is_some(); // Lister<Secret>
+            if !cached {
+                return Ok(Action::Done);
+            }
+            if self.state.deleted.load(Ordering::SeqCst) {
+                self.state.saw_deleted.fetch_add(1, Ordering::SeqCst);
+                return Ok(Action::Done);
+            }
+            let api = ctx.api::<Secret>(self.namespace.as_str());
+            api.delete(&target, &Default::default()).await?;
+            self.state.deleted.store(true, Ordering::SeqCst);
+            Ok(Action::requeue_after(Duration::ZERO))
+        }
+        .await;
+        self.state.finished.fetch_add(1, Ordering::SeqCst);
+        result
+    }
+}
+
+/// One seed of the delete scenario: how many runs saw the deleted Secret cached again, and
+/// how many reconciles the gate held back.
+async fn run_delete_seed(
+    server: &TestApiServer,
+    seed: u64,
+    read_your_writes: bool,
+) -> (usize, u64) {
+    let client = server.client();
+    let ns = format!(
+        "delete-{seed}-{}",
+        if read_your_writes { "gated" } else { "ungated" }
+    );
+    namespace(&client, &ns).await;
+    let mut child = Secret::default();
+    child.metadata.name = Some("child".into());
+    Api::<Secret>::namespaced(client.clone(), &ns)
+        .create(&PostParams::default(), &child)
+        .await
+        .unwrap();
+    let delay = Duration::from_millis(StdRng::seed_from_u64(seed).random_range(0..=40));
+    server.faults().delay_watch_events(delay);
+    let factory = InformerFactory::new(client.clone());
+    let spec = Arc::new(Deletions::default());
+    let controller = Deleter {
+        namespace: ns.clone(),
+        read_your_writes,
+        state: spec.clone(),
+    }
+    .into_controller(&factory)
+    .unwrap();
+    let secrets = controller.lister_of::<Secret>().unwrap();
+    let probe = {
+        let probe = controller.probe();
+        move || probe.sample().stats
+    };
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(controller.run(cancel.clone()));
+    let mut parent = ConfigMap::default();
+    parent.metadata.name = Some("p".into());
+    parent.data = Some([("delete".to_owned(), "child".to_owned())].into());
+    Api::<ConfigMap>::namespaced(client.clone(), &ns)
+        .create(&PostParams::default(), &parent)
+        .await
+        .unwrap();
+    eventually_async("the child is deleted and the cache knows it", async || {
+        spec.deleted.load(Ordering::SeqCst)
+            && spec.finished.load(Ordering::SeqCst) >= 2
+            && probe().active_workers == 0
+            && secrets.namespaced(&ns).get("child").is_none()
+    })
+    .await;
+    let outcome = (
+        spec.saw_deleted.load(Ordering::SeqCst),
+        probe().stale_sync_skips,
+    );
+    cancel.cancel();
+    run.await.unwrap();
+    server.faults().delay_watch_events(Duration::ZERO);
+    outcome
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconcile_rerun_after_a_delete_never_sees_the_deleted_object_cached() {
+    let server = server().await;
+    let n = seeds();
+    let mut held = 0;
+    for seed in 0..n {
+        let (saw_deleted, skips) = run_delete_seed(&server, seed, true).await;
+        assert_eq!(
+            saw_deleted, 0,
+            "seed {seed}: a re-run saw the child it had deleted"
+        );
+        held += u64::from(skips > 0);
+    }
+    assert!(
+        held > 0,
+        "the gate never had to hold a reconcile back in {n} seeds"
+    );
+    // The control experiment: without the gate, some re-run sees the deleted child.
+    let mut stale = 0;
+    for seed in 0..n {
+        stale += run_delete_seed(&server, seed, false).await.0;
+    }
+    assert!(
+        stale > 0,
+        "no seed of {n} re-ran on a cache still holding the deleted child"
+    );
+}
+
 #[tokio::test]
 async fn stale_sync_skips_and_store_resource_version_are_exported() {
     let server = server().await;

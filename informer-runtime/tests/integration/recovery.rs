@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use informer_core::Notification;
 use informer_core::lister_watcher::{
     ListParams, ListWatchError, ListerWatcher, ObjectList, WatchParams, WatchStream,
 };
-use informer_core::Notification;
 use informer_runtime::informer::{CancellationToken, SharedIndexInformer};
 use informer_runtime::lister_watcher::KubeListerWatcher;
 use informer_runtime::reflector::{BackoffConfig, ReflectorConfig};
@@ -39,10 +39,13 @@ fn rv(c: &ConfigMap) -> u64 {
         .unwrap_or(0)
 }
 
+/// The first-page list requests seen: each one's resource version and limit.
+type ListLog = Arc<Mutex<Vec<(Option<String>, Option<u32>)>>>;
+
 /// Records the list requests (resource version and limit) a lister-watcher receives.
 struct Recording<L> {
     inner: L,
-    lists: Arc<Mutex<Vec<(Option<String>, Option<u32>)>>>,
+    lists: ListLog,
 }
 
 #[async_trait]
@@ -69,7 +72,7 @@ impl<L: ListerWatcher<ConfigMap>> ListerWatcher<ConfigMap> for Recording<L> {
 /// An informer of the ConfigMaps in `default`, through a real client.
 struct Running {
     informer: SharedIndexInformer<ConfigMap>,
-    lists: Arc<Mutex<Vec<(Option<String>, Option<u32>)>>>,
+    lists: ListLog,
     cancel: CancellationToken,
     task: tokio::task::JoinHandle<()>,
 }
@@ -218,7 +221,10 @@ async fn too_large_resource_version_told_by_its_status_cause_only_lists_consiste
     server.faults().send_watch_error(410, "Expired", "too old");
     eventually("a consistent list", || cache.lists().len() == 3).await;
     let lists = cache.lists();
-    assert!(lists[1].0.as_deref().is_some_and(|rv| rv != "0"), "{lists:?}");
+    assert!(
+        lists[1].0.as_deref().is_some_and(|rv| rv != "0"),
+        "{lists:?}"
+    );
     assert_eq!(lists[2], (None, Some(500)), "a consistent read, in pages");
     cache.stop().await;
 }
@@ -365,9 +371,7 @@ async fn cache_never_shows_an_older_state_than_it_had_behind_a_lagging_server() 
     let log = seen.clone();
     cache.informer.add_handler(
         move |n: &Notification<ConfigMap>| {
-            if let Notification::Add { object, .. } | Notification::Update { new: object, .. } =
-                n
-            {
+            if let Notification::Add { object, .. } | Notification::Update { new: object, .. } = n {
                 log.lock()
                     .unwrap()
                     .push((object.name_any(), rv(object), value(object)));

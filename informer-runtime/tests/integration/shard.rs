@@ -155,11 +155,8 @@ async fn released_shards_move_at_once_on_clean_shutdown() {
     let managers: Vec<ShardManager> = ["a", "b", "c"]
         .iter()
         .map(|id| {
-            let mut config = config(id).with_timings(
-                Duration::from_secs(600),
-                Duration::from_secs(400),
-                RETRY,
-            );
+            let mut config =
+                config(id).with_timings(Duration::from_secs(600), Duration::from_secs(400), RETRY);
             config.handoff_delay = RETRY;
             ShardManager::new(server.client(), config)
         })

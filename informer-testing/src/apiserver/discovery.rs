@@ -91,7 +91,22 @@ fn resource_docs(t: &ResourceType) -> Vec<Value> {
     if !t.categories.is_empty() {
         main["categories"] = json!(t.categories);
     }
+    if super::namespaces::is_namespace(t) {
+        // Namespaces are deleted one by one (each through the namespace lifecycle).
+        main["verbs"] = json!([
+            "create", "delete", "get", "list", "patch", "update", "watch"
+        ]);
+    }
     let mut docs = vec![main];
+    if super::namespaces::is_namespace(t) {
+        docs.push(json!({
+            "name": "namespaces/finalize",
+            "singularName": "",
+            "namespaced": false,
+            "kind": "Namespace",
+            "verbs": ["update"],
+        }));
+    }
     if t.status_subresource {
         docs.push(json!({
             "name": format!("{}/status", t.plural),

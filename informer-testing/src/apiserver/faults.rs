@@ -675,7 +675,11 @@ mod tests {
         assert_eq!(delayed.next().await.unwrap(), "a");
         assert_eq!(start.elapsed(), Duration::from_millis(100));
         assert_eq!(delayed.next().await.unwrap(), "b");
-        assert_eq!(start.elapsed(), Duration::from_millis(100), "not 200: delays do not add up");
+        assert_eq!(
+            start.elapsed(),
+            Duration::from_millis(100),
+            "not 200: delays do not add up"
+        );
         tokio::time::sleep(Duration::from_millis(30)).await;
         tx.send(Bytes::from_static(b"c")).unwrap();
         drop(tx);

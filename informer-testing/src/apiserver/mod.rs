@@ -33,7 +33,18 @@
 //!   decoding into Go types drops them), `422 Invalid` with one `details.causes` entry per
 //!   failed rule (object names, labels, annotations, container names, replicas, Service
 //!   types and ports, immutable ConfigMaps and Secrets), `404 namespaces "x" not found` for
-//!   creates in a missing namespace, `404` for types the server does not serve;
+//!   creates in a missing namespace and `403` (`NamespaceTerminating`) in a terminating one,
+//!   `default`, `kube-system` and `kube-public` undeletable, `404` for types the server does
+//!   not serve;
+//! - **garbage collection** of `ownerReferences`, as kube-controller-manager's collector does
+//!   it, running inside the server: background, foreground and orphan propagation
+//!   (`propagationPolicy`, `orphanDependents`, `kubectl delete --cascade`), dangling and
+//!   cross-namespace owners, dependents' finalizers honoured (see
+//!   [`TestApiServerBuilder::garbage_collector`]);
+//! - **namespace lifecycle**: the namespaces a cluster starts with, the
+//!   `kubernetes.io/metadata.name` label and the `kubernetes` finalizer; deleting a namespace
+//!   marks it `Terminating`, and the server's namespace controller deletes its content,
+//!   reports what remains in its conditions, then removes it;
 //! - errors as `Status` objects;
 //! - **load**: reads (get, list, a watch's initial events) work on immutable snapshots and
 //!   wait neither for writes nor for each other; a page costs in proportion to the page;
@@ -49,8 +60,10 @@
 //!
 //! Not served: other built-in types, aggregated discovery, protobuf responses, admission
 //! webhooks, RBAC (one token can do everything), defaulting beyond Pod and Namespace
-//! phases, and Go's distinction between a zero value and an unset pointer in protobuf
-//! bodies (zero numbers and `false` are kept as sent).
+//! phases and the namespace label, controllers other than the garbage collector and the
+//! namespace controller, and Go's distinction between a zero value and an unset pointer in
+//! protobuf bodies (zero numbers and `false` are kept as sent). The crate documentation's
+//! table lists everything a cluster does that this server does not.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -75,9 +88,12 @@
 #![warn(missing_docs)]
 
 mod codec;
+mod controllers;
 mod discovery;
 mod faults;
+mod gc;
 mod json_patch;
+mod namespaces;
 mod openapi;
 mod patch;
 mod protobuf;
@@ -199,6 +215,7 @@ pub struct TestApiServerBuilder {
     request_timeout: Duration,
     custom_resources: Vec<CustomResourceSpec>,
     plain_http: bool,
+    garbage_collector: bool,
 }
 
 impl Default for TestApiServerBuilder {
@@ -213,6 +230,7 @@ impl Default for TestApiServerBuilder {
             request_timeout: Duration::from_secs(60),
             custom_resources: Vec::new(),
             plain_http: false,
+            garbage_collector: true,
         }
     }
 }
@@ -330,6 +348,20 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Whether the garbage collector runs (default: it does). Without it, deleting an owner
+    /// leaves its dependents, and objects whose owner references point nowhere stay, as on a
+    /// cluster without kube-controller-manager (envtest): for fixtures that carry made-up
+    /// owner references. The namespace controller runs either way.
+    ///
+    /// ```
+    /// let builder = informer_testing::TestApiServer::builder().garbage_collector(false);
+    /// # let _ = builder;
+    /// ```
+    pub fn garbage_collector(mut self, enabled: bool) -> Self {
+        self.garbage_collector = enabled;
+        self
+    }
+
     /// Registers a custom resource type from the start.
     ///
     /// ```
@@ -396,12 +428,24 @@ impl TestApiServerBuilder {
             request_timeout: self.request_timeout,
             limits,
         };
+        let namespace_controller = namespaces::NamespaceController::new(&registry);
         let shared = Arc::new(Shared::new(address, registry, settings, security));
         let task = tokio::spawn(server::serve(listener, shared.clone()));
+        let mut controllers = vec![tokio::spawn(controllers::run(
+            shared.clone(),
+            namespace_controller,
+        ))];
+        if self.garbage_collector {
+            controllers.push(tokio::spawn(controllers::run(
+                shared.clone(),
+                gc::GarbageCollector::default(),
+            )));
+        }
         tracing::info!(%address, "test API server listening");
         Ok(TestApiServer {
             shared,
             task,
+            controllers,
             address,
             identity,
         })
@@ -428,6 +472,8 @@ impl TestApiServerBuilder {
 pub struct TestApiServer {
     shared: Arc<Shared>,
     task: JoinHandle<()>,
+    /// The garbage collector and the namespace controller.
+    controllers: Vec<JoinHandle<()>>,
     address: SocketAddr,
     identity: Option<&'static tls::Identity>,
 }
@@ -909,6 +955,9 @@ impl TestApiServer {
 impl Drop for TestApiServer {
     fn drop(&mut self) {
         self.task.abort();
+        for controller in &self.controllers {
+            controller.abort();
+        }
         self.shared.close_connections();
         tracing::debug!(address = %self.address, "test API server stopped");
     }

@@ -23,12 +23,14 @@ use tokio_rustls::TlsAcceptor;
 use super::codec::{self, FieldValidation};
 use super::discovery;
 use super::faults::{self, FaultState, RequestInfo, RestartMode, Verb};
+use super::gc::Propagation;
+use super::namespaces;
 use super::openapi;
 use super::patch::{self, PatchKind};
 use super::resource::{Registry, ResourceType};
 use super::scale;
 use super::selector::{FieldSelector, LabelSelector};
-use super::status::{ApiError, StatusReason, success_status};
+use super::status::{ApiError, FieldError, StatusReason, success_status};
 use super::storage::queue::Queue;
 use super::storage::{
     ContinueToken, DeleteOptions, DeleteOutcome, Filter, Limits, ListRequest, Object, ReadVersion,
@@ -355,6 +357,9 @@ fn resource_route(registry: &Registry, group: &str, version: &str, rest: &[&str]
         }
         [name, "scale"] if resource.scale.is_some() => {
             (Some(name.to_string()), Some("scale".to_string()))
+        }
+        [name, "finalize"] if namespaces::is_namespace(&resource) => {
+            (Some(name.to_string()), Some("finalize".to_string()))
         }
         _ => return Route::NotFound,
     };
@@ -752,23 +757,6 @@ impl ResourceRequest<'_> {
     }
 }
 
-/// Fails a create in a namespace that does not exist, as the NamespaceLifecycle admission
-/// plugin fails it: `404 namespaces "x" not found`.
-fn require_namespace(
-    store: &Store,
-    registry: &Registry,
-    namespace: Option<&str>,
-) -> Result<(), ApiError> {
-    let (Some(namespace), Some(namespaces)) = (namespace, registry.by_path("", "v1", "namespaces"))
-    else {
-        return Ok(());
-    };
-    store
-        .get(&namespaces, None, namespace)
-        .map(drop)
-        .map_err(|_| ApiError::not_found("namespaces", namespace))
-}
-
 fn handle_resource(
     request: &ResourceRequest<'_>,
     path: ResourcePath,
@@ -781,9 +769,13 @@ fn handle_resource(
     }
     let subresource = match path.subresource.as_deref() {
         Some("status") => Subresource::Status,
+        Some("finalize") => Subresource::Finalize,
         _ => Subresource::Main,
     };
-    if path.subresource.is_some() && request.verb == Verb::Delete {
+    if path.subresource.is_some() && request.verb == Verb::Delete
+        || subresource == Subresource::Finalize && request.verb != Verb::Update
+        || namespaces::is_namespace(&path.resource) && request.verb == Verb::DeleteCollection
+    {
         return Err(method_not_allowed(method));
     }
     let resource = path.resource.clone();
@@ -807,7 +799,23 @@ fn handle_resource(
             let dry_run = query.dry_run()?;
             let (object, warnings) = request.object(&resource, &body, true, false)?;
             let mut store = shared.store.lock();
-            require_namespace(&store, &shared.registry.read(), namespace)?;
+            let new_name = ["name", "generateName"]
+                .iter()
+                .find_map(|field| {
+                    object
+                        .get("metadata")?
+                        .get(*field)?
+                        .as_str()
+                        .filter(|n| !n.is_empty())
+                })
+                .unwrap_or("");
+            namespaces::admit_create(
+                &store,
+                &shared.registry.read(),
+                &resource,
+                namespace,
+                new_name,
+            )?;
             let created = store.create(&resource, namespace, object, dry_run)?;
             drop(store);
             Ok(request.respond(StatusCode::CREATED, &created, &warnings))
@@ -846,7 +854,13 @@ fn handle_resource(
             let mut store = shared.store.lock();
             let existed = store.get(&resource, namespace, name).is_ok();
             if !existed && kind == PatchKind::Apply {
-                require_namespace(&store, &shared.registry.read(), namespace)?;
+                namespaces::admit_create(
+                    &store,
+                    &shared.registry.read(),
+                    &resource,
+                    namespace,
+                    name,
+                )?;
             }
             let patched = store.patch(
                 &resource,
@@ -866,13 +880,19 @@ fn handle_resource(
             Ok(request.respond(status, &patched, &warnings))
         }
         Verb::Delete => {
-            let (options, body_dry_run) = delete_options(headers, &body)?;
+            let (options, body_dry_run) = delete_options(headers, query, &body)?;
             let dry_run = query.dry_run()? || body_dry_run;
+            namespaces::admit_delete(&resource, name)?;
             let outcome = shared
                 .store
                 .lock()
                 .delete(&resource, namespace, name, &options, dry_run)?;
             Ok(match outcome {
+                // Like kube-apiserver: 202 when the object stays and the request asked for
+                // its dependents to be deleted with the legacy `orphanDependents: false`.
+                DeleteOutcome::Pending(object) if options.orphan_dependents == Some(false) => {
+                    request.respond(StatusCode::ACCEPTED, &object, &[])
+                }
                 DeleteOutcome::Pending(object) => request.respond(StatusCode::OK, &object, &[]),
                 DeleteOutcome::Deleted(object) if resource.returns_deleted_object => {
                     request.respond(StatusCode::OK, &object, &[])
@@ -885,7 +905,7 @@ fn handle_resource(
             })
         }
         Verb::DeleteCollection => {
-            let (options, body_dry_run) = delete_options(headers, &body)?;
+            let (options, body_dry_run) = delete_options(headers, query, &body)?;
             let dry_run = query.dry_run()? || body_dry_run;
             let filter = filter(&path, query)?;
             let mut deleted = Vec::new();
@@ -1014,34 +1034,85 @@ fn patch_kind(headers: &HeaderMap) -> Result<PatchKind, ApiError> {
     })
 }
 
-/// Reads `DeleteOptions` from a (possibly empty) body in any format the server reads.
-fn delete_options(headers: &HeaderMap, body: &[u8]) -> Result<(DeleteOptions, bool), ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok((DeleteOptions::default(), false));
-    }
-    let value = codec::decode_object(headers, body)?.value;
-    if !value.is_object() {
-        return Err(ApiError::bad_request("DeleteOptions must be a JSON object"));
-    }
-    let string = |pointer: &str| -> Result<Option<String>, ApiError> {
-        match value.pointer(pointer) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(ApiError::bad_request(format!(
-                "DeleteOptions{} must be a string",
-                pointer.replace('/', ".")
-            ))),
+/// Reads `DeleteOptions` from the body in any format the server reads or, when the body is
+/// empty, from the query (`propagationPolicy`, `orphanDependents`, `dryRun`), as kube-apiserver
+/// reads them; validated as it validates them. Returns the options and whether the body asked
+/// for a dry run.
+fn delete_options(
+    headers: &HeaderMap,
+    query: &Query,
+    body: &[u8],
+) -> Result<(DeleteOptions, bool), ApiError> {
+    let invalid =
+        |error: FieldError| ApiError::invalid_fields("DeleteOptions.meta.k8s.io", "", vec![error]);
+    let parse_policy = |value: &str| {
+        Propagation::parse(value).ok_or_else(|| {
+            let mut supported: Vec<&str> = Propagation::ALL.iter().map(|p| p.as_str()).collect();
+            supported.push("nil");
+            invalid(FieldError::not_supported(
+                "propagationPolicy",
+                value,
+                &supported,
+            ))
+        })
+    };
+    let (options, dry_run) = if body.iter().all(u8::is_ascii_whitespace) {
+        let options = DeleteOptions {
+            propagation: query
+                .string("propagationPolicy")
+                .map(parse_policy)
+                .transpose()?,
+            orphan_dependents: query.bool("orphanDependents")?,
+            ..DeleteOptions::default()
+        };
+        (options, false)
+    } else {
+        let value = codec::decode_object(headers, body)?.value;
+        if !value.is_object() {
+            return Err(ApiError::bad_request("DeleteOptions must be a JSON object"));
         }
+        let string = |pointer: &str| -> Result<Option<String>, ApiError> {
+            match value.pointer(pointer) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(ApiError::bad_request(format!(
+                    "DeleteOptions{} must be a string",
+                    pointer.replace('/', ".")
+                ))),
+            }
+        };
+        let orphan_dependents = match value.get("orphanDependents") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(orphan)) => Some(*orphan),
+            Some(_) => {
+                return Err(ApiError::bad_request(
+                    "DeleteOptions.orphanDependents must be a boolean",
+                ));
+            }
+        };
+        let options = DeleteOptions {
+            uid: string("/preconditions/uid")?,
+            resource_version: string("/preconditions/resourceVersion")?,
+            propagation: string("/propagationPolicy")?
+                .as_deref()
+                .map(parse_policy)
+                .transpose()?,
+            orphan_dependents,
+        };
+        let dry_run = match value.get("dryRun") {
+            None | Some(Value::Null) => false,
+            Some(Value::Array(values)) => values.iter().any(|v| v == "All"),
+            Some(_) => return Err(ApiError::bad_request("DeleteOptions.dryRun must be a list")),
+        };
+        (options, dry_run)
     };
-    let options = DeleteOptions {
-        uid: string("/preconditions/uid")?,
-        resource_version: string("/preconditions/resourceVersion")?,
-    };
-    let dry_run = match value.get("dryRun") {
-        None | Some(Value::Null) => false,
-        Some(Value::Array(values)) => values.iter().any(|v| v == "All"),
-        Some(_) => return Err(ApiError::bad_request("DeleteOptions.dryRun must be a list")),
-    };
+    if let (Some(_), Some(policy)) = (options.orphan_dependents, options.propagation) {
+        return Err(invalid(FieldError::invalid(
+            "propagationPolicy",
+            policy.as_str(),
+            "orphanDependents and deletionPropagation cannot be both set",
+        )));
+    }
     Ok((options, dry_run))
 }
 

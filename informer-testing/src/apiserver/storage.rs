@@ -39,6 +39,8 @@ use bytes::Bytes;
 use parking_lot::{Mutex, MutexGuard, RwLock};
 use serde_json::{Map, Value, json};
 
+use super::gc::Propagation;
+use super::namespaces;
 use super::patch::{self, PatchKind};
 use super::resource::{ResourceKey, ResourceType};
 use super::selector::{FieldSelector, LabelSelector};
@@ -46,6 +48,7 @@ use super::status::ApiError;
 use super::time::now_rfc3339;
 use super::validation;
 
+mod delete;
 pub(crate) mod queue;
 mod tree;
 
@@ -373,6 +376,8 @@ pub(crate) enum Subresource {
     Main,
     /// Only `status`.
     Status,
+    /// A namespace's `finalize` subresource: the object with the body's `spec.finalizers`.
+    Finalize,
 }
 
 /// `DeleteOptions` fields the server honours.
@@ -380,6 +385,10 @@ pub(crate) enum Subresource {
 pub(crate) struct DeleteOptions {
     pub uid: Option<String>,
     pub resource_version: Option<String>,
+    /// `propagationPolicy`: what happens to the object's dependents.
+    pub propagation: Option<Propagation>,
+    /// The legacy `orphanDependents` (a request may not set both).
+    pub orphan_dependents: Option<bool>,
 }
 
 /// The result of a delete.
@@ -514,14 +523,22 @@ impl Snapshot {
             .collect()
     }
 
+    /// Every object of every type and where it is stored, for a controller that reads the
+    /// whole state (after its subscription ended).
+    pub(crate) fn every_object(&self) -> impl Iterator<Item = (ObjectRef, &Object)> + '_ {
+        self.objects.iter().flat_map(|(resource, tree)| {
+            tree.range(Bound::Unbounded, Bound::Unbounded)
+                .map(move |(key, object)| {
+                    let at = ObjectRef {
+                        resource: resource.clone(),
+                        key: key.clone(),
+                    };
+                    (at, object)
+                })
+        })
+    }
+
     /// Every object in a namespace, of every namespaced type, in O(types × log n + found).
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "for namespace lifecycle (issue 13), which deletes a namespace's contents"
-        )
-    )]
     pub(crate) fn in_namespace(&self, namespace: &str) -> Vec<(ResourceKey, Object)> {
         let (lower, upper) = (format!("{namespace}/"), format!("{namespace}0"));
         let mut found = Vec::new();
@@ -618,19 +635,11 @@ impl Subscription {
     /// The next change, waiting for it; `None` once the subscription ended: it fell further
     /// behind than the watch backlog allows, or the store was reset. Subscribe again from the
     /// last revision seen (a `410` then means: read the current state instead).
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "for the garbage collector (issue 13)")
-    )]
     pub(crate) async fn next(&self) -> Option<Arc<Change>> {
         self.queue.pop().await
     }
 
     /// The next change if one is waiting.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "for the garbage collector (issue 13)")
-    )]
     pub(crate) fn try_next(&self) -> Option<Arc<Change>> {
         self.queue.try_pop()
     }
@@ -783,30 +792,8 @@ impl Storage {
 
     /// Subscribes to every change committed after `after` (or from now), of every type.
     /// `410 Gone` when the history no longer reaches back to `after`.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "for the garbage collector (issue 13)")
-    )]
     pub(crate) fn subscribe(&self, after: Option<u64>) -> Result<Subscription, ApiError> {
         self.writer.lock().subscribe(after)
-    }
-
-    /// The objects whose `ownerReferences` name this UID, sorted.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "for the garbage collector (issue 13)")
-    )]
-    pub(crate) fn dependents(&self, owner_uid: &str) -> Vec<ObjectRef> {
-        self.writer.lock().dependents(owner_uid)
-    }
-
-    /// The object with this UID, if one is stored.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "for the garbage collector (issue 13)")
-    )]
-    pub(crate) fn object_by_uid(&self, uid: &str) -> Option<(ResourceKey, Object)> {
-        self.writer.lock().object_by_uid(uid)
     }
 }
 
@@ -932,13 +919,18 @@ impl Store {
         self.watch_count
     }
 
-    /// Makes the current state the one readers see.
-    fn publish(&self) {
-        let snapshot = Arc::new(Snapshot {
+    /// The current state (O(1)).
+    pub(crate) fn current(&self) -> Snapshot {
+        Snapshot {
             revision: self.revision,
             compacted: self.compacted,
             objects: self.objects.clone(),
-        });
+        }
+    }
+
+    /// Makes the current state the one readers see.
+    fn publish(&self) {
+        let snapshot = Arc::new(self.current());
         let previous = std::mem::replace(&mut *self.published.snapshot.write(), snapshot);
         self.published
             .revision
@@ -1159,7 +1151,8 @@ impl Store {
         Ok(Subscription { queue })
     }
 
-    fn dependents(&self, owner_uid: &str) -> Vec<ObjectRef> {
+    /// The objects whose `ownerReferences` name this UID, sorted.
+    pub(crate) fn dependents(&self, owner_uid: &str) -> Vec<ObjectRef> {
         let mut found: Vec<ObjectRef> = self
             .owners
             .get(owner_uid)
@@ -1169,10 +1162,16 @@ impl Store {
         found
     }
 
-    fn object_by_uid(&self, uid: &str) -> Option<(ResourceKey, Object)> {
+    /// The object with this UID, if one is stored, and where.
+    pub(crate) fn object_by_uid(&self, uid: &str) -> Option<(ObjectRef, Object)> {
         let at = self.uids.get(uid)?;
-        let object = self.objects.get(&at.resource)?.get(&at.key)?;
-        Some((at.resource.clone(), object.clone()))
+        let object = self.object_at(at)?;
+        Some((at.clone(), object))
+    }
+
+    /// The object at a place in the store, if one is there.
+    pub(crate) fn object_at(&self, at: &ObjectRef) -> Option<Object> {
+        self.objects.get(&at.resource)?.get(&at.key).cloned()
     }
 
     fn stats(&self) -> ServerStats {
@@ -1403,6 +1402,7 @@ impl Store {
             meta.remove("generation");
         }
         apply_create_defaults(resource, &mut object);
+        namespaces::canonicalize(resource, None, &mut object);
         validation::validate_create(resource, &object)?;
 
         let key = object_key(resource, namespace.as_deref(), &name);
@@ -1523,67 +1523,11 @@ impl Store {
         }
         let key = object_key(resource, namespace, name);
         let deleting = new.pointer("/metadata/deletionTimestamp").is_some();
-        if deleting && finalizers(&new).is_empty() {
+        if deleting && namespaces::finalized(resource, &new) {
             self.commit(resource, key, EventType::Deleted, new, Some(old))
         } else {
             self.commit(resource, key, EventType::Modified, new, Some(old))
         }
-    }
-
-    /// Deletes an object, or marks it when it has finalizers.
-    pub(crate) fn delete(
-        &mut self,
-        resource: &ResourceType,
-        namespace: Option<&str>,
-        name: &str,
-        options: &DeleteOptions,
-        dry_run: bool,
-    ) -> Result<DeleteOutcome, ApiError> {
-        let old = self.get(resource, namespace, name)?;
-        if let Some(uid) = &options.uid {
-            let actual = old
-                .pointer("/metadata/uid")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            if uid != actual {
-                return Err(ApiError::conflict(
-                    &resource.plural,
-                    name,
-                    &format!(
-                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
-                    ),
-                ));
-            }
-        }
-        if let Some(rv) = &options.resource_version {
-            let actual = resource_version(&old);
-            if *rv != actual {
-                return Err(ApiError::conflict(
-                    &resource.plural,
-                    name,
-                    &format!(
-                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"
-                    ),
-                ));
-            }
-        }
-        let key = object_key(resource, namespace, name);
-        if !finalizers(&old).is_empty() {
-            if old.pointer("/metadata/deletionTimestamp").is_some() || dry_run {
-                return Ok(DeleteOutcome::Pending(old));
-            }
-            let mut marked = old.as_ref().clone();
-            set_meta(&mut marked, "deletionTimestamp", json!(now_rfc3339()));
-            set_meta(&mut marked, "deletionGracePeriodSeconds", json!(0));
-            let marked = self.commit(resource, key, EventType::Modified, marked, Some(old));
-            return Ok(DeleteOutcome::Pending(marked));
-        }
-        if dry_run {
-            return Ok(DeleteOutcome::Deleted(old));
-        }
-        let last = old.as_ref().clone();
-        let deleted = self.commit(resource, key, EventType::Deleted, last, Some(old));
-        Ok(DeleteOutcome::Deleted(deleted))
     }
 }
 
@@ -1787,7 +1731,7 @@ fn prepare_update(
             replace_field(&mut result, "status", new.get("status").cloned());
             result
         }
-        Subresource::Main => {
+        Subresource::Main | Subresource::Finalize => {
             if resource.status_subresource {
                 replace_field(&mut new, "status", old.get("status").cloned());
             }
@@ -1814,6 +1758,7 @@ fn prepare_update(
             };
         }
     }
+    namespaces::canonicalize(resource, Some((old, subresource)), &mut result);
     validation::validate_update(resource, old, &result)?;
     if subresource == Subresource::Main
         && resource.tracks_generation

@@ -72,6 +72,19 @@ pub async fn within<F: Future>(future: F) -> F::Output {
         .expect("timed out")
 }
 
+/// Polls `check` until it holds, failing the test after 30 seconds (a generous bound: the
+/// server's controllers act within milliseconds, but the machine may be loaded).
+pub async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while tokio::time::Instant::now() < deadline {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("timed out waiting until {what}");
+}
+
 /// The `Status` of an API error.
 pub fn status(err: kube::Error) -> kube::core::Status {
     match err {

@@ -135,9 +135,7 @@ async fn stalls_delay_responses() {
     let server = server().await;
     let pods: Api<Pod> = Api::namespaced(server.client(), "default");
     within(pods.list(&ListParams::default())).await.unwrap();
-    server
-        .faults()
-        .stall_next(Verb::List, 1, STALL);
+    server.faults().stall_next(Verb::List, 1, STALL);
     let started = Instant::now();
     within(pods.list(&ListParams::default())).await.unwrap();
     assert!(started.elapsed() >= STALL);
@@ -296,9 +294,8 @@ async fn lagging_server_serves_lists_and_resumed_watches_from_an_older_state() {
         last = replaced.metadata.resource_version.unwrap();
     }
     server.faults().lag(1);
-    let value = |l: &kube::api::ObjectList<ConfigMap>| {
-        l.items[0].data.as_ref().unwrap()["v"].clone()
-    };
+    let value =
+        |l: &kube::api::ObjectList<ConfigMap>| l.items[0].data.as_ref().unwrap()["v"].clone();
     // A list at "0" (or any version) is one revision behind...
     let any = within(maps.list(&ListParams::default().match_any()))
         .await

@@ -1,5 +1,6 @@
 //! `kubectl` against the server: get, apply -f, delete, get -w, get --chunk-size, the typed
-//! create subcommands (protobuf), scale, and the errors a cluster gives.
+//! create subcommands (protobuf), scale, delete --cascade=orphan|foreground|background,
+//! delete ns, and the errors a cluster gives.
 //! Skips (with a printed reason) when kubectl is not installed.
 
 use std::io::{BufRead, BufReader};
@@ -438,5 +439,117 @@ async fn kubectl_create_subcommands_scale_and_server_errors() {
         "{stderr}"
     );
 
+    kubectl.cleanup();
+}
+
+/// A ReplicaSet owned by the Deployment `owner` in `namespace`, created directly.
+fn owned_replica_set(server: &TestApiServer, namespace: &str, owner: &serde_json::Value) {
+    server
+        .create_json(json!({
+            "apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {
+                "name": "web-rs", "namespace": namespace,
+                "ownerReferences": [{
+                    "apiVersion": "apps/v1", "kind": "Deployment",
+                    "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
+                    "controller": true, "blockOwnerDeletion": true,
+                }],
+            },
+            "spec": {"selector": {"matchLabels": {"app": "web"}}},
+        }))
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_cascades_and_deletes_namespaces() {
+    let Some(binary) = find_kubectl() else {
+        println!("skipping: kubectl not found");
+        return;
+    };
+    let server = server().await;
+    let kubectl = Kubectl::new(binary, &server);
+    kubectl.ok(&["create", "namespace", "team"]).await;
+    let deployment = || async {
+        kubectl
+            .ok(&["create", "deployment", "web", "-n", "team", "--image=nginx"])
+            .await;
+        server
+            .get_json("apps/v1", "Deployment", Some("team"), "web")
+            .unwrap()
+    };
+    let replica_set = || server.get_json("apps/v1", "ReplicaSet", Some("team"), "web-rs");
+    // Creates the Deployment and a ReplicaSet it owns, deletes the Deployment with kubectl.
+    let delete_web = async |cascade: &[&str]| {
+        let web = deployment().await;
+        owned_replica_set(&server, "team", &web);
+        let mut args = vec!["delete", "deployment", "web", "-n", "team"];
+        args.extend_from_slice(cascade);
+        let deleted = kubectl.ok(&args).await;
+        assert_eq!(deleted.trim(), "deployment.apps \"web\" deleted");
+    };
+
+    // --cascade=orphan: the ReplicaSet stays, without its owner reference.
+    delete_web(&["--cascade=orphan"]).await;
+    let orphan = replica_set().expect("orphaned, not deleted");
+    assert!(
+        orphan["metadata"]["ownerReferences"]
+            .as_array()
+            .is_none_or(Vec::is_empty),
+        "{orphan}"
+    );
+    server
+        .delete_json("apps/v1", "ReplicaSet", Some("team"), "web-rs")
+        .unwrap();
+
+    // --cascade=foreground: kubectl waits until the Deployment is gone, after its ReplicaSet.
+    delete_web(&["--cascade=foreground"]).await;
+    assert!(replica_set().is_none());
+    assert!(
+        server
+            .get_json("apps/v1", "Deployment", Some("team"), "web")
+            .is_none()
+    );
+
+    // The default (background): the ReplicaSet follows its Deployment.
+    delete_web(&[]).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while replica_set().is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "the ReplicaSet was never collected"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // kubectl delete ns waits until the namespace and its content are gone.
+    kubectl
+        .ok(&[
+            "create",
+            "configmap",
+            "settings",
+            "-n",
+            "team",
+            "--from-literal=a=b",
+        ])
+        .await;
+    assert_eq!(
+        kubectl.ok(&["delete", "ns", "team"]).await.trim(),
+        "namespace \"team\" deleted"
+    );
+    let stderr = fails(&kubectl, &["get", "namespace", "team"]).await;
+    assert!(stderr.contains("namespaces \"team\" not found"), "{stderr}");
+    assert!(
+        server
+            .get_json("v1", "ConfigMap", Some("team"), "settings")
+            .is_none()
+    );
+
+    let stderr = fails(&kubectl, &["delete", "namespace", "default"]).await;
+    assert!(
+        stderr.contains(
+            "Error from server (Forbidden): namespaces \"default\" is forbidden: this namespace may not be deleted"
+        ),
+        "{stderr}"
+    );
     kubectl.cleanup();
 }

@@ -73,6 +73,8 @@ impl tower_service::Service<Request<Body>> for Tracking {
         let inner = self.inner.clone();
         let gate = self.gate.clone();
         let written = written_resource(request.method(), request.uri());
+        let deletion = (request.method() == Method::DELETE)
+            .then(|| namespace_of_path(request.uri().path()).map(str::to_owned));
         Box::pin(async move {
             let response = inner.send(request).await?;
             let Some(resource) = written else {
@@ -85,7 +87,13 @@ impl tower_service::Service<Request<Body>> for Tracking {
                 .flatten();
             match owner {
                 Some(owner) if response.status().is_success() => {
-                    record(response, &gate, &owner, &resource).await
+                    let write = Write {
+                        gate: &gate,
+                        owner: &owner,
+                        resource: &resource,
+                        deletion_in: deletion,
+                    };
+                    write.record(response).await
                 }
                 _ => Ok(response),
             }
@@ -93,22 +101,76 @@ impl tower_service::Service<Request<Body>> for Tracking {
     }
 }
 
-/// Reads the answer to a write, records it, and hands the same answer on.
-async fn record(
-    response: Response<Body>,
-    gate: &Gate,
-    owner: &ObjectKey,
-    resource: &ResourceId,
-) -> Result<Response<Body>, kube::Error> {
-    let (parts, body) = response.into_parts();
-    let bytes = body.collect().await?.to_bytes();
-    match Answer::parse(&bytes) {
-        Some((object, rv, labels)) => {
-            gate.wrote_labelled(owner, resource, &object, &rv, Some(&labels))
+/// One successful write made during the reconcile of `owner`.
+struct Write<'a> {
+    gate: &'a Gate,
+    owner: &'a ObjectKey,
+    resource: &'a ResourceId,
+    /// For a DELETE: the namespace in its path (`None`: cluster-scoped). `None` otherwise.
+    deletion_in: Option<Option<String>>,
+}
+
+impl Write<'_> {
+    /// Reads the answer, records it, and hands the same answer on.
+    async fn record(self, response: Response<Body>) -> Result<Response<Body>, kube::Error> {
+        let (parts, body) = response.into_parts();
+        let bytes = body.collect().await?.to_bytes();
+        let (gate, owner, resource) = (self.gate, self.owner, self.resource);
+        if let Some((object, rv, labels)) = Answer::parse(&bytes) {
+            gate.wrote_labelled(owner, resource, &object, &rv, Some(&labels));
+        } else if let Some(namespace) = self.deletion_in
+            && let Some((name, uid)) = deleted_status(&bytes)
+        {
+            let object = ObjectKey::new(namespace.as_deref(), &name);
+            gate.deleted(owner, resource, &object, &uid);
+        } else {
+            tracing::trace!(%owner, %resource, "a write's answer holds no object version");
         }
-        None => tracing::trace!(%owner, %resource, "a write's answer holds no object version"),
+        Ok(Response::from_parts(parts, Body::from(bytes)))
     }
-    Ok(Response::from_parts(parts, Body::from(bytes)))
+}
+
+/// The namespace a path addresses (`/api/v1/namespaces/{ns}/...`,
+/// `/apis/{group}/{version}/namespaces/{ns}/...`), `None` for a cluster-scoped object or a
+/// namespace itself.
+pub(crate) fn namespace_of_path(path: &str) -> Option<&str> {
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let rest = match *segments.first()? {
+        "api" => segments.get(2..)?,
+        "apis" => segments.get(3..)?,
+        _ => return None,
+    };
+    match rest {
+        ["namespaces", namespace, _plural, ..] => Some(namespace),
+        _ => None,
+    }
+}
+
+/// The name and UID of the object a successful DELETE removed at once, when its answer is a
+/// `Status` (`{"kind": "Status", "status": "Success", "details": {"name", "uid"}}`, what the
+/// API server answers for most built-in types) rather than the object.
+pub(crate) fn deleted_status(body: &[u8]) -> Option<(String, String)> {
+    #[derive(Deserialize)]
+    struct Status {
+        #[serde(default)]
+        kind: String,
+        #[serde(default)]
+        status: String,
+        details: Option<Details>,
+    }
+    #[derive(Deserialize)]
+    struct Details {
+        name: Option<String>,
+        uid: Option<String>,
+    }
+    let status: Status = serde_json::from_slice(body).ok()?;
+    if status.kind != "Status" || status.status != "Success" {
+        return None;
+    }
+    let details = status.details?;
+    let name = details.name.filter(|n| !n.is_empty())?;
+    let uid = details.uid.filter(|u| !u.is_empty())?;
+    Some((name, uid))
 }
 
 /// The resource a request writes, if it is a write (POST, PUT, PATCH or DELETE of a

@@ -1,8 +1,13 @@
+use http::{Method, Uri};
 use std::collections::BTreeMap;
 
-use http::{Method, Uri};
+use std::collections::HashSet;
 
-use super::client::{parse_answer, resource_of_path, written_resource};
+use parking_lot::Mutex;
+
+use super::client::{
+    deleted_status, namespace_of_path, parse_answer, resource_of_path, written_resource,
+};
 use super::*;
 
 fn res(group: &str, plural: &str) -> ResourceId {
@@ -16,6 +21,11 @@ fn key(name: &str) -> ObjectKey {
     ObjectKey::new(Some("ns"), name)
 }
 
+/// A cache that holds nothing.
+fn holds_nothing() -> Holds {
+    Arc::new(|_, _| false)
+}
+
 /// A gate over a primary cache of configmaps and a cache of secrets.
 fn gate() -> (Gate, Arc<StoreVersion>, Arc<StoreVersion>) {
     let primary = Arc::new(StoreVersion::tracked());
@@ -27,11 +37,13 @@ fn gate() -> (Gate, Arc<StoreVersion>, Arc<StoreVersion>) {
         Cache {
             resource: res("", "configmaps"),
             version: primary.clone(),
+            holds: holds_nothing(),
             scope: CacheScope::default(),
         },
         Cache {
             resource: res("", "secrets"),
             version: secrets.clone(),
+            holds: holds_nothing(),
             scope: CacheScope::default(),
         },
     ]);
@@ -55,8 +67,10 @@ fn reconcile_waits_until_the_cache_of_the_written_kind_has_reached_the_write() {
         stale,
         Stale {
             resource: res("", "secrets"),
-            wrote: 15,
-            read: Some(10)
+            waiting: Waiting::Version {
+                wrote: 15,
+                read: Some(10)
+            }
         }
     );
     // Other keys are not held.
@@ -76,7 +90,13 @@ fn reconcile_waits_for_every_resource_it_wrote_and_the_newest_version_of_each() 
     gate.wrote(&key("p"), &res("", "configmaps"), &key("p"), "13");
     secrets.set("13");
     primary.set("13");
-    assert_eq!(gate.check(&key("p")).unwrap_err().wrote, 14);
+    assert_eq!(
+        gate.check(&key("p")).unwrap_err().waiting,
+        Waiting::Version {
+            wrote: 14,
+            read: Some(13)
+        }
+    );
     secrets.set("14");
     assert_eq!(gate.check(&key("p")), Ok(()));
 }
@@ -100,10 +120,17 @@ fn cache_with_nothing_applied_holds_the_key() {
     gate.set_caches(vec![Cache {
         resource: res("", "configmaps"),
         version: primary.clone(),
+        holds: holds_nothing(),
         scope: CacheScope::default(),
     }]);
     gate.wrote(&key("p"), &res("", "configmaps"), &key("p"), "3");
-    assert_eq!(gate.check(&key("p")).unwrap_err().read, None);
+    assert_eq!(
+        gate.check(&key("p")).unwrap_err().waiting,
+        Waiting::Version {
+            wrote: 3,
+            read: None
+        }
+    );
     primary.set("3");
     assert_eq!(gate.check(&key("p")), Ok(()));
 }
@@ -229,6 +256,97 @@ fn answer_of_a_write_is_its_objects_key_and_version() {
     assert_eq!(parse_answer(no_version), None);
 }
 
+#[test]
+fn answer_of_a_delete_done_at_once_is_a_status_with_the_objects_name_and_uid() {
+    let status = br#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"c","kind":"configmaps","uid":"u-1"}}"#;
+    assert_eq!(deleted_status(status), Some(("c".into(), "u-1".into())));
+    let failure = br#"{"kind":"Status","status":"Failure","details":{"name":"c","uid":"u-1"}}"#;
+    assert_eq!(deleted_status(failure), None);
+    let no_uid = br#"{"kind":"Status","status":"Success","details":{"name":"c"}}"#;
+    assert_eq!(deleted_status(no_uid), None);
+    let object = br#"{"kind":"ConfigMap","metadata":{"name":"c","uid":"u-1"}}"#;
+    assert_eq!(deleted_status(object), None);
+}
+
+#[test]
+fn namespace_of_path_is_the_namespace_an_object_path_addresses() {
+    assert_eq!(
+        namespace_of_path("/api/v1/namespaces/ns/configmaps/c"),
+        Some("ns")
+    );
+    assert_eq!(
+        namespace_of_path("/apis/apps/v1/namespaces/shop/deployments/web/status"),
+        Some("shop")
+    );
+    assert_eq!(namespace_of_path("/api/v1/namespaces/ns"), None);
+    assert_eq!(namespace_of_path("/api/v1/nodes/n1"), None);
+    assert_eq!(namespace_of_path("/apis/example.com/v1/zones/z"), None);
+}
+
+/// The (key, uid) pairs a test cache holds.
+type Held = Arc<Mutex<HashSet<(ObjectKey, String)>>>;
+
+/// A gate whose secrets cache holds the (key, uid) pairs in the returned set.
+fn gate_over_held_secrets() -> (Gate, Held) {
+    let held: Held = Arc::default();
+    let version = Arc::new(StoreVersion::tracked());
+    version.set("10");
+    let in_cache = held.clone();
+    let gate = Gate::new();
+    gate.set_caches(vec![
+        Cache {
+            resource: res("", "configmaps"),
+            version: version.clone(),
+            holds: holds_nothing(),
+            scope: CacheScope::default(),
+        },
+        Cache {
+            resource: res("", "secrets"),
+            version,
+            holds: Arc::new(move |key, uid| {
+                in_cache.lock().contains(&(key.clone(), uid.to_owned()))
+            }),
+            scope: CacheScope::default(),
+        },
+    ]);
+    (gate, held)
+}
+
+#[test]
+fn reconcile_after_a_delete_answered_with_a_status_waits_until_the_cache_lets_the_object_go() {
+    let (gate, held) = gate_over_held_secrets();
+    held.lock().insert((key("s"), "u-1".into()));
+    gate.deleted(&key("p"), &res("", "secrets"), &key("s"), "u-1");
+    assert_eq!(gate.pending(), 1);
+    assert_eq!(
+        gate.check(&key("p")),
+        Err(Stale {
+            resource: res("", "secrets"),
+            waiting: Waiting::Deletion { object: key("s") },
+        })
+    );
+    assert_eq!(gate.check(&key("q")), Ok(()), "other keys are not held");
+    held.lock().clear();
+    assert_eq!(gate.check(&key("p")), Ok(()));
+    assert_eq!(gate.pending(), 0, "a satisfied record is forgotten");
+}
+
+#[test]
+fn a_new_object_under_the_deleted_ones_name_does_not_hold_the_reconcile() {
+    let (gate, held) = gate_over_held_secrets();
+    held.lock().insert((key("s"), "u-2".into()));
+    gate.deleted(&key("p"), &res("", "secrets"), &key("s"), "u-1");
+    assert_eq!(gate.check(&key("p")), Ok(()));
+}
+
+#[test]
+fn deletes_of_kinds_the_controller_does_not_cache_are_not_waited_for() {
+    let (gate, _) = gate_over_held_secrets();
+    gate.deleted(&key("p"), &res("apps", "deployments"), &key("d"), "u-1");
+    assert_eq!(gate.pending(), 0);
+    assert_eq!(gate.check(&key("p")), Ok(()));
+}
+
 /// What a handler queues for a change of `object` to `rv` that maps to `keys`: the keys it
 /// leaves to its batch, then the key queued at once.
 fn echo(gate: &Gate, resource: &ResourceId, object: &str, rv: &str, keys: &[&str]) -> Vec<String> {
@@ -311,6 +429,7 @@ fn scoped_gate(held: &[&str]) -> (Gate, Arc<StoreVersion>) {
     gate.set_caches(vec![Cache {
         resource: res("", "configmaps"),
         version: version.clone(),
+        holds: holds_nothing(),
         scope: CacheScope::new(&params, Arc::new(move |k| held.contains(k))),
     }]);
     (gate, version)

@@ -33,7 +33,10 @@ fn went_back_error_names_both_versions() {
         cache: "12".into(),
     };
     let text = err.to_string();
-    assert!(text.contains("watch event") && text.contains('7') && text.contains("12"), "{text}");
+    assert!(
+        text.contains("watch event") && text.contains('7') && text.contains("12"),
+        "{text}"
+    );
     assert_eq!(err.code(), None);
     assert!(!err.is_gone());
 }

@@ -567,25 +567,25 @@ fn dependents_are_found_by_owner_uid() {
             .map(|r| r.key.to_string())
             .collect::<Vec<_>>()
     };
-    assert_eq!(keys(storage.dependents(&uid)), ["ns/a", "ns/b"]);
+    assert_eq!(keys(storage.lock().dependents(&uid)), ["ns/a", "ns/b"]);
     let mut orphan = a.as_ref().clone();
     orphan["metadata"]["ownerReferences"] = json!([]);
     storage
         .lock()
         .update(&rt, Some("ns"), "a", orphan, Subresource::Main, false)
         .unwrap();
-    assert_eq!(keys(storage.dependents(&uid)), ["ns/b"]);
+    assert_eq!(keys(storage.lock().dependents(&uid)), ["ns/b"]);
     storage
         .lock()
         .delete(&rt, Some("ns"), "b", &DeleteOptions::default(), false)
         .unwrap();
-    assert!(storage.dependents(&uid).is_empty());
+    assert!(storage.lock().dependents(&uid).is_empty());
     assert!(
         storage.lock().owners.is_empty(),
         "an owner without dependents is forgotten"
     );
-    let (resource, found) = storage.object_by_uid(&uid).unwrap();
-    assert_eq!(resource, rt.key());
+    let (at, found) = storage.lock().object_by_uid(&uid).unwrap();
+    assert_eq!(at.resource, rt.key());
     assert_eq!(found["metadata"]["name"], "owner");
 }
 

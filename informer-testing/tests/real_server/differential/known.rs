@@ -111,7 +111,7 @@ pub const KNOWN: &[Known] = &[
         step: "delete: w1 with a wrong uid precondition",
         path: "/body",
         what: "real: 'Operation cannot be fulfilled on Widget.example.com \"w1\": the UID in the precondition (0000...) does not match the UID in record (<uid>). The object might have been deleted and then recreated', details {group, kind: Widget}; fake: 'Operation cannot be fulfilled on widgets \"w1\": Precondition failed: UID in precondition: ..., UID in object meta: ...', details {kind: widgets}",
-        fake: "storage.rs Store::delete (uid precondition)",
+        fake: "storage/delete.rs check_preconditions (uid precondition)",
     },
     // Updates and patches.
     Known {
@@ -153,34 +153,10 @@ pub const KNOWN: &[Known] = &[
     },
     // Finalizers and deletion.
     Known {
-        step: "delete: w3, which has a finalizer",
-        path: "/body/metadata/generation",
-        what: "real: setting deletionTimestamp increments generation (1 -> 2); fake: stays 1",
-        fake: "storage.rs Store::delete (the finalizer branch marks without bumping generation)",
-    },
-    Known {
-        step: "get: w3 while it terminates",
-        path: "/body/metadata/generation",
-        what: "real 2, fake 1 (see delete: w3)",
-        fake: "storage.rs Store::delete",
-    },
-    Known {
-        step: "patch: w3's spec while it terminates",
-        path: "/body/metadata/generation",
-        what: "real 3, fake 2 (see delete: w3)",
-        fake: "storage.rs Store::delete",
-    },
-    Known {
         step: "finalizers: no new ones while deleting",
         path: WHOLE,
         what: "real: 422 Invalid 'Widget.example.com \"w3\" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{\"example.com/more\"}' (the cause listed twice); fake: 200, finalizer added",
         fake: "storage.rs prepare_update / Store::write (no check of finalizers added during deletion)",
-    },
-    Known {
-        step: "finalizers: removing the last one deletes w3",
-        path: "/body/metadata/generation",
-        what: "real 3, fake 2 (see delete: w3)",
-        fake: "storage.rs Store::delete",
     },
     Known {
         step: "finalizers: removing the last one deletes w3",

@@ -1,0 +1,76 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::*;
+
+/// A controller whose numbers are fixed: what a scrape of it must show.
+struct Fixed(Arc<dyn ControllerProbe>);
+
+struct FixedProbe(ControllerSample);
+
+impl ControllerProbe for FixedProbe {
+    fn sample(&self) -> ControllerSample {
+        self.0.clone()
+    }
+}
+
+impl ControllerMetrics for Fixed {
+    fn probe(&self) -> Arc<dyn ControllerProbe> {
+        self.0.clone()
+    }
+}
+
+fn controller(informer: InformerSample) -> Fixed {
+    Fixed(Arc::new(FixedProbe(ControllerSample {
+        name: "shop".into(),
+        workers: 1,
+        stats: ControllerStats::default(),
+        hooks: Arc::new(WorkqueueHooks::new()),
+        work_duration: work_duration_histogram(),
+        reconcile_time: reconcile_time_histogram(),
+        unfinished_work: Duration::ZERO,
+        longest_running: Duration::ZERO,
+        informers: vec![informer],
+    })))
+}
+
+#[test]
+fn informer_stale_refusals_and_store_resource_version_are_exported_per_informer() {
+    let metrics = Metrics::new();
+    metrics.add_controller(&controller(InformerSample {
+        informer: "configmaps.v1".into(),
+        handler: "shop".into(),
+        relists: 2,
+        watch_restarts: 5,
+        stale_refusals: 3,
+        pending: Some(0),
+        store_resource_version: Some(42),
+    }));
+    let text = metrics.encode();
+    for line in [
+        "# TYPE informer_stale_refusals counter",
+        r#"informer_stale_refusals_total{informer="configmaps.v1"} 3"#,
+        r#"informer_relists_total{informer="configmaps.v1"} 2"#,
+        r#"informer_watch_restarts_total{informer="configmaps.v1"} 5"#,
+        r#"store_resource_version{informer="configmaps.v1"} 42"#,
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+    }
+}
+
+#[test]
+fn an_untracked_store_resource_version_is_left_out() {
+    let metrics = Metrics::new();
+    metrics.add_controller(&controller(InformerSample {
+        informer: "widgets.example.com".into(),
+        handler: "shop".into(),
+        relists: 0,
+        watch_restarts: 0,
+        stale_refusals: 0,
+        pending: None,
+        store_resource_version: None,
+    }));
+    let text = metrics.encode();
+    assert!(!text.contains("store_resource_version{"), "{text}");
+    assert!(text.contains(r#"informer_stale_refusals_total{informer="widgets.example.com"} 0"#));
+}

@@ -1,0 +1,135 @@
+//! Deletion, as kube-apiserver's generic registry deletes (`Store.Delete`): preconditions, the
+//! garbage collector's finalizers (`orphan`, `foregroundDeletion`) as the `DeleteOptions` and
+//! the object's own finalizers ask, then either the deletion or, while finalizers remain, a
+//! `deletionTimestamp`. Namespaces are deleted as the namespace registry deletes them: the
+//! first DELETE marks the namespace `Terminating`; it goes once its finalizers (in
+//! `metadata.finalizers` and `spec.finalizers`) are all removed.
+
+use serde_json::{Value, json};
+
+use super::{
+    DeleteOptions, DeleteOutcome, EventType, Object, Store, finalizers, object_key,
+    resource_version, set_meta,
+};
+use crate::apiserver::gc;
+use crate::apiserver::namespaces;
+use crate::apiserver::resource::ResourceType;
+use crate::apiserver::status::ApiError;
+use crate::apiserver::time::now_rfc3339;
+
+impl Store {
+    /// Deletes an object, or marks it with a `deletionTimestamp` when finalizers remain
+    /// (its own, or the garbage collector's that the propagation policy adds).
+    pub(crate) fn delete(
+        &mut self,
+        resource: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+        options: &DeleteOptions,
+        dry_run: bool,
+    ) -> Result<DeleteOutcome, ApiError> {
+        let old = self.get(resource, namespace, name)?;
+        check_preconditions(resource, name, &old, options)?;
+        if namespaces::is_namespace(resource) && !namespaces::is_terminating(&old) {
+            let marked = namespaces::mark_terminating(&old, options);
+            return Ok(self.mark(resource, namespace, name, old, marked, dry_run));
+        }
+        if namespaces::is_namespace(resource) && !namespaces::spec_finalizers(&old).is_empty() {
+            // Terminating: the namespace controller removes it once its content is gone.
+            return Ok(DeleteOutcome::Pending(old));
+        }
+        let mut marked = old.as_ref().clone();
+        if let Some(changed) = gc::deletion_finalizers(resource, &old, options) {
+            set_meta(&mut marked, "finalizers", Value::Array(changed));
+        }
+        if finalizers(&marked).is_empty() {
+            if dry_run {
+                return Ok(DeleteOutcome::Deleted(old));
+            }
+            let key = object_key(resource, namespace, name);
+            let deleted = self.commit(resource, key, EventType::Deleted, marked, Some(old));
+            return Ok(DeleteOutcome::Deleted(deleted));
+        }
+        mark_as_deleting(&mut marked);
+        Ok(self.mark(resource, namespace, name, old, marked, dry_run))
+    }
+
+    /// Stores `marked` (a deletion in progress) unless nothing changed.
+    fn mark(
+        &mut self,
+        resource: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+        old: Object,
+        mut marked: Value,
+        dry_run: bool,
+    ) -> DeleteOutcome {
+        set_meta(
+            &mut marked,
+            "resourceVersion",
+            json!(resource_version(&old)),
+        );
+        if marked == *old {
+            return DeleteOutcome::Pending(old);
+        }
+        if dry_run {
+            return DeleteOutcome::Pending(Object::new(marked));
+        }
+        let key = object_key(resource, namespace, name);
+        let marked = self.commit(resource, key, EventType::Modified, marked, Some(old));
+        DeleteOutcome::Pending(marked)
+    }
+}
+
+/// The `uid` and `resourceVersion` preconditions of a delete.
+fn check_preconditions(
+    resource: &ResourceType,
+    name: &str,
+    old: &Value,
+    options: &DeleteOptions,
+) -> Result<(), ApiError> {
+    if let Some(uid) = &options.uid {
+        let actual = old
+            .pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if uid != actual {
+            return Err(ApiError::conflict(
+                &resource.plural,
+                name,
+                &format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
+                ),
+            ));
+        }
+    }
+    if let Some(rv) = &options.resource_version {
+        let actual = resource_version(old);
+        if *rv != actual {
+            return Err(ApiError::conflict(
+                &resource.plural,
+                name,
+                &format!(
+                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// kube-apiserver's `markAsDeleting`: the first mark sets `deletionTimestamp` and, for types
+/// that keep one, moves `generation` on; the grace period is 0.
+fn mark_as_deleting(object: &mut Value) {
+    if object.pointer("/metadata/deletionTimestamp").is_none() {
+        if let Some(generation) = object
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .filter(|g| *g > 0)
+        {
+            set_meta(object, "generation", json!(generation + 1));
+        }
+        set_meta(object, "deletionTimestamp", json!(now_rfc3339()));
+    }
+    set_meta(object, "deletionGracePeriodSeconds", json!(0));
+}
