@@ -3,6 +3,8 @@
 
 #[path = "derive/both_servers.rs"]
 mod both_servers;
+#[path = "derive/children.rs"]
+mod children;
 #[path = "derive/generated.rs"]
 mod generated;
 #[path = "derive/running.rs"]

@@ -489,3 +489,34 @@ async fn writes_to_children_are_not_waited_for_in_a_cache_that_cannot_see_them()
     cancel.cancel();
     run.await.unwrap();
 }
+
+#[tokio::test]
+async fn children_in_the_parents_namespace_go_with_it_through_the_garbage_collector() {
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("token", "t1")]),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_secrets_controller(client.clone());
+    eventually_async("secret app-token is created", async || {
+        secret(&client, "app-token").await.is_some()
+    })
+    .await;
+    // The controller stops: the collector, not the controller, deletes what the owner
+    // reference ties to the parent.
+    cancel.cancel();
+    run.await.unwrap();
+    parents
+        .delete("app", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually_async("secret app-token is collected", async || {
+        secret(&client, "app-token").await.is_none()
+    })
+    .await;
+}
