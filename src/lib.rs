@@ -58,8 +58,8 @@ pub mod prelude {
 
     pub use informer_core::{
         Deleted, DeltaFifo, EnqueueKeys, Fifo, Handler, HandlerFns, Indexer, ListWatchError,
-        ListerWatcher, Notification, ObjectKey, PriorityQueue, Queue, RateLimiter, RealFifo, Store,
-        ThreadSafeStore, WorkQueue,
+        ListerWatcher, Notification, ObjectKey, PriorityQueue, Queue, QueueWrapper, RateLimiter,
+        RealFifo, Store, StoreWrapper, ThreadSafeStore, WorkQueue,
     };
 }
 
