@@ -15,6 +15,7 @@ pub const FIELDS: &str = "fields";
 pub const METADATA: &str = "metadata";
 pub const QUEUE: &str = "queue";
 pub const STORE: &str = "store";
+pub const STATUS: &str = "status";
 pub const KEEP_MANAGED_FIELDS: &str = "keep_managed_fields";
 pub const READ_YOUR_WRITES: &str = "read_your_writes";
 pub const NAME: &str = "name";
@@ -33,6 +34,7 @@ pub const CONTROLLER_KEYS: &[&str] = &[
     OWNS,
     WATCHES,
     CHILDREN,
+    STATUS,
     INDEX,
     WORKERS,
     RESYNC,

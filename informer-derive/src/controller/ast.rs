@@ -28,6 +28,8 @@ pub struct Controller {
     pub timeout: Option<Spanned<Duration>>,
     pub queue: Option<QueueChoice>,
     pub store: Option<Path>,
+    /// `status = f`: the primary's declared status.
+    pub status: Option<Expr>,
     pub keep_managed_fields: bool,
     /// `read_your_writes = false`: the read-your-own-writes gate is off.
     pub read_your_writes: Option<LitBool>,
@@ -111,6 +113,7 @@ impl Controller {
             timeout: None,
             queue: None,
             store: None,
+            status: None,
             keep_managed_fields: false,
             read_your_writes: None,
             name: None,
@@ -187,6 +190,12 @@ impl Controller {
                                 &mut c.store,
                                 key,
                                 value(key, input, "store = path::to::make_store")?,
+                            ),
+                            STATUS => once(
+                                cx,
+                                &mut c.status,
+                                key,
+                                value(key, input, "status = path::to::fn")?,
                             ),
                             KEEP_MANAGED_FIELDS => {
                                 flag(key, input)?;

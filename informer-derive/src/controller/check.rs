@@ -19,6 +19,7 @@ pub fn check(cx: &Ctxt, input: &DeriveInput, c: &Controller) {
     check_related(cx, c);
     check_duplicates(cx, c);
     check_store(cx, c);
+    check_status(cx, c);
 }
 
 fn check_shape(cx: &Ctxt, input: &DeriveInput) {
@@ -286,6 +287,17 @@ fn check_duplicates(cx: &Ctxt, c: &Controller) {
                 );
             }
         }
+    }
+}
+
+fn check_status(cx: &Ctxt, c: &Controller) {
+    if let (Some(_), Some(primary)) = (&c.status, &c.primary)
+        && let Some(metadata) = &primary.metadata
+    {
+        cx.error_spanned_by(
+            metadata,
+            "`status` is written from the full object, and `metadata` watches only its metadata; remove one of them",
+        );
     }
 }
 

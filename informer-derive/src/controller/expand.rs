@@ -224,6 +224,19 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
     for r in &c.related {
         steps.push(related_step(krate, r, resource));
     }
+    if let Some(status) = &c.status {
+        // Checked against the forms `DesiredStatus` accepts; the error lands on the name.
+        let call = quote_spanned! {status.span()=>
+            #krate::controller::DesiredStatus::<Self, _>::status(&status, parent, &cell)
+        };
+        steps.push(quote! {
+            {
+                let cell = builder.context_cell::<Self>();
+                let status = #status;
+                builder.status_value(move |parent: &#resource| #call)
+            }
+        });
+    }
     if let Some(on) = &c.read_your_writes {
         steps.push(quote!(builder.read_your_writes(#on)));
     }

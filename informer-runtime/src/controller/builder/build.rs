@@ -109,10 +109,13 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         self.gate
             .set_caches(sources.list().iter().map(|s| s.cache()).collect());
         let gate = self.read_your_writes.then_some(self.gate);
+        if let Some(make) = self.status {
+            children.push(make(reconcile_client.clone(), name.to_string()));
+        }
         let reconciler: Arc<dyn KeyReconciler<K>> = if children.is_empty() {
             Arc::new(reconciler)
         } else {
-            // Children are written during reconciles: attribute their writes.
+            // Children and status are written during reconciles: attribute their writes.
             reconcile_client.handed_out();
             Arc::new(WithChildren {
                 controller: name.clone(),

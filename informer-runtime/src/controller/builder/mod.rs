@@ -24,10 +24,12 @@ use kube::core::{NamespaceScope, PartialObjectMeta};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::children::{DesiredFn, IntoChildren};
+use super::children::{DesiredFn, IntoChildren, StatusFn, StatusSet, SyncChildren};
+use super::consistency::ReconcileClient;
 use super::consistency::{Gate, tracking_client};
 use super::enqueue::{MapperFn, Mapping};
 use super::filter::Filter;
+use super::reconciler::BoxError;
 use super::{ContextCell, ControllerResource};
 use crate::factory::{InformerFactory, InformerParams};
 use crate::lister::Index;
@@ -75,6 +77,10 @@ pub enum BuildError {
 
 /// Builds a queue, given the metric hooks to install in it.
 type MakeQueue = Box<dyn FnOnce(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>> + Send>;
+
+/// Makes the declared status's step, given the controller's client and name.
+type MakeStatus<K> =
+    Box<dyn FnOnce(Arc<ReconcileClient>, String) -> Arc<dyn SyncChildren<K>> + Send>;
 
 /// Which queue the controller gets.
 enum QueueChoice {
@@ -162,6 +168,8 @@ pub struct ControllerBuilder<K: ControllerResource> {
     related: Vec<RelatedFn<K>>,
     /// The child types declared, to refuse one declared twice.
     child_types: Vec<(std::any::TypeId, &'static str)>,
+    /// The declared status, made once the controller's client exists.
+    status: Option<MakeStatus<K>>,
     hooks: Arc<WorkqueueHooks>,
     read_your_writes: bool,
     gate: Arc<Gate>,
@@ -217,6 +225,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             filters: Vec::new(),
             related: Vec::new(),
             child_types: Vec::new(),
+            status: None,
             hooks: Arc::new(WorkqueueHooks::new()),
             read_your_writes: true,
             gate: Arc::new(Gate::new()),
@@ -576,6 +585,55 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         R: IntoChildren<C>,
     {
         self.children_with(desired, WatchOptions::new())
+    }
+
+    /// Declares the status of each `K`: after the children are in line, `status` computes
+    /// what the object's `status` should be (`K`'s status type, or an `Option` of it:
+    /// `None` leaves it), and unless the cached object already holds it, the controller
+    /// writes it with server-side apply to the status subresource (field manager: the
+    /// controller's [name](Self::name), `force`): no write when nothing changed, so the
+    /// object's own watch event, which reconciles it again, writes nothing more. Fields the
+    /// function stops returning are removed by the next apply. A parent that is gone or
+    /// being deleted gets no status. `K` needs a status subresource (every built-in type
+    /// with a status has one; a custom resource declares it). Metacontroller's sync hook
+    /// answers the same two things: the children, and the parent's status.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::Controller;
+    /// # use informer_runtime::factory::InformerFactory;
+    /// use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
+    /// # let factory = InformerFactory::without_client();
+    /// let builder = Controller::<Deployment>::builder(&factory).status(|d: &Deployment| {
+    ///     DeploymentStatus { observed_generation: d.metadata.generation, ..Default::default() }
+    /// });
+    /// # let _ = builder;
+    /// ```
+    pub fn status<S: Serialize>(self, status: impl Fn(&K) -> S + Send + Sync + 'static) -> Self
+    where
+        K: Serialize,
+    {
+        self.status_value(move |parent: &K| Ok(serde_json::to_value(status(parent))?))
+    }
+
+    /// As [`status`](Self::status), given the status as JSON or an error (what the derive's
+    /// `status = f` generates).
+    #[doc(hidden)]
+    pub fn status_value(
+        mut self,
+        status: impl Fn(&K) -> Result<serde_json::Value, BoxError> + Send + Sync + 'static,
+    ) -> Self
+    where
+        K: Serialize,
+    {
+        let status: StatusFn<K> = Arc::new(status);
+        self.status = Some(Box::new(move |client, field_manager| {
+            Arc::new(StatusSet {
+                status,
+                client,
+                field_manager,
+            })
+        }));
+        self
     }
 
     /// As [`children`](Self::children), with where the children are watched: by default the

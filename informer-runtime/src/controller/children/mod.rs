@@ -24,6 +24,7 @@
 
 mod compare;
 mod ownership;
+mod status;
 mod sync;
 
 use std::fmt;
@@ -37,6 +38,7 @@ use super::{Action, Context, ContextCell, ControllerSpec, KeyReconciler};
 
 pub use ownership::{APPLIED_HASH_ANNOTATION, CONTROLLER_LABEL, OWNER_ANNOTATION, OWNER_UID_LABEL};
 pub(crate) use ownership::{Ownership, parent_key};
+pub(crate) use status::{StatusFn, StatusSet};
 pub(crate) use sync::{ChildSet, DesiredFn, SyncChildren};
 
 /// What a function computing children may return: `Vec<C>`, `Option<C>` (one child, or
@@ -84,6 +86,78 @@ where
 {
     fn into_children(self) -> Result<Vec<C>, BoxError> {
         self.map_err(Into::into)?.into_children()
+    }
+}
+
+/// What `status = f` of `#[derive(ControllerSpec)]` accepts: `fn(&Parent) -> T` or
+/// `fn(&Parent, &Context<S>) -> T`, `T` serializable (the resource's status type, or an
+/// `Option` of it: `None` leaves the status as it is). (`Marker` only tells the forms
+/// apart.)
+///
+/// ```
+/// use informer_runtime::controller::{
+///     Controller, ControllerBuilder, ControllerSpec, DesiredStatus,
+/// };
+/// use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
+///
+/// struct Deployments;
+/// impl ControllerSpec for Deployments {
+///     type Resource = Deployment;
+///     type Listers = ();
+///     fn configure(&self, b: ControllerBuilder<Deployment>) -> ControllerBuilder<Deployment> { b }
+///     fn listers(_: &Controller<Deployment>) {}
+/// }
+/// fn status(d: &Deployment) -> DeploymentStatus {
+///     DeploymentStatus { observed_generation: d.metadata.generation, ..Default::default() }
+/// }
+/// fn check<M>(_: impl DesiredStatus<Deployments, M>) {}
+/// check(status);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot compute the status of `{S}`'s resource",
+    label = "expected `fn(&Parent) -> Status` or `fn(&Parent, &Context<{S}>) -> Status`",
+    note = "`status = f` names a function from the parent (`&` the controller's resource), and optionally `&Context<{S}>`, to its status: a serializable value (the resource's status type), or `Option` of it (`None` leaves the status as it is)"
+)]
+pub trait DesiredStatus<S: ControllerSpec, Marker> {
+    /// The status `parent` should have, as JSON.
+    ///
+    /// # Errors
+    /// The status does not serialize, or the context is not set yet.
+    fn status(
+        &self,
+        parent: &S::Resource,
+        context: &ContextCell<S>,
+    ) -> Result<serde_json::Value, BoxError>;
+}
+
+impl<S, F, T> DesiredStatus<S, fn(T)> for F
+where
+    S: ControllerSpec,
+    F: Fn(&S::Resource) -> T,
+    T: serde::Serialize,
+{
+    fn status(
+        &self,
+        parent: &S::Resource,
+        _context: &ContextCell<S>,
+    ) -> Result<serde_json::Value, BoxError> {
+        Ok(serde_json::to_value(self(parent))?)
+    }
+}
+
+impl<S, F, T> DesiredStatus<S, fn(T, S)> for F
+where
+    S: ControllerSpec,
+    F: Fn(&S::Resource, &Context<S>) -> T,
+    T: serde::Serialize,
+{
+    fn status(
+        &self,
+        parent: &S::Resource,
+        context: &ContextCell<S>,
+    ) -> Result<serde_json::Value, BoxError> {
+        let context = context.get().ok_or(NotBuilt)?;
+        Ok(serde_json::to_value(self(parent, context))?)
     }
 }
 
@@ -182,12 +256,17 @@ pub struct ChildrenReport {
     pub deleted: Vec<ChildRef>,
     /// Children whose cached object already held what was wanted (not written).
     pub unchanged: usize,
+    /// Whether the parent's declared status was written (the cached parent did not hold it).
+    pub status_written: bool,
 }
 
 impl ChildrenReport {
     /// Whether nothing was written.
     pub fn is_unchanged(&self) -> bool {
-        self.created.is_empty() && self.updated.is_empty() && self.deleted.is_empty()
+        self.created.is_empty()
+            && self.updated.is_empty()
+            && self.deleted.is_empty()
+            && !self.status_written
     }
 }
 
@@ -206,6 +285,9 @@ impl fmt::Display for ChildrenReport {
                 let names: Vec<String> = children.iter().map(ToString::to_string).collect();
                 parts.push(format!("{verb} {}", names.join(", ")));
             }
+        }
+        if self.status_written {
+            parts.push("status written".to_owned());
         }
         f.write_str(&parts.join("; "))
     }
@@ -304,6 +386,23 @@ pub enum ChildrenError {
         /// The child's kind.
         kind: String,
     },
+    /// The function computing the parent's status failed, or its result does not serialize.
+    #[error("computing the status of {parent} failed: {source}")]
+    Status {
+        /// The parent.
+        parent: ObjectKey,
+        /// The function's error.
+        source: BoxError,
+    },
+    /// Writing the parent's status failed (a resource without a status subresource answers
+    /// 404).
+    #[error("writing the status of {parent} failed: {source}")]
+    StatusWrite {
+        /// The parent.
+        parent: ObjectKey,
+        /// The API's error.
+        source: kube::Error,
+    },
     /// The controller has no client (its factory was made without one).
     #[error("children cannot be written: this controller has no Kubernetes client")]
     NoClient,
@@ -331,6 +430,8 @@ impl ChildrenError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             ChildrenError::Desired { .. }
+            | ChildrenError::Status { .. }
+            | ChildrenError::StatusWrite { .. }
             | ChildrenError::NoClient
             | ChildrenError::Apply { .. }
             | ChildrenError::Delete { .. }
@@ -377,7 +478,7 @@ where
             }
         }
         if !report.is_unchanged() {
-            tracing::info!(controller = %self.controller, %key, children = %report, "children brought in line");
+            tracing::info!(controller = %self.controller, %key, "{report}");
         }
         if let Some(error) = first_error {
             return Err(error.into_reconcile_error());
