@@ -16,6 +16,7 @@ use informer_runtime::factory::InformerFactory;
 use informer_runtime::informer::CancellationToken;
 use informer_runtime::metrics::ControllerMetrics;
 use informer_testing::{RequestMatch, TestApiServer, Verb};
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
@@ -519,4 +520,74 @@ async fn children_in_the_parents_namespace_go_with_it_through_the_garbage_collec
         secret(&client, "app-token").await.is_none()
     })
     .await;
+}
+
+#[tokio::test]
+async fn a_declared_status_is_written_when_it_changes_and_only_then() {
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<Deployment>::namespaced(client.clone(), "default");
+    let mut web = Deployment::default();
+    web.metadata.name = Some("web".into());
+    web.spec = Some(DeploymentSpec {
+        replicas: Some(2),
+        ..Default::default()
+    });
+    parents.create(&PostParams::default(), &web).await.unwrap();
+    let factory = InformerFactory::new(client.clone());
+    let controller = Controller::<Deployment>::builder(&factory)
+        .name("status-of")
+        .status(|d: &Deployment| DeploymentStatus {
+            observed_generation: d.metadata.generation,
+            replicas: d.spec.as_ref().and_then(|s| s.replicas),
+            ..Default::default()
+        })
+        .build_children_only()
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(controller.run(cancel.clone()));
+    let status = async || parents.get("web").await.unwrap().status.unwrap_or_default();
+    eventually_async("the status says generation 1, 2 replicas", async || {
+        let s = status().await;
+        (s.observed_generation, s.replicas) == (Some(1), Some(2))
+    })
+    .await;
+    let scale = Patch::Merge(serde_json::json!({"spec": {"replicas": 3}}));
+    parents
+        .patch("web", &PatchParams::default(), &scale)
+        .await
+        .unwrap();
+    eventually_async("the status says generation 2, 3 replicas", async || {
+        let s = status().await;
+        (s.observed_generation, s.replicas) == (Some(2), Some(3))
+    })
+    .await;
+    // A change that leaves the status as it is writes nothing.
+    let writes = || {
+        server
+            .faults()
+            .request_count(RequestMatch::verb(Verb::Patch).resource("deployments"))
+    };
+    let before = writes();
+    let touch = Patch::Merge(serde_json::json!({"metadata": {"annotations": {"a": "b"}}}));
+    parents
+        .patch("web", &PatchParams::default(), &touch)
+        .await
+        .unwrap();
+    let scale = Patch::Merge(serde_json::json!({"spec": {"replicas": 4}}));
+    parents
+        .patch("web", &PatchParams::default(), &scale)
+        .await
+        .unwrap();
+    eventually_async("the status says 4 replicas", async || {
+        status().await.replicas == Some(4)
+    })
+    .await;
+    assert_eq!(
+        writes() - before,
+        3,
+        "the two patches above, and one status write (for the scale only)"
+    );
+    cancel.cancel();
+    run.await.unwrap();
 }

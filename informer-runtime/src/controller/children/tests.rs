@@ -33,12 +33,19 @@ fn a_report_names_what_was_written() {
         updated: vec![],
         deleted: vec![child("b"), child("c")],
         unchanged: 4,
+        status_written: false,
     };
     assert!(!report.is_unchanged());
     assert_eq!(
         report.to_string(),
         "created Secret default/a; deleted Secret default/b, Secret default/c"
     );
+    let status_only = ChildrenReport {
+        status_written: true,
+        ..ChildrenReport::default()
+    };
+    assert!(!status_only.is_unchanged());
+    assert_eq!(status_only.to_string(), "status written");
 }
 
 #[test]
