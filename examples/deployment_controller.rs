@@ -35,12 +35,8 @@ use serde_json::json;
 /// (owned by the Deployment, so the garbage collector deletes it with it), watches it, and
 /// writes the status only when it changes.
 #[derive(ControllerSpec)]
-#[controller(
-    for = Deployment,
-    labels = "example=deployments",
-    children(ReplicaSet, from = replica_set),
-    status = status
-)]
+#[controller(for = Deployment, labels = "example=deployments")]
+#[controller(children(ReplicaSet, from = replica_set), status = status)]
 pub struct Deployments;
 
 impl Reconcile for Deployments {}

@@ -97,6 +97,11 @@ pub trait QueueWrapper: Send + Sync {
         self.inner().len()
     }
 
+    /// [`Queue::is_empty`]: whether [`len`](Self::len) is zero.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// [`Queue::add_after`]. Forwards by default.
     fn add_after(&self, item: Self::Item, delay: Duration) {
         self.inner().add_after(item, delay)
@@ -161,6 +166,10 @@ impl<W: QueueWrapper> Queue<W::Item> for W {
 
     fn len(&self) -> usize {
         QueueWrapper::len(self)
+    }
+
+    fn is_empty(&self) -> bool {
+        QueueWrapper::is_empty(self)
     }
 
     fn add_after(&self, item: W::Item, delay: Duration) {

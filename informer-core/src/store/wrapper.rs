@@ -101,6 +101,11 @@ pub trait StoreWrapper: Send + Sync {
         self.inner().len()
     }
 
+    /// [`Store::is_empty`]: whether [`len`](Self::len) is zero.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// [`Store::key_of`]. Forwards by default.
     ///
     /// # Errors
@@ -213,6 +218,10 @@ impl<W: StoreWrapper> Store<W::Object> for W {
 
     fn len(&self) -> usize {
         StoreWrapper::len(self)
+    }
+
+    fn is_empty(&self) -> bool {
+        StoreWrapper::is_empty(self)
     }
 
     fn replace(
