@@ -75,6 +75,9 @@
 //! impl Reconcile for Mirror {} // the children are all it does
 //! ```
 //!
+//! With `status = g` beside it, a controller declares all it writes: the Deployment example
+//! (`examples/deployment_controller.rs`) has no `reconcile` body.
+//!
 //! `f` is `fn(&Parent) -> R`, or `fn(&Parent, &Context<Self>) -> R` to read the context's
 //! listers, where `R` is `Vec<T>`, `Option<T>` (at most one), or a `Result` of either (an
 //! error fails the reconcile, and it is retried). A `reconcile`, if written, runs after
@@ -97,6 +100,7 @@
 //! | `owns(ReplicaSet, ...)` | reconcile the controlling owner when one changes (repeatable) | `owns_with` |
 //! | `watches(ConfigMap, mapper = f, ...)` | reconcile the keys `f` returns: `fn(&ConfigMap) -> Vec<ObjectKey>` or `-> Option<ObjectKey>` | `watches_with` |
 //! | `children(ReplicaSet, from = f, ...)` | the children `f` wants, applied, owned, watched and deleted for you (see above; one per type) | `children_with` |
+//! | `status = f` | the status `f` computes for each primary object (`fn(&T) -> S` or `fn(&T, &Context<Self>) -> S`, `S` its status type or an `Option` of it), written with server-side apply after the children when the cached object does not hold it | `status` |
 //! | `index = [ByOwner]` | typed indexes of the primary resource, registered up front | `indexed_by` |
 //! | `workers = 4` | reconciles at once (at least 1; default 1) | `workers` |
 //! | `resync = "10m"` | queue every object again this often (at least 1s) | `resync` |

@@ -806,8 +806,9 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         self
     }
 
-    /// Fills `store` instead of sharing the factory's cache of `K`: the controller gets its
-    /// own informer (one more list and watch of `K`), run by the controller. The store must
+    /// Fills `store` instead of sharing the factory's cache of `K`, the primary resource
+    /// (owned, watched and child types keep the factory's shared caches): the controller gets
+    /// its own informer (one more list and watch of `K`), run by the controller. The store must
     /// be empty. Its source is [`source`](Self::source) if set, otherwise `K`'s API through
     /// the [client](Self::client) (with the reflector's default settings).
     ///

@@ -1,7 +1,7 @@
 // Every form of children function, a children-only controller, and children of the
 // primary's own kind in another namespace.
 use informer::prelude::*;
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
 
 fn replica_sets_for(_: &Deployment) -> Vec<ReplicaSet> {
@@ -17,9 +17,15 @@ fn secrets_for(_: &Deployment, ctx: &Context<Deployments>) -> Result<Vec<Secret>
     Ok(Vec::new())
 }
 
+fn status_of(d: &Deployment, ctx: &Context<Deployments>) -> Option<DeploymentStatus> {
+    let _ = ctx.replica_sets();
+    Some(DeploymentStatus { observed_generation: d.metadata.generation, ..Default::default() })
+}
+
 #[derive(ControllerSpec)]
 #[controller(
     for = Deployment,
+    status = status_of,
     children(ReplicaSet, from = replica_sets_for),
     children(Service, from = service_for),
     children(Secret, from = secrets_for, all_namespaces)
