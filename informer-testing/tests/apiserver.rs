@@ -5,7 +5,9 @@
 mod apiserver {
     mod common;
 
+    mod apply;
     mod bounds;
+    mod crds;
     mod crud;
     mod discovery;
     mod encoding;

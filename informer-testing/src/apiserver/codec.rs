@@ -245,34 +245,44 @@ pub(crate) enum FieldValidation {
 }
 
 impl FieldValidation {
-    /// Reads the `fieldValidation` query parameter.
-    pub(crate) fn parse(value: Option<&str>) -> Result<Self, ApiError> {
+    /// Reads the `fieldValidation` query parameter; an unknown value is a 422 about the
+    /// request's options (`CreateOptions`, `UpdateOptions`, `PatchOptions`).
+    pub(crate) fn parse(value: Option<&str>, options: &str) -> Result<Self, ApiError> {
         match value {
             None | Some("") | Some("Warn") => Ok(Self::Warn),
             Some("Ignore") => Ok(Self::Ignore),
             Some("Strict") => Ok(Self::Strict),
-            Some(other) => Err(ApiError::bad_request(format!(
-                "fieldValidation: Unsupported value: \"{other}\": supported values: \"Ignore\", \"Warn\", \"Strict\""
-            ))),
+            Some(other) => Err(ApiError::invalid(
+                &format!("{options}.meta.k8s.io"),
+                "",
+                &format!(
+                    "fieldValidation: Unsupported value: \"{other}\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""
+                ),
+            )),
         }
     }
 }
 
-/// Drops the fields of a built-in type's object (or patch, with `directives` allowing the
-/// `$`-keys of strategic merge patches) that the type does not have, and applies the
-/// directive to them and to duplicate fields: returns the warnings to send, or the 400.
-/// Custom resources carry no schema here and are not checked.
+/// Drops the fields of an object (or patch, with `directives` allowing the `$`-keys of
+/// strategic merge patches) that the type does not have (a built-in type's Go struct, a
+/// custom resource's structural schema), and applies the directive to them and to duplicate
+/// fields: returns the warnings to send, or the 400.
 pub(crate) fn check_fields(
     resource: &ResourceType,
     body: &mut Body,
     validation: FieldValidation,
     directives: bool,
 ) -> Result<Vec<String>, ApiError> {
-    let schema = Schema::builtin();
-    let Some(message) = schema.message_name_for(&resource.api_version(), &resource.kind) else {
-        return Ok(Vec::new());
+    let unknown = match &resource.schema {
+        Some(schema) => schema.prune(&mut body.value),
+        None => {
+            let schema = Schema::builtin();
+            match schema.message_name_for(&resource.api_version(), &resource.kind) {
+                Some(message) => schema.prune_unknown(&message, &mut body.value, directives),
+                None => Vec::new(),
+            }
+        }
     };
-    let unknown = schema.prune_unknown(&message, &mut body.value, directives);
     let problems: Vec<String> = unknown
         .iter()
         .map(|path| format!("unknown field \"{path}\""))

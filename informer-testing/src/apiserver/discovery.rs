@@ -43,7 +43,45 @@ fn groups(registry: &Registry) -> BTreeMap<&str, Vec<&str>> {
             versions.push(t.version.as_str());
         }
     }
+    for versions in groups.values_mut() {
+        versions.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
+    }
     groups
+}
+
+/// How Kubernetes orders API versions, highest first (`version.CompareKubeAwareVersionStrings`):
+/// GA before beta before alpha, higher numbers first, then anything else by name.
+fn version_priority(version: &str) -> (u8, u64, u64, std::cmp::Reverse<String>) {
+    let parse = || -> Option<(u8, u64, u64)> {
+        let rest = version.strip_prefix('v')?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let major: u64 = rest[..digits].parse().ok()?;
+        let tail = &rest[digits..];
+        if tail.is_empty() {
+            return Some((3, major, 0));
+        }
+        let (level, minor) = if let Some(n) = tail.strip_prefix("beta") {
+            (2, n)
+        } else if let Some(n) = tail.strip_prefix("alpha") {
+            (1, n)
+        } else {
+            return None;
+        };
+        Some((level, major, minor.parse().ok()?))
+    };
+    match parse() {
+        Some((level, major, minor)) => (level, major, minor, std::cmp::Reverse(String::new())),
+        None => (0, 0, 0, std::cmp::Reverse(version.to_string())),
+    }
+}
+
+/// `storageVersionHash`: the first 8 bytes of the SHA-256 of `group/version/kind` of the
+/// storage version, in base64 (`discovery.StorageVersionHash`).
+fn storage_version_hash(t: &ResourceType) -> String {
+    use base64::Engine as _;
+    let text = format!("{}/{}/{}", t.group, t.storage_version, t.kind);
+    let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
+    base64::engine::general_purpose::STANDARD.encode(&digest.as_ref()[..8])
 }
 
 fn group_doc(group: &str, versions: &[&str]) -> Value {
@@ -83,8 +121,17 @@ fn resource_docs(t: &ResourceType) -> Vec<Value> {
         "singularName": t.singular,
         "namespaced": t.namespaced,
         "kind": t.kind,
-        "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+        "verbs": if t.custom {
+            // The order the real server lists a custom resource's verbs in.
+            json!(["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"])
+        } else {
+            json!(["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"])
+        },
     });
+    // The real server lists no hash for the CRD type itself.
+    if !super::crd::is_definition(t) {
+        main["storageVersionHash"] = json!(storage_version_hash(t));
+    }
     if !t.short_names.is_empty() {
         main["shortNames"] = json!(t.short_names);
     }
@@ -176,57 +223,4 @@ pub(crate) fn root_paths(registry: &Registry) -> Value {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::apiserver::CustomResourceSpec;
-
-    #[test]
-    fn documents_list_registered_resources() {
-        let mut registry = Registry::builtin();
-        registry
-            .register(
-                &CustomResourceSpec::cluster_scoped("example.com", "v1alpha1", "Zone", "zones")
-                    .with_status_subresource(),
-            )
-            .unwrap();
-        let core = resource_list(&registry, "", "v1").unwrap();
-        assert_eq!(core["groupVersion"], "v1");
-        let names: Vec<&str> = core["resources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["name"].as_str().unwrap())
-            .collect();
-        for expected in [
-            "pods",
-            "pods/status",
-            "configmaps",
-            "secrets",
-            "services",
-            "namespaces",
-            "events",
-        ] {
-            assert!(
-                names.contains(&expected),
-                "{expected} missing from {names:?}"
-            );
-        }
-        let groups = group_list(&registry);
-        let group_names: Vec<&str> = groups["groups"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|g| g["name"].as_str().unwrap())
-            .collect();
-        assert_eq!(group_names, ["apps", "coordination.k8s.io", "example.com"]);
-        let zones = resource_list(&registry, "example.com", "v1alpha1").unwrap();
-        assert_eq!(zones["resources"][0]["namespaced"], false);
-        assert_eq!(zones["resources"][1]["name"], "zones/status");
-        assert!(resource_list(&registry, "example.com", "v1").is_none());
-        assert_eq!(
-            group(&registry, "apps").unwrap()["preferredVersion"]["version"],
-            "v1"
-        );
-        assert!(group(&registry, "nope.io").is_none());
-    }
-}
+mod tests;

@@ -12,8 +12,29 @@
 //! - **discovery** (`/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`, `/version`,
 //!   `/openapi/v3`, an empty `/openapi/v2`) for core v1 Pods, ConfigMaps, Secrets, Services,
 //!   Namespaces and Events, apps/v1 Deployments, ReplicaSets and StatefulSets,
-//!   coordination.k8s.io/v1 Leases, and any custom resource registered with
-//!   [`TestApiServer::register_custom_resource`];
+//!   coordination.k8s.io/v1 Leases, apiextensions.k8s.io/v1 CustomResourceDefinitions, and
+//!   every custom resource a CRD serves (with its short names, categories, verbs in the real
+//!   order, `storageVersionHash`, and versions in Kubernetes' priority order);
+//! - **CustomResourceDefinitions** as a cluster serves them: a CRD created through the API
+//!   (`Api<CustomResourceDefinition>`, `kubectl apply -f crd.yaml`, kube's
+//!   `CustomResource::crd()`) is validated (422 with causes: name `<plural>.<group>`, one
+//!   storage version, structural schemas, ...), defaulted, and served when the create
+//!   returns: `NamesAccepted` and `Established` set (a name another CRD of the group holds
+//!   leaves `NamesAccepted` `False`), every served version with its scope, names, `status`
+//!   and `scale` subresources and `additionalPrinterColumns` (Table output), objects stored
+//!   in the storage version and read through any served one. Updates of a CRD take effect;
+//!   deleting one adds the `customresourcecleanup.apiextensions.k8s.io` finalizer, refuses
+//!   new objects, deletes every object (waiting for their finalizers), then the CRD, and the
+//!   type is no longer served. [`TestApiServer::register_custom_resource`] and
+//!   [`TestApiServerBuilder::custom_resource`] create a CRD ([`CustomResourceSpec::to_crd`])
+//!   the same way;
+//! - **structural schemas** of custom resources: unknown fields pruned (kept under
+//!   `x-kubernetes-preserve-unknown-fields`; `ObjectMeta` fields only in the `metadata` of
+//!   objects and `x-kubernetes-embedded-resource`s) and reported as `fieldValidation` says
+//!   (`unknown field "spec.foo"`), `default`s applied, and values validated (types,
+//!   `required`, `enum`, bounds, `pattern`, lengths, item counts, set and map list
+//!   uniqueness, formats, `anyOf`/`oneOf`/`not`) with the real server's field paths and
+//!   wording;
 //! - **bodies** in JSON, YAML and Kubernetes protobuf (what kubectl's typed `create`
 //!   subcommands send; decoded for the built-in types above, 415 for others); responses in
 //!   JSON or YAML, as a `meta.k8s.io` `Table` (`kubectl get`) or as `PartialObjectMetadata`
@@ -24,13 +45,24 @@
 //!   `sendInitialEvents` (streaming lists) and `410 Gone` for compacted history;
 //! - **writes**: create, get, update (409 on stale `resourceVersion`), JSON merge patch,
 //!   strategic merge patch (common subset), JSON patch (any document: 400 or 422, never a
-//!   crash), an approximation of server-side apply, delete with finalizers, the `status`
-//!   subresource, the `scale` subresource (Deployments, ReplicaSets, StatefulSets and
-//!   custom resources that declare one), `metadata.generation` for the types that have it
-//!   (Pods, workloads, custom resources);
+//!   crash), server-side apply, delete with finalizers, the `status` subresource, the
+//!   `scale` subresource (Deployments, ReplicaSets, StatefulSets and custom resources that
+//!   declare one), `metadata.generation` for the types that have it (Pods, workloads, custom
+//!   resources; one more when deletion starts); custom resources and CRDs refuse updates
+//!   without a `resourceVersion`, and no object takes new finalizers while it is deleted;
+//! - **field ownership and server-side apply**: `metadata.managedFields` on every write, one
+//!   entry per manager, operation (`Apply`, `Update`), API version and subresource, in
+//!   `FieldsV1` (`f:`, `k:{...}`, `v:`, `i:`), the manager from `fieldManager` or the first
+//!   word of the `User-Agent` (`unknown` without one); an apply changing a field another
+//!   manager owns fails with `409 Conflict`, one `FieldManagerConflict` cause per field
+//!   (`conflict with "m1": .spec.replicas`), unless `force=true`, which takes the fields;
+//!   fields a manager stops applying are removed unless another manager owns them; lists
+//!   merge as their schema says (`x-kubernetes-list-type` `map` by its keys, `set` by value,
+//!   `atomic` whole; built-in types as their OpenAPI says); `managedFields: [{}]` resets the
+//!   ownership; more than ten `Update` managers merge into `ancient-changes`;
 //! - **admission and validation** as a cluster answers: `fieldValidation=Strict|Warn|Ignore`
-//!   for unknown and duplicate fields of built-in types (unknown fields are dropped, as
-//!   decoding into Go types drops them), `422 Invalid` with one `details.causes` entry per
+//!   for unknown and duplicate fields of built-in types and custom resources (unknown fields
+//!   are dropped, as decoding drops them), `422 Invalid` with one `details.causes` entry per
 //!   failed rule (object names, labels, annotations, container names, replicas, Service
 //!   types and ports, immutable ConfigMaps and Secrets), `404 namespaces "x" not found` for
 //!   creates in a missing namespace and `403` (`NamespaceTerminating`) in a terminating one,
@@ -60,10 +92,15 @@
 //!
 //! Not served: other built-in types, aggregated discovery, protobuf responses, admission
 //! webhooks, RBAC (one token can do everything), defaulting beyond Pod and Namespace
-//! phases and the namespace label, controllers other than the garbage collector and the
-//! namespace controller, and Go's distinction between a zero value and an unset pointer in
-//! protobuf bodies (zero numbers and `false` are kept as sent). The crate documentation's
-//! table lists everything a cluster does that this server does not.
+//! phases and the namespace label, controllers other than the garbage collector, the
+//! namespace controller and the CRD controllers, and Go's distinction between a zero value
+//! and an unset pointer in protobuf bodies (zero numbers and `false` are kept as sent). For
+//! CRDs and field ownership: CEL rules (`x-kubernetes-validations`), conversion webhooks
+//! (versions convert with the `None` strategy; the storage version's schema prunes and
+//! validates writes through other versions), defaults applied when stored objects are read
+//! (they are applied on writes), `selectableFields`, server-side apply's merging with the
+//! client-side apply annotation, and the conversion of managed fields between versions. The
+//! crate documentation's table lists everything a cluster does that this server does not.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -89,8 +126,10 @@
 
 mod codec;
 mod controllers;
+mod crd;
 mod discovery;
 mod faults;
+mod fields;
 mod gc;
 mod json_patch;
 mod namespaces;
@@ -104,6 +143,8 @@ mod selector;
 mod server;
 mod status;
 mod storage;
+mod strategy;
+mod structural;
 mod table;
 mod time;
 mod tls;
@@ -383,12 +424,7 @@ impl TestApiServerBuilder {
     /// # Ok(()) }
     /// ```
     pub async fn start(self) -> Result<TestApiServer, Error> {
-        let mut registry = Registry::builtin();
-        for spec in &self.custom_resources {
-            registry
-                .register(spec)
-                .map_err(Error::InvalidCustomResource)?;
-        }
+        let registry = Registry::builtin();
         let requested = SocketAddr::from((Ipv4Addr::LOCALHOST, self.port));
         let listener = TcpListener::bind(requested)
             .await
@@ -430,11 +466,16 @@ impl TestApiServerBuilder {
         };
         let namespace_controller = namespaces::NamespaceController::new(&registry);
         let shared = Arc::new(Shared::new(address, registry, settings, security));
+        for spec in &self.custom_resources {
+            shared
+                .install_crd(spec.to_crd(), true)
+                .map_err(|err| Error::InvalidCustomResource(err.message().to_string()))?;
+        }
         let task = tokio::spawn(server::serve(listener, shared.clone()));
-        let mut controllers = vec![tokio::spawn(controllers::run(
-            shared.clone(),
-            namespace_controller,
-        ))];
+        let mut controllers = vec![
+            tokio::spawn(controllers::run(shared.clone(), namespace_controller)),
+            tokio::spawn(crd::finish_deletions(shared.clone())),
+        ];
         if self.garbage_collector {
             controllers.push(tokio::spawn(controllers::run(
                 shared.clone(),
@@ -697,10 +738,8 @@ impl TestApiServer {
     /// ```
     pub fn register_custom_resource(&self, spec: CustomResourceSpec) -> Result<(), Error> {
         self.shared
-            .registry
-            .write()
-            .register(&spec)
-            .map_err(Error::InvalidCustomResource)
+            .install_crd(spec.to_crd(), false)
+            .map_err(|err| Error::InvalidCustomResource(err.message().to_string()))
     }
 
     /// The fault-injection and request-counting handle.
@@ -799,6 +838,11 @@ impl TestApiServer {
             .store
             .lock()
             .create(&resource, namespace, object, false)?;
+        let name = created
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        self.shared.after_write(&resource, name);
         Ok(created.as_ref().clone())
     }
 
@@ -856,6 +900,7 @@ impl TestApiServer {
             subresource,
             false,
         )?;
+        self.shared.after_write(&resource, &name);
         Ok(updated.as_ref().clone())
     }
 
@@ -935,6 +980,7 @@ impl TestApiServer {
             &DeleteOptions::default(),
             false,
         )?;
+        self.shared.after_write(&resource, name);
         Ok(match outcome {
             DeleteOutcome::Deleted(o) | DeleteOutcome::Pending(o) => o.as_ref().clone(),
         })

@@ -24,9 +24,7 @@ use super::controllers::Controller;
 use super::gc::{self, Propagation};
 use super::resource::{Registry, ResourceKey, ResourceType};
 use super::status::{ApiError, StatusReason};
-use super::storage::{
-    Change, DeleteOptions, EventType, Snapshot, Store, Subresource, group_suffix,
-};
+use super::storage::{Change, DeleteOptions, EventType, Snapshot, Store, Subresource};
 use super::time::now_rfc3339;
 
 /// The finalizer the namespace controller removes once a namespace is empty.
@@ -239,7 +237,7 @@ pub(crate) fn admit_delete(resource: &ResourceType, name: &str) -> Result<(), Ap
 
 /// `403 Forbidden` as kube-apiserver's `NewForbidden` words it.
 fn forbidden(resource: &ResourceType, name: &str, why: &str) -> ApiError {
-    let qualified = format!("{}{}", resource.plural, group_suffix(resource));
+    let qualified = resource.qualified_resource();
     ApiError::new(
         StatusReason::Forbidden,
         format!("{qualified} \"{name}\" is forbidden: {why}"),
@@ -477,11 +475,9 @@ impl NamespaceController {
             match store.delete(&resource, Some(name), object_name, &background, false) {
                 Ok(_) => {}
                 Err(err) if err.code() == 404 => {}
-                Err(err) => remaining.failures.push(format!(
-                    "{}{}: {err}",
-                    resource.plural,
-                    group_suffix(&resource)
-                )),
+                Err(err) => remaining
+                    .failures
+                    .push(format!("{}: {err}", resource.qualified_resource())),
             }
         }
         for (key, object) in store.current().in_namespace(name) {

@@ -3,7 +3,11 @@
 use std::any::TypeId;
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Value, json};
+
+use super::fields::Shape;
+use super::storage::Object;
+use super::structural::Schema;
 
 /// A custom resource type to serve, as a CustomResourceDefinition would declare it.
 ///
@@ -86,28 +90,6 @@ impl ScaleSubresource {
     pub fn with_label_selector_path(mut self, path: &str) -> Self {
         self.label_selector_path = Some(path.to_string());
         self
-    }
-
-    fn validate(&self) -> Result<(), String> {
-        let check = |path: &str, under: &[&str]| {
-            let valid = path.starts_with('.')
-                && path[1..].split('.').all(|p| !p.is_empty())
-                && under.iter().any(|u| path.starts_with(&format!(".{u}.")));
-            if valid {
-                Ok(())
-            } else {
-                Err(format!(
-                    "scale path {path:?} must be a JSON path under .{}",
-                    under.join(" or .")
-                ))
-            }
-        };
-        check(&self.spec_replicas_path, &["spec"])?;
-        check(&self.status_replicas_path, &["status"])?;
-        if let Some(path) = &self.label_selector_path {
-            check(path, &["spec", "status"])?;
-        }
-        Ok(())
     }
 }
 
@@ -223,34 +205,65 @@ impl CustomResourceSpec {
         format!("{}/{}", self.group, self.version)
     }
 
-    pub(crate) fn validate(&self) -> Result<(), String> {
-        let dns_label = |s: &str| {
-            !s.is_empty()
-                && s.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
-        };
-        if !dns_label(&self.group) || !self.group.contains('.') {
-            return Err(format!(
-                "group {:?} must be a non-empty DNS name containing a dot",
-                self.group
-            ));
-        }
-        if !dns_label(&self.version) || self.version.contains('.') {
-            return Err(format!("version {:?} is not a valid version", self.version));
-        }
-        if !dns_label(&self.plural) || self.plural.contains('.') {
-            return Err(format!(
-                "plural {:?} must be a lower-case DNS label",
-                self.plural
-            ));
-        }
-        if self.kind.is_empty() || !self.kind.bytes().all(|b| b.is_ascii_alphanumeric()) {
-            return Err(format!("kind {:?} must be alphanumeric", self.kind));
+    /// The `apiextensions.k8s.io/v1` CustomResourceDefinition that declares the type: one
+    /// served and stored version, a schema that keeps every field
+    /// (`x-kubernetes-preserve-unknown-fields`, so objects are stored as sent), the `status`
+    /// and `scale` subresources if the spec has them, and its short names. The test server
+    /// serves a spec by creating this CRD; a real API server serves it the same way.
+    ///
+    /// ```
+    /// use informer_testing::CustomResourceSpec;
+    /// let crd = CustomResourceSpec::namespaced("example.com", "v1", "Widget", "widgets")
+    ///     .with_status_subresource()
+    ///     .to_crd();
+    /// assert_eq!(crd["metadata"]["name"], "widgets.example.com");
+    /// assert_eq!(crd["spec"]["scope"], "Namespaced");
+    /// assert_eq!(crd["spec"]["names"]["listKind"], "WidgetList");
+    /// assert!(crd["spec"]["versions"][0]["subresources"]["status"].is_object());
+    /// ```
+    pub fn to_crd(&self) -> Value {
+        let mut version = json!({
+            "name": self.version,
+            "served": true,
+            "storage": true,
+            "schema": {"openAPIV3Schema": {
+                "type": "object",
+                "x-kubernetes-preserve-unknown-fields": true,
+            }},
+        });
+        if self.status_subresource {
+            version["subresources"]["status"] = json!({});
         }
         if let Some(scale) = &self.scale {
-            scale.validate()?;
+            let mut subresource = json!({
+                "specReplicasPath": scale.spec_replicas_path,
+                "statusReplicasPath": scale.status_replicas_path,
+            });
+            if let Some(selector) = &scale.label_selector_path {
+                subresource["labelSelectorPath"] = json!(selector);
+            }
+            version["subresources"]["scale"] = subresource;
         }
-        Ok(())
+        let mut names = json!({
+            "plural": self.plural,
+            "singular": self.kind.to_ascii_lowercase(),
+            "kind": self.kind,
+            "listKind": format!("{}List", self.kind),
+        });
+        if !self.short_names.is_empty() {
+            names["shortNames"] = json!(self.short_names);
+        }
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{}.{}", self.plural, self.group)},
+            "spec": {
+                "group": self.group,
+                "scope": if self.namespaced { "Namespaced" } else { "Cluster" },
+                "names": names,
+                "versions": [version],
+            },
+        })
     }
 }
 
@@ -277,6 +290,34 @@ pub(crate) struct ResourceType {
     /// 1 on create, one more on every change outside metadata and status.
     pub tracks_generation: bool,
     pub custom: bool,
+    /// `listKind` (`<Kind>List` for built-in types).
+    pub list_kind: String,
+    /// The version objects are stored in: the CRD's storage version (the served one for
+    /// built-in types). Objects read through another version get its `apiVersion`.
+    pub storage_version: String,
+    /// The structural schema of this version of a custom resource.
+    pub schema: Option<Arc<Schema>>,
+    /// `additionalPrinterColumns` of a custom resource version (Table output).
+    pub printer_columns: Vec<PrinterColumn>,
+    /// The CustomResourceDefinition that serves the type.
+    pub crd: Option<String>,
+    /// The first revision watches of the type can start after: the revision the type started
+    /// being served at (the real server's watch cache starts then).
+    pub served_since: u64,
+    /// The CRD is being deleted: no new objects.
+    pub terminating: bool,
+}
+
+/// An `additionalPrinterColumns` entry.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PrinterColumn {
+    pub name: String,
+    /// `type`: integer, number, string, boolean or date.
+    pub kind: String,
+    pub format: String,
+    pub description: String,
+    pub priority: i64,
+    pub json_path: String,
 }
 
 impl ResourceType {
@@ -296,6 +337,13 @@ impl ResourceType {
             returns_deleted_object: false,
             tracks_generation: false,
             custom: false,
+            list_kind: format!("{kind}List"),
+            storage_version: version.to_string(),
+            schema: None,
+            printer_columns: Vec::new(),
+            crd: None,
+            served_since: 0,
+            terminating: false,
         }
     }
 
@@ -334,31 +382,89 @@ impl ResourceType {
         self
     }
 
-    pub(crate) fn from_custom(spec: &CustomResourceSpec) -> Self {
-        Self {
-            group: spec.group.clone(),
-            version: spec.version.clone(),
-            kind: spec.kind.clone(),
-            plural: spec.plural.clone(),
-            singular: spec.kind.to_ascii_lowercase(),
-            namespaced: spec.namespaced,
-            status_subresource: spec.status_subresource,
-            scale: spec.scale.clone(),
-            short_names: spec.short_names.clone(),
-            categories: Vec::new(),
-            fields: Vec::new(),
-            returns_deleted_object: true,
-            tracks_generation: true,
-            custom: true,
-        }
-    }
-
     /// `v1` or `group/version`.
     pub(crate) fn api_version(&self) -> String {
         if self.group.is_empty() {
             self.version.clone()
         } else {
             format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The `apiVersion` objects are stored with.
+    pub(crate) fn storage_api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.storage_version.clone()
+        } else {
+            format!("{}/{}", self.group, self.storage_version)
+        }
+    }
+
+    /// The same type as its storage version serves it (itself when this is the storage
+    /// version): the store keeps every version's objects in the storage version.
+    pub(crate) fn storage(self: &Arc<Self>, registry: &Registry) -> Arc<ResourceType> {
+        if self.version == self.storage_version {
+            return self.clone();
+        }
+        registry
+            .by_path(&self.group, &self.storage_version, &self.plural)
+            .unwrap_or_else(|| self.clone())
+    }
+
+    /// A stored object as this version serves it: its `apiVersion` set to this version's
+    /// (custom resources convert with the `None` strategy: nothing else changes).
+    pub(crate) fn present(&self, object: &Object) -> Object {
+        if self.version == self.storage_version
+            || object.get("apiVersion").and_then(Value::as_str) == Some(self.api_version().as_str())
+        {
+            return object.clone();
+        }
+        let mut value = object.as_ref().clone();
+        if let Value::Object(map) = &mut value {
+            map.insert("apiVersion".into(), Value::String(self.api_version()));
+        }
+        Object::new(value)
+    }
+
+    /// Sets an object's `apiVersion` to the storage version's, if it is this version's.
+    pub(crate) fn to_storage(&self, object: &mut Value) {
+        if self.version == self.storage_version {
+            return;
+        }
+        if object.get("apiVersion").and_then(Value::as_str) == Some(self.api_version().as_str())
+            && let Value::Object(map) = object
+        {
+            map.insert(
+                "apiVersion".into(),
+                Value::String(self.storage_api_version()),
+            );
+        }
+    }
+
+    /// How server-side apply sees objects of the type.
+    pub(crate) fn shape(&self) -> Shape<'_> {
+        match &self.schema {
+            Some(schema) => Shape::Schema(schema),
+            None if self.custom => Shape::Deduced,
+            None => Shape::builtin(&self.api_version(), &self.kind),
+        }
+    }
+
+    /// `Kind` for the core group, `Kind.group` otherwise (`Widget.example.com`).
+    pub(crate) fn qualified_kind(&self) -> String {
+        if self.group.is_empty() {
+            self.kind.clone()
+        } else {
+            format!("{}.{}", self.kind, self.group)
+        }
+    }
+
+    /// `plural` for the core group, `plural.group` otherwise (`widgets.example.com`).
+    pub(crate) fn qualified_resource(&self) -> String {
+        if self.group.is_empty() {
+            self.plural.clone()
+        } else {
+            format!("{}.{}", self.plural, self.group)
         }
     }
 
@@ -479,29 +585,54 @@ impl Registry {
                 .generation()
                 .workload_scale(),
             ResourceType::builtin("coordination.k8s.io", "v1", "Lease", "leases", true),
+            super::crd::definition_type(),
         ];
         Self {
             types: types.into_iter().map(Arc::new).collect(),
         }
     }
 
-    /// Adds (or replaces) a custom resource type.
-    pub(crate) fn register(&mut self, spec: &CustomResourceSpec) -> Result<(), String> {
-        spec.validate()?;
-        if let Some(existing) = self
-            .types
-            .iter()
-            .find(|t| t.group == spec.group && t.plural == spec.plural)
-            && !existing.custom
-        {
-            return Err(format!(
-                "{}.{} is a built-in resource",
-                spec.plural, spec.group
-            ));
+    /// Serves the types of a CustomResourceDefinition (one per served version), replacing
+    /// what it served before. A type another CRD or a built-in type already serves at the
+    /// same group, version and plural is not replaced.
+    pub(crate) fn install(&mut self, crd: &str, types: Vec<ResourceType>) {
+        self.types.retain(|t| t.crd.as_deref() != Some(crd));
+        for t in types {
+            if self.by_path(&t.group, &t.version, &t.plural).is_none() {
+                self.types.push(Arc::new(t));
+            }
         }
+    }
+
+    /// Stops serving the types of a CustomResourceDefinition.
+    pub(crate) fn uninstall(&mut self, crd: &str) {
+        self.types.retain(|t| t.crd.as_deref() != Some(crd));
+    }
+
+    /// The types a CustomResourceDefinition serves now.
+    pub(crate) fn of_crd(&self, crd: &str) -> Vec<Arc<ResourceType>> {
         self.types
-            .retain(|t| !(t.group == spec.group && t.plural == spec.plural));
-        self.types.push(Arc::new(ResourceType::from_custom(spec)));
+            .iter()
+            .filter(|t| t.crd.as_deref() == Some(crd))
+            .cloned()
+            .collect()
+    }
+
+    /// Serves a custom resource type as its CRD declares it, for unit tests that need a
+    /// registry without a server.
+    #[cfg(test)]
+    pub(crate) fn register(&mut self, spec: &CustomResourceSpec) -> Result<(), String> {
+        let mut crd = spec.to_crd();
+        super::crd::apply_defaults(&mut crd);
+        super::crd::prepare_create(&mut crd);
+        let errors = super::crd::validation::validate(&crd, None);
+        if !errors.is_empty() {
+            let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            return Err(errors.join(", "));
+        }
+        let name = crd["metadata"]["name"].as_str().unwrap_or("").to_string();
+        let types = super::crd::served_types(&crd, 0).map_err(|e| e.to_string())?;
+        self.install(&name, types);
         Ok(())
     }
 
@@ -547,79 +678,4 @@ impl Registry {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn builtin_lookup() {
-        let registry = Registry::builtin();
-        let pods = registry.by_path("", "v1", "pods").unwrap();
-        assert_eq!(pods.kind, "Pod");
-        assert!(pods.namespaced && pods.status_subresource);
-        assert_eq!(
-            registry.by_kind("apps/v1", "Deployment").unwrap().plural,
-            "deployments"
-        );
-        assert_eq!(
-            registry
-                .by_kind("coordination.k8s.io/v1", "Lease")
-                .unwrap()
-                .plural,
-            "leases"
-        );
-        assert!(!registry.by_path("", "v1", "namespaces").unwrap().namespaced);
-        assert!(registry.by_path("apps", "v2", "deployments").is_none());
-    }
-
-    #[test]
-    fn custom_resources_validate_and_register() {
-        let mut registry = Registry::builtin();
-        let spec = CustomResourceSpec::namespaced("example.com", "v1", "Widget", "widgets");
-        registry.register(&spec).unwrap();
-        assert!(
-            registry
-                .by_path("example.com", "v1", "widgets")
-                .unwrap()
-                .custom
-        );
-        assert!(registry.serves_group_version("example.com", "v1"));
-        assert!(
-            registry
-                .register(&CustomResourceSpec::namespaced(
-                    "apps",
-                    "v1",
-                    "X",
-                    "deployments"
-                ))
-                .is_err()
-        );
-        assert!(
-            registry
-                .register(&CustomResourceSpec::namespaced(
-                    "example.com",
-                    "v1",
-                    "W",
-                    "Widgets"
-                ))
-                .is_err()
-        );
-        assert!(
-            registry
-                .register(&CustomResourceSpec::namespaced("", "v1", "W", "ws"))
-                .is_err()
-        );
-    }
-
-    #[test]
-    fn field_values() {
-        let registry = Registry::builtin();
-        let pods = registry.by_path("", "v1", "pods").unwrap();
-        let pod = json!({"metadata": {"name": "a"}, "spec": {"nodeName": "n1"}});
-        assert_eq!(pods.field_value(&pod, "spec.nodeName"), "n1");
-        assert_eq!(pods.field_value(&pod, "spec.hostNetwork"), "false");
-        assert_eq!(pods.field_value(&pod, "status.phase"), "");
-        assert!(pods.supports_field("spec.nodeName"));
-        assert!(!pods.supports_field("spec.bogus"));
-    }
-}
+mod tests;

@@ -139,7 +139,7 @@ pub(crate) fn with_replicas(
     for (i, part) in parts.iter().enumerate() {
         let Value::Object(map) = node else {
             return Err(ApiError::invalid_fields(
-                &validation::qualified_kind(resource),
+                &resource.qualified_kind(),
                 object
                     .pointer("/metadata/name")
                     .and_then(Value::as_str)

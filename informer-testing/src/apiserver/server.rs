@@ -21,8 +21,10 @@ use tokio::task::AbortHandle;
 use tokio_rustls::TlsAcceptor;
 
 use super::codec::{self, FieldValidation};
+use super::crd;
 use super::discovery;
 use super::faults::{self, FaultState, RequestInfo, RestartMode, Verb};
+use super::fields;
 use super::gc::Propagation;
 use super::namespaces;
 use super::openapi;
@@ -34,8 +36,9 @@ use super::status::{ApiError, FieldError, StatusReason, success_status};
 use super::storage::queue::Queue;
 use super::storage::{
     ContinueToken, DeleteOptions, DeleteOutcome, Filter, Limits, ListRequest, Object, ReadVersion,
-    Storage, Store, Subresource, WatchMessage, WatchStart, group_suffix,
+    Storage, Store, Subresource, WatchMessage, WatchStart, WriteOptions,
 };
+use super::strategy;
 use super::table;
 use super::tls;
 use super::watch::WatchStream;
@@ -59,6 +62,10 @@ pub(crate) struct Shared {
     tls: Option<TlsAcceptor>,
     /// The bearer token every request must carry; `None` lets every request in.
     pub(crate) token: Option<String>,
+    /// Serializes the CRD controllers' work (see [`crd::reconcile`]).
+    pub(crate) crd_lock: Mutex<()>,
+    /// The CRDs the server was started with, created again when a restart loses all data.
+    seed_crds: Mutex<Vec<Value>>,
 }
 
 /// How the server serves requests, and how much it keeps.
@@ -97,6 +104,61 @@ impl Shared {
             settings,
             tls: security.tls,
             token: security.token,
+            crd_lock: Mutex::new(()),
+            seed_crds: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Creates a CRD (or updates the one with its name), then serves it, as a client's
+    /// create or update of it would. `seed`: created again after a restart that loses data.
+    pub(crate) fn install_crd(&self, crd: Value, seed: bool) -> Result<(), ApiError> {
+        let definitions = crd::definition_type();
+        let name = crd
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let options = WriteOptions::by(strategy::DEFAULT_MANAGER);
+        {
+            let mut store = self.store.lock();
+            match store.get(&definitions, None, &name) {
+                Ok(existing) => {
+                    let mut updated = crd.clone();
+                    updated["metadata"] = existing["metadata"].clone();
+                    updated["status"] = existing["status"].clone();
+                    store.update(
+                        &definitions,
+                        None,
+                        &name,
+                        updated,
+                        Subresource::Main,
+                        options,
+                    )?;
+                }
+                Err(_) => {
+                    store.create(&definitions, None, crd.clone(), options)?;
+                }
+            }
+        }
+        crd::reconcile(self, &name);
+        if seed {
+            let mut seeds = self.seed_crds.lock();
+            seeds.retain(|c| c["metadata"]["name"] != name.as_str());
+            seeds.push(crd);
+        }
+        Ok(())
+    }
+
+    /// What follows a write, as the real server's controllers would do it: a CRD is
+    /// reconciled (names, conditions, serving, deletion); an object of a terminating CRD may
+    /// let the CRD go.
+    pub(crate) fn after_write(&self, resource: &ResourceType, name: &str) {
+        if crd::is_definition(resource) {
+            crd::reconcile(self, name);
+        } else if resource.terminating
+            && let Some(definition) = &resource.crd
+        {
+            crd::reconcile(self, definition);
         }
     }
 
@@ -108,6 +170,25 @@ impl Shared {
             if mode == RestartMode::ResetData {
                 store.reset();
                 seed_namespaces(&mut store, &self.registry.read());
+            }
+        }
+        if mode == RestartMode::ResetData {
+            // The CRDs went with the data: stop serving them, then create the seeds again.
+            let mut registry = self.registry.write();
+            let crds: Vec<String> = registry
+                .types()
+                .iter()
+                .filter_map(|t| t.crd.clone())
+                .collect();
+            for name in crds {
+                registry.uninstall(&name);
+            }
+            drop(registry);
+            let seeds = self.seed_crds.lock().clone();
+            for crd in seeds {
+                if let Err(err) = self.install_crd(crd, false) {
+                    tracing::warn!(%err, "failed to create a CRD again after a restart");
+                }
             }
         }
         self.close_connections();
@@ -637,7 +718,8 @@ impl ResourceRequest<'_> {
         headers_decide: bool,
         directives: bool,
     ) -> Result<(Value, Vec<String>), ApiError> {
-        let validation = FieldValidation::parse(self.query.get("fieldValidation"))?;
+        let validation =
+            FieldValidation::parse(self.query.get("fieldValidation"), self.options_kind())?;
         let mut decoded = if headers_decide {
             codec::decode_object(self.headers, body)?
         } else {
@@ -645,6 +727,75 @@ impl ResourceRequest<'_> {
         };
         let warnings = codec::check_fields(resource, &mut decoded, validation, directives)?;
         Ok((decoded.value, warnings))
+    }
+
+    /// A server-side apply configuration (YAML or JSON) and the warnings for its duplicate
+    /// fields: `fieldValidation=Strict` refuses them (as the real server's strict YAML
+    /// decoding of the patch); unknown fields are the apply's business (a 500, as the real
+    /// server's typed conversion answers).
+    fn apply_configuration(&self, body: &[u8]) -> Result<(Value, Vec<String>), ApiError> {
+        let validation =
+            FieldValidation::parse(self.query.get("fieldValidation"), self.options_kind())?;
+        let decoded = codec::decode_yaml(body)?;
+        let problems: Vec<String> = decoded
+            .duplicates
+            .iter()
+            .map(|path| format!("duplicate field \"{path}\""))
+            .collect();
+        match validation {
+            _ if problems.is_empty() => Ok((decoded.value, Vec::new())),
+            FieldValidation::Ignore => Ok((decoded.value, Vec::new())),
+            FieldValidation::Warn => Ok((decoded.value, problems)),
+            FieldValidation::Strict => Err(ApiError::bad_request(format!(
+                "error strict decoding YAML: {}",
+                problems.join(", ")
+            ))),
+        }
+    }
+
+    /// The `meta.k8s.io` kind of the request's options (`CreateOptions`, `UpdateOptions`,
+    /// `PatchOptions`), as errors in them name it.
+    fn options_kind(&self) -> &'static str {
+        match self.verb {
+            Verb::Update => "UpdateOptions",
+            Verb::Patch => "PatchOptions",
+            _ => "CreateOptions",
+        }
+    }
+
+    /// The options of a write: dry run, the field manager (`fieldManager`, else the first
+    /// word of the `User-Agent`, as the real server derives it), `force` for apply.
+    fn write_options(&self, dry_run: bool, apply: bool) -> Result<WriteOptions, ApiError> {
+        let options = format!("{}.meta.k8s.io", self.options_kind());
+        let manager = match self.query.get("fieldManager").filter(|m| !m.is_empty()) {
+            Some(manager) => {
+                let errors = fields::validate_manager(manager);
+                if !errors.is_empty() {
+                    return Err(ApiError::invalid_fields(&options, "", errors));
+                }
+                manager.to_string()
+            }
+            None => fields::manager_from_user_agent(
+                self.headers
+                    .get(header::USER_AGENT)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or(""),
+            ),
+        };
+        let force = self.query.bool("force")?;
+        if force.is_some() && !apply && self.verb == Verb::Patch {
+            return Err(ApiError::invalid(
+                &options,
+                "",
+                "force: Forbidden: may not be specified for non-apply patch",
+            ));
+        }
+        Ok(WriteOptions {
+            dry_run,
+            manager: Some(manager),
+            force: force.unwrap_or(false),
+            ..WriteOptions::default()
+        })
     }
 
     /// A response with an object in the negotiated format and `Warning` headers.
@@ -669,6 +820,7 @@ impl ResourceRequest<'_> {
         status: StatusCode,
         object: &Object,
     ) -> Response<Body> {
+        let object = &resource.present(object);
         if self.output != codec::Output::Json {
             let document = match self.output {
                 codec::Output::Table => {
@@ -696,7 +848,14 @@ impl ResourceRequest<'_> {
         metadata: Value,
         items: &[Object],
     ) -> Response<Body> {
-        let list_kind = format!("{}List", resource.kind);
+        let list_kind = resource.list_kind.clone();
+        let presented: Vec<Object>;
+        let items = if resource.version == resource.storage_version {
+            items
+        } else {
+            presented = items.iter().map(|o| resource.present(o)).collect();
+            &presented
+        };
         match self.output {
             codec::Output::Json => {
                 let mut out = Vec::with_capacity(
@@ -729,7 +888,7 @@ impl ResourceRequest<'_> {
                     resource,
                     items,
                     metadata["resourceVersion"].as_str().and_then(|rv| rv.parse().ok()),
-                    metadata["continue"].as_str(),
+                    metadata["continue"].as_str().filter(|c| !c.is_empty()),
                 );
                 self.respond(StatusCode::OK, &table, &[])
             }
@@ -778,9 +937,13 @@ fn handle_resource(
     {
         return Err(method_not_allowed(method));
     }
+    // The version requested, and the one objects are stored in (the same but for other
+    // versions of a multi-version custom resource).
     let resource = path.resource.clone();
+    let storage = resource.storage(&shared.registry.read());
     let namespace = path.namespace.as_deref();
     let name = path.name.as_deref().unwrap_or("");
+    let present = |object: &Object| resource.present(object);
     match request.verb {
         Verb::List => list(request, &path),
         Verb::Watch => watch(request, &path),
@@ -792,12 +955,14 @@ fn handle_resource(
                     return Err(ApiError::too_large_resource_version(requested, current));
                 }
             }
-            let object = shared.store.get(&resource, namespace, name)?;
+            let object = shared.store.get(&storage, namespace, name)?;
             Ok(request.respond_object(&resource, StatusCode::OK, &object))
         }
         Verb::Create => {
             let dry_run = query.dry_run()?;
-            let (object, warnings) = request.object(&resource, &body, true, false)?;
+            let (mut object, warnings) = request.object(&resource, &body, true, false)?;
+            let options = request.write_options(dry_run, false)?;
+            resource.to_storage(&mut object);
             let mut store = shared.store.lock();
             let new_name = ["name", "generateName"]
                 .iter()
@@ -816,22 +981,44 @@ fn handle_resource(
                 namespace,
                 new_name,
             )?;
-            let created = store.create(&resource, namespace, object, dry_run)?;
+            let created = store.create(&storage, namespace, object, options)?;
             drop(store);
-            Ok(request.respond(StatusCode::CREATED, &created, &warnings))
+            if !dry_run {
+                shared.after_write(&storage, name_of(&created));
+            }
+            Ok(request.respond(StatusCode::CREATED, &present(&created), &warnings))
         }
         Verb::Update => {
             let dry_run = query.dry_run()?;
-            let (object, warnings) = request.object(&resource, &body, true, false)?;
+            let (mut object, warnings) = request.object(&resource, &body, true, false)?;
+            let options = request.write_options(dry_run, false)?;
+            if (resource.custom || crd::is_definition(&resource))
+                && super::storage::resource_version(&object).is_empty()
+            {
+                // Custom resources and CRDs do not allow unconditional updates.
+                return Err(ApiError::invalid_fields(
+                    &resource.qualified_resource(),
+                    name,
+                    vec![FieldError::invalid(
+                        "metadata.resourceVersion",
+                        0,
+                        "must be specified for an update",
+                    )],
+                ));
+            }
+            resource.to_storage(&mut object);
             let updated = shared.store.lock().update(
-                &resource,
+                &storage,
                 namespace,
                 name,
                 object,
                 subresource,
-                dry_run,
+                options,
             )?;
-            Ok(request.respond(StatusCode::OK, &updated, &warnings))
+            if !dry_run {
+                shared.after_write(&storage, name);
+            }
+            Ok(request.respond(StatusCode::OK, &present(&updated), &warnings))
         }
         Verb::Patch => {
             let dry_run = query.dry_run()?;
@@ -843,16 +1030,20 @@ fn handle_resource(
                     "fieldManager: Required value: is required for apply patch",
                 ));
             }
-            let (patch, warnings) = match kind {
+            let options = request.write_options(dry_run, kind == PatchKind::Apply)?;
+            let (mut patch, warnings) = match kind {
                 // A JSON patch is a list of operations, not an object of the type.
                 PatchKind::Json => (codec::decode_json(&body)?.value, Vec::new()),
-                PatchKind::Apply => request.object(&resource, &body, false, false)?,
+                PatchKind::Apply => request.apply_configuration(&body)?,
                 PatchKind::Merge | PatchKind::Strategic => {
                     request.object(&resource, &body, false, kind == PatchKind::Strategic)?
                 }
             };
+            if kind == PatchKind::Apply {
+                resource.to_storage(&mut patch);
+            }
             let mut store = shared.store.lock();
-            let existed = store.get(&resource, namespace, name).is_ok();
+            let existed = store.get(&storage, namespace, name).is_ok();
             if !existed && kind == PatchKind::Apply {
                 namespaces::admit_create(
                     &store,
@@ -863,21 +1054,24 @@ fn handle_resource(
                 )?;
             }
             let patched = store.patch(
-                &resource,
+                &storage,
                 namespace,
                 name,
                 kind,
                 &patch,
                 subresource,
-                dry_run,
+                options,
             )?;
             drop(store);
+            if !dry_run {
+                shared.after_write(&storage, name);
+            }
             let status = if existed {
                 StatusCode::OK
             } else {
                 StatusCode::CREATED
             };
-            Ok(request.respond(status, &patched, &warnings))
+            Ok(request.respond(status, &present(&patched), &warnings))
         }
         Verb::Delete => {
             let (options, body_dry_run) = delete_options(headers, query, &body)?;
@@ -886,20 +1080,25 @@ fn handle_resource(
             let outcome = shared
                 .store
                 .lock()
-                .delete(&resource, namespace, name, &options, dry_run)?;
+                .delete(&storage, namespace, name, &options, dry_run)?;
+            if !dry_run {
+                shared.after_write(&storage, name);
+            }
             Ok(match outcome {
                 // Like kube-apiserver: 202 when the object stays and the request asked for
                 // its dependents to be deleted with the legacy `orphanDependents: false`.
                 DeleteOutcome::Pending(object) if options.orphan_dependents == Some(false) => {
-                    request.respond(StatusCode::ACCEPTED, &object, &[])
+                    request.respond(StatusCode::ACCEPTED, &present(&object), &[])
                 }
-                DeleteOutcome::Pending(object) => request.respond(StatusCode::OK, &object, &[]),
+                DeleteOutcome::Pending(object) => {
+                    request.respond(StatusCode::OK, &present(&object), &[])
+                }
                 DeleteOutcome::Deleted(object) if resource.returns_deleted_object => {
-                    request.respond(StatusCode::OK, &object, &[])
+                    request.respond(StatusCode::OK, &present(&object), &[])
                 }
                 DeleteOutcome::Deleted(object) => {
                     let uid = object.pointer("/metadata/uid").and_then(Value::as_str);
-                    let status = success_status(&resource.plural, name, uid);
+                    let status = success_status(&resource.plural, &resource.group, name, uid);
                     request.respond(StatusCode::OK, &status, &[])
                 }
             })
@@ -908,40 +1107,84 @@ fn handle_resource(
             let (options, body_dry_run) = delete_options(headers, query, &body)?;
             let dry_run = query.dry_run()? || body_dry_run;
             let filter = filter(&path, query)?;
-            let mut deleted = Vec::new();
-            // One object at a time, as the real server deletes a collection: other requests
-            // (writes included) go on meanwhile, and the request timeout stops the loop.
-            for (ns, name) in shared.store.select(&filter) {
+            // As the real server: list, then delete what was listed one object at a time
+            // (other requests, writes included, go on meanwhile, and the request timeout
+            // stops the loop), answering with the list.
+            let listed = shared.store.list(&ListRequest {
+                filter: Filter {
+                    resource: storage.clone(),
+                    ..filter
+                },
+                version: ReadVersion::MostRecent,
+                limit: None,
+                continue_token: None,
+            })?;
+            for object in &listed.items {
                 if Instant::now() >= request.deadline {
                     return Err(timeout_error());
                 }
+                let ns = object
+                    .pointer("/metadata/namespace")
+                    .and_then(Value::as_str);
+                let object_name = name_of(object);
                 let outcome =
                     shared
                         .store
                         .lock()
-                        .delete(&resource, ns.as_deref(), &name, &options, dry_run);
+                        .delete(&storage, ns, object_name, &options, dry_run);
                 match outcome {
-                    Ok(DeleteOutcome::Deleted(o) | DeleteOutcome::Pending(o)) => deleted.push(o),
-                    // Deleted by someone else since the selection.
+                    Ok(_) => {
+                        if !dry_run {
+                            shared.after_write(&storage, object_name);
+                        }
+                    }
+                    // Deleted by someone else since the list.
                     Err(err) if err.code() == 404 => {}
                     Err(err) => return Err(err),
                 }
             }
-            let revision = shared.store.revision();
-            let metadata = json!({"resourceVersion": revision.to_string()});
+            let metadata = list_metadata(&resource, listed.revision, None, None);
             if request.output == codec::Output::Json {
-                return Ok(request.respond_list(&resource, metadata, &deleted));
+                return Ok(request.respond_list(&resource, metadata, &listed.items));
             }
             let list = json!({
-                "kind": format!("{}List", resource.kind),
+                "kind": resource.list_kind,
                 "apiVersion": resource.api_version(),
-                "metadata": {"resourceVersion": revision.to_string()},
-                "items": deleted.iter().map(|o| o.as_ref()).collect::<Vec<&Value>>(),
+                "metadata": metadata,
+                "items": listed.items.iter().map(|o| present(o).as_ref().clone()).collect::<Vec<Value>>(),
             });
             Ok(request.respond(StatusCode::OK, &list, &[]))
         }
         Verb::Discovery | Verb::Other => Err(method_not_allowed(method)),
     }
+}
+
+fn name_of(object: &Value) -> &str {
+    object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// A list's `metadata`: its revision, the continue token and remaining count when there is
+/// a next page; lists of custom resources carry `continue: ""` without one, as the real
+/// server's unstructured lists do.
+fn list_metadata(
+    resource: &ResourceType,
+    revision: u64,
+    continue_token: Option<String>,
+    remaining: Option<usize>,
+) -> Value {
+    let mut metadata = json!({"resourceVersion": revision.to_string()});
+    match continue_token {
+        Some(token) => metadata["continue"] = json!(token),
+        None if resource.custom => metadata["continue"] = json!(""),
+        None => {}
+    }
+    if let Some(remaining) = remaining {
+        metadata["remainingItemCount"] = json!(remaining);
+    }
+    metadata
 }
 
 /// The `scale` subresource: get, update (PUT a `Scale`) and patch (a patch of the `Scale`).
@@ -1001,22 +1244,30 @@ fn handle_scale(
             != Some(rv)
     {
         return Err(ApiError::conflict(
-            &format!("{}{}", resource.plural, group_suffix(resource)),
+            &resource.qualified_resource(),
             name,
             "the object has been modified; please apply your changes to the latest version and try again",
         ));
     }
     let replicas = scale::requested_replicas(name, &desired)?;
     let resized = scale::with_replicas(resource, &object, replicas)?;
+    let options = WriteOptions {
+        subresource: Some("scale".into()),
+        ..request.write_options(dry_run, false)?
+    };
+    let storage = resource.storage(&request.shared.registry.read());
     let updated = store.update(
-        resource,
+        &storage,
         namespace,
         name,
         resized,
         Subresource::Main,
-        dry_run,
+        options,
     )?;
     drop(store);
+    if !dry_run {
+        request.shared.after_write(&storage, name);
+    }
     Ok(request.respond(StatusCode::OK, &scale::scale(resource, &updated)?, &[]))
 }
 
@@ -1199,13 +1450,12 @@ fn list(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<B
     };
     let page = shared.store.list(&list_request)?;
     let continue_token = page.continue_token.as_ref().map(ContinueToken::encode);
-    let mut metadata = json!({"resourceVersion": page.revision.to_string()});
-    if let Some(token) = continue_token {
-        metadata["continue"] = json!(token);
-    }
-    if let Some(remaining) = page.remaining {
-        metadata["remainingItemCount"] = json!(remaining);
-    }
+    let metadata = list_metadata(
+        &path.resource,
+        page.revision,
+        continue_token,
+        page.remaining,
+    );
     Ok(request.respond_list(&path.resource, metadata, &page.items))
 }
 
@@ -1267,9 +1517,14 @@ fn watch(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<
     let resource = path.resource.clone();
     let result = {
         let mut store = shared.store.lock();
-        match (send_initial_events, revision) {
-            (Some(true), Some(revision)) if revision > store.revision() => Err(
+        match (send_initial_events, revision, start) {
+            (Some(true), Some(revision), _) if revision > store.revision() => Err(
                 ApiError::too_large_resource_version(revision, store.revision()),
+            ),
+            // The real server's watch cache of a custom resource starts when the type is
+            // served: older versions are gone.
+            (_, _, WatchStart::After(after)) if after < resource.served_since => Err(
+                ApiError::too_old_resource_version(after, resource.served_since),
             ),
             _ => store.watch(filter, start),
         }

@@ -41,6 +41,10 @@ pub enum StatusReason {
     InternalError,
     /// 504: the request could not be served in time (for example a too large resource version).
     Timeout,
+    /// 500 without a reason: an error the real server returns as a plain Go error (the
+    /// `Status` has no `reason` field), e.g. a server-side apply configuration that does not
+    /// fit the schema.
+    Unknown,
 }
 
 impl StatusReason {
@@ -68,6 +72,7 @@ impl StatusReason {
             StatusReason::TooManyRequests => "TooManyRequests",
             StatusReason::InternalError => "InternalError",
             StatusReason::Timeout => "Timeout",
+            StatusReason::Unknown => "",
         }
     }
 
@@ -91,7 +96,7 @@ impl StatusReason {
             StatusReason::UnsupportedMediaType => 415,
             StatusReason::Invalid => 422,
             StatusReason::TooManyRequests => 429,
-            StatusReason::InternalError => 500,
+            StatusReason::InternalError | StatusReason::Unknown => 500,
             StatusReason::Timeout => 504,
         }
     }
@@ -188,7 +193,7 @@ impl ApiError {
             StatusReason::NotFound,
             format!("{resource} \"{name}\" not found"),
         )
-        .with_details(json!({ "name": name, "kind": resource }))
+        .with_details(object_details(resource, name))
     }
 
     /// 404 NotFound for a path the server does not serve.
@@ -215,7 +220,7 @@ impl ApiError {
             StatusReason::AlreadyExists,
             format!("{resource} \"{name}\" already exists"),
         )
-        .with_details(json!({ "name": name, "kind": resource }))
+        .with_details(object_details(resource, name))
     }
 
     /// 409 Conflict for an update based on a stale object.
@@ -229,7 +234,7 @@ impl ApiError {
             StatusReason::Conflict,
             format!("Operation cannot be fulfilled on {resource} \"{name}\": {why}"),
         )
-        .with_details(json!({ "name": name, "kind": resource }))
+        .with_details(object_details(resource, name))
     }
 
     /// 422 Invalid with one message. When `why` has the shape of a field error as the real
@@ -290,22 +295,31 @@ impl ApiError {
         let (kind, group) = qualified_kind
             .split_once('.')
             .unwrap_or((qualified_kind, ""));
-        let message = match errors.as_slice() {
+        // The message lists each distinct error once (`ErrorList.ToAggregate`); the causes
+        // keep every one.
+        let mut distinct: Vec<String> = Vec::new();
+        for error in &errors {
+            let text = error.to_string();
+            if !distinct.contains(&text) {
+                distinct.push(text);
+            }
+        }
+        let message = match distinct.as_slice() {
             [] => format!("{qualified_kind} \"{name}\" is invalid"),
             [one] => format!("{qualified_kind} \"{name}\" is invalid: {one}"),
             many => format!(
                 "{qualified_kind} \"{name}\" is invalid: [{}]",
-                many.iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                many.join(", ")
             ),
         };
         let causes: Vec<Value> = errors
             .iter()
             .map(|e| json!({"reason": e.kind.cause(), "message": e.body(), "field": e.field}))
             .collect();
-        let mut details = json!({ "name": name, "kind": kind, "causes": causes });
+        let mut details = json!({ "kind": kind, "causes": causes });
+        if !name.is_empty() {
+            details["name"] = json!(name);
+        }
         if !group.is_empty() {
             details["group"] = json!(group);
         }
@@ -465,6 +479,11 @@ impl ApiError {
             "reason": self.reason.as_str(),
             "code": self.code,
         });
+        if self.reason == StatusReason::Unknown
+            && let Value::Object(map) = &mut status
+        {
+            map.remove("reason");
+        }
         if let Some(details) = &self.details {
             status["details"] = details.clone();
         }
@@ -500,10 +519,12 @@ pub enum FieldErrorKind {
     Forbidden,
     /// `FieldValueNotFound`: a referenced value does not exist.
     NotFound,
+    /// `FieldValueTypeInvalid`: the value is of the wrong type (custom resource schemas).
+    TypeInvalid,
 }
 
 impl FieldErrorKind {
-    const ALL: [FieldErrorKind; 8] = [
+    const ALL: [FieldErrorKind; 9] = [
         FieldErrorKind::Required,
         FieldErrorKind::Invalid,
         FieldErrorKind::NotSupported,
@@ -512,6 +533,7 @@ impl FieldErrorKind {
         FieldErrorKind::TooMany,
         FieldErrorKind::Forbidden,
         FieldErrorKind::NotFound,
+        FieldErrorKind::TypeInvalid,
     ];
 
     /// The `reason` of the status cause, e.g. `FieldValueRequired`.
@@ -530,6 +552,7 @@ impl FieldErrorKind {
             FieldErrorKind::TooMany => "FieldValueTooMany",
             FieldErrorKind::Forbidden => "FieldValueForbidden",
             FieldErrorKind::NotFound => "FieldValueNotFound",
+            FieldErrorKind::TypeInvalid => "FieldValueTypeInvalid",
         }
     }
 
@@ -549,6 +572,7 @@ impl FieldErrorKind {
             FieldErrorKind::TooMany => "Too many",
             FieldErrorKind::Forbidden => "Forbidden",
             FieldErrorKind::NotFound => "Not found",
+            FieldErrorKind::TypeInvalid => "Invalid value",
         }
     }
 
@@ -560,6 +584,8 @@ impl FieldErrorKind {
                 | FieldErrorKind::NotSupported
                 | FieldErrorKind::Duplicate
                 | FieldErrorKind::NotFound
+                | FieldErrorKind::TypeInvalid
+                | FieldErrorKind::TooMany
         )
     }
 }
@@ -659,6 +685,38 @@ impl FieldError {
         Self::new(FieldErrorKind::TooLong, field, None, &detail)
     }
 
+    /// `FieldValueTooMany` for a list of `actual` items, more than `max`.
+    ///
+    /// ```
+    /// # use informer_testing::FieldError;
+    /// let err = FieldError::too_many("spec.tags", 4, 3);
+    /// assert_eq!(err.to_string(), "spec.tags: Too many: 4: must have at most 3 items");
+    /// ```
+    pub fn too_many(field: &str, actual: usize, max: usize) -> Self {
+        let detail = format!("must have at most {max} items");
+        Self::new(FieldErrorKind::TooMany, field, Some(actual.into()), &detail)
+    }
+
+    /// `FieldValueTypeInvalid`: the value has the wrong type; `value` is what the real
+    /// server shows (for schema type errors, the name of the type found).
+    ///
+    /// ```
+    /// # use informer_testing::FieldError;
+    /// let err = FieldError::type_invalid("spec.size", "string", "spec.size in body must be of type integer: \"string\"");
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "spec.size: Invalid value: \"string\": spec.size in body must be of type integer: \"string\""
+    /// );
+    /// ```
+    pub fn type_invalid(field: &str, value: impl Into<Value>, detail: &str) -> Self {
+        Self::new(
+            FieldErrorKind::TypeInvalid,
+            field,
+            Some(value.into()),
+            detail,
+        )
+    }
+
     /// `FieldValueForbidden`.
     ///
     /// ```
@@ -714,9 +772,23 @@ impl fmt::Display for FieldError {
     }
 }
 
+/// `details` naming an object of a resource given as `plural` or `plural.group`: the
+/// plural as `kind`, the group apart, as the real server's `StatusDetails`.
+fn object_details(resource: &str, name: &str) -> Value {
+    let (plural, group) = resource.split_once('.').unwrap_or((resource, ""));
+    let mut details = json!({ "name": name, "kind": plural });
+    if !group.is_empty() {
+        details["group"] = json!(group);
+    }
+    details
+}
+
 /// A successful `Status` (returned by deletes of most resource types).
-pub(crate) fn success_status(resource: &str, name: &str, uid: Option<&str>) -> Value {
+pub(crate) fn success_status(resource: &str, group: &str, name: &str, uid: Option<&str>) -> Value {
     let mut details = json!({ "name": name, "kind": resource });
+    if !group.is_empty() {
+        details["group"] = json!(group);
+    }
     if let Some(uid) = uid {
         details["uid"] = json!(uid);
     }
@@ -730,31 +802,4 @@ pub(crate) fn success_status(resource: &str, name: &str, uid: Option<&str>) -> V
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn status_shape_matches_the_api_server() {
-        let status = ApiError::not_found("pods", "web").to_status();
-        assert_eq!(
-            status,
-            json!({
-                "kind": "Status",
-                "apiVersion": "v1",
-                "metadata": {},
-                "status": "Failure",
-                "message": "pods \"web\" not found",
-                "reason": "NotFound",
-                "details": {"name": "web", "kind": "pods"},
-                "code": 404
-            })
-        );
-    }
-
-    #[test]
-    fn too_many_requests_carries_retry_after() {
-        let err = ApiError::too_many_requests(Duration::from_secs(2));
-        assert_eq!(err.code(), 429);
-        assert_eq!(err.to_status()["details"]["retryAfterSeconds"], 2);
-    }
-}
+mod tests;

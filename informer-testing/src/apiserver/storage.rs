@@ -45,6 +45,7 @@ use super::patch::{self, PatchKind};
 use super::resource::{ResourceKey, ResourceType};
 use super::selector::{FieldSelector, LabelSelector};
 use super::status::ApiError;
+use super::strategy;
 use super::time::now_rfc3339;
 use super::validation;
 
@@ -380,6 +381,54 @@ pub(crate) enum Subresource {
     Finalize,
 }
 
+/// How a write is made: `dry_run`, who writes it (for `metadata.managedFields`), and for
+/// server-side apply whether it takes fields other managers own. `false` (and `true`) convert
+/// to the options of a (dry-run) write by the server's default manager.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct WriteOptions {
+    pub dry_run: bool,
+    /// The field manager (`fieldManager`, or from the `User-Agent`); `None`: the default.
+    pub manager: Option<String>,
+    /// Server-side apply: take over the fields other managers own.
+    pub force: bool,
+    /// The subresource a managed fields entry names when it is not the one written (`scale`
+    /// writes the object).
+    pub subresource: Option<String>,
+    /// Whether to record the write's fields (an apply records its own).
+    pub track: bool,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        Self {
+            dry_run: false,
+            manager: None,
+            force: false,
+            subresource: None,
+            track: true,
+        }
+    }
+}
+
+impl From<bool> for WriteOptions {
+    fn from(dry_run: bool) -> Self {
+        Self {
+            dry_run,
+            ..Self::default()
+        }
+    }
+}
+
+impl WriteOptions {
+    /// A write by this field manager.
+    pub(crate) fn by(manager: &str) -> Self {
+        Self {
+            manager: Some(manager.to_string()),
+            ..Self::default()
+        }
+    }
+}
+
 /// `DeleteOptions` fields the server honours.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct DeleteOptions {
@@ -497,7 +546,7 @@ impl Snapshot {
         self.tree(&resource.key())
             .and_then(|t| t.get(&object_key(resource, namespace, name)))
             .cloned()
-            .ok_or_else(|| ApiError::not_found(&resource.plural, name))
+            .ok_or_else(|| ApiError::not_found(&resource.qualified_resource(), name))
     }
 
     /// The names (namespace, name) of the objects a filter selects.
@@ -1031,7 +1080,7 @@ impl Store {
         self.objects_of(resource)
             .and_then(|t| t.get(&object_key(resource, namespace, name)))
             .cloned()
-            .ok_or_else(|| ApiError::not_found(&resource.plural, name))
+            .ok_or_else(|| ApiError::not_found(&resource.qualified_resource(), name))
     }
 
     /// The retained changes of a resource after `after` up to `until`, oldest first; `None`
@@ -1357,8 +1406,17 @@ impl Store {
         resource: &ResourceType,
         namespace: Option<&str>,
         body: Value,
-        dry_run: bool,
+        options: impl Into<WriteOptions>,
     ) -> Result<Object, ApiError> {
+        let options = options.into();
+        let dry_run = options.dry_run;
+        if resource.terminating {
+            return Err(ApiError::new(
+                super::StatusReason::MethodNotAllowed,
+                "create not allowed while custom resource definition is terminating",
+            )
+            .with_details(json!({"group": resource.group, "kind": resource.plural})));
+        }
         let mut object = check_body(resource, body)?;
         let meta = metadata_mut(&mut object, resource)?;
         let mut name = meta
@@ -1403,6 +1461,7 @@ impl Store {
         }
         apply_create_defaults(resource, &mut object);
         namespaces::canonicalize(resource, None, &mut object);
+        strategy::prepare_create(resource, &mut object, &options);
         validation::validate_create(resource, &object)?;
 
         let key = object_key(resource, namespace.as_deref(), &name);
@@ -1410,7 +1469,10 @@ impl Store {
             .objects_of(resource)
             .is_some_and(|m| m.contains_key(&key))
         {
-            return Err(ApiError::already_exists(&resource.plural, &name));
+            return Err(ApiError::already_exists(
+                &resource.qualified_resource(),
+                &name,
+            ));
         }
         if dry_run {
             set_meta(&mut object, "resourceVersion", json!(""));
@@ -1427,11 +1489,12 @@ impl Store {
         name: &str,
         body: Value,
         subresource: Subresource,
-        dry_run: bool,
+        options: impl Into<WriteOptions>,
     ) -> Result<Object, ApiError> {
+        let options = options.into();
         let old = self.get(resource, namespace, name)?;
-        let new = prepare_update(resource, &old, body, subresource)?;
-        Ok(self.write(resource, namespace, name, old, new, dry_run))
+        let new = prepare_update(resource, &old, body, subresource, &options)?;
+        Ok(self.write(resource, namespace, name, old, new, options.dry_run))
     }
 
     /// Patches an object. Server-side apply creates it when missing.
@@ -1444,23 +1507,38 @@ impl Store {
         kind: PatchKind,
         patch: &Value,
         subresource: Subresource,
-        dry_run: bool,
+        options: impl Into<WriteOptions>,
     ) -> Result<Object, ApiError> {
+        let options = options.into();
+        let dry_run = options.dry_run;
         if kind == PatchKind::Strategic && resource.custom {
             return Err(ApiError::new(
                 super::StatusReason::UnsupportedMediaType,
-                "strategic merge patch is not supported for custom resources",
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+            ));
+        }
+        if kind == PatchKind::Apply && !patch.is_object() {
+            return Err(ApiError::bad_request(
+                "apply configuration must be a JSON object",
             ));
         }
         let old = match self.get(resource, namespace, name) {
             Ok(old) => old,
             Err(err) if kind == PatchKind::Apply && subresource == Subresource::Main => {
-                let mut body = patch.clone();
-                if body.is_object() {
-                    set_meta(&mut body, "name", json!(name));
+                let mut config = patch.clone();
+                set_meta(&mut config, "name", json!(name));
+                if resource_version(&config).is_empty()
+                    && let Some(meta) = config.get_mut("metadata").and_then(Value::as_object_mut)
+                {
+                    meta.remove("resourceVersion");
                 }
+                let body = strategy::apply(resource, None, &config, subresource, &options)?;
+                let options = WriteOptions {
+                    track: false,
+                    ..options
+                };
                 return self
-                    .create(resource, namespace, body, dry_run)
+                    .create(resource, namespace, body, options)
                     .map_err(|e| if e.code() == 409 { err } else { e });
             }
             Err(err) => return Err(err),
@@ -1482,24 +1560,27 @@ impl Store {
                     .map_err(patch::JsonPatchError::into_api_error)?;
             }
             PatchKind::Apply => {
-                if !patch.is_object() {
-                    return Err(ApiError::bad_request(
-                        "apply configuration must be a JSON object",
+                // The configuration's resourceVersion is a precondition.
+                let wanted = resource_version(patch);
+                if !wanted.is_empty() && wanted != resource_version(&old) {
+                    return Err(ApiError::conflict(
+                        &resource.qualified_resource(),
+                        name,
+                        "the object has been modified; please apply your changes to the latest version and try again",
                     ));
                 }
-                // Approximation of server-side apply: merge the applied
-                // configuration (maps recursively, keyed lists by key).
-                let mut config = patch.clone();
-                if let Some(meta) = config.get_mut("metadata").and_then(Value::as_object_mut) {
-                    meta.remove("resourceVersion");
-                }
-                patch::strategic_merge_patch(&mut doc, &config).map_err(invalid)?;
+                doc = strategy::apply(resource, Some(&old), patch, subresource, &options)?;
+                set_meta(&mut doc, "resourceVersion", json!(resource_version(&old)));
             }
         }
         if !doc.is_object() {
             return Err(invalid("the patched object is not a JSON object".into()));
         }
-        let new = prepare_update(resource, &old, doc, subresource)?;
+        let options = WriteOptions {
+            track: options.track && kind != PatchKind::Apply,
+            ..options
+        };
+        let new = prepare_update(resource, &old, doc, subresource, &options)?;
         Ok(self.write(resource, namespace, name, old, new, dry_run))
     }
 
@@ -1524,7 +1605,12 @@ impl Store {
         let key = object_key(resource, namespace, name);
         let deleting = new.pointer("/metadata/deletionTimestamp").is_some();
         if deleting && namespaces::finalized(resource, &new) {
-            self.commit(resource, key, EventType::Deleted, new, Some(old))
+            // The update that deletes is not stored: it answers with the last stored version.
+            let last = resource_version(&old);
+            let deleted = self.commit(resource, key, EventType::Deleted, new, Some(old));
+            let mut answer = deleted.as_ref().clone();
+            set_meta(&mut answer, "resourceVersion", json!(last));
+            Object::new(answer)
         } else {
             self.commit(resource, key, EventType::Modified, new, Some(old))
         }
@@ -1676,6 +1762,7 @@ fn prepare_update(
     old: &Value,
     body: Value,
     subresource: Subresource,
+    options: &WriteOptions,
 ) -> Result<Value, ApiError> {
     let mut new = check_body(resource, body)?;
     let name = old
@@ -1712,7 +1799,7 @@ fn prepare_update(
             }
             if *rv != resource_version(old) {
                 return Err(ApiError::conflict(
-                    &format!("{}{}", resource.plural, group_suffix(resource)),
+                    &resource.qualified_resource(),
                     name,
                     "the object has been modified; please apply your changes to the latest version and try again",
                 ));
@@ -1725,10 +1812,18 @@ fn prepare_update(
         }
     }
 
+    strategy::prepare_update(resource, old, &mut new, subresource, options);
     let mut result = match subresource {
         Subresource::Status => {
             let mut result = old.clone();
             replace_field(&mut result, "status", new.get("status").cloned());
+            let managed = new.pointer("/metadata/managedFields").cloned();
+            if let Some(Value::Object(meta)) = result.get_mut("metadata") {
+                match managed {
+                    Some(managed) => meta.insert("managedFields".into(), managed),
+                    None => meta.remove("managedFields"),
+                };
+            }
             result
         }
         Subresource::Main | Subresource::Finalize => {
@@ -1758,6 +1853,7 @@ fn prepare_update(
             };
         }
     }
+    strategy::finish_update(resource, &mut result);
     namespaces::canonicalize(resource, Some((old, subresource)), &mut result);
     validation::validate_update(resource, old, &result)?;
     if subresource == Subresource::Main
@@ -1771,15 +1867,6 @@ fn prepare_update(
         set_meta(&mut result, "generation", json!(generation + 1));
     }
     Ok(result)
-}
-
-/// `.group` for grouped resources, empty for the core group (`deployments.apps`).
-pub(crate) fn group_suffix(resource: &ResourceType) -> String {
-    if resource.group.is_empty() {
-        String::new()
-    } else {
-        format!(".{}", resource.group)
-    }
 }
 
 fn replace_field(object: &mut Value, field: &str, value: Option<Value>) {

@@ -8,17 +8,40 @@ use serde_json::{Value, json};
 use super::resource::ResourceType;
 use super::time::parse_rfc3339;
 
+/// `ObjectMeta.name`'s documentation, as the real server describes the `Name` column.
+const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+/// `ObjectMeta.creationTimestamp`'s documentation, the `Age` column's description.
+const AGE_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+
 fn column(name: &str, format: &str, description: &str) -> Value {
     json!({"name": name, "type": "string", "format": format, "description": description, "priority": 0})
 }
 
 fn columns(resource: &ResourceType) -> Vec<Value> {
-    let name = column("Name", "name", "Name must be unique within a namespace.");
-    let age = column(
-        "Age",
-        "",
-        "CreationTimestamp is the time the object was created.",
-    );
+    let name = column("Name", "name", NAME_DESCRIPTION);
+    let mut age = column("Age", "", AGE_DESCRIPTION);
+    if resource.custom {
+        if resource.printer_columns.is_empty() {
+            age["type"] = json!("date");
+            return vec![name, age];
+        }
+        let mut columns = vec![name];
+        for c in &resource.printer_columns {
+            let description = if c.description.is_empty() {
+                format!(
+                    "Custom resource definition column (in JSONPath format): {}",
+                    c.json_path
+                )
+            } else {
+                c.description.clone()
+            };
+            columns.push(json!({
+                "name": c.name, "type": c.kind, "format": c.format,
+                "description": description, "priority": c.priority,
+            }));
+        }
+        return columns;
+    }
     match (resource.group.as_str(), resource.kind.as_str()) {
         ("", "Pod") => vec![
             name,
@@ -46,6 +69,13 @@ fn cells(resource: &ResourceType, object: &Value) -> Vec<Value> {
         .cloned()
         .unwrap_or(json!(""));
     let age = json!(age(object));
+    if resource.custom && !resource.printer_columns.is_empty() {
+        let mut cells = vec![name];
+        for c in &resource.printer_columns {
+            cells.push(printer_cell(&c.kind, lookup(object, &c.json_path)));
+        }
+        return cells;
+    }
     match (resource.group.as_str(), resource.kind.as_str()) {
         ("", "Pod") => {
             let containers = object
@@ -142,6 +172,56 @@ pub(crate) fn event_as_table(resource: &ResourceType, chunk: Bytes) -> Bytes {
     Bytes::from(out)
 }
 
+/// The value at a simple JSON path (`.spec.size`, `.status.conditions[0].type`).
+fn lookup<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut current = object;
+    for part in path
+        .trim_start_matches('.')
+        .split('.')
+        .filter(|p| !p.is_empty())
+    {
+        let (field, indexes) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !field.is_empty() {
+            current = current.get(field)?;
+        }
+        for index in indexes.split('[').filter(|i| !i.is_empty()) {
+            let index: usize = index.trim_end_matches(']').parse().ok()?;
+            current = current.get(index)?;
+        }
+    }
+    Some(current)
+}
+
+/// A printer column's cell, typed as the column says (`null` when the value is missing or
+/// of another type), as the real server's CRD table convertor makes it.
+fn printer_cell(kind: &str, value: Option<&Value>) -> Value {
+    let Some(value) = value.filter(|v| !v.is_null()) else {
+        return Value::Null;
+    };
+    match kind {
+        "integer" => value
+            .as_i64()
+            .or_else(|| value.as_f64().map(|f| f as i64))
+            .map_or(Value::Null, Value::from),
+        "number" => value.as_f64().map_or(Value::Null, Value::from),
+        "boolean" => value.as_bool().map_or(Value::Null, Value::from),
+        "date" => match value.as_str().map(parse_rfc3339) {
+            Some(Some(at)) => json!(human_duration(
+                u64::try_from(jiff::Timestamp::now().as_second() - at.as_second()).unwrap_or(0)
+            )),
+            Some(None) => json!("<invalid>"),
+            None => Value::Null,
+        },
+        _ => match value {
+            Value::String(s) => json!(s),
+            other => json!(other.to_string()),
+        },
+    }
+}
+
 /// The age of an object, formatted like kubectl's `AGE` column.
 fn age(object: &Value) -> String {
     let Some(created) = object
@@ -169,42 +249,4 @@ fn human_duration(secs: u64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::apiserver::resource::Registry;
-    use crate::apiserver::time::format_time;
-
-    #[test]
-    fn durations() {
-        assert_eq!(human_duration(5), "5s");
-        assert_eq!(human_duration(130), "2m10s");
-        assert_eq!(human_duration(3600), "60m");
-        assert_eq!(human_duration(4 * 3600 + 60), "4h1m");
-        assert_eq!(human_duration(3 * 86_400), "3d0h");
-    }
-
-    #[test]
-    fn pod_rows() {
-        let pods = Registry::builtin().by_path("", "v1", "pods").unwrap();
-        let pod = json!({
-            "metadata": {"name": "web", "creationTimestamp": format_time(jiff::Timestamp::UNIX_EPOCH)},
-            "spec": {"containers": [{"name": "a"}, {"name": "b"}]},
-            "status": {"phase": "Running", "containerStatuses": [{"ready": true, "restartCount": 2}]}
-        });
-        let table = table(&pods, &[pod], Some(5), None);
-        assert_eq!(table["rows"][0]["cells"][0], "web");
-        assert_eq!(table["rows"][0]["cells"][1], "1/2");
-        assert_eq!(table["rows"][0]["cells"][2], "Running");
-        assert_eq!(table["rows"][0]["cells"][3], 2);
-        assert_eq!(table["metadata"]["resourceVersion"], "5");
-        let event = event_as_table(
-            &pods,
-            Bytes::from_static(
-                b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"x\"}}}\n",
-            ),
-        );
-        let event: Value = serde_json::from_slice(&event).unwrap();
-        assert_eq!(event["object"]["kind"], "Table");
-        assert_eq!(event["object"]["rows"][0]["cells"][0], "x");
-    }
-}
+mod tests;

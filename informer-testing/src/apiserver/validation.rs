@@ -19,6 +19,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::crd;
 use super::resource::ResourceType;
 use super::status::{ApiError, FieldError};
 
@@ -30,15 +31,6 @@ const LABEL_VALUE: &str = "a valid label must be an empty string or consist of a
 const IMMUTABLE: &str = "field is immutable when `immutable` is set";
 /// The most bytes all annotations of an object may hold (keys and values).
 const TOTAL_ANNOTATION_SIZE: usize = 256 * 1024;
-
-/// `Kind` for core types, `Kind.group` otherwise (`schema.GroupKind.String()`).
-pub(crate) fn qualified_kind(resource: &ResourceType) -> String {
-    if resource.group.is_empty() {
-        resource.kind.clone()
-    } else {
-        format!("{}.{}", resource.kind, resource.group)
-    }
-}
 
 fn name_of(object: &Value) -> &str {
     object
@@ -52,7 +44,7 @@ fn fail(resource: &ResourceType, name: &str, errors: Vec<FieldError>) -> Result<
         Ok(())
     } else {
         Err(ApiError::invalid_fields(
-            &qualified_kind(resource),
+            &resource.qualified_kind(),
             name,
             errors,
         ))
@@ -62,7 +54,7 @@ fn fail(resource: &ResourceType, name: &str, errors: Vec<FieldError>) -> Result<
 /// The 422 for an object with neither a name nor a `generateName`.
 pub(crate) fn name_required(resource: &ResourceType) -> ApiError {
     ApiError::invalid_fields(
-        &qualified_kind(resource),
+        &resource.qualified_kind(),
         "",
         vec![FieldError::required(
             "metadata.name",
@@ -77,6 +69,10 @@ pub(crate) fn validate_create(resource: &ResourceType, object: &Value) -> Result
     name(resource, name_of(object), &mut errors);
     metadata(object, &mut errors);
     spec(resource, object, &mut errors);
+    custom(resource, object, &mut errors);
+    if crd::is_definition(resource) {
+        errors.extend(crd::validation::validate(object, None));
+    }
     fail(resource, name_of(object), errors)
 }
 
@@ -88,9 +84,102 @@ pub(crate) fn validate_update(
 ) -> Result<(), ApiError> {
     let mut errors = Vec::new();
     metadata(new, &mut errors);
+    no_new_finalizers(old, new, &mut errors);
     spec(resource, new, &mut errors);
     immutability(resource, old, new, &mut errors);
+    custom(resource, new, &mut errors);
+    if crd::is_definition(resource) {
+        errors.extend(crd::validation::validate(new, Some(old)));
+    }
     fail(resource, name_of(new), errors)
+}
+
+/// A custom resource against its structural schema, and the replicas its `scale`
+/// subresource reads (`.spec.replicas: Invalid value: -1: should be a non-negative integer`).
+fn custom(resource: &ResourceType, object: &Value, errors: &mut Vec<FieldError>) {
+    let Some(schema) = &resource.schema else {
+        return;
+    };
+    errors.extend(schema.validate(object));
+    if let Some(scale) = &resource.scale {
+        let pointer = scale.spec_replicas_path.replace('.', "/");
+        if let Some(replicas) = object.pointer(&pointer) {
+            match replicas.as_i64() {
+                Some(n) if n < 0 => errors.push(FieldError::invalid(
+                    &scale.spec_replicas_path,
+                    n,
+                    "should be a non-negative integer",
+                )),
+                Some(n) if n > i64::from(i32::MAX) => errors.push(FieldError::invalid(
+                    &scale.spec_replicas_path,
+                    n,
+                    &format!("should be less than or equal to {}", i32::MAX),
+                )),
+                Some(_) => {}
+                None => errors.push(FieldError::invalid(
+                    &scale.spec_replicas_path,
+                    0,
+                    &format!(
+                        "{} accessor error: {replicas} is of the type {}, expected int64",
+                        scale.spec_replicas_path,
+                        json_type(replicas)
+                    ),
+                )),
+            }
+        }
+    }
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::String(_) => "string",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "float64",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+        Value::Null => "<nil>",
+    }
+}
+
+/// Finalizers cannot be added to an object being deleted. The real server checks object
+/// metadata twice on update (the generic checks and the type's), so the error comes twice.
+fn no_new_finalizers(old: &Value, new: &Value, errors: &mut Vec<FieldError>) {
+    if old.pointer("/metadata/deletionTimestamp").is_none() {
+        return;
+    }
+    let list = |object: &Value| -> Vec<String> {
+        object
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .map(|f| {
+                f.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let before = list(old);
+    let added: Vec<String> = list(new)
+        .into_iter()
+        .filter(|f| !before.contains(f))
+        .collect();
+    if added.is_empty() {
+        return;
+    }
+    let go_list = added
+        .iter()
+        .map(|f| format!("{f:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let error = FieldError::forbidden(
+        "metadata.finalizers",
+        &format!(
+            "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{go_list}}}"
+        ),
+    );
+    errors.push(error.clone());
+    errors.push(error);
 }
 
 /// The replica count of a `Scale` (or a workload's `spec.replicas`).

@@ -1,16 +1,16 @@
 //! CustomResourceDefinitions: one made from a [`CustomResourceSpec`], and what is needed to
 //! wait until a created one is served.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::CustomResourceSpec;
 
-/// The `apiextensions.k8s.io/v1` CustomResourceDefinition that declares `spec`: one served
-/// and stored version, a schema that keeps every field
-/// (`x-kubernetes-preserve-unknown-fields`, so objects are stored as sent), the `status`
-/// subresource if the spec has one, and its short names. This is how the same type is served
-/// by the in-process [`TestApiServer`](crate::TestApiServer) (through
-/// [`custom_resource`](crate::TestApiServerBuilder::custom_resource)) and by a real API
+/// The `apiextensions.k8s.io/v1` CustomResourceDefinition that declares `spec`
+/// ([`CustomResourceSpec::to_crd`]): one served and stored version, a schema that keeps every
+/// field (`x-kubernetes-preserve-unknown-fields`, so objects are stored as sent), the `status`
+/// and `scale` subresources if the spec has them, and its short names. The same CRD serves
+/// the type on the in-process [`TestApiServer`](crate::TestApiServer) (through
+/// [`custom_resource`](crate::TestApiServerBuilder::custom_resource)) and on a real API
 /// server (through [`EnvTestBuilder::custom_resource`](super::EnvTestBuilder::custom_resource)).
 ///
 /// ```
@@ -25,38 +25,7 @@ use crate::CustomResourceSpec;
 /// assert!(crd["spec"]["versions"][0]["subresources"]["status"].is_object());
 /// ```
 pub fn custom_resource_definition(spec: &CustomResourceSpec) -> Value {
-    let mut version = json!({
-        "name": spec.version,
-        "served": true,
-        "storage": true,
-        "schema": {"openAPIV3Schema": {
-            "type": "object",
-            "x-kubernetes-preserve-unknown-fields": true,
-        }},
-    });
-    if spec.status_subresource {
-        version["subresources"] = json!({"status": {}});
-    }
-    let mut names = json!({
-        "plural": spec.plural,
-        "singular": spec.kind.to_ascii_lowercase(),
-        "kind": spec.kind,
-        "listKind": format!("{}List", spec.kind),
-    });
-    if !spec.short_names.is_empty() {
-        names["shortNames"] = json!(spec.short_names);
-    }
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("{}.{}", spec.plural, spec.group)},
-        "spec": {
-            "group": spec.group,
-            "scope": if spec.namespaced { "Namespaced" } else { "Cluster" },
-            "names": names,
-            "versions": [version],
-        },
-    })
+    spec.to_crd()
 }
 
 /// What a created CRD must serve before it counts as installed.

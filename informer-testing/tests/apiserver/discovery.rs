@@ -77,7 +77,10 @@ async fn version_and_group_documents() {
 
     let groups = within(server.client().list_api_groups()).await.unwrap();
     let names: Vec<&str> = groups.groups.iter().map(|g| g.name.as_str()).collect();
-    assert_eq!(names, ["apps", "coordination.k8s.io"]);
+    assert_eq!(
+        names,
+        ["apiextensions.k8s.io", "apps", "coordination.k8s.io"]
+    );
 
     let core = within(server.client().list_core_api_versions())
         .await

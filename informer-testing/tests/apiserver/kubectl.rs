@@ -553,3 +553,188 @@ async fn kubectl_cascades_and_deletes_namespaces() {
     );
     kubectl.cleanup();
 }
+
+const WIDGET_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names:
+    plural: widgets
+    kind: Widget
+    shortNames: [wd]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    additionalPrinterColumns:
+    - name: Size
+      type: integer
+      jsonPath: .spec.size
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size:
+                type: integer
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_apply_a_crd_then_use_its_short_name_and_delete_it() {
+    let Some(binary) = find_kubectl() else {
+        println!("skipping: kubectl not found");
+        return;
+    };
+    let server = server().await;
+    let kubectl = Kubectl::new(binary, &server);
+    let crd = write_manifest(&kubectl, "crd.yaml", WIDGET_CRD);
+    assert_eq!(
+        kubectl.ok(&["apply", "-f", &crd]).await.trim(),
+        "customresourcedefinition.apiextensions.k8s.io/widgets.example.com created"
+    );
+    let widget = write_manifest(
+        &kubectl,
+        "widget.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: 3\n",
+    );
+    assert_eq!(
+        kubectl.ok(&["apply", "-f", &widget]).await.trim(),
+        "widget.example.com/w1 created"
+    );
+    let table = kubectl.ok(&["get", "wd"]).await;
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows, [vec!["NAME", "SIZE"], vec!["w1", "3"]], "{table}");
+    let crds = kubectl.ok(&["get", "crd"]).await;
+    assert!(crds.contains("widgets.example.com"), "{crds}");
+
+    // Applying the CRD again with a new version of its schema takes effect.
+    let changed = WIDGET_CRD.replace(
+        "              size:\n                type: integer\n",
+        "              size:\n                type: integer\n              color:\n                type: string\n                default: red\n",
+    );
+    let crd = write_manifest(&kubectl, "crd.yaml", &changed);
+    assert_eq!(
+        kubectl.ok(&["apply", "-f", &crd]).await.trim(),
+        "customresourcedefinition.apiextensions.k8s.io/widgets.example.com configured"
+    );
+    let second = write_manifest(
+        &kubectl,
+        "widget2.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w2\nspec:\n  size: 1\n",
+    );
+    kubectl.ok(&["apply", "-f", &second]).await;
+    let color = kubectl
+        .ok(&["get", "wd", "w2", "-o", "jsonpath={.spec.color}"])
+        .await;
+    assert_eq!(color, "red");
+
+    assert_eq!(
+        kubectl
+            .ok(&["delete", "crd", "widgets.example.com"])
+            .await
+            .trim(),
+        "customresourcedefinition.apiextensions.k8s.io \"widgets.example.com\" deleted"
+    );
+    assert!(
+        server
+            .get_json("example.com/v1", "Widget", Some("default"), "w1")
+            .is_none()
+    );
+    // kubectl's cached discovery may still know the type: either way it is not served.
+    let stderr = fails(&kubectl, &["get", "wd"]).await;
+    assert!(
+        stderr.contains("the server doesn't have a resource type \"wd\"")
+            || stderr.contains("the server could not find the requested resource"),
+        "{stderr}"
+    );
+    kubectl.cleanup();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_server_side_apply_with_two_managers_conflicts_and_forces() {
+    let Some(binary) = find_kubectl() else {
+        println!("skipping: kubectl not found");
+        return;
+    };
+    let server = server().await;
+    let kubectl = Kubectl::new(binary, &server);
+    let config = |mode: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: {mode}\n"
+        )
+    };
+    let first = write_manifest(&kubectl, "a.yaml", &config("fast"));
+    assert_eq!(
+        kubectl
+            .ok(&[
+                "apply",
+                "--server-side",
+                "--field-manager=team-a",
+                "-f",
+                &first
+            ])
+            .await
+            .trim(),
+        "configmap/settings serverside-applied"
+    );
+    let second = write_manifest(&kubectl, "b.yaml", &config("slow"));
+    let stderr = fails(
+        &kubectl,
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=team-b",
+            "-f",
+            &second,
+        ],
+    )
+    .await;
+    assert!(
+        stderr.contains("Apply failed with 1 conflict: conflict with \"team-a\": .data.mode"),
+        "{stderr}"
+    );
+    assert_eq!(
+        kubectl
+            .ok(&[
+                "apply",
+                "--server-side",
+                "--field-manager=team-b",
+                "--force-conflicts",
+                "-f",
+                &second
+            ])
+            .await
+            .trim(),
+        "configmap/settings serverside-applied"
+    );
+    let stored: serde_json::Value = serde_json::from_str(
+        &kubectl
+            .ok(&[
+                "get",
+                "configmap",
+                "settings",
+                "-o",
+                "json",
+                "--show-managed-fields",
+            ])
+            .await,
+    )
+    .unwrap();
+    assert_eq!(stored["data"]["mode"], "slow");
+    let managers: Vec<&str> = stored["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["manager"].as_str().unwrap())
+        .collect();
+    assert_eq!(managers, ["team-b"], "team-a lost its only field");
+    kubectl.cleanup();
+}

@@ -51,6 +51,7 @@ impl<T> HeapPositions for Vec<Slot<T>> {
 impl<T> State<T> {
     /// Puts `item` in a free slot (phase `Free`; the caller sets it) and enters it in the slot
     /// table.
+    #[inline]
     pub(super) fn alloc(&mut self, tag: u32, item: T, priority: i32) -> u32 {
         let slot = Slot {
             item: Some(item),

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use super::After;
 use super::delay_heap::{DelayEntry, DelayHeap};
 use super::ready_lists::{List, ReadyLists};
-use super::slot_table::SlotTable;
+use super::slot_table::{Found, SlotTable};
 use super::slots::{NIL, Phase, Slot};
 use super::waiters::Parked;
 use crate::queue::metrics::QueueStats;
@@ -185,7 +185,86 @@ impl<T> State<T> {
     }
 
     /// Adds `item`; returns it back if the queue already holds it or is shutting down.
+    #[inline]
     pub(super) fn add(
+        &mut self,
+        tag: u32,
+        item: T,
+        priority: i32,
+        delay: Option<Duration>,
+        out: &mut After<T>,
+    ) -> Option<T>
+    where
+        T: Eq,
+    {
+        if delay.is_none() && self.heap.is_empty() {
+            let found = self.find(tag, &item);
+            if found.is_some_and(|f| self.waits(f.id, priority)) {
+                return Some(item);
+            }
+            self.add_now(tag, item, priority, found, out)
+        } else {
+            self.add_any(tag, item, priority, delay, out)
+        }
+    }
+
+    /// The slot table entry of `item`, if the queue holds it.
+    #[inline]
+    pub(super) fn find(&self, tag: u32, item: &T) -> Option<Found>
+    where
+        T: Eq,
+    {
+        let slots = &self.slots;
+        self.table
+            .find(tag, |id| slots[id as usize].item.as_ref() == Some(item))
+    }
+
+    /// Whether an `add` of slot `id`'s item at `priority` changes nothing: the item is
+    /// waiting (ready, or re-added while processing) at that priority or a higher one.
+    #[inline]
+    pub(super) fn waits(&self, id: u32, priority: i32) -> bool {
+        let slot = &self.slots[id as usize];
+        matches!(slot.phase, Phase::Ready | Phase::ProcessingReady) && priority <= slot.priority
+    }
+
+    /// `add` without a delay while no item is delayed (so none can be due), `found` being
+    /// the item's lookup, when the add changes something: a new item, or one being processed
+    /// (the rest go through [`add_any`](Self::add_any)). No clock read without metrics hooks.
+    #[inline]
+    pub(super) fn add_now(
+        &mut self,
+        tag: u32,
+        item: T,
+        priority: i32,
+        found: Option<Found>,
+        out: &mut After<T>,
+    ) -> Option<T>
+    where
+        T: Eq,
+    {
+        if self.shutting_down {
+            return Some(item);
+        }
+        let Some(found) = found else {
+            let id = self.alloc(tag, item, priority);
+            self.enter_new(id, None, &mut Now::default(), out);
+            return None;
+        };
+        let slot = &mut self.slots[found.id as usize];
+        match slot.phase {
+            Phase::Processing => {
+                slot.priority = priority;
+                slot.phase = Phase::ProcessingReady;
+                self.mark_queued(found.id, None, &mut Now::default(), out);
+                Some(item)
+            }
+            _ => self.add_any(tag, item, priority, None, out),
+        }
+    }
+
+    /// `add` in every case (see the module docs for the phases).
+    #[inline(never)]
+    fn add_any(
         &mut self,
         tag: u32,
         item: T,
@@ -278,6 +357,31 @@ impl<T> State<T> {
         if !self.heap.is_empty() {
             self.promote_due(now.get(), out);
         }
+        let (id, taken) = self.pop_ready()?;
+        if let Some(t) = &mut self.timing {
+            let now = now.get();
+            t.started_at[id as usize] = now;
+            t.started_sum += now.saturating_duration_since(t.epoch).as_nanos();
+            t.processing.push_back(&mut self.slots, id);
+            out.taken = Some(now.saturating_duration_since(t.queued_at[id as usize]));
+        }
+        Some(taken)
+    }
+
+    /// Whether [`take`](Self::take) can be [`pop_ready`](Self::pop_ready): no delayed item
+    /// to promote, no time tracking.
+    #[inline]
+    pub(super) fn plain(&self) -> bool {
+        self.heap.is_empty() && self.timing.is_none()
+    }
+
+    /// Hands out the next ready item (and its slot), if any, without promoting due items or
+    /// tracking time (see [`take`](Self::take)).
+    #[inline]
+    pub(super) fn pop_ready(&mut self) -> Option<(u32, (T, i32))>
+    where
+        T: Clone,
+    {
         if self.ready_count == 0 {
             return None;
         }
@@ -291,15 +395,34 @@ impl<T> State<T> {
         self.in_flight += 1;
         let slot = &mut self.slots[id as usize];
         slot.phase = Phase::Processing;
-        let taken = (slot.item.clone()?, slot.priority);
-        if let Some(t) = &mut self.timing {
-            let now = now.get();
-            t.started_at[id as usize] = now;
-            t.started_sum += now.saturating_duration_since(t.epoch).as_nanos();
-            t.processing.push_back(&mut self.slots, id);
-            out.taken = Some(now.saturating_duration_since(t.queued_at[id as usize]));
+        Some((id, (slot.item.clone()?, slot.priority)))
+    }
+
+    /// `done` in its common case: `item` was processed and not added since, no item is
+    /// delayed and no metrics hooks are installed. Then (or if the queue does not hold `item`)
+    /// returns the item the queue forgot, to drop after the lock, and whether a drain waits
+    /// for this; in every other case returns `None` and changes nothing (use
+    /// [`done`](Self::done)).
+    #[inline]
+    pub(super) fn try_forget(&mut self, tag: u32, item: &T) -> Option<(Option<T>, bool)>
+    where
+        T: Eq,
+    {
+        if !self.plain() {
+            return None;
         }
-        Some(taken)
+        let Some(found) = self.find(tag, item) else {
+            return Some((None, false));
+        };
+        if self.slots[found.id as usize].phase != Phase::Processing {
+            return None;
+        }
+        self.table.remove(found);
+        self.in_flight -= 1;
+        let drained = self.drain_requested && self.in_flight == 0;
+        let item = self.free_slot(found.id);
+        self.maybe_shrink();
+        Some((item, drained))
     }
 
     /// Marks `item` done; returns the item to drop if the queue forgot it.

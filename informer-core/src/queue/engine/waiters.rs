@@ -130,8 +130,17 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         loop {
-            let mut after = After::default();
             let mut st = this.engine.state.lock();
+            if this.waiter.is_none() && st.plain() {
+                // The common case: an item is ready (or none, and the queue is shut down).
+                if let Some((_, taken)) = st.pop_ready() {
+                    return Poll::Ready(Some(taken));
+                }
+                if st.shutting_down {
+                    return Poll::Ready(None);
+                }
+            }
+            let mut after = After::default();
             if let Some(id) = this.waiter {
                 st.unpark(id);
             }

@@ -645,3 +645,79 @@ fn add_batch_is_add_of_each_item_in_order() {
     q.add_batch(vec![1, 2]);
     assert_eq!(q.len(), 0);
 }
+
+/// Hooks that record nothing: installing them turns time tracking on.
+struct NoHooks;
+
+impl QueueMetrics for NoHooks {}
+
+/// The same queue three ways: `add`, `get` and `done` take shortcuts when no item is delayed
+/// and no hooks are installed, so the rules below are checked with and without them.
+fn queues_on_every_path() -> Vec<(&'static str, WorkQueue<&'static str>)> {
+    let delayed = queue();
+    delayed.add_after("later", Duration::from_secs(3600));
+    vec![
+        ("plain", queue()),
+        ("with a delayed item", delayed),
+        (
+            "with hooks",
+            WorkQueue::builder().metrics(Arc::new(NoHooks)).build(),
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn item_added_twice_is_handed_out_once_on_every_path() {
+    for (path, q) in queues_on_every_path() {
+        q.add("a");
+        q.add("b");
+        q.add("a");
+        assert_eq!(q.len(), 2, "{path}");
+        assert_eq!(q.get().await, Some("a"), "{path}");
+        assert_eq!(q.get().await, Some("b"), "{path}");
+        assert_eq!(q.try_get(), None, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn item_added_while_processing_is_requeued_once_after_done_on_every_path() {
+    for (path, q) in queues_on_every_path() {
+        q.add("a");
+        q.add("b");
+        let a = q.get().await.unwrap();
+        q.add("a");
+        q.add("a");
+        assert_eq!(q.len(), 1, "{path}: not queued while processing");
+        q.done(&a);
+        assert_eq!(q.len(), 2, "{path}");
+        let b = q.get().await.unwrap();
+        assert_eq!(b, "b", "{path}: the requeued item went to the back");
+        q.done(&b);
+        let a = q.get().await.unwrap();
+        q.done(&a);
+        assert_eq!(q.try_get(), None, "{path}: queued once");
+        // Done and not added since: forgotten, so an add queues it again.
+        q.add("a");
+        assert_eq!(q.len(), 1, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn drain_ends_when_the_last_item_in_flight_is_done_on_every_path() {
+    for (path, q) in queues_on_every_path() {
+        let q = Arc::new(q);
+        q.add("a");
+        let a = q.get().await.unwrap();
+        let drain = {
+            let q = q.clone();
+            tokio::spawn(async move { q.shut_down_with_drain(false).await })
+        };
+        settle().await;
+        assert!(!drain.is_finished(), "{path}: waits for the item in flight");
+        q.done(&a);
+        timeout(Duration::from_secs(10), drain)
+            .await
+            .unwrap_or_else(|_| panic!("{path}: the drain did not end"))
+            .unwrap();
+    }
+}

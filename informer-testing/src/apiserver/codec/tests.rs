@@ -129,14 +129,19 @@ fn accept_picks_the_first_servable_range() {
 
 #[test]
 fn field_validation_directives() {
-    assert_eq!(FieldValidation::parse(None).unwrap(), FieldValidation::Warn);
     assert_eq!(
-        FieldValidation::parse(Some("Strict")).unwrap(),
-        FieldValidation::Strict
+        FieldValidation::parse(None, "CreateOptions").unwrap(),
+        FieldValidation::Warn
     );
     assert_eq!(
-        FieldValidation::parse(Some("strict")).unwrap_err().code(),
-        400
+        FieldValidation::parse(Some("Strict"), "CreateOptions").unwrap(),
+        FieldValidation::Strict
+    );
+    let unsupported = FieldValidation::parse(Some("strict"), "PatchOptions").unwrap_err();
+    assert_eq!(unsupported.code(), 422);
+    assert_eq!(
+        unsupported.message(),
+        "PatchOptions.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: \"strict\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""
     );
     let pods = Registry::builtin().by_path("", "v1", "pods").unwrap();
     let fresh = || {

@@ -11,6 +11,7 @@ use super::{
     DeleteOptions, DeleteOutcome, EventType, Object, Store, finalizers, object_key,
     resource_version, set_meta,
 };
+use crate::apiserver::crd;
 use crate::apiserver::gc;
 use crate::apiserver::namespaces;
 use crate::apiserver::resource::ResourceType;
@@ -30,6 +31,14 @@ impl Store {
     ) -> Result<DeleteOutcome, ApiError> {
         let old = self.get(resource, namespace, name)?;
         check_preconditions(resource, name, &old, options)?;
+        if crd::is_definition(resource) && old.pointer("/metadata/deletionTimestamp").is_none() {
+            // The CRD registry's own delete: the timestamp, its cleanup finalizer and the
+            // Terminating condition (no grace period, no new generation).
+            let mut marked = old.as_ref().clone();
+            set_meta(&mut marked, "deletionTimestamp", json!(now_rfc3339()));
+            crd::mark_deleting(&mut marked);
+            return Ok(self.mark(resource, namespace, name, old, marked, dry_run));
+        }
         if namespaces::is_namespace(resource) && !namespaces::is_terminating(&old) {
             let marked = namespaces::mark_terminating(&old, options);
             return Ok(self.mark(resource, namespace, name, old, marked, dry_run));

@@ -208,3 +208,61 @@ fn a_missing_name_is_required() {
     );
     assert_eq!(causes(&err)[0].0, "FieldValueRequired");
 }
+
+#[test]
+fn no_finalizer_is_added_while_an_object_is_deleted_and_the_error_comes_twice() {
+    let config_maps = builtin("", "configmaps");
+    let old = json!({"metadata": {"name": "c", "deletionTimestamp": "2024-01-01T00:00:00Z",
+        "finalizers": ["a"]}});
+    let removed = json!({"metadata": {"name": "c", "finalizers": []}});
+    assert!(validate_update(&config_maps, &old, &removed).is_ok());
+    let added = json!({"metadata": {"name": "c", "finalizers": ["a", "b"]}});
+    let err = validate_update(&config_maps, &old, &added).unwrap_err();
+    let detail = "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{\"b\"}";
+    assert_eq!(causes(&err).len(), 2);
+    assert_eq!(causes(&err)[0].2, detail);
+    assert_eq!(
+        err.message(),
+        format!("ConfigMap \"c\" is invalid: metadata.finalizers: {detail}"),
+        "the message lists the error once"
+    );
+}
+
+#[test]
+fn custom_resources_are_checked_against_their_schema_and_scale_path() {
+    let mut registry = Registry::builtin();
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "pools.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "pools", "kind": "Pool"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "subresources": {"scale": {"specReplicasPath": ".spec.size", "statusReplicasPath": ".status.size"}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}}}]}
+    });
+    registry.install(
+        "pools.example.com",
+        crate::apiserver::crd::served_types(&crd, 0).unwrap(),
+    );
+    let pools = registry.by_path("example.com", "v1", "pools").unwrap();
+    let err = validate_create(
+        &pools,
+        &json!({"metadata": {"name": "p"}, "spec": {"size": -1}}),
+    )
+    .unwrap_err();
+    assert_eq!(
+        causes(&err),
+        [(
+            "FieldValueInvalid".into(),
+            ".spec.size".into(),
+            "Invalid value: -1: should be a non-negative integer".into()
+        )]
+    );
+    let err = validate_create(
+        &pools,
+        &json!({"metadata": {"name": "p"}, "spec": {"size": "big"}}),
+    )
+    .unwrap_err();
+    assert_eq!(causes(&err)[0].0, "FieldValueTypeInvalid");
+}

@@ -21,7 +21,6 @@ use informer_testing::envtest::EnvTest;
 use kube::client::Body;
 use serde_json::{Value, json};
 
-use super::common::widget_spec;
 use diff::{Difference, covers, differences};
 use known::{KNOWN, Known};
 use normalize::Normalizer;
@@ -60,8 +59,8 @@ impl Side {
         };
         let status = answer["status"].as_u64().unwrap_or(0);
         self.normalizer.learn_uids(&answer);
-        if step.then_wait_for_widgets {
-            self.wait_for_widgets().await;
+        if let Some((path, status)) = step.then_wait_until {
+            self.wait_until(path, status).await;
         }
         if request.method != http::Method::GET && (200..300).contains(&status) {
             self.normalizer
@@ -138,23 +137,21 @@ impl Side {
         }
     }
 
-    /// Until the Widget collection answers 200 (the CRD is established and served).
-    async fn wait_for_widgets(&self) {
+    /// Until `path` answers `status` (a CRD's type served: 200; an object or a type gone:
+    /// 404): the real server's controllers act asynchronously.
+    async fn wait_until(&self, path: &str, status: u16) {
         for _ in 0..600 {
-            let request = http::Request::get(WIDGETS)
+            let request = http::Request::get(path)
                 .body(Body::from(Vec::new()))
                 .expect("a valid request");
             if let Ok(response) = self.client.send(request).await
-                && response.status() == http::StatusCode::OK
+                && response.status().as_u16() == status
             {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        panic!(
-            "{}: the Widget resource was not served within 60 s of creating its CRD",
-            self.name
-        );
+        panic!("{}: {path} did not answer {status} within 60 s", self.name);
     }
 }
 
@@ -235,8 +232,9 @@ async fn the_fake_answers_the_script_as_the_real_server_does_but_for_the_known_d
     let Some(real) = EnvTest::start_or_skip().await else {
         return;
     };
+    // The fake serves the Widget type the way the real server does: once the script creates
+    // its CRD.
     let fake = TestApiServer::builder()
-        .custom_resource(widget_spec())
         .start()
         .await
         .expect("the fake starts");

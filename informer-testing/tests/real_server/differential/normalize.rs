@@ -12,7 +12,10 @@
 //!   same treatment;
 //! - continue tokens become `<continue token>` (their encoding is the server's business;
 //!   whether they work is what the paging steps check);
-//! - generated names keep their `generateName` prefix and lose the random suffix.
+//! - generated names keep their `generateName` prefix and lose the random suffix;
+//! - `managedFields` entries are sorted by operation, manager, API version and subresource:
+//!   the servers order them by their times (in whole seconds) first, and two writes a
+//!   second apart on one server may share a second on the other.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -122,6 +125,13 @@ impl Normalizer {
             .iter()
             .map(|(k, v)| (k.clone(), self.walk(Some(k), v)))
             .collect();
+        if let Some(Value::Array(entries)) = out.get_mut("managedFields") {
+            let key = |e: &Value| {
+                ["operation", "manager", "apiVersion", "subresource"]
+                    .map(|k| e[k].as_str().unwrap_or("").to_string())
+            };
+            entries.sort_by_key(key);
+        }
         if let Some(name) = generated_name(map) {
             out.insert("name".into(), Value::String(name));
         }

@@ -1,0 +1,197 @@
+//! What happens to an object between a write request and the store, by type, as the real
+//! server's decoding and `rest` strategies do it before validation:
+//!
+//! - custom resources are pruned to their structural schema and defaulted (the real server
+//!   does both when it decodes them), and a create drops `status` when the type has a status
+//!   subresource;
+//! - CustomResourceDefinitions get their defaults and their status ([`super::crd`]);
+//! - every write records its fields in `metadata.managedFields` ([`super::fields`]), and a
+//!   server-side apply merges its configuration.
+
+use serde_json::{Map, Value, json};
+
+use super::crd;
+use super::fields::{self, Writer};
+use super::resource::ResourceType;
+use super::status::ApiError;
+use super::storage::{Subresource, WriteOptions};
+use super::time::now_rfc3339;
+
+/// The field manager of writes that name none (the test's own direct writes).
+pub(crate) const DEFAULT_MANAGER: &str = "informer-testing";
+
+/// Who a write is, for `managedFields`.
+fn writer(resource: &ResourceType, subresource: Subresource, options: &WriteOptions) -> Writer {
+    let label = options
+        .subresource
+        .as_deref()
+        .or(subresource_label(subresource));
+    Writer::new(
+        options.manager.as_deref().unwrap_or(DEFAULT_MANAGER),
+        &resource.api_version(),
+    )
+    .on(label)
+}
+
+/// The subresource a write's managed fields entry names.
+fn subresource_label(subresource: Subresource) -> Option<&'static str> {
+    match subresource {
+        Subresource::Status => Some("status"),
+        Subresource::Finalize => Some("finalize"),
+        Subresource::Main => None,
+    }
+}
+
+fn reset_fields(resource: &ResourceType, subresource: Subresource) -> fields::Set {
+    fields::reset_fields(resource.status_subresource, subresource_label(subresource))
+}
+
+/// An empty object of the type, as the real server's field manager compares a create with:
+/// `apiVersion` and `kind`, and for built-in types the structs Go always serializes.
+pub(crate) fn empty_object(resource: &ResourceType) -> Value {
+    let mut object = json!({"apiVersion": resource.api_version(), "kind": resource.kind});
+    if crd::is_definition(resource) {
+        object["metadata"] = json!({"creationTimestamp": null});
+        object["spec"] = json!({
+            "group": "", "names": {"plural": "", "kind": ""}, "scope": "", "versions": null
+        });
+        object["status"] = json!({
+            "conditions": null, "acceptedNames": {"plural": "", "kind": ""}, "storedVersions": null
+        });
+    } else if !resource.custom {
+        for field in ["spec", "status"] {
+            let has = fields::types::Types::builtin()
+                .name_for(&resource.api_version(), &resource.kind)
+                .and_then(|name| fields::types::Types::builtin().get(&name))
+                .is_some_and(|def| def.fields.contains_key(field));
+            if has {
+                object[field] = Value::Object(Map::new());
+            }
+        }
+    }
+    object
+}
+
+/// Prunes and defaults a custom resource as its schema says.
+fn decode_custom(resource: &ResourceType, object: &mut Value) {
+    if let Some(schema) = &resource.schema {
+        schema.prune(object);
+        schema.apply_defaults(object);
+    }
+}
+
+/// Prepares an object to create (after the server set its metadata): type defaults, then
+/// the creator's fields.
+pub(crate) fn prepare_create(resource: &ResourceType, object: &mut Value, options: &WriteOptions) {
+    decode_custom(resource, object);
+    if crd::is_definition(resource) {
+        crd::apply_defaults(object);
+    }
+    if options.track {
+        let writer = writer(resource, Subresource::Main, options);
+        let ignored = reset_fields(resource, Subresource::Main);
+        fields::track_update(
+            resource.shape(),
+            &empty_object(resource),
+            object,
+            &writer,
+            &ignored,
+            &now_rfc3339(),
+        );
+    }
+    if resource.custom
+        && resource.status_subresource
+        && let Value::Object(map) = object
+    {
+        map.remove("status");
+    }
+    if crd::is_definition(resource) {
+        crd::prepare_create(object);
+    }
+}
+
+/// Prepares the object an update or patch stores (before the subresource's rules pick what
+/// it may change): type defaults, then this write's fields.
+pub(crate) fn prepare_update(
+    resource: &ResourceType,
+    old: &Value,
+    new: &mut Value,
+    subresource: Subresource,
+    options: &WriteOptions,
+) {
+    decode_custom(resource, new);
+    if crd::is_definition(resource) {
+        crd::apply_defaults(new);
+    }
+    if options.track {
+        let writer = writer(resource, subresource, options);
+        let ignored = reset_fields(resource, subresource);
+        fields::track_update(
+            resource.shape(),
+            old,
+            new,
+            &writer,
+            &ignored,
+            &now_rfc3339(),
+        );
+    }
+}
+
+/// What an update keeps of the type's own rules after the subresource's (a CRD's stored
+/// versions).
+pub(crate) fn finish_update(resource: &ResourceType, new: &mut Value) {
+    if crd::is_definition(resource) {
+        crd::prepare_update(new);
+    }
+}
+
+/// Server-side apply: the object to store, from the stored one (`None`: the object does not
+/// exist yet) and the applied configuration.
+pub(crate) fn apply(
+    resource: &ResourceType,
+    live: Option<&Value>,
+    config: &Value,
+    subresource: Subresource,
+    options: &WriteOptions,
+) -> Result<Value, ApiError> {
+    let writer = writer(resource, subresource, options);
+    let ignored = reset_fields(resource, subresource);
+    let empty;
+    let live = match live {
+        Some(live) => live,
+        None => {
+            empty = empty_object(resource);
+            &empty
+        }
+    };
+    let object_name = format!(
+        "{}/{}; {}, Kind={}",
+        config
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+        config
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+        resource.api_version(),
+        resource.kind
+    );
+    let mut config = config.clone();
+    if let Some(meta) = config.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("resourceVersion");
+    }
+    fields::apply(
+        resource.shape(),
+        live,
+        &config,
+        &writer,
+        &ignored,
+        options.force,
+        &now_rfc3339(),
+    )
+    .map_err(|err| err.into_api_error(&object_name))
+}
+
+#[cfg(test)]
+mod tests;

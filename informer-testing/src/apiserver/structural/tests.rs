@@ -1,0 +1,322 @@
+//! Unit tests of structural schemas: one test per rule of pruning, defaulting and validation.
+
+use serde_json::{Value, json};
+
+use super::*;
+
+fn schema(value: Value) -> Schema {
+    let mut problems = Vec::new();
+    let schema = Schema::resource(&value, "", &mut problems);
+    assert!(problems.is_empty(), "{problems:?}");
+    schema
+}
+
+fn gadget() -> Schema {
+    schema(json!({
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "required": ["mode"], "properties": {
+                "mode": {"type": "string", "enum": ["fast", "slow"]},
+                "replicas": {"type": "integer", "minimum": 0, "maximum": 10, "default": 1},
+                "name": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 5, "minLength": 2},
+                "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 3,
+                    "x-kubernetes-list-type": "set"},
+                "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["port", "protocol"],
+                    "items": {"type": "object", "required": ["port"], "properties": {
+                        "port": {"type": "integer"},
+                        "protocol": {"type": "string", "default": "TCP"}}}},
+                "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                    "properties": {"known": {"type": "object", "properties": {"a": {"type": "string"}}}}},
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "nested": {"type": "object", "default": {}, "properties": {
+                    "a": {"type": "string", "default": "x"},
+                    "b": {"type": "number", "nullable": true}}},
+                "template": {"type": "object", "x-kubernetes-embedded-resource": true,
+                    "x-kubernetes-preserve-unknown-fields": true},
+                "ratio": {"type": "number", "exclusiveMinimum": true, "minimum": 0},
+                "when": {"type": "string", "format": "date-time"},
+                "port": {"x-kubernetes-int-or-string": true},
+                "choice": {"type": "string", "anyOf": [{"enum": ["a"]}, {"enum": ["b"]}]}
+            }},
+            "status": {"type": "object", "properties": {"replicas": {"type": "integer"}}}
+        }
+    }))
+}
+
+fn valid_spec() -> Value {
+    json!({"mode": "fast"})
+}
+
+fn errors(spec: Value) -> Vec<String> {
+    let object = json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": spec});
+    gadget()
+        .validate(&object)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn pruning_drops_undeclared_fields_and_reports_them_sorted_metadata_first() {
+    let mut object = json!({
+        "apiVersion": "example.com/v1", "kind": "Gadget",
+        "metadata": {"name": "g", "bogus": 1},
+        "spec": {"mode": "fast", "zzz": 1, "aaa": {"b": 2}, "ports": [{"port": 1, "x": 2}]},
+        "other": true
+    });
+    let unknown = gadget().prune(&mut object);
+    assert_eq!(
+        unknown,
+        [
+            "metadata.bogus",
+            "other",
+            "spec.aaa",
+            "spec.ports[0].x",
+            "spec.zzz"
+        ]
+    );
+    assert_eq!(
+        object["spec"],
+        json!({"mode": "fast", "ports": [{"port": 1}]})
+    );
+    assert_eq!(object["metadata"], json!({"name": "g"}));
+}
+
+#[test]
+fn preserved_unknown_fields_stay_but_declared_ones_are_pruned_below() {
+    let mut object = json!({"spec": {"extra": {"anything": [1], "known": {"a": "x", "b": "y"}}}});
+    let unknown = gadget().prune(&mut object);
+    assert_eq!(unknown, ["spec.extra.known.b"]);
+    assert_eq!(
+        object["spec"]["extra"],
+        json!({"anything": [1], "known": {"a": "x"}})
+    );
+}
+
+#[test]
+fn embedded_resources_keep_type_fields_and_object_meta_fields_only() {
+    let mut object = json!({"spec": {"template": {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x", "bogus": 1}, "spec": {"any": 1}}}});
+    let unknown = gadget().prune(&mut object);
+    assert_eq!(unknown, ["spec.template.metadata.bogus"]);
+    assert_eq!(object["spec"]["template"]["metadata"], json!({"name": "x"}));
+    assert_eq!(object["spec"]["template"]["spec"], json!({"any": 1}));
+}
+
+#[test]
+fn map_values_are_pruned_by_additional_properties() {
+    let s = schema(
+        json!({"type": "object", "properties": {"m": {"type": "object",
+        "additionalProperties": {"type": "object", "properties": {"a": {"type": "string"}}}}}}),
+    );
+    let mut object = json!({"m": {"k": {"a": "x", "b": "y"}}});
+    assert_eq!(s.prune(&mut object), ["m.k.b"]);
+}
+
+#[test]
+fn defaults_fill_missing_fields_and_defaults_inside_defaults() {
+    let mut object = json!({"spec": {"mode": "fast", "ports": [{"port": 80}]}});
+    gadget().apply_defaults(&mut object);
+    assert_eq!(object["spec"]["replicas"], 1);
+    assert_eq!(object["spec"]["nested"], json!({"a": "x"}));
+    assert_eq!(
+        object["spec"]["ports"],
+        json!([{"port": 80, "protocol": "TCP"}])
+    );
+}
+
+#[test]
+fn nulls_are_dropped_unless_nullable_and_defaulted_when_a_default_exists() {
+    let mut object = json!({"spec": {"mode": null, "replicas": null, "nested": {"b": null}}});
+    gadget().apply_defaults(&mut object);
+    assert!(object["spec"].get("mode").is_none());
+    assert_eq!(object["spec"]["replicas"], 1);
+    assert_eq!(object["spec"]["nested"], json!({"a": "x", "b": null}));
+}
+
+#[test]
+fn a_valid_object_has_no_errors() {
+    assert!(errors(valid_spec()).is_empty());
+}
+
+#[test]
+fn types_are_checked_with_the_type_found_as_the_value() {
+    assert_eq!(
+        errors(json!({"mode": "fast", "replicas": "two"})),
+        [
+            "spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\""
+        ]
+    );
+    assert_eq!(
+        errors(json!({"mode": "fast", "labels": {"a": 1}})),
+        [
+            "spec.labels.a: Invalid value: \"integer\": spec.labels.a in body must be of type string: \"integer\""
+        ]
+    );
+}
+
+#[test]
+fn required_fields_are_reported_at_their_paths() {
+    assert_eq!(errors(json!({})), ["spec.mode: Required value"]);
+    assert_eq!(
+        errors(json!({"mode": "fast", "ports": [{"protocol": "UDP"}]})),
+        ["spec.ports[0].port: Required value"]
+    );
+}
+
+#[test]
+fn enums_list_the_supported_values() {
+    assert_eq!(
+        errors(json!({"mode": "medium"})),
+        ["spec.mode: Unsupported value: \"medium\": supported values: \"fast\", \"slow\""]
+    );
+}
+
+#[test]
+fn bounds_are_checked_inclusive_and_exclusive() {
+    assert_eq!(
+        errors(json!({"mode": "fast", "replicas": 11})),
+        [
+            "spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10"
+        ]
+    );
+    assert_eq!(
+        errors(json!({"mode": "fast", "replicas": -1})),
+        [
+            "spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0"
+        ]
+    );
+    assert_eq!(
+        errors(json!({"mode": "fast", "ratio": 0})),
+        ["spec.ratio: Invalid value: 0: spec.ratio in body should be greater than 0"]
+    );
+}
+
+#[test]
+fn string_rules_stop_at_the_first_that_fails() {
+    assert_eq!(
+        errors(json!({"mode": "fast", "name": "ABCDEFG"})),
+        ["spec.name: Too long: may not be more than 5 bytes"]
+    );
+    assert_eq!(
+        errors(json!({"mode": "fast", "name": "a"})),
+        ["spec.name: Invalid value: \"a\": spec.name in body should be at least 2 chars long"]
+    );
+    assert_eq!(
+        errors(json!({"mode": "fast", "name": "AB"})),
+        ["spec.name: Invalid value: \"AB\": spec.name in body should match '^[a-z]+$'"]
+    );
+}
+
+#[test]
+fn item_counts_are_checked() {
+    assert_eq!(
+        errors(json!({"mode": "fast", "tags": ["a", "b", "c", "d"]})),
+        ["spec.tags: Too many: 4: must have at most 3 items"]
+    );
+    assert_eq!(
+        errors(json!({"mode": "fast", "tags": []})),
+        ["spec.tags: Invalid value: 0: spec.tags in body should have at least 1 items"]
+    );
+}
+
+#[test]
+fn sets_and_maps_refuse_duplicates() {
+    assert_eq!(
+        errors(json!({"mode": "fast", "tags": ["a", "a"]})),
+        ["spec.tags[1]: Duplicate value: \"a\""]
+    );
+    assert_eq!(
+        errors(
+            json!({"mode": "fast", "ports": [{"port": 1, "protocol": "TCP"}, {"port": 1, "protocol": "TCP"}]})
+        ),
+        ["spec.ports[1]: Duplicate value: {\"port\":1,\"protocol\":\"TCP\"}"]
+    );
+}
+
+#[test]
+fn int_or_string_accepts_both_and_nothing_else() {
+    assert!(errors(json!({"mode": "fast", "port": "http"})).is_empty());
+    assert!(errors(json!({"mode": "fast", "port": 80})).is_empty());
+    assert_eq!(
+        errors(json!({"mode": "fast", "port": true})),
+        [
+            "spec.port: Invalid value: \"boolean\": spec.port in body must be of type integer,string: \"boolean\""
+        ]
+    );
+}
+
+#[test]
+fn formats_are_checked() {
+    assert!(errors(json!({"mode": "fast", "when": "2024-01-01T00:00:00Z"})).is_empty());
+    assert_eq!(
+        errors(json!({"mode": "fast", "when": "yesterday"})),
+        [
+            "spec.when: Invalid value: \"yesterday\": spec.when in body must be of type date-time: \"yesterday\""
+        ]
+    );
+}
+
+#[test]
+fn any_of_needs_one_match() {
+    assert!(errors(json!({"mode": "fast", "choice": "b"})).is_empty());
+    assert_eq!(
+        errors(json!({"mode": "fast", "choice": "c"})),
+        [
+            "spec.choice: Invalid value: \"c\": spec.choice in body must validate at least one schema (anyOf)"
+        ]
+    );
+}
+
+#[test]
+fn embedded_resources_need_api_version_and_kind() {
+    assert_eq!(
+        errors(json!({"mode": "fast", "template": {"metadata": {}}})),
+        [
+            "spec.template.apiVersion: Required value: must not be empty",
+            "spec.template.kind: Required value: must not be empty"
+        ]
+    );
+}
+
+#[test]
+fn nulls_are_type_errors_unless_nullable() {
+    assert!(errors(json!({"mode": "fast", "nested": {"b": null}})).is_empty());
+    assert_eq!(
+        errors(json!({"mode": "fast", "name": null})),
+        ["spec.name: Invalid value: \"null\": spec.name in body must be of type string: \"null\""]
+    );
+}
+
+#[test]
+fn parsing_reports_what_is_not_structural() {
+    let mut problems = Vec::new();
+    Schema::parse(
+        &json!({"type": "object", "properties": {
+            "a": {"properties": {"x": {"type": "string"}}},
+            "b": {"type": "array"},
+            "c": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "map"},
+            "d": {"type": "object", "properties": {"x": {"type": "string"}},
+                "additionalProperties": {"type": "string"}},
+            "e": {"type": "string", "pattern": "("}
+        }}),
+        "spec.versions[0].schema.openAPIV3Schema",
+        &mut problems,
+    );
+    let fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
+    assert!(
+        fields.contains(&"spec.versions[0].schema.openAPIV3Schema.properties[a].type"),
+        "{fields:?}"
+    );
+    assert!(fields.contains(&"spec.versions[0].schema.openAPIV3Schema.properties[b].items"));
+    assert!(fields.contains(
+        &"spec.versions[0].schema.openAPIV3Schema.properties[c].x-kubernetes-list-map-keys"
+    ));
+    assert!(
+        fields.contains(
+            &"spec.versions[0].schema.openAPIV3Schema.properties[d].additionalProperties"
+        )
+    );
+    assert!(fields.contains(&"spec.versions[0].schema.openAPIV3Schema.properties[e].pattern"));
+}

@@ -1,0 +1,376 @@
+//! Validation of custom resources against their schema, worded as kube-openapi's validator
+//! words it and as `apiextensions-apiserver/pkg/apiserver/validation` turns its results into
+//! field errors: `<path> in body must be of type integer: "string"` (`FieldValueTypeInvalid`,
+//! the value being the type found), `Required value`, `Unsupported value` for `enum`,
+//! `Too long` for `maxLength`, `Too many` for `maxItems`, `Duplicate value` for set and map
+//! lists, and `Invalid value` for the other bounds.
+//!
+//! The real server reports several errors of one object in no fixed order; here they come in
+//! the order of the schema (an object's own rules, then `required`, then its fields by name).
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use super::super::status::FieldError;
+use super::{FieldSchema, Schema, child_path};
+
+impl Schema {
+    /// Every way `object` (a whole custom resource) breaks the schema.
+    pub(crate) fn validate(&self, object: &Value) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        validate(object, self, "", &mut errors);
+        errors
+    }
+}
+
+/// The JSON type of a value as kube-openapi names it.
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Go's `%v` of a float64 bound: `10`, `0.5`.
+fn bound(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{}", value as i64)
+    } else {
+        format!("{value}")
+    }
+}
+
+fn type_matches(expected: &str, value: &Value) -> bool {
+    let found = type_name(value);
+    match expected {
+        "" => true,
+        "number" => matches!(found, "number" | "integer"),
+        other => other == found,
+    }
+}
+
+fn validate(value: &Value, schema: &Schema, path: &str, errors: &mut Vec<FieldError>) {
+    let shown = if path.is_empty() { "<root>" } else { path };
+    if value.is_null() {
+        if !schema.nullable && !schema.kind.is_empty() {
+            errors.push(FieldError::type_invalid(
+                path,
+                "null",
+                &format!("{shown} in body must be of type {}: \"null\"", schema.kind),
+            ));
+        }
+        return;
+    }
+    if schema.int_or_string {
+        if !matches!(type_name(value), "integer" | "string") {
+            errors.push(FieldError::type_invalid(
+                path,
+                type_name(value),
+                &format!(
+                    "{shown} in body must be of type integer,string: \"{}\"",
+                    type_name(value)
+                ),
+            ));
+            return;
+        }
+    } else if !type_matches(&schema.kind, value) {
+        errors.push(FieldError::type_invalid(
+            path,
+            type_name(value),
+            &format!(
+                "{shown} in body must be of type {}: \"{}\"",
+                schema.kind,
+                type_name(value)
+            ),
+        ));
+        return;
+    }
+    if let Some(allowed) = &schema.enumeration
+        && !allowed.iter().any(|a| a == value)
+    {
+        let supported: Vec<String> = allowed
+            .iter()
+            .map(|a| match a {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect();
+        let supported: Vec<&str> = supported.iter().map(String::as_str).collect();
+        errors.push(FieldError::not_supported(path, value.clone(), &supported));
+    }
+    match value {
+        Value::Number(number) => {
+            numeric(number.as_f64().unwrap_or(0.0), value, schema, path, errors)
+        }
+        Value::String(text) => string(text, schema, path, errors),
+        Value::Array(items) => array(items, schema, path, errors),
+        Value::Object(map) => object(map, schema, path, errors),
+        _ => {}
+    }
+    combinators(value, schema, path, errors);
+}
+
+fn numeric(n: f64, value: &Value, schema: &Schema, path: &str, errors: &mut Vec<FieldError>) {
+    let invalid = |detail: String| {
+        FieldError::invalid(path, value.clone(), &format!("{path} in body {detail}"))
+    };
+    if let Some(min) = schema.minimum {
+        if schema.exclusive_minimum && n <= min {
+            errors.push(invalid(format!("should be greater than {}", bound(min))));
+        } else if !schema.exclusive_minimum && n < min {
+            errors.push(invalid(format!(
+                "should be greater than or equal to {}",
+                bound(min)
+            )));
+        }
+    }
+    if let Some(max) = schema.maximum {
+        if schema.exclusive_maximum && n >= max {
+            errors.push(invalid(format!("should be less than {}", bound(max))));
+        } else if !schema.exclusive_maximum && n > max {
+            errors.push(invalid(format!(
+                "should be less than or equal to {}",
+                bound(max)
+            )));
+        }
+    }
+    if let Some(factor) = schema.multiple_of
+        && factor != 0.0
+        && (n / factor).fract() != 0.0
+    {
+        errors.push(invalid(format!(
+            "should be a multiple of {}",
+            bound(factor)
+        )));
+    }
+    let limits = match schema.format.as_str() {
+        "int32" => Some((i32::MIN as f64, i32::MAX as f64)),
+        "int64" => Some((i64::MIN as f64, i64::MAX as f64)),
+        _ => None,
+    };
+    if let Some((low, high)) = limits
+        && (n < low || n > high || n.fract() != 0.0)
+    {
+        errors.push(FieldError::type_invalid(
+            path,
+            value.clone(),
+            &format!(
+                "{path} in body must be of type {}: \"{value}\"",
+                schema.format
+            ),
+        ));
+    }
+}
+
+fn string(text: &str, schema: &Schema, path: &str, errors: &mut Vec<FieldError>) {
+    let length = text.chars().count() as u64;
+    // kube-openapi stops at the first string rule that fails.
+    if let Some(max) = schema.max_length
+        && length > max
+    {
+        errors.push(FieldError::too_long(path, max as usize));
+        return;
+    }
+    if let Some(min) = schema.min_length
+        && length < min
+    {
+        errors.push(FieldError::invalid(
+            path,
+            text,
+            &format!("{path} in body should be at least {min} chars long"),
+        ));
+        return;
+    }
+    if let Some(pattern) = &schema.pattern
+        && !pattern.regex.is_match(text)
+    {
+        errors.push(FieldError::invalid(
+            path,
+            text,
+            &format!("{path} in body should match '{}'", pattern.source),
+        ));
+        return;
+    }
+    if !schema.format.is_empty() && !format_matches(&schema.format, text) {
+        errors.push(FieldError::type_invalid(
+            path,
+            text,
+            &format!("{path} in body must be of type {}: {text:?}", schema.format),
+        ));
+    }
+}
+
+/// The string formats kube-openapi checks (others are accepted as any string).
+fn format_matches(format: &str, text: &str) -> bool {
+    use base64::Engine as _;
+    match format {
+        "date-time" => text.parse::<jiff::Timestamp>().is_ok(),
+        "date" => text.len() == 10 && text.parse::<jiff::civil::Date>().is_ok(),
+        "byte" => base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .is_ok(),
+        "uuid" => {
+            let parts: Vec<&str> = text.split('-').collect();
+            parts.len() == 5
+                && parts
+                    .iter()
+                    .zip([8, 4, 4, 4, 12])
+                    .all(|(p, n)| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit()))
+        }
+        "ipv4" => text.parse::<std::net::Ipv4Addr>().is_ok(),
+        "ipv6" => text.parse::<std::net::Ipv6Addr>().is_ok(),
+        "cidr" => text.split_once('/').is_some_and(|(ip, bits)| {
+            ip.parse::<std::net::IpAddr>().is_ok() && bits.parse::<u8>().is_ok()
+        }),
+        "hostname" => {
+            !text.is_empty()
+                && text.len() <= 253
+                && text.split('.').all(|label| {
+                    !label.is_empty()
+                        && label.len() <= 63
+                        && label
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                        && !label.starts_with('-')
+                        && !label.ends_with('-')
+                })
+        }
+        _ => true,
+    }
+}
+
+/// `maxItems`/`minItems` and `maxProperties`/`minProperties`: `Too many` above the maximum,
+/// `should have at least <min> <noun>` below the minimum.
+fn count(
+    found: usize,
+    (min, max): (Option<u64>, Option<u64>),
+    noun: &str,
+    path: &str,
+    errors: &mut Vec<FieldError>,
+) {
+    if let Some(max) = max
+        && found as u64 > max
+    {
+        errors.push(FieldError::too_many(path, found, max as usize));
+    }
+    if let Some(min) = min
+        && (found as u64) < min
+    {
+        errors.push(FieldError::invalid(
+            path,
+            found,
+            &format!("{path} in body should have at least {min} {noun}"),
+        ));
+    }
+}
+
+fn array(items: &[Value], schema: &Schema, path: &str, errors: &mut Vec<FieldError>) {
+    count(
+        items.len(),
+        (schema.min_items, schema.max_items),
+        "items",
+        path,
+        errors,
+    );
+    if let Some(item_schema) = schema.items.as_deref() {
+        for (i, item) in items.iter().enumerate() {
+            validate(item, item_schema, &format!("{path}[{i}]"), errors);
+        }
+    }
+    match schema.list_type.as_str() {
+        "set" => {
+            let mut seen: Vec<&Value> = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                if seen.contains(&item) {
+                    errors.push(FieldError::duplicate(&format!("{path}[{i}]"), item.clone()));
+                } else {
+                    seen.push(item);
+                }
+            }
+        }
+        "map" => {
+            let mut seen = HashSet::new();
+            for (i, item) in items.iter().enumerate() {
+                let key: Map<String, Value> = schema
+                    .list_map_keys
+                    .iter()
+                    .filter_map(|k| item.get(k).map(|v| (k.clone(), v.clone())))
+                    .collect();
+                let key = Value::Object(key);
+                if !seen.insert(key.to_string()) {
+                    errors.push(FieldError::duplicate(&format!("{path}[{i}]"), key));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn object(map: &Map<String, Value>, schema: &Schema, path: &str, errors: &mut Vec<FieldError>) {
+    count(
+        map.len(),
+        (schema.min_properties, schema.max_properties),
+        "properties",
+        path,
+        errors,
+    );
+    if schema.embedded_resource {
+        for required in ["apiVersion", "kind"] {
+            if map
+                .get(required)
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                errors.push(FieldError::required(
+                    &child_path(path, required),
+                    "must not be empty",
+                ));
+            }
+        }
+    }
+    for required in &schema.required {
+        if !map.contains_key(required) {
+            errors.push(FieldError::required(&child_path(path, required), ""));
+        }
+    }
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort();
+    for key in keys {
+        let child = &map[key];
+        if let Some(FieldSchema::Declared(s) | FieldSchema::MapValue(s)) = schema.field(key) {
+            validate(child, s, &child_path(path, key), errors);
+        }
+    }
+}
+
+/// `allOf`, `anyOf`, `oneOf` and `not` (value validations: no types or fields of their own).
+fn combinators(value: &Value, schema: &Schema, path: &str, errors: &mut Vec<FieldError>) {
+    let passes = |s: &Schema| {
+        let mut found = Vec::new();
+        validate(value, s, path, &mut found);
+        found.is_empty()
+    };
+    for s in &schema.all_of {
+        validate(value, s, path, errors);
+    }
+    let fail =
+        |why: &str| FieldError::invalid(path, value.clone(), &format!("{path} in body {why}"));
+    if !schema.any_of.is_empty() && !schema.any_of.iter().any(passes) {
+        errors.push(fail("must validate at least one schema (anyOf)"));
+    }
+    if !schema.one_of.is_empty() && schema.one_of.iter().filter(|s| passes(s)).count() != 1 {
+        errors.push(fail("must validate one and only one schema (oneOf)"));
+    }
+    if let Some(not) = &schema.not
+        && passes(not)
+    {
+        errors.push(fail("must not validate the schema (not)"));
+    }
+}

@@ -1,0 +1,609 @@
+//! CustomResourceDefinitions served through the API, as a cluster serves them: created with
+//! `Api<CustomResourceDefinition>` (and kube's `CustomResource` derive), established and
+//! discoverable at once, their schemas pruning, defaulting and validating objects, their
+//! subresources and printer columns, several versions, updates, and deletion.
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use kube::discovery::{Discovery, Scope};
+use kube::{CustomResource, CustomResourceExt};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::common::{namespace, raw, server, status, within};
+use informer_testing::{CustomResourceSpec, TestApiServer};
+
+/// A namespaced `Gadget` with a structural schema, status and scale subresources, a
+/// printer column, a short name and a category, served as `v1` (stored) and `v1beta1`.
+fn gadget_crd() -> CustomResourceDefinition {
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "gadgets", "kind": "Gadget", "shortNames": ["gd"], "categories": ["toys"]},
+            "versions": [
+                {"name": "v1", "served": true, "storage": true,
+                 "subresources": {"status": {}, "scale": {
+                    "specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}},
+                 "additionalPrinterColumns": [{"name": "Mode", "type": "string", "jsonPath": ".spec.mode"}],
+                 "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "required": ["mode"], "properties": {
+                        "mode": {"type": "string", "enum": ["fast", "slow"]},
+                        "replicas": {"type": "integer", "minimum": 0, "default": 1},
+                        "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                            "x-kubernetes-list-map-keys": ["port"],
+                            "items": {"type": "object", "required": ["port"], "properties": {
+                                "port": {"type": "integer"}, "name": {"type": "string"}}}}}},
+                    "status": {"type": "object", "properties": {"replicas": {"type": "integer"}}}}}}},
+                {"name": "v1beta1", "served": true, "storage": false,
+                 "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}
+            ]
+        }
+    }))
+    .expect("a CRD")
+}
+
+fn gadgets(server: &TestApiServer, version: &str) -> Api<DynamicObject> {
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("example.com", version, "Gadget"),
+        "gadgets",
+    );
+    Api::namespaced_with(server.client(), "default", &resource)
+}
+
+fn gadget(name: &str, spec: Value) -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "example.com/v1", "kind": "Gadget",
+        "metadata": {"name": name}, "spec": spec
+    }))
+    .expect("a gadget")
+}
+
+fn condition<'a>(crd: &'a CustomResourceDefinition, kind: &str) -> (&'a str, &'a str) {
+    crd.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == kind))
+        .map(|c| (c.status.as_str(), c.reason.as_deref().unwrap_or("")))
+        .unwrap_or(("", ""))
+}
+
+async fn install(server: &TestApiServer) -> Api<CustomResourceDefinition> {
+    let crds: Api<CustomResourceDefinition> = Api::all(server.client());
+    within(crds.create(&PostParams::default(), &gadget_crd()))
+        .await
+        .expect("the CRD is created");
+    crds
+}
+
+#[tokio::test]
+async fn a_crd_created_through_the_api_is_established_and_served_at_once() {
+    let server = server().await;
+    let crds = install(&server).await;
+    let crd = within(crds.get("gadgets.example.com")).await.unwrap();
+    assert_eq!(condition(&crd, "NamesAccepted"), ("True", "NoConflicts"));
+    assert_eq!(
+        condition(&crd, "Established"),
+        ("True", "InitialNamesAccepted")
+    );
+    let status = crd.status.as_ref().unwrap();
+    assert_eq!(status.accepted_names.as_ref().unwrap().plural, "gadgets");
+    assert_eq!(
+        status.stored_versions.as_deref(),
+        Some(&["v1".to_string()][..])
+    );
+    assert_eq!(
+        crd.spec.names.list_kind.as_deref(),
+        Some("GadgetList"),
+        "defaulted"
+    );
+
+    let api = gadgets(&server, "v1");
+    let created = within(api.create(
+        &PostParams::default(),
+        &gadget("g1", json!({"mode": "fast"})),
+    ))
+    .await
+    .expect("the type is served");
+    assert_eq!(created.metadata.generation, Some(1));
+    let list = within(api.list(&ListParams::default())).await.unwrap();
+    assert_eq!(list.items.len(), 1);
+}
+
+#[tokio::test]
+async fn a_served_crd_is_in_discovery_with_its_names_scope_and_subresources() {
+    let server = server().await;
+    install(&server).await;
+    let discovery = within(Discovery::new(server.client()).run()).await.unwrap();
+    let group = discovery
+        .get("example.com")
+        .expect("the group is discovered");
+    assert_eq!(group.preferred_version_or_latest(), "v1");
+    let (resource, capabilities) = group
+        .recommended_resources()
+        .into_iter()
+        .find(|(r, _)| r.plural == "gadgets")
+        .expect("gadgets are discovered");
+    assert_eq!(resource.kind, "Gadget");
+    assert_eq!(capabilities.scope, Scope::Namespaced);
+    let subresources: Vec<&str> = capabilities
+        .subresources
+        .iter()
+        .map(|(r, _)| r.plural.as_str())
+        .collect();
+    assert!(
+        ["status", "scale"]
+            .iter()
+            .all(|want| subresources.iter().any(|s| s.ends_with(want))),
+        "{subresources:?}"
+    );
+
+    let document = raw(&server, "GET", "/apis/example.com/v1", &[], b"")
+        .await
+        .json();
+    let gadgets = &document["resources"][0];
+    assert_eq!(gadgets["shortNames"], json!(["gd"]));
+    assert_eq!(gadgets["categories"], json!(["toys"]));
+    assert_eq!(gadgets["singularName"], "gadget");
+    let versions = raw(&server, "GET", "/apis/example.com", &[], b"")
+        .await
+        .json();
+    assert_eq!(versions["versions"][1]["version"], "v1beta1");
+}
+
+#[tokio::test]
+async fn objects_are_pruned_defaulted_and_validated_by_the_schema() {
+    let server = server().await;
+    install(&server).await;
+    let path = "/apis/example.com/v1/namespaces/default/gadgets";
+    let body = json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+        "metadata": {"name": "g1"}, "spec": {"mode": "fast", "bogus": 1}});
+    let created = raw(
+        &server,
+        "POST",
+        path,
+        &[("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    assert_eq!(
+        created.header("warning"),
+        Some(r#"299 - "unknown field \"spec.bogus\"""#)
+    );
+    let stored = created.json();
+    assert!(stored["spec"].get("bogus").is_none(), "pruned");
+    assert_eq!(stored["spec"]["replicas"], 1, "defaulted");
+
+    let strict = raw(
+        &server,
+        "POST",
+        &format!("{path}?fieldValidation=Strict"),
+        &[("Content-Type", "application/json")],
+        json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g2"},
+            "spec": {"mode": "fast", "bogus": 1}})
+        .to_string()
+        .as_bytes(),
+    )
+    .await;
+    strict.assert_status(400, "BadRequest");
+    assert_eq!(
+        strict.json()["message"],
+        "Gadget in version \"v1\" cannot be handled as a Gadget: strict decoding error: unknown field \"spec.bogus\""
+    );
+
+    let api = gadgets(&server, "v1");
+    let invalid = status(
+        within(api.create(
+            &PostParams::default(),
+            &gadget("g3", json!({"mode": "medium", "replicas": -1})),
+        ))
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!((invalid.code, invalid.reason.as_str()), (422, "Invalid"));
+    let causes: Vec<(String, String)> = invalid
+        .details
+        .unwrap()
+        .causes
+        .into_iter()
+        .map(|c| (c.field, c.reason))
+        .collect();
+    assert!(
+        causes.contains(&("spec.mode".into(), "FieldValueNotSupported".into())),
+        "{causes:?}"
+    );
+    assert!(causes.contains(&("spec.replicas".into(), "FieldValueInvalid".into())));
+    let missing = status(
+        within(api.create(&PostParams::default(), &gadget("g4", json!({}))))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        missing.message,
+        "Gadget.example.com \"g4\" is invalid: spec.mode: Required value"
+    );
+}
+
+#[tokio::test]
+async fn status_scale_and_printer_columns_come_from_the_crd() {
+    let server = server().await;
+    install(&server).await;
+    let api = gadgets(&server, "v1");
+    within(api.create(
+        &PostParams::default(),
+        &gadget("g1", json!({"mode": "slow", "replicas": 2})),
+    ))
+    .await
+    .unwrap();
+    let scale = within(api.get_scale("g1")).await.unwrap();
+    assert_eq!(scale.spec.unwrap().replicas, Some(2));
+    let patched = within(api.patch_scale(
+        "g1",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 4}})),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(patched.spec.unwrap().replicas, Some(4));
+    let status = within(api.patch_status(
+        "g1",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"replicas": 4}, "spec": {"mode": "fast"}})),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(status.data["status"]["replicas"], 4);
+    assert_eq!(
+        status.data["spec"]["mode"], "slow",
+        "the status subresource ignores spec"
+    );
+
+    let table = raw(
+        &server,
+        "GET",
+        "/apis/example.com/v1/namespaces/default/gadgets",
+        &[("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")],
+        b"",
+    )
+    .await
+    .json();
+    let columns: Vec<&str> = table["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(columns, ["Name", "Mode"]);
+    assert_eq!(table["rows"][0]["cells"], json!(["g1", "slow"]));
+}
+
+#[tokio::test]
+async fn every_served_version_reads_and_writes_the_same_objects() {
+    let server = server().await;
+    install(&server).await;
+    within(gadgets(&server, "v1").create(
+        &PostParams::default(),
+        &gadget("g1", json!({"mode": "fast"})),
+    ))
+    .await
+    .unwrap();
+    let beta = gadgets(&server, "v1beta1");
+    let read = within(beta.get("g1")).await.unwrap();
+    assert_eq!(read.types.unwrap().api_version, "example.com/v1beta1");
+    assert_eq!(read.data["spec"]["mode"], "fast");
+    let mut written: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "example.com/v1beta1", "kind": "Gadget",
+        "metadata": {"name": "g2"}, "spec": {"mode": "slow", "anything": true}
+    }))
+    .unwrap();
+    written = within(beta.create(&PostParams::default(), &written))
+        .await
+        .unwrap();
+    assert_eq!(written.types.unwrap().api_version, "example.com/v1beta1");
+    let stored = server
+        .get_json("example.com/v1", "Gadget", Some("default"), "g2")
+        .expect("stored in the storage version");
+    assert_eq!(stored["apiVersion"], "example.com/v1");
+    assert!(
+        stored["spec"].get("anything").is_none(),
+        "the storage version's schema prunes"
+    );
+}
+
+#[tokio::test]
+async fn a_name_another_crd_holds_is_not_accepted_and_not_served() {
+    let server = server().await;
+    install(&server).await;
+    let crds: Api<CustomResourceDefinition> = Api::all(server.client());
+    let mut clash = gadget_crd();
+    clash.metadata.name = Some("gizmos.example.com".into());
+    clash.spec.names.plural = "gizmos".into();
+    clash.spec.names.short_names = None;
+    within(crds.create(&PostParams::default(), &clash))
+        .await
+        .unwrap();
+    let clash = within(crds.get("gizmos.example.com")).await.unwrap();
+    assert_eq!(
+        condition(&clash, "NamesAccepted"),
+        ("False", "ListKindConflict")
+    );
+    assert_eq!(condition(&clash, "Established"), ("False", "NotAccepted"));
+    let missing = raw(&server, "GET", "/apis/example.com/v1/gizmos", &[], b"").await;
+    assert_eq!(missing.status, 404);
+
+    // Once the holder goes, the names are free.
+    within(crds.delete("gadgets.example.com", &DeleteParams::default()))
+        .await
+        .unwrap();
+    let accepted = within(crds.get("gizmos.example.com")).await.unwrap();
+    assert_eq!(
+        condition(&accepted, "NamesAccepted"),
+        ("True", "NoConflicts")
+    );
+}
+
+#[tokio::test]
+async fn deleting_a_crd_deletes_its_objects_then_the_crd_and_stops_serving() {
+    let server = server().await;
+    namespace(&server, "other");
+    let crds = install(&server).await;
+    let api = gadgets(&server, "v1");
+    within(api.create(
+        &PostParams::default(),
+        &gadget("plain", json!({"mode": "fast"})),
+    ))
+    .await
+    .unwrap();
+    let mut kept = gadget("kept", json!({"mode": "fast"}));
+    kept.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    within(api.create(&PostParams::default(), &kept))
+        .await
+        .unwrap();
+
+    let deleting = within(crds.delete("gadgets.example.com", &DeleteParams::default()))
+        .await
+        .unwrap()
+        .left()
+        .expect("the CRD is marked, not gone");
+    assert!(
+        deleting
+            .metadata
+            .finalizers
+            .unwrap()
+            .contains(&"customresourcecleanup.apiextensions.k8s.io".to_string())
+    );
+    let crd = within(crds.get("gadgets.example.com")).await.unwrap();
+    assert_eq!(
+        condition(&crd, "Terminating"),
+        ("True", "InstanceDeletionInProgress")
+    );
+    assert!(
+        within(api.get("plain")).await.is_err(),
+        "objects without finalizers are gone"
+    );
+    let held = within(api.get("kept")).await.unwrap();
+    assert!(held.metadata.deletion_timestamp.is_some());
+    let refused = status(
+        within(api.create(
+            &PostParams::default(),
+            &gadget("late", json!({"mode": "fast"})),
+        ))
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!(refused.code, 405);
+
+    within(api.patch(
+        "kept",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        status(within(crds.get("gadgets.example.com")).await.unwrap_err()).code,
+        404
+    );
+    let gone = raw(
+        &server,
+        "GET",
+        "/apis/example.com/v1/namespaces/default/gadgets",
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(gone.status, 404, "the type is no longer served");
+    let groups = raw(&server, "GET", "/apis", &[], b"").await.json();
+    assert!(!groups.to_string().contains("example.com"));
+}
+
+#[tokio::test]
+async fn a_crd_goes_when_another_controller_deletes_its_last_object() {
+    let server = server().await;
+    let crds = install(&server).await;
+    let api = gadgets(&server, "v1");
+    // The garbage collector removes the `orphan` finalizer of an object being deleted (it has
+    // no dependents to orphan): that deletion is the collector's, not a request's.
+    let mut orphaning = gadget("orphaning", json!({"mode": "fast"}));
+    orphaning.metadata.finalizers = Some(vec!["orphan".into()]);
+    within(api.create(&PostParams::default(), &orphaning))
+        .await
+        .unwrap();
+    within(crds.delete("gadgets.example.com", &DeleteParams::default()))
+        .await
+        .unwrap();
+    within(async {
+        while crds.get_opt("gadgets.example.com").await.unwrap().is_some() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(
+        server
+            .get_json("example.com/v1", "Gadget", Some("default"), "orphaning")
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn updates_of_a_crd_take_effect() {
+    let server = server().await;
+    let crds = install(&server).await;
+    let mut crd = within(crds.get("gadgets.example.com")).await.unwrap();
+    let version = &mut crd.spec.versions[0];
+    version.additional_printer_columns = None;
+    let schema = version
+        .schema
+        .as_mut()
+        .unwrap()
+        .open_api_v3_schema
+        .as_mut()
+        .unwrap();
+    let spec = schema.properties.as_mut().unwrap().get_mut("spec").unwrap();
+    spec.properties.as_mut().unwrap().insert(
+        "color".into(),
+        serde_json::from_value(json!({"type": "string", "default": "red"})).unwrap(),
+    );
+    crd.spec.names.short_names = Some(vec!["gd".into(), "gdg".into()]);
+    within(crds.replace("gadgets.example.com", &PostParams::default(), &crd))
+        .await
+        .unwrap();
+    let created = within(gadgets(&server, "v1").create(
+        &PostParams::default(),
+        &gadget("g1", json!({"mode": "fast"})),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        created.data["spec"]["color"], "red",
+        "the new schema's default"
+    );
+    let document = raw(&server, "GET", "/apis/example.com/v1", &[], b"")
+        .await
+        .json();
+    assert_eq!(document["resources"][0]["shortNames"], json!(["gd", "gdg"]));
+}
+
+#[tokio::test]
+async fn invalid_crds_are_refused_with_causes() {
+    let server = server().await;
+    let crds: Api<CustomResourceDefinition> = Api::all(server.client());
+    let mut crd = gadget_crd();
+    crd.metadata.name = Some("gadgets.example.org".into());
+    crd.spec.versions[0].storage = false;
+    let err = status(
+        within(crds.create(&PostParams::default(), &crd))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
+    let details = err.details.unwrap();
+    assert_eq!(
+        (details.group.as_str(), details.kind.as_str()),
+        ("apiextensions.k8s.io", "CustomResourceDefinition")
+    );
+    let fields: Vec<&str> = details.causes.iter().map(|c| c.field.as_str()).collect();
+    assert!(
+        fields.contains(&"metadata.name") && fields.contains(&"spec.versions"),
+        "{fields:?}"
+    );
+}
+
+#[tokio::test]
+async fn watches_from_before_a_type_was_served_are_gone() {
+    let server = server().await;
+    let before = server.resource_version();
+    install(&server).await;
+    let response = raw(
+        &server,
+        "GET",
+        &format!("/apis/example.com/v1/namespaces/default/gadgets?watch=1&resourceVersion={before}&timeoutSeconds=1"),
+        &[],
+        b"",
+    )
+    .await;
+    let body = String::from_utf8_lossy(&response.body);
+    assert!(
+        body.contains("\"type\":\"ERROR\"") && body.contains("\"code\":410"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn registered_custom_resources_are_crds_too() {
+    let server = server().await;
+    server
+        .register_custom_resource(
+            CustomResourceSpec::namespaced("example.com", "v1", "Widget", "widgets")
+                .with_short_names(["wd"]),
+        )
+        .unwrap();
+    let crds: Api<CustomResourceDefinition> = Api::all(server.client());
+    let crd = within(crds.get("widgets.example.com")).await.unwrap();
+    assert_eq!(condition(&crd, "Established").0, "True");
+    let bad =
+        server.register_custom_resource(CustomResourceSpec::namespaced("nodot", "v1", "W", "ws"));
+    assert!(
+        bad.unwrap_err()
+            .to_string()
+            .contains("should be a domain with at least one dot")
+    );
+}
+
+/// A type from kube's `CustomResource` derive.
+#[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[kube(
+    group = "example.com",
+    version = "v1",
+    kind = "Doohickey",
+    namespaced,
+    status = "DoohickeyStatus"
+)]
+pub struct DoohickeySpec {
+    size: u32,
+    #[serde(default)]
+    labels: std::collections::BTreeMap<String, String>,
+}
+
+/// The status of a `Doohickey`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+pub struct DoohickeyStatus {
+    ready: bool,
+}
+
+#[tokio::test]
+async fn the_crd_of_kubes_custom_resource_derive_is_served() {
+    let server = server().await;
+    let crds: Api<CustomResourceDefinition> = Api::all(server.client());
+    within(crds.create(&PostParams::default(), &Doohickey::crd()))
+        .await
+        .expect("kube's generated CRD is valid");
+    let api: Api<Doohickey> = Api::namespaced(server.client(), "default");
+    let mut thing = Doohickey::new(
+        "d1",
+        DoohickeySpec {
+            size: 3,
+            labels: Default::default(),
+        },
+    );
+    thing.status = Some(DoohickeyStatus { ready: true });
+    let created = within(api.create(&PostParams::default(), &thing))
+        .await
+        .unwrap();
+    assert_eq!(created.spec.size, 3);
+    assert!(created.status.is_none(), "a create does not set status");
+    let status = within(api.patch_status(
+        "d1",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"ready": true}})),
+    ))
+    .await
+    .unwrap();
+    assert!(status.status.unwrap().ready);
+}
