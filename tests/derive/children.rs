@@ -214,7 +214,7 @@ async fn a_site_declares_its_pages_and_its_archive_copy(server: Server) {
     assert_eq!(archived_copy.spec.title, "home,about");
 
     // A page no longer listed goes; a field no longer wanted goes (server-side apply: the
-    // controller's field manager owned it).
+    // controller's field manager owned it; both servers track field ownership).
     let change = Patch::Merge(json!({"spec": {"pages": ["home"], "footer": null}}));
     sites
         .patch("blog", &PatchParams::default(), &change)
@@ -224,16 +224,12 @@ async fn a_site_declares_its_pages_and_its_archive_copy(server: Server) {
         page("blog-about").await.is_none() && copy().await.is_some_and(|c| c.spec.title == "home")
     })
     .await;
-    if server.is_real() {
-        // Field ownership: the fake server's apply merges (it keeps the footer) until it
-        // tracks managed fields; a real server drops what the manager stopped applying.
-        until("the footer is gone from blog-home", async || {
-            page("blog-home")
-                .await
-                .is_some_and(|p| p.spec.footer.is_none())
-        })
-        .await;
-    }
+    until("the footer is gone from blog-home", async || {
+        page("blog-home")
+            .await
+            .is_some_and(|p| p.spec.footer.is_none())
+    })
+    .await;
 
     // The site goes: its archive copy (labels) is deleted by the controller. Its pages
     // (owner references) are the garbage collector's: the fake server runs one; the real

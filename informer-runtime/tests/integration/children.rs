@@ -591,3 +591,40 @@ async fn a_declared_status_is_written_when_it_changes_and_only_then() {
     cancel.cancel();
     run.await.unwrap();
 }
+
+#[tokio::test]
+async fn a_field_no_longer_wanted_is_removed_from_its_child() {
+    let server = server().await;
+    let client = server.client();
+    create_namespace(&client, "mirror").await;
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("a", "1"), ("b", "2")]),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_mirror(client.clone());
+    let copies = Api::<ConfigMap>::namespaced(client.clone(), "mirror");
+    let keys = async || -> Vec<String> {
+        let copy = copies.get_opt("default.app").await.unwrap();
+        copy.and_then(|c| c.data)
+            .map(|d| d.into_keys().collect())
+            .unwrap_or_default()
+    };
+    eventually_async("the copy holds a and b", async || {
+        keys().await == ["a", "b"]
+    })
+    .await;
+    // The copy still holds everything wanted after b goes; the annotation of what was
+    // applied tells it apart, and the next apply drops b (the field manager owned it).
+    let drop_b = Patch::Merge(serde_json::json!({"data": {"b": null}}));
+    parents
+        .patch("app", &PatchParams::default(), &drop_b)
+        .await
+        .unwrap();
+    eventually_async("the copy holds a only", async || keys().await == ["a"]).await;
+    cancel.cancel();
+    run.await.unwrap();
+}
