@@ -25,10 +25,9 @@ use informer_examples as support;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Duration;
 
-use informer::StoreError;
 use informer::prelude::*;
 use informer::queue::QueueMetrics;
-use informer::store::{ReplaceDiff, StoreOp};
+use informer::store::ReplaceDiff;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};

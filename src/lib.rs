@@ -59,7 +59,7 @@ pub mod prelude {
     pub use informer_core::{
         Deleted, DeltaFifo, EnqueueKeys, Fifo, Handler, HandlerFns, Indexer, ListWatchError,
         ListerWatcher, Notification, ObjectKey, PriorityQueue, Queue, QueueWrapper, RateLimiter,
-        RealFifo, Store, StoreWrapper, ThreadSafeStore, WorkQueue,
+        RealFifo, Store, StoreError, StoreOp, StoreWrapper, ThreadSafeStore, WorkQueue,
     };
 }
 
