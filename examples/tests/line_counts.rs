@@ -10,8 +10,7 @@ use std::path::Path;
 /// The controller's lines of the file at `path` (relative to the workspace).
 fn controller_lines(path: &str) -> usize {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
-    let text = std::fs::read_to_string(&file)
-        .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let region = text
         .split_once("// controller: begin")
         .and_then(|(_, rest)| rest.split_once("// controller: end"))
