@@ -23,7 +23,7 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Resource, ResourceExt};
 use serde_json::{Value, json};
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(
     for = Deployment,
     labels = "bench=chaos",
@@ -39,7 +39,7 @@ impl Reconcile for Deployments {
         deployment: Option<Arc<Deployment>>,
     ) -> Result<Action, ReconcileError> {
         let namespace = key.namespace().unwrap_or("default");
-        let client = ctx.client()?.clone();
+        let client = ctx.client().clone();
         let rs_api = Api::<ReplicaSet>::namespaced(client.clone(), namespace);
         let name = format!("{}-rs", key.name());
         let current = ctx

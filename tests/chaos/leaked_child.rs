@@ -33,7 +33,7 @@ fn parent_of(child: &ConfigMap) -> Vec<ObjectKey> {
         .collect()
 }
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(
     for = Deployment,
     namespace = "default",
@@ -52,7 +52,7 @@ impl Reconcile for Leaky {
         key: &ObjectKey,
         parent: Option<Arc<Deployment>>,
     ) -> Result<Action, ReconcileError> {
-        let api = Api::<ConfigMap>::namespaced(ctx.client()?.clone(), CHILDREN);
+        let api = Api::<ConfigMap>::namespaced(ctx.client().clone(), CHILDREN);
         let children = ctx.children().namespaced(CHILDREN).list();
         let mine = |child: &ConfigMap| {
             child.labels().get("parent").map(String::as_str) == Some(key.name())

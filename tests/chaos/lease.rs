@@ -23,7 +23,7 @@ const LEASE: &str = "summaries";
 /// Keeps a ConfigMap `<name>-summary` with the replicas of every Deployment (found by name,
 /// so that a re-created Deployment reuses it); deletes the summary of a Deployment that is
 /// gone.
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(
     for = Deployment,
     namespace = "default",
@@ -56,7 +56,7 @@ impl Reconcile for Summaries {
         key: &ObjectKey,
         source: Option<Arc<Deployment>>,
     ) -> Result<Action, ReconcileError> {
-        let api = Api::<ConfigMap>::namespaced(ctx.client()?.clone(), "default");
+        let api = Api::<ConfigMap>::namespaced(ctx.client().clone(), "default");
         let name = format!("{}-summary", key.name());
         let copy = ctx
             .config_maps()

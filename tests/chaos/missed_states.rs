@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::support::{SHRINK_RUNS, check_report, deployment};
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = Deployment, labels = "chaos=counting")]
 pub struct Counting {
     /// Per Deployment UID: the spec last seen and how many specs have been seen.
@@ -52,7 +52,7 @@ impl Reconcile for Counting {
         if observed != Some(count) {
             let patch = Patch::Merge(json!({"status": {"observedGeneration": count}}));
             Api::<Deployment>::namespaced(
-                ctx.client()?.clone(),
+                ctx.client().clone(),
                 key.namespace().unwrap_or("default"),
             )
             .patch_status(key.name(), &PatchParams::default(), &patch)

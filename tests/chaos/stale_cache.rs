@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::support::{SHRINK_RUNS, check_report, deployment, one_replica_set_per_deployment};
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(
     for = Deployment,
     labels = "chaos=stale",
@@ -31,7 +31,7 @@ impl Reconcile for Duplicating {
             return Ok(Action::Done);
         };
         let namespace = key.namespace().unwrap_or("default");
-        let client = ctx.client()?.clone();
+        let client = ctx.client().clone();
         let uid = deployment.uid().unwrap_or_default();
         if ctx
             .replica_sets()
