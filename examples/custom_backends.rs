@@ -173,7 +173,7 @@ fn replica_set_for(deployment: &Deployment) -> Result<Option<ReplicaSet>, serde_
 }
 
 /// The Deployment controller, with a counting store and a logging queue.
-#[derive(ControllerSpec)]
+#[derive(ControllerSpec, Default)]
 #[controller(
     for = Deployment,
     labels = "example=custom-backends",

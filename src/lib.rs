@@ -21,7 +21,9 @@ pub use informer_core as core;
 pub use informer_runtime as runtime;
 
 /// Test a controller without a cluster (feature `testing`): the in-process API server
-/// [`TestApiServer`](testing::TestApiServer), its [`Faults`](testing::Faults), the memory
+/// [`TestApiServer`](testing::TestApiServer), its [`Faults`](testing::Faults), the chaos
+/// harness [`Chaos`](testing::chaos::Chaos) (your controller under seeded fault schedules,
+/// with invariants, convergence, shrinking and a replayable seed), the memory
 /// [`MemoryListerWatcher`](testing::MemoryListerWatcher), and
 /// [`EnvTest`](testing::EnvTest), a real API server started for a test. This is the
 /// `informer-testing` crate.
