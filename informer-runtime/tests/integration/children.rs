@@ -15,7 +15,7 @@ use informer_runtime::controller::{
 use informer_runtime::factory::InformerFactory;
 use informer_runtime::informer::CancellationToken;
 use informer_runtime::metrics::ControllerMetrics;
-use informer_testing::{RequestMatch, TestApiServer, Verb};
+use informer_testing::{FailureCode, RequestMatch, TestApiServer, Verb};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
@@ -520,6 +520,65 @@ async fn children_in_the_parents_namespace_go_with_it_through_the_garbage_collec
         secret(&client, "app-token").await.is_none()
     })
     .await;
+}
+
+#[tokio::test]
+async fn a_parent_deleted_on_the_server_but_still_cached_gets_no_new_children() {
+    // The controller's parent cache stays behind (its watch and lists of ConfigMaps fail)
+    // while the parent is deleted and the collector deletes its child. The child's delete
+    // event reconciles the parent the cache still holds: creating the child again would
+    // start a fight with the collector that lasts as long as the cache is behind.
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("token", "t1")]),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_secrets_controller(client.clone());
+    eventually_async("secret app-token is created", async || {
+        secret(&client, "app-token").await.is_some()
+    })
+    .await;
+    let faults = server.faults();
+    for verb in [Verb::Watch, Verb::List] {
+        faults.fail_next(
+            RequestMatch::verb(verb).resource("configmaps"),
+            usize::MAX,
+            FailureCode::InternalError,
+        );
+    }
+    faults.drop_watches();
+    let parent_reads =
+        || faults.request_count(RequestMatch::verb(Verb::Get).resource("configmaps"));
+    let reads_before = parent_reads();
+    let patches_before = secret_patches(&server);
+    parents
+        .delete("app", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually_async("the collector deletes app-token", async || {
+        secret(&client, "app-token").await.is_none()
+    })
+    .await;
+    // Time for the child's delete event to reconcile the parent the cache still holds.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        secret_patches(&server),
+        patches_before,
+        "no child was applied for a parent the server no longer has"
+    );
+    assert!(secret(&client, "app-token").await.is_none());
+    assert!(
+        parent_reads() > reads_before,
+        "the reconcile read the parent live before creating its child"
+    );
+    faults.clear();
+    cancel.cancel();
+    run.await.unwrap();
 }
 
 #[tokio::test]

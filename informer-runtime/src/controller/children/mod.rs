@@ -422,6 +422,15 @@ pub enum ChildrenError {
         /// The API's error.
         source: kube::Error,
     },
+    /// Reading the parent from the API server, to check it still exists before a child is
+    /// created, failed.
+    #[error("reading {parent} before creating its children failed: {source}")]
+    ParentRead {
+        /// The parent.
+        parent: ObjectKey,
+        /// The API's error.
+        source: kube::Error,
+    },
 }
 
 impl ChildrenError {
@@ -435,6 +444,7 @@ impl ChildrenError {
             | ChildrenError::NoClient
             | ChildrenError::Apply { .. }
             | ChildrenError::Delete { .. }
+            | ChildrenError::ParentRead { .. }
             | ChildrenError::OtherParent { .. } => ErrorKind::Transient,
             _ => ErrorKind::Terminal,
         }

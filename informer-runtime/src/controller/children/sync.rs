@@ -233,6 +233,29 @@ where
         (owner != *parent_key && self.parents.get(&owner).is_some()).then_some(owner)
     }
 
+    /// Whether `parent` (as cached) still exists on the API server: same UID, not being
+    /// deleted. Asked before a child is created: a cache can still hold a parent the server
+    /// has deleted (its watch is behind, or being re-established), and a child created for
+    /// it is deleted by the garbage collector at once, whose event reconciles the parent
+    /// again, which creates the child again: a fight with the collector that lasts as long
+    /// as the cache is behind. client-go's controllers read the owner live for the same
+    /// reason before adopting (`RecheckDeletionTimestamp`). One GET, only when a child is
+    /// missing.
+    async fn parent_is_live(&self, key: &ObjectKey, parent: &P) -> Result<bool, ChildrenError> {
+        let client = self.client.get().ok_or(ChildrenError::NoClient)?;
+        let api = <P::Scope as ControllerScope>::api::<P>(client.clone(), key.namespace());
+        let live = api
+            .get_opt(key.name())
+            .await
+            .map_err(|source| ChildrenError::ParentRead {
+                parent: key.clone(),
+                source,
+            })?;
+        Ok(live.is_some_and(|live| {
+            live.meta().uid == parent.meta().uid && live.meta().deletion_timestamp.is_none()
+        }))
+    }
+
     async fn apply(&self, child: Prepared) -> Result<(), ChildrenError> {
         let client = self.client.get().ok_or(ChildrenError::NoClient)?;
         let api = <C::Scope as ControllerScope>::api::<C>(client.clone(), child.key.namespace());
@@ -320,6 +343,8 @@ where
             prepared.push(child);
         }
         let mut first_error = None;
+        // Asked once, at the first child to create (see `parent_is_live`).
+        let mut parent_live = None;
         for child in prepared {
             let cached = self.children.get(&child.key);
             if let Some(cached) = &cached {
@@ -333,6 +358,20 @@ where
                 let have = serde_json::to_value(&**cached).unwrap_or(Value::Null);
                 if holds(&have, &child.body) {
                     report.unchanged += 1;
+                    continue;
+                }
+            }
+            if cached.is_none() {
+                let live = match parent_live {
+                    Some(live) => live,
+                    None => *parent_live.insert(self.parent_is_live(key, parent).await?),
+                };
+                if !live {
+                    tracing::debug!(
+                        parent = %key,
+                        child = %child.key,
+                        "the parent is gone from the API server (the cache is behind): its children are not created"
+                    );
                     continue;
                 }
             }
