@@ -693,6 +693,45 @@ fn priority_queue_concurrent_workers_keep_the_guarantees_under_a_long_stress_run
     }
 }
 
+/// Plain adds over a few hot keys, no delays: nearly every add finds its key waiting and is
+/// answered without the queue's lock (the published path), racing with workers handing the
+/// same keys out. No add may be lost: each key is processed after its last add.
+#[test]
+fn adds_answered_without_the_lock_lose_nothing_while_workers_hand_the_items_out() {
+    let steps: Vec<Produce> = (0..200_000u32)
+        .map(|i| match i % 4096 {
+            4095 => Produce::Yield,
+            _ => Produce::Add(i.wrapping_mul(2_654_435_761) % 16),
+        })
+        .collect();
+    let batches: Vec<Produce> = (0..20_000u32)
+        .map(|i| Produce::AddBatch((0..8).map(|j| (i + j * 3) % 16).collect()))
+        .collect();
+    for (threads, workers) in [(2, 4), (4, 8)] {
+        run_concurrently(
+            Arc::new(WorkQueue::new()),
+            threads,
+            workers,
+            usize::MAX,
+            &steps,
+        );
+        run_concurrently(
+            Arc::new(PriorityQueue::new()),
+            threads,
+            workers,
+            usize::MAX,
+            &steps,
+        );
+        run_concurrently(
+            Arc::new(WorkQueue::new()),
+            threads,
+            workers,
+            usize::MAX,
+            &batches,
+        );
+    }
+}
+
 /// Workers waiting on an empty queue are woken by delayed items only; many short delays
 /// racing with the timer hand-over must not strand any item.
 #[test]

@@ -62,6 +62,7 @@
 //! | `waiters.rs` | parked workers, the timer duty, and the [`Get`] future |
 
 mod delay_heap;
+mod published;
 mod ready_lists;
 mod slot_table;
 mod slots;
@@ -80,8 +81,9 @@ use parking_lot::{Mutex, MutexGuard};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use self::published::Published;
 use self::slot_table::Found;
-use self::state::State;
+use self::state::{State, tag_of};
 pub(crate) use self::waiters::Get;
 #[cfg(doc)]
 use self::{
@@ -140,6 +142,8 @@ impl<T> After<T> {
 /// The shared queue engine. See the module docs.
 pub(crate) struct Engine<T> {
     state: Mutex<State<T>>,
+    /// The adds answered without the lock (see `published.rs`); the state holds it too.
+    published: Arc<Published<T>>,
     hasher: foldhash::fast::RandomState,
     shutting_down: AtomicBool,
     /// How many times [`shut_down`](Engine::shut_down) was called: a drain that sees it
@@ -164,8 +168,10 @@ where
             metrics,
             ..
         } = builder;
+        let published = Arc::new(Published::default());
         Self {
-            state: Mutex::new(State::new(metrics.is_some())),
+            state: Mutex::new(State::new(metrics.is_some(), published.clone())),
+            published,
             hasher: foldhash::fast::RandomState::default(),
             shutting_down: AtomicBool::new(false),
             forced: AtomicU64::new(0),
@@ -180,8 +186,7 @@ where
     /// The 32-bit tag the slot table uses for `item` (computed before taking the lock).
     #[inline]
     fn tag(&self, item: &T) -> u32 {
-        let h = self.hasher.hash_one(item);
-        (h ^ (h >> 32)) as u32
+        tag_of(self.hasher.hash_one(item))
     }
 
     #[inline]
@@ -260,21 +265,28 @@ where
 
     #[inline]
     pub(crate) fn add(&self, item: T, priority: i32, delay: Option<Duration>) {
-        let tag = self.tag(&item);
+        let hash = self.hasher.hash_one(&item);
         let priority = self.priority(priority);
-        let st = self.state.lock();
+        // Most adds under load are of an item already waiting, and change nothing: if the
+        // item is published, that is answered without the lock.
+        if delay.is_none() && self.published.waiting(hash, &item, priority) {
+            drop(item);
+            return;
+        }
+        let mut st = self.state.lock();
         if delay.is_none() && st.heap.is_empty() {
-            // Most adds under load are of an item already waiting: one lookup under the lock,
-            // nothing else to do (the item is dropped after the lock is released).
-            let found = st.find(tag, &item);
-            if found.is_some_and(|f| st.waits(f.id, priority)) {
+            // Otherwise one lookup under the lock (the item is dropped after the lock is
+            // released), which publishes the item if it is waiting.
+            let found = st.find(tag_of(hash), &item);
+            if let Some(f) = found.filter(|f| st.waits(f.id, priority)) {
+                st.publish_waiting(f.id, hash, &item);
                 drop(st);
                 drop(item);
                 return;
             }
-            self.add_changing(st, tag, item, priority, found);
+            self.add_changing(st, hash, item, priority, found);
         } else {
-            self.add_delayed(st, tag, item, priority, delay);
+            self.add_delayed(st, hash, item, priority, delay);
         }
     }
 
@@ -283,13 +295,13 @@ where
     fn add_changing(
         &self,
         mut st: MutexGuard<'_, State<T>>,
-        tag: u32,
+        hash: u64,
         item: T,
         priority: i32,
         found: Option<Found>,
     ) {
         let mut after = After::default();
-        after.dropped = st.add_now(tag, item, priority, found, &mut after);
+        after.dropped = st.add_now(hash, item, priority, found, &mut after);
         drop(st);
         self.finish(after);
     }
@@ -299,13 +311,13 @@ where
     fn add_delayed(
         &self,
         mut st: MutexGuard<'_, State<T>>,
-        tag: u32,
+        hash: u64,
         item: T,
         priority: i32,
         delay: Option<Duration>,
     ) {
         let mut after = After::default();
-        after.dropped = st.add(tag, item, priority, delay, &mut after);
+        after.dropped = st.add(hash, item, priority, delay, &mut after);
         drop(st);
         self.finish(after);
     }
@@ -314,29 +326,39 @@ where
     pub(crate) fn add_batch(&self, items: Vec<T>, priority: i32) {
         let priority = self.priority(priority);
         let mut rejected: Vec<T> = Vec::new();
-        let mut tags = [0u32; BATCH_CHUNK];
+        let mut hashes = [0u64; BATCH_CHUNK];
         let mut items = items.into_iter();
         loop {
+            // Adds answered without the lock, in order, until one needs it.
+            let first = loop {
+                let Some(item) = items.as_slice().first() else {
+                    return;
+                };
+                let hash = self.hasher.hash_one(item);
+                if !self.published.waiting(hash, item, priority) {
+                    break hash;
+                }
+                drop(items.next());
+            };
+            // Then up to a chunk under the lock.
             let chunk = items.as_slice();
             let n = chunk.len().min(BATCH_CHUNK);
-            if n == 0 {
-                break;
-            }
-            for (tag, item) in tags.iter_mut().zip(&chunk[..n]) {
-                *tag = self.tag(item);
+            hashes[0] = first;
+            for (hash, item) in hashes[1..n].iter_mut().zip(&chunk[1..n]) {
+                *hash = self.hasher.hash_one(item);
             }
             let mut after = After::default();
             {
                 let mut st = self.state.lock();
                 // Start fetching the slot table lines of the first few items.
-                for &tag in tags[..n].iter().take(BATCH_PREFETCH) {
-                    st.table.prefetch(tag);
+                for &hash in hashes[..n].iter().take(BATCH_PREFETCH) {
+                    st.table.prefetch(tag_of(hash));
                 }
                 for (i, item) in items.by_ref().take(n).enumerate() {
-                    if let Some(&ahead) = tags[..n].get(i + BATCH_PREFETCH) {
-                        st.table.prefetch(ahead);
+                    if let Some(&ahead) = hashes[..n].get(i + BATCH_PREFETCH) {
+                        st.table.prefetch(tag_of(ahead));
                     }
-                    if let Some(item) = st.add(tags[i], item, priority, None, &mut after) {
+                    if let Some(item) = st.add(hashes[i], item, priority, None, &mut after) {
                         rejected.push(item);
                     }
                 }

@@ -2,12 +2,15 @@
 //! (add, take, done, delays coming due, shutdown) and the counters.
 
 use std::collections::VecDeque;
+use std::hash::Hash;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 use super::After;
 use super::delay_heap::{DelayEntry, DelayHeap};
+use super::published::{MAX_PUBLISHED_ID, Published};
 use super::ready_lists::{List, ReadyLists};
 use super::slot_table::{Found, SlotTable};
 use super::slots::{NIL, Phase, Slot};
@@ -65,17 +68,34 @@ pub(super) struct State<T> {
     /// Whether `shut_down_with_drain` was called (only then is "drained" signalled).
     pub(super) drain_requested: bool,
     pub(super) waiters: VecDeque<Parked>,
+    /// Workers spinning before they park: each takes the lock again before it returns, and
+    /// takes a ready item then, so an item need not wake a parked worker while there are no
+    /// more ready items than spinners.
+    pub(super) spinners: usize,
+    /// Whether workers spin before parking: set when an item had to wake a parked worker
+    /// (items come while workers wait, so spinning would have caught it), cleared when a
+    /// spin ends with nothing (the queue is idle: park at once).
+    pub(super) spin: bool,
     pub(super) next_waiter_id: u64,
     /// The parked `get` sleeping until the earliest deadline, and that deadline.
     pub(super) timer: Option<(u64, Instant)>,
     adds_total: u64,
     retries_total: u64,
     pub(super) timing: Option<Timing>,
+    /// The items whose adds are answered without the lock (shared with the engine).
+    pub(super) published: Arc<Published<T>>,
+}
+
+/// The slot table's 32-bit tag of an item whose hash is `hash`.
+#[inline]
+pub(super) fn tag_of(hash: u64) -> u32 {
+    (hash ^ (hash >> 32)) as u32
 }
 
 impl<T> State<T> {
-    pub(super) fn new(timing: bool) -> Self {
+    pub(super) fn new(timing: bool, published: Arc<Published<T>>) -> Self {
         Self {
+            published,
             slots: Vec::new(),
             free: Vec::new(),
             table: SlotTable::default(),
@@ -87,6 +107,8 @@ impl<T> State<T> {
             shutting_down: false,
             drain_requested: false,
             waiters: VecDeque::new(),
+            spinners: 0,
+            spin: true,
             next_waiter_id: 0,
             timer: None,
             adds_total: 0,
@@ -125,11 +147,27 @@ impl<T> State<T> {
         }
     }
 
+    /// If slot `id` is published, stores its status: waiting (ready, or added again while
+    /// processing) at its priority, or not. Every change of a published slot's phase or
+    /// priority calls this; only the one ending "waiting" (`pop_ready`) is needed for
+    /// correctness, the others keep its adds off the lock.
+    #[inline]
+    fn sync_status(&self, id: u32) {
+        let slot = &self.slots[id as usize];
+        if slot.published {
+            let waiting = matches!(slot.phase, Phase::Ready | Phase::ProcessingReady);
+            self.published.set_status(id, waiting, slot.priority);
+        }
+    }
+
     /// Appends slot `id` (phase already `Ready`) to its ready list and wakes a worker.
     fn push_ready(&mut self, id: u32, out: &mut After<T>) {
         self.ready.push_back(&mut self.slots, id);
         self.ready_count += 1;
-        self.wake_one(out);
+        if self.ready_count == 1 {
+            self.published.set_ready(true);
+        }
+        self.wake_for_item(out);
     }
 
     /// Puts slot `id` in the delay heap.
@@ -172,11 +210,13 @@ impl<T> State<T> {
             match self.slots[id as usize].phase {
                 Phase::Delayed => {
                     self.slots[id as usize].phase = Phase::Ready;
+                    self.sync_status(id);
                     self.mark_queued(id, Some(entry.deadline), &mut Now(Some(now)), out);
                     self.push_ready(id, out);
                 }
                 Phase::ProcessingDelayed => {
                     self.slots[id as usize].phase = Phase::ProcessingReady;
+                    self.sync_status(id);
                     self.mark_queued(id, Some(entry.deadline), &mut Now(Some(now)), out);
                 }
                 phase => debug_assert!(false, "slot {id} in the delay heap is {phase:?}"),
@@ -184,27 +224,62 @@ impl<T> State<T> {
         }
     }
 
-    /// Adds `item`; returns it back if the queue already holds it or is shutting down.
+    /// Adds `item` (whose hash is `hash`); returns it back if the queue already holds it or
+    /// is shutting down.
     #[inline]
     pub(super) fn add(
         &mut self,
-        tag: u32,
+        hash: u64,
         item: T,
         priority: i32,
         delay: Option<Duration>,
         out: &mut After<T>,
     ) -> Option<T>
     where
-        T: Eq,
+        T: Hash + Eq + Clone + Send + Sync,
     {
         if delay.is_none() && self.heap.is_empty() {
-            let found = self.find(tag, &item);
-            if found.is_some_and(|f| self.waits(f.id, priority)) {
+            let found = self.find(tag_of(hash), &item);
+            if let Some(f) = found.filter(|f| self.waits(f.id, priority)) {
+                self.publish_waiting(f.id, hash, &item);
                 return Some(item);
             }
-            self.add_now(tag, item, priority, found, out)
+            self.add_now(hash, item, priority, found, out)
         } else {
-            self.add_any(tag, item, priority, delay, out)
+            self.add_any(hash, item, priority, delay, out)
+        }
+    }
+
+    /// Slot `id` holds `item` (hashed to `hash`), waiting, and an `add` of it just changed
+    /// nothing under the lock: publish it, so that the next such adds do not take the lock.
+    #[inline]
+    pub(super) fn publish_waiting(&mut self, id: u32, hash: u64, item: &T)
+    where
+        T: Hash + Eq + Clone + Send + Sync,
+    {
+        let slot = &self.slots[id as usize];
+        if !slot.published && id < MAX_PUBLISHED_ID {
+            self.published.publish(id, hash, item, true, slot.priority);
+            self.slots[id as usize].published = true;
+        }
+    }
+
+    /// Slot `id` was just given to a new item (hashed to `hash`): if that item was published
+    /// before (it comes back), publish the new slot at once.
+    #[inline]
+    fn republish_new(&mut self, id: u32, hash: u64)
+    where
+        T: Hash + Eq + Clone + Send + Sync,
+    {
+        let slot = &self.slots[id as usize];
+        let Some(item) = slot.item.as_ref() else {
+            return;
+        };
+        if id < MAX_PUBLISHED_ID && self.published.knows(hash, item) {
+            let waiting = matches!(slot.phase, Phase::Ready | Phase::ProcessingReady);
+            self.published
+                .publish(id, hash, item, waiting, slot.priority);
+            self.slots[id as usize].published = true;
         }
     }
 
@@ -233,21 +308,22 @@ impl<T> State<T> {
     #[inline]
     pub(super) fn add_now(
         &mut self,
-        tag: u32,
+        hash: u64,
         item: T,
         priority: i32,
         found: Option<Found>,
         out: &mut After<T>,
     ) -> Option<T>
     where
-        T: Eq,
+        T: Hash + Eq + Clone + Send + Sync,
     {
         if self.shutting_down {
             return Some(item);
         }
         let Some(found) = found else {
-            let id = self.alloc(tag, item, priority);
+            let id = self.alloc(tag_of(hash), item, priority);
             self.enter_new(id, None, &mut Now::default(), out);
+            self.republish_new(id, hash);
             return None;
         };
         let slot = &mut self.slots[found.id as usize];
@@ -255,10 +331,11 @@ impl<T> State<T> {
             Phase::Processing => {
                 slot.priority = priority;
                 slot.phase = Phase::ProcessingReady;
+                self.sync_status(found.id);
                 self.mark_queued(found.id, None, &mut Now::default(), out);
                 Some(item)
             }
-            _ => self.add_any(tag, item, priority, None, out),
+            _ => self.add_any(hash, item, priority, None, out),
         }
     }
 
@@ -266,15 +343,16 @@ impl<T> State<T> {
     #[inline(never)]
     fn add_any(
         &mut self,
-        tag: u32,
+        hash: u64,
         item: T,
         priority: i32,
         delay: Option<Duration>,
         out: &mut After<T>,
     ) -> Option<T>
     where
-        T: Eq,
+        T: Hash + Eq + Clone + Send + Sync,
     {
+        let tag = tag_of(hash);
         if self.shutting_down {
             return Some(item);
         }
@@ -297,12 +375,14 @@ impl<T> State<T> {
         let Some(found) = found else {
             let id = self.alloc(tag, item, priority);
             self.enter_new(id, deadline, &mut now, out);
+            self.republish_new(id, hash);
             return None;
         };
         let id = found.id;
         let slot = &mut self.slots[id as usize];
         let raised = priority.max(slot.priority);
-        match (slot.phase, deadline) {
+        let before = slot.phase;
+        match (before, deadline) {
             (Phase::Ready, _) => {
                 if priority > slot.priority {
                     // Move it to the back of its new, higher, priority.
@@ -345,6 +425,11 @@ impl<T> State<T> {
             }
             (Phase::Free, _) => debug_assert!(false, "free slot {id} is in the slot table"),
         }
+        if matches!(before, Phase::Ready | Phase::ProcessingReady) {
+            // It was waiting: this add changed at most its priority.
+            self.publish_waiting(id, hash, &item);
+        }
+        self.sync_status(id);
         Some(item)
     }
 
@@ -392,9 +477,18 @@ impl<T> State<T> {
             self.table.prefetch(self.slots[next as usize].tag);
         }
         self.ready_count -= 1;
+        if self.ready_count == 0 {
+            self.published.set_ready(false);
+        }
         self.in_flight += 1;
         let slot = &mut self.slots[id as usize];
         slot.phase = Phase::Processing;
+        if slot.published {
+            // No longer waiting: from now on an add of it must take the lock (it is re-added
+            // while processing). See `published.rs`.
+            self.published.set_status(id, false, slot.priority);
+        }
+        let slot = &self.slots[id as usize];
         Some((id, (slot.item.clone()?, slot.priority)))
     }
 
@@ -478,7 +572,10 @@ impl<T> State<T> {
     }
 
     /// Stops accepting items; drops delayed ones; wakes every parked worker.
-    pub(super) fn shut_down(&mut self, out: &mut After<T>) -> Vec<T> {
+    pub(super) fn shut_down(&mut self, out: &mut After<T>) -> Vec<T>
+    where
+        T: Eq,
+    {
         if self.shutting_down {
             return Vec::new();
         }
