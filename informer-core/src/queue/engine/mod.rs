@@ -382,8 +382,19 @@ where
     }
 
     pub(crate) fn try_get(&self) -> Option<(T, i32)> {
+        let mut st = self.state.lock();
+        if st.plain() {
+            // No delayed item to promote, no time to track: pop the next ready one.
+            return st.pop_ready().map(|(_, taken)| taken);
+        }
+        self.try_get_any(st)
+    }
+
+    #[inline(never)]
+    fn try_get_any(&self, mut st: MutexGuard<'_, State<T>>) -> Option<(T, i32)> {
         let mut after = After::default();
-        let taken = self.state.lock().take(&mut after);
+        let taken = st.take(&mut after);
+        drop(st);
         self.finish(after);
         taken
     }

@@ -470,10 +470,10 @@ impl<T> State<T> {
         if self.ready_count == 0 {
             return None;
         }
-        let id = self.ready.pop_front(&mut self.slots)?;
+        let (id, next) = self.ready.pop_front(&mut self.slots)?;
         // The next item handed out will come back through `done`, which looks it up in the
         // slot table: start fetching that cache line now.
-        if let Some(next) = self.ready.peek_front() {
+        if next != NIL {
             self.table.prefetch(self.slots[next as usize].tag);
         }
         self.ready_count -= 1;

@@ -724,3 +724,18 @@ async fn drain_ends_when_the_last_item_in_flight_is_done_on_every_path() {
             .unwrap();
     }
 }
+
+#[test]
+fn trait_try_get_hands_out_ready_items_without_waiting() {
+    let q: Box<dyn Queue<&str>> = Box::new(queue());
+    assert_eq!(q.try_get(), None);
+    q.add("a");
+    let a = q.try_get().unwrap();
+    q.add("a");
+    assert_eq!(q.try_get(), None, "never two workers on one item");
+    q.done(&a);
+    assert_eq!(q.try_get(), Some("a"));
+    q.done(&"a");
+    q.shut_down();
+    assert_eq!(q.try_get(), None);
+}
