@@ -693,11 +693,11 @@ fn priority_queue_concurrent_workers_keep_the_guarantees_under_a_long_stress_run
     }
 }
 
-/// Plain adds over a few hot keys, no delays: nearly every add finds its key waiting and is
-/// answered without the queue's lock (the published path), racing with workers handing the
-/// same keys out. No add may be lost: each key is processed after its last add.
+/// Plain adds over a few hot keys, no delays: most adds find their key waiting, racing with
+/// workers that hand the same keys out, spin when the queue is empty and park when the
+/// producer yields. No add may be lost: each key is processed after its last add.
 #[test]
-fn adds_answered_without_the_lock_lose_nothing_while_workers_hand_the_items_out() {
+fn hot_keys_added_while_workers_spin_and_park_lose_nothing() {
     let steps: Vec<Produce> = (0..200_000u32)
         .map(|i| match i % 4096 {
             4095 => Produce::Yield,

@@ -12,7 +12,7 @@ pub(super) const NIL: u32 = u32::MAX;
 const SHRINK_THRESHOLD: usize = 1024;
 /// Above this many slots (about 2.5 MB of slab, 1 MB of slot table), an idle queue gives
 /// memory back. Below it a queue keeps its slots: one whose workers keep up empties many
-/// times a second, and rebuilding its slot table and published items each time costs more
+/// times a second, and rebuilding its slot table each time costs more
 /// than the memory is worth.
 const SHRINK_ABOVE: usize = 65_536;
 
@@ -38,9 +38,6 @@ pub(super) struct Slot<T> {
     pub(super) item: Option<T>,
     pub(super) tag: u32,
     pub(super) phase: Phase,
-    /// Whether the slot is published: its status word is kept up to date for the adds
-    /// answered without the lock (see `published.rs`).
-    pub(super) published: bool,
     /// The priority of the current waiting period (the highest one it was added with).
     pub(super) priority: i32,
     pub(super) heap_pos: u32,
@@ -56,7 +53,7 @@ impl<T> HeapPositions for Vec<Slot<T>> {
     }
 }
 
-impl<T: Eq> State<T> {
+impl<T> State<T> {
     /// Puts `item` in a free slot (phase `Free`; the caller sets it) and enters it in the slot
     /// table.
     #[inline]
@@ -65,7 +62,6 @@ impl<T: Eq> State<T> {
             item: Some(item),
             tag,
             phase: Phase::Free,
-            published: false,
             priority,
             heap_pos: NIL,
             prev: NIL,
@@ -104,25 +100,9 @@ impl<T: Eq> State<T> {
     pub(super) fn free_slot(&mut self, id: u32) -> Option<T> {
         let slot = &mut self.slots[id as usize];
         slot.phase = Phase::Free;
-        let was_published = std::mem::replace(&mut slot.published, false);
         let item = slot.item.take();
         self.free.push(id);
-        if was_published {
-            // Its status already says "not waiting" (it was handed out, or delayed).
-            self.maybe_sweep();
-        }
         item
-    }
-
-    /// Sweeps stale published entries once they outnumber the held items.
-    #[inline]
-    fn maybe_sweep(&mut self) {
-        let held = self.slots.len() - self.free.len();
-        if self.published.should_sweep(held) {
-            let slots = &self.slots;
-            self.published
-                .sweep(|id| slots.get(id as usize).is_some_and(|s| s.published));
-        }
     }
 
     /// Gives memory back when the queue holds no item at all after a burst.
@@ -140,7 +120,6 @@ impl<T: Eq> State<T> {
         self.free.clear();
         self.free.shrink_to(SHRINK_THRESHOLD);
         self.table.clear_and_shrink(SHRINK_THRESHOLD);
-        self.published.clear();
         self.heap.shrink_to(SHRINK_THRESHOLD);
         if let Some(t) = &mut self.timing {
             t.queued_at.clear();

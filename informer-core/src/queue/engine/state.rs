@@ -2,7 +2,6 @@
 //! (add, take, done, delays coming due, shutdown) and the counters.
 
 use std::collections::VecDeque;
-use std::hash::Hash;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,11 +9,11 @@ use tokio::time::Instant;
 
 use super::After;
 use super::delay_heap::{DelayEntry, DelayHeap};
-use super::published::{MAX_PUBLISHED_ID, Published};
 use super::ready_lists::{List, ReadyLists};
 use super::slot_table::{Found, SlotTable};
 use super::slots::{NIL, Phase, Slot};
 use super::waiters::Parked;
+use super::waiters::Signals;
 use crate::queue::metrics::QueueStats;
 
 /// Time tracking for metrics (only when hooks are installed).
@@ -82,8 +81,8 @@ pub(super) struct State<T> {
     adds_total: u64,
     retries_total: u64,
     pub(super) timing: Option<Timing>,
-    /// The items whose adds are answered without the lock (shared with the engine).
-    pub(super) published: Arc<Published<T>>,
+    /// What workers read without the lock (shared with the engine).
+    pub(super) signals: Arc<Signals>,
 }
 
 /// The slot table's 32-bit tag of an item whose hash is `hash`.
@@ -93,9 +92,9 @@ pub(super) fn tag_of(hash: u64) -> u32 {
 }
 
 impl<T> State<T> {
-    pub(super) fn new(timing: bool, published: Arc<Published<T>>) -> Self {
+    pub(super) fn new(timing: bool, signals: Arc<Signals>) -> Self {
         Self {
-            published,
+            signals,
             slots: Vec::new(),
             free: Vec::new(),
             table: SlotTable::default(),
@@ -147,25 +146,12 @@ impl<T> State<T> {
         }
     }
 
-    /// If slot `id` is published, stores its status: waiting (ready, or added again while
-    /// processing) at its priority, or not. Every change of a published slot's phase or
-    /// priority calls this; only the one ending "waiting" (`pop_ready`) is needed for
-    /// correctness, the others keep its adds off the lock.
-    #[inline]
-    fn sync_status(&self, id: u32) {
-        let slot = &self.slots[id as usize];
-        if slot.published {
-            let waiting = matches!(slot.phase, Phase::Ready | Phase::ProcessingReady);
-            self.published.set_status(id, waiting, slot.priority);
-        }
-    }
-
     /// Appends slot `id` (phase already `Ready`) to its ready list and wakes a worker.
     fn push_ready(&mut self, id: u32, out: &mut After<T>) {
         self.ready.push_back(&mut self.slots, id);
         self.ready_count += 1;
         if self.ready_count == 1 {
-            self.published.set_ready(true);
+            self.signals.set_ready(true);
         }
         self.wake_for_item(out);
     }
@@ -210,13 +196,11 @@ impl<T> State<T> {
             match self.slots[id as usize].phase {
                 Phase::Delayed => {
                     self.slots[id as usize].phase = Phase::Ready;
-                    self.sync_status(id);
                     self.mark_queued(id, Some(entry.deadline), &mut Now(Some(now)), out);
                     self.push_ready(id, out);
                 }
                 Phase::ProcessingDelayed => {
                     self.slots[id as usize].phase = Phase::ProcessingReady;
-                    self.sync_status(id);
                     self.mark_queued(id, Some(entry.deadline), &mut Now(Some(now)), out);
                 }
                 phase => debug_assert!(false, "slot {id} in the delay heap is {phase:?}"),
@@ -236,50 +220,16 @@ impl<T> State<T> {
         out: &mut After<T>,
     ) -> Option<T>
     where
-        T: Hash + Eq + Clone + Send + Sync,
+        T: Eq,
     {
         if delay.is_none() && self.heap.is_empty() {
             let found = self.find(tag_of(hash), &item);
-            if let Some(f) = found.filter(|f| self.waits(f.id, priority)) {
-                self.publish_waiting(f.id, hash, &item);
+            if found.is_some_and(|f| self.waits(f.id, priority)) {
                 return Some(item);
             }
             self.add_now(hash, item, priority, found, out)
         } else {
             self.add_any(hash, item, priority, delay, out)
-        }
-    }
-
-    /// Slot `id` holds `item` (hashed to `hash`), waiting, and an `add` of it just changed
-    /// nothing under the lock: publish it, so that the next such adds do not take the lock.
-    #[inline]
-    pub(super) fn publish_waiting(&mut self, id: u32, hash: u64, item: &T)
-    where
-        T: Hash + Eq + Clone + Send + Sync,
-    {
-        let slot = &self.slots[id as usize];
-        if !slot.published && id < MAX_PUBLISHED_ID {
-            self.published.publish(id, hash, item, true, slot.priority);
-            self.slots[id as usize].published = true;
-        }
-    }
-
-    /// Slot `id` was just given to a new item (hashed to `hash`): if that item was published
-    /// before (it comes back), publish the new slot at once.
-    #[inline]
-    fn republish_new(&mut self, id: u32, hash: u64)
-    where
-        T: Hash + Eq + Clone + Send + Sync,
-    {
-        let slot = &self.slots[id as usize];
-        let Some(item) = slot.item.as_ref() else {
-            return;
-        };
-        if id < MAX_PUBLISHED_ID && self.published.knows(hash, item) {
-            let waiting = matches!(slot.phase, Phase::Ready | Phase::ProcessingReady);
-            self.published
-                .publish(id, hash, item, waiting, slot.priority);
-            self.slots[id as usize].published = true;
         }
     }
 
@@ -315,7 +265,7 @@ impl<T> State<T> {
         out: &mut After<T>,
     ) -> Option<T>
     where
-        T: Hash + Eq + Clone + Send + Sync,
+        T: Eq,
     {
         if self.shutting_down {
             return Some(item);
@@ -323,7 +273,6 @@ impl<T> State<T> {
         let Some(found) = found else {
             let id = self.alloc(tag_of(hash), item, priority);
             self.enter_new(id, None, &mut Now::default(), out);
-            self.republish_new(id, hash);
             return None;
         };
         let slot = &mut self.slots[found.id as usize];
@@ -331,7 +280,6 @@ impl<T> State<T> {
             Phase::Processing => {
                 slot.priority = priority;
                 slot.phase = Phase::ProcessingReady;
-                self.sync_status(found.id);
                 self.mark_queued(found.id, None, &mut Now::default(), out);
                 Some(item)
             }
@@ -350,7 +298,7 @@ impl<T> State<T> {
         out: &mut After<T>,
     ) -> Option<T>
     where
-        T: Hash + Eq + Clone + Send + Sync,
+        T: Eq,
     {
         let tag = tag_of(hash);
         if self.shutting_down {
@@ -375,14 +323,12 @@ impl<T> State<T> {
         let Some(found) = found else {
             let id = self.alloc(tag, item, priority);
             self.enter_new(id, deadline, &mut now, out);
-            self.republish_new(id, hash);
             return None;
         };
         let id = found.id;
         let slot = &mut self.slots[id as usize];
         let raised = priority.max(slot.priority);
-        let before = slot.phase;
-        match (before, deadline) {
+        match (slot.phase, deadline) {
             (Phase::Ready, _) => {
                 if priority > slot.priority {
                     // Move it to the back of its new, higher, priority.
@@ -425,11 +371,6 @@ impl<T> State<T> {
             }
             (Phase::Free, _) => debug_assert!(false, "free slot {id} is in the slot table"),
         }
-        if matches!(before, Phase::Ready | Phase::ProcessingReady) {
-            // It was waiting: this add changed at most its priority.
-            self.publish_waiting(id, hash, &item);
-        }
-        self.sync_status(id);
         Some(item)
     }
 
@@ -478,17 +419,11 @@ impl<T> State<T> {
         }
         self.ready_count -= 1;
         if self.ready_count == 0 {
-            self.published.set_ready(false);
+            self.signals.set_ready(false);
         }
         self.in_flight += 1;
         let slot = &mut self.slots[id as usize];
         slot.phase = Phase::Processing;
-        if slot.published {
-            // No longer waiting: from now on an add of it must take the lock (it is re-added
-            // while processing). See `published.rs`.
-            self.published.set_status(id, false, slot.priority);
-        }
-        let slot = &self.slots[id as usize];
         Some((id, (slot.item.clone()?, slot.priority)))
     }
 

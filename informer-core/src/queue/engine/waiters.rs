@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::hash::Hash;
 use std::pin::Pin;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -12,6 +12,28 @@ use tokio::time::{Instant, Sleep, sleep_until};
 
 use super::state::State;
 use super::{After, Engine};
+
+/// What the lock holder says to workers that do not hold the lock.
+#[derive(Default)]
+pub(super) struct Signals {
+    /// Whether any item is ready: a hint for workers spinning before they park (they take
+    /// the lock to take an item, and again before parking).
+    ready: AtomicBool,
+}
+
+impl Signals {
+    /// Says whether any item is ready (under the lock, when that changes).
+    #[inline]
+    pub(super) fn set_ready(&self, ready: bool) {
+        self.ready.store(ready, Ordering::Release);
+    }
+
+    /// Whether an item was ready when last looked at (without the lock: a hint).
+    #[inline]
+    pub(super) fn has_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
+    }
+}
 
 /// A parked `get`.
 pub(super) struct Parked {
@@ -138,7 +160,7 @@ fn spin_for_ready<T>(engine: &Engine<T>) -> bool {
     let until = std::time::Instant::now() + SPIN;
     loop {
         for _ in 0..64 {
-            if engine.published.has_ready() || engine.shutting_down.load(Ordering::Acquire) {
+            if engine.signals.has_ready() || engine.shutting_down.load(Ordering::Acquire) {
                 return true;
             }
             std::hint::spin_loop();
@@ -149,8 +171,8 @@ fn spin_for_ready<T>(engine: &Engine<T>) -> bool {
     }
 }
 
-/// Whether spinning can help here: not on a current-thread runtime, where nothing else runs
-/// while this worker spins.
+/// Whether spinning can help here: on a multi-threaded tokio runtime (on a current-thread one
+/// nothing else runs while this worker spins; elsewhere, park as before).
 fn may_spin() -> bool {
     tokio::runtime::Handle::try_current()
         .is_ok_and(|h| h.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread)
@@ -283,3 +305,6 @@ impl<T> Drop for Get<'_, T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
