@@ -112,6 +112,8 @@ use super::builder::QueueBuilder;
 use super::metrics::{QueueMetrics, QueueStats};
 use super::rate_limiter::{RateLimiter, default_controller_rate_limiter};
 
+/// How long a contended lock spins before the mutex parks the thread (see `Engine::lock`).
+const LOCK_SPIN: Duration = Duration::from_micros(5);
 /// `add_batch` takes the lock once per this many items (so workers wait at most that long).
 const BATCH_CHUNK: usize = 64;
 /// How many items ahead `add_batch` prefetches slot table lines.
@@ -154,9 +156,22 @@ impl<T> After<T> {
     }
 }
 
+/// A value that starts a cache line and has it to itself (the lock and the state's hot
+/// fields; see [`State`]'s layout).
+#[repr(align(64))]
+struct LineAligned<T>(T);
+
+impl<T> std::ops::Deref for LineAligned<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
 /// The shared queue engine. See the module docs.
 pub(crate) struct Engine<T> {
-    state: Mutex<State<T>>,
+    state: LineAligned<Mutex<State<T>>>,
     /// What workers read without the lock; the state holds it too.
     signals: Arc<Signals>,
     hasher: foldhash::fast::RandomState,
@@ -185,7 +200,7 @@ where
         } = builder;
         let signals = Arc::new(Signals::default());
         Self {
-            state: Mutex::new(State::new(metrics.is_some(), signals.clone())),
+            state: LineAligned(Mutex::new(State::new(metrics.is_some(), signals.clone()))),
             signals,
             hasher: foldhash::fast::RandomState::default(),
             shutting_down: AtomicBool::new(false),
@@ -282,7 +297,7 @@ where
     pub(crate) fn add(&self, item: T, priority: i32, delay: Option<Duration>) {
         let hash = self.hasher.hash_one(&item);
         let priority = self.priority(priority);
-        let st = self.state.lock();
+        let st = self.lock();
         if delay.is_none() && st.heap.is_empty() {
             // Most adds under load are of an item already waiting: one lookup under the lock,
             // nothing else to do (the item is dropped after the lock is released).
@@ -347,7 +362,7 @@ where
             }
             let mut after = After::default();
             {
-                let mut st = self.state.lock();
+                let mut st = self.lock();
                 // Start fetching the slot table lines of the first few items.
                 for &hash in hashes[..n].iter().take(BATCH_PREFETCH) {
                     st.table.prefetch(tag_of(hash));
@@ -380,7 +395,7 @@ where
     }
 
     pub(crate) fn try_get(&self) -> Option<(T, i32)> {
-        let mut st = self.state.lock();
+        let mut st = self.lock();
         if st.plain() {
             // No delayed item to promote, no time to track: pop the next ready one.
             return st.pop_ready().map(|(_, taken)| taken);
@@ -400,7 +415,7 @@ where
     #[inline]
     pub(crate) fn done(&self, item: &T) {
         let tag = self.tag(item);
-        let mut st = self.state.lock();
+        let mut st = self.lock();
         if let Some((forgotten, drained)) = st.try_forget(tag, item) {
             drop(st);
             if drained {
@@ -424,7 +439,7 @@ where
     pub(crate) fn len(&self) -> usize {
         let mut after = After::default();
         let len = {
-            let mut st = self.state.lock();
+            let mut st = self.lock();
             if !st.heap.is_empty() {
                 st.promote_due(Instant::now(), &mut after);
             }
@@ -436,7 +451,7 @@ where
 
     pub(crate) fn stats(&self) -> QueueStats {
         let mut after = After::default();
-        let stats = self.state.lock().stats(&mut after);
+        let stats = self.lock().stats(&mut after);
         self.finish(after);
         stats
     }
@@ -460,7 +475,7 @@ where
     fn stop_accepting(&self) {
         let mut after = After::default();
         let dropped = {
-            let mut st = self.state.lock();
+            let mut st = self.lock();
             self.shutting_down.store(true, Ordering::Release);
             st.shut_down(&mut after)
         };
@@ -471,7 +486,7 @@ where
     pub(crate) async fn shut_down_with_drain(&self, drain_queued: bool) {
         // Only a `shut_down` from now on cuts this drain short, not one made before it.
         let forced = self.forced.load(Ordering::Acquire);
-        self.state.lock().drain_requested = true;
+        self.lock().drain_requested = true;
         self.stop_accepting();
         loop {
             let mut notified = pin!(self.drained.notified());
@@ -480,7 +495,7 @@ where
                 return;
             }
             {
-                let st = self.state.lock();
+                let st = self.lock();
                 if st.in_flight == 0 && (!drain_queued || st.ready_count == 0) {
                     return;
                 }
@@ -499,9 +514,44 @@ where
     }
 }
 
+impl<T> Engine<T> {
+    /// Takes the lock. Uncontended, one compare-and-swap. Contended, it spins reading the
+    /// lock word (no write to the shared line) for up to [`LOCK_SPIN`] before it lets the
+    /// mutex park the thread: critical sections here last tens of nanoseconds, and the
+    /// mutex's own policy (a few short spins, then `sched_yield`, then a futex) measured
+    /// 680,000 `sched_yield` and 81,000 `futex` calls in one Q2 run of 5,000,000 adds with
+    /// workers on the other core.
+    #[inline]
+    fn lock(&self) -> MutexGuard<'_, State<T>> {
+        match self.state.try_lock() {
+            Some(guard) => guard,
+            None => self.lock_contended(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn lock_contended(&self) -> MutexGuard<'_, State<T>> {
+        let until = std::time::Instant::now() + LOCK_SPIN;
+        loop {
+            for _ in 0..32 {
+                if !self.state.is_locked()
+                    && let Some(guard) = self.state.try_lock()
+                {
+                    return guard;
+                }
+                std::hint::spin_loop();
+            }
+            if std::time::Instant::now() >= until {
+                return self.state.lock();
+            }
+        }
+    }
+}
+
 impl<T> fmt::Debug for Engine<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let st = self.state.lock();
+        let st = self.lock();
         f.debug_struct("Queue")
             .field("name", &self.name)
             .field("ready", &st.ready_count)

@@ -200,7 +200,7 @@ where
         let this = self.get_mut();
         let mut spun = false;
         loop {
-            let mut st = this.engine.state.lock();
+            let mut st = this.engine.lock();
             if this.spinning {
                 // Back from spinning: an item pushed meanwhile counted on this worker.
                 st.spinners -= 1;
@@ -238,7 +238,7 @@ where
                 if !spin_for_ready(this.engine) {
                     // Nothing came: the queue is idle, park at once from now on (until an
                     // item has to wake a parked worker again).
-                    this.engine.state.lock().spin = false;
+                    this.engine.lock().spin = false;
                 }
                 continue;
             }
@@ -293,7 +293,7 @@ impl<T> Drop for Get<'_, T> {
         };
         let mut after = After::<T>::default();
         {
-            let mut st = self.engine.state.lock();
+            let mut st = self.engine.lock();
             if !st.unpark(id) && st.ready_count > 0 {
                 // Woken for an item it will not take: pass the wake-up on.
                 st.wake_one(&mut after);
