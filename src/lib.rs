@@ -21,7 +21,9 @@ pub use informer_core as core;
 pub use informer_runtime as runtime;
 
 /// Test a controller without a cluster (feature `testing`): the in-process API server
-/// [`TestApiServer`](testing::TestApiServer), its [`Faults`](testing::Faults), the memory
+/// [`TestApiServer`](testing::TestApiServer), its [`Faults`](testing::Faults), the chaos
+/// harness [`Chaos`](testing::chaos::Chaos) (your controller under seeded fault schedules,
+/// with invariants, convergence, shrinking and a replayable seed), the memory
 /// [`MemoryListerWatcher`](testing::MemoryListerWatcher), and
 /// [`EnvTest`](testing::EnvTest), a real API server started for a test. This is the
 /// `informer-testing` crate.
@@ -35,28 +37,31 @@ pub use informer_testing as testing;
 
 pub use informer_core::*;
 
-pub use informer_derive::{Controller, indexer};
+pub use informer_derive::{Controller, ControllerSpec, indexer};
 
 pub mod derive;
 
 /// The names a controller author needs most, for `use informer::prelude::*;`.
 pub mod prelude {
     pub use informer_runtime::{
-        Action, CancellationToken, Controller, InformerFactory, InformerParams, KubeListerWatcher,
-        Lister, Manager, NamespacedLister, ReconcileError, Reconciler, SharedIndexInformer,
+        Action, CancellationToken, Controller, InformerFactory, InformerParams, KeyReconciler,
+        KubeListerWatcher, Lister, Manager, NamespacedLister, ReconcileError, SharedIndexInformer,
         reconciler_fn,
     };
 
-    pub use informer_derive::{Controller, indexer};
-    pub use informer_runtime::controller::{Context, ControllerSpec, Reconcile};
+    /// `#[derive(ControllerSpec)]`, and its old name `Controller` (deprecated: it warns).
+    pub use informer_derive::{Controller, ControllerSpec, indexer};
+    #[allow(deprecated)]
+    pub use informer_runtime::Reconciler;
+    pub use informer_runtime::controller::{Context, ControllerSpec, Reconcile, WatchOptions};
     pub use informer_runtime::lister::{ByControllerUid, Index};
     pub use informer_runtime::manager::RunController;
     pub use std::sync::Arc;
 
     pub use informer_core::{
         Deleted, DeltaFifo, EnqueueKeys, Fifo, Handler, HandlerFns, Indexer, ListWatchError,
-        ListerWatcher, Notification, ObjectKey, PriorityQueue, Queue, RateLimiter, RealFifo, Store,
-        ThreadSafeStore, WorkQueue,
+        ListerWatcher, Notification, ObjectKey, PriorityQueue, Queue, QueueWrapper, RateLimiter,
+        RealFifo, Store, StoreError, StoreOp, StoreWrapper, ThreadSafeStore, WorkQueue,
     };
 }
 

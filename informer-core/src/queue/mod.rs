@@ -18,6 +18,7 @@ mod ordered_queue;
 mod priority;
 pub mod rate_limiter;
 mod work_queue;
+mod wrapper;
 
 use std::time::Duration;
 
@@ -32,6 +33,7 @@ pub use rate_limiter::{
     MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter, default_controller_rate_limiter,
 };
 pub use work_queue::WorkQueue;
+pub use wrapper::QueueWrapper;
 
 /// Priority given to items that must not wait behind bulk work (the default).
 pub const PRIORITY_NORMAL: i32 = 0;

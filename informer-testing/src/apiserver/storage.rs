@@ -141,6 +141,9 @@ pub(crate) struct Change {
     pub object: Object,
     /// The object before the change, if it existed.
     pub previous: Option<Object>,
+    /// The user whose request made the change (`None`: the server's own token, or a direct
+    /// call of the test's handle).
+    pub actor: Option<Arc<str>>,
 }
 
 impl Change {
@@ -1391,6 +1394,7 @@ impl Store {
             event,
             object: object.clone(),
             previous,
+            actor: super::intercept::current_actor(),
         });
         self.fan_out(&change);
         self.history_bytes += change.bytes();
