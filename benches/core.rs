@@ -7,9 +7,21 @@
 //! (`../shared/bench/client-go/`, built as its README says) when `INFORMER_BENCH_CLIENT_GO`
 //! names its binary; without it, the tables say that client-go was not measured. The
 //! implementations take turns run by run (the order rotates each round), `CORE_BENCH_RUNS`
-//! rounds (default 5; X1 `CORE_BENCH_X1_RUNS`, default 3), and each table prints the medians, the median of the per-round ratios
-//! with their range, and the machine's 1-minute load average sampled before each run (the
-//! machine is shared: a ratio measured while the load was high is a rough one).
+//! rounds (default 5; X1 `CORE_BENCH_X1_RUNS`, default 3, 0 skips X1), and each table prints
+//! the medians, the median of the per-round ratios with their range, and the machine's
+//! 1-minute load average sampled before each run (the machine is shared: a ratio measured
+//! while the load was high is a rough one). Under each queue table, `kernel` lines give what
+//! the kernel counted for each contender's processes (`getrusage` of the children, medians):
+//! voluntary context switches (a thread blocked: parking workers, waking them), involuntary
+//! ones (preempted, or `sched_yield`), and CPU time. Unlike wall time, voluntary switches do
+//! not depend on the load.
+//!
+//! Q2's rate depends on how the kernel places the two runtime threads. With workers truly
+//! in parallel on the other core they keep the queue nearly empty, so more of the producer's
+//! adds are of new items (slower, and each one shared with the workers' lock traffic); when
+//! the load puts both threads on one core, or a worker thread runs little, most adds find
+//! their key waiting. Runs of one binary fall in either mode (the `processed` line tells
+//! which: a few tens of thousands, or hundreds of thousands), hence the wide ranges.
 //!
 //! - **Q1, Q2**: [`WorkQueue`] and [`PriorityQueue`] of `String` keys (the producer moves
 //!   each key in; a key the queue does not keep is freed by it), and [`WorkQueue`] of
@@ -37,6 +49,11 @@
 //! items (default 1,000,000), the producer adding `CORE_BENCH_BATCH` keys per `add_batch` call
 //! if that is set (default: one `add` per key), drained by `CORE_BENCH_WORKERS` workers
 //! (default 4; with 0, Q2 measures the adds alone and ends with a shutdown, not a drain).
+//! System calls and context switches (invisible to callgrind) are counted with perf's
+//! software events and tracepoints (`perf stat -e context-switches,syscalls:sys_enter_futex,
+//! syscalls:sys_enter_write,syscalls:sys_enter_sched_yield`, as root): they showed tokio
+//! unparking the workers' thread (an eventfd `write` from the producer per wake-up, thousands
+//! per Q2 run) before workers spun before parking, and the mutex's own `sched_yield`s.
 //! The machine is shared and has no hardware counters, so count instructions with callgrind,
 //! only for one phase (`adds` or `drain` of Q1, the whole of Q2 with `q2`, `all`) with
 //! `CORE_BENCH_CALLGRIND=<phase>`:
