@@ -7,9 +7,21 @@
 //! (`../shared/bench/client-go/`, built as its README says) when `INFORMER_BENCH_CLIENT_GO`
 //! names its binary; without it, the tables say that client-go was not measured. The
 //! implementations take turns run by run (the order rotates each round), `CORE_BENCH_RUNS`
-//! rounds (default 5; X1 `CORE_BENCH_X1_RUNS`, default 3), and each table prints the medians, the median of the per-round ratios
-//! with their range, and the machine's 1-minute load average sampled before each run (the
-//! machine is shared: a ratio measured while the load was high is a rough one).
+//! rounds (default 5; X1 `CORE_BENCH_X1_RUNS`, default 3, 0 skips X1), and each table prints
+//! the medians, the median of the per-round ratios with their range, and the machine's
+//! 1-minute load average sampled before each run (the machine is shared: a ratio measured
+//! while the load was high is a rough one). Under each queue table, `kernel` lines give what
+//! the kernel counted for each contender's processes (`getrusage` of the children, medians):
+//! voluntary context switches (a thread blocked: parking workers, waking them), involuntary
+//! ones (preempted, or `sched_yield`), and CPU time. Unlike wall time, voluntary switches do
+//! not depend on the load.
+//!
+//! Q2's rate depends on how the kernel places the two runtime threads. With workers truly
+//! in parallel on the other core they keep the queue nearly empty, so more of the producer's
+//! adds are of new items (slower, and each one shared with the workers' lock traffic); when
+//! the load puts both threads on one core, or a worker thread runs little, most adds find
+//! their key waiting. Runs of one binary fall in either mode (the `processed` line tells
+//! which: a few tens of thousands, or hundreds of thousands), hence the wide ranges.
 //!
 //! - **Q1, Q2**: [`WorkQueue`] and [`PriorityQueue`] of `String` keys (the producer moves
 //!   each key in; a key the queue does not keep is freed by it), and [`WorkQueue`] of
@@ -37,6 +49,11 @@
 //! items (default 1,000,000), the producer adding `CORE_BENCH_BATCH` keys per `add_batch` call
 //! if that is set (default: one `add` per key), drained by `CORE_BENCH_WORKERS` workers
 //! (default 4; with 0, Q2 measures the adds alone and ends with a shutdown, not a drain).
+//! System calls and context switches (invisible to callgrind) are counted with perf's
+//! software events and tracepoints (`perf stat -e context-switches,syscalls:sys_enter_futex,
+//! syscalls:sys_enter_write,syscalls:sys_enter_sched_yield`, as root): they showed tokio
+//! unparking the workers' thread (an eventfd `write` from the producer per wake-up, thousands
+//! per Q2 run) before workers spun before parking, and the mutex's own `sched_yield`s.
 //! The machine is shared and has no hardware counters, so count instructions with callgrind,
 //! only for one phase (`adds` or `drain` of Q1, the whole of Q2 with `q2`, `all`) with
 //! `CORE_BENCH_CALLGRIND=<phase>`:
@@ -593,13 +610,50 @@ struct Contender {
     job: Option<&'static str>,
 }
 
-/// One run's figures and the load average just before it.
+/// One run's figures, the load average just before it, and what the kernel counted for the
+/// process (the whole process, set-up included, for every contender alike).
 struct Sample {
     figures: Value,
     load: f64,
+    counts: ChildCounts,
 }
 
-fn run_child(contender: &Contender, workload: &str, client_go: Option<&PathBuf>) -> Option<Value> {
+/// What the kernel counted for one child process: context switches (voluntary: it blocked,
+/// e.g. a parked thread; involuntary: preempted, or a `sched_yield` that let another run)
+/// and CPU time. Unlike wall time, the voluntary switches do not depend on the machine's
+/// load.
+#[derive(Clone, Copy, Default)]
+struct ChildCounts {
+    voluntary: f64,
+    involuntary: f64,
+    cpu_s: f64,
+}
+
+/// `getrusage(RUSAGE_CHILDREN)`: the totals of every child waited for so far.
+#[allow(
+    unsafe_code,
+    reason = "libc::getrusage, the only way to a child's counts"
+)]
+fn children_usage() -> ChildCounts {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage only writes the struct it is given; zeroed is a valid `rusage`.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    ChildCounts {
+        voluntary: usage.ru_nvcsw as f64,
+        involuntary: usage.ru_nivcsw as f64,
+        cpu_s: secs(usage.ru_utime) + secs(usage.ru_stime),
+    }
+}
+
+fn run_child(
+    contender: &Contender,
+    workload: &str,
+    client_go: Option<&PathBuf>,
+) -> Option<(Value, ChildCounts)> {
     let mut command = match (contender.job, client_go) {
         (Some(job), _) => {
             let mut c = Command::new(std::env::current_exe().expect("own path"));
@@ -616,10 +670,17 @@ fn run_child(contender: &Contender, workload: &str, client_go: Option<&PathBuf>)
         }
         (None, None) => return None,
     };
+    let before = children_usage();
     let output = command
         .stderr(Stdio::inherit())
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", contender.name));
+    let after = children_usage();
+    let counts = ChildCounts {
+        voluntary: after.voluntary - before.voluntary,
+        involuntary: after.involuntary - before.involuntary,
+        cpu_s: after.cpu_s - before.cpu_s,
+    };
     assert!(
         output.status.success(),
         "{} {workload} failed: {}",
@@ -637,7 +698,7 @@ fn run_child(contender: &Contender, workload: &str, client_go: Option<&PathBuf>)
                 contender.name
             )
         });
-    Some(serde_json::from_str(line).expect("a JSON line"))
+    Some((serde_json::from_str(line).expect("a JSON line"), counts))
 }
 
 /// Runs every contender `runs` times, taking turns (the order rotates each round).
@@ -652,8 +713,12 @@ fn interleaved(
         for turn in 0..contenders.len() {
             let i = (turn + round) % contenders.len();
             let load = support::load_average();
-            if let Some(figures) = run_child(&contenders[i], workload, client_go) {
-                samples[i].push(Sample { figures, load });
+            if let Some((figures, counts)) = run_child(&contenders[i], workload, client_go) {
+                samples[i].push(Sample {
+                    figures,
+                    load,
+                    counts,
+                });
             }
         }
     }
@@ -701,6 +766,24 @@ fn print_row(
     let (lo, hi) = support::range(&loads);
     line += &format!("   load {lo:.1}-{hi:.1}");
     println!("{line}");
+}
+
+/// Prints the kernel's counts for a contender's runs: medians of voluntary and involuntary
+/// context switches and of CPU time (user + system), per process.
+fn print_counts(name: &str, samples: &[Sample]) {
+    if samples.is_empty() {
+        return;
+    }
+    let median = |f: fn(&ChildCounts) -> f64| {
+        support::median(&samples.iter().map(|s| f(&s.counts)).collect::<Vec<_>>())
+    };
+    println!(
+        "{:<14} {name:<26} {:>8.0} voluntary {:>8.0} involuntary context switches, {:.3} s CPU",
+        "kernel",
+        median(|c| c.voluntary),
+        median(|c| c.involuntary),
+        median(|c| c.cpu_s),
+    );
 }
 
 fn queue_contenders(workload: &str) -> Vec<Contender> {
@@ -803,10 +886,16 @@ fn side_by_side(runs: usize) {
                 support::median(&processed)
             );
         }
+        for (contender, samples) in contenders.iter().zip(&samples) {
+            print_counts(contender.name, samples);
+        }
     }
 
     // Each X1 run decodes the 100,000 pods first (a minute or two on a loaded machine).
     let x1_runs = env_number(X1_RUNS_VAR, runs.min(3));
+    if x1_runs == 0 {
+        return;
+    }
     println!("\n== X1: index look-ups over 100,000 pods ({x1_runs} runs each) ==");
     let contenders = [
         Contender {

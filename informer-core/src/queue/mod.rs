@@ -93,6 +93,25 @@ pub trait Queue<T>: Send + Sync {
     /// Waits for an item. `None` once the queue is shut down and empty.
     async fn get(&self) -> Option<T>;
 
+    /// Hands out a ready item without waiting, with the same guarantees as
+    /// [`get`](Queue::get); `None` if no item is ready, or if the queue does not offer this
+    /// (the default). Through `dyn Queue`, [`get`](Queue::get) boxes its future: a worker that
+    /// tries this first pays for that only when it has to wait.
+    ///
+    /// ```
+    /// use informer_core::Queue;
+    /// use informer_core::queue::WorkQueue;
+    ///
+    /// let queue: Box<dyn Queue<&str>> = Box::new(WorkQueue::new());
+    /// assert_eq!(queue.try_get(), None);
+    /// queue.add("a");
+    /// assert_eq!(queue.try_get(), Some("a"));
+    /// queue.done(&"a");
+    /// ```
+    fn try_get(&self) -> Option<T> {
+        None
+    }
+
     /// Marks `item` as processed, allowing it to be handed out again.
     fn done(&self, item: &T);
 

@@ -87,6 +87,13 @@ pub trait QueueWrapper: Send + Sync {
         self.inner().get()
     }
 
+    /// [`Queue::try_get`]. `None` by default (so that every hand-out goes through
+    /// [`get`](Self::get), which a wrapper may change); a wrapper whose `get` forwards can
+    /// forward this too, and spare its workers `get`'s boxed future when a key is ready.
+    fn try_get(&self) -> Option<Self::Item> {
+        None
+    }
+
     /// [`Queue::done`]. Forwards by default.
     fn done(&self, item: &Self::Item) {
         self.inner().done(item)
@@ -158,6 +165,10 @@ impl<W: QueueWrapper> Queue<W::Item> for W {
 
     async fn get(&self) -> Option<W::Item> {
         QueueWrapper::get(self).await
+    }
+
+    fn try_get(&self) -> Option<W::Item> {
+        QueueWrapper::try_get(self)
     }
 
     fn done(&self, item: &W::Item) {

@@ -301,12 +301,19 @@ impl<K: Send + Sync + 'static> Runner<K> {
         ownership: Option<Ownership>,
     ) {
         loop {
-            let key = tokio::select! {
-                biased;
-                _ = stop.cancelled() => return,
-                key = self.state.queue.get() => match key {
-                    Some(key) => key,
-                    None => return,
+            if stop.is_cancelled() {
+                return;
+            }
+            // A ready key without `get`'s (boxed) future; wait only when none is ready.
+            let key = match self.state.queue.try_get() {
+                Some(key) => key,
+                None => tokio::select! {
+                    biased;
+                    _ = stop.cancelled() => return,
+                    key = self.state.queue.get() => match key {
+                        Some(key) => key,
+                        None => return,
+                    },
                 },
             };
             self.process(slot, key, ownership.as_ref()).await;

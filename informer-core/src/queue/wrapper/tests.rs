@@ -79,3 +79,31 @@ async fn what_a_wrapper_does_not_override_is_the_inner_queues() {
     Queue::shut_down(&q);
     assert!(Queue::is_shutting_down(&q));
 }
+
+/// Forwards `try_get` (its `get` forwards too).
+struct Forwarding(PriorityQueue<&'static str>);
+
+impl QueueWrapper for Forwarding {
+    type Item = &'static str;
+    fn inner(&self) -> &dyn Queue<&'static str> {
+        &self.0
+    }
+    fn try_get(&self) -> Option<&'static str> {
+        Queue::try_get(&self.0)
+    }
+}
+
+#[test]
+fn a_wrapper_hands_out_through_get_unless_it_forwards_try_get() {
+    let queue: Box<dyn Queue<&'static str>> = Box::new(Recording::new());
+    queue.add("a");
+    assert_eq!(
+        queue.try_get(),
+        None,
+        "the default: every hand-out through get"
+    );
+    assert_eq!(queue.len(), 1);
+    let queue: Box<dyn Queue<&'static str>> = Box::new(Forwarding(PriorityQueue::new()));
+    queue.add("a");
+    assert_eq!(queue.try_get(), Some("a"));
+}
