@@ -104,7 +104,7 @@ async fn set_line(
 }
 
 /// Reconciles Greetings; a change to a ConfigMap reconciles the Greeting owning it.
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = Greeting, owns(ConfigMap, labels = "example=crd-controller"))]
 pub struct Greetings;
 
@@ -121,8 +121,8 @@ impl Reconcile for Greetings {
             return Ok(Action::Done);
         };
         let namespace = key.namespace().unwrap_or(NAMESPACE);
-        let greetings = Api::<Greeting>::namespaced(ctx.client()?.clone(), namespace);
-        let config_maps = Api::<ConfigMap>::namespaced(ctx.client()?.clone(), namespace);
+        let greetings = ctx.api::<Greeting>(namespace);
+        let config_maps = ctx.api::<ConfigMap>(namespace);
         let cm_name = format!("{}-greeting", key.name());
         let has_finalizer = greeting.finalizers().iter().any(|f| f == FINALIZER);
 

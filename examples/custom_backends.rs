@@ -1,9 +1,12 @@
 //! A controller on your own backends: a user-written cache of Deployments (here a
 //! `ThreadSafeStore` underneath that prints and counts what reaches it) and a user-written
 //! workqueue (a `WorkQueue` underneath that prints and counts keys), plugged in with
-//! `#[controller(store = ..., queue = ...)]`. The controller keeps one ReplicaSet per
-//! Deployment at the Deployment's replica count. The scenario creates a Deployment, scales
-//! it, deletes it, and prints how much each backend was used.
+//! `#[controller(store = ..., queue = ...)]`. Each wraps a built-in backend and writes only
+//! what it changes (`StoreWrapper`, `QueueWrapper`; no `async-trait`). The store is the
+//! cache of the primary resource, Deployments; owned and child types keep the shared caches.
+//! The controller keeps one ReplicaSet per Deployment at the Deployment's replica count,
+//! declared as a child. The scenario creates a Deployment, scales it, deletes it, and prints
+//! how much each backend was used.
 //!
 //! ```sh
 //! cargo run --release --example custom_backends             # in-process API server
@@ -24,11 +27,10 @@ use std::time::Duration;
 
 use informer::prelude::*;
 use informer::queue::QueueMetrics;
-use informer::store::{Indexers, ReplaceDiff, StoreOp};
-use informer::{IndexError, KeyError, StoreError};
+use informer::store::ReplaceDiff;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use kube::{Client, Resource, ResourceExt};
+use kube::{Client, ResourceExt};
 use serde_json::json;
 use support::{BoxError, NAMESPACE, step, wait_for};
 
@@ -44,7 +46,7 @@ pub struct Counters {
 }
 
 /// The controller's cache of Deployments: the informer writes it, listers and reconciles
-/// read it.
+/// read it. Only what it changes is written; the rest goes to the `ThreadSafeStore`.
 pub struct CountingStore(ThreadSafeStore<Deployment>, Arc<Counters>);
 
 /// `store = counting_store`: made from the controller's state (its counters).
@@ -56,106 +58,56 @@ fn counting_store(controller: &Deployments) -> Arc<dyn Indexer<Deployment>> {
     ))
 }
 
-impl CountingStore {
-    fn wrote(&self, what: &str) {
-        self.1.store_writes.fetch_add(1, Relaxed);
-        println!("  store: {what}");
+impl StoreWrapper for CountingStore {
+    type Object = Deployment;
+
+    fn inner(&self) -> &dyn Indexer<Deployment> {
+        &self.0
     }
 
-    fn read(&self) {
-        self.1.store_reads.fetch_add(1, Relaxed);
-    }
-}
-
-impl Store<Deployment> for CountingStore {
-    fn add(&self, obj: Arc<Deployment>) -> Result<Option<Arc<Deployment>>, StoreError> {
-        self.wrote(&format!("add {}", obj.name_any()));
-        self.0.add(obj)
-    }
-    fn key_of(&self, obj: &Deployment) -> Result<ObjectKey, KeyError> {
-        self.0.key_of(obj)
-    }
-    fn delete(&self, key: &ObjectKey) -> Option<Arc<Deployment>> {
-        self.wrote(&format!("delete {key}"));
-        self.0.delete(key)
-    }
-    fn get(&self, key: &ObjectKey) -> Option<Arc<Deployment>> {
-        self.read();
-        self.0.get(key)
-    }
-    fn list(&self) -> Vec<Arc<Deployment>> {
-        self.read();
-        self.0.list()
-    }
-    fn list_keys(&self) -> Vec<ObjectKey> {
-        self.read();
-        self.0.list_keys()
-    }
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    fn replace(
-        &self,
-        objects: Vec<Arc<Deployment>>,
-        resource_version: &str,
-    ) -> Result<ReplaceDiff<Deployment>, StoreError> {
-        self.wrote(&format!(
-            "replace with a list of {} (at version {resource_version})",
-            objects.len()
-        ));
-        self.0.replace(objects, resource_version)
-    }
-    fn resource_version(&self) -> Option<String> {
-        self.0.resource_version()
-    }
-    fn set_resource_version(&self, resource_version: &str) {
-        self.0.set_resource_version(resource_version)
-    }
+    /// Every write of objects comes here (watch events, and adds and deletes).
     fn apply(
         &self,
         batch: Vec<StoreOp<Deployment>>,
     ) -> Result<Vec<Option<Arc<Deployment>>>, StoreError> {
         for op in &batch {
+            self.1.store_writes.fetch_add(1, Relaxed);
             match op {
-                StoreOp::Upsert(obj) => self.wrote(&format!(
-                    "upsert {} (version {})",
+                StoreOp::Upsert(obj) => println!(
+                    "  store: upsert {} (version {})",
                     obj.name_any(),
                     obj.resource_version().unwrap_or_default()
-                )),
-                StoreOp::Delete(key) => self.wrote(&format!("delete {key}")),
+                ),
+                StoreOp::Delete(key) => println!("  store: delete {key}"),
             }
         }
         self.0.apply(batch)
     }
-}
 
-impl Indexer<Deployment> for CountingStore {
-    fn add_indexers(&self, indexers: Indexers<Deployment>) -> Result<(), IndexError> {
-        self.0.add_indexers(indexers)
+    /// Lists come here.
+    fn replace(
+        &self,
+        objects: Vec<Arc<Deployment>>,
+        resource_version: &str,
+    ) -> Result<ReplaceDiff<Deployment>, StoreError> {
+        self.1.store_writes.fetch_add(1, Relaxed);
+        println!(
+            "  store: replace with a list of {} (at version {resource_version})",
+            objects.len()
+        );
+        self.0.replace(objects, resource_version)
     }
-    fn index_names(&self) -> Vec<String> {
-        self.0.index_names()
-    }
-    fn by_index(&self, index: &str, value: &str) -> Result<Vec<Arc<Deployment>>, IndexError> {
-        self.read();
-        self.0.by_index(index, value)
-    }
-    fn index_keys(&self, index: &str, value: &str) -> Result<Vec<ObjectKey>, IndexError> {
-        self.read();
-        self.0.index_keys(index, value)
-    }
-    fn list_index_values(&self, index: &str) -> Result<Vec<String>, IndexError> {
-        self.0.list_index_values(index)
-    }
-    fn index(&self, index: &str, obj: &Deployment) -> Result<Vec<Arc<Deployment>>, IndexError> {
-        self.read();
-        self.0.index(index, obj)
+
+    fn get(&self, key: &ObjectKey) -> Option<Arc<Deployment>> {
+        self.1.store_reads.fetch_add(1, Relaxed);
+        self.0.get(key)
     }
 }
 
 // ---- the queue ----
 
-/// The controller's workqueue: handlers add keys, workers take them.
+/// The controller's workqueue: handlers add keys, workers take them. Every add reaches
+/// `add_with_priority`, with its priority.
 pub struct LoggingQueue(WorkQueue<ObjectKey>, Arc<Counters>);
 
 /// `queue = logging_queue`: made from the controller's state (its counters), with the
@@ -173,61 +125,62 @@ fn logging_queue(
     Arc::new(LoggingQueue(inner, controller.counters.clone()))
 }
 
-#[async_trait::async_trait]
-impl Queue<ObjectKey> for LoggingQueue {
-    fn add(&self, key: ObjectKey) {
+impl QueueWrapper for LoggingQueue {
+    type Item = ObjectKey;
+
+    fn inner(&self) -> &dyn Queue<ObjectKey> {
+        &self.0
+    }
+
+    fn add_with_priority(&self, key: ObjectKey, priority: i32) {
         self.1.queue_adds.fetch_add(1, Relaxed);
         println!("  queue: add {key}");
-        self.0.add(key)
+        self.0.add_with_priority(key, priority)
     }
+
     async fn get(&self) -> Option<ObjectKey> {
-        let key = Queue::get(&self.0).await?;
+        let key = self.0.get().await?;
         self.1.queue_gets.fetch_add(1, Relaxed);
         println!("  queue: hand {key} to a worker");
         Some(key)
     }
-    fn done(&self, key: &ObjectKey) {
-        self.0.done(key)
-    }
-    fn len(&self) -> usize {
-        self.0.len()
-    }
+
     fn add_after(&self, key: ObjectKey, delay: Duration) {
         println!("  queue: add {key} in {delay:?}");
         self.0.add_after(key, delay)
     }
+
     fn add_rate_limited(&self, key: ObjectKey) {
         println!("  queue: retry {key} later");
         self.0.add_rate_limited(key)
-    }
-    fn forget(&self, key: &ObjectKey) {
-        self.0.forget(key)
-    }
-    fn num_requeues(&self, key: &ObjectKey) -> u32 {
-        self.0.num_requeues(key)
-    }
-    fn shut_down(&self) {
-        self.0.shut_down()
-    }
-    async fn shut_down_with_drain(&self, drain_queued: bool) {
-        Queue::shut_down_with_drain(&self.0, drain_queued).await
-    }
-    fn is_shutting_down(&self) -> bool {
-        self.0.is_shutting_down()
     }
 }
 
 // ---- the controller ----
 
-#[derive(Controller)]
+/// The ReplicaSet a Deployment wants: its template, at its replica count.
+fn replica_set_for(deployment: &Deployment) -> Result<Option<ReplicaSet>, serde_json::Error> {
+    let spec = deployment.spec.as_ref();
+    serde_json::from_value(json!({
+        "metadata": {"name": format!("{}-rs", deployment.name_any()), "labels": deployment.labels()},
+        "spec": {
+            "replicas": spec.and_then(|s| s.replicas).unwrap_or(1),
+            "selector": spec.map(|s| &s.selector),
+            "template": spec.map(|s| &s.template),
+        },
+    }))
+    .map(Some)
+}
+
+/// The Deployment controller, with a counting store and a logging queue.
+#[derive(ControllerSpec, Default)]
 #[controller(
     for = Deployment,
     labels = "example=custom-backends",
-    owns(ReplicaSet, labels = "example=custom-backends", index = [ByControllerUid]),
+    children(ReplicaSet, from = replica_set_for),
     store = counting_store,
     queue = logging_queue
 )]
-/// The Deployment controller, with a counting store and a logging queue.
 pub struct Deployments {
     counters: Arc<Counters>,
 }
@@ -239,48 +192,15 @@ impl Reconcile for Deployments {
         key: &ObjectKey,
         deployment: Option<Arc<Deployment>>,
     ) -> Result<Action, ReconcileError> {
-        let Some(deployment) = deployment else {
-            // Deleted: the garbage collector deletes its ReplicaSet through the ReplicaSet's
-            // ownerReference.
-            println!("  reconcile {key}: gone");
-            return Ok(Action::Done);
-        };
-        let namespace = key.namespace().unwrap_or(NAMESPACE);
-        let replica_sets = Api::<ReplicaSet>::namespaced(ctx.client()?.clone(), namespace);
-        let rs_name = format!("{}-rs", key.name());
-        let replicas = deployment
-            .spec
-            .as_ref()
-            .and_then(|s| s.replicas)
-            .unwrap_or(1);
-        let uid = deployment.uid().unwrap_or_default();
-        match ctx.replica_sets().by_index::<ByControllerUid>(&uid).pop() {
-            None => {
-                println!("  reconcile {key}: create ReplicaSet {rs_name} ({replicas} replicas)");
-                let spec = deployment.spec.as_ref();
-                let rs = serde_json::from_value(json!({
-                    "metadata": {
-                        "name": rs_name,
-                        "labels": deployment.labels(),
-                        "ownerReferences": [deployment.controller_owner_ref(&())],
-                    },
-                    "spec": {
-                        "replicas": replicas,
-                        "selector": spec.map(|s| &s.selector),
-                        "template": spec.map(|s| &s.template),
-                    },
-                }))?;
-                replica_sets.create(&PostParams::default(), &rs).await?;
+        // The ReplicaSet is in line already (a child); the cache is read once more here.
+        let cached = ctx.lister().get(key).is_some();
+        println!(
+            "  reconcile {key}: {}",
+            match deployment {
+                Some(_) if cached => "in step",
+                _ => "gone",
             }
-            Some(rs) if rs.spec.as_ref().and_then(|s| s.replicas) != Some(replicas) => {
-                println!("  reconcile {key}: scale ReplicaSet {rs_name} to {replicas}");
-                let patch = Patch::Merge(json!({"spec": {"replicas": replicas}}));
-                replica_sets
-                    .patch(&rs_name, &PatchParams::default(), &patch)
-                    .await?;
-            }
-            Some(_) => println!("  reconcile {key}: in step"),
-        }
+        );
         Ok(Action::Done)
     }
 }

@@ -1,7 +1,8 @@
-//! client-go's Deployment controller, derived: Deployment events enqueue `namespace/name`;
-//! each reconcile reads the Deployment from the cache, keeps one ReplicaSet in step with its
-//! replicas and pod template, and reports in the Deployment's status. The scenario creates a
-//! Deployment, scales it, changes its image, deletes it, and exits.
+//! client-go's Deployment controller, declared: each Deployment gets one ReplicaSet in step
+//! with its replicas and pod template (a declared child), and a status reporting it (a
+//! declared status); no reconcile body. The scenario creates a Deployment, scales it,
+//! changes its image, deletes it, and exits; the controller's logs show what it wrote.
+//! `docs/kube-runtime/deployment_controller.rs` is the same controller with kube-runtime.
 //!
 //! ```sh
 //! cargo run --release --example deployment_controller             # in-process API server
@@ -19,151 +20,61 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use informer_examples as support;
 
-use informer::prelude::*;
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, ReplicaSet};
-use k8s_openapi::api::core::v1::PodTemplateSpec;
+use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use kube::{Client, Resource, ResourceExt};
-use serde_json::json;
 use support::{BoxError, NAMESPACE, step, wait_for};
 
-/// Reconciles Deployments; a change to a ReplicaSet reconciles the Deployment owning it.
-#[derive(Controller)]
-#[controller(
-    for = Deployment,
-    labels = "example=deployments",
-    owns(ReplicaSet, labels = "example=deployments", index = [ByControllerUid])
-)]
+// controller: begin
+use informer::prelude::*;
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
+use kube::ResourceExt;
+use serde_json::json;
+
+/// Deployments, each with one ReplicaSet (`<name>-rs`) running its template at its replica
+/// count, and a status reporting it. Both are declared: the library applies the ReplicaSet
+/// (owned by the Deployment, so the garbage collector deletes it with it), watches it, and
+/// writes the status only when it changes.
+#[derive(ControllerSpec)]
+#[controller(for = Deployment, labels = "example=deployments")]
+#[controller(children(ReplicaSet, from = replica_set), status = status)]
 pub struct Deployments;
 
-impl Reconcile for Deployments {
-    async fn reconcile(
-        &self,
-        ctx: &Context<Self>,
-        key: &ObjectKey,
-        deployment: Option<Arc<Deployment>>,
-    ) -> Result<Action, ReconcileError> {
-        let Some(deployment) = deployment else {
-            // Deleted: the garbage collector deletes its ReplicaSet through the ReplicaSet's
-            // ownerReference (kube-controller-manager's on a cluster, the in-process server's
-            // own here).
-            return Ok(Action::Done);
-        };
-        let namespace = key.namespace().unwrap_or(NAMESPACE);
-        let replica_sets = Api::<ReplicaSet>::namespaced(ctx.client()?.clone(), namespace);
+impl Reconcile for Deployments {}
 
-        // Its ReplicaSet, found in the cache through the owner index: create or update it.
-        // Updates carry the cached resourceVersion: a conflict means the cache is behind,
-        // and the newer version's event reconciles again.
-        let spec = deployment.spec.clone().unwrap_or_default();
-        let replicas = spec.replicas.unwrap_or(1);
-        let uid = deployment.uid().unwrap_or_default();
-        let rs = match ctx.replica_sets().by_index::<ByControllerUid>(&uid).pop() {
-            None => {
-                let rs = replica_set_for(&deployment)?;
-                let rs = replica_sets.create(&PostParams::default(), &rs).await?;
-                println!(
-                    "  reconcile {key}: created ReplicaSet {} ({replicas} replicas)",
-                    rs.name_any()
-                );
-                rs
-            }
-            Some(rs) if in_step(&rs, &spec) => (*rs).clone(),
-            Some(rs) => {
-                let patch = Patch::Merge(json!({
-                    "metadata": {"resourceVersion": rs.resource_version()},
-                    "spec": {"replicas": replicas, "template": spec.template},
-                }));
-                let rs = match replica_sets
-                    .patch(&rs.name_any(), &PatchParams::default(), &patch)
-                    .await
-                {
-                    Err(e) if is_conflict(&e) => return Ok(Action::Done),
-                    result => result?,
-                };
-                let image = image_of(&spec.template);
-                println!(
-                    "  reconcile {key}: updated ReplicaSet {}: {replicas} x {image}",
-                    rs.name_any()
-                );
-                rs
-            }
-        };
-
-        // The status: the generation seen, and the ReplicaSet's counts. (client-go counts
-        // the pods of the ReplicaSets; the in-process server runs no ReplicaSet controller,
-        // so there are none: this reports the replicas the ReplicaSet was asked for.)
-        let rs_replicas = rs.spec.as_ref().and_then(|s| s.replicas);
-        let rs_status = rs.status.clone().unwrap_or_default();
-        let (ready, available) = (rs_status.ready_replicas, rs_status.available_replicas);
-        let generation = deployment.metadata.generation;
-        let have = deployment.status.clone().unwrap_or_default();
-        let have = (
-            have.observed_generation,
-            have.replicas,
-            have.ready_replicas,
-            have.available_replicas,
-        );
-        if have != (generation, rs_replicas, ready, available) {
-            let patch = Patch::Merge(json!({
-                "metadata": {"resourceVersion": deployment.resource_version()},
-                "status": {
-                    "observedGeneration": generation,
-                    "replicas": rs_replicas,
-                    "updatedReplicas": rs_replicas,
-                    "readyReplicas": ready,
-                    "availableReplicas": available,
-                },
-            }));
-            let deployments = Api::<Deployment>::namespaced(ctx.client()?.clone(), namespace);
-            match deployments
-                .patch_status(key.name(), &PatchParams::default(), &patch)
-                .await
-            {
-                Err(e) if is_conflict(&e) => return Ok(Action::Done),
-                result => drop(result?),
-            }
-            let (generation, replicas) = (generation.unwrap_or(0), rs_replicas.unwrap_or(0));
-            println!(
-                "  reconcile {key}: status observedGeneration={generation}, replicas={replicas}"
-            );
-        }
-        Ok(Action::Done)
-    }
-}
-
-/// A new ReplicaSet for `deployment`: its labels, selector and template, controlled by it.
-fn replica_set_for(deployment: &Deployment) -> Result<ReplicaSet, serde_json::Error> {
-    let spec = deployment.spec.as_ref();
+/// The ReplicaSet a Deployment wants.
+fn replica_set(d: &Deployment) -> serde_json::Result<Option<ReplicaSet>> {
+    let spec = d.spec.as_ref();
     serde_json::from_value(json!({
-        "metadata": {
-            "name": format!("{}-rs", deployment.name_any()),
-            "labels": deployment.labels(),
-            "ownerReferences": [deployment.controller_owner_ref(&())],
-        },
+        "metadata": {"name": format!("{}-rs", d.name_any()), "labels": d.labels()},
         "spec": {
-            "replicas": spec.and_then(|s| s.replicas),
+            "replicas": spec.and_then(|s| s.replicas).unwrap_or(1),
             "selector": spec.map(|s| &s.selector),
             "template": spec.map(|s| &s.template),
         },
     }))
 }
 
-/// Whether `rs` runs the replicas and template `spec` asks for.
-fn in_step(rs: &ReplicaSet, spec: &DeploymentSpec) -> bool {
-    let rs_spec = rs.spec.as_ref();
-    rs_spec.and_then(|s| s.replicas) == Some(spec.replicas.unwrap_or(1))
-        && rs_spec.and_then(|s| s.template.as_ref()) == Some(&spec.template)
+/// The generation seen, and the ReplicaSet's counts (the in-process server runs no
+/// ReplicaSet controller, so no pods: its replicas are the ones it was asked for).
+fn status(d: &Deployment, ctx: &Context<Deployments>) -> Option<DeploymentStatus> {
+    let rs = ctx
+        .replica_sets()
+        .namespaced(&d.namespace()?)
+        .get(&format!("{}-rs", d.name_any()))?;
+    let (replicas, rs_status) = (
+        rs.spec.as_ref()?.replicas,
+        rs.status.clone().unwrap_or_default(),
+    );
+    Some(DeploymentStatus {
+        observed_generation: d.metadata.generation,
+        replicas,
+        updated_replicas: replicas,
+        ready_replicas: rs_status.ready_replicas,
+        available_replicas: rs_status.available_replicas,
+        ..Default::default()
+    })
 }
-
-fn is_conflict(error: &kube::Error) -> bool {
-    matches!(error, kube::Error::Api(status) if status.is_conflict())
-}
-
-fn image_of(template: &PodTemplateSpec) -> String {
-    let container = template.spec.as_ref().and_then(|s| s.containers.first());
-    container.and_then(|c| c.image.clone()).unwrap_or_default()
-}
+// controller: end
 
 /// Runs the controller through a Deployment's life: create, scale, new image, delete.
 pub async fn scenario(client: Client, follow: bool) -> Result<(), BoxError> {
@@ -172,6 +83,10 @@ pub async fn scenario(client: Client, follow: bool) -> Result<(), BoxError> {
     let deployments = Api::<Deployment>::namespaced(client.clone(), NAMESPACE);
     let replica_sets = Api::<ReplicaSet>::namespaced(client, NAMESPACE);
     let web_rs = async || replica_sets.get_opt("web-rs").await;
+    let image_of = |rs: Option<ReplicaSet>| -> Option<String> {
+        let spec = rs?.spec?.template?.spec?;
+        spec.containers.first()?.image.clone()
+    };
     // The ReplicaSet's replicas, and the generation and replicas in the Deployment's status.
     let state = async || -> Result<_, kube::Error> {
         let rs_replicas = web_rs().await?.and_then(|rs| rs.spec?.replicas);
@@ -216,8 +131,7 @@ pub async fn scenario(client: Client, follow: bool) -> Result<(), BoxError> {
         .patch("web", &PatchParams::default(), &image)
         .await?;
     wait_for("ReplicaSet web-rs's template runs nginx:1.28", async || {
-        let template = web_rs().await?.and_then(|rs| rs.spec?.template);
-        Ok(image_of(&template.unwrap_or_default()) == "nginx:1.28")
+        Ok(image_of(web_rs().await?).as_deref() == Some("nginx:1.28"))
     })
     .await?;
 
@@ -237,6 +151,7 @@ pub async fn scenario(client: Client, follow: bool) -> Result<(), BoxError> {
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
+    support::print_logs();
     let follow = support::follow_flag();
     let (client, _server) = support::connect(Vec::new(), follow).await?;
     scenario(client, follow).await

@@ -43,7 +43,7 @@ fn pods_by_owner(pod: &Pod) -> Option<String> {
 }
 
 /// Reconciles ReplicaSets; a change to a Pod reconciles the ReplicaSet controlling it.
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(
     for = ReplicaSet,
     labels = "example=replicaset-pods",
@@ -64,7 +64,7 @@ impl Reconcile for ReplicaSets {
             return Ok(Action::Done);
         };
         let namespace = key.namespace().unwrap_or(NAMESPACE);
-        let pods = Api::<Pod>::namespaced(ctx.client()?.clone(), namespace);
+        let pods = ctx.api::<Pod>(namespace);
 
         // The Pods this ReplicaSet controls, from the cache (Pods being deleted do not count).
         let uid = rs.uid().unwrap_or_default();
@@ -108,7 +108,7 @@ impl Reconcile for ReplicaSets {
             let patch = Patch::Merge(json!({
                 "status": {"replicas": want, "observedGeneration": rs.metadata.generation},
             }));
-            let replica_sets = Api::<ReplicaSet>::namespaced(ctx.client()?.clone(), namespace);
+            let replica_sets = ctx.api::<ReplicaSet>(namespace);
             replica_sets
                 .patch_status(key.name(), &PatchParams::default(), &patch)
                 .await?;

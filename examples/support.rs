@@ -77,3 +77,70 @@ pub async fn follow_until_ctrl_c(follow: bool) -> Result<(), BoxError> {
 pub fn step(text: &str) {
     println!("\n==> {text}");
 }
+
+/// Prints the library's log lines of level INFO and above on stdout, as `  [controller]
+/// message field=value ...`: what the controllers did, beside the scenario's own lines. A
+/// program of your own would install a subscriber of the `tracing` ecosystem instead
+/// (`tracing_subscriber::fmt::init()`); this one keeps the examples free of dependencies.
+pub fn print_logs() {
+    let _ = tracing::subscriber::set_global_default(Lines);
+}
+
+/// The subscriber of [`print_logs`].
+struct Lines;
+
+impl tracing::Subscriber for Lines {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        *metadata.level() <= tracing::Level::INFO && metadata.target().starts_with("informer")
+    }
+
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut line = Line::default();
+        event.record(&mut line);
+        let level = event.metadata().level();
+        let prefix = match line.controller.take() {
+            Some(controller) => format!("[{controller}]"),
+            None => format!("[{level}]"),
+        };
+        println!("  {prefix} {}{}", line.message, line.fields);
+    }
+
+    fn enter(&self, _: &tracing::span::Id) {}
+
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// One event's message and fields.
+#[derive(Default)]
+struct Line {
+    controller: Option<String>,
+    message: String,
+    fields: String,
+}
+
+impl tracing::field::Visit for Line {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        match field.name() {
+            "message" => self.message = format!("{value:?}"),
+            "controller" => {
+                self.controller = Some(format!("{value:?}").trim_matches('"').to_owned())
+            }
+            name => self.fields.push_str(&format!(" {name}={value:?}")),
+        }
+    }
+
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        match field.name() {
+            "controller" => self.controller = Some(value.to_owned()),
+            _ => self.record_debug(field, &value),
+        }
+    }
+}

@@ -1,11 +1,13 @@
-//! `#[derive(Controller)]` and `#[indexer]`: a controller from an annotated struct.
+//! `#[derive(ControllerSpec)]` and `#[indexer]`: a controller from an annotated struct.
 //!
-//! A struct, its attributes and a `reconcile` function are a whole controller: the derive
-//! wires informers (shared through the factory), handlers (primary → its own key, owned →
-//! the owner's key, watched → the mapper's keys), the workqueue and the workers, and
-//! generates a context type `<Name>Context` with a typed lister per resource. The generated
-//! code only calls the public [`ControllerBuilder`](crate::runtime::controller::ControllerBuilder);
-//! see [`ControllerSpec`](crate::runtime::controller::ControllerSpec) for what it implements.
+//! A struct, its attributes and, where children cannot say it all, a `reconcile` function
+//! are a whole controller: the derive wires informers (shared through the factory), handlers
+//! (primary → its own key, owned and child → the owner's key, watched → the mapper's keys),
+//! the workqueue and the workers, the children it declares, and a struct `<Name>Listers`
+//! with a typed lister per resource, which the reconcile's `ctx: &Context<Self>` reaches.
+//! The generated code only calls the public
+//! [`ControllerBuilder`](crate::runtime::controller::ControllerBuilder); see
+//! [`ControllerSpec`](crate::runtime::controller::ControllerSpec) for what it implements.
 //!
 //! ```
 //! use informer::prelude::*;
@@ -18,7 +20,7 @@
 //!     refs.iter().find(|r| r.controller == Some(true)).map(|r| r.uid.clone())
 //! }
 //!
-//! #[derive(Controller)]
+//! #[derive(ControllerSpec)]
 //! #[controller(for = Deployment, owns(ReplicaSet, index = [ByOwner]), workers = 4, resync = "10m")]
 //! struct Deployments;
 //!
@@ -43,6 +45,45 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Children
+//! `children(T, from = f)` declares the children of each primary object: `f` returns the
+//! `T`s it wants, and before each reconcile the controller makes the cluster match. It
+//! applies each child with server-side apply (field manager: the controller's name), owns
+//! it (an owner reference in the parent's namespace; labels and an annotation in another,
+//! where owner references cannot go), skips children whose cached object already holds
+//! what is wanted, deletes those no longer wanted (and, across namespaces, those of a
+//! parent that is gone, even one deleted while the controller was down), watches them (a
+//! child that changes reconciles its parent) and logs what it did. The full rules are on
+//! [`ControllerBuilder::children`](crate::runtime::controller::ControllerBuilder::children).
+//!
+//! ```
+//! use informer::prelude::*;
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//!
+//! /// Every ConfigMap labelled `mirror=true`, copied into namespace `mirror`.
+//! fn copy(source: &ConfigMap) -> Option<ConfigMap> {
+//!     let mut copy = ConfigMap::default();
+//!     copy.metadata.name = Some(format!("{}.{}", source.metadata.namespace.as_deref()?, source.metadata.name.as_deref()?));
+//!     copy.data = source.data.clone();
+//!     Some(copy)
+//! }
+//!
+//! #[derive(ControllerSpec)]
+//! #[controller(for = ConfigMap, labels = "mirror=true", children(ConfigMap, from = copy, namespace = "mirror", lister = copies))]
+//! struct Mirror;
+//!
+//! impl Reconcile for Mirror {} // the children are all it does
+//! ```
+//!
+//! With `status = g` beside it, a controller declares all it writes: the Deployment example
+//! (`examples/deployment_controller.rs`) has no `reconcile` body.
+//!
+//! `f` is `fn(&Parent) -> R`, or `fn(&Parent, &Context<Self>) -> R` to read the context's
+//! listers, where `R` is `Vec<T>`, `Option<T>` (at most one), or a `Result` of either (an
+//! error fails the reconcile, and it is retried). A `reconcile`, if written, runs after
+//! the children are in line (say, to write the parent's status); a controller whose
+//! children are all it does writes `impl Reconcile for Name {}`.
+//!
 //! # Entry points
 //! On the struct (traits [`RunController`](crate::runtime::manager::RunController) and
 //! [`ControllerSpec`](crate::runtime::controller::ControllerSpec), in the prelude):
@@ -57,7 +98,9 @@
 //! | --- | --- | --- |
 //! | `for = Deployment` | the primary resource (required) | `Controller::<Deployment>::builder` |
 //! | `owns(ReplicaSet, ...)` | reconcile the controlling owner when one changes (repeatable) | `owns_with` |
-//! | `watches(ConfigMap, mapper = f, ...)` | reconcile the keys `f: fn(&ConfigMap) -> Vec<ObjectKey>` returns | `watches_with` |
+//! | `watches(ConfigMap, mapper = f, ...)` | reconcile the keys `f` returns: `fn(&ConfigMap) -> Vec<ObjectKey>` or `-> Option<ObjectKey>` | `watches_with` |
+//! | `children(ReplicaSet, from = f, ...)` | the children `f` wants, applied, owned, watched and deleted for you (see above; one per type) | `children_with` |
+//! | `status = f` | the status `f` computes for each primary object (`fn(&T) -> S` or `fn(&T, &Context<Self>) -> S`, `S` its status type or an `Option` of it), written with server-side apply after the children when the cached object does not hold it | `status` |
 //! | `index = [ByOwner]` | typed indexes of the primary resource, registered up front | `indexed_by` |
 //! | `workers = 4` | reconciles at once (at least 1; default 1) | `workers` |
 //! | `resync = "10m"` | queue every object again this often (at least 1s) | `resync` |
@@ -67,27 +110,50 @@
 //! | `metadata` | watch only metadata; the resource becomes `PartialObjectMeta<T>` | `metadata_only` |
 //! | `queue = "priority"` / `"plain"` | initial list and resyncs wait behind real changes / plain FIFO (default) | `priority_queue` |
 //! | `queue = my_queue` | your queue: `fn(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>`, or `fn(&Self, Arc<dyn QueueMetrics>) -> ...` to use the struct's state | `queue` ([`MakeQueue`](crate::runtime::controller::MakeQueue)) |
-//! | `store = my_store` | your cache: `fn() -> Arc<dyn Indexer<T>>`, or `fn(&Self) -> Arc<dyn Indexer<T>>` to use the struct's state | `store` ([`MakeStore`](crate::runtime::controller::MakeStore)) |
+//! | `store = my_store` | your cache **of the primary resource** (owned, watched and child types keep the factory's shared caches): `fn() -> Arc<dyn Indexer<T>>`, or `fn(&Self) -> Arc<dyn Indexer<T>>` to use the struct's state | `store` ([`MakeStore`](crate::runtime::controller::MakeStore)) |
 //! | `keep_managed_fields` | keep `metadata.managedFields` in caches (see below) | factory setting |
 //! | `read_your_writes = false` | turn off the read-your-own-writes gate (on by default: a reconcile waits until the caches hold the writes its key's last reconcile made through `ctx.client()`) | `read_your_writes` |
-//! | `name = "deployments"` | metrics and log name (default: the struct's name, snake_case) | `name` |
+//! | `name = "deployments"` | metrics and log name, and the field manager and label of its children (default: the struct's name, snake_case) | `name` |
 //! | `lister = name` | the primary accessor's name (default: the type's plural, `ctx.deployments()`) | |
 //! | `crate = path` | where `informer_runtime` is (default `::informer::runtime`) | |
 //!
-//! Inside `owns(T, ...)` and `watches(T, ...)`: `namespace = "..."` or `all_namespaces`
-//! (default: the controller's namespace), `labels`, `fields`, `metadata`,
-//! `index = [..]`, `lister = name`; `mapper = f` in `watches` only.
+//! Inside `owns(T, ...)`, `watches(T, ...)` and `children(T, ...)`: `namespace = "..."` or
+//! `all_namespaces` (default: the controller's namespace), `index = [..]`, `lister = name`;
+//! `labels`, `fields` and `metadata` in `owns` and `watches`; `mapper = f` in `watches`
+//! only, `from = f` in `children` only.
+//!
+//! # One kind, watched twice
+//! A kind may be watched more than once (the primary's own kind included: a controller that
+//! copies ConfigMaps watches its sources and its copies) when the watches differ: another
+//! `namespace` (or `all_namespaces`), other `labels` or `fields`, `metadata` against full
+//! objects, or `children` (watched through the controller's label). Each needs its own
+//! accessor: `lister = copies`. Two identical watches are an error that says so.
 //!
 //! # The context
-//! `<Name>Context` (`ctx: &Context<Self>`) has one accessor per resource, named after the
-//! type's plural in snake_case (`ctx.deployments()`, `ctx.replica_sets()`,
-//! `ctx.network_policies()`), each a [`Lister`](crate::runtime::Lister), and `queue()`,
-//! `client()` (`ctx.client()?` in a reconcile) and `name()`.
-//! Writes made through `ctx.client()` are recorded for read-your-own-writes (on by default,
-//! see [`ControllerBuilder::read_your_writes`](crate::runtime::controller::ControllerBuilder::read_your_writes)):
+//! `ctx: &Context<Self>` ([`Context`](crate::runtime::controller::Context)) has
+//! `client()` (the controller's `kube::Client`), `api::<T>(namespace)` (a typed
+//! `kube::Api` over it, in one call: `ctx.api::<ReplicaSet>(key.namespace())`), `queue()`,
+//! `name()` and `lister()`, and through `Deref` the generated `<Name>Listers`: one accessor
+//! per resource, named after the type's plural in snake_case (`ctx.deployments()`,
+//! `ctx.replica_sets()`, `ctx.network_policies()`), each a
+//! [`Lister`](crate::runtime::Lister). Writes made through `ctx.client()` or `ctx.api()`
+//! (and by declared children) are recorded for read-your-own-writes (on by default, see
+//! [`ControllerBuilder::read_your_writes`](crate::runtime::controller::ControllerBuilder::read_your_writes)):
 //! the next reconcile of the same key runs only once every cache the writes touched holds
-//! them, so it never acts on a cache from before its own write. Writes through another client
-//! are not covered.
+//! them, so it never acts on a cache from before its own write. Writes through another
+//! client are not covered.
+//!
+//! # Old names
+//! `#[derive(Controller)]` still works and warns: it is `#[derive(ControllerSpec)]` now, after
+//! the trait it implements (and `Controller` is the struct a builder makes). The generated
+//! `<Name>Context` is a deprecated alias of `Context<Name>`. The builder's reconciler trait
+//! is [`KeyReconciler`](crate::runtime::KeyReconciler) (it was `Reconciler`, too close to
+//! `Reconcile`).
+//!
+//! # Errors are visible
+//! A controller started through `run`, `run_until` or a manager reports failed reconciles:
+//! through `tracing` when a subscriber is installed, otherwise on stderr, so that a
+//! controller failing over and over is never silent.
 //!
 //! # Memory
 //! When the controller runs with its own factory (`run`, `run_until`), its caches cost no
@@ -132,15 +198,18 @@
 //!
 //! # Mistakes are compile errors
 //! Every mistake in the attributes is reported at once, on the tokens at fault, with what to
-//! write instead: unknown keys (with "did you mean"), a missing `for`, `workers = 0`, a
-//! malformed duration, a type that is not a Kubernetes resource, an index listed beside the
-//! wrong resource or twice, a mapper with the wrong signature, a missing `Reconcile` impl.
+//! write instead: unknown keys (with "did you mean"), a missing `for` (and nothing more
+//! about the code written for it), `workers = 0`, a malformed duration, a type that is not
+//! a Kubernetes resource, an index listed beside the wrong resource or twice, a mapper or a
+//! children function with the wrong signature, `children` without `from` or declared twice
+//! for one type, one kind watched twice in the same place or read through one name, a
+//! missing `Reconcile` impl.
 //!
 //! ```compile_fail
 //! use informer::prelude::*;
 //! use k8s_openapi::api::apps::v1::Deployment;
 //!
-//! #[derive(Controller)]
+//! #[derive(ControllerSpec)]
 //! #[controller(for = Deployment, workers = 0)] // error: a controller needs at least one worker
 //! struct Deployments;
 //! ```

@@ -37,7 +37,9 @@ pub use informer_core as core;
 pub use informer_runtime as runtime;
 
 /// Test a controller without a cluster (feature `testing`): the in-process API server
-/// [`TestApiServer`](testing::TestApiServer), its [`Faults`](testing::Faults), the memory
+/// [`TestApiServer`](testing::TestApiServer), its [`Faults`](testing::Faults), the chaos
+/// harness [`Chaos`](testing::chaos::Chaos) (your controller under seeded fault schedules,
+/// with invariants, convergence, shrinking and a replayable seed), the memory
 /// [`MemoryListerWatcher`](testing::MemoryListerWatcher), and
 /// [`EnvTest`](testing::EnvTest), a real API server started for a test. This is the
 /// `informer-testing` crate.
@@ -51,7 +53,7 @@ pub use informer_testing as testing;
 
 pub use informer_core::*;
 
-pub use informer_derive::{Controller, View, indexer};
+pub use informer_derive::{Controller, ControllerSpec, View, indexer};
 pub use informer_runtime::view;
 
 pub mod derive;
@@ -59,13 +61,16 @@ pub mod derive;
 /// The names a controller author needs most, for `use informer::prelude::*;`.
 pub mod prelude {
     pub use informer_runtime::{
-        Action, CancellationToken, Controller, InformerFactory, InformerParams, KubeListerWatcher,
-        Lister, Manager, NamespacedLister, ReconcileError, Reconciler, SharedIndexInformer,
+        Action, CancellationToken, Controller, InformerFactory, InformerParams, KeyReconciler,
+        KubeListerWatcher, Lister, Manager, NamespacedLister, ReconcileError, SharedIndexInformer,
         reconciler_fn,
     };
 
-    pub use informer_derive::{Controller, View, indexer};
-    pub use informer_runtime::controller::{Context, ControllerSpec, Reconcile};
+    /// `#[derive(ControllerSpec)]`, and its old name `Controller` (deprecated: it warns).
+    pub use informer_derive::{Controller, ControllerSpec, View, indexer};
+    #[allow(deprecated)]
+    pub use informer_runtime::Reconciler;
+    pub use informer_runtime::controller::{Context, ControllerSpec, Reconcile, WatchOptions};
     pub use informer_runtime::lister::{ByControllerUid, Index};
     pub use informer_runtime::manager::RunController;
     pub use informer_runtime::view::View;
@@ -73,8 +78,8 @@ pub mod prelude {
 
     pub use informer_core::{
         Deleted, DeltaFifo, EnqueueKeys, Fifo, Handler, HandlerFns, Indexer, ListWatchError,
-        ListerWatcher, Notification, ObjectKey, PriorityQueue, Queue, RateLimiter, RealFifo, Store,
-        ThreadSafeStore, WorkQueue,
+        ListerWatcher, Notification, ObjectKey, PriorityQueue, Queue, QueueWrapper, RateLimiter,
+        RealFifo, Store, StoreError, StoreOp, StoreWrapper, ThreadSafeStore, WorkQueue,
     };
 }
 

@@ -1,8 +1,10 @@
-//! `#[derive(Controller)]` and `#[indexer]`: generated controllers running against the
+//! `#[derive(ControllerSpec)]` and `#[indexer]`: generated controllers running against the
 //! in-process API server, and trybuild ui tests of every macro error (`tests/ui/`).
 
 #[path = "derive/both_servers.rs"]
 mod both_servers;
+#[path = "derive/children.rs"]
+mod children;
 #[path = "derive/generated.rs"]
 mod generated;
 #[path = "derive/running.rs"]

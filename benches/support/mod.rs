@@ -24,21 +24,6 @@ pub fn pods(count: usize) -> Vec<Pod> {
         .collect()
 }
 
-/// The JSON lines file of the first `count` pods (generated on first use), for harnesses that
-/// read it themselves.
-pub fn pods_file(count: usize) -> PathBuf {
-    data_file(count)
-}
-
-/// The machine's load average over 1, 5 and 15 minutes, as `/proc/loadavg` says.
-pub fn load_average() -> String {
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    load.split_whitespace()
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 fn data_file(count: usize) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = root.join("target").join("bench-data");
@@ -97,7 +82,8 @@ pub fn rate(ops: usize, elapsed: Duration) -> f64 {
     ops as f64 / elapsed.as_secs_f64()
 }
 
-fn human(per_sec: f64) -> String {
+/// A rate for people: `1.23 M/s`, `45.6 k/s`.
+pub fn human(per_sec: f64) -> String {
     if per_sec >= 1e6 {
         format!("{:.2} M/s", per_sec / 1e6)
     } else if per_sec >= 1e3 {
@@ -112,4 +98,38 @@ pub fn median_of<F: FnMut() -> Duration>(runs: usize, mut f: F) -> Duration {
     let mut times: Vec<Duration> = (0..runs).map(|_| f()).collect();
     times.sort();
     times[times.len() / 2]
+}
+
+/// The path of the JSON lines of the first `count` pods (generated on first use), for a
+/// harness that reads them itself.
+pub fn pods_file(count: usize) -> PathBuf {
+    data_file(count)
+}
+
+/// The machine's 1-minute load average (`/proc/loadavg`; NaN where there is none).
+pub fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+/// The median of `values` (the mean of the two middle ones for an even count); NaN if empty.
+pub fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+/// The smallest and the largest of `values`.
+pub fn range(values: &[f64]) -> (f64, f64) {
+    values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        })
 }

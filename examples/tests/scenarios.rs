@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each example's `main` and helpers only its binary uses
 
+#[path = "../config_mirror.rs"]
+mod config_mirror;
 #[path = "../crd_controller.rs"]
 mod crd_controller;
 #[path = "../custom_backends.rs"]
@@ -89,4 +91,19 @@ async fn crd_controller_cleans_up_through_its_finalizer() {
         .get_json("v1", "ConfigMap", Some("default"), "greetings")
         .unwrap();
     assert!(list["data"].get("hello").is_none(), "{list}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_mirror_copies_across_namespaces_and_deletes_copies_of_sources_gone() {
+    let server = server().await;
+    config_mirror::scenario(server.client(), false)
+        .await
+        .unwrap();
+    let copies = server.list_json("v1", "ConfigMap", Some("mirror")).unwrap();
+    let names: Vec<&str> = copies
+        .iter()
+        .filter_map(|c| c["metadata"]["name"].as_str())
+        .filter(|name| name.starts_with("team-a."))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
 }

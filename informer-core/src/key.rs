@@ -25,7 +25,7 @@ use crate::error::KeyError;
 /// assert_eq!("kube-system/dns".parse::<ObjectKey>().unwrap().name(), "dns");
 /// assert_eq!(ObjectKey::cluster("node-1").to_string(), "node-1");
 /// ```
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone)]
 pub struct ObjectKey {
     /// `namespace/name`, or `name` for a cluster-scoped object: one allocation per key.
     text: Arc<str>,
@@ -134,6 +134,24 @@ impl ObjectKey {
     /// ```
     pub fn is(&self, namespace: Option<&str>, name: &str) -> bool {
         self.namespace() == namespace.filter(|ns| !ns.is_empty()) && self.name() == name
+    }
+}
+
+impl PartialEq for ObjectKey {
+    /// Equal namespace and name. A key and its clones share one allocation, and compare
+    /// without reading the text (a workqueue's `done`).
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.text, &other.text)
+            || (self.ns_len == other.ns_len && self.text == other.text)
+    }
+}
+
+impl Eq for ObjectKey {}
+
+impl std::hash::Hash for ObjectKey {
+    /// Hashes the text (equal keys have equal text).
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.text.hash(state);
     }
 }
 

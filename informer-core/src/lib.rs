@@ -35,9 +35,10 @@ pub use fifo::{Delta, DeltaFifo, Fifo, RealFifo};
 pub use handler::{Deleted, EnqueueKeys, Handler, HandlerFns, Notification};
 pub use key::{KeyFn, ObjectKey, resource_key};
 pub use lister_watcher::{ListWatchError, ListerWatcher, WatchStream};
-pub use queue::{PriorityQueue, Queue, RateLimiter, WorkQueue};
+pub use queue::{PriorityQueue, Queue, QueueWrapper, RateLimiter, WorkQueue};
 pub use resource_version::ResourceVersion;
 pub use selector::{SelectorParseError, parse_label_selector};
 pub use store::{
-    IndexFn, Indexer, Indexers, NAMESPACE_INDEX, Store, StoreOp, ThreadSafeStore, index_fn,
+    IndexFn, Indexer, Indexers, NAMESPACE_INDEX, Store, StoreOp, StoreWrapper, ThreadSafeStore,
+    index_fn,
 };

@@ -693,6 +693,45 @@ fn priority_queue_concurrent_workers_keep_the_guarantees_under_a_long_stress_run
     }
 }
 
+/// Plain adds over a few hot keys, no delays: most adds find their key waiting, racing with
+/// workers that hand the same keys out, spin when the queue is empty and park when the
+/// producer yields. No add may be lost: each key is processed after its last add.
+#[test]
+fn hot_keys_added_while_workers_spin_and_park_lose_nothing() {
+    let steps: Vec<Produce> = (0..200_000u32)
+        .map(|i| match i % 4096 {
+            4095 => Produce::Yield,
+            _ => Produce::Add(i.wrapping_mul(2_654_435_761) % 16),
+        })
+        .collect();
+    let batches: Vec<Produce> = (0..20_000u32)
+        .map(|i| Produce::AddBatch((0..8).map(|j| (i + j * 3) % 16).collect()))
+        .collect();
+    for (threads, workers) in [(2, 4), (4, 8)] {
+        run_concurrently(
+            Arc::new(WorkQueue::new()),
+            threads,
+            workers,
+            usize::MAX,
+            &steps,
+        );
+        run_concurrently(
+            Arc::new(PriorityQueue::new()),
+            threads,
+            workers,
+            usize::MAX,
+            &steps,
+        );
+        run_concurrently(
+            Arc::new(WorkQueue::new()),
+            threads,
+            workers,
+            usize::MAX,
+            &batches,
+        );
+    }
+}
+
 /// Workers waiting on an empty queue are woken by delayed items only; many short delays
 /// racing with the timer hand-over must not strand any item.
 #[test]

@@ -1,4 +1,4 @@
-//! Derive macros for `informer`: [`macro@Controller`], [`macro@indexer`] and
+//! Derive macros for `informer`: [`macro@ControllerSpec`], [`macro@indexer`] and
 //! [`macro@View`].
 //!
 //! Both generate calls to public APIs of `informer-runtime` (the controller builder, the
@@ -22,13 +22,21 @@ mod view;
 use proc_macro::TokenStream;
 
 /// Derives `ControllerSpec` for a struct from its `#[controller(...)]` attributes: a
-/// controller of the primary resource, with typed informers, listers, indexes and queue
-/// wiring. Documented in full, with every attribute, in the `informer` crate
-/// (`informer::derive`).
+/// controller of the primary resource, with typed informers, listers, indexes, declared
+/// children and queue wiring. Documented in full, with every attribute, in the `informer`
+/// crate (`informer::derive`).
+#[proc_macro_derive(ControllerSpec, attributes(controller))]
+pub fn derive_controller_spec(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    controller::derive(input, false).into()
+}
+
+/// The old name of [`macro@ControllerSpec`]: the same derive, with a deprecation warning
+/// that names the new one.
 #[proc_macro_derive(Controller, attributes(controller))]
 pub fn derive_controller(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
-    controller::derive(input).into()
+    controller::derive(input, true).into()
 }
 
 /// Turns a function `fn(&Resource) -> values` into a typed index of `Resource`: keeps the

@@ -12,14 +12,16 @@ use crate::symbol::expected_one_of;
 
 /// Parses `key ..., key ...` entries, calling `on_key` for each known key (positioned after
 /// the key). Unknown keys and values `on_key` fails on are recorded in `cx`, and parsing
-/// goes on after the next top-level comma, so every mistake is reported at once.
+/// goes on after the next top-level comma, so every mistake is reported at once. Returns
+/// whether an unknown key was met.
 pub fn parse_entries(
     input: ParseStream<'_>,
     cx: &Ctxt,
     what: &str,
     known: &[&str],
     mut on_key: impl FnMut(&syn::Ident, ParseStream<'_>) -> syn::Result<()>,
-) {
+) -> bool {
+    let mut unknown = false;
     while !input.is_empty() {
         let key = match input.call(syn::Ident::parse_any) {
             Ok(key) => key,
@@ -30,11 +32,12 @@ pub fn parse_entries(
                         &tt,
                         format!("expected a key of {what}; {}", expected_one_of(known)),
                     ),
-                    None => return,
+                    None => return true,
                 }
+                unknown = true;
                 skip_to_comma(input);
                 if skip_comma(input, cx).is_err() {
-                    return;
+                    return unknown;
                 }
                 continue;
             }
@@ -58,12 +61,14 @@ pub fn parse_entries(
                 None => format!("unknown key `{name}` in {what}; {}", expected_one_of(known)),
             };
             cx.error_spanned_by(&key, message);
+            unknown = true;
             skip_to_comma(input);
         }
         if skip_comma(input, cx).is_err() {
-            return;
+            return unknown;
         }
     }
+    unknown
 }
 
 fn skip_to_comma(input: ParseStream<'_>) {

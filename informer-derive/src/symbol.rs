@@ -4,6 +4,7 @@
 pub const FOR: &str = "for";
 pub const OWNS: &str = "owns";
 pub const WATCHES: &str = "watches";
+pub const CHILDREN: &str = "children";
 pub const INDEX: &str = "index";
 pub const WORKERS: &str = "workers";
 pub const RESYNC: &str = "resync";
@@ -14,6 +15,7 @@ pub const FIELDS: &str = "fields";
 pub const METADATA: &str = "metadata";
 pub const QUEUE: &str = "queue";
 pub const STORE: &str = "store";
+pub const STATUS: &str = "status";
 pub const KEEP_MANAGED_FIELDS: &str = "keep_managed_fields";
 pub const READ_YOUR_WRITES: &str = "read_your_writes";
 pub const NAME: &str = "name";
@@ -22,6 +24,8 @@ pub const CRATE: &str = "crate";
 
 // owns(...) / watches(...)
 pub const MAPPER: &str = "mapper";
+// children(...)
+pub const FROM: &str = "from";
 pub const ALL_NAMESPACES: &str = "all_namespaces";
 
 /// The keys `#[controller(...)]` accepts, in the order the docs list them.
@@ -29,6 +33,8 @@ pub const CONTROLLER_KEYS: &[&str] = &[
     FOR,
     OWNS,
     WATCHES,
+    CHILDREN,
+    STATUS,
     INDEX,
     WORKERS,
     RESYNC,
@@ -68,6 +74,9 @@ pub const WATCHES_KEYS: &[&str] = &[
     INDEX,
     LISTER,
 ];
+
+/// The keys after the type in `children(Type, ...)`.
+pub const CHILDREN_KEYS: &[&str] = &[FROM, NAMESPACE, ALL_NAMESPACES, INDEX, LISTER];
 
 /// The keys of `#[indexer(Type, ...)]`.
 pub const INDEXER_KEYS: &[&str] = &[NAME, CRATE];

@@ -4,6 +4,7 @@
 
 mod integration {
     mod chaos;
+    mod children;
     mod controller;
     mod factory;
     mod informer;
@@ -15,4 +16,5 @@ mod integration {
     mod reflector;
     mod shard;
     mod support;
+    mod visible_errors;
 }

@@ -46,7 +46,7 @@ struct GadgetSpec {
     size: u32,
 }
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = Widget, owns(Gadget, index = [ByControllerUid]))]
 struct Widgets {
     /// Each reconcile's key and whether its widget was there.
@@ -64,7 +64,7 @@ impl Reconcile for Widgets {
         let Some(widget) = widget else {
             return Ok(Action::Done);
         };
-        let client = ctx.client()?.clone();
+        let client = ctx.client().clone();
         let namespace = key.namespace().unwrap_or("default");
         let size = widget.spec.size;
         let uid = widget.uid().unwrap_or_default();

@@ -43,7 +43,7 @@ fn deployments_named_in(cm: &ConfigMap) -> Vec<ObjectKey> {
         })
 }
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(
     for = Deployment,
     owns(ReplicaSet, index = [ReplicaSetsByOwner]),
@@ -121,7 +121,7 @@ fn attributes_become_builder_settings() {
 
 #[test]
 fn read_your_writes_is_on_unless_the_attribute_turns_it_off() {
-    #[derive(Controller)]
+    #[derive(ControllerSpec)]
     #[controller(for = ConfigMap, read_your_writes = false)]
     struct Reporter;
     impl Reconcile for Reporter {
@@ -186,7 +186,7 @@ fn indexer_functions_stay_callable_and_index_by_their_values() {
 
 #[test]
 fn two_controllers_may_list_the_same_index_on_a_shared_cache() {
-    #[derive(Controller)]
+    #[derive(ControllerSpec)]
     #[controller(for = ReplicaSet, owns(Pod, index = [PodsOnNode]))]
     struct A;
     impl Reconcile for A {
@@ -207,13 +207,12 @@ fn two_controllers_may_list_the_same_index_on_a_shared_cache() {
 }
 
 #[test]
-fn the_context_reads_the_caches_and_has_no_client_without_one() {
+fn the_context_reads_the_caches() {
     let sources = sources();
     let factory = &sources.factory;
     let controller = Deployments.into_controller(factory).unwrap();
-    let ctx = <Deployments as ControllerSpec>::context(&controller);
+    let ctx = Context::<Deployments>::new(&controller);
     assert_eq!(ctx.name(), "deployments");
-    assert!(ctx.client().is_err());
     assert!(ctx.deployments().is_empty());
     assert!(ctx.replica_sets().is_empty());
     assert!(ctx.all_pods().by_index::<PodsOnNode>("n").is_empty());

@@ -24,7 +24,7 @@ struct Seen {
 }
 
 /// Secrets own ConfigMaps; the controller reports what it sees.
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = Secret, owns(ConfigMap), workers = 2)]
 struct SecretReporter {
     seen: mpsc::UnboundedSender<Seen>,

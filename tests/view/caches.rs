@@ -13,7 +13,7 @@ use kube::api::PostParams;
 use tokio::sync::mpsc;
 
 /// Sends the lister, and the object it reconciled, of every key.
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = ConfigMap, namespace = "default")]
 struct Recorder {
     seen: mpsc::UnboundedSender<(ObjectKey, Arc<ConfigMap>, Lister<ConfigMap>)>,

@@ -102,7 +102,7 @@ async fn an_informer_of_views_lists_and_watches_the_full_types_endpoint() {
 }
 
 /// Reports the node of every Pod it reconciles.
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = PodView)]
 struct Placement {
     seen: mpsc::UnboundedSender<(String, Option<String>)>,

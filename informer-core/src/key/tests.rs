@@ -55,3 +55,21 @@ fn serde_uses_the_string_form() {
     assert_eq!(json, "\"ns/n\"");
     assert_eq!(serde_json::from_str::<ObjectKey>(&json).unwrap(), key);
 }
+
+#[test]
+fn keys_are_equal_by_namespace_and_name_and_hash_alike() {
+    use std::hash::BuildHasher;
+    let hasher = std::hash::RandomState::new();
+    let a = ObjectKey::new(Some("ns"), "web-0");
+    let same = ObjectKey::new(Some("ns"), "web-0");
+    assert_eq!(a, a.clone());
+    assert_eq!(a, same, "another allocation, the same key");
+    assert_eq!(hasher.hash_one(&a), hasher.hash_one(&same));
+    assert_ne!(a, ObjectKey::new(Some("ns"), "web-1"));
+    assert_ne!(a, ObjectKey::new(Some("other"), "web-0"));
+    // The same text split differently is another key.
+    assert_ne!(
+        ObjectKey::new(Some("a"), "b/c"),
+        ObjectKey::new(Some("a/b"), "c")
+    );
+}

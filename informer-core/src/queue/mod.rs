@@ -18,6 +18,7 @@ mod ordered_queue;
 mod priority;
 pub mod rate_limiter;
 mod work_queue;
+mod wrapper;
 
 use std::time::Duration;
 
@@ -32,6 +33,7 @@ pub use rate_limiter::{
     MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter, default_controller_rate_limiter,
 };
 pub use work_queue::WorkQueue;
+pub use wrapper::QueueWrapper;
 
 /// Priority given to items that must not wait behind bulk work (the default).
 pub const PRIORITY_NORMAL: i32 = 0;
@@ -90,6 +92,25 @@ pub trait Queue<T>: Send + Sync {
 
     /// Waits for an item. `None` once the queue is shut down and empty.
     async fn get(&self) -> Option<T>;
+
+    /// Hands out a ready item without waiting, with the same guarantees as
+    /// [`get`](Queue::get); `None` if no item is ready, or if the queue does not offer this
+    /// (the default). Through `dyn Queue`, [`get`](Queue::get) boxes its future: a worker that
+    /// tries this first pays for that only when it has to wait.
+    ///
+    /// ```
+    /// use informer_core::Queue;
+    /// use informer_core::queue::WorkQueue;
+    ///
+    /// let queue: Box<dyn Queue<&str>> = Box::new(WorkQueue::new());
+    /// assert_eq!(queue.try_get(), None);
+    /// queue.add("a");
+    /// assert_eq!(queue.try_get(), Some("a"));
+    /// queue.done(&"a");
+    /// ```
+    fn try_get(&self) -> Option<T> {
+        None
+    }
 
     /// Marks `item` as processed, allowing it to be handed out again.
     fn done(&self, item: &T);

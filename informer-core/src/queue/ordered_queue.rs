@@ -245,6 +245,10 @@ where
     /// # }
     /// ```
     pub async fn get(&self) -> Option<T> {
+        // An item ready: no need for the waiting future.
+        if let Some((item, _)) = self.engine.try_get() {
+            return Some(item);
+        }
         self.engine.get().await.map(|(item, _)| item)
     }
 
@@ -500,7 +504,11 @@ where
     }
 
     async fn get(&self) -> Option<T> {
-        self.engine.get().await.map(|(item, _)| item)
+        OrderedQueue::get(self).await
+    }
+
+    fn try_get(&self) -> Option<T> {
+        self.engine.try_get().map(|(item, _)| item)
     }
 
     fn done(&self, item: &T) {

@@ -4,6 +4,7 @@
 //! `Arc<K>` and are shared, never deep-copied, between the store, notifications and readers.
 
 mod thread_safe;
+mod wrapper;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use crate::error::{IndexError, StoreError};
 use crate::key::ObjectKey;
 
 pub use thread_safe::ThreadSafeStore;
+pub use wrapper::StoreWrapper;
 
 /// The name of the index every [`ThreadSafeStore`] has from the start: objects by namespace
 /// (cluster-scoped objects are indexed under the empty string).

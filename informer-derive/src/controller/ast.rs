@@ -1,4 +1,4 @@
-//! `#[derive(Controller)]` input parsed into a small IR. Parsing records mistakes in the
+//! `#[derive(ControllerSpec)]` input parsed into a small IR. Parsing records mistakes in the
 //! [`Ctxt`] and keeps going; [`super::check`] then validates what was parsed.
 
 use std::time::Duration;
@@ -28,6 +28,8 @@ pub struct Controller {
     pub timeout: Option<Spanned<Duration>>,
     pub queue: Option<QueueChoice>,
     pub store: Option<Path>,
+    /// `status = f`: the primary's declared status.
+    pub status: Option<Expr>,
     pub keep_managed_fields: bool,
     /// `read_your_writes = false`: the read-your-own-writes gate is off.
     pub read_your_writes: Option<LitBool>,
@@ -52,20 +54,31 @@ pub struct Resource {
     pub lister: Option<Ident>,
 }
 
-/// `owns(...)` or `watches(...)`.
+/// `owns(...)`, `watches(...)` or `children(...)`.
 pub struct Related {
-    /// The `owns` / `watches` keyword.
+    /// The `owns` / `watches` / `children` keyword.
     pub keyword: Ident,
     pub resource: Resource,
+    /// `mapper = f` (`watches`).
     pub mapper: Option<Expr>,
+    /// `from = f` (`children`).
+    pub from: Option<Expr>,
     pub namespace: Option<NamespaceChoice>,
     pub labels: Option<LitStr>,
     pub fields: Option<LitStr>,
+    /// Whether a key inside the parentheses was not understood (already reported): checks
+    /// that would only repeat it, such as a missing `mapper` after a misspelt one, are
+    /// skipped.
+    pub had_unknown_key: bool,
 }
 
 impl Related {
     pub fn is_watches(&self) -> bool {
         self.keyword == WATCHES
+    }
+
+    pub fn is_children(&self) -> bool {
+        self.keyword == CHILDREN
     }
 }
 
@@ -100,6 +113,7 @@ impl Controller {
             timeout: None,
             queue: None,
             store: None,
+            status: None,
             keep_managed_fields: false,
             read_your_writes: None,
             name: None,
@@ -128,7 +142,9 @@ impl Controller {
                                 key,
                                 value(key, input, "for = Deployment")?,
                             ),
-                            OWNS | WATCHES => c.related.push(Related::parse(cx, key, input)?),
+                            OWNS | WATCHES | CHILDREN => {
+                                c.related.push(Related::parse(cx, key, input)?)
+                            }
                             INDEX => once(
                                 cx,
                                 &mut indexes,
@@ -174,6 +190,12 @@ impl Controller {
                                 &mut c.store,
                                 key,
                                 value(key, input, "store = path::to::make_store")?,
+                            ),
+                            STATUS => once(
+                                cx,
+                                &mut c.status,
+                                key,
+                                value(key, input, "status = path::to::fn")?,
                             ),
                             KEEP_MANAGED_FIELDS => {
                                 flag(key, input)?;
@@ -247,6 +269,8 @@ impl Related {
     fn parse(cx: &Ctxt, keyword: &Ident, input: ParseStream<'_>) -> syn::Result<Self> {
         let example = if keyword == WATCHES {
             "watches(ConfigMap, mapper = path::to::fn)"
+        } else if keyword == CHILDREN {
+            "children(ReplicaSet, from = path::to::fn)"
         } else {
             "owns(ReplicaSet)"
         };
@@ -273,9 +297,11 @@ impl Related {
                 lister: None,
             },
             mapper: None,
+            from: None,
             namespace: None,
             labels: None,
             fields: None,
+            had_unknown_key: false,
         };
         if content.is_empty() {
             return Ok(related);
@@ -284,11 +310,13 @@ impl Related {
         let what = format!("{keyword}(...)");
         let known = if keyword == WATCHES {
             WATCHES_KEYS
+        } else if keyword == CHILDREN {
+            CHILDREN_KEYS
         } else {
             OWNS_KEYS
         };
         let mut indexes: Option<Vec<Path>> = None;
-        parse_entries(&content, cx, &what, known, |key, input| {
+        let unknown = parse_entries(&content, cx, &what, known, |key, input| {
             let r = &mut related;
             match key.to_string().as_str() {
                 MAPPER => once(
@@ -296,6 +324,12 @@ impl Related {
                     &mut r.mapper,
                     key,
                     value(key, input, "mapper = path::to::fn")?,
+                ),
+                FROM => once(
+                    cx,
+                    &mut r.from,
+                    key,
+                    value(key, input, "from = path::to::fn")?,
                 ),
                 NAMESPACE => {
                     let ns = NamespaceChoice::One(value(key, input, "namespace = \"default\"")?);
@@ -338,6 +372,7 @@ impl Related {
             Ok(())
         });
         related.resource.indexes = indexes.unwrap_or_default();
+        related.had_unknown_key = unknown;
         Ok(related)
     }
 }

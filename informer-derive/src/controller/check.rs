@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use quote::ToTokens;
-use syn::{Data, DeriveInput};
+use syn::{Data, DeriveInput, LitStr};
 
 use super::ast::{Controller, NamespaceChoice, Related, Resource};
 use crate::ctxt::Ctxt;
@@ -19,6 +19,7 @@ pub fn check(cx: &Ctxt, input: &DeriveInput, c: &Controller) {
     check_related(cx, c);
     check_duplicates(cx, c);
     check_store(cx, c);
+    check_status(cx, c);
 }
 
 fn check_shape(cx: &Ctxt, input: &DeriveInput) {
@@ -26,11 +27,11 @@ fn check_shape(cx: &Ctxt, input: &DeriveInput) {
         Data::Struct(_) => {}
         Data::Enum(e) => cx.error_spanned_by(
             e.enum_token,
-            "#[derive(Controller)] works on a struct: put the controller's state in a struct",
+            "#[derive(ControllerSpec)] works on a struct: put the controller's state in a struct",
         ),
         Data::Union(u) => cx.error_spanned_by(
             u.union_token,
-            "#[derive(Controller)] works on a struct: put the controller's state in a struct",
+            "#[derive(ControllerSpec)] works on a struct: put the controller's state in a struct",
         ),
     }
     if !input.generics.params.is_empty() {
@@ -124,16 +125,32 @@ fn check_related(cx: &Ctxt, c: &Controller) {
 
 fn check_one_related(cx: &Ctxt, r: &Related) {
     let ty = short_name(&r.resource.ty);
-    match (&r.mapper, r.is_watches()) {
-        (None, true) => cx.error_spanned_by(
+    if r.is_watches() && r.mapper.is_none() && !r.had_unknown_key {
+        let watched = match r.resource.metadata {
+            Some(_) => format!("PartialObjectMeta<{ty}>"),
+            None => ty.clone(),
+        };
+        let metadata = if r.resource.metadata.is_some() {
+            ", metadata"
+        } else {
+            ""
+        };
+        cx.error_spanned_by(
             &r.keyword,
-            format!("`watches({ty})` needs a mapper from a `{ty}` to the keys to reconcile: write `watches({ty}, mapper = path::to::fn)` with `fn(&{ty}) -> Vec<ObjectKey>`"),
-        ),
-        (Some(mapper), false) => cx.error_spanned_by(
+            format!("`watches({ty})` needs a mapper from a `{watched}` to the keys to reconcile: write `watches({ty}{metadata}, mapper = path::to::fn)` with `fn(&{watched}) -> Vec<ObjectKey>`"),
+        );
+    }
+    if r.is_children() && r.from.is_none() && !r.had_unknown_key {
+        cx.error_spanned_by(
+            &r.keyword,
+            format!("`children({ty})` needs the function that computes them: write `children({ty}, from = path::to::fn)` with `fn(&Parent) -> Vec<{ty}>` (or `Option<{ty}>`, `{ty}`, a `Result` of those; add `&Context<Self>` as a second argument to read the context)"),
+        );
+    }
+    if let (Some(mapper), false) = (&r.mapper, r.is_watches()) {
+        cx.error_spanned_by(
             mapper,
             format!("`owns` maps each `{ty}` to its controlling owner; to map it yourself, write `watches({ty}, mapper = ...)`"),
-        ),
-        _ => {}
+        );
     }
 }
 
@@ -148,7 +165,8 @@ fn short_name(ty: &syn::Type) -> String {
     }
 }
 
-/// Every resource of the controller, with the name of its accessor.
+/// Every resource of the controller (the primary first, then the related ones in order),
+/// with the name of its accessor.
 pub fn resources(c: &Controller) -> Vec<(&Resource, String)> {
     c.primary
         .iter()
@@ -170,30 +188,96 @@ pub fn accessor_name(r: &Resource) -> String {
     crate::names::plural(&crate::names::snake_case(&base))
 }
 
-fn check_duplicates(cx: &Ctxt, c: &Controller) {
-    let mut types = HashSet::new();
-    let mut accessors = HashSet::new();
-    let mut indexes = HashSet::new();
-    for (r, accessor) in resources(c) {
-        let mut ty = r.ty.to_token_stream().to_string().replace(' ', "");
-        if r.metadata.is_some() {
-            ty = format!("metadata of {ty}");
+/// The names `Context` answers itself: a lister named so would be hidden behind them.
+const CONTEXT_METHODS: &[&str] = &["api", "client", "lister", "listers", "name", "queue"];
+
+/// Where a resource is watched: the namespace (`None`: all), and the selectors.
+#[derive(PartialEq, Eq)]
+struct Watch {
+    ty: String,
+    namespace: Option<String>,
+    labels: Option<String>,
+    fields: Option<String>,
+}
+
+/// The watch of the primary resource (index 0 of [`resources`]) and of each related one.
+fn watches(c: &Controller) -> Vec<Watch> {
+    let lit = |l: &Option<LitStr>| l.as_ref().map(LitStr::value);
+    let controller_ns = lit(&c.namespace);
+    let ty = |r: &Resource| {
+        let ty = r.ty.to_token_stream().to_string().replace(' ', "");
+        match r.metadata {
+            Some(_) => format!("metadata of {ty}"),
+            None => ty,
         }
-        if !types.insert(ty.clone()) {
+    };
+    let primary = c.primary.iter().map(|p| Watch {
+        ty: ty(p),
+        namespace: controller_ns.clone(),
+        labels: lit(&c.labels),
+        fields: lit(&c.fields),
+    });
+    let related = c.related.iter().map(|r| Watch {
+        // Children are watched through their controller's label too: never a plain watch.
+        ty: if r.is_children() {
+            format!("children {}", ty(&r.resource))
+        } else {
+            ty(&r.resource)
+        },
+        namespace: match &r.namespace {
+            Some(NamespaceChoice::One(ns)) => Some(ns.value()),
+            Some(NamespaceChoice::All) => None,
+            None => controller_ns.clone(),
+        },
+        labels: lit(&r.labels),
+        fields: lit(&r.fields),
+    });
+    primary.chain(related).collect()
+}
+
+fn check_duplicates(cx: &Ctxt, c: &Controller) {
+    let mut seen: Vec<Watch> = Vec::new();
+    let mut children: HashSet<String> = HashSet::new();
+    let mut accessors: HashSet<String> = HashSet::new();
+    let mut indexes = HashSet::new();
+    let resources = resources(c);
+    for ((r, accessor), watch) in resources.iter().zip(watches(c)) {
+        let name_target = || {
+            r.lister
+                .as_ref()
+                .map_or(r.ty.to_token_stream(), |l| l.to_token_stream())
+        };
+        let is_children = watch.ty.starts_with("children ");
+        let short = short_name(&r.ty);
+        if is_children && !children.insert(watch.ty.clone()) {
             cx.error_spanned_by(
                 &r.ty,
-                format!("`{ty}` is already watched by this controller; name each resource once"),
+                format!("`children({short})` is declared twice; return every `{short}` child from one function"),
+            );
+        } else if seen.contains(&watch) {
+            cx.error_spanned_by(
+                &r.ty,
+                format!("`{short}` is already watched by this controller in the same namespace with the same selectors; to watch it a second time, give this watch another `namespace`, `all_namespaces`, `labels` or `fields`, and its own `lister = ...`"),
             );
         } else if !accessors.insert(accessor.clone()) {
-            let target = r
-                .lister
-                .as_ref()
-                .map_or(r.ty.to_token_stream(), |l| l.to_token_stream());
+            let advice = if seen.iter().any(|w| w.ty == watch.ty) {
+                format!(
+                    "`{short}` is watched twice; give this watch its own name with `lister = ...` (say `lister = other_{accessor}`)"
+                )
+            } else {
+                "give one another name with `lister = ...`".to_owned()
+            };
             cx.error_spanned_by(
-                target,
-                format!("two resources would both be read through `ctx.{accessor}()`: give one another name with `lister = ...`"),
+                name_target(),
+                format!("two resources would both be read through `ctx.{accessor}()`: {advice}"),
+            );
+        } else if CONTEXT_METHODS.contains(&accessor.as_str()) {
+            cx.error_spanned_by(
+                name_target(),
+                format!("`ctx.{accessor}()` is the context's own method; name this lister otherwise with `lister = ...`"),
             );
         }
+        seen.push(watch);
         for index in &r.indexes {
             let name = index.to_token_stream().to_string().replace(' ', "");
             if !indexes.insert(name.clone()) {
@@ -203,6 +287,17 @@ fn check_duplicates(cx: &Ctxt, c: &Controller) {
                 );
             }
         }
+    }
+}
+
+fn check_status(cx: &Ctxt, c: &Controller) {
+    if let (Some(_), Some(primary)) = (&c.status, &c.primary)
+        && let Some(metadata) = &primary.metadata
+    {
+        cx.error_spanned_by(
+            metadata,
+            "`status` is written from the full object, and `metadata` watches only its metadata; remove one of them",
+        );
     }
 }
 
@@ -218,16 +313,4 @@ fn check_store(cx: &Ctxt, c: &Controller) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::valid_namespace;
-
-    #[test]
-    fn namespaces_must_be_dns_labels() {
-        assert!(valid_namespace("default"));
-        assert!(valid_namespace("team-a1"));
-        assert!(!valid_namespace("Team"));
-        assert!(!valid_namespace("-a"));
-        assert!(!valid_namespace(""));
-        assert!(!valid_namespace(&"a".repeat(64)));
-    }
-}
+mod tests;

@@ -1,4 +1,4 @@
-//! `#[derive(Controller)]`: [`ast`] parses the attributes into an IR, [`check`] validates
+//! `#[derive(ControllerSpec)]`: [`ast`] parses the attributes into an IR, [`check`] validates
 //! it with every error collected, [`expand`] generates the code.
 
 mod ast;
@@ -10,7 +10,8 @@ use syn::DeriveInput;
 
 use crate::ctxt::Ctxt;
 
-pub fn derive(input: DeriveInput) -> TokenStream {
+/// The derive; `old_name`: invoked as `#[derive(Controller)]`, which warns.
+pub fn derive(input: DeriveInput, old_name: bool) -> TokenStream {
     let cx = Ctxt::new();
     let controller = ast::Controller::from_ast(&cx, &input);
     check::check(&cx, &input, &controller);
@@ -21,8 +22,16 @@ pub fn derive(input: DeriveInput) -> TokenStream {
         TokenStream::new()
     };
     let errors = cx.into_compile_errors();
+    let renamed = old_name.then(|| {
+        let krate = &controller.krate;
+        // Spanned at the struct's name, so that the warning is the user's, on their item.
+        quote::quote_spanned! {controller.ident.span()=>
+            #krate::__derive::derive_controller_renamed!();
+        }
+    });
     quote::quote! {
         #errors
+        #renamed
         #code
     }
 }

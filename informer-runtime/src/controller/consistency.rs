@@ -28,18 +28,21 @@
 
 mod client;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use informer_core::parse_label_selector;
 use informer_core::resource_version::as_u64;
 use informer_core::{ObjectKey, Queue};
 use kube::Resource;
 use parking_lot::Mutex;
 
+use crate::factory::InformerParams;
 use crate::informer::{Reached, StoreVersion};
+use kube::core::{Selector, SelectorExt};
 
 pub(crate) use client::{ReconcileScope, tracking_client};
 
@@ -84,11 +87,71 @@ impl fmt::Display for ResourceId {
 /// Whether a cache still holds the object at a key with a given UID.
 pub(crate) type Holds = Arc<dyn Fn(&ObjectKey, &str) -> bool + Send + Sync>;
 
-/// One cache of the controller: its resource, how far it has got, and what it holds.
+/// Whether a cache holds an object (of any UID) at a key now.
+pub(crate) type Present = Arc<dyn Fn(&ObjectKey) -> bool + Send + Sync>;
+
+/// One cache of the controller: its resource, how far it has got, what it holds, and which
+/// objects it can hold.
 pub(crate) struct Cache {
     pub(crate) resource: ResourceId,
     pub(crate) version: Arc<StoreVersion>,
     pub(crate) holds: Holds,
+    pub(crate) scope: CacheScope,
+}
+
+/// Which objects of its resource a cache can hold: its namespace and label selector. A
+/// write the cache can never see as an event is not waited for there (the write's event
+/// never comes; only a bookmark, a minute later on a real server, would move the cache past
+/// it).
+#[derive(Clone, Default)]
+pub(crate) struct CacheScope {
+    /// `None`: every namespace.
+    namespace: Option<String>,
+    /// `None`: no selector.
+    labels: Option<Selector>,
+    /// Whether the cache holds an object now (an object in it is waited for whatever its
+    /// new labels: the write's event removes it).
+    present: Option<Present>,
+}
+
+impl fmt::Debug for CacheScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CacheScope")
+            .field("namespace", &self.namespace)
+            .field("labels", &self.labels)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CacheScope {
+    /// The scope of an informer with `params`, holding what `present` says it holds.
+    pub(crate) fn new(params: &InformerParams, present: Present) -> Self {
+        Self {
+            namespace: params.namespace.clone(),
+            labels: params
+                .label_selector
+                .as_deref()
+                .and_then(|s| parse_label_selector(s).ok()),
+            present: Some(present),
+        }
+    }
+
+    /// Whether a write that left `object` with `labels` (`None`: not known) can reach this
+    /// cache as an event. The namespace of an object never changes; its labels do, so an
+    /// object whose new labels do not match counts only if the cache holds it now.
+    fn may_see(&self, object: &ObjectKey, labels: Option<&BTreeMap<String, String>>) -> bool {
+        if let Some(namespace) = &self.namespace
+            && object.namespace() != Some(namespace.as_str())
+        {
+            return false;
+        }
+        match (&self.labels, labels) {
+            (Some(selector), Some(labels)) if !selector.matches(labels) => {
+                self.present.as_ref().is_some_and(|present| present(object))
+            }
+            _ => true,
+        }
+    }
 }
 
 /// What a key waits for: per cache (by index), the newest version written, and the objects
@@ -241,12 +304,27 @@ impl Gate {
     /// Records that the reconcile of `owner` wrote `object` of `resource`, and the server
     /// answered with resource version `rv`. Ignored for resources the controller does not
     /// cache, for opaque versions, and for caches whose version is not tracked.
+    #[cfg(test)]
     pub(crate) fn wrote(
         &self,
         owner: &ObjectKey,
         resource: &ResourceId,
         object: &ObjectKey,
         rv: &str,
+    ) {
+        self.wrote_labelled(owner, resource, object, rv, None)
+    }
+
+    /// As `wrote`, with the labels the answer gave the object (`None`: not known): a cache
+    /// that can never see the write as an event (another namespace; a selector the object
+    /// does not match, and not holding it) is not waited for.
+    pub(crate) fn wrote_labelled(
+        &self,
+        owner: &ObjectKey,
+        resource: &ResourceId,
+        object: &ObjectKey,
+        rv: &str,
+        labels: Option<&BTreeMap<String, String>>,
     ) {
         let Some(caches) = self.caches.get() else {
             return;
@@ -262,7 +340,10 @@ impl Gate {
         } = &mut *writes;
         let mut any = false;
         for (index, cache) in caches.iter().enumerate() {
-            if cache.resource != *resource || cache.version.get() == Reached::Untracked {
+            if cache.resource != *resource
+                || cache.version.get() == Reached::Untracked
+                || !cache.scope.may_see(object, labels)
+            {
                 continue;
             }
             any = true;

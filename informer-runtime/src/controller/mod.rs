@@ -2,13 +2,13 @@
 //!
 //! ```text
 //! informer of K ----(filters)--- own key ------------\
-//! informer of C (owns) -------- controlling owner ----+--> Queue<ObjectKey> --> workers --> Reconciler<K>
+//! informer of C (owns) -------- controlling owner ----+--> Queue<ObjectKey> --> workers --> KeyReconciler<K>
 //! informer of W (watches) ----- mapper(&W) ----------/      (priority low for            |
 //!                                                            initial list, resync)      Action / error
 //!                                                                                        -> forget / add_after / add_rate_limited
 //! ```
 //!
-//! - [`Reconciler`], [`reconciler_fn`], [`Action`], [`ReconcileError`]: the user's logic and
+//! - [`KeyReconciler`], [`reconciler_fn`], [`Action`], [`ReconcileError`]: the user's logic and
 //!   its answers.
 //! - [`ControllerBuilder`] (from [`Controller::builder`]): what to watch (`owns`, `watches`,
 //!   namespace, selectors, [`Filter`]s), the queue, workers, timeouts, a custom store.
@@ -21,7 +21,7 @@
 //! - Workers start once every cache of the controller has synced, so a reconcile never sees
 //!   a half-filled cache.
 //! - Success forgets the key's backoff automatically; errors, panics and timeouts back off
-//!   exponentially per key; terminal errors are not retried. See [`Reconciler`].
+//!   exponentially per key; terminal errors are not retried. See [`KeyReconciler`].
 //! - Shutdown stops taking keys, lets reconciles in flight finish up to the shutdown
 //!   timeout, then drops them; if keys remain queued, one log line says how many.
 //! - Read-your-own-writes (on by default): a key is not reconciled again until the caches
@@ -31,8 +31,11 @@
 #![warn(missing_docs)]
 
 mod builder;
+mod children;
 mod consistency;
+mod context;
 mod enqueue;
+mod fallback;
 mod filter;
 mod owner;
 mod probe;
@@ -56,16 +59,20 @@ use tokio_util::sync::CancellationToken;
 
 pub use crate::metrics::ControllerStats;
 pub use builder::{BuildError, ControllerBuilder, DEFAULT_SHUTDOWN_TIMEOUT, WatchOptions};
+pub use children::{
+    APPLIED_HASH_ANNOTATION, CONTROLLER_LABEL, ChildRef, ChildrenError, ChildrenReport,
+    DesiredChildren, DesiredStatus, IntoChildren, OWNER_ANNOTATION, OWNER_UID_LABEL,
+};
+pub use context::{Context, ControllerContext, NoClient, related_lister, related_lister_at};
 pub use filter::Filter;
 pub use owner::controller_owner;
+#[allow(deprecated)]
+pub use reconciler::Reconciler;
 pub use reconciler::{
-    Action, BoxError, ErrorKind, ReconcileError, Reconciler, ReconcilerFn, reconciler_fn,
+    Action, BoxError, ErrorKind, KeyReconciler, ReconcileError, ReconcilerFn, reconciler_fn,
 };
 pub use scope::ControllerScope;
-pub use spec::{
-    Context, ControllerContext, ControllerSpec, MakeQueue, MakeStore, NoClient, Reconcile,
-    related_lister,
-};
+pub use spec::{ContextCell, ControllerSpec, MakeQueue, MakeStore, Mapper, Reconcile};
 
 pub(crate) use runner::Ownership;
 pub(crate) use source::Sources;
@@ -288,6 +295,36 @@ impl<K: Clone + Send + Sync + 'static> Controller<K> {
         self.listers
             .iter()
             .find(|(id, _)| *id == TypeId::of::<C>())
+            .and_then(|(_, lister)| lister.downcast_ref::<Lister<C>>())
+            .cloned()
+    }
+
+    /// The lister of the `index`-th owned, watched or child resource, in the order they
+    /// were added to the builder, if it is of type `C` (one type may be watched twice, say
+    /// in two namespaces: [`lister_of`](Self::lister_of) finds the first).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use informer_runtime::controller::{Action, Controller, WatchOptions, reconciler_fn};
+    /// # use informer_runtime::factory::{InformerFactory, InformerParams};
+    /// # use informer_testing::MemoryListerWatcher;
+    /// # use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+    /// # let factory = InformerFactory::without_client();
+    /// # let _pods = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<Pod>::new()));
+    /// # let _a = factory.informer_from(InformerParams::namespaced("a"), || Arc::new(MemoryListerWatcher::<ConfigMap>::new()));
+    /// # let _b = factory.informer_from(InformerParams::namespaced("b"), || Arc::new(MemoryListerWatcher::<ConfigMap>::new()));
+    /// let controller = Controller::<Pod>::builder(&factory)
+    ///     .owns_with(WatchOptions::<ConfigMap>::new().namespace("a"))
+    ///     .owns_with(WatchOptions::<ConfigMap>::new().namespace("b"))
+    ///     .build(reconciler_fn(|_k, _p: Option<Arc<Pod>>| async { Ok(Action::Done) }))
+    ///     .unwrap();
+    /// assert!(controller.lister_at::<ConfigMap>(1).is_some());
+    /// assert!(controller.lister_at::<Pod>(1).is_none(), "not of that type");
+    /// assert!(controller.lister_at::<ConfigMap>(2).is_none(), "only two");
+    /// ```
+    pub fn lister_at<C: 'static>(&self, index: usize) -> Option<Lister<C>> {
+        self.listers
+            .get(index)
             .and_then(|(_, lister)| lister.downcast_ref::<Lister<C>>())
             .cloned()
     }

@@ -1,4 +1,4 @@
-//! [`Reconciler`]: what a controller calls for each key, and what it answers ([`Action`],
+//! [`KeyReconciler`]: what a controller calls for each key, and what it answers ([`Action`],
 //! [`ReconcileError`]).
 
 use std::error::Error as StdError;
@@ -10,9 +10,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use informer_core::ObjectKey;
 
-/// Brings the cluster in line with one object: the user's logic.
+/// Brings the cluster in line with one object: the user's logic, as
+/// [`ControllerBuilder::build`](super::ControllerBuilder::build) takes it (a key and its
+/// cached object; no context). Not to be confused with [`Reconcile`](super::Reconcile), what
+/// a `#[derive(ControllerSpec)]` struct implements (it also gets the controller's context).
 ///
-/// The runner calls [`reconcile`](Reconciler::reconcile) with the key taken from the queue and
+/// The runner calls [`reconcile`](KeyReconciler::reconcile) with the key taken from the queue and
 /// the object the cache holds for it right then (`None`: it is gone, or was never seen).
 /// Reconcile should be level-based: read the desired state from `obj` (or the listers), act,
 /// and return; it must be idempotent, because a key can be reconciled again at any time
@@ -37,19 +40,19 @@ use informer_core::ObjectKey;
 /// deduplicated), nor that a reconcile runs to its end (on shutdown past the deadline, on a
 /// timeout, or when a replica loses its lease or shard, the future is dropped).
 ///
-/// The trait is dyn-compatible (`Arc<dyn Reconciler<K>>`); [`reconciler_fn`] makes one from
+/// The trait is dyn-compatible (`Arc<dyn KeyReconciler<K>>`); [`reconciler_fn`] makes one from
 /// an async closure. Implement it with [`async_trait`](https://docs.rs/async-trait):
 ///
 /// ```
 /// use std::sync::Arc;
 /// use informer_core::ObjectKey;
-/// use informer_runtime::controller::{Action, ReconcileError, Reconciler};
+/// use informer_runtime::controller::{Action, ReconcileError, KeyReconciler};
 /// use k8s_openapi::api::core::v1::ConfigMap;
 ///
 /// struct Audit;
 ///
 /// #[async_trait::async_trait]
-/// impl Reconciler<ConfigMap> for Audit {
+/// impl KeyReconciler<ConfigMap> for Audit {
 ///     async fn reconcile(&self, key: &ObjectKey, obj: Option<Arc<ConfigMap>>) -> Result<Action, ReconcileError> {
 ///         match obj {
 ///             Some(cm) => println!("{key} has {} entries", cm.data.as_ref().map_or(0, |d| d.len())),
@@ -59,11 +62,16 @@ use informer_core::ObjectKey;
 ///     }
 /// }
 ///
-/// let reconciler: Arc<dyn Reconciler<ConfigMap>> = Arc::new(Audit);
+/// let reconciler: Arc<dyn KeyReconciler<ConfigMap>> = Arc::new(Audit);
 /// # let _ = reconciler;
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a reconciler of `{K}` keys",
+    label = "expected a `KeyReconciler<{K}>`",
+    note = "give `build` a `reconciler_fn(|key, obj: Option<Arc<{K}>>| async move {{ .. }})`, or a type implementing `KeyReconciler<{K}>`; a `#[derive(ControllerSpec)]` struct implements `Reconcile` and runs with `.run(client)`"
+)]
 #[async_trait]
-pub trait Reconciler<K>: Send + Sync {
+pub trait KeyReconciler<K>: Send + Sync {
     /// Reconciles `key`; `obj` is the cached object, `None` if the cache has none.
     ///
     /// # Errors
@@ -76,10 +84,10 @@ pub trait Reconciler<K>: Send + Sync {
 }
 
 #[async_trait]
-impl<K, R> Reconciler<K> for Arc<R>
+impl<K, R> KeyReconciler<K> for Arc<R>
 where
     K: Send + Sync + 'static,
-    R: Reconciler<K> + ?Sized,
+    R: KeyReconciler<K> + ?Sized,
 {
     async fn reconcile(
         &self,
@@ -91,10 +99,10 @@ where
 }
 
 #[async_trait]
-impl<K, R> Reconciler<K> for Box<R>
+impl<K, R> KeyReconciler<K> for Box<R>
 where
     K: Send + Sync + 'static,
-    R: Reconciler<K> + ?Sized,
+    R: KeyReconciler<K> + ?Sized,
 {
     async fn reconcile(
         &self,
@@ -105,7 +113,15 @@ where
     }
 }
 
-/// A [`Reconciler`] made from a closure returning a future; see [`reconciler_fn`].
+/// The old name of [`KeyReconciler`], too close to [`Reconcile`](super::Reconcile). Kept so
+/// that code naming it is told the new name; implement [`KeyReconciler`].
+#[deprecated(
+    since = "0.1.0",
+    note = "renamed `KeyReconciler` (the builder's reconciler: a key and its object, no context); not to be confused with `Reconcile`, what a `#[derive(ControllerSpec)]` struct implements"
+)]
+pub trait Reconciler<K> {}
+
+/// A [`KeyReconciler`] made from a closure returning a future; see [`reconciler_fn`].
 #[derive(Clone)]
 pub struct ReconcilerFn<F> {
     f: F,
@@ -117,7 +133,7 @@ impl<F> fmt::Debug for ReconcilerFn<F> {
     }
 }
 
-/// Makes a [`Reconciler`] from a closure `|key, obj| async move { ... }`.
+/// Makes a [`KeyReconciler`] from a closure `|key, obj| async move { ... }`.
 ///
 /// The closure gets the key by value (an [`ObjectKey`] is a cheap clone) so that the future
 /// it returns owns everything it uses; clone whatever shared context it needs into the
@@ -126,7 +142,7 @@ impl<F> fmt::Debug for ReconcilerFn<F> {
 /// ```
 /// use std::sync::Arc;
 /// use std::sync::atomic::{AtomicUsize, Ordering};
-/// use informer_runtime::controller::{Action, ReconcileError, Reconciler, reconciler_fn};
+/// use informer_runtime::controller::{Action, ReconcileError, KeyReconciler, reconciler_fn};
 /// use k8s_openapi::api::core::v1::Pod;
 ///
 /// let seen = Arc::new(AtomicUsize::new(0));
@@ -139,14 +155,14 @@ impl<F> fmt::Debug for ReconcilerFn<F> {
 ///         Ok::<_, ReconcileError>(Action::Done)
 ///     }
 /// });
-/// let _: Arc<dyn Reconciler<Pod>> = Arc::new(reconciler);
+/// let _: Arc<dyn KeyReconciler<Pod>> = Arc::new(reconciler);
 /// ```
 pub fn reconciler_fn<F>(f: F) -> ReconcilerFn<F> {
     ReconcilerFn { f }
 }
 
 #[async_trait]
-impl<K, F, Fut> Reconciler<K> for ReconcilerFn<F>
+impl<K, F, Fut> KeyReconciler<K> for ReconcilerFn<F>
 where
     K: Send + Sync + 'static,
     F: Fn(ObjectKey, Option<Arc<K>>) -> Fut + Send + Sync,

@@ -1,4 +1,4 @@
-//! The runner: workers taking keys from a [`Queue`], calling the [`Reconciler`], and acting
+//! The runner: workers taking keys from a [`Queue`], calling the [`KeyReconciler`], and acting
 //! on its answer.
 //!
 //! ```text
@@ -28,7 +28,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::consistency::Gate;
-use super::reconciler::{Action, ReconcileError, Reconciler, RunnerFailure};
+use super::fallback;
+use super::reconciler::{Action, KeyReconciler, ReconcileError, RunnerFailure};
 use crate::metrics::{
     ControllerStats, WorkqueueHooks, reconcile_time_histogram, work_duration_histogram,
 };
@@ -157,7 +158,7 @@ enum Outcome {
 /// Runs the workers of one controller.
 pub(crate) struct Runner<K> {
     pub(crate) state: Arc<RunnerState>,
-    pub(crate) reconciler: Arc<dyn Reconciler<K>>,
+    pub(crate) reconciler: Arc<dyn KeyReconciler<K>>,
     pub(crate) cache: Arc<dyn Store<K>>,
     /// Read-your-own-writes (`None`: turned off for this controller).
     pub(crate) gate: Option<Arc<Gate>>,
@@ -300,12 +301,19 @@ impl<K: Send + Sync + 'static> Runner<K> {
         ownership: Option<Ownership>,
     ) {
         loop {
-            let key = tokio::select! {
-                biased;
-                _ = stop.cancelled() => return,
-                key = self.state.queue.get() => match key {
-                    Some(key) => key,
-                    None => return,
+            if stop.is_cancelled() {
+                return;
+            }
+            // A ready key without `get`'s (boxed) future; wait only when none is ready.
+            let key = match self.state.queue.try_get() {
+                Some(key) => key,
+                None => tokio::select! {
+                    biased;
+                    _ = stop.cancelled() => return,
+                    key = self.state.queue.get() => match key {
+                        Some(key) => key,
+                        None => return,
+                    },
                 },
             };
             self.process(slot, key, ownership.as_ref()).await;
@@ -413,17 +421,25 @@ impl<K: Send + Sync + 'static> Runner<K> {
                     error = %error,
                     "reconcile failed with a terminal error; not retrying",
                 );
+                fallback::report(format_args!(
+                    "controller {name}: reconcile of {key} failed (terminal, not retried): {error}"
+                ));
                 queue.forget(key);
             }
             Outcome::Failed(error) => {
                 inc(&c.errors);
+                let requeues = queue.num_requeues(key);
                 tracing::warn!(
                     controller = name,
                     %key,
                     error = %error,
-                    requeues = queue.num_requeues(key),
+                    requeues,
                     "reconcile failed; retrying with backoff",
                 );
+                fallback::report(format_args!(
+                    "controller {name}: reconcile of {key} failed (retry {}, with backoff): {error}",
+                    requeues + 1
+                ));
                 self.retry(key);
             }
             Outcome::Panicked(message) => {
@@ -436,6 +452,9 @@ impl<K: Send + Sync + 'static> Runner<K> {
                     error = %error,
                     "reconcile panicked; retrying with backoff",
                 );
+                fallback::report(format_args!(
+                    "controller {name}: reconcile of {key} failed: {error}; retrying with backoff"
+                ));
                 self.retry(key);
             }
             Outcome::TimedOut(limit) => {
@@ -448,6 +467,9 @@ impl<K: Send + Sync + 'static> Runner<K> {
                     error = %error,
                     "reconcile timed out; retrying with backoff",
                 );
+                fallback::report(format_args!(
+                    "controller {name}: reconcile of {key} failed: {error}; retrying with backoff"
+                ));
                 self.retry(key);
             }
             Outcome::Cancelled => {

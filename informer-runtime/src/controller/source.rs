@@ -11,8 +11,8 @@ use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::consistency::{Cache, ResourceId};
-use crate::factory::{InformerFactory, InformerHandle};
+use super::consistency::{Cache, CacheScope, ResourceId};
+use crate::factory::{InformerFactory, InformerHandle, InformerParams};
 use crate::informer::{HandlerRegistration, HandlerStats, SharedIndexInformer};
 use crate::reflector::{ReflectorError, ReflectorStats};
 
@@ -61,6 +61,8 @@ enum Holder<C: Clone> {
 pub(crate) struct InformerSource<C: Clone> {
     label: String,
     resource: ResourceId,
+    /// The namespace and selectors of the informer.
+    params: InformerParams,
     handler: String,
     informer: SharedIndexInformer<C>,
     registration: Mutex<Option<Arc<HandlerRegistration<C>>>>,
@@ -80,6 +82,7 @@ where
         Self {
             label: handle.id().to_string(),
             resource: ResourceId::of::<C>(),
+            params: handle.id().params().clone(),
             handler,
             informer: handle.informer().clone(),
             registration: Mutex::new(Some(Arc::new(registration))),
@@ -92,6 +95,7 @@ where
 
     pub(crate) fn private(
         label: String,
+        params: InformerParams,
         informer: SharedIndexInformer<C>,
         handler: String,
         registration: HandlerRegistration<C>,
@@ -99,6 +103,7 @@ where
         Self {
             label,
             resource: ResourceId::of::<C>(),
+            params,
             handler,
             informer,
             registration: Mutex::new(Some(Arc::new(registration))),
@@ -158,11 +163,15 @@ where
         Cache {
             resource: self.resource.clone(),
             version: self.informer.store_version(),
-            holds: Arc::new(move |key, uid| {
-                store
-                    .get(key)
-                    .is_some_and(|o| o.meta().uid.as_deref() == Some(uid))
+            holds: Arc::new({
+                let store = store.clone();
+                move |key, uid| {
+                    store
+                        .get(key)
+                        .is_some_and(|o| o.meta().uid.as_deref() == Some(uid))
+                }
             }),
+            scope: CacheScope::new(&self.params, Arc::new(move |key| store.get(key).is_some())),
         }
     }
 
@@ -266,20 +275,30 @@ impl Sources {
                 synced = &mut all => {
                     let synced = synced.into_iter().all(|s| s);
                     if !synced {
+                        let unsynced = self.unsynced();
                         tracing::error!(
                             controller,
-                            unsynced = ?self.unsynced(),
+                            ?unsynced,
                             "an informer stopped before its cache synced; the controller will not run",
                         );
+                        super::fallback::report(format_args!(
+                            "controller {controller}: an informer stopped before its cache synced, so the controller does not run: {}",
+                            unsynced.join("; ")
+                        ));
                     }
                     return synced;
                 }
                 _ = warn.tick() => {
+                    let unsynced = self.unsynced();
                     tracing::warn!(
                         controller,
-                        unsynced = ?self.unsynced(),
+                        ?unsynced,
                         "still waiting for caches to sync",
                     );
+                    super::fallback::report(format_args!(
+                        "controller {controller}: still waiting for caches to sync: {}",
+                        unsynced.join("; ")
+                    ));
                 }
             }
         }

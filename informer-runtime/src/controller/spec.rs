@@ -1,34 +1,31 @@
-//! What `#[derive(Controller)]` implements ([`ControllerSpec`]) and what its user implements
-//! ([`Reconcile`]). The entry points that run a derived controller (`run`, `run_until`,
-//! `add_to`) are [`RunController`](crate::manager::RunController)'s, in `manager`.
+//! What `#[derive(ControllerSpec)]` implements ([`ControllerSpec`]) and what its user
+//! implements ([`Reconcile`]). The entry points that run a derived controller (`run`,
+//! `run_until`, `add_to`) are [`RunController`](crate::manager::RunController)'s, in
+//! `manager`; what a reconcile reads ([`Context`]) is in `context.rs`.
 //!
 //! The derive turns the struct's `#[controller(...)]` attributes into calls to
-//! [`ControllerBuilder`] (in [`ControllerSpec::configure`]) and generates a context type
-//! with a typed lister per resource (`ctx.deployments()`, `ctx.replica_sets()`); nothing
-//! here is hidden from a hand-written implementation.
+//! [`ControllerBuilder`] (in [`ControllerSpec::configure`]) and generates a struct of typed
+//! listers, one per resource (`ctx.deployments()`, `ctx.replica_sets()`); nothing here is
+//! hidden from a hand-written implementation.
 
-use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use informer_core::queue::QueueMetrics;
 use informer_core::{Indexer, ObjectKey, Queue};
-use kube::Client;
 
-use super::consistency::ReconcileClient;
 use super::{
-    Action, BuildError, Controller, ControllerBuilder, ControllerResource, ReconcileError,
-    Reconciler,
+    Action, BuildError, Context, Controller, ControllerBuilder, ControllerResource, KeyReconciler,
+    ReconcileError,
 };
 use crate::factory::{CachePolicy, InformerFactory};
-use crate::lister::Lister;
 
 /// A controller described by a type: its primary resource, how it is wired
-/// ([`configure`](Self::configure)) and the context its reconciles read
-/// ([`Context`](Self::Context)). Implemented by `#[derive(Controller)]`; the user implements
-/// [`Reconcile`] and calls an entry point: [`into_controller`](Self::into_controller), or
-/// `run`, `run_until` or `add_to` of [`RunController`](crate::manager::RunController).
+/// ([`configure`](Self::configure)) and the listers its reconciles read besides the primary
+/// one ([`Listers`](Self::Listers)). Implemented by `#[derive(ControllerSpec)]`; the user
+/// implements [`Reconcile`] and calls an entry point: [`into_controller`](Self::into_controller),
+/// or `run`, `run_until` or `add_to` of [`RunController`](crate::manager::RunController).
 ///
 /// A hand-written implementation (what the derive generates, in short):
 ///
@@ -36,8 +33,7 @@ use crate::lister::Lister;
 /// use std::sync::Arc;
 /// use informer_core::ObjectKey;
 /// use informer_runtime::controller::{
-///     Action, Controller, ControllerBuilder, ControllerContext, ControllerSpec, Reconcile,
-///     ReconcileError,
+///     Action, Context, Controller, ControllerBuilder, ControllerSpec, Reconcile, ReconcileError,
 /// };
 /// use k8s_openapi::api::core::v1::ConfigMap;
 ///
@@ -45,19 +41,17 @@ use crate::lister::Lister;
 ///
 /// impl ControllerSpec for Audit {
 ///     type Resource = ConfigMap;
-///     type Context = ControllerContext<ConfigMap>;
+///     type Listers = ();
 ///     fn configure(&self, builder: ControllerBuilder<ConfigMap>) -> ControllerBuilder<ConfigMap> {
 ///         builder.name("audit").workers(2)
 ///     }
-///     fn context(controller: &Controller<ConfigMap>) -> Self::Context {
-///         ControllerContext::new(controller)
-///     }
+///     fn listers(_controller: &Controller<ConfigMap>) {}
 /// }
 ///
 /// impl Reconcile for Audit {
 ///     async fn reconcile(
 ///         &self,
-///         ctx: &ControllerContext<ConfigMap>,
+///         ctx: &Context<Self>,
 ///         key: &ObjectKey,
 ///         cm: Option<Arc<ConfigMap>>,
 ///     ) -> Result<Action, ReconcileError> {
@@ -71,15 +65,15 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
     /// The primary resource: the type whose keys are reconciled.
     type Resource: ControllerResource;
 
-    /// What each reconcile can read: listers of every resource the controller watches, its
-    /// queue and the client. `#[derive(Controller)]` generates a struct
-    /// `<Name>Context` with one accessor per resource.
-    type Context: Send + Sync + 'static;
+    /// What each reconcile reads besides what every [`Context`] has (client, primary lister,
+    /// queue): `#[derive(ControllerSpec)]` generates a struct `<Name>Listers` with one
+    /// accessor per resource, reached through `ctx` (`Context` derefs to it). `()` for none.
+    type Listers: Send + Sync + 'static;
 
     /// Whether the controller keeps `metadata.managedFields` in its caches when it creates
-    /// its own factory ([`RunController::run`](crate::manager::RunController::run)). `false` unless `#[controller(keep_managed_fields)]`:
-    /// `k8s-openapi` holds managed fields as a JSON value tree (about 11 KB per pod), and
-    /// controllers rarely read them.
+    /// its own factory ([`RunController::run`](crate::manager::RunController::run)). `false`
+    /// unless `#[controller(keep_managed_fields)]`: `k8s-openapi` holds managed fields as a
+    /// JSON value tree (about 11 KB per pod), and controllers rarely read them.
     const KEEP_MANAGED_FIELDS: bool = false;
 
     /// What the caches hold when the controller creates its own factory
@@ -92,15 +86,15 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
     /// [view](crate::view) of the resource.
     const CACHE_POLICY: CachePolicy = CachePolicy::COMPACT;
 
-    /// Applies the controller's settings (watched resources, indexes, queue, workers...)
-    /// to `builder`; `self` can hand state to a custom store or queue.
+    /// Applies the controller's settings (watched resources, children, indexes, queue,
+    /// workers...) to `builder`; `self` can hand state to a custom store or queue.
     fn configure(
         &self,
         builder: ControllerBuilder<Self::Resource>,
     ) -> ControllerBuilder<Self::Resource>;
 
-    /// The context of `controller` (called once, when it is built).
-    fn context(controller: &Controller<Self::Resource>) -> Self::Context;
+    /// The listers of `controller` (called once, when it is built).
+    fn listers(controller: &Controller<Self::Resource>) -> Self::Listers;
 
     /// Builds the controller over `factory` (its informers are shared with every other
     /// controller built from the same factory). Does not run it.
@@ -114,47 +108,50 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
     where
         Self: Reconcile,
     {
-        let builder = self.configure(Controller::builder(factory));
-        let context = Arc::new(OnceLock::new());
+        let context = ContextCell::<Self>::new();
+        let builder = Controller::builder(factory).with_context_cell(Box::new(context.clone()));
+        let builder = self.configure(builder);
         let reconciler = Derived {
             spec: self,
             context: context.clone(),
         };
         let controller = builder.build(reconciler)?;
         // Set before anything can reconcile: workers start only in `run`.
-        let _ = context.set(Self::context(&controller));
+        let _ = context.0.set(Context::new(&controller));
         Ok(controller)
     }
 }
 
-/// The reconcile function of a [`ControllerSpec`]: what `#[derive(Controller)]` asks its
-/// user to write.
+/// The reconcile function of a [`ControllerSpec`]: what `#[derive(ControllerSpec)]` asks its
+/// user to write, beside the children it declares.
 ///
 /// Called with the controller's context, the key taken from the queue and the object the
 /// cache holds for it (`None`: deleted, or never seen); the guarantees and the meaning of
-/// the answers are those of [`Reconciler`]. Write it as an `async fn`.
+/// the answers are those of [`KeyReconciler`]. Write it as an `async fn`. Declared children
+/// (`children(...)`, [`ControllerBuilder::children`]) are brought in line before it runs;
+/// a controller whose work is all in its children writes `impl Reconcile for Name {}`: the
+/// provided `reconcile` does nothing more.
 ///
 /// ```
 /// use std::sync::Arc;
 /// use informer_core::ObjectKey;
 /// use informer_runtime::controller::{
-///     Action, Controller, ControllerBuilder, ControllerContext, ControllerSpec, Reconcile,
-///     ReconcileError,
+///     Action, Context, Controller, ControllerBuilder, ControllerSpec, Reconcile, ReconcileError,
 /// };
 /// use k8s_openapi::api::core::v1::Secret;
 ///
 /// struct Rotation;
 /// # impl ControllerSpec for Rotation {
 /// #     type Resource = Secret;
-/// #     type Context = ControllerContext<Secret>;
+/// #     type Listers = ();
 /// #     fn configure(&self, b: ControllerBuilder<Secret>) -> ControllerBuilder<Secret> { b }
-/// #     fn context(c: &Controller<Secret>) -> Self::Context { ControllerContext::new(c) }
+/// #     fn listers(_: &Controller<Secret>) {}
 /// # }
 ///
 /// impl Reconcile for Rotation {
 ///     async fn reconcile(
 ///         &self,
-///         _ctx: &ControllerContext<Secret>,
+///         _ctx: &Context<Self>,
 ///         _key: &ObjectKey,
 ///         secret: Option<Arc<Secret>>,
 ///     ) -> Result<Action, ReconcileError> {
@@ -164,54 +161,67 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
 /// }
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` derives `Controller` but has no reconcile function",
+    message = "`{Self}` derives `ControllerSpec` but does not implement `Reconcile`",
     label = "`{Self}` does not implement `Reconcile`",
-    note = "write `impl Reconcile for {Self} {{ async fn reconcile(&self, ctx: &Context<Self>, key: &ObjectKey, obj: Option<Arc<..>>) -> Result<Action, ReconcileError> {{ .. }} }}`"
+    note = "write `impl Reconcile for {Self} {{ async fn reconcile(&self, ctx: &Context<Self>, key: &ObjectKey, obj: Option<Arc<..>>) -> Result<Action, ReconcileError> {{ .. }} }}`, or `impl Reconcile for {Self} {{}}` if its declared children are all it does"
 )]
 pub trait Reconcile: ControllerSpec {
-    /// Reconciles `key`; `obj` is the cached object, `None` if the cache has none.
+    /// Reconciles `key`; `obj` is the cached object, `None` if the cache has none. Runs after
+    /// the declared children were brought in line. Provided: does nothing more.
     ///
     /// # Errors
     /// A [`ReconcileError`]: transient ones are retried with backoff, terminal ones are not.
     fn reconcile(
         &self,
-        ctx: &Self::Context,
+        ctx: &Context<Self>,
         key: &ObjectKey,
         obj: Option<Arc<Self::Resource>>,
-    ) -> impl Future<Output = Result<Action, ReconcileError>> + Send;
+    ) -> impl Future<Output = Result<Action, ReconcileError>> + Send {
+        let _ = (ctx, key, obj);
+        async { Ok(Action::Done) }
+    }
 }
 
-/// The context type of controller `C`: `ctx: &Context<Self>` in a [`Reconcile`] impl.
-///
-/// ```
-/// use informer_runtime::controller::{
-///     Context, Controller, ControllerBuilder, ControllerContext, ControllerSpec,
-/// };
-/// use k8s_openapi::api::core::v1::Secret;
-///
-/// struct Rotation;
-/// impl ControllerSpec for Rotation {
-///     type Resource = Secret;
-///     type Context = ControllerContext<Secret>;
-///     fn configure(&self, b: ControllerBuilder<Secret>) -> ControllerBuilder<Secret> { b }
-///     fn context(c: &Controller<Secret>) -> Self::Context { ControllerContext::new(c) }
-/// }
-///
-/// fn cached(ctx: &Context<Rotation>) -> usize {
-///     ctx.lister().len()
-/// }
-/// # let _ = cached;
-/// ```
-pub type Context<C> = <C as ControllerSpec>::Context;
+/// The [`Context`] of the [`ControllerSpec`] being built, set once the controller is built:
+/// how functions given to the builder before the context exists (children computed from the
+/// context's listers) reach it. [`ControllerSpec::into_controller`] makes one and hands it
+/// to the builder ([`ControllerBuilder::context_cell`]).
+pub struct ContextCell<C: ControllerSpec>(Arc<OnceLock<Context<C>>>);
 
-/// A [`Reconcile`] as a [`Reconciler`], with the context set once the controller is built.
+impl<C: ControllerSpec> Clone for ContextCell<C> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone())
+    }
+}
+
+impl<C: ControllerSpec> std::fmt::Debug for ContextCell<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ContextCell")
+            .field(&self.0.get().is_some())
+            .finish()
+    }
+}
+
+impl<C: ControllerSpec> ContextCell<C> {
+    /// An empty cell.
+    pub(crate) fn new() -> Self {
+        Self(Arc::new(OnceLock::new()))
+    }
+
+    /// The context, once the controller is built.
+    pub fn get(&self) -> Option<&Context<C>> {
+        self.0.get()
+    }
+}
+
+/// A [`Reconcile`] as a [`KeyReconciler`], with the context set once the controller is built.
 struct Derived<C: ControllerSpec> {
     spec: C,
-    context: Arc<OnceLock<C::Context>>,
+    context: ContextCell<C>,
 }
 
 #[async_trait]
-impl<C: Reconcile> Reconciler<C::Resource> for Derived<C> {
+impl<C: Reconcile> KeyReconciler<C::Resource> for Derived<C> {
     async fn reconcile(
         &self,
         key: &ObjectKey,
@@ -227,130 +237,7 @@ impl<C: Reconcile> Reconciler<C::Resource> for Derived<C> {
 /// A reconcile ran before its controller was fully built (never, through the entry points).
 #[derive(Debug, thiserror::Error)]
 #[error("the controller's context is not set yet")]
-struct NotBuilt;
-
-/// The controller has no Kubernetes client: its factory was made with
-/// [`InformerFactory::without_client`].
-///
-/// ```
-/// use informer_runtime::controller::{NoClient, ReconcileError};
-///
-/// let error: ReconcileError = NoClient.into(); // what `ctx.client()?` returns in a reconcile
-/// assert!(error.to_string().contains("no Kubernetes client"));
-/// ```
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("this controller has no Kubernetes client (its factory was made without one)")]
-pub struct NoClient;
-
-/// What every controller's context holds: the primary resource's lister, the queue, the
-/// client and the controller's name. Generated contexts wrap one and add a lister per
-/// owned or watched resource.
-///
-/// ```
-/// # use std::sync::Arc;
-/// # use informer_runtime::controller::{Action, Controller, ControllerContext, reconciler_fn};
-/// # use informer_runtime::factory::{InformerFactory, InformerParams};
-/// # use informer_testing::MemoryListerWatcher;
-/// # use k8s_openapi::api::core::v1::ConfigMap;
-/// # let factory = InformerFactory::without_client();
-/// # let _cms = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<ConfigMap>::new()));
-/// # let controller = Controller::<ConfigMap>::builder(&factory)
-/// #     .build(reconciler_fn(|_k, _c: Option<Arc<ConfigMap>>| async { Ok(Action::Done) }))
-/// #     .unwrap();
-/// let ctx = ControllerContext::new(&controller);
-/// assert_eq!(ctx.name(), "configmap");
-/// assert!(ctx.client().is_err(), "a factory without a client");
-/// assert!(ctx.lister().is_empty());
-/// ```
-pub struct ControllerContext<K> {
-    lister: Lister<K>,
-    queue: Arc<dyn Queue<ObjectKey>>,
-    client: Arc<ReconcileClient>,
-    name: String,
-}
-
-impl<K> Clone for ControllerContext<K> {
-    fn clone(&self) -> Self {
-        Self {
-            lister: self.lister.clone(),
-            queue: self.queue.clone(),
-            client: self.client.clone(),
-            name: self.name.clone(),
-        }
-    }
-}
-
-impl<K> fmt::Debug for ControllerContext<K> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ControllerContext")
-            .field("name", &self.name)
-            .field("cached", &self.lister.len())
-            .field("queued", &self.queue.len())
-            .field("client", &self.client.get().is_some())
-            .finish()
-    }
-}
-
-impl<K: Clone + Send + Sync + 'static> ControllerContext<K> {
-    /// The context of `controller`.
-    pub fn new(controller: &Controller<K>) -> Self {
-        Self {
-            lister: controller.lister(),
-            queue: controller.queue(),
-            client: controller.reconcile_client(),
-            name: controller.name().to_owned(),
-        }
-    }
-
-    /// The lister of the primary resource.
-    pub fn lister(&self) -> &Lister<K> {
-        &self.lister
-    }
-
-    /// The controller's queue: add a key to have it reconciled.
-    pub fn queue(&self) -> &Arc<dyn Queue<ObjectKey>> {
-        &self.queue
-    }
-
-    /// The client to read and write through: the controller's factory's client, which,
-    /// with [read-your-own-writes](super::ControllerBuilder::read_your_writes) on (the
-    /// default), records every write a reconcile makes through it, so that the next
-    /// reconcile of the same key waits until the caches have seen it. Writes made through
-    /// any other client are not tracked.
-    ///
-    /// # Errors
-    /// [`NoClient`] if the factory has none (it converts into a [`ReconcileError`], so
-    /// `ctx.client()?` works in a reconcile).
-    pub fn client(&self) -> Result<&Client, NoClient> {
-        self.client.get().ok_or(NoClient)
-    }
-
-    /// The controller's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-/// The lister of `C` that controller `controller` watches. For generated contexts: a
-/// derived controller always watches the types it names, so a missing one is a bug in the
-/// derive and panics with what was asked.
-///
-/// # Panics
-/// If `controller` does not watch `C`.
-#[doc(hidden)]
-pub fn related_lister<K, C>(controller: &Controller<K>) -> Lister<C>
-where
-    K: Clone + Send + Sync + 'static,
-    C: 'static,
-{
-    controller.lister_of::<C>().unwrap_or_else(|| {
-        panic!(
-            "controller {} does not watch {}",
-            controller.name(),
-            std::any::type_name::<C>()
-        )
-    })
-}
+pub(crate) struct NotBuilt;
 
 /// What `#[controller(store = f)]` accepts: `fn() -> Arc<dyn Indexer<K>>`, or
 /// `fn(&C) -> Arc<dyn Indexer<K>>` to build the store from the controller struct's state.
@@ -457,5 +344,48 @@ where
         metrics: Arc<dyn QueueMetrics>,
     ) -> Arc<dyn Queue<ObjectKey>> {
         self(controller, metrics)
+    }
+}
+
+/// What `watches(W, mapper = f)` of `#[derive(ControllerSpec)]` accepts: `fn(&W) ->
+/// Vec<ObjectKey>`, or `fn(&W) -> Option<ObjectKey>` for at most one key. (`Marker` only
+/// tells the two apart.)
+///
+/// ```
+/// use informer_core::ObjectKey;
+/// use informer_runtime::controller::Mapper;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+///
+/// fn named_app(cm: &ConfigMap) -> Option<ObjectKey> {
+///     let app = cm.metadata.labels.as_ref()?.get("app")?;
+///     Some(ObjectKey::new(cm.metadata.namespace.as_deref(), app))
+/// }
+/// assert!(Mapper::<ConfigMap, _>::keys(&named_app, &ConfigMap::default()).is_empty());
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot map a `{W}` to the keys to reconcile",
+    label = "expected `fn(&{W}) -> Vec<ObjectKey>` or `fn(&{W}) -> Option<ObjectKey>`",
+    note = "`mapper = f` names a function from a changed `&{W}` to the keys of the objects to reconcile: `fn(&{W}) -> Vec<ObjectKey>`, or `fn(&{W}) -> Option<ObjectKey>` for at most one"
+)]
+pub trait Mapper<W, Marker> {
+    /// The keys `object` maps to.
+    fn keys(&self, object: &W) -> Vec<ObjectKey>;
+}
+
+impl<W, F> Mapper<W, Vec<ObjectKey>> for F
+where
+    F: Fn(&W) -> Vec<ObjectKey>,
+{
+    fn keys(&self, object: &W) -> Vec<ObjectKey> {
+        self(object)
+    }
+}
+
+impl<W, F> Mapper<W, Option<ObjectKey>> for F
+where
+    F: Fn(&W) -> Option<ObjectKey>,
+{
+    fn keys(&self, object: &W) -> Vec<ObjectKey> {
+        self(object).into_iter().collect()
     }
 }

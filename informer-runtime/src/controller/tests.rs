@@ -92,7 +92,7 @@ struct Call {
 }
 
 /// A reconciler that reports each call and then answers `Done`.
-fn reporting(tx: UnboundedSender<Call>) -> impl Reconciler<ConfigMap> {
+fn reporting(tx: UnboundedSender<Call>) -> impl KeyReconciler<ConfigMap> {
     reconciler_fn(move |key: ObjectKey, obj: Option<Arc<ConfigMap>>| {
         let _ = tx.send(Call {
             key,
@@ -1110,12 +1110,12 @@ fn default_name_is_the_lowercase_kind() {
 
 #[test]
 fn reconciler_is_dyn_compatible() {
-    let r: Arc<dyn Reconciler<ConfigMap>> =
+    let r: Arc<dyn KeyReconciler<ConfigMap>> =
         Arc::new(reconciler_fn(|_k, _o: Option<Arc<ConfigMap>>| async {
             Ok(Action::Done)
         }));
-    let boxed: Box<dyn Reconciler<ConfigMap>> = Box::new(r.clone());
-    fn takes(_: impl Reconciler<ConfigMap> + 'static) {}
+    let boxed: Box<dyn KeyReconciler<ConfigMap>> = Box::new(r.clone());
+    fn takes(_: impl KeyReconciler<ConfigMap> + 'static) {}
     takes(r);
     takes(boxed);
 }
@@ -1274,4 +1274,41 @@ async fn losing_a_shard_cancels_its_reconcile_in_flight() {
     stop.cancel();
     task.await.unwrap();
     controller.shutdown().await;
+}
+
+#[test]
+fn one_child_type_declared_twice_is_refused_at_build() {
+    let factory = InformerFactory::without_client();
+    let _cms = factory.informer_from(InformerParams::all(), || {
+        Arc::new(MemoryListerWatcher::<ConfigMap>::new())
+    });
+    let error = Controller::<ConfigMap>::builder(&factory)
+        .children(|_: &ConfigMap| None::<Secret>)
+        .children(|_: &ConfigMap| Vec::<Secret>::new())
+        .build_children_only()
+        .unwrap_err();
+    assert!(matches!(error, BuildError::ChildrenTwice(_)), "{error}");
+    assert!(error.to_string().contains("Secret"), "{error}");
+}
+
+#[test]
+fn the_same_kind_may_be_watched_twice_and_each_lister_is_found_by_position() {
+    let factory = InformerFactory::without_client();
+    let _all = factory.informer_from(InformerParams::all(), || {
+        Arc::new(MemoryListerWatcher::<ConfigMap>::new())
+    });
+    let _mirror = factory.informer_from(InformerParams::namespaced("mirror"), || {
+        Arc::new(MemoryListerWatcher::<ConfigMap>::new())
+    });
+    let controller = Controller::<ConfigMap>::builder(&factory)
+        .watches_with(
+            |_: &ConfigMap| Vec::new(),
+            WatchOptions::new().namespace("mirror"),
+        )
+        .build(reconciler_fn(|_k, _c: Option<Arc<ConfigMap>>| async {
+            Ok(Action::Done)
+        }))
+        .unwrap();
+    assert_eq!(factory.informers().len(), 2, "two informers of ConfigMaps");
+    assert!(controller.lister_at::<ConfigMap>(0).is_some());
 }

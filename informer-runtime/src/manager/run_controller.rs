@@ -14,14 +14,13 @@ use crate::factory::InformerFactory;
 /// How a controller described by a type starts: alone until a signal ([`run`](Self::run)) or
 /// a token ([`run_until`](Self::run_until)), or beside other controllers in a [`Manager`]
 /// ([`add_to`](Self::add_to)). Implemented for every [`Reconcile`] type, that is every
-/// `#[derive(Controller)]` struct with its `reconcile`; in the prelude.
+/// `#[derive(ControllerSpec)]` struct with its `reconcile`; in the prelude.
 ///
 /// ```
 /// use std::sync::Arc;
 /// use informer_core::ObjectKey;
 /// use informer_runtime::controller::{
-///     Action, Controller, ControllerBuilder, ControllerContext, ControllerSpec, Reconcile,
-///     ReconcileError,
+///     Action, Context, Controller, ControllerBuilder, ControllerSpec, Reconcile, ReconcileError,
 /// };
 /// use informer_runtime::factory::InformerFactory;
 /// use informer_runtime::manager::{Manager, RunController};
@@ -30,18 +29,16 @@ use crate::factory::InformerFactory;
 /// struct Audit;
 /// impl ControllerSpec for Audit {
 ///     type Resource = ConfigMap;
-///     type Context = ControllerContext<ConfigMap>;
+///     type Listers = ();
 ///     fn configure(&self, builder: ControllerBuilder<ConfigMap>) -> ControllerBuilder<ConfigMap> {
 ///         builder.name("audit")
 ///     }
-///     fn context(controller: &Controller<ConfigMap>) -> Self::Context {
-///         ControllerContext::new(controller)
-///     }
+///     fn listers(_controller: &Controller<ConfigMap>) {}
 /// }
 /// impl Reconcile for Audit {
 ///     async fn reconcile(
 ///         &self,
-///         _ctx: &ControllerContext<ConfigMap>,
+///         _ctx: &Context<Self>,
 ///         _key: &ObjectKey,
 ///         _cm: Option<Arc<ConfigMap>>,
 ///     ) -> Result<Action, ReconcileError> {

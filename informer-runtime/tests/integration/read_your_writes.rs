@@ -16,8 +16,8 @@ use std::time::Duration;
 use super::support::{eventually_async, server};
 use informer_core::ObjectKey;
 use informer_runtime::controller::{
-    Action, Controller, ControllerBuilder, ControllerContext, ControllerSpec, Reconcile,
-    ReconcileError, reconciler_fn,
+    Action, Context, Controller, ControllerBuilder, ControllerSpec, Reconcile, ReconcileError,
+    reconciler_fn,
 };
 use informer_runtime::factory::InformerFactory;
 use informer_runtime::informer::CancellationToken;
@@ -95,7 +95,7 @@ struct Counts {
     rerun: AtomicBool,
 }
 
-/// The parent controller, as `#[derive(Controller)]` would write it: its context's client is
+/// The parent controller, as `#[derive(ControllerSpec)]` would write it: its context's client is
 /// the controller's, so read-your-own-writes applies without the reconcile knowing.
 struct Parents {
     namespace: String,
@@ -105,7 +105,7 @@ struct Parents {
 
 impl ControllerSpec for Parents {
     type Resource = ConfigMap;
-    type Context = (ControllerContext<ConfigMap>, Lister<Secret>);
+    type Listers = Lister<Secret>;
 
     fn configure(&self, builder: ControllerBuilder<ConfigMap>) -> ControllerBuilder<ConfigMap> {
         builder
@@ -116,18 +116,15 @@ impl ControllerSpec for Parents {
             .read_your_writes(self.read_your_writes)
     }
 
-    fn context(controller: &Controller<ConfigMap>) -> Self::Context {
-        (
-            ControllerContext::new(controller),
-            controller.lister_of::<Secret>().unwrap(),
-        )
+    fn listers(controller: &Controller<ConfigMap>) -> Lister<Secret> {
+        controller.lister_of::<Secret>().unwrap()
     }
 }
 
 impl Reconcile for Parents {
     async fn reconcile(
         &self,
-        (ctx, secrets): &Self::Context,
+        ctx: &Context<Self>,
         _key: &ObjectKey,
         parent: Option<Arc<ConfigMap>>,
     ) -> Result<Action, ReconcileError> {
@@ -136,9 +133,9 @@ impl Reconcile for Parents {
             let Some(parent) = parent else {
                 return Ok(Action::Done);
             };
-            let cached = secrets.namespaced(&self.namespace).list();
+            let cached = ctx.namespaced(&self.namespace).list(); // the Lister<Secret>
             if children_of(&parent, cached.iter().map(|s| &**s)) == 0 {
-                let api: Api<Secret> = Api::namespaced(ctx.client()?.clone(), &self.namespace);
+                let api = ctx.api::<Secret>(self.namespace.as_str());
                 api.create(&PostParams::default(), &child_of(&parent))
                     .await?;
             }
@@ -372,7 +369,7 @@ struct Deletions {
 
 impl ControllerSpec for Deleter {
     type Resource = ConfigMap;
-    type Context = (ControllerContext<ConfigMap>, Lister<Secret>);
+    type Listers = Lister<Secret>;
 
     fn configure(&self, builder: ControllerBuilder<ConfigMap>) -> ControllerBuilder<ConfigMap> {
         builder
@@ -382,18 +379,15 @@ impl ControllerSpec for Deleter {
             .read_your_writes(self.read_your_writes)
     }
 
-    fn context(controller: &Controller<ConfigMap>) -> Self::Context {
-        (
-            ControllerContext::new(controller),
-            controller.lister_of::<Secret>().unwrap(),
-        )
+    fn listers(controller: &Controller<ConfigMap>) -> Lister<Secret> {
+        controller.lister_of::<Secret>().unwrap()
     }
 }
 
 impl Reconcile for Deleter {
     async fn reconcile(
         &self,
-        (ctx, secrets): &Self::Context,
+        ctx: &Context<Self>,
         _key: &ObjectKey,
         parent: Option<Arc<ConfigMap>>,
     ) -> Result<Action, ReconcileError> {
@@ -401,7 +395,7 @@ impl Reconcile for Deleter {
             let Some(target) = parent.and_then(|p| p.data.as_ref()?.get("delete").cloned()) else {
                 return Ok(Action::Done);
             };
-            let cached = secrets.namespaced(&self.namespace).get(&target).is_some();
+            let cached = ctx.namespaced(&self.namespace).get(&target).is_some(); // Lister<Secret>
             if !cached {
                 return Ok(Action::Done);
             }
@@ -409,7 +403,7 @@ impl Reconcile for Deleter {
                 self.state.saw_deleted.fetch_add(1, Ordering::SeqCst);
                 return Ok(Action::Done);
             }
-            let api: Api<Secret> = Api::namespaced(ctx.client()?.clone(), &self.namespace);
+            let api = ctx.api::<Secret>(self.namespace.as_str());
             api.delete(&target, &Default::default()).await?;
             self.state.deleted.store(true, Ordering::SeqCst);
             Ok(Action::requeue_after(Duration::ZERO))

@@ -72,8 +72,9 @@ impl fmt::Display for Verb {
     }
 }
 
-/// Which requests a fault or a count applies to: optionally a verb and
-/// optionally a resource (by plural, e.g. `pods`, or kind, e.g. `Pod`).
+/// Which requests a fault or a count applies to: optionally a verb, optionally a resource
+/// (by plural, e.g. `pods`, or kind, e.g. `Pod`) and optionally a user (a client made by
+/// [`TestApiServer::user_client`](super::TestApiServer::user_client)).
 ///
 /// A [`Verb`] converts into a matcher for that verb on any resource.
 ///
@@ -88,6 +89,7 @@ impl fmt::Display for Verb {
 pub struct RequestMatch {
     verb: Option<Verb>,
     resource: Option<String>,
+    user: Option<String>,
 }
 
 impl RequestMatch {
@@ -110,7 +112,7 @@ impl RequestMatch {
     pub fn verb(verb: Verb) -> Self {
         Self {
             verb: Some(verb),
-            resource: None,
+            ..Self::default()
         }
     }
 
@@ -125,8 +127,25 @@ impl RequestMatch {
         self
     }
 
+    /// Restricts to the requests of one user (see
+    /// [`TestApiServer::user_client`](super::TestApiServer::user_client)).
+    ///
+    /// ```
+    /// # use informer_testing::{RequestMatch, Verb};
+    /// let _ = RequestMatch::verb(Verb::Create).user("controller");
+    /// ```
+    pub fn user(mut self, user: &str) -> Self {
+        self.user = Some(user.to_string());
+        self
+    }
+
     pub(crate) fn matches(&self, request: &RequestInfo) -> bool {
         if self.verb.is_some_and(|v| v != request.verb) {
+            return false;
+        }
+        if let Some(user) = &self.user
+            && request.user.as_deref() != Some(user.as_str())
+        {
             return false;
         }
         match &self.resource {
@@ -189,13 +208,46 @@ pub enum RestartMode {
     ResetData,
 }
 
-/// What the server knows about a request, for faults and counts.
+/// What the server knows about a request, for faults, counts and interceptors.
 #[derive(Clone, Debug)]
 pub(crate) struct RequestInfo {
     pub verb: Verb,
     pub resource: Option<String>,
     pub kind: Option<String>,
+    /// The resource's `apiVersion`.
+    pub api_version: Option<String>,
+    /// The user its token belongs to; `None` for the server's own token.
+    pub user: Option<Arc<str>>,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
 }
+
+impl Default for RequestInfo {
+    fn default() -> Self {
+        Self {
+            verb: Verb::Other,
+            resource: None,
+            kind: None,
+            api_version: None,
+            user: None,
+            namespace: None,
+            name: None,
+        }
+    }
+}
+
+impl RequestInfo {
+    /// Whether the request may change objects.
+    pub(crate) fn is_write(&self) -> bool {
+        matches!(
+            self.verb,
+            Verb::Create | Verb::Update | Verb::Patch | Verb::Delete | Verb::DeleteCollection
+        )
+    }
+}
+
+/// Request counts by verb, resource, kind and user.
+type CountKey = (Verb, Option<String>, Option<String>, Option<Arc<str>>);
 
 struct FailRule {
     matcher: RequestMatch,
@@ -214,7 +266,7 @@ struct StallRule {
 pub(crate) struct FaultState {
     failures: Vec<FailRule>,
     stalls: Vec<StallRule>,
-    counts: HashMap<(Verb, Option<String>, Option<String>), u64>,
+    counts: HashMap<CountKey, u64>,
     /// Streaming lists send their initial events without the bookmark that ends them.
     pub(crate) withhold_initial_events_end: bool,
     /// Every chunk of watches opened from now on reaches the client this much later.
@@ -232,7 +284,12 @@ impl FaultState {
     ) -> (Option<Duration>, Option<ApiError>) {
         *self
             .counts
-            .entry((request.verb, request.resource.clone(), request.kind.clone()))
+            .entry((
+                request.verb,
+                request.resource.clone(),
+                request.kind.clone(),
+                request.user.clone(),
+            ))
             .or_default() += 1;
         let mut stall = None;
         if let Some(rule) = self.stalls.iter_mut().find(|r| r.matcher.matches(request)) {
@@ -258,11 +315,13 @@ impl FaultState {
     fn count(&self, matcher: &RequestMatch) -> u64 {
         self.counts
             .iter()
-            .filter(|((verb, resource, kind), _)| {
+            .filter(|((verb, resource, kind, user), _)| {
                 matcher.matches(&RequestInfo {
                     verb: *verb,
                     resource: resource.clone(),
                     kind: kind.clone(),
+                    user: user.clone(),
+                    ..RequestInfo::default()
                 })
             })
             .map(|(_, n)| *n)
@@ -628,82 +687,4 @@ impl Stream for Delayed {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn info(verb: Verb, resource: &str, kind: &str) -> RequestInfo {
-        RequestInfo {
-            verb,
-            resource: Some(resource.to_string()),
-            kind: Some(kind.to_string()),
-        }
-    }
-
-    #[test]
-    fn failures_are_consumed_in_order() {
-        let mut state = FaultState::default();
-        state.failures.push(FailRule {
-            matcher: RequestMatch::verb(Verb::List).resource("pods"),
-            remaining: 2,
-            code: FailureCode::InternalError,
-        });
-        let list_pods = info(Verb::List, "pods", "Pod");
-        let list_cms = info(Verb::List, "configmaps", "ConfigMap");
-        assert!(state.on_request(&list_cms).1.is_none());
-        assert_eq!(state.on_request(&list_pods).1.unwrap().code(), 500);
-        assert_eq!(state.on_request(&list_pods).1.unwrap().code(), 500);
-        assert!(state.on_request(&list_pods).1.is_none());
-        assert_eq!(state.count(&RequestMatch::verb(Verb::List)), 4);
-        assert_eq!(state.count(&RequestMatch::any().resource("Pod")), 3);
-        assert_eq!(state.count(&Verb::Watch.into()), 0);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn delayed_watch_chunks_arrive_late_in_order_without_adding_up() {
-        use futures::StreamExt;
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Bytes>();
-        let inner = tokio_stream_from(rx);
-        let mut delayed = Delayed {
-            inner: Some(inner),
-            delay: Duration::from_millis(100),
-            pending: VecDeque::new(),
-            timer: None,
-        };
-        let start = Instant::now();
-        tx.send(Bytes::from_static(b"a")).unwrap();
-        tx.send(Bytes::from_static(b"b")).unwrap();
-        assert_eq!(delayed.next().await.unwrap(), "a");
-        assert_eq!(start.elapsed(), Duration::from_millis(100));
-        assert_eq!(delayed.next().await.unwrap(), "b");
-        assert_eq!(
-            start.elapsed(),
-            Duration::from_millis(100),
-            "not 200: delays do not add up"
-        );
-        tokio::time::sleep(Duration::from_millis(30)).await;
-        tx.send(Bytes::from_static(b"c")).unwrap();
-        drop(tx);
-        assert_eq!(delayed.next().await.unwrap(), "c");
-        assert_eq!(start.elapsed(), Duration::from_millis(230));
-        assert_eq!(delayed.next().await, None);
-    }
-
-    fn tokio_stream_from(
-        mut rx: tokio::sync::mpsc::UnboundedReceiver<Bytes>,
-    ) -> BoxStream<'static, Bytes> {
-        Box::pin(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))
-    }
-
-    #[test]
-    fn stalls_expire() {
-        let mut state = FaultState::default();
-        state.stalls.push(StallRule {
-            matcher: RequestMatch::verb(Verb::Get),
-            remaining: Some(1),
-            delay: Duration::from_millis(5),
-        });
-        let get = info(Verb::Get, "pods", "Pod");
-        assert_eq!(state.on_request(&get).0, Some(Duration::from_millis(5)));
-        assert_eq!(state.on_request(&get).0, None);
-    }
-}
+mod tests;

@@ -9,6 +9,9 @@
 //!   (`certificate-authority-data`, `token`), [`TestApiServer::client`] uses them, and
 //!   requests without the token get `401 Unauthorized`.
 //!   [`TestApiServerBuilder::plain_http`] serves plain HTTP without authentication instead;
+//!   [`TestApiServer::user_config`] hands out more tokens, one per named user, whose requests
+//!   the server attributes to that user (counts, [`RequestMatch::user`], the author of each
+//!   change);
 //! - **discovery** (`/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`, `/version`,
 //!   `/openapi/v3`, an empty `/openapi/v2`) for core v1 Pods, ConfigMaps, Secrets, Services,
 //!   Namespaces and Events, apps/v1 Deployments, ReplicaSets and StatefulSets,
@@ -131,6 +134,7 @@ mod discovery;
 mod faults;
 mod fields;
 mod gc;
+pub(crate) mod intercept;
 mod json_patch;
 mod namespaces;
 mod openapi;
@@ -165,17 +169,20 @@ use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
+pub(crate) use faults::RequestInfo;
 pub use faults::{FailureCode, Faults, RequestMatch, RestartMode, Verb};
 pub use resource::{CustomResourceSpec, ScaleSubresource};
 pub use status::{ApiError, FieldError, FieldErrorKind, StatusReason};
 pub use storage::ServerStats;
 
 use resource::{Registry, ResourceType};
-use server::Shared;
+pub(crate) use server::Shared;
 use storage::queue::Backlog;
+pub(crate) use storage::{Change, EventType, Subscription};
 use storage::{
     DeleteOptions, DeleteOutcome, Filter, Limits, ListRequest, ReadVersion, Subresource,
 };
+pub(crate) use time::format_micro_time;
 
 /// Errors from starting or driving the test server (as opposed to the
 /// [`ApiError`]s it returns to clients).
@@ -625,6 +632,50 @@ impl TestApiServer {
         config
     }
 
+    /// A `kube::Config` for the server as [`config`](Self::config), authenticated as `user`
+    /// with a bearer token of its own (a new token per call; every token stays valid while
+    /// the server runs). The server attributes the requests to the user, as a cluster's audit
+    /// log does: [`RequestMatch::user`] counts them and aims faults at them. Also works with
+    /// [`TestApiServerBuilder::plain_http`] (the token is not required there, but identifies
+    /// the user when sent).
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) -> Result<(), kube::Error> {
+    /// use informer_testing::{RequestMatch, Verb};
+    /// let client = kube::Client::try_from(server.user_config("my-controller"))?;
+    /// # let _ = client;
+    /// let lists = server.faults().request_count(RequestMatch::verb(Verb::List).user("my-controller"));
+    /// # let _ = lists; Ok(()) }
+    /// ```
+    pub fn user_config(&self, user: &str) -> kube::Config {
+        let mut config = self.config();
+        config.auth_info.token = Some(SecretString::from(register_user(&self.shared, user)));
+        config
+    }
+
+    /// A `kube::Client` authenticated as `user` (see [`user_config`](Self::user_config)).
+    ///
+    /// # Panics
+    ///
+    /// If `kube` cannot build a client for the server's URL and CA, which it always can.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// let client = server.user_client("my-controller");
+    /// # let _ = client; }
+    /// ```
+    pub fn user_client(&self, user: &str) -> kube::Client {
+        match kube::Client::try_from(self.user_config(user)) {
+            Ok(client) => client,
+            Err(err) => panic!("failed to build a kube client for the test API server: {err}"),
+        }
+    }
+
+    /// The state the server shares with its connections (for the crate's harnesses).
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// A `kube::Client` for the server, like [`TestApiServer::client`] but
     /// returning the error instead of panicking.
     ///
@@ -1007,6 +1058,13 @@ impl Drop for TestApiServer {
         self.shared.close_connections();
         tracing::debug!(address = %self.address, "test API server stopped");
     }
+}
+
+/// A new bearer token for `user`, valid while the server runs.
+pub(crate) fn register_user(shared: &Shared, user: &str) -> String {
+    let token = tls::new_token();
+    shared.users.write().insert(token.clone(), Arc::from(user));
+    token
 }
 
 fn type_of(object: &Value) -> (String, String) {

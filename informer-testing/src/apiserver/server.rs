@@ -26,6 +26,7 @@ use super::discovery;
 use super::faults::{self, FaultState, RequestInfo, RestartMode, Verb};
 use super::fields;
 use super::gc::Propagation;
+use super::intercept::{self, Interceptor};
 use super::namespaces;
 use super::openapi;
 use super::patch::{self, PatchKind};
@@ -62,6 +63,10 @@ pub(crate) struct Shared {
     tls: Option<TlsAcceptor>,
     /// The bearer token every request must carry; `None` lets every request in.
     pub(crate) token: Option<String>,
+    /// More bearer tokens, each of a named user (`TestApiServer::user_config`).
+    pub(crate) users: RwLock<HashMap<String, Arc<str>>>,
+    /// Sees every resource request before and after its handler.
+    pub(crate) interceptor: RwLock<Option<Arc<dyn Interceptor>>>,
     /// Serializes the CRD controllers' work (see [`crd::reconcile`]).
     pub(crate) crd_lock: Mutex<()>,
     /// The CRDs the server was started with, created again when a restart loses all data.
@@ -104,8 +109,26 @@ impl Shared {
             settings,
             tls: security.tls,
             token: security.token,
+            users: RwLock::new(HashMap::new()),
+            interceptor: RwLock::new(None),
             crd_lock: Mutex::new(()),
             seed_crds: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Who sent a request: `Ok(None)` for the server's own token (or any request to a
+    /// plain-HTTP server without a user's token), `Ok(Some(user))` for a user's token, `Err`
+    /// for a missing or unknown token on a server that requires one.
+    fn authenticate(&self, authorization: Option<&str>) -> Result<Option<Arc<str>>, ()> {
+        let users = self.users.read();
+        let user = users
+            .iter()
+            .find(|(token, _)| tls::authorized(authorization, token))
+            .map(|(_, user)| user.clone());
+        match (&self.token, user) {
+            (_, Some(user)) => Ok(Some(user)),
+            (Some(token), None) if !tls::authorized(authorization, token) => Err(()),
+            _ => Ok(None),
         }
     }
 
@@ -473,10 +496,18 @@ fn request_info(method: &Method, route: &Route, query: &Query) -> RequestInfo {
         Route::NotFound => (Verb::Other, None),
         _ => (Verb::Discovery, None),
     };
+    let (namespace, name) = match route {
+        Route::Resource(path) => (path.namespace.clone(), path.name.clone()),
+        _ => (None, None),
+    };
     RequestInfo {
         verb,
         resource: resource.as_ref().map(|r| r.plural.clone()),
         kind: resource.as_ref().map(|r| r.kind.clone()),
+        api_version: resource.as_ref().map(|r| r.api_version()),
+        user: None,
+        namespace,
+        name,
     }
 }
 
@@ -497,23 +528,22 @@ async fn dispatch(
     deadline: Instant,
 ) -> Response<Body> {
     let (parts, body) = request.into_parts();
-    if let Some(token) = &shared.token {
-        let header = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok());
-        if !tls::authorized(header, token) {
-            // As kube-apiserver answers a missing or invalid token (anonymous access off).
-            return error_response(&ApiError::new(StatusReason::Unauthorized, "Unauthorized"));
-        }
-    }
+    let authorization = parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    let Ok(user) = shared.authenticate(authorization) else {
+        // As kube-apiserver answers a missing or invalid token (anonymous access off).
+        return error_response(&ApiError::new(StatusReason::Unauthorized, "Unauthorized"));
+    };
     let query = Query::parse(parts.uri.query());
     let path = match percent_decode(parts.uri.path()) {
         Ok(path) => path,
         Err(err) => return error_response(&err),
     };
     let route = route(&shared.registry.read(), &path);
-    let info = request_info(&parts.method, &route, &query);
+    let mut info = request_info(&parts.method, &route, &query);
+    info.user = user;
     tracing::debug!(method = %parts.method, uri = %parts.uri, verb = %info.verb, "request");
 
     let (stall, failure) = shared.faults.lock().on_request(&info);
@@ -523,6 +553,17 @@ async fn dispatch(
     if let Some(err) = failure {
         return error_response(&err);
     }
+    let interceptor = match &route {
+        Route::Resource(_) => shared.interceptor.read().clone(),
+        _ => None,
+    };
+    let ticket = match &interceptor {
+        Some(interceptor) => match interceptor.before(&info).await {
+            Ok(ticket) => Some(ticket),
+            Err(err) => return error_response(&err),
+        },
+        None => None,
+    };
     let body = match read_body(body, shared.settings.max_body_bytes).await {
         Ok(body) => body,
         Err(err) => return error_response(&err),
@@ -549,18 +590,19 @@ async fn dispatch(
                 || body.len() > HEAVY_BODY_BYTES =>
         {
             let shared = shared.clone();
-            let verb = info.verb;
+            let info = info.clone();
             let work = tokio::task::spawn_blocking(move || {
                 let request = ResourceRequest {
                     shared: &shared,
                     method: &parts.method,
                     headers: &parts.headers,
                     query: &query,
-                    verb,
+                    verb: info.verb,
+                    info: &info,
                     output,
                     deadline,
                 };
-                handle_resource(&request, path, body)
+                intercept::with_actor(info.user.clone(), || handle_resource(&request, path, body))
             });
             work.await.unwrap_or_else(|err| {
                 tracing::error!(%err, "test API server handler failed");
@@ -576,14 +618,21 @@ async fn dispatch(
                 headers: &parts.headers,
                 query: &query,
                 verb: info.verb,
+                info: &info,
                 output,
                 deadline,
             };
-            handle_resource(&request, path, body)
+            intercept::with_actor(info.user.clone(), || handle_resource(&request, path, body))
         }
         other => handle_non_resource(&shared, &parts.method, other, output),
     };
-    result.unwrap_or_else(|err| error_response(&err))
+    let response = result.unwrap_or_else(|err| error_response(&err));
+    if let (Some(interceptor), Some(ticket)) = (interceptor, ticket)
+        && info.verb != Verb::Watch
+    {
+        interceptor.after(&info, response.status(), ticket).await;
+    }
+    response
 }
 
 fn openapi_v2(method: &Method, headers: &HeaderMap) -> Response<Body> {
@@ -702,6 +751,8 @@ struct ResourceRequest<'a> {
     headers: &'a HeaderMap,
     query: &'a Query,
     verb: Verb,
+    /// Who asked what, for the interceptor.
+    info: &'a RequestInfo,
     output: codec::Output,
     /// When the request times out; long loops stop there.
     deadline: Instant,
@@ -1546,7 +1597,10 @@ fn watch(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<
         ),
         Err(err) => return Err(err),
     };
-    let chunks = faults::delayed_watch(shared, stream.into_stream().boxed());
+    let mut chunks = faults::delayed_watch(shared, stream.into_stream().boxed());
+    if let Some(interceptor) = shared.interceptor.read().clone() {
+        chunks = interceptor.watch(request.info, chunks);
+    }
     let body = StreamBody::new(chunks.map(move |chunk| {
         Ok(Frame::data(match output {
             codec::Output::Table => table::event_as_table(&resource, chunk),
@@ -1613,141 +1667,4 @@ pub(crate) fn error_response(err: &ApiError) -> Response<Body> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// (plural, namespace, name, subresource)
-    type Parts = (String, Option<String>, Option<String>, Option<String>);
-
-    fn resource_of(route: Route) -> Option<Parts> {
-        match route {
-            Route::Resource(p) => Some((
-                p.resource.plural.clone(),
-                p.namespace,
-                p.name,
-                p.subresource,
-            )),
-            _ => None,
-        }
-    }
-
-    #[test]
-    fn routes() {
-        let registry = Registry::builtin();
-        let r = |path| resource_of(route(&registry, path));
-        assert_eq!(
-            r("/api/v1/namespaces/ns/pods"),
-            Some(("pods".into(), Some("ns".into()), None, None))
-        );
-        assert_eq!(
-            r("/api/v1/namespaces/ns/pods/p/status"),
-            Some((
-                "pods".into(),
-                Some("ns".into()),
-                Some("p".into()),
-                Some("status".into())
-            ))
-        );
-        assert_eq!(r("/api/v1/pods"), Some(("pods".into(), None, None, None)));
-        assert_eq!(
-            r("/api/v1/namespaces/kube-system"),
-            Some(("namespaces".into(), None, Some("kube-system".into()), None))
-        );
-        assert_eq!(
-            r("/api/v1/namespaces/x/status"),
-            Some((
-                "namespaces".into(),
-                None,
-                Some("x".into()),
-                Some("status".into())
-            ))
-        );
-        assert_eq!(
-            r("/apis/apps/v1/namespaces/a/deployments/d"),
-            Some((
-                "deployments".into(),
-                Some("a".into()),
-                Some("d".into()),
-                None
-            ))
-        );
-        assert_eq!(
-            r("/api/v1/pods/p"),
-            None,
-            "namespaced items need a namespace"
-        );
-        assert_eq!(r("/api/v1/namespaces/ns/configmaps/c/status"), None);
-        assert_eq!(r("/api/v1/namespaces/ns/pods/p/exec"), None);
-        assert_eq!(r("/apis/apps/v2/deployments"), None);
-        assert_eq!(r("/api/v1/widgets"), None);
-        assert!(matches!(route(&registry, "/apis/apps"), Route::Group(_)));
-        assert!(matches!(route(&registry, "/nope"), Route::NotFound));
-    }
-
-    #[test]
-    fn list_read_versions() {
-        let q = |s: &str| Query::parse(Some(s));
-        assert_eq!(
-            read_version(&q(""), false, false).unwrap(),
-            ReadVersion::MostRecent
-        );
-        assert_eq!(
-            read_version(&q("resourceVersion=0"), false, false).unwrap(),
-            ReadVersion::Any
-        );
-        assert_eq!(
-            read_version(&q("resourceVersion=5"), false, false).unwrap(),
-            ReadVersion::NotOlderThan(5)
-        );
-        assert_eq!(
-            read_version(&q("resourceVersion=5"), true, false).unwrap(),
-            ReadVersion::Exact(5)
-        );
-        assert_eq!(
-            read_version(
-                &q("resourceVersion=5&resourceVersionMatch=Exact"),
-                false,
-                false
-            )
-            .unwrap(),
-            ReadVersion::Exact(5)
-        );
-        assert_eq!(
-            read_version(
-                &q("resourceVersion=5&resourceVersionMatch=NotOlderThan"),
-                true,
-                false
-            )
-            .unwrap(),
-            ReadVersion::NotOlderThan(5)
-        );
-        assert_eq!(
-            read_version(&q("resourceVersionMatch=Exact"), false, false)
-                .unwrap_err()
-                .code(),
-            422
-        );
-        assert_eq!(
-            read_version(
-                &q("resourceVersion=0&resourceVersionMatch=Exact"),
-                false,
-                false
-            )
-            .unwrap_err()
-            .code(),
-            422
-        );
-        assert_eq!(
-            read_version(&q("resourceVersion=x"), false, false)
-                .unwrap_err()
-                .code(),
-            400
-        );
-        assert_eq!(
-            read_version(&q("resourceVersion=3"), true, true)
-                .unwrap_err()
-                .code(),
-            400
-        );
-    }
-}
+mod tests;

@@ -141,6 +141,9 @@ pub(crate) struct Change {
     pub object: Object,
     /// The object before the change, if it existed.
     pub previous: Option<Object>,
+    /// The user whose request made the change (`None`: the server's own token, or a direct
+    /// call of the test's handle).
+    pub actor: Option<Arc<str>>,
 }
 
 impl Change {
@@ -977,14 +980,29 @@ impl Store {
         }
     }
 
-    /// Makes the current state the one readers see.
+    /// Makes the current state the one readers see, and its revision the one bookmarks
+    /// may name.
     fn publish(&self) {
+        self.publish_state();
+        self.publish_revision();
+    }
+
+    /// Makes the current state the one readers (gets and lists) see. A commit does this
+    /// before it queues its events: a client that saw an event and reads the object at
+    /// once must find it (a real API server reads from etcd, which has it).
+    fn publish_state(&self) {
         let snapshot = Arc::new(self.current());
         let previous = std::mem::replace(&mut *self.published.snapshot.write(), snapshot);
+        drop(previous);
+    }
+
+    /// Makes the current revision the one a watch with nothing queued may send a bookmark
+    /// at. A commit does this after it queues its events: a bookmark must never pass an
+    /// event it has not delivered.
+    fn publish_revision(&self) {
         self.published
             .revision
             .store(self.revision, Ordering::Release);
-        drop(previous);
     }
 
     /// Drops all history: watches and continue tokens from before now get 410.
@@ -1391,12 +1409,15 @@ impl Store {
             event,
             object: object.clone(),
             previous,
+            actor: super::intercept::current_actor(),
         });
-        self.fan_out(&change);
         self.history_bytes += change.bytes();
-        self.history.push_back(change);
+        self.history.push_back(change.clone());
         self.trim_history();
-        self.publish();
+        // Readers first, then the watches, then the bookmarks (see `publish_state`).
+        self.publish_state();
+        self.fan_out(&change);
+        self.publish_revision();
         object
     }
 

@@ -104,3 +104,70 @@ async fn plain_http_stays_an_option() {
     let api: Api<ConfigMap> = Api::default_namespaced(server.client());
     within(api.list(&ListParams::default())).await.unwrap();
 }
+
+#[tokio::test]
+async fn each_user_has_a_token_of_its_own_and_its_requests_are_counted_as_its() {
+    use informer_testing::{RequestMatch, Verb};
+    let server = TestApiServer::start().await.unwrap();
+    let alice: Api<ConfigMap> = Api::default_namespaced(server.user_client("alice"));
+    let bob: Api<ConfigMap> = Api::default_namespaced(server.user_client("bob"));
+    within(alice.list(&ListParams::default())).await.unwrap();
+    within(alice.list(&ListParams::default())).await.unwrap();
+    within(bob.list(&ListParams::default())).await.unwrap();
+    let lists = |user: &str| {
+        server
+            .faults()
+            .request_count(RequestMatch::verb(Verb::List).user(user))
+    };
+    assert_eq!((lists("alice"), lists("bob"), lists("carol")), (2, 1, 0));
+    assert_eq!(server.faults().request_count(Verb::List), 3);
+
+    // A user's token is not the server's, and a token of another server means nothing.
+    let token = server.user_config("dave").auth_info.token.unwrap();
+    let other = TestApiServer::start().await.unwrap();
+    use secrecy::ExposeSecret as _;
+    let header = format!("Bearer {}", token.expose_secret());
+    raw_without_token(
+        &other,
+        "GET",
+        "/version",
+        &[("Authorization", &header)],
+        b"",
+    )
+    .await
+    .assert_status(401, "Unauthorized");
+    assert_eq!(
+        raw_without_token(
+            &server,
+            "GET",
+            "/version",
+            &[("Authorization", &header)],
+            b""
+        )
+        .await
+        .status,
+        200
+    );
+}
+
+#[tokio::test]
+async fn faults_aimed_at_a_user_leave_the_others_alone() {
+    use informer_testing::{FailureCode, RequestMatch, Verb};
+    let server = TestApiServer::start().await.unwrap();
+    server.faults().fail_next(
+        RequestMatch::verb(Verb::List).user("alice"),
+        1,
+        FailureCode::InternalError,
+    );
+    let bob: Api<ConfigMap> = Api::default_namespaced(server.user_client("bob"));
+    within(bob.list(&ListParams::default())).await.unwrap();
+    let alice: Api<ConfigMap> = Api::default_namespaced(server.user_client("alice"));
+    let err = within(alice.list(&ListParams::default()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 500),
+        "{err:?}"
+    );
+    within(alice.list(&ListParams::default())).await.unwrap();
+}

@@ -406,3 +406,51 @@ async fn kube_watcher_streaming_list() {
         ["Apply c"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_object_a_watch_delivered_can_be_read_at_once() {
+    // As on a real API server (whose reads go to etcd): a client that saw a change through a
+    // watch and reads the object right away never gets an older state. Objects are created
+    // and updated while the watcher reads each one it is told of.
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let mut events = pods
+        .watch(&WatchParams::default(), "0")
+        .await
+        .unwrap()
+        .boxed();
+    let writer = {
+        let pods = pods.clone();
+        tokio::spawn(async move {
+            for i in 0..500 {
+                let name = format!("p{i}");
+                pods.create(&PostParams::default(), &pod(&name, &[]))
+                    .await
+                    .unwrap();
+                let label = Patch::Merge(json!({"metadata": {"labels": {"step": "2"}}}));
+                pods.patch(&name, &PatchParams::default(), &label)
+                    .await
+                    .unwrap();
+            }
+        })
+    };
+    let mut seen = 0;
+    while seen < 1000 {
+        let event = within(events.try_next()).await.unwrap().unwrap();
+        let (WatchEvent::Added(p) | WatchEvent::Modified(p)) = event else {
+            continue;
+        };
+        seen += 1;
+        let name = p.metadata.name.clone().unwrap();
+        let read = pods.get(&name).await.unwrap_or_else(|e| {
+            panic!("{name} was delivered at {} but cannot be read: {e}", rv(&p))
+        });
+        assert!(
+            rv(&read) >= rv(&p),
+            "{name}: read at {} after the watch delivered {}",
+            rv(&read),
+            rv(&p)
+        );
+    }
+    writer.await.unwrap();
+}

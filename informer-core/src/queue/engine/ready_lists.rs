@@ -101,14 +101,30 @@ impl ReadyLists {
         self.bucket(priority).unlink(slots, id);
     }
 
-    pub(super) fn peek_front(&self) -> Option<u32> {
-        self.buckets
-            .iter()
-            .find(|(_, list)| !list.is_empty())
-            .map(|(_, list)| list.head)
+    /// Pops the first ready slot, and says which slot of its list is first now (`NIL` if
+    /// none), for the caller to prefetch.
+    #[inline]
+    pub(super) fn pop_front<T>(&mut self, slots: &mut [Slot<T>]) -> Option<(u32, u32)> {
+        // Fast path: the highest priority has an item (a `WorkQueue`'s one list).
+        match self.buckets.first_mut() {
+            Some((_, list)) if !list.is_empty() => {
+                let id = list.head;
+                let next = slots[id as usize].next;
+                list.head = next;
+                if next == NIL {
+                    list.tail = NIL;
+                } else {
+                    slots[next as usize].prev = NIL;
+                }
+                slots[id as usize].next = NIL;
+                Some((id, next))
+            }
+            _ => self.pop_front_slow(slots).map(|id| (id, NIL)),
+        }
     }
 
-    pub(super) fn pop_front<T>(&mut self, slots: &mut [Slot<T>]) -> Option<u32> {
+    #[inline(never)]
+    fn pop_front_slow<T>(&mut self, slots: &mut [Slot<T>]) -> Option<u32> {
         let id = self
             .buckets
             .iter_mut()

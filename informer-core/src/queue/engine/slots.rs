@@ -8,8 +8,13 @@ use super::state::State;
 
 /// "No slot" in the intrusive links and heap positions.
 pub(super) const NIL: u32 = u32::MAX;
-/// Above this many slots, an idle queue gives memory back.
+/// An idle queue with more slots than [`SHRINK_ABOVE`] gives memory back down to this many.
 const SHRINK_THRESHOLD: usize = 1024;
+/// Above this many slots (about 2.5 MB of slab, 1 MB of slot table), an idle queue gives
+/// memory back. Below it a queue keeps its slots: one whose workers keep up empties many
+/// times a second, and rebuilding its slot table each time costs more
+/// than the memory is worth.
+const SHRINK_ABOVE: usize = 65_536;
 
 /// Where an item is in its life in the queue (see the engine's module docs).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -51,6 +56,7 @@ impl<T> HeapPositions for Vec<Slot<T>> {
 impl<T> State<T> {
     /// Puts `item` in a free slot (phase `Free`; the caller sets it) and enters it in the slot
     /// table.
+    #[inline]
     pub(super) fn alloc(&mut self, tag: u32, item: T, priority: i32) -> u32 {
         let slot = Slot {
             item: Some(item),
@@ -102,7 +108,7 @@ impl<T> State<T> {
     /// Gives memory back when the queue holds no item at all after a burst.
     #[inline]
     pub(super) fn maybe_shrink(&mut self) {
-        if self.free.len() == self.slots.len() && self.slots.len() > SHRINK_THRESHOLD {
+        if self.free.len() == self.slots.len() && self.slots.len() > SHRINK_ABOVE {
             self.shrink();
         }
     }

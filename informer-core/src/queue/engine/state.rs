@@ -2,6 +2,7 @@
 //! (add, take, done, delays coming due, shutdown) and the counters.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -9,9 +10,10 @@ use tokio::time::Instant;
 use super::After;
 use super::delay_heap::{DelayEntry, DelayHeap};
 use super::ready_lists::{List, ReadyLists};
-use super::slot_table::SlotTable;
+use super::slot_table::{Found, SlotTable};
 use super::slots::{NIL, Phase, Slot};
 use super::waiters::Parked;
+use super::waiters::Signals;
 use crate::queue::metrics::QueueStats;
 
 /// Time tracking for metrics (only when hooks are installed).
@@ -51,31 +53,60 @@ fn duration_from_nanos(nanos: u128) -> Duration {
 }
 
 /// Everything behind the queue's lock. See the engine's module docs.
+///
+/// Laid out (`repr(C)`) so that the fields the hot operations use sit in the three cache
+/// lines after the lock's own (the mutex is aligned to a line, its data 16 bytes in): with
+/// workers on another core every line an operation touches moves between the cores, and the
+/// compiler's order spread them over six.
+#[repr(C)]
 pub(super) struct State<T> {
+    // Line 0, with the lock: what every operation reads.
     pub(super) slots: Vec<Slot<T>>,
-    pub(super) free: Vec<u32>,
-    pub(super) table: SlotTable,
-    ready: ReadyLists,
-    pub(super) ready_count: usize,
     pub(super) heap: DelayHeap,
+    // Line 1: looking items up, and the counts.
+    pub(super) table: SlotTable,
+    pub(super) ready_count: usize,
     pub(super) in_flight: usize,
-    /// Tie-breaker for equal deadlines.
-    seq: u64,
+    /// Workers spinning before they park: each takes the lock again before it returns, and
+    /// takes a ready item then, so an item need not wake a parked worker while there are no
+    /// more ready items than spinners.
+    pub(super) spinners: usize,
     pub(super) shutting_down: bool,
     /// Whether `shut_down_with_drain` was called (only then is "drained" signalled).
     pub(super) drain_requested: bool,
+    /// Whether workers spin before parking: set when an item had to wake a parked worker
+    /// (items come while workers wait, so spinning would have caught it), cleared when a
+    /// spin ends with nothing (the queue is idle: park at once).
+    pub(super) spin: bool,
+    /// Whether `timing` is set (read by every operation; `timing` itself lies further).
+    timed: bool,
+    // Line 2: freeing slots, readying items.
+    pub(super) free: Vec<u32>,
+    ready: ReadyLists,
+    /// What workers read without the lock (shared with the engine).
+    pub(super) signals: Arc<Signals>,
+    adds_total: u64,
+    // Then what fewer operations use.
     pub(super) waiters: VecDeque<Parked>,
     pub(super) next_waiter_id: u64,
     /// The parked `get` sleeping until the earliest deadline, and that deadline.
     pub(super) timer: Option<(u64, Instant)>,
-    adds_total: u64,
+    /// Tie-breaker for equal deadlines.
+    seq: u64,
     retries_total: u64,
     pub(super) timing: Option<Timing>,
 }
 
+/// The slot table's 32-bit tag of an item whose hash is `hash`.
+#[inline]
+pub(super) fn tag_of(hash: u64) -> u32 {
+    (hash ^ (hash >> 32)) as u32
+}
+
 impl<T> State<T> {
-    pub(super) fn new(timing: bool) -> Self {
+    pub(super) fn new(timing: bool, signals: Arc<Signals>) -> Self {
         Self {
+            signals,
             slots: Vec::new(),
             free: Vec::new(),
             table: SlotTable::default(),
@@ -87,6 +118,9 @@ impl<T> State<T> {
             shutting_down: false,
             drain_requested: false,
             waiters: VecDeque::new(),
+            spinners: 0,
+            spin: true,
+            timed: timing,
             next_waiter_id: 0,
             timer: None,
             adds_total: 0,
@@ -129,7 +163,10 @@ impl<T> State<T> {
     fn push_ready(&mut self, id: u32, out: &mut After<T>) {
         self.ready.push_back(&mut self.slots, id);
         self.ready_count += 1;
-        self.wake_one(out);
+        if self.ready_count == 1 {
+            self.signals.set_ready(true);
+        }
+        self.wake_for_item(out);
     }
 
     /// Puts slot `id` in the delay heap.
@@ -184,10 +221,12 @@ impl<T> State<T> {
         }
     }
 
-    /// Adds `item`; returns it back if the queue already holds it or is shutting down.
+    /// Adds `item` (whose hash is `hash`); returns it back if the queue already holds it or
+    /// is shutting down.
+    #[inline]
     pub(super) fn add(
         &mut self,
-        tag: u32,
+        hash: u64,
         item: T,
         priority: i32,
         delay: Option<Duration>,
@@ -196,6 +235,85 @@ impl<T> State<T> {
     where
         T: Eq,
     {
+        if delay.is_none() && self.heap.is_empty() {
+            let found = self.find(tag_of(hash), &item);
+            if found.is_some_and(|f| self.waits(f.id, priority)) {
+                return Some(item);
+            }
+            self.add_now(hash, item, priority, found, out)
+        } else {
+            self.add_any(hash, item, priority, delay, out)
+        }
+    }
+
+    /// The slot table entry of `item`, if the queue holds it.
+    #[inline]
+    pub(super) fn find(&self, tag: u32, item: &T) -> Option<Found>
+    where
+        T: Eq,
+    {
+        let slots = &self.slots;
+        self.table
+            .find(tag, |id| slots[id as usize].item.as_ref() == Some(item))
+    }
+
+    /// Whether an `add` of slot `id`'s item at `priority` changes nothing: the item is
+    /// waiting (ready, or re-added while processing) at that priority or a higher one.
+    #[inline]
+    pub(super) fn waits(&self, id: u32, priority: i32) -> bool {
+        let slot = &self.slots[id as usize];
+        matches!(slot.phase, Phase::Ready | Phase::ProcessingReady) && priority <= slot.priority
+    }
+
+    /// `add` without a delay while no item is delayed (so none can be due), `found` being
+    /// the item's lookup, when the add changes something: a new item, or one being processed
+    /// (the rest go through [`add_any`](Self::add_any)). No clock read without metrics hooks.
+    #[inline]
+    pub(super) fn add_now(
+        &mut self,
+        hash: u64,
+        item: T,
+        priority: i32,
+        found: Option<Found>,
+        out: &mut After<T>,
+    ) -> Option<T>
+    where
+        T: Eq,
+    {
+        if self.shutting_down {
+            return Some(item);
+        }
+        let Some(found) = found else {
+            let id = self.alloc(tag_of(hash), item, priority);
+            self.enter_new(id, None, &mut Now::default(), out);
+            return None;
+        };
+        let slot = &mut self.slots[found.id as usize];
+        match slot.phase {
+            Phase::Processing => {
+                slot.priority = priority;
+                slot.phase = Phase::ProcessingReady;
+                self.mark_queued(found.id, None, &mut Now::default(), out);
+                Some(item)
+            }
+            _ => self.add_any(hash, item, priority, None, out),
+        }
+    }
+
+    /// `add` in every case (see the module docs for the phases).
+    #[inline(never)]
+    fn add_any(
+        &mut self,
+        hash: u64,
+        item: T,
+        priority: i32,
+        delay: Option<Duration>,
+        out: &mut After<T>,
+    ) -> Option<T>
+    where
+        T: Eq,
+    {
+        let tag = tag_of(hash);
         if self.shutting_down {
             return Some(item);
         }
@@ -278,20 +396,7 @@ impl<T> State<T> {
         if !self.heap.is_empty() {
             self.promote_due(now.get(), out);
         }
-        if self.ready_count == 0 {
-            return None;
-        }
-        let id = self.ready.pop_front(&mut self.slots)?;
-        // The next item handed out will come back through `done`, which looks it up in the
-        // slot table: start fetching that cache line now.
-        if let Some(next) = self.ready.peek_front() {
-            self.table.prefetch(self.slots[next as usize].tag);
-        }
-        self.ready_count -= 1;
-        self.in_flight += 1;
-        let slot = &mut self.slots[id as usize];
-        slot.phase = Phase::Processing;
-        let taken = (slot.item.clone()?, slot.priority);
+        let (id, taken) = self.pop_ready()?;
         if let Some(t) = &mut self.timing {
             let now = now.get();
             t.started_at[id as usize] = now;
@@ -300,6 +405,66 @@ impl<T> State<T> {
             out.taken = Some(now.saturating_duration_since(t.queued_at[id as usize]));
         }
         Some(taken)
+    }
+
+    /// Whether [`take`](Self::take) can be [`pop_ready`](Self::pop_ready): no delayed item
+    /// to promote, no time tracking.
+    #[inline]
+    pub(super) fn plain(&self) -> bool {
+        self.heap.is_empty() && !self.timed
+    }
+
+    /// Hands out the next ready item (and its slot), if any, without promoting due items or
+    /// tracking time (see [`take`](Self::take)).
+    #[inline]
+    pub(super) fn pop_ready(&mut self) -> Option<(u32, (T, i32))>
+    where
+        T: Clone,
+    {
+        if self.ready_count == 0 {
+            return None;
+        }
+        let (id, next) = self.ready.pop_front(&mut self.slots)?;
+        // The next item handed out will come back through `done`, which looks it up in the
+        // slot table: start fetching that cache line now.
+        if next != NIL {
+            self.table.prefetch(self.slots[next as usize].tag);
+        }
+        self.ready_count -= 1;
+        if self.ready_count == 0 {
+            self.signals.set_ready(false);
+        }
+        self.in_flight += 1;
+        let slot = &mut self.slots[id as usize];
+        slot.phase = Phase::Processing;
+        Some((id, (slot.item.clone()?, slot.priority)))
+    }
+
+    /// `done` in its common case: `item` was processed and not added since, no item is
+    /// delayed and no metrics hooks are installed. Then (or if the queue does not hold `item`)
+    /// returns the item the queue forgot, to drop after the lock, and whether a drain waits
+    /// for this; in every other case returns `None` and changes nothing (use
+    /// [`done`](Self::done)).
+    #[inline]
+    pub(super) fn try_forget(&mut self, tag: u32, item: &T) -> Option<(Option<T>, bool)>
+    where
+        T: Eq,
+    {
+        if !self.plain() {
+            return None;
+        }
+        let Some(found) = self.find(tag, item) else {
+            return Some((None, false));
+        };
+        if self.slots[found.id as usize].phase != Phase::Processing {
+            return None;
+        }
+        self.table.remove(found);
+        self.in_flight -= 1;
+        let drained = self.drain_requested && self.in_flight == 0;
+        let item = self.free_slot(found.id);
+        self.maybe_shrink();
+        Some((item, drained))
     }
 
     /// Marks `item` done; returns the item to drop if the queue forgot it.
@@ -355,7 +520,10 @@ impl<T> State<T> {
     }
 
     /// Stops accepting items; drops delayed ones; wakes every parked worker.
-    pub(super) fn shut_down(&mut self, out: &mut After<T>) -> Vec<T> {
+    pub(super) fn shut_down(&mut self, out: &mut After<T>) -> Vec<T>
+    where
+        T: Eq,
+    {
         if self.shutting_down {
             return Vec::new();
         }
@@ -413,3 +581,6 @@ impl<T> State<T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

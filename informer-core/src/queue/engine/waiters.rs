@@ -4,12 +4,36 @@
 use std::future::Future;
 use std::hash::Hash;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use tokio::time::{Instant, Sleep, sleep_until};
 
 use super::state::State;
 use super::{After, Engine};
+
+/// What the lock holder says to workers that do not hold the lock.
+#[derive(Default)]
+pub(super) struct Signals {
+    /// Whether any item is ready: a hint for workers spinning before they park (they take
+    /// the lock to take an item, and again before parking).
+    ready: AtomicBool,
+}
+
+impl Signals {
+    /// Says whether any item is ready (under the lock, when that changes).
+    #[inline]
+    pub(super) fn set_ready(&self, ready: bool) {
+        self.ready.store(ready, Ordering::Release);
+    }
+
+    /// Whether an item was ready when last looked at (without the lock: a hint).
+    #[inline]
+    pub(super) fn has_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
+    }
+}
 
 /// A parked `get`.
 pub(super) struct Parked {
@@ -33,6 +57,18 @@ impl<T> State<T> {
             }
             Some(_) => {}
         }
+    }
+
+    /// An item became ready: wakes one parked worker, unless the spinning workers are enough
+    /// to take every ready item (each spinner takes the lock and an item before it stops).
+    #[inline]
+    pub(super) fn wake_for_item(&mut self, out: &mut After<T>) {
+        if self.waiters.is_empty() || self.ready_count <= self.spinners {
+            return;
+        }
+        // Items come while workers are parked: spinning would have caught this one.
+        self.spin = true;
+        self.wake_one_parked(out);
     }
 
     /// Wakes one parked worker, preferring one that is not the timer owner.
@@ -108,6 +144,38 @@ pub(crate) struct Get<'a, T> {
     sleep: Option<Pin<Box<Sleep>>>,
     /// Consecutive timer firings without progress (guards against a busy loop).
     spins: u8,
+    /// Whether this worker is counted in `State::spinners` (it spins, the lock released).
+    spinning: bool,
+}
+
+/// How long a worker that finds nothing spins before it parks. Parking costs the worker's
+/// thread a context switch (when it has nothing else to run) and the one that wakes it a
+/// system call, so when items come every few microseconds (a busy producer) a short spin
+/// catches them instead. Bounded well below the 10-100 µs a task may run between awaits.
+const SPIN: Duration = Duration::from_micros(20);
+
+/// Spins until an item may be ready, the queue shuts down, or [`SPIN`] passes. Whether an
+/// item may be ready.
+fn spin_for_ready<T>(engine: &Engine<T>) -> bool {
+    let until = std::time::Instant::now() + SPIN;
+    loop {
+        for _ in 0..64 {
+            if engine.signals.has_ready() || engine.shutting_down.load(Ordering::Acquire) {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        if std::time::Instant::now() >= until {
+            return false;
+        }
+    }
+}
+
+/// Whether spinning can help here: on a multi-threaded tokio runtime (on a current-thread one
+/// nothing else runs while this worker spins; elsewhere, park as before).
+fn may_spin() -> bool {
+    tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread)
 }
 
 impl<'a, T> Get<'a, T> {
@@ -117,6 +185,7 @@ impl<'a, T> Get<'a, T> {
             waiter: None,
             sleep: None,
             spins: 0,
+            spinning: false,
         }
     }
 }
@@ -129,9 +198,24 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
+        let mut spun = false;
         loop {
+            let mut st = this.engine.lock();
+            if this.spinning {
+                // Back from spinning: an item pushed meanwhile counted on this worker.
+                st.spinners -= 1;
+                this.spinning = false;
+            }
+            if this.waiter.is_none() && st.plain() {
+                // The common case: an item is ready (or none, and the queue is shut down).
+                if let Some((_, taken)) = st.pop_ready() {
+                    return Poll::Ready(Some(taken));
+                }
+                if st.shutting_down {
+                    return Poll::Ready(None);
+                }
+            }
             let mut after = After::default();
-            let mut st = this.engine.state.lock();
             if let Some(id) = this.waiter {
                 st.unpark(id);
             }
@@ -143,6 +227,20 @@ where
                 drop(st);
                 this.engine.finish(after);
                 return Poll::Ready(taken);
+            }
+            if !spun && st.spin && may_spin() {
+                // Nothing ready: spin a moment before parking (once per poll).
+                spun = true;
+                st.spinners += 1;
+                this.spinning = true;
+                drop(st);
+                this.engine.finish(after);
+                if !spin_for_ready(this.engine) {
+                    // Nothing came: the queue is idle, park at once from now on (until an
+                    // item has to wake a parked worker again).
+                    this.engine.lock().spin = false;
+                }
+                continue;
             }
             let id = match this.waiter {
                 Some(id) => id,
@@ -195,7 +293,7 @@ impl<T> Drop for Get<'_, T> {
         };
         let mut after = After::<T>::default();
         {
-            let mut st = self.engine.state.lock();
+            let mut st = self.engine.lock();
             if !st.unpark(id) && st.ready_count > 0 {
                 // Woken for an item it will not take: pass the wake-up on.
                 st.wake_one(&mut after);
@@ -207,3 +305,6 @@ impl<T> Drop for Get<'_, T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -9,11 +9,12 @@ use kube::api::ListParams;
 
 use super::wiring::{Primary, Related, RelatedContext, RelatedFn, TypedIndex, ensure_indexes};
 use super::{BuildError, ControllerBuilder, QueueChoice};
+use crate::controller::children::{NoReconcile, WithChildren};
 use crate::controller::consistency::{Gate, ReconcileClient};
 use crate::controller::enqueue::{EnqueueHandler, Mapping};
 use crate::controller::owner::OwnerMatcher;
 use crate::controller::probe::Probe;
-use crate::controller::reconciler::Reconciler;
+use crate::controller::reconciler::KeyReconciler;
 use crate::controller::runner::{Runner, RunnerState};
 use crate::controller::source::{InformerSource, Source, Sources};
 use crate::controller::{Controller, ControllerResource, ControllerScope, Filter};
@@ -37,8 +38,17 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     /// [`InformerFactory::informer_from`]).
     pub fn build(
         self,
-        reconciler: impl Reconciler<K> + 'static,
+        reconciler: impl KeyReconciler<K> + 'static,
     ) -> Result<Controller<K>, BuildError> {
+        if let Some((_, name)) = self
+            .child_types
+            .iter()
+            .enumerate()
+            .find(|(i, (id, _))| self.child_types[..*i].iter().any(|(other, _)| other == id))
+            .map(|(_, t)| *t)
+        {
+            return Err(BuildError::ChildrenTwice(name));
+        }
         let name = controller_name::<K>(self.name);
         let queue = self.queue.make(&name, self.hooks.clone());
         let (informer, primary) = match self.store {
@@ -65,11 +75,17 @@ impl<K: ControllerResource> ControllerBuilder<K> {
                 queue: &queue,
                 filters: self.filters,
                 name: &name,
+                params: &self.params,
                 resync: self.resync,
                 gate,
             },
         );
+        let reconcile_client = Arc::new(ReconcileClient::new(
+            self.factory.client().cloned(),
+            gate.cloned(),
+        ));
         let owner = OwnerMatcher::of::<K>();
+        let parents = informer.lister();
         let ctx = RelatedContext {
             factory: &self.factory,
             namespace: self.params.namespace.as_deref(),
@@ -77,20 +93,36 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             controller: &name,
             owner: &owner,
             gate,
+            client: &reconcile_client,
+            parents: &parents,
         };
-        let (related, listers): (Vec<_>, Vec<_>) = wire_related(self.related, &ctx)?
-            .into_iter()
-            .map(|r| (r.source, r.lister))
-            .unzip();
+        let mut related = Vec::new();
+        let mut listers = Vec::new();
+        let mut children = Vec::new();
+        for wired in wire_related(self.related, &ctx)? {
+            related.push(wired.source);
+            listers.push(wired.lister);
+            children.extend(wired.children);
+        }
         let sources = Arc::new(Sources::new([primary].into_iter().chain(related).collect()));
         // The primary's cache first: a write to a primary object holds its own reconcile.
         self.gate
             .set_caches(sources.list().iter().map(|s| s.cache()).collect());
         let gate = self.read_your_writes.then_some(self.gate);
-        let reconcile_client = Arc::new(ReconcileClient::new(
-            self.factory.client().cloned(),
-            gate.clone(),
-        ));
+        if let Some(make) = self.status {
+            children.push(make(reconcile_client.clone(), name.to_string()));
+        }
+        let reconciler: Arc<dyn KeyReconciler<K>> = if children.is_empty() {
+            Arc::new(reconciler)
+        } else {
+            // Children and status are written during reconciles: attribute their writes.
+            reconcile_client.handed_out();
+            Arc::new(WithChildren {
+                controller: name.clone(),
+                children,
+                inner: reconciler,
+            })
+        };
 
         let state = Arc::new(RunnerState::new(name, queue, self.hooks, self.workers));
         let probe = Arc::new(Probe {
@@ -99,7 +131,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         });
         let runner = Arc::new(Runner {
             state,
-            reconciler: Arc::new(reconciler),
+            reconciler,
             cache: informer.store(),
             gate,
             timeout: self.timeout,
@@ -109,11 +141,40 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             runner,
             sources,
             probe,
-            lister: informer.lister(),
+            lister: parents,
             listers,
             factory: self.factory,
             reconcile_client,
         })
+    }
+
+    /// Builds a controller whose only work is its declared
+    /// [`children`](Self::children): as [`build`](Self::build) with a reconciler that does
+    /// nothing more.
+    ///
+    /// # Errors
+    /// See [`BuildError`].
+    ///
+    /// # Panics
+    /// As [`build`](Self::build).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use informer_runtime::controller::Controller;
+    /// # use informer_runtime::factory::{InformerFactory, InformerParams};
+    /// # use informer_testing::MemoryListerWatcher;
+    /// use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+    /// # let factory = InformerFactory::without_client();
+    /// # let _s = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<Secret>::new()));
+    /// # let _c = factory.informer_from(InformerParams { label_selector: Some("informer.dev/controller=secret".into()), ..InformerParams::all() }, || Arc::new(MemoryListerWatcher::<ConfigMap>::new()));
+    /// let controller = Controller::<Secret>::builder(&factory)
+    ///     .children(|_: &Secret| None::<ConfigMap>)
+    ///     .build_children_only()
+    ///     .unwrap();
+    /// assert!(controller.lister_of::<ConfigMap>().is_some(), "children are watched");
+    /// ```
+    pub fn build_children_only(self) -> Result<Controller<K>, BuildError> {
+        self.build(NoReconcile)
     }
 }
 
@@ -229,6 +290,7 @@ struct PrimaryHandler<'a, K> {
     queue: &'a Arc<dyn Queue<ObjectKey>>,
     filters: Vec<Filter<K>>,
     name: &'a str,
+    params: &'a InformerParams,
     resync: Option<std::time::Duration>,
     gate: Option<&'a Arc<Gate>>,
 }
@@ -244,6 +306,7 @@ fn register_primary<K: ControllerResource>(
         queue,
         filters,
         name,
+        params,
         resync,
         gate,
     } = handler;
@@ -254,6 +317,7 @@ fn register_primary<K: ControllerResource>(
     match primary {
         Primary::Private(label) => Arc::new(InformerSource::private(
             label,
+            params.clone(),
             informer.clone(),
             name.to_owned(),
             registration,
@@ -267,10 +331,10 @@ fn register_primary<K: ControllerResource>(
     }
 }
 
-/// Wires every owned and watched type, in the order they were added.
-fn wire_related(
-    related: Vec<RelatedFn>,
-    ctx: &RelatedContext<'_>,
-) -> Result<Vec<Related>, BuildError> {
+/// Wires every owned, watched and child type, in the order they were added.
+fn wire_related<K>(
+    related: Vec<RelatedFn<K>>,
+    ctx: &RelatedContext<'_, K>,
+) -> Result<Vec<Related<K>>, BuildError> {
     related.into_iter().map(|wire| wire(ctx)).collect()
 }

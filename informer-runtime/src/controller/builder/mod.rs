@@ -1,5 +1,5 @@
 //! [`ControllerBuilder`]: the plain-Rust API that wires a controller (and that
-//! `#[derive(Controller)]` generates calls to).
+//! `#[derive(ControllerSpec)]` generates calls to).
 //!
 //! - this file: what can be set ([`ControllerBuilder`]'s methods) and [`BuildError`];
 //! - `watch_options.rs`: [`WatchOptions`], the settings of an owned or watched type;
@@ -8,9 +8,11 @@
 //! - `build.rs`: [`build`](ControllerBuilder::build), step by step.
 
 mod build;
+mod children;
 mod watch_options;
 mod wiring;
 
+use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,12 +21,16 @@ use informer_core::queue::QueueMetrics;
 use informer_core::{Indexer, ListerWatcher, ObjectKey, Queue};
 use kube::Client;
 use kube::core::{NamespaceScope, PartialObjectMeta};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::ControllerResource;
+use super::children::{DesiredFn, IntoChildren, StatusFn, StatusSet, SyncChildren};
+use super::consistency::ReconcileClient;
 use super::consistency::{Gate, tracking_client};
 use super::enqueue::{MapperFn, Mapping};
 use super::filter::Filter;
+use super::reconciler::BoxError;
+use super::{ContextCell, ControllerResource};
 use crate::factory::{InformerFactory, InformerParams};
 use crate::lister::Index;
 use crate::metrics::WorkqueueHooks;
@@ -62,10 +68,19 @@ pub enum BuildError {
     /// empty (an informer fills it).
     #[error("the custom store must be empty; it holds {0} objects")]
     StoreNotEmpty(usize),
+    /// [`ControllerBuilder::children`] was given the same child type twice: the two
+    /// declarations would delete each other's children. Return every child of that type
+    /// from one function.
+    #[error("children of type {0} are declared twice: return them all from one function")]
+    ChildrenTwice(&'static str),
 }
 
 /// Builds a queue, given the metric hooks to install in it.
 type MakeQueue = Box<dyn FnOnce(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>> + Send>;
+
+/// Makes the declared status's step, given the controller's client and name.
+type MakeStatus<K> =
+    Box<dyn FnOnce(Arc<ReconcileClient>, String) -> Arc<dyn SyncChildren<K>> + Send>;
 
 /// Which queue the controller gets.
 enum QueueChoice {
@@ -150,10 +165,17 @@ pub struct ControllerBuilder<K: ControllerResource> {
     typed_indexes: Vec<TypedIndex<K>>,
     informer: Option<MakeInformer<K>>,
     filters: Vec<Filter<K>>,
-    related: Vec<RelatedFn>,
+    related: Vec<RelatedFn<K>>,
+    /// The child types declared, to refuse one declared twice.
+    child_types: Vec<(std::any::TypeId, &'static str)>,
+    /// The declared status, made once the controller's client exists.
+    status: Option<MakeStatus<K>>,
     hooks: Arc<WorkqueueHooks>,
     read_your_writes: bool,
     gate: Arc<Gate>,
+    /// The [`ContextCell`] of the [`ControllerSpec`](crate::controller::ControllerSpec)
+    /// being built, if any (boxed: the builder does not know the spec's type).
+    context_cell: Option<Box<dyn Any + Send + Sync>>,
 }
 
 impl<K: ControllerResource> fmt::Debug for ControllerBuilder<K> {
@@ -202,10 +224,39 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             informer: None,
             filters: Vec::new(),
             related: Vec::new(),
+            child_types: Vec::new(),
+            status: None,
             hooks: Arc::new(WorkqueueHooks::new()),
             read_your_writes: true,
             gate: Arc::new(Gate::new()),
+            context_cell: None,
         }
+    }
+
+    /// Carries the context cell of the spec being built (set by `into_controller`).
+    pub(crate) fn with_context_cell(mut self, cell: Box<dyn Any + Send + Sync>) -> Self {
+        self.context_cell = Some(cell);
+        self
+    }
+
+    /// The [`Context`](crate::controller::Context) of the
+    /// [`ControllerSpec`](crate::controller::ControllerSpec) `C` being configured, available
+    /// once the controller is built: for functions given to the builder that read the
+    /// context (what the derive generates for `children(T, from = f)` with
+    /// `f(&parent, &Context<Self>)`). Outside [`ControllerSpec::into_controller`] (and
+    /// the entry points that call it), or for another spec than the one being built, the
+    /// cell is never set.
+    ///
+    /// [`ControllerSpec::into_controller`]: crate::controller::ControllerSpec::into_controller
+    pub fn context_cell<C>(&self) -> ContextCell<C>
+    where
+        C: crate::controller::ControllerSpec<Resource = K>,
+    {
+        self.context_cell
+            .as_ref()
+            .and_then(|cell| cell.downcast_ref::<ContextCell<C>>())
+            .cloned()
+            .unwrap_or_else(ContextCell::new)
     }
 
     /// The controller's name: the `controller` and workqueue `name` labels of its metrics, and
@@ -269,11 +320,14 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     /// dry runs, writes whose answer carries no object (a delete answered with a `Status`),
     /// writes of kinds the controller does not cache, or servers whose resource versions are
     /// not integers. It orders a reconcile after its own writes; it does not make the cache
-    /// current (for that, read from the API server). A write the cache never sees as an
-    /// event (outside its namespace or selector) is waited for until the cache's version
-    /// passes it, by another event or a bookmark (about once a minute on a real API server).
-    /// Caches filled through a `DeltaFifo` do not track their version and are not waited
-    /// for.
+    /// current (for that, read from the API server). A cache that can never see a write as
+    /// an event is not waited for: another namespace than the cache's, or labels its selector
+    /// does not match on an object it does not hold (a controller copying ConfigMaps into
+    /// another namespace waits for its copies in the cache of copies, not in the cache of
+    /// sources; waiting there would last until a bookmark, about a minute on a real API
+    /// server). Field selectors are not evaluated: a write outside one is waited for until
+    /// the cache's version passes it. Caches filled through a `DeltaFifo` do not track
+    /// their version and are not waited for.
     ///
     /// **Cost.** With no write pending, one atomic load per reconcile.
     ///
@@ -407,10 +461,11 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     /// # let _ = builder;
     /// ```
     pub fn owns_with<C: ControllerResource>(mut self, options: WatchOptions<C>) -> Self {
-        self.related.push(Box::new(move |ctx: &RelatedContext<'_>| {
-            let mapping = Mapping::Owner(ctx.owner.clone());
-            related::<C>(ctx, "owns", mapping, options)
-        }));
+        self.related
+            .push(Box::new(move |ctx: &RelatedContext<'_, K>| {
+                let mapping = Mapping::Owner(ctx.owner.clone());
+                related::<K, C>(ctx, "owns", mapping, options)
+            }));
         self
     }
 
@@ -465,9 +520,162 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         options: WatchOptions<W>,
     ) -> Self {
         let mapper: MapperFn<W> = Arc::new(mapper);
-        self.related.push(Box::new(move |ctx: &RelatedContext<'_>| {
-            related::<W>(ctx, "watches", Mapping::Mapper(mapper), options)
+        self.related
+            .push(Box::new(move |ctx: &RelatedContext<'_, K>| {
+                related::<K, W>(ctx, "watches", Mapping::Mapper(mapper), options)
+            }));
+        self
+    }
+
+    /// Declares children of type `C`: for each `K`, `desired` returns the `C`s it wants
+    /// (`Vec<C>`, `Option<C>`, or a `Result` of either: see [`IntoChildren`]), and before
+    /// each reconcile the controller makes the cluster match:
+    ///
+    /// - **applies** each wanted child with server-side apply (field manager: the
+    ///   controller's [name](Self::name), `force`), unless the cached child already holds
+    ///   every field wanted (no write when nothing changed: no churn, no reconcile storm);
+    /// - **owns** it: an owner reference (`controller: true`, `blockOwnerDeletion: true`) if
+    ///   it is in the parent's namespace or the parent is cluster-scoped, so the cluster's
+    ///   garbage collector deletes it with its parent; otherwise (owner references cannot
+    ///   cross namespaces) the label [`OWNER_UID_LABEL`] and the annotation
+    ///   [`OWNER_ANNOTATION`], and the controller deletes it itself when the parent is gone,
+    ///   including parents deleted while it was not running (their children enqueue their
+    ///   key when the controller starts; a key whose object is gone deletes them);
+    /// - **deletes** the cached children of the parent that are no longer wanted;
+    /// - **watches** them: every child carries the label [`CONTROLLER_LABEL`] (the
+    ///   controller's name), the controller caches its children through it, and a child
+    ///   that changes (or is deleted) reconciles its parent;
+    /// - writes through the controller's client, so read-your-own-writes holds the parent's
+    ///   next reconcile until the caches have the children written;
+    /// - logs what it created, updated and deleted (info), and fails the reconcile
+    ///   (transient: retried) if a request fails; a mistake in what is declared (a child
+    ///   without a name, two with one name, one outside the namespace children are watched
+    ///   in) fails it as a terminal error.
+    ///
+    /// A child's namespace, if it names none: the namespace its children are watched in
+    /// (see [`children_with`](Self::children_with)), else its parent's. `status` is not
+    /// applied (it is the child's own). A parent being deleted (`deletionTimestamp` set)
+    /// is treated as gone. The reconciler given to [`build`](Self::build) runs after, for
+    /// what children cannot express (say, the parent's status); with nothing else to do,
+    /// [`build_children_only`](Self::build_children_only). One declaration per child type.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::Controller;
+    /// # use informer_runtime::factory::InformerFactory;
+    /// use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+    /// // Each Secret gets a ConfigMap listing its keys.
+    /// # let factory = InformerFactory::without_client();
+    /// let builder = Controller::<Secret>::builder(&factory).children(|secret: &Secret| {
+    ///     let mut cm = ConfigMap::default();
+    ///     cm.metadata.name = Some(format!("{}-keys", secret.metadata.name.as_deref()?));
+    ///     let keys = secret.data.iter().flat_map(|d| d.keys().cloned()).collect::<Vec<_>>();
+    ///     cm.data = Some([("keys".to_owned(), keys.join(","))].into());
+    ///     Some(cm)
+    /// });
+    /// # let _ = builder;
+    /// ```
+    ///
+    /// [`IntoChildren`]: crate::controller::IntoChildren
+    /// [`OWNER_UID_LABEL`]: crate::controller::OWNER_UID_LABEL
+    /// [`OWNER_ANNOTATION`]: crate::controller::OWNER_ANNOTATION
+    /// [`CONTROLLER_LABEL`]: crate::controller::CONTROLLER_LABEL
+    pub fn children<C, R>(self, desired: impl Fn(&K) -> R + Send + Sync + 'static) -> Self
+    where
+        C: ControllerResource + Serialize,
+        R: IntoChildren<C>,
+    {
+        self.children_with(desired, WatchOptions::new())
+    }
+
+    /// Declares the status of each `K`: after the children are in line, `status` computes
+    /// what the object's `status` should be (`K`'s status type, or an `Option` of it:
+    /// `None` leaves it), and unless the cached object already holds it, the controller
+    /// writes it with server-side apply to the status subresource (field manager: the
+    /// controller's [name](Self::name), `force`): no write when nothing changed, so the
+    /// object's own watch event, which reconciles it again, writes nothing more. Fields the
+    /// function stops returning are removed by the next apply. A parent that is gone or
+    /// being deleted gets no status. `K` needs a status subresource (every built-in type
+    /// with a status has one; a custom resource declares it). Metacontroller's sync hook
+    /// answers the same two things: the children, and the parent's status.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::Controller;
+    /// # use informer_runtime::factory::InformerFactory;
+    /// use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
+    /// # let factory = InformerFactory::without_client();
+    /// let builder = Controller::<Deployment>::builder(&factory).status(|d: &Deployment| {
+    ///     DeploymentStatus { observed_generation: d.metadata.generation, ..Default::default() }
+    /// });
+    /// # let _ = builder;
+    /// ```
+    pub fn status<S: Serialize>(self, status: impl Fn(&K) -> S + Send + Sync + 'static) -> Self
+    where
+        K: Serialize,
+    {
+        self.status_value(move |parent: &K| Ok(serde_json::to_value(status(parent))?))
+    }
+
+    /// As [`status`](Self::status), given the status as JSON or an error (what the derive's
+    /// `status = f` generates).
+    #[doc(hidden)]
+    pub fn status_value(
+        mut self,
+        status: impl Fn(&K) -> Result<serde_json::Value, BoxError> + Send + Sync + 'static,
+    ) -> Self
+    where
+        K: Serialize,
+    {
+        let status: StatusFn<K> = Arc::new(status);
+        self.status = Some(Box::new(move |client, field_manager| {
+            Arc::new(StatusSet {
+                status,
+                client,
+                field_manager,
+            })
         }));
+        self
+    }
+
+    /// As [`children`](Self::children), with where the children are watched: by default the
+    /// controller's namespace; [`WatchOptions::namespace`] or
+    /// [`WatchOptions::all_namespaces`] for children in another namespace than their
+    /// parent's. Every child must be in the namespace watched.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::Controller;
+    /// # use informer_runtime::factory::InformerFactory;
+    /// use informer_runtime::controller::WatchOptions;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// // ConfigMaps labelled mirror=true, copied into namespace "mirror".
+    /// # let factory = InformerFactory::without_client();
+    /// let builder = Controller::<ConfigMap>::builder(&factory).label_selector("mirror=true").children_with(
+    ///     |cm: &ConfigMap| {
+    ///         let mut copy = ConfigMap::default();
+    ///         let (ns, name) = (cm.metadata.namespace.as_deref()?, cm.metadata.name.as_deref()?);
+    ///         copy.metadata.name = Some(format!("{ns}.{name}"));
+    ///         copy.data = cm.data.clone();
+    ///         Some(copy)
+    ///     },
+    ///     WatchOptions::new().namespace("mirror"),
+    /// );
+    /// # let _ = builder;
+    /// ```
+    pub fn children_with<C, R>(
+        mut self,
+        desired: impl Fn(&K) -> R + Send + Sync + 'static,
+        options: WatchOptions<C>,
+    ) -> Self
+    where
+        C: ControllerResource + Serialize,
+        R: IntoChildren<C>,
+    {
+        self.child_types
+            .push((std::any::TypeId::of::<C>(), std::any::type_name::<C>()));
+        let desired: DesiredFn<K, C> = Arc::new(move |parent: &K| desired(parent).into_children());
+        self.related
+            .push(Box::new(move |ctx: &RelatedContext<'_, K>| {
+                children::wire_children::<K, C>(ctx, desired, options)
+            }));
         self
     }
 
@@ -598,8 +806,9 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         self
     }
 
-    /// Fills `store` instead of sharing the factory's cache of `K`: the controller gets its
-    /// own informer (one more list and watch of `K`), run by the controller. The store must
+    /// Fills `store` instead of sharing the factory's cache of `K`, the primary resource
+    /// (owned, watched and child types keep the factory's shared caches): the controller gets
+    /// its own informer (one more list and watch of `K`), run by the controller. The store must
     /// be empty. Its source is [`source`](Self::source) if set, otherwise `K`'s API through
     /// the [client](Self::client) (with the reflector's default settings).
     ///

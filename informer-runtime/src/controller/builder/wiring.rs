@@ -11,7 +11,8 @@ use kube::core::{NamespaceScope, PartialObjectMeta};
 use serde::de::DeserializeOwned;
 
 use super::{BuildError, WatchOptions};
-use crate::controller::consistency::Gate;
+use crate::controller::children::SyncChildren;
+use crate::controller::consistency::{Gate, ReconcileClient};
 use crate::controller::enqueue::{EnqueueHandler, Mapping};
 use crate::controller::owner::OwnerMatcher;
 use crate::controller::source::{InformerSource, Source};
@@ -66,8 +67,8 @@ where
     Box::new(|factory, params| factory.metadata_informer::<C>(params))
 }
 
-/// What wiring an owned or watched type needs from the controller being built.
-pub(super) struct RelatedContext<'a> {
+/// What wiring an owned, watched or child type needs from the controller of `K` being built.
+pub(super) struct RelatedContext<'a, K> {
     pub(super) factory: &'a InformerFactory,
     pub(super) namespace: Option<&'a str>,
     pub(super) queue: &'a Arc<dyn Queue<ObjectKey>>,
@@ -75,6 +76,10 @@ pub(super) struct RelatedContext<'a> {
     pub(super) owner: &'a OwnerMatcher,
     /// Read-your-own-writes, when on.
     pub(super) gate: Option<&'a Arc<Gate>>,
+    /// The client reconciles write through (children are written through it).
+    pub(super) client: &'a Arc<ReconcileClient>,
+    /// The primary cache.
+    pub(super) parents: &'a Lister<K>,
 }
 
 /// The lister of a watched type, found by type ([`Controller::lister_of`]).
@@ -82,15 +87,18 @@ pub(super) struct RelatedContext<'a> {
 /// [`Controller::lister_of`]: crate::controller::Controller::lister_of
 pub(super) type TypedLister = (TypeId, Box<dyn Any + Send + Sync>);
 
-/// An owned or watched type, once wired.
-pub(super) struct Related {
+/// An owned, watched or child type, once wired.
+pub(super) struct Related<K> {
     pub(super) source: Arc<dyn Source>,
     pub(super) lister: TypedLister,
+    /// For declared children: what brings them in line.
+    pub(super) children: Option<Arc<dyn SyncChildren<K>>>,
 }
 
-/// Wires one owned or watched type (set by `owns_with` / `watches_with`).
-pub(super) type RelatedFn =
-    Box<dyn FnOnce(&RelatedContext<'_>) -> Result<Related, BuildError> + Send>;
+/// Wires one owned, watched or child type (set by `owns_with`, `watches_with`,
+/// `children_with`).
+pub(super) type RelatedFn<K> =
+    Box<dyn FnOnce(&RelatedContext<'_, K>) -> Result<Related<K>, BuildError> + Send>;
 
 /// The primary informer before its handler is registered.
 pub(super) enum Primary<K: Clone> {
@@ -111,13 +119,26 @@ impl<K: Clone> Primary<K> {
 }
 
 /// Wires an owned or watched type: its informer from the factory, the controller's handler.
-pub(super) fn related<W: ControllerResource>(
-    ctx: &RelatedContext<'_>,
+pub(super) fn related<K, W: ControllerResource>(
+    ctx: &RelatedContext<'_, K>,
+    role: &str,
+    mapping: Mapping<W>,
+    options: WatchOptions<W>,
+) -> Result<Related<K>, BuildError> {
+    let params = options.params(ctx.namespace);
+    related_with(ctx, role, mapping, options, params, |_| Ok(()))
+}
+
+/// As [`related`], with the informer's parameters given, and `prepare` run on its cache
+/// before the handler is registered (to add an index the mapping reads).
+pub(super) fn related_with<K, W: ControllerResource>(
+    ctx: &RelatedContext<'_, K>,
     role: &str,
     mapping: Mapping<W>,
     mut options: WatchOptions<W>,
-) -> Result<Related, BuildError> {
-    let params = options.params(ctx.namespace);
+    params: InformerParams,
+    prepare: impl FnOnce(&dyn Indexer<W>) -> Result<(), BuildError>,
+) -> Result<Related<K>, BuildError> {
     let make = options
         .informer
         .take()
@@ -129,6 +150,7 @@ pub(super) fn related<W: ControllerResource>(
     ensure_indexes(&options.indexes, &*handle.informer().indexer(), || {
         handle.id().to_string()
     })?;
+    prepare(&*handle.informer().indexer())?;
     let handler_name = format!(
         "{}/{role}/{}",
         ctx.controller,
@@ -147,5 +169,6 @@ pub(super) fn related<W: ControllerResource>(
             registration,
         )),
         lister: (TypeId::of::<W>(), Box::new(lister)),
+        children: None,
     })
 }

@@ -8,6 +8,7 @@
 //! reconcile's — so the reconcile's task-local [`ReconcileScope`] is visible when the answer
 //! comes.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -115,8 +116,8 @@ impl Write<'_> {
         let (parts, body) = response.into_parts();
         let bytes = body.collect().await?.to_bytes();
         let (gate, owner, resource) = (self.gate, self.owner, self.resource);
-        if let Some((object, rv)) = Answer::parse(&bytes) {
-            gate.wrote(owner, resource, &object, &rv);
+        if let Some((object, rv, labels)) = Answer::parse(&bytes) {
+            gate.wrote_labelled(owner, resource, &object, &rv, Some(&labels));
         } else if let Some(namespace) = self.deletion_in
             && let Some((name, uid)) = deleted_status(&bytes)
         {
@@ -236,12 +237,15 @@ struct AnswerMeta {
     name: Option<String>,
     namespace: Option<String>,
     resource_version: Option<String>,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
 }
 
 impl Answer {
-    /// The written object's key and resource version; `None` for a `Status` (a delete that
-    /// returned no object, an eviction), a list (a collection delete) or anything else.
-    fn parse(body: &[u8]) -> Option<(ObjectKey, String)> {
+    /// The written object's key, resource version and labels; `None` for a `Status` (a
+    /// delete that returned no object, an eviction), a list (a collection delete) or
+    /// anything else.
+    fn parse(body: &[u8]) -> Option<(ObjectKey, String, BTreeMap<String, String>)> {
         let answer: Answer = serde_json::from_slice(body).ok()?;
         if answer.kind == "Status" || answer.kind.ends_with("List") {
             return None;
@@ -250,14 +254,15 @@ impl Answer {
             name,
             namespace,
             resource_version,
+            labels,
         } = answer.metadata;
         let name = name.filter(|n| !n.is_empty())?;
         let rv = resource_version.filter(|rv| !rv.is_empty())?;
-        Some((ObjectKey::new(namespace.as_deref(), &name), rv))
+        Some((ObjectKey::new(namespace.as_deref(), &name), rv, labels))
     }
 }
 
 #[cfg(test)]
 pub(crate) fn parse_answer(body: &[u8]) -> Option<(ObjectKey, String)> {
-    Answer::parse(body)
+    Answer::parse(body).map(|(key, rv, _)| (key, rv))
 }

@@ -1,4 +1,5 @@
 use http::{Method, Uri};
+use std::collections::BTreeMap;
 
 use std::collections::HashSet;
 
@@ -37,11 +38,13 @@ fn gate() -> (Gate, Arc<StoreVersion>, Arc<StoreVersion>) {
             resource: res("", "configmaps"),
             version: primary.clone(),
             holds: holds_nothing(),
+            scope: CacheScope::default(),
         },
         Cache {
             resource: res("", "secrets"),
             version: secrets.clone(),
             holds: holds_nothing(),
+            scope: CacheScope::default(),
         },
     ]);
     (gate, primary, secrets)
@@ -118,6 +121,7 @@ fn cache_with_nothing_applied_holds_the_key() {
         resource: res("", "configmaps"),
         version: primary.clone(),
         holds: holds_nothing(),
+        scope: CacheScope::default(),
     }]);
     gate.wrote(&key("p"), &res("", "configmaps"), &key("p"), "3");
     assert_eq!(
@@ -294,6 +298,7 @@ fn gate_over_held_secrets() -> (Gate, Held) {
             resource: res("", "configmaps"),
             version: version.clone(),
             holds: holds_nothing(),
+            scope: CacheScope::default(),
         },
         Cache {
             resource: res("", "secrets"),
@@ -301,6 +306,7 @@ fn gate_over_held_secrets() -> (Gate, Held) {
             holds: Arc::new(move |key, uid| {
                 in_cache.lock().contains(&(key.clone(), uid.to_owned()))
             }),
+            scope: CacheScope::default(),
         },
     ]);
     (gate, held)
@@ -406,4 +412,93 @@ fn change_other_than_the_write_itself_is_not_an_echo() {
         ["ns/p"]
     );
     assert_eq!(gate.expected_echoes(), 1);
+}
+
+/// A gate over one cache of configmaps in namespace `ns` selecting `role=parent`, holding
+/// the keys in `held`.
+fn scoped_gate(held: &[&str]) -> (Gate, Arc<StoreVersion>) {
+    let version = Arc::new(StoreVersion::tracked());
+    version.set("10");
+    let held: Vec<ObjectKey> = held.iter().map(|name| key(name)).collect();
+    let params = crate::factory::InformerParams {
+        namespace: Some("ns".into()),
+        label_selector: Some("role=parent".into()),
+        field_selector: None,
+    };
+    let gate = Gate::new();
+    gate.set_caches(vec![Cache {
+        resource: res("", "configmaps"),
+        version: version.clone(),
+        holds: holds_nothing(),
+        scope: CacheScope::new(&params, Arc::new(move |k| held.contains(k))),
+    }]);
+    (gate, version)
+}
+
+fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn a_write_in_another_namespace_than_a_caches_is_not_waited_for_there() {
+    let (gate, _) = scoped_gate(&[]);
+    let elsewhere = ObjectKey::new(Some("mirror"), "copy");
+    let parent = labels(&[("role", "parent")]);
+    gate.wrote_labelled(
+        &key("p"),
+        &res("", "configmaps"),
+        &elsewhere,
+        "15",
+        Some(&parent),
+    );
+    assert_eq!(gate.pending(), 0, "the cache can never see it");
+    assert_eq!(gate.check(&key("p")), Ok(()));
+}
+
+#[test]
+fn a_write_a_caches_selector_does_not_match_is_waited_for_only_if_the_cache_holds_it() {
+    let (gate, version) = scoped_gate(&["was-parent"]);
+    let other = labels(&[("role", "copy")]);
+    gate.wrote_labelled(
+        &key("p"),
+        &res("", "configmaps"),
+        &key("copy"),
+        "15",
+        Some(&other),
+    );
+    assert_eq!(
+        gate.check(&key("p")),
+        Ok(()),
+        "never in the cache, and never will be"
+    );
+    // An object the cache holds leaves it with the write: its event is waited for.
+    gate.wrote_labelled(
+        &key("p"),
+        &res("", "configmaps"),
+        &key("was-parent"),
+        "16",
+        Some(&other),
+    );
+    assert!(gate.check(&key("p")).is_err());
+    version.set("16");
+    assert_eq!(gate.check(&key("p")), Ok(()));
+}
+
+#[test]
+fn a_write_a_caches_selector_matches_is_waited_for() {
+    let (gate, version) = scoped_gate(&[]);
+    let parent = labels(&[("role", "parent")]);
+    gate.wrote_labelled(
+        &key("p"),
+        &res("", "configmaps"),
+        &key("new"),
+        "15",
+        Some(&parent),
+    );
+    assert!(gate.check(&key("p")).is_err());
+    version.set("15");
+    assert_eq!(gate.check(&key("p")), Ok(()));
 }

@@ -10,7 +10,7 @@ fn by_owner(rs: &ReplicaSet) -> Vec<String> {
     rs.metadata.owner_references.iter().flatten().map(|r| r.uid.clone()).collect()
 }
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = Deployment, owns(ReplicaSet, index = [ByOwner, ByOwner]))]
 struct Deployments;
 

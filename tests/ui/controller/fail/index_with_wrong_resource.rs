@@ -11,7 +11,7 @@ fn pods_by_node(pod: &Pod) -> Option<String> {
     pod.spec.as_ref()?.node_name.clone()
 }
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = Deployment, owns(ReplicaSet, index = [PodsByNode]))]
 struct Deployments;
 

@@ -10,7 +10,7 @@ fn mapper(cm: ConfigMap) -> Vec<String> {
     vec![cm.metadata.name.unwrap_or_default()]
 }
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = Deployment, watches(ConfigMap, mapper = mapper))]
 struct Deployments;
 

@@ -1,6 +1,6 @@
 use informer::prelude::*;
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(workers = 2)]
 struct Deployments;
 

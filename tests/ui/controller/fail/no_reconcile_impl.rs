@@ -1,7 +1,7 @@
 use informer::prelude::*;
 use k8s_openapi::api::apps::v1::Deployment;
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = Deployment)]
 struct Deployments;
 

@@ -4,7 +4,7 @@ mod noop;
 
 use informer::prelude::*;
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = String)]
 struct Strings;
 

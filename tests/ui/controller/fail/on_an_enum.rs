@@ -1,6 +1,6 @@
 use informer::prelude::*;
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = k8s_openapi::api::core::v1::Pod)]
 enum Pods {
     Fast,

@@ -5,7 +5,7 @@ mod noop;
 use informer::prelude::*;
 use k8s_openapi::api::apps::v1::Deployment;
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = Deployment, read_your_writes = "off")]
 struct Deployments;
 

@@ -10,7 +10,7 @@ fn make_store(capacity: usize) -> ThreadSafeStore<ConfigMap> {
     ThreadSafeStore::new()
 }
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = ConfigMap, store = make_store)]
 struct Configs;
 

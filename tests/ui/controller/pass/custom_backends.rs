@@ -12,12 +12,12 @@ fn make_queue(hooks: Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>> {
     Arc::new(WorkQueue::builder().name("config").metrics(hooks).build())
 }
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = ConfigMap, store = make_store, queue = make_queue)]
 struct Configs;
 
 /// Backends made from the controller's own state.
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = ConfigMap, store = Self::store, queue = Stateful::queue, name = "stateful")]
 struct Stateful {
     queue_name: String,

@@ -16,7 +16,7 @@ fn by_schedule(backup: &Backup) -> String {
     backup.spec.schedule.clone()
 }
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = Backup, index = [BySchedule], owns(ConfigMap))]
 struct Backups;
 

@@ -19,7 +19,7 @@ fn named_in_config(cm: &ConfigMap) -> Vec<ObjectKey> {
     vec![ObjectKey::new(cm.metadata.namespace.as_deref(), "web")]
 }
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(
     for = Deployment,
     index = [ByImage],
@@ -57,7 +57,7 @@ impl Reconcile for Deployments {
         let _: &Lister<ConfigMap> = ctx.config_maps();
         let _: &Lister<kube::core::PartialObjectMeta<Pod>> = ctx.pods();
         let _ = (ctx.queue(), ctx.name(), &self.greeting, obj);
-        let _client: &kube::Client = ctx.client()?;
+        let _client: &kube::Client = ctx.client();
         Ok(Action::Done)
     }
 }

@@ -8,7 +8,7 @@ fn by_node_label(pod: &PartialObjectMeta<Pod>) -> Option<String> {
 }
 
 /// Only the metadata of Pods is cached; Nodes are cluster-scoped.
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = Pod, metadata, index = [ByNodeLabel], watches(Node, mapper = |_: &Node| Vec::new()))]
 struct PodLabels;
 

@@ -1,7 +1,7 @@
 use informer::prelude::*;
 use k8s_openapi::api::core::v1::Secret;
 
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = Secret, queue = "plain")]
 struct Secrets;
 

@@ -29,7 +29,7 @@ struct NodeView {
 }
 
 /// A controller of views, owning views.
-#[derive(Controller)]
+#[derive(ControllerSpec)]
 #[controller(for = PodView, watches(NodeView, mapper = pods_on))]
 struct Placement;
 

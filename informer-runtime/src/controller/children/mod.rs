@@ -1,0 +1,515 @@
+//! Declared children: a controller states, for each parent, the child objects it wants;
+//! the library makes the cluster match.
+//!
+//! ```text
+//! reconcile(parent key) --> desired(&parent) --> [children]
+//!   each child: + apiVersion/kind, namespace, controller label, owner reference or owner labels
+//!               cached child already holds it? -> unchanged
+//!               otherwise -> server-side apply (field manager: the controller's name, force)
+//!   each cached child of this parent not desired any more -> delete
+//!   parent gone (or being deleted) -> delete its children in other namespaces;
+//!                                     the garbage collector deletes those with owner references
+//! then the user's reconcile (if any) runs
+//! ```
+//!
+//! - `compare.rs`: whether a cached child already holds the desired fields (no write churn).
+//! - `ownership.rs`: how a child is marked as its parent's (owner reference, or labels and an
+//!   annotation across namespaces), and how the mark is read back (the children index).
+//! - `sync.rs`: one child type's apply-and-delete step.
+//!
+//! Declared with [`ControllerBuilder::children`](super::ControllerBuilder::children) (or
+//! `children(T, from = f)` in `#[derive(ControllerSpec)]`). The children are watched (their
+//! changes reconcile their parent), through the label [`CONTROLLER_LABEL`], so the
+//! controller's cache holds its own children only.
+
+mod compare;
+mod ownership;
+mod status;
+mod sync;
+
+use std::fmt;
+use std::sync::Arc;
+
+use informer_core::ObjectKey;
+
+use super::reconciler::{BoxError, ErrorKind, ReconcileError};
+use super::spec::NotBuilt;
+use super::{Action, Context, ContextCell, ControllerSpec, KeyReconciler};
+
+pub use ownership::{APPLIED_HASH_ANNOTATION, CONTROLLER_LABEL, OWNER_ANNOTATION, OWNER_UID_LABEL};
+pub(crate) use ownership::{Ownership, parent_key};
+pub(crate) use status::{StatusFn, StatusSet};
+pub(crate) use sync::{ChildSet, DesiredFn, SyncChildren};
+
+/// What a function computing children may return: `Vec<C>`, `Option<C>` (one child, or
+/// none), or a `Result` of either whose error converts into a boxed error (computing the
+/// children failed: the reconcile fails, transiently).
+///
+/// ```
+/// use informer_runtime::controller::IntoChildren;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+///
+/// let one: Option<ConfigMap> = Some(ConfigMap::default());
+/// assert_eq!(IntoChildren::<ConfigMap>::into_children(one).unwrap().len(), 1);
+/// let failed: Result<Vec<ConfigMap>, std::fmt::Error> = Err(std::fmt::Error);
+/// assert!(failed.into_children().is_err());
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "children cannot be computed as `{Self}`",
+    label = "return `Vec<{C}>`, `Option<{C}>`, or a `Result` of either",
+    note = "a function computing children returns every child it wants: `Vec<{C}>`; `Option<{C}>` for at most one; wrap either in `Result<_, E>` if computing them can fail"
+)]
+pub trait IntoChildren<C> {
+    /// The children.
+    ///
+    /// # Errors
+    /// The error of a `Result`.
+    fn into_children(self) -> Result<Vec<C>, BoxError>;
+}
+
+impl<C> IntoChildren<C> for Vec<C> {
+    fn into_children(self) -> Result<Vec<C>, BoxError> {
+        Ok(self)
+    }
+}
+
+impl<C> IntoChildren<C> for Option<C> {
+    fn into_children(self) -> Result<Vec<C>, BoxError> {
+        Ok(self.into_iter().collect())
+    }
+}
+
+impl<C, T, E> IntoChildren<C> for Result<T, E>
+where
+    T: IntoChildren<C>,
+    E: Into<BoxError>,
+{
+    fn into_children(self) -> Result<Vec<C>, BoxError> {
+        self.map_err(Into::into)?.into_children()
+    }
+}
+
+/// What `status = f` of `#[derive(ControllerSpec)]` accepts: `fn(&Parent) -> T` or
+/// `fn(&Parent, &Context<S>) -> T`, `T` serializable (the resource's status type, or an
+/// `Option` of it: `None` leaves the status as it is). (`Marker` only tells the forms
+/// apart.)
+///
+/// ```
+/// use informer_runtime::controller::{
+///     Controller, ControllerBuilder, ControllerSpec, DesiredStatus,
+/// };
+/// use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
+///
+/// struct Deployments;
+/// impl ControllerSpec for Deployments {
+///     type Resource = Deployment;
+///     type Listers = ();
+///     fn configure(&self, b: ControllerBuilder<Deployment>) -> ControllerBuilder<Deployment> { b }
+///     fn listers(_: &Controller<Deployment>) {}
+/// }
+/// fn status(d: &Deployment) -> DeploymentStatus {
+///     DeploymentStatus { observed_generation: d.metadata.generation, ..Default::default() }
+/// }
+/// fn check<M>(_: impl DesiredStatus<Deployments, M>) {}
+/// check(status);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot compute the status of `{S}`'s resource",
+    label = "expected `fn(&Parent) -> Status` or `fn(&Parent, &Context<{S}>) -> Status`",
+    note = "`status = f` names a function from the parent (`&` the controller's resource), and optionally `&Context<{S}>`, to its status: a serializable value (the resource's status type), or `Option` of it (`None` leaves the status as it is)"
+)]
+pub trait DesiredStatus<S: ControllerSpec, Marker> {
+    /// The status `parent` should have, as JSON.
+    ///
+    /// # Errors
+    /// The status does not serialize, or the context is not set yet.
+    fn status(
+        &self,
+        parent: &S::Resource,
+        context: &ContextCell<S>,
+    ) -> Result<serde_json::Value, BoxError>;
+}
+
+impl<S, F, T> DesiredStatus<S, fn(T)> for F
+where
+    S: ControllerSpec,
+    F: Fn(&S::Resource) -> T,
+    T: serde::Serialize,
+{
+    fn status(
+        &self,
+        parent: &S::Resource,
+        _context: &ContextCell<S>,
+    ) -> Result<serde_json::Value, BoxError> {
+        Ok(serde_json::to_value(self(parent))?)
+    }
+}
+
+impl<S, F, T> DesiredStatus<S, fn(T, S)> for F
+where
+    S: ControllerSpec,
+    F: Fn(&S::Resource, &Context<S>) -> T,
+    T: serde::Serialize,
+{
+    fn status(
+        &self,
+        parent: &S::Resource,
+        context: &ContextCell<S>,
+    ) -> Result<serde_json::Value, BoxError> {
+        let context = context.get().ok_or(NotBuilt)?;
+        Ok(serde_json::to_value(self(parent, context))?)
+    }
+}
+
+/// What `children(C, from = f)` of `#[derive(ControllerSpec)]` accepts: `fn(&Parent) -> R`,
+/// or `fn(&Parent, &Context<S>) -> R` to read the context's listers, where `R` is one of
+/// the [`IntoChildren`] forms. (`Marker` only tells the forms apart.)
+///
+/// ```
+/// use informer_runtime::controller::{
+///     Controller, ControllerBuilder, ControllerSpec, DesiredChildren,
+/// };
+/// use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+///
+/// struct Copies;
+/// impl ControllerSpec for Copies {
+///     type Resource = Secret;
+///     type Listers = ();
+///     fn configure(&self, b: ControllerBuilder<Secret>) -> ControllerBuilder<Secret> { b }
+///     fn listers(_: &Controller<Secret>) {}
+/// }
+/// fn summary(secret: &Secret) -> Option<ConfigMap> {
+///     let mut cm = ConfigMap::default();
+///     cm.metadata.name = secret.metadata.name.clone();
+///     Some(cm)
+/// }
+/// fn check<M>(_: impl DesiredChildren<Copies, ConfigMap, M>) {}
+/// check(summary);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot compute the `{C}` children of `{S}`",
+    label = "expected `fn(&Parent) -> Vec<{C}>` or `fn(&Parent, &Context<{S}>) -> Vec<{C}>`",
+    note = "`from = f` names a function from the parent (`&` the controller's resource), and optionally `&Context<{S}>`, to the children it wants: `Vec<{C}>`, `Option<{C}>`, or a `Result` of either"
+)]
+pub trait DesiredChildren<S: ControllerSpec, C, Marker> {
+    /// The children `parent` wants.
+    ///
+    /// # Errors
+    /// The function's error, or the context not being set yet (outside `into_controller`).
+    fn desired(&self, parent: &S::Resource, context: &ContextCell<S>) -> Result<Vec<C>, BoxError>;
+}
+
+impl<S, C, F, R> DesiredChildren<S, C, fn(R)> for F
+where
+    S: ControllerSpec,
+    F: Fn(&S::Resource) -> R,
+    R: IntoChildren<C>,
+{
+    fn desired(&self, parent: &S::Resource, _context: &ContextCell<S>) -> Result<Vec<C>, BoxError> {
+        self(parent).into_children()
+    }
+}
+
+impl<S, C, F, R> DesiredChildren<S, C, fn(R, S)> for F
+where
+    S: ControllerSpec,
+    F: Fn(&S::Resource, &Context<S>) -> R,
+    R: IntoChildren<C>,
+{
+    fn desired(&self, parent: &S::Resource, context: &ContextCell<S>) -> Result<Vec<C>, BoxError> {
+        let context = context.get().ok_or(NotBuilt)?;
+        self(parent, context).into_children()
+    }
+}
+
+/// One child, as a report names it: its kind and key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ChildRef {
+    /// The child's kind (`ConfigMap`).
+    pub kind: String,
+    /// The child's key.
+    pub key: ObjectKey,
+}
+
+impl fmt::Display for ChildRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.kind, self.key)
+    }
+}
+
+/// What bringing a parent's children in line did.
+///
+/// ```
+/// use informer_runtime::controller::ChildrenReport;
+/// let report = ChildrenReport::default();
+/// assert!(report.is_unchanged());
+/// assert_eq!(report.to_string(), "no change");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChildrenReport {
+    /// Children applied that were not in the cache.
+    pub created: Vec<ChildRef>,
+    /// Children applied because the cached object did not hold what was wanted.
+    pub updated: Vec<ChildRef>,
+    /// Children deleted: not wanted any more, or their parent is gone.
+    pub deleted: Vec<ChildRef>,
+    /// Children whose cached object already held what was wanted (not written).
+    pub unchanged: usize,
+    /// Whether the parent's declared status was written (the cached parent did not hold it).
+    pub status_written: bool,
+}
+
+impl ChildrenReport {
+    /// Whether nothing was written.
+    pub fn is_unchanged(&self) -> bool {
+        self.created.is_empty()
+            && self.updated.is_empty()
+            && self.deleted.is_empty()
+            && !self.status_written
+    }
+}
+
+impl fmt::Display for ChildrenReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_unchanged() {
+            return f.write_str("no change");
+        }
+        let mut parts = Vec::new();
+        for (verb, children) in [
+            ("created", &self.created),
+            ("updated", &self.updated),
+            ("deleted", &self.deleted),
+        ] {
+            if !children.is_empty() {
+                let names: Vec<String> = children.iter().map(ToString::to_string).collect();
+                parts.push(format!("{verb} {}", names.join(", ")));
+            }
+        }
+        if self.status_written {
+            parts.push("status written".to_owned());
+        }
+        f.write_str(&parts.join("; "))
+    }
+}
+
+/// Children could not be brought in line. As a [`ReconcileError`]
+/// ([`into_reconcile_error`](Self::into_reconcile_error)): a mistake in what the controller
+/// declares is terminal (retrying cannot fix it; the parent waits for its next change), a
+/// failed request is transient.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ChildrenError {
+    /// The function computing the children failed.
+    #[error("computing the {kind} children failed: {source}")]
+    Desired {
+        /// The children's kind.
+        kind: String,
+        /// The function's error.
+        source: BoxError,
+    },
+    /// A child has no `metadata.name` (server-side apply needs one; `generateName` cannot be
+    /// used for children).
+    #[error("a {kind} child has no metadata.name: give every child a name")]
+    NoName {
+        /// The child's kind.
+        kind: String,
+    },
+    /// A namespaced child of a cluster-scoped parent names no namespace, and its children
+    /// are watched in every namespace.
+    #[error(
+        "{kind} child {name:?} needs a namespace: set metadata.namespace, or watch the children in one namespace"
+    )]
+    NoNamespace {
+        /// The child's kind.
+        kind: String,
+        /// The child's name.
+        name: String,
+    },
+    /// Two children have the same namespace and name.
+    #[error("{kind} child {key} is wanted twice: give each child its own name")]
+    Twice {
+        /// The children's kind.
+        kind: String,
+        /// The key they share.
+        key: ObjectKey,
+    },
+    /// A child is outside the namespace its type's children are watched in: the controller
+    /// would never see it, so it could never update or delete it.
+    #[error(
+        "{kind} child {key} is outside namespace {watched:?}, where the controller watches its {kind} children: put it there, or watch them in its namespace (or in all)"
+    )]
+    OutsideWatch {
+        /// The child's kind.
+        kind: String,
+        /// The child's key.
+        key: ObjectKey,
+        /// The namespace children are watched in.
+        watched: String,
+    },
+    /// A child already has another controlling owner reference.
+    #[error(
+        "{kind} child {key} names another controlling owner in its ownerReferences: remove it (the controller adds its own)"
+    )]
+    ControllerTaken {
+        /// The child's kind.
+        kind: String,
+        /// The child's key.
+        key: ObjectKey,
+    },
+    /// A child is also wanted by another parent of this controller (which still exists).
+    #[error("{child} is already a child of {parent}: give each parent's children their own names")]
+    OtherParent {
+        /// The child.
+        child: ChildRef,
+        /// Its parent.
+        parent: ObjectKey,
+    },
+    /// The parent has no UID to put in owner references (objects from a memory source
+    /// rarely do; the API server always sets one).
+    #[error("parent {parent} has no metadata.uid to own children with")]
+    ParentWithoutUid {
+        /// The parent.
+        parent: ObjectKey,
+    },
+    /// A child could not be serialized, or is not a JSON object.
+    #[error("a {kind} child cannot be serialized: {source}")]
+    Serialize {
+        /// The child's kind.
+        kind: String,
+        /// The serializer's error.
+        source: serde_json::Error,
+    },
+    /// A child does not serialize to a JSON object.
+    #[error("a {kind} child does not serialize to a JSON object with an object metadata")]
+    NotAnObject {
+        /// The child's kind.
+        kind: String,
+    },
+    /// The function computing the parent's status failed, or its result does not serialize.
+    #[error("computing the status of {parent} failed: {source}")]
+    Status {
+        /// The parent.
+        parent: ObjectKey,
+        /// The function's error.
+        source: BoxError,
+    },
+    /// Writing the parent's status failed (a resource without a status subresource answers
+    /// 404).
+    #[error("writing the status of {parent} failed: {source}")]
+    StatusWrite {
+        /// The parent.
+        parent: ObjectKey,
+        /// The API's error.
+        source: kube::Error,
+    },
+    /// The controller has no client (its factory was made without one).
+    #[error("children cannot be written: this controller has no Kubernetes client")]
+    NoClient,
+    /// Applying a child failed.
+    #[error("applying {child} failed: {source}")]
+    Apply {
+        /// The child.
+        child: ChildRef,
+        /// The API's error.
+        source: kube::Error,
+    },
+    /// Deleting a child failed.
+    #[error("deleting {child} failed: {source}")]
+    Delete {
+        /// The child.
+        child: ChildRef,
+        /// The API's error.
+        source: kube::Error,
+    },
+    /// Reading the parent from the API server, to check it still exists before a child is
+    /// created, failed.
+    #[error("reading {parent} before creating its children failed: {source}")]
+    ParentRead {
+        /// The parent.
+        parent: ObjectKey,
+        /// The API's error.
+        source: kube::Error,
+    },
+}
+
+impl ChildrenError {
+    /// Whether retrying can help: failed requests and failed computations can, mistakes in
+    /// what is declared cannot.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ChildrenError::Desired { .. }
+            | ChildrenError::Status { .. }
+            | ChildrenError::StatusWrite { .. }
+            | ChildrenError::NoClient
+            | ChildrenError::Apply { .. }
+            | ChildrenError::Delete { .. }
+            | ChildrenError::ParentRead { .. }
+            | ChildrenError::OtherParent { .. } => ErrorKind::Transient,
+            _ => ErrorKind::Terminal,
+        }
+    }
+}
+
+impl ChildrenError {
+    /// The reconcile error this makes, of this error's [`kind`](Self::kind) (the blanket
+    /// `From` of [`ReconcileError`] would make every error transient).
+    pub fn into_reconcile_error(self) -> ReconcileError {
+        match self.kind() {
+            ErrorKind::Terminal => ReconcileError::terminal(self),
+            _ => ReconcileError::transient(self),
+        }
+    }
+}
+
+/// A reconciler that brings declared children in line, then calls the user's.
+pub(crate) struct WithChildren<P, R> {
+    pub(crate) controller: Arc<str>,
+    pub(crate) children: Vec<Arc<dyn SyncChildren<P>>>,
+    pub(crate) inner: R,
+}
+
+#[async_trait::async_trait]
+impl<P, R> KeyReconciler<P> for WithChildren<P, R>
+where
+    P: Send + Sync + 'static,
+    R: KeyReconciler<P>,
+{
+    async fn reconcile(
+        &self,
+        key: &ObjectKey,
+        obj: Option<Arc<P>>,
+    ) -> Result<Action, ReconcileError> {
+        let mut report = ChildrenReport::default();
+        let mut first_error = None;
+        for set in &self.children {
+            if let Err(error) = set.sync(key, obj.as_deref(), &mut report).await {
+                first_error.get_or_insert(error);
+            }
+        }
+        if !report.is_unchanged() {
+            tracing::info!(controller = %self.controller, %key, "{report}");
+        }
+        if let Some(error) = first_error {
+            return Err(error.into_reconcile_error());
+        }
+        self.inner.reconcile(key, obj).await
+    }
+}
+
+/// The reconciler of a controller whose work is all in its declared children.
+pub(crate) struct NoReconcile;
+
+#[async_trait::async_trait]
+impl<P: Send + Sync + 'static> KeyReconciler<P> for NoReconcile {
+    async fn reconcile(
+        &self,
+        _key: &ObjectKey,
+        _obj: Option<Arc<P>>,
+    ) -> Result<Action, ReconcileError> {
+        Ok(Action::Done)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,89 @@
+//! A declared status: what the parent's `status` should be, written with server-side apply
+//! to its status subresource when the cached parent does not already hold it.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use informer_core::ObjectKey;
+use kube::api::{Patch, PatchParams};
+use serde_json::{Value, json};
+
+use super::compare::holds;
+use super::sync::SyncChildren;
+use super::{BoxError, ChildrenError, ChildrenReport};
+use crate::controller::ControllerResource;
+use crate::controller::consistency::ReconcileClient;
+use crate::controller::scope::ControllerScope;
+
+/// What a parent's status should be, as JSON (`null`: leave it).
+pub(crate) type StatusFn<P> = Arc<dyn Fn(&P) -> Result<Value, BoxError> + Send + Sync>;
+
+/// The declared status of a controller of `P`.
+pub(crate) struct StatusSet<P> {
+    pub(crate) status: StatusFn<P>,
+    pub(crate) client: Arc<ReconcileClient>,
+    /// The field manager of every apply: the controller's name.
+    pub(crate) field_manager: String,
+}
+
+impl<P: ControllerResource + serde::Serialize> StatusSet<P> {
+    async fn write(
+        &self,
+        key: &ObjectKey,
+        parent: &P,
+        report: &mut ChildrenReport,
+    ) -> Result<(), ChildrenError> {
+        let kind = P::kind(&P::DynamicType::default()).into_owned();
+        let wanted = (self.status)(parent).map_err(|source| ChildrenError::Status {
+            parent: key.clone(),
+            source,
+        })?;
+        if wanted.is_null() {
+            return Ok(());
+        }
+        let cached = serde_json::to_value(parent)
+            .ok()
+            .and_then(|mut p| p.get_mut("status").map(Value::take))
+            .unwrap_or(Value::Null);
+        if holds(&cached, &wanted) {
+            return Ok(());
+        }
+        let client = self.client.get().ok_or(ChildrenError::NoClient)?;
+        let dt = P::DynamicType::default();
+        let body = json!({
+            "apiVersion": P::api_version(&dt),
+            "kind": kind,
+            "metadata": {"name": key.name()},
+            "status": wanted,
+        });
+        let api = <P::Scope as ControllerScope>::api::<P>(client.clone(), key.namespace());
+        let params = PatchParams::apply(&self.field_manager).force();
+        api.patch_status(key.name(), &params, &Patch::Apply(&body))
+            .await
+            .map_err(|source| ChildrenError::StatusWrite {
+                parent: key.clone(),
+                source,
+            })?;
+        report.status_written = true;
+        Ok(())
+    }
+}
+
+impl<P: ControllerResource + serde::Serialize> SyncChildren<P> for StatusSet<P> {
+    fn sync<'a>(
+        &'a self,
+        key: &'a ObjectKey,
+        parent: Option<&'a P>,
+        report: &'a mut ChildrenReport,
+    ) -> BoxFuture<'a, Result<(), ChildrenError>> {
+        Box::pin(async move {
+            match parent {
+                Some(parent) if parent.meta().deletion_timestamp.is_none() => {
+                    self.write(key, parent, report).await
+                }
+                // Gone, or going: no status to write.
+                _ => Ok(()),
+            }
+        })
+    }
+}

@@ -1,0 +1,446 @@
+//! One declared set of children of type `C`: compute what a parent wants, apply what the
+//! cache does not already hold, delete what is no longer wanted.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use informer_core::ObjectKey;
+use kube::ResourceExt;
+use kube::api::{DeleteParams, Patch, PatchParams, Preconditions, PropagationPolicy};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::compare::holds;
+use super::ownership::{
+    APPLIED_HASH_ANNOTATION, CONTROLLER_LABEL, OWNER_ANNOTATION, OWNER_UID_LABEL, Ownership, Tie,
+    fnv1a,
+};
+use super::{BoxError, ChildRef, ChildrenError, ChildrenReport};
+use crate::controller::ControllerResource;
+use crate::controller::consistency::ReconcileClient;
+use crate::controller::scope::ControllerScope;
+use crate::lister::Lister;
+
+/// What a parent wants of one child type.
+pub(crate) type DesiredFn<P, C> = Arc<dyn Fn(&P) -> Result<Vec<C>, BoxError> + Send + Sync>;
+
+/// One declared child type of a controller of `P`, type-erased over the child type.
+pub(crate) trait SyncChildren<P>: Send + Sync {
+    /// Brings the children of the parent at `key` in line: `parent` is the cached parent
+    /// (`None`: gone). Adds what it did to `report`, and returns the first error met (the
+    /// other children are still brought in line).
+    fn sync<'a>(
+        &'a self,
+        key: &'a ObjectKey,
+        parent: Option<&'a P>,
+        report: &'a mut ChildrenReport,
+    ) -> BoxFuture<'a, Result<(), ChildrenError>>;
+}
+
+/// The children of type `C` of a controller of `P`.
+pub(crate) struct ChildSet<P, C> {
+    pub(crate) desired: DesiredFn<P, C>,
+    /// The cache of this controller's children of type `C` (selected by its label).
+    pub(crate) children: Lister<C>,
+    /// The cache of parents: a child whose recorded parent is still there is not taken over.
+    pub(crate) parents: Lister<P>,
+    pub(crate) client: Arc<ReconcileClient>,
+    /// The field manager of every apply: the controller's name.
+    pub(crate) field_manager: String,
+    pub(crate) ownership: Ownership,
+    /// The namespace children are watched in (`None`: all).
+    pub(crate) watched_namespace: Option<String>,
+}
+
+/// A child ready to apply: its key, and the JSON body.
+#[derive(Debug)]
+struct Prepared {
+    key: ObjectKey,
+    body: Value,
+}
+
+impl<P, C> ChildSet<P, C>
+where
+    P: ControllerResource,
+    C: ControllerResource + Serialize,
+{
+    fn kind() -> String {
+        C::kind(&C::DynamicType::default()).into_owned()
+    }
+
+    fn child_ref(key: &ObjectKey) -> ChildRef {
+        ChildRef {
+            kind: Self::kind(),
+            key: key.clone(),
+        }
+    }
+
+    /// The children of the parent at `key` in the cache.
+    fn existing(&self, key: &ObjectKey) -> Vec<Arc<C>> {
+        let index = self.ownership.index_name();
+        self.children
+            .indexer()
+            .by_index(&index, &key.to_string())
+            .unwrap_or_default()
+    }
+
+    /// `child` as the body of an apply: type and kind set, server-set fields and `status`
+    /// dropped, the namespace defaulted, the ownership marks added, and the hash of it all
+    /// in an annotation.
+    fn prepare(
+        &self,
+        parent: &P,
+        parent_key: &ObjectKey,
+        child: &C,
+    ) -> Result<Prepared, ChildrenError> {
+        let kind = Self::kind();
+        let mut body = serde_json::to_value(child).map_err(|source| ChildrenError::Serialize {
+            kind: kind.clone(),
+            source,
+        })?;
+        let Value::Object(fields) = &mut body else {
+            return Err(ChildrenError::NotAnObject { kind });
+        };
+        let dt = C::DynamicType::default();
+        fields.insert("apiVersion".into(), C::api_version(&dt).into_owned().into());
+        fields.insert("kind".into(), kind.clone().into());
+        fields.remove("status");
+        let meta = fields
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(meta) = meta else {
+            return Err(ChildrenError::NotAnObject { kind });
+        };
+        for server_set in [
+            "uid",
+            "resourceVersion",
+            "generation",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "managedFields",
+            "selfLink",
+        ] {
+            meta.remove(server_set);
+        }
+        let name = match meta.get("name").and_then(Value::as_str) {
+            Some(name) if !name.is_empty() => name.to_owned(),
+            _ => return Err(ChildrenError::NoName { kind }),
+        };
+        let namespace = self.child_namespace(
+            parent_key,
+            meta.get("namespace").and_then(Value::as_str),
+            &kind,
+            &name,
+        )?;
+        match &namespace {
+            Some(ns) => meta.insert("namespace".into(), ns.clone().into()),
+            None => meta.remove("namespace"),
+        };
+        let key = ObjectKey::new(namespace.as_deref(), &name);
+        insert(meta, "labels", CONTROLLER_LABEL, &self.ownership.controller);
+        let parent_meta = parent.meta();
+        match self
+            .ownership
+            .tie(parent_key.namespace(), namespace.as_deref())
+        {
+            Tie::OwnerReference => {
+                let reference = self.ownership.owner_reference(parent_meta);
+                let refs = meta
+                    .entry("ownerReferences")
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                let Value::Array(refs) = refs else {
+                    return Err(ChildrenError::NotAnObject { kind });
+                };
+                if refs.iter().any(|r| {
+                    r.get("controller") == Some(&Value::Bool(true))
+                        && r.get("uid").and_then(Value::as_str) != Some(reference.uid.as_str())
+                }) {
+                    return Err(ChildrenError::ControllerTaken { kind, key });
+                }
+                refs.retain(|r| {
+                    r.get("uid").and_then(Value::as_str) != Some(reference.uid.as_str())
+                });
+                refs.push(serde_json::to_value(reference).map_err(|source| {
+                    ChildrenError::Serialize {
+                        kind: kind.clone(),
+                        source,
+                    }
+                })?);
+            }
+            Tie::Labels => {
+                let uid = parent_meta.uid.as_deref().unwrap_or_default();
+                insert(meta, "labels", OWNER_UID_LABEL, uid);
+                insert(
+                    meta,
+                    "annotations",
+                    OWNER_ANNOTATION,
+                    &parent_key.to_string(),
+                );
+            }
+        }
+        // Last: the hash of everything above.
+        let hash = format!(
+            "{:016x}",
+            fnv1a(&serde_json::to_vec(&body).unwrap_or_default())
+        );
+        if let Some(Value::Object(meta)) = body.get_mut("metadata") {
+            insert(meta, "annotations", APPLIED_HASH_ANNOTATION, &hash);
+        }
+        Ok(Prepared { key, body })
+    }
+
+    /// The namespace of a child that names `namespace` (or none): for a namespaced `C`,
+    /// its own, else the one children are watched in, else its parent's; it must be one
+    /// the children are watched in.
+    fn child_namespace(
+        &self,
+        parent_key: &ObjectKey,
+        namespace: Option<&str>,
+        kind: &str,
+        name: &str,
+    ) -> Result<Option<String>, ChildrenError> {
+        if !<C::Scope as ControllerScope>::NAMESPACED {
+            return Ok(None);
+        }
+        let namespace = namespace
+            .filter(|ns| !ns.is_empty())
+            .or(self.watched_namespace.as_deref())
+            .or(parent_key.namespace())
+            .map(str::to_owned);
+        let Some(namespace) = namespace else {
+            return Err(ChildrenError::NoNamespace {
+                kind: kind.to_owned(),
+                name: name.to_owned(),
+            });
+        };
+        if let Some(watched) = &self.watched_namespace
+            && *watched != namespace
+        {
+            return Err(ChildrenError::OutsideWatch {
+                kind: kind.to_owned(),
+                key: ObjectKey::new(Some(&namespace), name),
+                watched: watched.clone(),
+            });
+        }
+        Ok(Some(namespace))
+    }
+
+    /// Whether the cached `child` belongs to another parent that still exists.
+    fn belongs_elsewhere(&self, child: &C, parent_key: &ObjectKey) -> Option<ObjectKey> {
+        let (owner, _) = self.ownership.parent_of(child.meta())?;
+        (owner != *parent_key && self.parents.get(&owner).is_some()).then_some(owner)
+    }
+
+    /// Whether `parent` (as cached) still exists on the API server: same UID, not being
+    /// deleted. Asked before a child is created: a cache can still hold a parent the server
+    /// has deleted (its watch is behind, or being re-established), and a child created for
+    /// it is deleted by the garbage collector at once, whose event reconciles the parent
+    /// again, which creates the child again: a fight with the collector that lasts as long
+    /// as the cache is behind. client-go's controllers read the owner live for the same
+    /// reason before adopting (`RecheckDeletionTimestamp`). One GET, only when a child is
+    /// missing.
+    async fn parent_is_live(&self, key: &ObjectKey, parent: &P) -> Result<bool, ChildrenError> {
+        let client = self.client.get().ok_or(ChildrenError::NoClient)?;
+        let api = <P::Scope as ControllerScope>::api::<P>(client.clone(), key.namespace());
+        let live = api
+            .get_opt(key.name())
+            .await
+            .map_err(|source| ChildrenError::ParentRead {
+                parent: key.clone(),
+                source,
+            })?;
+        Ok(live.is_some_and(|live| {
+            live.meta().uid == parent.meta().uid && live.meta().deletion_timestamp.is_none()
+        }))
+    }
+
+    async fn apply(&self, child: Prepared) -> Result<(), ChildrenError> {
+        let client = self.client.get().ok_or(ChildrenError::NoClient)?;
+        let api = <C::Scope as ControllerScope>::api::<C>(client.clone(), child.key.namespace());
+        let params = PatchParams::apply(&self.field_manager).force();
+        api.patch(child.key.name(), &params, &Patch::Apply(&child.body))
+            .await
+            .map(drop)
+            .map_err(|source| ChildrenError::Apply {
+                child: Self::child_ref(&child.key),
+                source,
+            })
+    }
+
+    async fn delete(&self, child: &C) -> Result<Option<ObjectKey>, ChildrenError> {
+        let client = self.client.get().ok_or(ChildrenError::NoClient)?;
+        let key = ObjectKey::new(child.namespace().as_deref(), &child.name_any());
+        let api = <C::Scope as ControllerScope>::api::<C>(client.clone(), key.namespace());
+        let params = DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Background),
+            preconditions: child.uid().map(|uid| Preconditions {
+                uid: Some(uid),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        match api.delete(key.name(), &params).await {
+            Ok(_) => Ok(Some(key)),
+            // Gone already, or replaced by another object of that name: nothing of ours.
+            Err(kube::Error::Api(status)) if status.is_not_found() || status.is_conflict() => {
+                Ok(None)
+            }
+            Err(source) => Err(ChildrenError::Delete {
+                child: Self::child_ref(&key),
+                source,
+            }),
+        }
+    }
+
+    /// The children of a parent that is gone (or going): those tied by labels are deleted,
+    /// those tied by owner references are the garbage collector's.
+    async fn parent_gone(
+        &self,
+        key: &ObjectKey,
+        report: &mut ChildrenReport,
+    ) -> Result<(), ChildrenError> {
+        let mut first_error = None;
+        for child in self.existing(key) {
+            if !matches!(
+                self.ownership.parent_of(child.meta()),
+                Some((_, Tie::Labels))
+            ) {
+                continue;
+            }
+            match self.delete(&child).await {
+                Ok(Some(deleted)) => report.deleted.push(Self::child_ref(&deleted)),
+                Ok(None) => {}
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    async fn sync_present(
+        &self,
+        key: &ObjectKey,
+        parent: &P,
+        report: &mut ChildrenReport,
+    ) -> Result<(), ChildrenError> {
+        let desired = (self.desired)(parent).map_err(|source| ChildrenError::Desired {
+            kind: Self::kind(),
+            source,
+        })?;
+        let mut prepared = Vec::with_capacity(desired.len());
+        let mut keys = HashSet::with_capacity(desired.len());
+        for child in &desired {
+            let child = self.prepare(parent, key, child)?;
+            if !keys.insert(child.key.clone()) {
+                return Err(ChildrenError::Twice {
+                    kind: Self::kind(),
+                    key: child.key,
+                });
+            }
+            prepared.push(child);
+        }
+        let mut first_error = None;
+        // Asked once, at the first child to create (see `parent_is_live`).
+        let mut parent_live = None;
+        for child in prepared {
+            let cached = self.children.get(&child.key);
+            if let Some(cached) = &cached {
+                if let Some(owner) = self.belongs_elsewhere(cached, key) {
+                    first_error.get_or_insert(ChildrenError::OtherParent {
+                        child: Self::child_ref(&child.key),
+                        parent: owner,
+                    });
+                    continue;
+                }
+                let have = serde_json::to_value(&**cached).unwrap_or(Value::Null);
+                if holds(&have, &child.body) {
+                    report.unchanged += 1;
+                    continue;
+                }
+            }
+            if cached.is_none() {
+                let live = match parent_live {
+                    Some(live) => live,
+                    None => *parent_live.insert(self.parent_is_live(key, parent).await?),
+                };
+                if !live {
+                    tracing::debug!(
+                        parent = %key,
+                        child = %child.key,
+                        "the parent is gone from the API server (the cache is behind): its children are not created"
+                    );
+                    continue;
+                }
+            }
+            let child_key = child.key.clone();
+            match self.apply(child).await {
+                Ok(()) if cached.is_some() => report.updated.push(Self::child_ref(&child_key)),
+                Ok(()) => report.created.push(Self::child_ref(&child_key)),
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        for child in self.existing(key) {
+            let child_key = ObjectKey::new(child.namespace().as_deref(), &child.name_any());
+            if keys.contains(&child_key) {
+                continue;
+            }
+            match self.delete(&child).await {
+                Ok(Some(deleted)) => report.deleted.push(Self::child_ref(&deleted)),
+                Ok(None) => {}
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+impl<P, C> SyncChildren<P> for ChildSet<P, C>
+where
+    P: ControllerResource,
+    C: ControllerResource + Serialize,
+{
+    fn sync<'a>(
+        &'a self,
+        key: &'a ObjectKey,
+        parent: Option<&'a P>,
+        report: &'a mut ChildrenReport,
+    ) -> BoxFuture<'a, Result<(), ChildrenError>> {
+        Box::pin(async move {
+            match parent {
+                // Being deleted: children are not made again behind the garbage collector.
+                Some(parent) if parent.meta().deletion_timestamp.is_none() => {
+                    if parent.meta().uid.as_deref().is_none_or(str::is_empty) {
+                        return Err(ChildrenError::ParentWithoutUid {
+                            parent: key.clone(),
+                        });
+                    }
+                    self.sync_present(key, parent, report).await
+                }
+                _ => self.parent_gone(key, report).await,
+            }
+        })
+    }
+}
+
+/// Sets `map[field][key] = value`, making `map[field]` if needed.
+fn insert(map: &mut Map<String, Value>, field: &str, key: &str, value: &str) {
+    let entry = map
+        .entry(field)
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !entry.is_object() {
+        *entry = Value::Object(Map::new());
+    }
+    if let Value::Object(entries) = entry {
+        entries.insert(key.to_owned(), value.into());
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,63 @@
+use informer_core::ObjectKey;
+use k8s_openapi::api::core::v1::ConfigMap;
+
+use super::*;
+
+#[test]
+fn children_come_as_a_vec_an_option_or_a_result_of_either() {
+    let vec: Vec<ConfigMap> = vec![ConfigMap::default(), ConfigMap::default()];
+    assert_eq!(vec.into_children().unwrap().len(), 2);
+    assert_eq!(
+        IntoChildren::<ConfigMap>::into_children(None::<ConfigMap>)
+            .unwrap()
+            .len(),
+        0
+    );
+    let ok: Result<Option<ConfigMap>, std::fmt::Error> = Ok(Some(ConfigMap::default()));
+    assert_eq!(ok.into_children().unwrap().len(), 1);
+    let failed: Result<Vec<ConfigMap>, String> = Err("no template".into());
+    assert_eq!(
+        failed.into_children().unwrap_err().to_string(),
+        "no template"
+    );
+}
+
+#[test]
+fn a_report_names_what_was_written() {
+    let child = |name: &str| ChildRef {
+        kind: "Secret".into(),
+        key: ObjectKey::new(Some("default"), name),
+    };
+    let report = ChildrenReport {
+        created: vec![child("a")],
+        updated: vec![],
+        deleted: vec![child("b"), child("c")],
+        unchanged: 4,
+        status_written: false,
+    };
+    assert!(!report.is_unchanged());
+    assert_eq!(
+        report.to_string(),
+        "created Secret default/a; deleted Secret default/b, Secret default/c"
+    );
+    let status_only = ChildrenReport {
+        status_written: true,
+        ..ChildrenReport::default()
+    };
+    assert!(!status_only.is_unchanged());
+    assert_eq!(status_only.to_string(), "status written");
+}
+
+#[test]
+fn mistakes_in_what_is_declared_are_terminal_and_failed_requests_transient() {
+    let terminal = ChildrenError::NoName {
+        kind: "Secret".into(),
+    };
+    assert!(terminal.into_reconcile_error().is_terminal());
+    let transient = ChildrenError::Desired {
+        kind: "Secret".into(),
+        source: "boom".into(),
+    };
+    assert!(!transient.into_reconcile_error().is_terminal());
+    assert!(!ChildrenError::NoClient.into_reconcile_error().is_terminal());
+}

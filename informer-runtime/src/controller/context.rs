@@ -1,0 +1,320 @@
+//! What a reconcile reads and writes through: [`Context`] (of a [`ControllerSpec`]: the
+//! client, typed `Api`s, the primary lister, the queue, and the spec's own listers) and
+//! [`ControllerContext`], the part every controller has.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
+use std::task::Poll;
+
+use futures::future::BoxFuture;
+use informer_core::{ObjectKey, Queue};
+use kube::{Api, Client};
+
+use super::consistency::ReconcileClient;
+use super::scope::ControllerScope;
+use super::{Controller, ControllerResource, ControllerSpec};
+use crate::lister::Lister;
+
+/// What each reconcile of controller `C` reads and writes through: `ctx: &Context<Self>` in a
+/// [`Reconcile`](super::Reconcile) impl.
+///
+/// - [`client`](Self::client) and [`api`](Self::api): the controller's client, and a typed
+///   `Api` over it in one call. Writes made through either are recorded for
+///   read-your-own-writes (see
+///   [`ControllerBuilder::read_your_writes`](super::ControllerBuilder::read_your_writes)).
+/// - [`lister`](Self::lister), [`queue`](Self::queue), [`name`](Self::name): the primary
+///   resource's cache, the controller's queue and its name.
+/// - Everything of [`C::Listers`](ControllerSpec::Listers), through `Deref`: for a
+///   `#[derive(ControllerSpec)]` struct `Deployments`, the generated `DeploymentsListers`
+///   with one accessor per resource (`ctx.deployments()`, `ctx.replica_sets()`).
+///
+/// ```
+/// use std::sync::Arc;
+/// use informer_core::ObjectKey;
+/// use informer_runtime::controller::{
+///     Action, Context, Controller, ControllerBuilder, ControllerSpec, Reconcile, ReconcileError,
+/// };
+/// use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+///
+/// struct Stamp;
+/// impl ControllerSpec for Stamp {
+///     type Resource = ConfigMap;
+///     type Listers = ();
+///     fn configure(&self, b: ControllerBuilder<ConfigMap>) -> ControllerBuilder<ConfigMap> { b }
+///     fn listers(_: &Controller<ConfigMap>) {}
+/// }
+///
+/// impl Reconcile for Stamp {
+///     async fn reconcile(
+///         &self,
+///         ctx: &Context<Self>,
+///         key: &ObjectKey,
+///         cm: Option<Arc<ConfigMap>>,
+///     ) -> Result<Action, ReconcileError> {
+///         let Some(_cm) = cm else { return Ok(Action::Done) };
+///         let secrets = ctx.api::<Secret>(key.namespace()); // an Api<Secret> in the key's namespace
+///         let _found = secrets.get_opt(key.name()).await?;
+///         Ok(Action::Done)
+///     }
+/// }
+/// ```
+pub struct Context<C: ControllerSpec> {
+    core: ControllerContext<C::Resource>,
+    listers: C::Listers,
+}
+
+impl<C: ControllerSpec> Context<C> {
+    /// The context of `controller`: its core, and the spec's listers
+    /// ([`ControllerSpec::listers`]).
+    pub fn new(controller: &Controller<C::Resource>) -> Self {
+        Self {
+            core: ControllerContext::new(controller),
+            listers: C::listers(controller),
+        }
+    }
+
+    /// The client to read and write through: the controller's factory's client, which,
+    /// with read-your-own-writes on (the default), records every write a reconcile makes
+    /// through it, so that the next reconcile of the same key waits until the caches have
+    /// seen it. A controller whose factory has no client (tests over memory sources) gets a
+    /// client whose every request fails with [`NoClient`].
+    pub fn client(&self) -> &Client {
+        self.core.client_or_failing()
+    }
+
+    /// A typed `Api` of `T` over [`client`](Self::client): in `namespace` (a `&str`, or
+    /// `key.namespace()`), or across all namespaces with `None`; cluster-scoped types ignore
+    /// the namespace.
+    ///
+    /// ```no_run
+    /// # use informer_runtime::controller::{Context, ControllerSpec};
+    /// # fn demo<C: ControllerSpec>(ctx: &Context<C>, key: &informer_core::ObjectKey) {
+    /// use k8s_openapi::api::apps::v1::ReplicaSet;
+    /// use k8s_openapi::api::core::v1::Node;
+    /// let replica_sets = ctx.api::<ReplicaSet>(key.namespace()); // the key's namespace
+    /// let in_shop = ctx.api::<ReplicaSet>("shop");
+    /// let nodes = ctx.api::<Node>(None); // cluster-scoped
+    /// # let _ = (replica_sets, in_shop, nodes);
+    /// # }
+    /// ```
+    pub fn api<'a, T: ControllerResource>(&self, namespace: impl Into<Option<&'a str>>) -> Api<T> {
+        <T::Scope as ControllerScope>::api::<T>(self.client().clone(), namespace.into())
+    }
+
+    /// The lister of the primary resource.
+    pub fn lister(&self) -> &Lister<C::Resource> {
+        self.core.lister()
+    }
+
+    /// The controller's queue: add a key to have it reconciled.
+    pub fn queue(&self) -> &Arc<dyn Queue<ObjectKey>> {
+        self.core.queue()
+    }
+
+    /// The controller's name (metrics labels, logs, the field manager of its children).
+    pub fn name(&self) -> &str {
+        self.core.name()
+    }
+
+    /// The spec's listers ([`ControllerSpec::Listers`]); also reached through `Deref`.
+    pub fn listers(&self) -> &C::Listers {
+        &self.listers
+    }
+}
+
+impl<C: ControllerSpec> Deref for Context<C> {
+    type Target = C::Listers;
+
+    fn deref(&self) -> &C::Listers {
+        &self.listers
+    }
+}
+
+impl<C: ControllerSpec> fmt::Debug for Context<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("controller", &self.core)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The controller has no Kubernetes client: its factory was made with
+/// [`InformerFactory::without_client`](crate::factory::InformerFactory::without_client).
+///
+/// ```
+/// use informer_runtime::controller::{NoClient, ReconcileError};
+///
+/// let error: ReconcileError = NoClient.into();
+/// assert!(error.to_string().contains("no Kubernetes client"));
+/// ```
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("this controller has no Kubernetes client (its factory was made without one)")]
+pub struct NoClient;
+
+/// What every controller's context holds: the primary resource's lister, the queue, the
+/// client and the controller's name. [`Context`] wraps one.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use informer_runtime::controller::{Action, Controller, ControllerContext, reconciler_fn};
+/// # use informer_runtime::factory::{InformerFactory, InformerParams};
+/// # use informer_testing::MemoryListerWatcher;
+/// # use k8s_openapi::api::core::v1::ConfigMap;
+/// # let factory = InformerFactory::without_client();
+/// # let _cms = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<ConfigMap>::new()));
+/// # let controller = Controller::<ConfigMap>::builder(&factory)
+/// #     .build(reconciler_fn(|_k, _c: Option<Arc<ConfigMap>>| async { Ok(Action::Done) }))
+/// #     .unwrap();
+/// let ctx = ControllerContext::new(&controller);
+/// assert_eq!(ctx.name(), "configmap");
+/// assert!(ctx.client().is_err(), "a factory without a client");
+/// assert!(ctx.lister().is_empty());
+/// ```
+pub struct ControllerContext<K> {
+    lister: Lister<K>,
+    queue: Arc<dyn Queue<ObjectKey>>,
+    client: Arc<ReconcileClient>,
+    /// The client whose requests fail with [`NoClient`], made on first use.
+    failing: Arc<OnceLock<Client>>,
+    name: String,
+}
+
+impl<K> Clone for ControllerContext<K> {
+    fn clone(&self) -> Self {
+        Self {
+            lister: self.lister.clone(),
+            queue: self.queue.clone(),
+            client: self.client.clone(),
+            failing: self.failing.clone(),
+            name: self.name.clone(),
+        }
+    }
+}
+
+impl<K> fmt::Debug for ControllerContext<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ControllerContext")
+            .field("name", &self.name)
+            .field("cached", &self.lister.len())
+            .field("queued", &self.queue.len())
+            .field("client", &self.client.get().is_some())
+            .finish()
+    }
+}
+
+impl<K: Clone + Send + Sync + 'static> ControllerContext<K> {
+    /// The context of `controller`.
+    pub fn new(controller: &Controller<K>) -> Self {
+        Self {
+            lister: controller.lister(),
+            queue: controller.queue(),
+            client: controller.reconcile_client(),
+            failing: Arc::new(OnceLock::new()),
+            name: controller.name().to_owned(),
+        }
+    }
+
+    /// The lister of the primary resource.
+    pub fn lister(&self) -> &Lister<K> {
+        &self.lister
+    }
+
+    /// The controller's queue: add a key to have it reconciled.
+    pub fn queue(&self) -> &Arc<dyn Queue<ObjectKey>> {
+        &self.queue
+    }
+
+    /// The client to read and write through, as [`Context::client`] describes it.
+    ///
+    /// # Errors
+    /// [`NoClient`] if the factory has none (it converts into a [`ReconcileError`], so
+    /// `ctx.client()?` works in a reconcile).
+    ///
+    /// [`ReconcileError`]: super::ReconcileError
+    pub fn client(&self) -> Result<&Client, NoClient> {
+        self.client.get().ok_or(NoClient)
+    }
+
+    /// The client, or one whose every request fails with [`NoClient`].
+    pub(crate) fn client_or_failing(&self) -> &Client {
+        match self.client.get() {
+            Some(client) => client,
+            None => self.failing.get_or_init(failing_client),
+        }
+    }
+
+    /// The controller's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// A client whose every request fails with [`NoClient`]. Needs a Tokio runtime (kube's
+/// client spawns its buffer task), as every request does.
+pub(crate) fn failing_client() -> Client {
+    Client::new(Failing, "default")
+}
+
+/// The service behind [`failing_client`].
+#[derive(Clone, Copy)]
+struct Failing;
+
+impl tower_service::Service<http::Request<kube::client::Body>> for Failing {
+    type Response = http::Response<kube::client::Body>;
+    type Error = NoClient;
+    type Future = BoxFuture<'static, Result<Self::Response, NoClient>>;
+
+    fn poll_ready(&mut self, _cx: &mut std::task::Context<'_>) -> Poll<Result<(), NoClient>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _request: http::Request<kube::client::Body>) -> Self::Future {
+        Box::pin(async { Err(NoClient) })
+    }
+}
+
+/// The lister of `C` that controller `controller` watches. For generated listers: a
+/// derived controller always watches the types it names, so a missing one is a bug in the
+/// derive and panics with what was asked.
+///
+/// # Panics
+/// If `controller` does not watch `C`.
+#[doc(hidden)]
+pub fn related_lister<K, C>(controller: &Controller<K>) -> Lister<C>
+where
+    K: Clone + Send + Sync + 'static,
+    C: 'static,
+{
+    controller.lister_of::<C>().unwrap_or_else(|| {
+        panic!(
+            "controller {} does not watch {}",
+            controller.name(),
+            std::any::type_name::<C>()
+        )
+    })
+}
+
+/// The lister of the `index`-th owned, watched or child resource of `controller` (in the
+/// order the builder added them), of type `C`. For generated listers, where one type may be
+/// watched twice (say, in two namespaces).
+///
+/// # Panics
+/// If that resource is not of type `C` (a bug in the derive).
+#[doc(hidden)]
+pub fn related_lister_at<K, C>(controller: &Controller<K>, index: usize) -> Lister<C>
+where
+    K: Clone + Send + Sync + 'static,
+    C: 'static,
+{
+    controller.lister_at::<C>(index).unwrap_or_else(|| {
+        panic!(
+            "controller {}: related resource {index} is not a {}",
+            controller.name(),
+            std::any::type_name::<C>()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests;

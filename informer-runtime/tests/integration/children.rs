@@ -1,0 +1,689 @@
+//! Declared children through a real `kube::Client` against the in-process API server:
+//! applied with server-side apply, owned by owner references in the parent's namespace and by
+//! labels in another, deleted when no longer wanted or when their parent is gone (also a
+//! parent deleted while the controller was down), put back when edited, never rewritten when
+//! they already hold what is wanted.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::support::{eventually_async, server};
+use informer_runtime::controller::{
+    APPLIED_HASH_ANNOTATION, CONTROLLER_LABEL, Controller, OWNER_ANNOTATION, OWNER_UID_LABEL,
+    WatchOptions,
+};
+use informer_runtime::factory::InformerFactory;
+use informer_runtime::informer::CancellationToken;
+use informer_runtime::metrics::ControllerMetrics;
+use informer_testing::{FailureCode, RequestMatch, TestApiServer, Verb};
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::{Api, Client, ResourceExt};
+use tokio::task::JoinHandle;
+
+/// A parent ConfigMap in `namespace` with `data`.
+fn parent(namespace: &str, name: &str, data: &[(&str, &str)]) -> ConfigMap {
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some(name.into());
+    cm.metadata.namespace = Some(namespace.into());
+    cm.metadata.labels = Some(BTreeMap::from([("role".into(), "parent".into())]));
+    cm.data = Some(
+        data.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    );
+    cm
+}
+
+/// One Secret per entry of the parent's data, named `<parent>-<key>`, holding the value.
+fn secrets_for(cm: &ConfigMap) -> Vec<Secret> {
+    let name = cm.name_any();
+    cm.data
+        .iter()
+        .flatten()
+        .map(|(key, value)| {
+            let mut secret = Secret::default();
+            secret.metadata.name = Some(format!("{name}-{key}"));
+            secret.string_data = None;
+            secret.data = Some(BTreeMap::from([(
+                "value".to_owned(),
+                k8s_openapi::ByteString(value.clone().into_bytes()),
+            )]));
+            secret
+        })
+        .collect()
+}
+
+/// A copy of the parent in namespace `mirror`, named `<namespace>.<name>`.
+fn copy_for(cm: &ConfigMap) -> Option<ConfigMap> {
+    let mut copy = ConfigMap::default();
+    copy.metadata.name = Some(format!("{}.{}", cm.namespace()?, cm.name_any()));
+    copy.metadata.namespace = Some("mirror".into());
+    copy.data = cm.data.clone();
+    Some(copy)
+}
+
+/// A controller of parent ConfigMaps in `default` with Secret children, running.
+fn run_secrets_controller(client: Client) -> (CancellationToken, JoinHandle<()>) {
+    let factory = InformerFactory::new(client);
+    let controller = Controller::<ConfigMap>::builder(&factory)
+        .name("secrets-of")
+        .namespace("default")
+        .label_selector("role=parent")
+        .children(secrets_for)
+        .build_children_only()
+        .unwrap();
+    let cancel = CancellationToken::new();
+    (cancel.clone(), tokio::spawn(controller.run(cancel)))
+}
+
+/// A controller copying parent ConfigMaps of every namespace into namespace `mirror`.
+fn run_mirror(client: Client) -> (CancellationToken, JoinHandle<()>) {
+    let factory = InformerFactory::new(client);
+    let controller = Controller::<ConfigMap>::builder(&factory)
+        .name("mirror")
+        .label_selector("role=parent")
+        .children_with(copy_for, WatchOptions::new().namespace("mirror"))
+        .build_children_only()
+        .unwrap();
+    let cancel = CancellationToken::new();
+    (cancel.clone(), tokio::spawn(controller.run(cancel)))
+}
+
+async fn create_namespace(client: &Client, name: &str) {
+    let mut ns = Namespace::default();
+    ns.metadata.name = Some(name.into());
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+}
+
+async fn secret(client: &Client, name: &str) -> Option<Secret> {
+    Api::<Secret>::namespaced(client.clone(), "default")
+        .get_opt(name)
+        .await
+        .unwrap()
+}
+
+async fn value_of(client: &Client, name: &str) -> Option<String> {
+    let secret = secret(client, name).await?;
+    let value = secret.data?.remove("value")?;
+    String::from_utf8(value.0).ok()
+}
+
+fn secret_patches(server: &TestApiServer) -> u64 {
+    server
+        .faults()
+        .request_count(RequestMatch::verb(Verb::Patch).resource("secrets"))
+}
+
+#[tokio::test]
+async fn children_in_the_parents_namespace_are_applied_with_a_controlling_owner_reference() {
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    let created = parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("token", "t1")]),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_secrets_controller(client.clone());
+
+    eventually_async("secret app-token is created", async || {
+        value_of(&client, "app-token").await.as_deref() == Some("t1")
+    })
+    .await;
+    let child = secret(&client, "app-token").await.unwrap();
+    let refs = child.owner_references();
+    assert_eq!(refs.len(), 1, "{refs:?}");
+    assert_eq!(
+        (
+            refs[0].kind.as_str(),
+            refs[0].api_version.as_str(),
+            refs[0].name.as_str(),
+            refs[0].uid.as_str(),
+            refs[0].controller,
+            refs[0].block_owner_deletion,
+        ),
+        (
+            "ConfigMap",
+            "v1",
+            "app",
+            created.uid().unwrap().as_str(),
+            Some(true),
+            Some(true)
+        )
+    );
+    let labels = child.labels();
+    assert_eq!(
+        labels.get(CONTROLLER_LABEL).map(String::as_str),
+        Some("secrets-of")
+    );
+    assert!(
+        !labels.contains_key(OWNER_UID_LABEL),
+        "tied by owner reference, not labels"
+    );
+    assert!(child.annotations().contains_key(APPLIED_HASH_ANNOTATION));
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_changed_parent_updates_its_children_and_an_unchanged_one_writes_nothing() {
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("token", "t1")]),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_secrets_controller(client.clone());
+    eventually_async("secret app-token is created", async || {
+        value_of(&client, "app-token").await.as_deref() == Some("t1")
+    })
+    .await;
+
+    let change = Patch::Merge(serde_json::json!({"data": {"token": "t2"}}));
+    parents
+        .patch("app", &PatchParams::default(), &change)
+        .await
+        .unwrap();
+    eventually_async("secret app-token holds the new value", async || {
+        value_of(&client, "app-token").await.as_deref() == Some("t2")
+    })
+    .await;
+
+    // Changes of the parent that change no child reconcile it, and write nothing.
+    let patches = secret_patches(&server);
+    for i in 0..3 {
+        let touch = Patch::Merge(
+            serde_json::json!({"metadata": {"annotations": {"touched": i.to_string()}}}),
+        );
+        parents
+            .patch("app", &PatchParams::default(), &touch)
+            .await
+            .unwrap();
+    }
+    // A child created afterwards is written: the reconciles of the touches ran before it.
+    let more = Patch::Merge(serde_json::json!({"data": {"marker": "m"}}));
+    parents
+        .patch("app", &PatchParams::default(), &more)
+        .await
+        .unwrap();
+    eventually_async("secret app-marker is created", async || {
+        value_of(&client, "app-marker").await.as_deref() == Some("m")
+    })
+    .await;
+    assert_eq!(
+        secret_patches(&server) - patches,
+        1,
+        "one apply (app-marker); app-token already held what was wanted"
+    );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn children_no_longer_wanted_are_deleted() {
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("a", "1"), ("b", "2")]),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_secrets_controller(client.clone());
+    eventually_async("both secrets exist", async || {
+        secret(&client, "app-a").await.is_some() && secret(&client, "app-b").await.is_some()
+    })
+    .await;
+
+    let drop_b = Patch::Merge(serde_json::json!({"data": {"b": null}}));
+    parents
+        .patch("app", &PatchParams::default(), &drop_b)
+        .await
+        .unwrap();
+    eventually_async("secret app-b is deleted", async || {
+        secret(&client, "app-b").await.is_none()
+    })
+    .await;
+    assert!(
+        secret(&client, "app-a").await.is_some(),
+        "app-a is still wanted"
+    );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_child_edited_by_someone_else_is_put_back() {
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("token", "t1")]),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_secrets_controller(client.clone());
+    eventually_async("secret app-token is created", async || {
+        value_of(&client, "app-token").await.as_deref() == Some("t1")
+    })
+    .await;
+
+    let applied = secret_patches(&server);
+    let secrets = Api::<Secret>::namespaced(client.clone(), "default");
+    // "tampered", base64-encoded.
+    let tamper = Patch::Merge(serde_json::json!({"data": {"value": "dGFtcGVyZWQ="}}));
+    let tampered = secrets
+        .patch("app-token", &PatchParams::default(), &tamper)
+        .await
+        .unwrap();
+    assert_eq!(
+        tampered.data.unwrap()["value"].0,
+        b"tampered",
+        "the edit was made"
+    );
+    eventually_async("secret app-token holds t1 again", async || {
+        value_of(&client, "app-token").await.as_deref() == Some("t1")
+    })
+    .await;
+    assert!(
+        secret_patches(&server) >= applied + 2,
+        "the edit, and the controller's apply putting it back"
+    );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn children_in_another_namespace_are_tied_by_labels_and_deleted_with_their_parent() {
+    let server = server().await;
+    let client = server.client();
+    create_namespace(&client, "mirror").await;
+    create_namespace(&client, "team-a").await;
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "team-a");
+    let created = parents
+        .create(
+            &PostParams::default(),
+            &parent("team-a", "settings", &[("mode", "fast")]),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_mirror(client.clone());
+
+    let copies = Api::<ConfigMap>::namespaced(client.clone(), "mirror");
+    eventually_async("the copy exists", async || {
+        copies.get_opt("team-a.settings").await.unwrap().is_some()
+    })
+    .await;
+    let copy = copies.get("team-a.settings").await.unwrap();
+    assert!(
+        copy.owner_references().is_empty(),
+        "owner references cannot cross namespaces"
+    );
+    assert_eq!(
+        copy.labels().get(OWNER_UID_LABEL),
+        created.uid().as_ref(),
+        "the parent's UID"
+    );
+    assert_eq!(
+        copy.annotations().get(OWNER_ANNOTATION).map(String::as_str),
+        Some("team-a/settings")
+    );
+    assert_eq!(copy.data, created.data);
+
+    parents
+        .delete("settings", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually_async("the copy is deleted with its source", async || {
+        copies.get_opt("team-a.settings").await.unwrap().is_none()
+    })
+    .await;
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn children_of_a_parent_deleted_while_the_controller_was_down_are_deleted_at_start() {
+    let server = server().await;
+    let client = server.client();
+    create_namespace(&client, "mirror").await;
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    for name in ["kept", "gone"] {
+        parents
+            .create(
+                &PostParams::default(),
+                &parent("default", name, &[("k", name)]),
+            )
+            .await
+            .unwrap();
+    }
+    let copies = Api::<ConfigMap>::namespaced(client.clone(), "mirror");
+    let (cancel, run) = run_mirror(client.clone());
+    eventually_async("both copies exist", async || {
+        copies.get_opt("default.kept").await.unwrap().is_some()
+            && copies.get_opt("default.gone").await.unwrap().is_some()
+    })
+    .await;
+    cancel.cancel();
+    run.await.unwrap();
+
+    // Down: the parent goes, and nothing sees it go.
+    parents
+        .delete("gone", &DeleteParams::default())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(copies.get_opt("default.gone").await.unwrap().is_some());
+
+    let (cancel, run) = run_mirror(client.clone());
+    eventually_async("the orphaned copy is deleted", async || {
+        copies.get_opt("default.gone").await.unwrap().is_none()
+    })
+    .await;
+    assert!(
+        copies.get_opt("default.kept").await.unwrap().is_some(),
+        "the copy of a parent that exists stays"
+    );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_child_outside_the_namespace_its_kind_is_watched_in_fails_the_reconcile_as_terminal() {
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("k", "v")]),
+        )
+        .await
+        .unwrap();
+    let factory = InformerFactory::new(client.clone());
+    let controller = Controller::<ConfigMap>::builder(&factory)
+        .name("strays")
+        .label_selector("role=parent")
+        // Children watched in "mirror", but put in "elsewhere".
+        .children_with(
+            |cm: &ConfigMap| {
+                let mut stray = copy_for(cm)?;
+                stray.metadata.namespace = Some("elsewhere".into());
+                Some(stray)
+            },
+            WatchOptions::new().namespace("mirror"),
+        )
+        .build_children_only()
+        .unwrap();
+    let probe = controller.probe();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(controller.run(cancel.clone()));
+    eventually_async("the reconcile failed with a terminal error", async || {
+        probe.sample().stats.terminal_errors >= 1
+    })
+    .await;
+    assert!(
+        Api::<ConfigMap>::namespaced(client.clone(), "elsewhere")
+            .get_opt("default.app")
+            .await
+            .unwrap()
+            .is_none(),
+        "nothing is written where the controller could never see it"
+    );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn writes_to_children_are_not_waited_for_in_a_cache_that_cannot_see_them() {
+    // No bookmarks: a cache that sees no event never moves.
+    let server = TestApiServer::builder()
+        .bookmark_interval(Duration::from_secs(3600))
+        .start()
+        .await
+        .unwrap();
+    let client = server.client();
+    create_namespace(&client, "mirror").await;
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("k", "v")]),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_mirror(client.clone());
+    let copies = Api::<ConfigMap>::namespaced(client.clone(), "mirror");
+    eventually_async("the copy exists", async || {
+        copies.get_opt("default.app").await.unwrap().is_some()
+    })
+    .await;
+    // The copy's write is waited for in the cache of copies, not in the cache of parents
+    // (role=parent, which copies do not carry), which sees no event from now on: were it
+    // waited for there, every reconcile of the parent would be held, and the edit below
+    // never put back.
+    let tamper = Patch::Merge(serde_json::json!({"data": {"k": "tampered"}}));
+    copies
+        .patch("default.app", &PatchParams::default(), &tamper)
+        .await
+        .unwrap();
+    eventually_async("the copy is put back", async || {
+        let copy = copies.get("default.app").await.unwrap();
+        copy.data.unwrap_or_default().get("k").map(String::as_str) == Some("v")
+    })
+    .await;
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn children_in_the_parents_namespace_go_with_it_through_the_garbage_collector() {
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("token", "t1")]),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_secrets_controller(client.clone());
+    eventually_async("secret app-token is created", async || {
+        secret(&client, "app-token").await.is_some()
+    })
+    .await;
+    // The controller stops: the collector, not the controller, deletes what the owner
+    // reference ties to the parent.
+    cancel.cancel();
+    run.await.unwrap();
+    parents
+        .delete("app", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually_async("secret app-token is collected", async || {
+        secret(&client, "app-token").await.is_none()
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_parent_deleted_on_the_server_but_still_cached_gets_no_new_children() {
+    // The controller's parent cache stays behind (its watch and lists of ConfigMaps fail)
+    // while the parent is deleted and the collector deletes its child. The child's delete
+    // event reconciles the parent the cache still holds: creating the child again would
+    // start a fight with the collector that lasts as long as the cache is behind.
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("token", "t1")]),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_secrets_controller(client.clone());
+    eventually_async("secret app-token is created", async || {
+        secret(&client, "app-token").await.is_some()
+    })
+    .await;
+    let faults = server.faults();
+    for verb in [Verb::Watch, Verb::List] {
+        faults.fail_next(
+            RequestMatch::verb(verb).resource("configmaps"),
+            usize::MAX,
+            FailureCode::InternalError,
+        );
+    }
+    faults.drop_watches();
+    let parent_reads =
+        || faults.request_count(RequestMatch::verb(Verb::Get).resource("configmaps"));
+    let reads_before = parent_reads();
+    let patches_before = secret_patches(&server);
+    parents
+        .delete("app", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually_async("the collector deletes app-token", async || {
+        secret(&client, "app-token").await.is_none()
+    })
+    .await;
+    // Time for the child's delete event to reconcile the parent the cache still holds.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        secret_patches(&server),
+        patches_before,
+        "no child was applied for a parent the server no longer has"
+    );
+    assert!(secret(&client, "app-token").await.is_none());
+    assert!(
+        parent_reads() > reads_before,
+        "the reconcile read the parent live before creating its child"
+    );
+    faults.clear();
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_declared_status_is_written_when_it_changes_and_only_then() {
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<Deployment>::namespaced(client.clone(), "default");
+    let mut web = Deployment::default();
+    web.metadata.name = Some("web".into());
+    web.spec = Some(DeploymentSpec {
+        replicas: Some(2),
+        ..Default::default()
+    });
+    parents.create(&PostParams::default(), &web).await.unwrap();
+    let factory = InformerFactory::new(client.clone());
+    let controller = Controller::<Deployment>::builder(&factory)
+        .name("status-of")
+        .status(|d: &Deployment| DeploymentStatus {
+            observed_generation: d.metadata.generation,
+            replicas: d.spec.as_ref().and_then(|s| s.replicas),
+            ..Default::default()
+        })
+        .build_children_only()
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(controller.run(cancel.clone()));
+    let status = async || parents.get("web").await.unwrap().status.unwrap_or_default();
+    eventually_async("the status says generation 1, 2 replicas", async || {
+        let s = status().await;
+        (s.observed_generation, s.replicas) == (Some(1), Some(2))
+    })
+    .await;
+    let scale = Patch::Merge(serde_json::json!({"spec": {"replicas": 3}}));
+    parents
+        .patch("web", &PatchParams::default(), &scale)
+        .await
+        .unwrap();
+    eventually_async("the status says generation 2, 3 replicas", async || {
+        let s = status().await;
+        (s.observed_generation, s.replicas) == (Some(2), Some(3))
+    })
+    .await;
+    // A change that leaves the status as it is writes nothing.
+    let writes = || {
+        server
+            .faults()
+            .request_count(RequestMatch::verb(Verb::Patch).resource("deployments"))
+    };
+    let before = writes();
+    let touch = Patch::Merge(serde_json::json!({"metadata": {"annotations": {"a": "b"}}}));
+    parents
+        .patch("web", &PatchParams::default(), &touch)
+        .await
+        .unwrap();
+    let scale = Patch::Merge(serde_json::json!({"spec": {"replicas": 4}}));
+    parents
+        .patch("web", &PatchParams::default(), &scale)
+        .await
+        .unwrap();
+    eventually_async("the status says 4 replicas", async || {
+        status().await.replicas == Some(4)
+    })
+    .await;
+    assert_eq!(
+        writes() - before,
+        3,
+        "the two patches above, and one status write (for the scale only)"
+    );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_field_no_longer_wanted_is_removed_from_its_child() {
+    let server = server().await;
+    let client = server.client();
+    create_namespace(&client, "mirror").await;
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("a", "1"), ("b", "2")]),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_mirror(client.clone());
+    let copies = Api::<ConfigMap>::namespaced(client.clone(), "mirror");
+    let keys = async || -> Vec<String> {
+        let copy = copies.get_opt("default.app").await.unwrap();
+        copy.and_then(|c| c.data)
+            .map(|d| d.into_keys().collect())
+            .unwrap_or_default()
+    };
+    eventually_async("the copy holds a and b", async || {
+        keys().await == ["a", "b"]
+    })
+    .await;
+    // The copy still holds everything wanted after b goes; the annotation of what was
+    // applied tells it apart, and the next apply drops b (the field manager owned it).
+    let drop_b = Patch::Merge(serde_json::json!({"data": {"b": null}}));
+    parents
+        .patch("app", &PatchParams::default(), &drop_b)
+        .await
+        .unwrap();
+    eventually_async("the copy holds a only", async || keys().await == ["a"]).await;
+    cancel.cancel();
+    run.await.unwrap();
+}

@@ -1,0 +1,94 @@
+use super::*;
+use crate::apiserver::CustomResourceSpec;
+
+#[test]
+fn versions_sort_by_kubernetes_priority() {
+    let mut versions = vec![
+        "v1alpha1", "v1", "v2beta1", "v10", "foo", "v2", "v1beta2", "v1beta1",
+    ];
+    versions.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
+    assert_eq!(
+        versions,
+        [
+            "v10", "v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "foo"
+        ]
+    );
+}
+
+#[test]
+fn storage_version_hashes_are_the_real_servers() {
+    let mut registry = Registry::builtin();
+    registry
+        .register(&CustomResourceSpec::namespaced(
+            "example.com",
+            "v1",
+            "Widget",
+            "widgets",
+        ))
+        .unwrap();
+    let widgets = registry.by_path("example.com", "v1", "widgets").unwrap();
+    assert_eq!(storage_version_hash(&widgets), "gIwvi5rymmg=");
+    let docs = resource_docs(&widgets);
+    assert_eq!(
+        docs[0]["verbs"][0], "delete",
+        "custom resources list their verbs as the real server"
+    );
+}
+
+#[test]
+fn documents_list_registered_resources() {
+    let mut registry = Registry::builtin();
+    registry
+        .register(
+            &CustomResourceSpec::cluster_scoped("example.com", "v1alpha1", "Zone", "zones")
+                .with_status_subresource(),
+        )
+        .unwrap();
+    let core = resource_list(&registry, "", "v1").unwrap();
+    assert_eq!(core["groupVersion"], "v1");
+    let names: Vec<&str> = core["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    for expected in [
+        "pods",
+        "pods/status",
+        "configmaps",
+        "secrets",
+        "services",
+        "namespaces",
+        "events",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    let groups = group_list(&registry);
+    let group_names: Vec<&str> = groups["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        group_names,
+        [
+            "apiextensions.k8s.io",
+            "apps",
+            "coordination.k8s.io",
+            "example.com"
+        ]
+    );
+    let zones = resource_list(&registry, "example.com", "v1alpha1").unwrap();
+    assert_eq!(zones["resources"][0]["namespaced"], false);
+    assert_eq!(zones["resources"][1]["name"], "zones/status");
+    assert!(resource_list(&registry, "example.com", "v1").is_none());
+    assert_eq!(
+        group(&registry, "apps").unwrap()["preferredVersion"]["version"],
+        "v1"
+    );
+    assert!(group(&registry, "nope.io").is_none());
+}

@@ -1,0 +1,355 @@
+//! What a chaos run tells: the [`Failure`], the [`Report`] of a failing test (seed, shrunk
+//! schedule, trace) and the [`Summary`] of a passing one.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use super::schedule::Step;
+
+/// How a run failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Failure {
+    /// An invariant did not hold in a state the server committed.
+    Invariant {
+        /// The invariant's name.
+        name: String,
+        /// What the invariant said (or the message of its panic).
+        message: String,
+        /// The revision of the state that broke it.
+        revision: u64,
+    },
+    /// After the schedule, the cluster did not reach the expected state within the bound
+    /// (or stayed unchanged in another state for half of it).
+    NotConverged {
+        /// What the convergence check said last.
+        message: String,
+        /// How long the harness waited.
+        waited: Duration,
+    },
+    /// The controller kept changing the world without input: after the expected state was
+    /// reached, it went on writing and the world did not become quiet for 5 s.
+    Thrash {
+        /// The changes the controller made after the expected state was first reached.
+        writes: usize,
+        /// The last of them, described.
+        last: Vec<String>,
+    },
+    /// A replica wrote after another holder had taken its leader-election Lease over.
+    WriteAfterLeaseLoss {
+        /// The replica incarnation (the user its requests were made as).
+        user: String,
+        /// The Lease holder identity it had.
+        identity: String,
+        /// The revision at which the Lease passed to another holder.
+        lost_at: u64,
+        /// The write, described.
+        write: String,
+    },
+    /// A controller's start function returned or panicked while the harness had not
+    /// stopped it.
+    ControllerExited {
+        /// The replica incarnation.
+        user: String,
+        /// How it ended.
+        outcome: String,
+    },
+    /// The harness itself could not do its work (the server did not start, a step could
+    /// not be applied). Not the controller's fault.
+    Harness {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl Failure {
+    /// Whether `other` is the same failure for shrinking: the same invariant, or the same
+    /// kind of failure.
+    pub(crate) fn same_kind(&self, other: &Failure) -> bool {
+        match (self, other) {
+            (Failure::Invariant { name: a, .. }, Failure::Invariant { name: b, .. }) => a == b,
+            _ => std::mem::discriminant(self) == std::mem::discriminant(other),
+        }
+    }
+
+    /// A short name of the failure's kind: `invariant`, `not converged`, `thrash`,
+    /// `write after lease loss`, `controller exited` or `harness`.
+    ///
+    /// ```
+    /// use informer_testing::chaos::Failure;
+    /// let failure = Failure::Harness { message: "x".into() };
+    /// assert_eq!(failure.kind(), "harness");
+    /// ```
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Failure::Invariant { .. } => "invariant",
+            Failure::NotConverged { .. } => "not converged",
+            Failure::Thrash { .. } => "thrash",
+            Failure::WriteAfterLeaseLoss { .. } => "write after lease loss",
+            Failure::ControllerExited { .. } => "controller exited",
+            Failure::Harness { .. } => "harness",
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Invariant {
+                name,
+                message,
+                revision,
+            } => write!(
+                f,
+                "invariant {name:?} broken at revision {revision}: {message}"
+            ),
+            Failure::NotConverged { message, waited } => write!(
+                f,
+                "not converged within {:.1}s after the schedule: {message}",
+                waited.as_secs_f64()
+            ),
+            Failure::Thrash { writes, last } => {
+                write!(
+                    f,
+                    "thrash: {writes} writes after the expected state was reached, without input; the last: {}",
+                    last.join("; ")
+                )
+            }
+            Failure::WriteAfterLeaseLoss {
+                user,
+                identity,
+                lost_at,
+                write,
+            } => write!(
+                f,
+                "{user} (lease holder {identity:?}) wrote after its lease passed to another holder at revision {lost_at}: {write}"
+            ),
+            Failure::ControllerExited { user, outcome } => {
+                write!(f, "{user} exited while it should run: {outcome}")
+            }
+            Failure::Harness { message } => write!(f, "the harness failed: {message}"),
+        }
+    }
+}
+
+/// One line of a run's trace: when, who (the world, a fault, a controller incarnation, the
+/// checker) and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceEvent {
+    /// Since the run started.
+    pub at: Duration,
+    /// `world`, `fault`, `check`, or the controller incarnation (`replica-0.1`: replica 0,
+    /// its first incarnation).
+    pub who: String,
+    /// What happened.
+    pub what: String,
+}
+
+impl fmt::Display for TraceEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "+{:>7.3}s  {:<12} {}",
+            self.at.as_secs_f64(),
+            self.who,
+            self.what
+        )
+    }
+}
+
+/// The trace of one run, bounded: its first [`Trace::HEAD`] events (how it began) and its
+/// last [`Trace::TAIL`] (how it ended); what came between is dropped and counted.
+pub(crate) struct Trace {
+    start: Instant,
+    events: Mutex<Events>,
+}
+
+#[derive(Default)]
+struct Events {
+    head: Vec<TraceEvent>,
+    tail: VecDeque<TraceEvent>,
+    dropped: usize,
+}
+
+impl Trace {
+    const HEAD: usize = 1000;
+    const TAIL: usize = 3000;
+
+    pub(crate) fn new() -> Self {
+        Self {
+            start: Instant::now(),
+            events: Mutex::new(Events::default()),
+        }
+    }
+
+    pub(crate) fn record(&self, who: impl Into<String>, what: impl Into<String>) {
+        let event = TraceEvent {
+            at: self.start.elapsed(),
+            who: who.into(),
+            what: what.into(),
+        };
+        tracing::debug!(who = %event.who, what = %event.what, "chaos");
+        let mut events = self.events.lock();
+        if events.head.len() < Self::HEAD {
+            events.head.push(event);
+            return;
+        }
+        if events.tail.len() == Self::TAIL {
+            events.tail.pop_front();
+            events.dropped += 1;
+        }
+        events.tail.push_back(event);
+    }
+
+    /// The events kept, in order, with a line saying how many were dropped between.
+    pub(crate) fn events(&self) -> Vec<TraceEvent> {
+        let events = self.events.lock();
+        let mut all = events.head.clone();
+        if events.dropped > 0 {
+            all.push(TraceEvent {
+                at: events.tail.front().map_or(Duration::ZERO, |e| e.at),
+                who: "trace".to_string(),
+                what: format!("... {} events left out ...", events.dropped),
+            });
+        }
+        all.extend(events.tail.iter().cloned());
+        all
+    }
+}
+
+/// Why a chaos test failed: the seed, the failure, the schedule shrunk to the fewest steps
+/// that still fail, and the trace of the last failing run. Its `Display` is what
+/// [`Chaos::run`](super::Chaos::run) panics with.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Report {
+    /// The test's name.
+    pub name: String,
+    /// The failing seed.
+    pub seed: u64,
+    /// How many seeds ran before the failure was found (this one included).
+    pub seeds_run: usize,
+    /// The failure of the shrunk schedule (the same kind as the seed's).
+    pub failure: Failure,
+    /// The seed's whole schedule.
+    pub schedule: Vec<Step>,
+    /// The steps kept by shrinking, with their index in [`schedule`](Self::schedule).
+    pub shrunk: Vec<(usize, Step)>,
+    /// How many runs shrinking took.
+    pub shrink_runs: usize,
+    /// Whether shrinking stopped at its budget before it was done.
+    pub shrink_budget_exhausted: bool,
+    /// The trace of the last failing run (of the shrunk schedule).
+    pub trace: Vec<TraceEvent>,
+}
+
+impl Report {
+    /// How many trace lines `Display` prints (the last ones), unless
+    /// `INFORMER_CHAOS_TRACE_LINES` says otherwise.
+    const TRACE_LINES: usize = 80;
+
+    fn trace_lines() -> usize {
+        std::env::var("INFORMER_CHAOS_TRACE_LINES")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(Self::TRACE_LINES)
+    }
+
+    /// The environment variable setting that replays the shrunk schedule:
+    /// `INFORMER_CHAOS_SEED=<seed>:<step>,<step>,...`.
+    ///
+    /// ```
+    /// # fn demo(report: informer_testing::chaos::Report) {
+    /// println!("{}", report.replay());
+    /// # }
+    /// ```
+    pub fn replay(&self) -> String {
+        let steps: Vec<String> = self.shrunk.iter().map(|(i, _)| i.to_string()).collect();
+        format!("INFORMER_CHAOS_SEED={}:{}", self.seed, steps.join(","))
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "chaos test {:?} failed on seed {} ({} seeds run)",
+            self.name, self.seed, self.seeds_run
+        )?;
+        writeln!(f, "failure: {}", self.failure)?;
+        writeln!(
+            f,
+            "replay the seed:            INFORMER_CHAOS_SEED={}",
+            self.seed
+        )?;
+        writeln!(f, "replay the shrunk schedule: {}", self.replay())?;
+        let budget = if self.shrink_budget_exhausted {
+            ", stopped at the budget"
+        } else {
+            ""
+        };
+        writeln!(
+            f,
+            "shrunk schedule: {} of {} steps ({} runs{budget}):",
+            self.shrunk.len(),
+            self.schedule.len(),
+            self.shrink_runs
+        )?;
+        for (index, step) in &self.shrunk {
+            writeln!(f, "  {index:>3}. {step}")?;
+        }
+        let lines = Self::trace_lines();
+        let skipped = self.trace.len().saturating_sub(lines);
+        writeln!(
+            f,
+            "trace of the last failing run ({} events{}):",
+            self.trace.len(),
+            if skipped > 0 {
+                format!(", the last {lines}")
+            } else {
+                String::new()
+            }
+        )?;
+        for event in &self.trace[skipped..] {
+            writeln!(f, "  {event}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Report {}
+
+/// What a passing chaos test did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Summary {
+    /// The test's name.
+    pub name: String,
+    /// The seeds that ran, in the order they finished.
+    pub seeds: Vec<u64>,
+    /// The steps of all their schedules, by kind (`world`, `crash`, `watch delay`, ...).
+    pub steps: Vec<(&'static str, usize)>,
+    /// The wall time of the whole test.
+    pub elapsed: Duration,
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let steps: Vec<String> = self
+            .steps
+            .iter()
+            .map(|(kind, n)| format!("{n} {kind}"))
+            .collect();
+        write!(
+            f,
+            "chaos test {:?}: {} seeds passed in {:.1}s ({})",
+            self.name,
+            self.seeds.len(),
+            self.elapsed.as_secs_f64(),
+            steps.join(", ")
+        )
+    }
+}

@@ -1,0 +1,99 @@
+//! The harness on kube-rs controllers: a correct one passes, a buggy one is caught and its
+//! schedule shrunk.
+
+use informer_testing::chaos::{Chaos, Failure, World};
+
+use super::mirror::{self, source};
+
+fn mirror_test(generated_names: bool) -> Chaos {
+    Chaos::new(move |client, stop| mirror::run(client, stop, generated_names))
+        .world(
+            World::generated([source("alpha", "a"), source("beta", "b")])
+                .mutate("/data/mode", ["a", "b", "c"]),
+        )
+        .invariant("one mirror per source", mirror::one_mirror_per_source)
+        .converges(mirror::mirrored)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_correct_kube_rs_controller_passes_every_seed() {
+    mirror_test(false).name("mirror").run().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kube_rs_controller_creating_from_a_stale_cache_is_caught_and_shrunk() {
+    let report = mirror_test(true)
+        .name("mirror with generated names")
+        .shrinking(32, 3)
+        .check()
+        .await
+        .expect_err("a stale cache makes a second mirror");
+    println!("{report}");
+    assert!(
+        matches!(&report.failure, Failure::Invariant { name, .. } if name == "one mirror per source"),
+        "{report}"
+    );
+    assert!(report.shrunk.len() < report.schedule.len(), "{report}");
+    assert!(
+        report.to_string().contains("INFORMER_CHAOS_SEED="),
+        "{report}"
+    );
+}
+
+/// Writes a new value into the mirror of `alpha` every 20 ms, forever: the world never
+/// becomes quiet although nothing changes it.
+async fn fidget(
+    client: kube::Client,
+    stop: tokio_util::sync::CancellationToken,
+) -> Result<(), kube::Error> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Api, Patch, PatchParams};
+    let api: Api<ConfigMap> = Api::namespaced(client, mirror::NAMESPACE);
+    let mut n = 0u64;
+    while !stop.is_cancelled() {
+        n += 1;
+        let patch =
+            Patch::Merge(serde_json::json!({"metadata": {"annotations": {"tick": n.to_string()}}}));
+        // Absent until the world creates it; errors are retried at the next tick.
+        let _ = api.patch("alpha", &PatchParams::default(), &patch).await;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_controller_that_never_stops_writing_thrashes() {
+    let report = Chaos::new(fidget)
+        .name("fidget")
+        .world(World::generated([source("alpha", "a")]))
+        .faults([])
+        .seeds(1)
+        .shrinking(6, 1)
+        .check()
+        .await
+        .expect_err("it never becomes quiet");
+    assert!(
+        matches!(&report.failure, Failure::Thrash { writes, last } if *writes > 40 && !last.is_empty()),
+        "{report}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_controller_that_returns_while_it_should_run_fails() {
+    let report = Chaos::new(|_client, _stop| async { Err::<(), _>("no informers to run") })
+        .name("quitter")
+        .world(World::generated([source("alpha", "a")]))
+        .faults([])
+        .seeds(1)
+        .shrinking(4, 1)
+        .check()
+        .await
+        .expect_err("it exits");
+    match &report.failure {
+        Failure::ControllerExited { user, outcome } => {
+            assert_eq!(user, "replica-0.1");
+            assert_eq!(outcome, "returned an error: no informers to run");
+        }
+        other => panic!("{other}"),
+    }
+}

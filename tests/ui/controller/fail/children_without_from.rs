@@ -1,0 +1,14 @@
+#[macro_use]
+#[path = "../../noop.rs"]
+mod noop;
+
+use informer::prelude::*;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+
+#[derive(ControllerSpec)]
+#[controller(for = Deployment, children(ReplicaSet))]
+struct Deployments;
+
+noop_reconcile!(Deployments, Deployment);
+
+fn main() {}
