@@ -57,7 +57,7 @@ pub mod __derive {
     /// Stands in for the primary resource when `for = ...` is missing (an error is
     /// reported), so that the struct still implements `ControllerSpec` and the user's code
     /// around it reports nothing more than the missing resource (thiserror's fallback).
-    #[derive(Debug, Clone, Default, serde::Deserialize)]
+    #[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize)]
     pub struct MissingResource {
         #[serde(skip)]
         metadata: kube::core::ObjectMeta,
