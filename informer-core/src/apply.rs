@@ -13,7 +13,7 @@ use crate::error::StoreError;
 use crate::fifo::Delta;
 use crate::handler::{Deleted, Notification};
 use crate::key::ObjectKey;
-use crate::store::Store;
+use crate::store::{Store, StoreOp};
 
 /// Applies `deltas` to `store` in order and passes each resulting notification to `notify`.
 ///
@@ -25,6 +25,10 @@ use crate::store::Store;
 ///   `FinalStateUnknown` that had none.
 /// - `ReplacedAll`: the store is replaced in one step; deletes (as `FinalStateUnknown` with
 ///   the last cached state) come first, then updates, then adds.
+/// - `ListPart`: each object is stored, as `Added`.
+/// - `ListEnd`: every cached key the list does not hold is removed (a `Delete` of a
+///   `FinalStateUnknown` with the last cached state), then the list's resource version is
+///   recorded.
 /// - `Bookmark`: the store's resource version is recorded.
 ///
 /// # Errors
@@ -144,10 +148,15 @@ fn delta_resource_version<K: Resource>(delta: &Delta<K>) -> Option<&str> {
         Delta::ReplacedAll {
             resource_version, ..
         }
-        | Delta::Bookmark { resource_version } => Some(resource_version.as_str()),
-        Delta::Sync(_) | Delta::Replaced(_) | Delta::Deleted(Deleted::FinalStateUnknown { .. }) => {
-            None
+        | Delta::ListEnd {
+            resource_version, ..
         }
+        | Delta::Bookmark { resource_version } => Some(resource_version.as_str()),
+        // A part of a list is not the list: the store reaches its version at its end.
+        Delta::Sync(_)
+        | Delta::Replaced(_)
+        | Delta::ListPart(_)
+        | Delta::Deleted(Deleted::FinalStateUnknown { .. }) => None,
     };
     rv.filter(|rv| !rv.is_empty())
 }
@@ -225,6 +234,38 @@ fn apply_one<K>(
                     is_initial_list,
                 });
             }
+        }
+        Delta::ListPart(objects) => {
+            // One write of the store for the whole part (a compact store encodes it in
+            // parallel).
+            let ops = objects.iter().cloned().map(StoreOp::Upsert).collect();
+            let replaced = store.apply(ops)?;
+            for (object, old) in objects.into_iter().zip(replaced) {
+                notify(match old {
+                    Some(old) => Notification::Update { old, new: object },
+                    None => Notification::Add {
+                        object,
+                        is_initial_list,
+                    },
+                });
+            }
+        }
+        Delta::ListEnd {
+            listed,
+            resource_version,
+        } => {
+            for key in store.list_keys() {
+                if listed.contains(&key) {
+                    continue;
+                }
+                if let Some(last) = store.delete(&key) {
+                    notify(Notification::Delete(Deleted::FinalStateUnknown {
+                        key,
+                        last_known: Some(last),
+                    }));
+                }
+            }
+            store.set_resource_version(&resource_version);
         }
         Delta::Bookmark { resource_version } => store.set_resource_version(&resource_version),
     }

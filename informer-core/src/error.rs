@@ -48,4 +48,8 @@ pub enum FifoError {
     /// The FIFO was closed; no more items are accepted or handed out.
     #[error("the FIFO is closed")]
     Closed,
+    /// The FIFO does not do what was asked (such as taking a list in parts: see
+    /// `Fifo::takes_list_parts`); push the whole list with `Fifo::replace` instead.
+    #[error("this FIFO does not support {0}")]
+    Unsupported(&'static str),
 }

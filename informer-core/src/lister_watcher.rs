@@ -1,5 +1,7 @@
 //! [`ListerWatcher`]: how the reflector reads the API server (or anything that acts like one).
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 use thiserror::Error;
@@ -7,9 +9,8 @@ use thiserror::Error;
 pub use kube_core::params::{ListParams, VersionMatch, WatchParams};
 pub use kube_core::response::{StatusCause, StatusDetails};
 pub use kube_core::watch::WatchEvent;
-pub use kube_core::{ObjectList, Status};
+pub use kube_core::{ListMeta, ObjectList, Status};
 
-/// The stream of events of one watch.
 /// The annotation on the bookmark that ends the initial events of a streaming list
 /// (`sendInitialEvents=true`); its value is `"true"`.
 ///
@@ -18,8 +19,9 @@ pub use kube_core::{ObjectList, Status};
 /// ```
 pub const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
 
-/// The stream a [`ListerWatcher::watch`] returns.
-pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>, ListWatchError>>;
+/// The stream a [`ListerWatcher::watch`] returns: each object already in the `Arc` the
+/// cache, the FIFO and every handler will share.
+pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<Arc<K>>, ListWatchError>>;
 
 /// Lists and watches one kind of object.
 ///
@@ -32,6 +34,10 @@ pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>, ListWatchErro
 /// - [`watch`](ListerWatcher::watch) streams events after `resource_version`: added,
 ///   modified, deleted, bookmarks, and error statuses (such as `410 Gone`).
 ///
+/// Objects come in `Arc`s, as client-go's come behind pointers: an object is placed once, by
+/// whoever decodes it (possibly on another thread), and never copied again on its way to the
+/// cache. [`shared`] wraps the objects of a `WatchEvent<K>`.
+///
 /// Object safe: `Arc<dyn ListerWatcher<K>>` works.
 #[async_trait]
 pub trait ListerWatcher<K: Clone>: Send + Sync {
@@ -40,7 +46,61 @@ pub trait ListerWatcher<K: Clone>: Send + Sync {
     /// # Errors
     /// The server's status (for example 410 when a continue token expired) or a transport
     /// or decoding failure.
-    async fn list(&self, params: &ListParams) -> Result<ObjectList<K>, ListWatchError>;
+    async fn list(&self, params: &ListParams) -> Result<ObjectList<Arc<K>>, ListWatchError>;
+
+    /// One page of the list, handed to `part` piece by piece as it is decoded, in the
+    /// server's order, and the page's metadata (resource version, continue token) at the
+    /// end. A reflector uses it to fill an empty cache while the rest of a large list is
+    /// still arriving, so that the whole response is never held at once.
+    ///
+    /// The default calls [`list`](ListerWatcher::list) and hands over its items in one
+    /// part; a source that decodes a response body (as `KubeListerWatcher` does) hands over
+    /// each run of decoded objects as soon as it has it. On an error, the parts already
+    /// handed over are a prefix of a list that did not complete: the caller must not take
+    /// them as a whole list.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use std::sync::Arc;
+    /// use informer_core::lister_watcher::{ListMeta, ListParams, ListerWatcher, ListWatchError,
+    ///     ObjectList, WatchParams, WatchStream};
+    ///
+    /// struct Two;
+    /// #[async_trait::async_trait]
+    /// impl ListerWatcher<String> for Two {
+    ///     async fn list(&self, _: &ListParams) -> Result<ObjectList<Arc<String>>, ListWatchError> {
+    ///         Ok(ObjectList {
+    ///             types: Default::default(),
+    ///             metadata: ListMeta { resource_version: Some("3".into()), ..Default::default() },
+    ///             items: vec![Arc::new("a".into()), Arc::new("b".into())],
+    ///         })
+    ///     }
+    ///     async fn watch(&self, _: &WatchParams, _: &str) -> Result<WatchStream<String>, ListWatchError> {
+    ///         Ok(Box::pin(futures::stream::empty()))
+    ///     }
+    /// }
+    ///
+    /// let mut parts = Vec::new();
+    /// let meta = Two.list_in_parts(&ListParams::default(), &mut |part| parts.push(part.len())).await?;
+    /// assert_eq!(parts, [2]);
+    /// assert_eq!(meta.resource_version.as_deref(), Some("3"));
+    /// # Ok::<(), ListWatchError>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// As [`list`](ListerWatcher::list).
+    async fn list_in_parts(
+        &self,
+        params: &ListParams,
+        part: &mut (dyn FnMut(Vec<Arc<K>>) + Send),
+    ) -> Result<ListMeta, ListWatchError> {
+        let list = self.list(params).await?;
+        if !list.items.is_empty() {
+            part(list.items);
+        }
+        Ok(list.metadata)
+    }
 
     /// Starts a watch from `resource_version` (`""` or `"0"` per the API's semantics).
     ///
@@ -51,6 +111,26 @@ pub trait ListerWatcher<K: Clone>: Send + Sync {
         params: &WatchParams,
         resource_version: &str,
     ) -> Result<WatchStream<K>, ListWatchError>;
+}
+
+/// The event with its object (if any) in an `Arc`, as a [`WatchStream`] carries it: for
+/// sources that receive kube's `WatchEvent<K>`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use informer_core::lister_watcher::{WatchEvent, shared};
+///
+/// let event = shared(WatchEvent::Added("a".to_string()));
+/// assert!(matches!(event, WatchEvent::Added(a) if *a == "a"));
+/// ```
+pub fn shared<K>(event: WatchEvent<K>) -> WatchEvent<Arc<K>> {
+    match event {
+        WatchEvent::Added(obj) => WatchEvent::Added(Arc::new(obj)),
+        WatchEvent::Modified(obj) => WatchEvent::Modified(Arc::new(obj)),
+        WatchEvent::Deleted(obj) => WatchEvent::Deleted(Arc::new(obj)),
+        WatchEvent::Bookmark(bookmark) => WatchEvent::Bookmark(bookmark),
+        WatchEvent::Error(status) => WatchEvent::Error(status),
+    }
 }
 
 /// A list or watch failed.

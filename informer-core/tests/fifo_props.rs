@@ -118,6 +118,9 @@ fn apply(store: &MapStore, batch: &[Delta<Obj>]) {
                 store.replace(objects.clone(), resource_version).unwrap();
             }
             Delta::Bookmark { .. } => {}
+            Delta::ListPart(_) | Delta::ListEnd { .. } => {
+                unreachable!("these properties never list in parts")
+            }
         }
     }
 }
@@ -156,6 +159,9 @@ impl Ev {
                 resource_version,
             } => Ev::ReplacedAll(objects.iter().map(o).collect(), resource_version.clone()),
             Delta::Bookmark { resource_version } => Ev::Bookmark(resource_version.clone()),
+            Delta::ListPart(_) | Delta::ListEnd { .. } => {
+                unreachable!("these properties never list in parts")
+            }
         }
     }
 

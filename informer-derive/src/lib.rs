@@ -1,4 +1,5 @@
-//! Derive macros for `informer`: [`macro@ControllerSpec`] and [`macro@indexer`].
+//! Derive macros for `informer`: [`macro@ControllerSpec`], [`macro@indexer`] and
+//! [`macro@View`].
 //!
 //! Both generate calls to public APIs of `informer-runtime` (the controller builder, the
 //! `Index` trait); nothing they do is out of reach of hand-written code. Use them through
@@ -16,6 +17,7 @@ mod indexer;
 mod names;
 mod parse;
 mod symbol;
+mod view;
 
 use proc_macro::TokenStream;
 
@@ -43,4 +45,16 @@ pub fn derive_controller(input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn indexer(args: TokenStream, item: TokenStream) -> TokenStream {
     indexer::expand(args.into(), item.into()).into()
+}
+
+/// Derives `kube::Resource`, `informer_runtime::view::View`, `Deserialize` and `Serialize`
+/// for a struct
+/// with the JSON shape of a resource (a few of its fields, `metadata` among them), named by
+/// `#[view(of = Resource)]` (and `metadata(...)`, the metadata fields kept): informers,
+/// listers and controllers then cache and hand out the view, decoded straight from the wire.
+/// Documented in the `informer` crate (`informer::view`).
+#[proc_macro_derive(View, attributes(view, serde))]
+pub fn derive_view(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    view::derive(input).into()
 }

@@ -186,7 +186,7 @@ struct Event<K> {
     prev: Option<Arc<K>>,
 }
 
-type Sender<K> = mpsc::UnboundedSender<Result<WatchEvent<K>, ListWatchError>>;
+type Sender<K> = mpsc::UnboundedSender<Result<WatchEvent<Arc<K>>, ListWatchError>>;
 
 struct Watcher<K> {
     tx: Sender<K>,
@@ -627,7 +627,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> MemoryListerWatcher<K> {
         self.lock().requests.clone()
     }
 
-    fn list_now(&self, params: &ListParams) -> Result<ObjectList<K>, ListWatchError> {
+    fn list_now(&self, params: &ListParams) -> Result<ObjectList<Arc<K>>, ListWatchError> {
         let mut st = self.lock();
         st.list_calls += 1;
         st.requests.push(RecordedRequest::List(params.clone()));
@@ -753,12 +753,12 @@ impl<K: Resource + Clone + Send + Sync + 'static> MemoryListerWatcher<K> {
                 }
             }
             for obj in st.objects.values().filter(|o| filter.matches(&***o)) {
-                let _ = tx.send(Ok(WatchEvent::Added((**obj).clone())));
+                let _ = tx.send(Ok(WatchEvent::Added(obj.clone())));
             }
             let _ = tx.send(Ok(WatchEvent::Bookmark(bookmark(current, true))));
         } else if matches!(resource_version, "" | "0") {
             for obj in st.objects.values().filter(|o| filter.matches(&***o)) {
-                let _ = tx.send(Ok(WatchEvent::Added((**obj).clone())));
+                let _ = tx.send(Ok(WatchEvent::Added(obj.clone())));
             }
         } else {
             let r = parse_rv(resource_version)?;
@@ -798,7 +798,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> MemoryListerWatcher<K> {
 
 #[async_trait]
 impl<K: Resource + Clone + Send + Sync + 'static> ListerWatcher<K> for MemoryListerWatcher<K> {
-    async fn list(&self, params: &ListParams) -> Result<ObjectList<K>, ListWatchError> {
+    async fn list(&self, params: &ListParams) -> Result<ObjectList<Arc<K>>, ListWatchError> {
         self.list_now(params)
     }
 
@@ -852,24 +852,24 @@ impl<K: Resource + Clone> State<K> {
 
 /// What a watcher with `filter` sees of `ev`: objects entering the selection are added,
 /// objects leaving it are deleted (with their previous state at the event's version).
-fn translate<K: Resource + Clone>(ev: &Event<K>, filter: &Filter) -> Option<WatchEvent<K>> {
+fn translate<K: Resource + Clone>(ev: &Event<K>, filter: &Filter) -> Option<WatchEvent<Arc<K>>> {
     match ev.kind {
         Kind::Added => filter
             .matches(&*ev.obj)
-            .then(|| WatchEvent::Added((*ev.obj).clone())),
+            .then(|| WatchEvent::Added(ev.obj.clone())),
         Kind::Deleted => filter
             .matches(&*ev.obj)
-            .then(|| WatchEvent::Deleted((*ev.obj).clone())),
+            .then(|| WatchEvent::Deleted(ev.obj.clone())),
         Kind::Modified => {
             let now = filter.matches(&*ev.obj);
             let before = ev.prev.as_deref().is_some_and(|p| filter.matches(p));
             match (before, now) {
-                (true, true) => Some(WatchEvent::Modified((*ev.obj).clone())),
-                (false, true) => Some(WatchEvent::Added((*ev.obj).clone())),
+                (true, true) => Some(WatchEvent::Modified(ev.obj.clone())),
+                (false, true) => Some(WatchEvent::Added(ev.obj.clone())),
                 (true, false) => {
                     let mut old = ev.prev.as_deref().cloned()?;
                     set_rv(&mut old, ev.rv);
-                    Some(WatchEvent::Deleted(old))
+                    Some(WatchEvent::Deleted(Arc::new(old)))
                 }
                 (false, false) => None,
             }
@@ -883,7 +883,7 @@ fn page<K: Clone>(
     offset: usize,
     limit: Option<usize>,
     snapshot: u64,
-) -> ObjectList<K> {
+) -> ObjectList<Arc<K>> {
     let start = offset.min(items.len());
     let end = match limit {
         Some(limit) => start.saturating_add(limit).min(items.len()),
@@ -900,7 +900,7 @@ fn page<K: Clone>(
             resource_version: Some(rv.to_string()),
             ..ListMeta::default()
         },
-        items: items[start..end].iter().map(|o| K::clone(o)).collect(),
+        items: items[start..end].to_vec(),
     }
 }
 
@@ -1060,7 +1060,7 @@ mod tests {
         ObjectKey::new(Some(ns), name)
     }
 
-    fn names(list: &ObjectList<ConfigMap>) -> Vec<String> {
+    fn names(list: &ObjectList<Arc<ConfigMap>>) -> Vec<String> {
         list.items
             .iter()
             .map(|o| o.metadata.name.clone().unwrap_or_default())
@@ -1078,18 +1078,18 @@ mod tests {
             out.push(match item {
                 Ok(WatchEvent::Added(o)) => format!(
                     "ADDED {}@{}",
-                    o.metadata.name.unwrap_or_default(),
-                    o.metadata.resource_version.unwrap_or_default()
+                    o.metadata.name.clone().unwrap_or_default(),
+                    o.metadata.resource_version.clone().unwrap_or_default()
                 ),
                 Ok(WatchEvent::Modified(o)) => format!(
                     "MODIFIED {}@{}",
-                    o.metadata.name.unwrap_or_default(),
-                    o.metadata.resource_version.unwrap_or_default()
+                    o.metadata.name.clone().unwrap_or_default(),
+                    o.metadata.resource_version.clone().unwrap_or_default()
                 ),
                 Ok(WatchEvent::Deleted(o)) => format!(
                     "DELETED {}@{}",
-                    o.metadata.name.unwrap_or_default(),
-                    o.metadata.resource_version.unwrap_or_default()
+                    o.metadata.name.clone().unwrap_or_default(),
+                    o.metadata.resource_version.clone().unwrap_or_default()
                 ),
                 Ok(WatchEvent::Bookmark(b)) => format!(
                     "BOOKMARK {}{}",
@@ -1436,7 +1436,7 @@ mod tests {
         match w.next().await {
             Some(Ok(WatchEvent::Deleted(o))) => {
                 assert_eq!(o.metadata.resource_version.as_deref(), Some("3"));
-                assert_eq!(o.metadata.labels.unwrap()["k"], "v");
+                assert_eq!(o.metadata.labels.as_ref().unwrap()["k"], "v");
             }
             other => panic!("{other:?}"),
         }
@@ -1630,7 +1630,7 @@ mod tests {
         }
 
         /// name -> resource version
-        fn state(items: &[ConfigMap]) -> BTreeMap<String, String> {
+        fn state(items: &[Arc<ConfigMap>]) -> BTreeMap<String, String> {
             items
                 .iter()
                 .map(|o| {
@@ -1682,10 +1682,10 @@ mod tests {
                     while let Some(Some(item)) = watch.next().now_or_never() {
                         match item.unwrap() {
                             WatchEvent::Added(o) | WatchEvent::Modified(o) => {
-                                model.insert(o.metadata.name.unwrap(), o.metadata.resource_version.unwrap());
+                                model.insert(o.metadata.name.clone().unwrap(), o.metadata.resource_version.clone().unwrap());
                             }
                             WatchEvent::Deleted(o) => {
-                                prop_assert!(model.remove(&o.metadata.name.unwrap()).is_some());
+                                prop_assert!(model.remove(o.metadata.name.as_ref().unwrap()).is_some());
                             }
                             other => prop_assert!(false, "unexpected {:?}", other),
                         }

@@ -140,6 +140,49 @@ fn replaced_all_notifies_deletes_then_updates_then_adds() {
 }
 
 #[test]
+fn list_parts_are_cached_at_once_and_the_list_end_deletes_what_the_list_lacks() {
+    let store = ThreadSafeStore::new();
+    store.add(cm("old", "1")).unwrap();
+    store.add(cm("kept", "1")).unwrap();
+    let (seen, r) = run(
+        &store,
+        vec![Delta::ListPart(vec![cm("new", "5"), cm("kept", "5")])],
+        true,
+    );
+    r.unwrap();
+    assert_eq!(seen, ["add new@5 initial", "update kept@1->kept@5"]);
+    assert_eq!(store.len(), 3, "a part deletes nothing");
+    assert_eq!(store.resource_version(), None, "a part is not the list");
+    let listed = [key("new"), key("kept")].into_iter().collect();
+    let (seen, r) = run(
+        &store,
+        vec![Delta::ListEnd {
+            listed: Arc::new(listed),
+            resource_version: "5".into(),
+        }],
+        false,
+    );
+    r.unwrap();
+    assert_eq!(seen, ["gone ns/old last=old@1"]);
+    assert_eq!(store.resource_version().as_deref(), Some("5"));
+    assert_eq!(store.len(), 2);
+}
+
+#[test]
+fn ordered_list_parts_leave_the_store_version_to_the_list_end() {
+    let store = ThreadSafeStore::new();
+    let part = vec![Delta::ListPart(vec![cm("a", "3")])];
+    let set = apply_ordered_deltas(&store, part, vec![None], true, &mut |_| {}).unwrap();
+    assert_eq!(set, None);
+    let end = vec![Delta::ListEnd {
+        listed: Arc::new([key("a")].into_iter().collect()),
+        resource_version: "7".into(),
+    }];
+    let set = apply_ordered_deltas(&store, end, vec![None], true, &mut |_| {}).unwrap();
+    assert_eq!(set.as_deref(), Some("7"));
+}
+
+#[test]
 fn bookmark_records_the_resource_version() {
     let store = ThreadSafeStore::<ConfigMap>::new();
     let (seen, _) = run(

@@ -11,7 +11,9 @@
 mod delta_fifo;
 mod real_fifo;
 
+use std::collections::HashSet;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use async_trait::async_trait;
 
@@ -49,6 +51,18 @@ pub enum Delta<K> {
         /// The bookmark's resource version.
         resource_version: String,
     },
+    /// Part of a list still arriving ([`RealFifo`] only, see [`Fifo::list_part`]): the
+    /// consumer caches these objects at once (an add, or an update of a cached object).
+    ListPart(Vec<Arc<K>>),
+    /// The end of a list that came in parts ([`RealFifo`] only): the consumer removes every
+    /// cached object whose key is not in `listed` (each a delete with its last known state)
+    /// and records the list's `resource_version`.
+    ListEnd {
+        /// The keys of every object of the list.
+        listed: Arc<HashSet<ObjectKey>>,
+        /// The list's resource version.
+        resource_version: String,
+    },
 }
 
 impl<K> Clone for Delta<K> {
@@ -67,6 +81,14 @@ impl<K> Clone for Delta<K> {
                 resource_version: resource_version.clone(),
             },
             Delta::Bookmark { resource_version } => Delta::Bookmark {
+                resource_version: resource_version.clone(),
+            },
+            Delta::ListPart(objects) => Delta::ListPart(objects.clone()),
+            Delta::ListEnd {
+                listed,
+                resource_version,
+            } => Delta::ListEnd {
+                listed: listed.clone(),
                 resource_version: resource_version.clone(),
             },
         }
@@ -108,6 +130,38 @@ pub trait Fifo<K>: Send + Sync {
     /// # Errors
     /// As [`add`](Fifo::add); on a key error nothing is queued.
     fn replace(&self, objects: Vec<Arc<K>>, resource_version: String) -> Result<(), FifoError>;
+
+    /// Whether this FIFO takes a list in parts ([`list_part`](Fifo::list_part)), so that a
+    /// reflector can hand over a large list while it is still being received instead of
+    /// holding all of it. Default `false`.
+    fn takes_list_parts(&self) -> bool {
+        false
+    }
+
+    /// Queues part of a list still being received, to be cached at once. `first` starts a
+    /// new list: parts queued since an earlier `first` that no [`replace`](Fifo::replace)
+    /// ended belonged to a list that failed half-way, and are superseded. The list ends with
+    /// `replace(rest, resource_version)`, whose objects are its last part: the list is then
+    /// every part since the `first` one plus `rest`, and objects cached that it does not
+    /// hold are deleted. Until that `replace` is processed, readers may see a cache that
+    /// holds part of the list (the first list counts as synced only once it ends).
+    ///
+    /// # Errors
+    /// [`FifoError::Unsupported`] unless [`takes_list_parts`](Fifo::takes_list_parts);
+    /// otherwise as [`replace`](Fifo::replace).
+    fn list_part(&self, objects: Vec<Arc<K>>, first: bool) -> Result<(), FifoError> {
+        let _ = (objects, first);
+        Err(FifoError::Unsupported("lists in parts"))
+    }
+
+    /// Ready once fewer than `max` items are queued or being processed (or the FIFO is
+    /// closed); otherwise registers `cx`'s waker, woken when the consumer finishes a batch.
+    /// A producer that can wait (a reflector handing over a large list in parts) uses it to
+    /// stay at most `max` items ahead of a slower consumer. The default is always ready.
+    fn poll_room(&self, cx: &mut Context<'_>, max: usize) -> Poll<()> {
+        let _ = (cx, max);
+        Poll::Ready(())
+    }
 
     /// Queues a [`Delta::Sync`] of every object of the known-objects store that has nothing
     /// queued already.
@@ -173,14 +227,18 @@ pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::
 pub(crate) type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 /// The object a delta carries: the object itself, or for a delete its last known state.
-/// `None` for [`Delta::ReplacedAll`] and [`Delta::Bookmark`], which carry no single object.
+/// `None` for [`Delta::ReplacedAll`], [`Delta::Bookmark`], [`Delta::ListPart`] and
+/// [`Delta::ListEnd`], which carry no single object.
 pub(crate) fn delta_object<K>(delta: &Delta<K>) -> Option<&Arc<K>> {
     match delta {
         Delta::Added(obj) | Delta::Updated(obj) | Delta::Replaced(obj) | Delta::Sync(obj) => {
             Some(obj)
         }
         Delta::Deleted(deleted) => deleted.object(),
-        Delta::ReplacedAll { .. } | Delta::Bookmark { .. } => None,
+        Delta::ReplacedAll { .. }
+        | Delta::Bookmark { .. }
+        | Delta::ListPart(_)
+        | Delta::ListEnd { .. } => None,
     }
 }
 

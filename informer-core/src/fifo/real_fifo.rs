@@ -1,10 +1,11 @@
 //! [`RealFifo`]: every event kept in order, relists as one atomic item (client-go's
 //! `RealFIFO` with atomic replace and batch pop).
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::fmt;
 use std::num::NonZeroU64;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
 use async_trait::async_trait;
 use kube_core::Resource;
@@ -38,6 +39,11 @@ const SHRINK_ABOVE: usize = 4096;
 ///   then, the difference also covers objects that vanished while the watch was down. No
 ///   tombstones are queued, and no bookmark after the list (client-go queues both): the
 ///   item carries the list's resource version itself.
+/// - **Lists in parts** ([`list_part`](Fifo::list_part)): each part is one
+///   [`Delta::ListPart`] item, and the `replace` that ends the list queues its objects as a
+///   last part and a [`Delta::ListEnd`] carrying the keys of the whole list, so the consumer
+///   deletes what the list does not hold. Parts do not count for `has_synced`: the first
+///   list is the initial population once its `replace` is queued.
 /// - **Resyncs** ([`resync`](Fifo::resync)) queue a [`Delta::Sync`] of every object of the
 ///   known-objects store whose key has no item queued or being processed. While a
 ///   `ReplacedAll` is queued or being processed, a resync queues nothing: the relist
@@ -50,7 +56,8 @@ const SHRINK_ABOVE: usize = 4096;
 ///   2. no two items have the same key (the batch stops before the second item of a key), so
 ///      the items of a batch can be applied to a store in any order, or as one
 ///      [`Store::apply`] call;
-///   3. a [`Delta::ReplacedAll`] is always alone in its batch;
+///   3. a [`Delta::ReplacedAll`], [`Delta::ListPart`] or [`Delta::ListEnd`] is always alone
+///      in its batch;
 ///   4. a [`Delta::Bookmark`] is the last item of its batch (so a consumer may apply the
 ///      batch's changes, then record the bookmark's resource version);
 ///   5. it does not mix items of the initial population (see below) with later items.
@@ -127,8 +134,12 @@ struct State<K> {
     last_seq: FastMap<ObjectKey, u64>,
     /// `last_seq` is swept when it grows beyond this.
     sweep_at: usize,
-    /// `ReplacedAll` items queued or being processed.
+    /// `ReplacedAll`, `ListPart` and `ListEnd` items queued or being processed.
     replaced_all: usize,
+    /// The keys of the parts of the list being received, since its first part.
+    listing: Option<HashSet<ObjectKey>>,
+    /// A producer waiting for room ([`Fifo::poll_room`]), woken as batches settle.
+    room: Option<Waker>,
     sync: SyncCounter,
     consumers: Consumers,
     closed: bool,
@@ -210,7 +221,7 @@ impl<K> State<K> {
         let mut n = 0;
         for item in self.items.iter().take(limit) {
             match &item.delta {
-                Delta::ReplacedAll { .. } => {
+                Delta::ReplacedAll { .. } | Delta::ListPart(_) | Delta::ListEnd { .. } => {
                     if n == 0 {
                         n = 1;
                     }
@@ -244,7 +255,10 @@ impl<K> State<K> {
             self.items.shrink_to(0);
         }
         self.head += n as u64;
-        let replaced_all = matches!(batch.first(), Some(Delta::ReplacedAll { .. }));
+        let replaced_all = matches!(
+            batch.first(),
+            Some(Delta::ReplacedAll { .. } | Delta::ListPart(_) | Delta::ListEnd { .. })
+        );
         Some(Taken {
             batch,
             keys,
@@ -326,6 +340,8 @@ impl<K> RealFifo<K> {
                 last_seq: FastMap::default(),
                 sweep_at: MIN_SWEEP,
                 replaced_all: 0,
+                listing: None,
+                room: None,
                 sync: SyncCounter::default(),
                 consumers: Consumers::default(),
                 closed: false,
@@ -359,6 +375,23 @@ impl<K> RealFifo<K> {
     /// ```
     pub fn batch_size(&self) -> usize {
         self.state.lock().batch_size
+    }
+
+    /// The keys of `objects` (refused whole if one has none), and the state, locked and
+    /// open.
+    fn keys_then_lock(
+        &self,
+        objects: &[Arc<K>],
+    ) -> Result<(Vec<ObjectKey>, parking_lot::MutexGuard<'_, State<K>>), FifoError> {
+        let keys = objects
+            .iter()
+            .map(|obj| (self.key_fn)(obj))
+            .collect::<Result<Vec<_>, _>>()?;
+        let st = self.state.lock();
+        if st.closed {
+            return Err(FifoError::Closed);
+        }
+        Ok((keys, st))
     }
 
     fn wake_if(&self, became_non_empty: bool) {
@@ -448,9 +481,13 @@ impl<K> Drop for Settle<'_, K> {
             st.sync.processed(self.initial);
         }
         let wake = st.consumers.release();
+        let room = st.room.take();
         drop(st);
         if wake {
             self.notify.notify_one();
+        }
+        if let Some(room) = room {
+            room.wake();
         }
     }
 }
@@ -470,30 +507,92 @@ impl<K: Send + Sync + 'static> Fifo<K> for RealFifo<K> {
         self.push(obj, |obj| Delta::Deleted(Deleted::Object(obj)))
     }
 
-    /// Queues one [`Delta::ReplacedAll`] item with every listed object.
+    /// Queues one [`Delta::ReplacedAll`] item with every listed object; or, ending a list
+    /// that came in parts, its last [`Delta::ListPart`] and a [`Delta::ListEnd`].
     fn replace(&self, objects: Vec<Arc<K>>, resource_version: String) -> Result<(), FifoError> {
         // Refuse the whole list if any object has no key, before anything is queued.
-        for obj in &objects {
-            (self.key_fn)(obj)?;
-        }
-        let mut st = self.state.lock();
-        if st.closed {
-            return Err(FifoError::Closed);
-        }
-        let woke = st.push(Item {
-            prev: None,
-            key: None,
-            delta: Delta::ReplacedAll {
-                objects,
-                resource_version,
-            },
-        });
-        st.replaced_all += 1;
+        let (keys, mut st) = self.keys_then_lock(&objects)?;
+        let woke = match st.listing.take() {
+            None => {
+                st.replaced_all += 1;
+                st.push(Item {
+                    prev: None,
+                    key: None,
+                    delta: Delta::ReplacedAll {
+                        objects,
+                        resource_version,
+                    },
+                })
+            }
+            Some(mut listed) => {
+                listed.extend(keys);
+                let mut woke = false;
+                if !objects.is_empty() {
+                    st.replaced_all += 1;
+                    woke |= st.push(Item {
+                        prev: None,
+                        key: None,
+                        delta: Delta::ListPart(objects),
+                    });
+                }
+                st.replaced_all += 1;
+                woke |= st.push(Item {
+                    prev: None,
+                    key: None,
+                    delta: Delta::ListEnd {
+                        listed: Arc::new(listed),
+                        resource_version,
+                    },
+                });
+                woke
+            }
+        };
         let queued = st.items.len();
         st.sync.populate(queued);
         drop(st);
         self.wake_if(woke);
         Ok(())
+    }
+
+    fn takes_list_parts(&self) -> bool {
+        true
+    }
+
+    /// Queues one [`Delta::ListPart`] item (nothing for an empty part, but a `first` one
+    /// still starts a new list).
+    fn list_part(&self, objects: Vec<Arc<K>>, first: bool) -> Result<(), FifoError> {
+        let (keys, mut st) = self.keys_then_lock(&objects)?;
+        let listing = match (first, st.listing.as_mut()) {
+            (false, Some(listing)) => listing,
+            _ => st.listing.insert(HashSet::with_capacity(keys.len())),
+        };
+        listing.extend(keys);
+        if objects.is_empty() {
+            return Ok(());
+        }
+        st.replaced_all += 1;
+        let woke = st.push(Item {
+            prev: None,
+            key: None,
+            delta: Delta::ListPart(objects),
+        });
+        drop(st);
+        self.wake_if(woke);
+        Ok(())
+    }
+
+    /// Counts the items queued and those of the batch being processed.
+    fn poll_room(&self, cx: &mut Context<'_>, max: usize) -> Poll<()> {
+        let mut st = self.state.lock();
+        let in_flight = (st.head - st.settled) as usize;
+        if st.closed || st.items.len() + in_flight < max.max(1) {
+            return Poll::Ready(());
+        }
+        match &mut st.room {
+            Some(waker) => waker.clone_from(cx.waker()),
+            room => *room = Some(cx.waker().clone()),
+        }
+        Poll::Pending
     }
 
     fn resync(&self) -> Result<(), FifoError> {
@@ -561,8 +660,15 @@ impl<K: Send + Sync + 'static> Fifo<K> for RealFifo<K> {
     }
 
     fn close(&self) {
-        self.state.lock().closed = true;
+        let room = {
+            let mut st = self.state.lock();
+            st.closed = true;
+            st.room.take()
+        };
         self.notify.notify_waiters();
+        if let Some(room) = room {
+            room.wake();
+        }
     }
 
     fn is_closed(&self) -> bool {

@@ -58,6 +58,18 @@ pub(crate) fn show(delta: &Delta<Obj>) -> String {
             objects.iter().map(o).collect::<Vec<_>>().join(",")
         ),
         Delta::Bookmark { resource_version } => format!("Bookmark({resource_version})"),
+        Delta::ListPart(objects) => format!(
+            "ListPart[{}]",
+            objects.iter().map(o).collect::<Vec<_>>().join(",")
+        ),
+        Delta::ListEnd {
+            listed,
+            resource_version,
+        } => {
+            let mut names: Vec<&str> = listed.iter().map(|k| k.name()).collect();
+            names.sort_unstable();
+            format!("ListEnd[{}]@{resource_version}", names.join(","))
+        }
     }
 }
 

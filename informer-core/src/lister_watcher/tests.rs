@@ -13,7 +13,7 @@ struct Fixed {
 
 #[async_trait]
 impl ListerWatcher<String> for Fixed {
-    async fn list(&self, params: &ListParams) -> Result<ObjectList<String>, ListWatchError> {
+    async fn list(&self, params: &ListParams) -> Result<ObjectList<Arc<String>>, ListWatchError> {
         let limit = params.limit.map_or(self.items.len(), |l| l as usize);
         Ok(ObjectList {
             types: TypeMeta::default(),
@@ -21,7 +21,12 @@ impl ListerWatcher<String> for Fixed {
                 resource_version: Some("7".into()),
                 ..ListMeta::default()
             },
-            items: self.items.iter().take(limit).cloned().collect(),
+            items: self
+                .items
+                .iter()
+                .take(limit)
+                .map(|s| Arc::new(s.clone()))
+                .collect(),
         })
     }
 
@@ -37,7 +42,8 @@ impl ListerWatcher<String> for Fixed {
                 "too old resource version: 1 (7)",
             ));
         }
-        Ok(futures::stream::iter(self.events.clone().into_iter().map(Ok)).boxed())
+        let events = self.events.clone().into_iter().map(|e| Ok(shared(e)));
+        Ok(futures::stream::iter(events).boxed())
     }
 }
 
@@ -51,7 +57,7 @@ async fn lister_watcher_is_object_safe() {
         ],
     });
     let list = lw.list(&ListParams::default().limit(1)).await.unwrap();
-    assert_eq!(list.items, ["a"]);
+    assert_eq!(list.items, [Arc::new("a".to_owned())]);
     assert_eq!(list.metadata.resource_version.as_deref(), Some("7"));
     let events: Vec<_> = lw
         .watch(&WatchParams::default(), "7")

@@ -22,6 +22,12 @@ use parking_lot::{Mutex, RwLock};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::lister_watcher::{map_parallel, with_decoder};
+
+/// Writes of at least this many objects are encoded in parallel (on the caller and the
+/// decode pool).
+const PARALLEL_ENCODE: usize = 32;
+
 /// How many decoded objects a [`CompactStore`] keeps by default ([`CompactStore::new`]).
 pub const DEFAULT_HOT_OBJECTS: usize = 256;
 
@@ -90,7 +96,7 @@ pub struct CompactStore<K> {
     key_fn: KeyFn<K>,
     /// The JSON of the first object ever encoded: objects of one kind share most of their
     /// field names and many values, so compressing against it shrinks them several times.
-    dictionary: OnceLock<Box<[u8]>>,
+    dictionary: OnceLock<Arc<[u8]>>,
     inner: RwLock<Inner<K>>,
     hot: Mutex<Hot<K>>,
     hot_hits: AtomicU64,
@@ -267,17 +273,32 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> CompactStore<K> {
     }
 
     fn encode(&self, obj: &K) -> Box<[u8]> {
-        let json = match serde_json::to_vec(obj) {
-            Ok(json) => json,
-            Err(e) => panic!(
-                "CompactStore: {} cannot be encoded as JSON ({e}); use a store that keeps objects decoded",
-                std::any::type_name::<K>()
-            ),
-        };
+        let json = to_json(obj);
         let dictionary = self
             .dictionary
             .get_or_init(|| json[..json.len().min(MAX_DICTIONARY)].into());
         lz4_flex::block::compress_prepend_size_with_dict(&json, dictionary).into_boxed_slice()
+    }
+
+    /// Encodes `objects`, in parallel when there are many (the first one fixes the
+    /// dictionary if none is set yet).
+    fn encode_all(&self, objects: Vec<Arc<K>>) -> Vec<Box<[u8]>> {
+        let dictionary = match (self.dictionary.get(), objects.first()) {
+            (Some(d), _) => d.clone(),
+            (None, Some(first)) => {
+                self.encode(first);
+                self.dictionary.get().expect("set by encode").clone()
+            }
+            (None, None) => return Vec::new(),
+        };
+        let encode = move |obj: &Arc<K>| {
+            lz4_flex::block::compress_prepend_size_with_dict(&to_json(&**obj), &dictionary)
+                .into_boxed_slice()
+        };
+        if objects.len() < PARALLEL_ENCODE {
+            return objects.iter().map(encode).collect();
+        }
+        map_parallel(objects, encode)
     }
 
     fn decode(&self, bytes: &[u8]) -> K {
@@ -285,7 +306,9 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> CompactStore<K> {
         let dictionary = self.dictionary.get().map_or(&[][..], |d| &d[..]);
         let decoded = lz4_flex::block::decompress_size_prepended_with_dict(bytes, dictionary)
             .map_err(|e| e.to_string())
-            .and_then(|json| serde_json::from_slice(&json).map_err(|e| e.to_string()));
+            .and_then(|mut json| {
+                with_decoder(false, |decoder| decoder.decode(&mut json)).map_err(|e| e.to_string())
+            });
         match decoded {
             Ok(obj) => obj,
             Err(e) => panic!(
@@ -367,6 +390,20 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> CompactStore<K> {
     }
 }
 
+/// `obj` as JSON.
+///
+/// # Panics
+/// If it cannot be serialized (see the type's panics).
+fn to_json<K: Serialize>(obj: &K) -> Vec<u8> {
+    match serde_json::to_vec(obj) {
+        Ok(json) => json,
+        Err(e) => panic!(
+            "CompactStore: {} cannot be encoded as JSON ({e}); use a store that keeps objects decoded",
+            std::any::type_name::<K>()
+        ),
+    }
+}
+
 impl<K> fmt::Debug for CompactStore<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let inner = self.inner.read();
@@ -434,8 +471,8 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Store<K> for Compa
         let mut latest: HashMap<ObjectKey, (Arc<K>, Box<[u8]>)> =
             HashMap::with_capacity(keys.len());
         let mut order = Vec::with_capacity(keys.len());
-        for (key, obj) in keys.into_iter().zip(objects) {
-            let bytes = self.encode(&*obj);
+        let encoded = self.encode_all(objects.clone());
+        for ((key, obj), bytes) in keys.into_iter().zip(objects).zip(encoded) {
             if latest.insert(key.clone(), (obj, bytes)).is_none() {
                 order.push(key);
             }
@@ -497,17 +534,29 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Store<K> for Compa
             Upsert(ObjectKey, Arc<K>, Box<[u8]>),
             Delete(ObjectKey),
         }
-        let prepared = batch
+        let upserts: Vec<Arc<K>> = batch
+            .iter()
+            .filter_map(|op| match op {
+                StoreOp::Upsert(obj) => Some(obj.clone()),
+                StoreOp::Delete(_) => None,
+            })
+            .collect();
+        // Keys first: a keyless object refuses the batch before anything is encoded.
+        let keys = upserts
+            .iter()
+            .map(|obj| (self.key_fn)(obj))
+            .collect::<Result<Vec<_>, KeyError>>()?;
+        let mut encoded = keys.into_iter().zip(self.encode_all(upserts));
+        let prepared: Vec<Prepared<K>> = batch
             .into_iter()
             .map(|op| match op {
                 StoreOp::Upsert(obj) => {
-                    let key = (self.key_fn)(&obj)?;
-                    let bytes = self.encode(&*obj);
-                    Ok(Prepared::Upsert(key, obj, bytes))
+                    let (key, bytes) = encoded.next().expect("one encoding per upsert");
+                    Prepared::Upsert(key, obj, bytes)
                 }
-                StoreOp::Delete(key) => Ok(Prepared::Delete(key)),
+                StoreOp::Delete(key) => Prepared::Delete(key),
             })
-            .collect::<Result<Vec<_>, KeyError>>()?;
+            .collect();
         let mut inner = self.inner.write();
         Ok(prepared
             .into_iter()

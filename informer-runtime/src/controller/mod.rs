@@ -53,6 +53,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use informer_core::{ObjectKey, Queue};
 use kube::{Client, Resource};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
@@ -99,11 +100,12 @@ use runner::Runner;
     message = "`{Self}` is not a Kubernetes resource a controller can watch",
     label = "not a Kubernetes resource",
     note = "use a k8s-openapi type (such as `k8s_openapi::api::apps::v1::Deployment`) or a `#[derive(CustomResource)]` type",
-    note = "a controller's resource implements `kube::Resource` (with a `Default` dynamic type), `Clone`, `Debug`, `DeserializeOwned`, `Send`, `Sync` and `'static`"
+    note = "a controller's resource implements `kube::Resource` (with a `Default` dynamic type), `Clone`, `Debug`, `Serialize`, `DeserializeOwned`, `Send`, `Sync` and `'static`"
 )]
 pub trait ControllerResource:
     Resource<DynamicType: Default, Scope: ControllerScope>
     + Clone
+    + Serialize
     + DeserializeOwned
     + fmt::Debug
     + Send
@@ -115,7 +117,7 @@ pub trait ControllerResource:
 #[diagnostic::do_not_recommend]
 impl<K> ControllerResource for K
 where
-    K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+    K: Resource + Clone + Serialize + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
     K::DynamicType: Default,
     K::Scope: ControllerScope,
 {

@@ -5,6 +5,7 @@ use std::fmt::Debug;
 
 use kube::core::{ClusterResourceScope, DynamicResourceScope, NamespaceResourceScope};
 use kube::{Api, Client, Resource};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::factory::InformerHandle;
@@ -42,11 +43,19 @@ pub trait ControllerScope: sealed::Sealed + Sized {
     const NAMESPACED: bool;
 
     /// The factory's shared informer for `K` with `params` (namespace dropped for
-    /// cluster-scoped resources).
+    /// cluster-scoped resources), its cache as the factory's
+    /// [`CachePolicy`](crate::factory::CachePolicy) says.
     #[doc(hidden)]
     fn informer<K>(factory: &InformerFactory, params: InformerParams) -> InformerHandle<K>
     where
-        K: Resource<Scope = Self> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        K: Resource<Scope = Self>
+            + Clone
+            + Serialize
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
         K::DynamicType: Default;
 
     /// An `Api<K>` over `namespace` (every namespace when `None`; ignored for cluster-scoped
@@ -63,10 +72,17 @@ impl ControllerScope for NamespaceResourceScope {
 
     fn informer<K>(factory: &InformerFactory, params: InformerParams) -> InformerHandle<K>
     where
-        K: Resource<Scope = Self> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        K: Resource<Scope = Self>
+            + Clone
+            + Serialize
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
         K::DynamicType: Default,
     {
-        factory.informer::<K>(params)
+        factory.informer_by_policy::<K>(params)
     }
 
     fn api<K>(client: Client, namespace: Option<&str>) -> Api<K>
@@ -87,10 +103,17 @@ impl ControllerScope for DynamicResourceScope {
 
     fn informer<K>(factory: &InformerFactory, params: InformerParams) -> InformerHandle<K>
     where
-        K: Resource<Scope = Self> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        K: Resource<Scope = Self>
+            + Clone
+            + Serialize
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
         K::DynamicType: Default,
     {
-        factory.informer::<K>(params)
+        factory.informer_by_policy::<K>(params)
     }
 
     fn api<K>(client: Client, namespace: Option<&str>) -> Api<K>
@@ -111,11 +134,18 @@ impl ControllerScope for ClusterResourceScope {
 
     fn informer<K>(factory: &InformerFactory, mut params: InformerParams) -> InformerHandle<K>
     where
-        K: Resource<Scope = Self> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        K: Resource<Scope = Self>
+            + Clone
+            + Serialize
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
         K::DynamicType: Default,
     {
         params.namespace = None;
-        factory.cluster_informer::<K>(params)
+        factory.cluster_informer_by_policy::<K>(params)
     }
 
     fn api<K>(client: Client, _namespace: Option<&str>) -> Api<K>

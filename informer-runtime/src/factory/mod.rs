@@ -17,19 +17,77 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::{BoxFuture, join_all};
-use informer_core::ListerWatcher;
+use informer_core::{Indexer, ListerWatcher};
 use kube::api::ListParams;
 use kube::core::{ApiResource, DynamicObject, NamespaceScope, PartialObjectMeta};
 use kube::{Api, Client, Resource};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::compact_store::{CompactStore, DEFAULT_HOT_OBJECTS};
 use crate::informer::{InformerBuilder, SharedIndexInformer};
 use crate::lister_watcher::KubeListerWatcher;
 use crate::reflector::{ReflectorConfig, ReflectorError};
 
 pub use id::{InformerId, InformerParams};
+
+/// For `get_or_create`: the source is a `KubeListerWatcher` the factory made.
+const KUBE_SOURCE: bool = true;
+
+/// What the caches of a factory's informers hold, for the informers built by
+/// [`InformerFactory::informer_by_policy`] (what controllers ask for; see also
+/// [`view`](crate::view) for caching a projection type).
+///
+/// | policy | memory per cached Pod | a read |
+/// | --- | --- | --- |
+/// | [`Decoded`](Self::Decoded) | about 27 KB (k8s-openapi holds every optional field inline) | an `Arc` clone |
+/// | [`Compact`](Self::Compact) | about 1.2 KB, plus the hot objects | an `Arc` clone if hot, else a decode (tens of µs) |
+///
+/// ```
+/// use informer_runtime::factory::{CachePolicy, InformerFactory};
+/// let factory = InformerFactory::without_client().cache_policy(CachePolicy::COMPACT);
+/// assert_eq!(factory.cache(), CachePolicy::COMPACT);
+/// assert_eq!(InformerFactory::without_client().cache(), CachePolicy::Decoded);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CachePolicy {
+    /// Decoded objects in a `ThreadSafeStore`: every read is an `Arc` clone.
+    #[default]
+    Decoded,
+    /// Objects kept compressed in a [`CompactStore`], the `hot_objects` most recently read or
+    /// written kept decoded beside: a tenth of the memory or less, at the cost of a decode
+    /// (tens of microseconds for a Pod) on every read of an object that is not hot, and of
+    /// encoding every object written. The object a change brings is hot, so a reconcile
+    /// that reads the object its event was about reads it at once.
+    Compact {
+        /// How many decoded objects are kept.
+        hot_objects: usize,
+    },
+}
+
+impl CachePolicy {
+    /// [`Compact`](Self::Compact) with [`DEFAULT_HOT_OBJECTS`] hot objects.
+    pub const COMPACT: CachePolicy = CachePolicy::Compact {
+        hot_objects: DEFAULT_HOT_OBJECTS,
+    };
+
+    /// A store for `K` as this policy says (`None`: the informer's default store).
+    fn store<K>(self) -> Option<Arc<dyn Indexer<K>>>
+    where
+        K: Resource + Serialize + DeserializeOwned + Send + Sync + 'static,
+    {
+        match self {
+            CachePolicy::Decoded => None,
+            CachePolicy::Compact { hot_objects } => Some(Arc::new(CompactStore::<K>::with_key_fn(
+                informer_core::resource_key::<K>,
+                hot_objects,
+            ))),
+        }
+    }
+}
 
 /// What the factory needs from an informer without knowing its object type.
 trait ErasedInformer: Send + Sync {
@@ -93,6 +151,7 @@ struct Inner {
     default_resync: Option<Duration>,
     drop_managed_fields: bool,
     shrink_objects: bool,
+    cache: CachePolicy,
     reflector: ReflectorConfig,
     root: CancellationToken,
     state: Mutex<State>,
@@ -180,6 +239,7 @@ impl InformerFactory {
                 default_resync: None,
                 drop_managed_fields: false,
                 shrink_objects: false,
+                cache: CachePolicy::Decoded,
                 reflector: ReflectorConfig::default(),
                 root: CancellationToken::new(),
                 state: Mutex::new(State {
@@ -229,6 +289,20 @@ impl InformerFactory {
     /// ```
     pub fn shrink_objects(self, shrink: bool) -> Self {
         self.configure(|inner| inner.shrink_objects = shrink)
+    }
+
+    /// What the caches of the informers built by
+    /// [`informer_by_policy`](Self::informer_by_policy) and
+    /// [`cluster_informer_by_policy`](Self::cluster_informer_by_policy) (those controllers
+    /// ask for) hold; [`CachePolicy::Decoded`] by default. Set it before cloning or using the
+    /// factory.
+    pub fn cache_policy(self, policy: CachePolicy) -> Self {
+        self.configure(|inner| inner.cache = policy)
+    }
+
+    /// The factory's [`CachePolicy`].
+    pub fn cache(&self) -> CachePolicy {
+        self.inner.cache
     }
 
     /// The reflector configuration informers start from (their selectors replace its
@@ -297,8 +371,38 @@ impl InformerFactory {
         K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
         K::Scope: NamespaceScope,
     {
+        self.namespaced(dyntype, params, None)
+    }
+
+    /// As [`informer`](Self::informer), its cache as the factory's [`CachePolicy`] says (a
+    /// compact cache encodes objects, so `K` must be serializable). Controllers get their
+    /// informers this way. The informer is shared with [`informer`](Self::informer) (one per
+    /// identity): whichever asks first decides its cache.
+    ///
+    /// # Panics
+    /// On a factory made with [`without_client`](Self::without_client).
+    pub fn informer_by_policy<K>(&self, params: InformerParams) -> InformerHandle<K>
+    where
+        K: Resource + Clone + Serialize + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+        K::DynamicType: Default,
+        K::Scope: NamespaceScope,
+    {
+        let store = self.inner.cache.store::<K>();
+        self.namespaced(&K::DynamicType::default(), params, store)
+    }
+
+    fn namespaced<K>(
+        &self,
+        dyntype: &K::DynamicType,
+        params: InformerParams,
+        store: Option<Arc<dyn Indexer<K>>>,
+    ) -> InformerHandle<K>
+    where
+        K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+        K::Scope: NamespaceScope,
+    {
         let id = InformerId::new::<K>(dyntype, &params);
-        self.get_or_create(id, || {
+        self.get_or_create(id, store, KUBE_SOURCE, || {
             let api =
                 namespaced_api::<K>(self.require_client(), dyntype, params.namespace.as_deref());
             Arc::new(
@@ -338,9 +442,49 @@ impl InformerFactory {
         if let Some(ns) = params.namespace.take() {
             tracing::warn!(namespace = %ns, kind = %K::kind(&Default::default()), "cluster-scoped resources have no namespace; ignored");
         }
+        self.cluster(params, None)
+    }
+
+    /// As [`cluster_informer`](Self::cluster_informer), its cache as the factory's
+    /// [`CachePolicy`] says (see [`informer_by_policy`](Self::informer_by_policy)).
+    ///
+    /// # Panics
+    /// On a factory made with [`without_client`](Self::without_client).
+    pub fn cluster_informer_by_policy<K>(&self, mut params: InformerParams) -> InformerHandle<K>
+    where
+        K: Resource<Scope = kube::core::ClusterResourceScope>
+            + Clone
+            + Serialize
+            + DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+        K::DynamicType: Default,
+    {
+        params.namespace = None;
+        let store = self.inner.cache.store::<K>();
+        self.cluster(params, store)
+    }
+
+    fn cluster<K>(
+        &self,
+        params: InformerParams,
+        store: Option<Arc<dyn Indexer<K>>>,
+    ) -> InformerHandle<K>
+    where
+        K: Resource<Scope = kube::core::ClusterResourceScope>
+            + Clone
+            + DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+        K::DynamicType: Default,
+    {
         let dyntype = K::DynamicType::default();
         let id = InformerId::new::<K>(&dyntype, &params);
-        self.get_or_create(id, || {
+        self.get_or_create(id, store, KUBE_SOURCE, || {
             let api = Api::<K>::all_with(self.require_client(), &dyntype);
             Arc::new(
                 KubeListerWatcher::new(api).dropping_managed_fields(self.drops_managed_fields()),
@@ -365,7 +509,7 @@ impl InformerFactory {
     {
         let dyntype = K::DynamicType::default();
         let id = InformerId::new::<PartialObjectMeta<K>>(&dyntype, &params);
-        self.get_or_create(id, || {
+        self.get_or_create(id, None, KUBE_SOURCE, || {
             let api =
                 namespaced_api::<K>(self.require_client(), &dyntype, params.namespace.as_deref());
             Arc::new(
@@ -409,12 +553,17 @@ impl InformerFactory {
         K::DynamicType: Default,
     {
         let id = InformerId::new::<K>(&K::DynamicType::default(), &params);
-        self.get_or_create(id, make)
+        self.get_or_create(id, None, !KUBE_SOURCE, make)
     }
 
+    /// The informer of `id`, built from `make`'s source over `store` (the default store
+    /// when `None`) if the factory has none yet. `kube_source`: the source is a
+    /// `KubeListerWatcher` the factory made, which drops managed fields itself when asked.
     fn get_or_create<K>(
         &self,
         id: InformerId,
+        store: Option<Arc<dyn Indexer<K>>>,
+        kube_source: bool,
         make: impl FnOnce() -> Arc<dyn ListerWatcher<K>>,
     ) -> InformerHandle<K>
     where
@@ -435,7 +584,7 @@ impl InformerFactory {
                 serial: entry.serial,
             };
         }
-        let informer = self.build_informer(&id, make());
+        let informer = self.build_informer(&id, make(), store, kube_source);
         let serial = self.inner.next_serial.fetch_add(1, Ordering::Relaxed);
         let cancel = self.inner.root.child_token();
         if state.shut_down {
@@ -463,6 +612,8 @@ impl InformerFactory {
         &self,
         id: &InformerId,
         lw: Arc<dyn ListerWatcher<K>>,
+        store: Option<Arc<dyn Indexer<K>>>,
+        kube_source: bool,
     ) -> SharedIndexInformer<K>
     where
         K: Resource + Clone + Send + Sync + 'static,
@@ -480,7 +631,11 @@ impl InformerFactory {
         let mut builder: InformerBuilder<K> = SharedIndexInformer::builder(lw)
             .reflector_config(config)
             .default_resync(self.inner.default_resync);
-        if self.inner.drop_managed_fields {
+        if let Some(store) = store {
+            builder = builder.store(store);
+        }
+        // A KubeListerWatcher made by the factory skips them while decoding already.
+        if self.inner.drop_managed_fields && !kube_source {
             builder = builder.drop_managed_fields();
         }
         if self.inner.shrink_objects {

@@ -22,6 +22,8 @@ use kube::core::{ObjectList, Status, WatchEvent};
 use serde::de::DeserializeOwned;
 use simd_json::Node;
 
+use super::decode::decode_list_now;
+
 /// Documents nested deeper than this are refused (`serde_json`'s limit).
 pub const MAX_DEPTH: usize = 128;
 
@@ -82,6 +84,11 @@ impl JsonDecoder {
         self
     }
 
+    /// [`skip_managed_fields`](Self::skip_managed_fields) in place.
+    pub(crate) fn set_skip_managed_fields(&mut self, skip: bool) {
+        self.skip_managed_fields = skip;
+    }
+
     /// Decodes one JSON document, an object or any other value (`json` is overwritten in
     /// the process).
     ///
@@ -97,7 +104,10 @@ impl JsonDecoder {
     }
 
     /// Decodes a list response (`{"items": [...], "metadata": {...}}`); with
-    /// [`skip_managed_fields`](Self::skip_managed_fields), every item's are skipped.
+    /// [`skip_managed_fields`](Self::skip_managed_fields), every item's are skipped. The
+    /// items are found without parsing the response whole, then decoded one by one (see
+    /// [`BodyDecoder::list_in_parts`](super::BodyDecoder::list_in_parts) to decode a body as
+    /// it arrives, on the decode pool).
     ///
     /// ```
     /// use informer_runtime::lister_watcher::JsonDecoder;
@@ -115,18 +125,12 @@ impl JsonDecoder {
         &mut self,
         json: &mut [u8],
     ) -> Result<ObjectList<T>, DecodeError> {
-        let mut tape = self.tape(json)?;
-        if self.skip_managed_fields
-            && let Some(items) = entry(&tape.0, 0, "items")
-            && let Some(Node::Array { len, .. }) = tape.0.get(items).copied()
-        {
-            let mut item = items + 1;
-            for _ in 0..len {
-                skip_managed_fields(&mut tape.0, item);
-                item += 1 + subtree_len(&tape.0[item]);
-            }
-        }
-        tape.deserialize().map_err(DecodeError::from)
+        let (types, metadata, items) = decode_list_now(json, |item| self.decode(item))?;
+        Ok(ObjectList {
+            types,
+            metadata,
+            items,
+        })
     }
 
     /// Decodes one line of a watch stream: a watch event, or (as some servers and proxies
@@ -230,6 +234,12 @@ pub fn decode_json<T: DeserializeOwned>(json: &mut [u8]) -> Result<T, DecodeErro
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodeError(String);
+
+impl DecodeError {
+    pub(crate) fn new(message: String) -> Self {
+        DecodeError(message)
+    }
+}
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

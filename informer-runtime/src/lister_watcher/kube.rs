@@ -1,22 +1,22 @@
 //! [`KubeListerWatcher`]: list and watch through a `kube::Api<K>`.
 
 use std::fmt::Debug;
-use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use async_trait::async_trait;
-use bytes::BytesMut;
-use futures::{Stream, StreamExt};
+use bytes::Bytes;
+use futures::Stream;
 use http_body_util::BodyExt;
 use informer_core::lister_watcher::{
-    ListParams, ListWatchError, ListerWatcher, ObjectList, WatchEvent, WatchParams, WatchStream,
+    ListMeta, ListParams, ListWatchError, ListerWatcher, ObjectList, WatchParams, WatchStream,
 };
 use kube::core::{PartialObjectMeta, Request, Status};
 use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 
-use super::json::JsonDecoder;
+use super::decode::BodyDecoder;
 
 /// A [`ListerWatcher`] over a `kube::Api<K>`: each call is one HTTP request to the API
 /// server, the request `Api::list` and `Api::watch` would make, through the `Api`'s client
@@ -29,9 +29,12 @@ use super::json::JsonDecoder;
 /// namespace scopes the informer; selectors and pagination come from the reflector's
 /// parameters.
 ///
-/// Responses are decoded by [`JsonDecoder`](super::JsonDecoder), not by kube: objects come
-/// out with exact-capacity vectors (as compact as a clone; `serde_json` leaves about 6 KB of
-/// spare capacity in a typical pod) and decoding is faster.
+/// Responses are decoded by [`BodyDecoder`](super::BodyDecoder), not by kube: as they
+/// arrive, on the decode pool (beside the informer, not before it), in order; a list is
+/// decoded item by item and handed to the reflector in parts
+/// ([`ListerWatcher::list_in_parts`]), never held whole. Objects come out with
+/// exact-capacity vectors (as compact as a clone; `serde_json` leaves about 6 KB of spare
+/// capacity in a typical pod), each already in its `Arc`.
 ///
 /// Errors: a status from the server stays a status (code, reason and message kept), so the
 /// reflector can tell `410 Gone` from `429` from `403`; an error status inside a watch
@@ -106,6 +109,17 @@ impl<K: Resource + Clone> KubeListerWatcher<K> {
     }
 }
 
+impl<K: Resource> KubeListerWatcher<K> {
+    fn list_request(&self, params: &ListParams) -> (BuiltRequest, &'static str) {
+        let request = if K::metadata_api() {
+            self.endpoint.request.list_metadata(params)
+        } else {
+            self.endpoint.request.list(params)
+        };
+        (with_resource_version_zero(request, params), "list")
+    }
+}
+
 impl<K> KubeListerWatcher<K> {
     /// Leaves `metadata.managedFields` out of every object, skipping them while decoding
     /// (see [`JsonDecoder::skip_managed_fields`](super::JsonDecoder::skip_managed_fields)):
@@ -145,15 +159,18 @@ impl<K> ListerWatcher<K> for KubeListerWatcher<K>
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
-    async fn list(&self, params: &ListParams) -> Result<ObjectList<K>, ListWatchError> {
-        let request = if K::metadata_api() {
-            self.endpoint.request.list_metadata(params)
-        } else {
-            self.endpoint.request.list(params)
-        };
-        self.endpoint
-            .list(with_resource_version_zero(request, params), "list")
-            .await
+    async fn list(&self, params: &ListParams) -> Result<ObjectList<Arc<K>>, ListWatchError> {
+        let (request, verb) = self.list_request(params);
+        self.endpoint.list(request, verb).await
+    }
+
+    async fn list_in_parts(
+        &self,
+        params: &ListParams,
+        part: &mut (dyn FnMut(Vec<Arc<K>>) + Send),
+    ) -> Result<ListMeta, ListWatchError> {
+        let (request, verb) = self.list_request(params);
+        self.endpoint.list_in_parts(request, verb, part).await
     }
 
     async fn watch(
@@ -218,10 +235,25 @@ where
     async fn list(
         &self,
         params: &ListParams,
-    ) -> Result<ObjectList<PartialObjectMeta<K>>, ListWatchError> {
+    ) -> Result<ObjectList<Arc<PartialObjectMeta<K>>>, ListWatchError> {
         let request = self.endpoint.request.list_metadata(params);
         self.endpoint
             .list(with_resource_version_zero(request, params), "list_metadata")
+            .await
+    }
+
+    async fn list_in_parts(
+        &self,
+        params: &ListParams,
+        part: &mut (dyn FnMut(Vec<Arc<PartialObjectMeta<K>>>) + Send),
+    ) -> Result<ListMeta, ListWatchError> {
+        let request = self.endpoint.request.list_metadata(params);
+        self.endpoint
+            .list_in_parts(
+                with_resource_version_zero(request, params),
+                "list_metadata",
+                part,
+            )
             .await
     }
 
@@ -285,28 +317,28 @@ impl Endpoint {
         Err(ListWatchError::Api(Box::new(error_status(code, &body))))
     }
 
-    async fn list<T: Clone + DeserializeOwned>(
+    async fn list<T: Clone + DeserializeOwned + Send + Sync + 'static>(
         &self,
         request: BuiltRequest,
         verb: &'static str,
-    ) -> Result<ObjectList<T>, ListWatchError> {
-        let body = self
-            .send(request, verb)
-            .await?
-            .into_body()
-            .collect()
-            .await
-            .map_err(map_kube_error)?
-            .to_bytes();
-        let mut body = body
-            .try_into_mut()
-            .unwrap_or_else(|shared| BytesMut::from(&shared[..]));
-        self.decoder()
-            .decode_list(&mut body)
-            .map_err(|e| ListWatchError::Decode(e.to_string()))
+    ) -> Result<ObjectList<Arc<T>>, ListWatchError> {
+        let body = self.send(request, verb).await?.into_body();
+        self.decoder().list(BodyBytes::new(body, false)).await
     }
 
-    async fn watch<T: Clone + DeserializeOwned + Send + 'static>(
+    async fn list_in_parts<T: DeserializeOwned + Send + Sync + 'static>(
+        &self,
+        request: BuiltRequest,
+        verb: &'static str,
+        part: &mut (dyn FnMut(Vec<Arc<T>>) + Send),
+    ) -> Result<ListMeta, ListWatchError> {
+        let body = self.send(request, verb).await?.into_body();
+        self.decoder()
+            .list_in_parts(BodyBytes::new(body, false), part)
+            .await
+    }
+
+    async fn watch<T: DeserializeOwned + Send + Sync + 'static>(
         &self,
         request: BuiltRequest,
         verb: &'static str,
@@ -320,11 +352,11 @@ impl Endpoint {
             r
         });
         let body = self.send(request, verb).await?.into_body();
-        Ok(WatchLines::<T>::new(body, self.decoder()).boxed())
+        Ok(self.decoder().watch(BodyBytes::new(body, true)))
     }
 
-    fn decoder(&self) -> JsonDecoder {
-        JsonDecoder::new().skip_managed_fields(self.skip_managed_fields)
+    fn decoder(&self) -> BodyDecoder {
+        BodyDecoder::new().skip_managed_fields(self.skip_managed_fields)
     }
 }
 
@@ -377,88 +409,47 @@ fn error_status(code: http::StatusCode, body: &[u8]) -> Status {
     }
 }
 
-/// A watch response body as a stream of events, one JSON document per line.
-struct WatchLines<T, B = kube::client::Body> {
+/// A response body as a stream of byte chunks. Read errors become
+/// [`ListWatchError::Transport`]; for a watch (`quiet_end`), an error that is the watch
+/// ending rather than failing (see [`ends_the_watch`]) ends the stream instead.
+struct BodyBytes<B = kube::client::Body> {
     body: B,
-    buffer: BytesMut,
-    /// How much of `buffer` is known to hold no newline.
-    scanned: usize,
-    decoder: JsonDecoder,
+    quiet_end: bool,
     ended: bool,
-    _events: PhantomData<fn() -> T>,
 }
 
-impl<T, B> WatchLines<T, B> {
-    fn new(body: B, decoder: JsonDecoder) -> Self {
+impl<B> BodyBytes<B> {
+    fn new(body: B, quiet_end: bool) -> Self {
         Self {
             body,
-            buffer: BytesMut::new(),
-            scanned: 0,
-            decoder,
+            quiet_end,
             ended: false,
-            _events: PhantomData,
         }
     }
 }
 
-impl<T: DeserializeOwned, B> WatchLines<T, B> {
-    fn decode(&mut self, line: &mut [u8]) -> Result<WatchEvent<T>, ListWatchError> {
-        match self.decoder.decode_watch_line(line) {
-            Ok(Ok(event)) => Ok(event),
-            Ok(Err(status)) => Err(ListWatchError::Api(Box::new(status))),
-            Err(e) => Err(ListWatchError::Decode(e.to_string())),
-        }
-    }
-}
-
-impl<T, B> Stream for WatchLines<T, B>
+impl<B> Stream for BodyBytes<B>
 where
-    T: DeserializeOwned,
-    B: hyper::body::Body<Data = bytes::Bytes, Error = kube::Error> + Unpin,
+    B: hyper::body::Body<Data = Bytes, Error = kube::Error> + Unpin,
 {
-    type Item = Result<WatchEvent<T>, ListWatchError>;
+    type Item = Result<Bytes, ListWatchError>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
         loop {
-            if let Some(at) = memchr::memchr(b'\n', &this.buffer[this.scanned..]) {
-                let mut line = this.buffer.split_to(this.scanned + at + 1);
-                this.scanned = 0;
-                let text = trim_line(&mut line);
-                if text.is_empty() {
-                    continue;
-                }
-                return Poll::Ready(Some(this.decode(text)));
-            }
-            this.scanned = this.buffer.len();
             if this.ended {
-                if this.buffer.is_empty() {
-                    return Poll::Ready(None);
-                }
-                // The body ended without a final newline: a last complete event is kept, a
-                // truncated one (the connection was cut mid-event) is dropped; the reflector
-                // resumes from the last event it received, so nothing is lost.
-                let mut rest = std::mem::take(&mut this.buffer);
-                this.scanned = 0;
-                let text = trim_line(&mut rest);
-                return Poll::Ready(match this.decode(text) {
-                    Ok(event) => Some(Ok(event)),
-                    Err(e) => {
-                        tracing::debug!(error = %e, "watch ended in the middle of an event");
-                        None
-                    }
-                });
+                return Poll::Ready(None);
             }
             match ready!(Pin::new(&mut this.body).poll_frame(cx)) {
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data() {
-                        this.buffer.extend_from_slice(&data);
+                        return Poll::Ready(Some(Ok(data)));
                     }
                 }
                 None => this.ended = true,
                 Some(Err(e)) => {
                     this.ended = true;
-                    if ends_the_watch(&e) {
+                    if this.quiet_end && ends_the_watch(&e) {
                         tracing::debug!(error = %e, "watch connection ended");
                     } else {
                         return Poll::Ready(Some(Err(map_kube_error(e))));
@@ -467,15 +458,6 @@ where
             }
         }
     }
-}
-
-/// A line without its line ending.
-fn trim_line(line: &mut [u8]) -> &mut [u8] {
-    let mut end = line.len();
-    while end > 0 && matches!(line[end - 1], b'\n' | b'\r') {
-        end -= 1;
-    }
-    &mut line[..end]
 }
 
 /// Whether a body read error is the watch ending rather than failing: the connection cut

@@ -77,7 +77,8 @@ pub trait RunController: Reconcile {
     }
 
     /// Runs the controller on `client` until `cancel` is cancelled, with its own factory:
-    /// managed fields dropped (never decoded) unless kept. Returns early if an informer
+    /// managed fields dropped (never decoded) unless kept, caches as
+    /// [`CACHE_POLICY`](crate::controller::ControllerSpec::CACHE_POLICY) says (compact). Returns early if an informer
     /// stops before its cache synced (logged).
     ///
     /// # Errors
@@ -88,8 +89,9 @@ pub trait RunController: Reconcile {
         cancel: CancellationToken,
     ) -> impl Future<Output = Result<(), BuildError>> + Send {
         async move {
-            let factory =
-                InformerFactory::new(client).drop_managed_fields(!Self::KEEP_MANAGED_FIELDS);
+            let factory = InformerFactory::new(client)
+                .drop_managed_fields(!Self::KEEP_MANAGED_FIELDS)
+                .cache_policy(Self::CACHE_POLICY);
             let controller = self.into_controller(&factory)?;
             controller.run(cancel).await;
             factory.shutdown().await;

@@ -10,14 +10,14 @@ use std::time::Duration;
 use futures::StreamExt;
 use informer_core::lister_watcher::{ListWatchError, WatchEvent, WatchParams, WatchStream};
 use informer_core::resource_version::is_older;
-use informer_core::{FifoError, ObjectKey};
+use informer_core::{Fifo, FifoError, ObjectKey};
 use kube::Resource;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::Backoff;
-use super::{DEFAULT_PAGE_SIZE, Reflector, ReflectorError, TransformFn, inc};
+use super::{DEFAULT_PAGE_SIZE, Reflector, ReflectorError, inc};
 use crate::jitter;
 use crate::lister_watcher::INITIAL_EVENTS_END_ANNOTATION;
 use std::sync::atomic::Ordering;
@@ -230,10 +230,26 @@ where
     }
 
     /// Lists and replaces the FIFO's content; `Ok(false)` if the list failed (recorded).
+    ///
+    /// The first list of an empty cache goes to the FIFO in parts as it is decoded, when
+    /// the FIFO takes parts ([`Fifo::takes_list_parts`]): a large list is then never held
+    /// whole. Later lists are atomic replaces (one [`Fifo::replace`]), so that readers never
+    /// see half of a relist.
     async fn list(&mut self) -> Result<bool, Stop> {
         let r = self.r;
         let rv = self.relist_rv();
-        let mut result = self.wait(list_all(r, &rv)).await?;
+        let in_parts = r.fifo.takes_list_parts() && !r.fifo.has_synced() && self.rv.is_empty();
+        let mut collect = if in_parts {
+            Collect::Parts(PartSink::new(r))
+        } else {
+            Collect::Whole(Vec::new())
+        };
+        // In parts, the list is read no faster than the cache takes it (a compact cache
+        // encodes every object): decoded objects wait in the FIFO a few parts at most.
+        let room = in_parts.then_some(QUEUED_PARTS);
+        let mut result = self
+            .wait(with_room(&*r.fifo, room, list_all(r, &rv, &mut collect)))
+            .await?;
         let mut consistent = rv.is_empty();
         if let Err(e) = &result
             && (e.is_gone() || e.is_too_large_resource_version())
@@ -243,7 +259,9 @@ where
                 "resource version unavailable; listing again with a consistent read"
             );
             self.rv_unavailable = true;
-            result = self.wait(list_all(r, "")).await?;
+            result = self
+                .wait(with_room(&*r.fifo, room, list_all(r, "", &mut collect)))
+                .await?;
             consistent = true;
         }
         if let Ok(listed) = &result
@@ -253,7 +271,7 @@ where
             // A lagging server: never take it; its current state is a consistent read.
             self.refuse("list", &listed.resource_version);
             self.rv_unavailable = true;
-            result = self.wait(list_all(r, "")).await?;
+            result = self.wait(list_all(r, "", &mut collect)).await?;
             consistent = true;
         }
         let listed = match result {
@@ -280,14 +298,15 @@ where
             );
         }
         self.rv_unavailable = false;
-        let Listed {
-            items,
-            resource_version: list_rv,
-            ..
-        } = listed;
-        let objects: Vec<Arc<K>> = items.into_iter().filter_map(|o| self.prepare(o)).collect();
-        let count = objects.len();
-        match r.fifo.replace(objects, list_rv.clone()) {
+        let list_rv = listed.resource_version;
+        let (count, replaced) = match collect {
+            Collect::Whole(objects) => (objects.len(), r.fifo.replace(objects, list_rv.clone())),
+            Collect::Parts(parts) => {
+                let count = parts.count + parts.pending.len();
+                (count, parts.finish(list_rv.clone()))
+            }
+        };
+        match replaced {
             Ok(()) => {}
             Err(FifoError::Closed) => return Err(Stop::FifoClosed),
             Err(e) => {
@@ -439,8 +458,7 @@ where
             match event {
                 WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
                     if let Some(key) = self.key_of(&obj) {
-                        let obj = self.transform(obj);
-                        temp.upsert(key, Arc::new(obj));
+                        temp.upsert(key, transform(self.r, obj));
                     }
                 }
                 WatchEvent::Deleted(obj) => {
@@ -546,20 +564,17 @@ where
                     return Ok(After::Rewatch);
                 }
             };
-            let Some(mut item) = first else {
+            let Some(item) = first else {
                 self.resync_now()?;
                 continue;
             };
-            // Handle what is ready without going back through `select!`, up to a batch. Each
-            // item is handled where the stream wrote it, so an object is copied once, into
-            // its `Arc` (objects are large: a `Pod` is over a kilobyte).
-            if let Some(after) = self.handle_next(&mut item, started, &mut events)? {
+            // Handle what is ready without going back through `select!`, up to a batch.
+            if let Some(after) = self.handle_next(item, started, &mut events)? {
                 return Ok(after);
             }
             let mut cx = Context::from_waker(futures::task::noop_waker_ref());
             for _ in 1..MAX_BATCH {
-                let mut polled = stream.poll_next_unpin(&mut cx);
-                let Poll::Ready(item) = &mut polled else {
+                let Poll::Ready(item) = stream.poll_next_unpin(&mut cx) else {
                     break;
                 };
                 if let Some(after) = self.handle_next(item, started, &mut events)? {
@@ -574,13 +589,13 @@ where
     #[inline(always)]
     fn handle_next(
         &mut self,
-        item: &mut Option<Result<WatchEvent<K>, ListWatchError>>,
+        item: Option<Result<WatchEvent<Arc<K>>, ListWatchError>>,
         started: Instant,
         events: &mut u64,
     ) -> Result<Option<After>, Stop> {
-        if item.is_none() {
+        let Some(item) = item else {
             return Ok(Some(self.watch_closed(started, *events)));
-        }
+        };
         *events += 1;
         self.handle(item)
     }
@@ -598,21 +613,17 @@ where
         }
     }
 
-    /// Handles one item of a watch stream (`Some`; left `None`); `Some` ends the watch.
+    /// Handles one item of a watch stream; `Some` ends the watch.
     #[inline(always)]
     fn handle(
         &mut self,
-        slot: &mut Option<Result<WatchEvent<K>, ListWatchError>>,
+        item: Result<WatchEvent<Arc<K>>, ListWatchError>,
     ) -> Result<Option<After>, Stop> {
-        // Look at the object where it lies, then move it once, into its `Arc`.
-        let (op, obj) = match slot {
-            Some(Ok(WatchEvent::Added(obj))) => (Op::Add, &*obj),
-            Some(Ok(WatchEvent::Modified(obj))) => (Op::Update, &*obj),
-            Some(Ok(WatchEvent::Deleted(obj))) => (Op::Delete, &*obj),
-            other => {
-                let item = other.take().expect("handle is given an item");
-                return self.handle_other(item);
-            }
+        let (op, obj) = match item {
+            Ok(WatchEvent::Added(obj)) => (Op::Add, obj),
+            Ok(WatchEvent::Modified(obj)) => (Op::Update, obj),
+            Ok(WatchEvent::Deleted(obj)) => (Op::Delete, obj),
+            other => return self.handle_other(other),
         };
         inc(&self.r.shared.counters.events);
         if let Some(rv) = obj.meta().resource_version.as_deref()
@@ -620,7 +631,6 @@ where
         {
             if is_older(rv, &self.rv) {
                 let rv = rv.to_owned();
-                *slot = None;
                 return Ok(Some(self.refused_watch("watch event", &rv)));
             }
             set_rv(self.r, &mut self.rv, rv);
@@ -628,11 +638,9 @@ where
         if !self.settled {
             self.delivered();
         }
-        if !self.check_name(obj) {
-            *slot = None;
+        let Some(obj) = prepare(self.r, obj) else {
             return Ok(None);
-        }
-        let obj = take_into_arc(slot, self.r.transform.as_ref());
+        };
         self.push(obj, op)?;
         Ok(None)
     }
@@ -641,7 +649,7 @@ where
     #[inline(never)]
     fn handle_other(
         &mut self,
-        item: Result<WatchEvent<K>, ListWatchError>,
+        item: Result<WatchEvent<Arc<K>>, ListWatchError>,
     ) -> Result<Option<After>, Stop> {
         match item {
             Ok(WatchEvent::Added(_) | WatchEvent::Modified(_) | WatchEvent::Deleted(_)) => {
@@ -864,41 +872,6 @@ where
         }
     }
 
-    fn transform(&self, obj: K) -> K {
-        match &self.r.transform {
-            Some(f) => f(obj),
-            None => obj,
-        }
-    }
-
-    /// Checks the object has a name, transforms it and wraps it.
-    #[inline(always)]
-    fn prepare(&self, obj: K) -> Option<Arc<K>> {
-        if !self.check_name(&obj) {
-            return None;
-        }
-        Some(self.wrap(obj))
-    }
-
-    /// Whether the object has a name (counted and logged if not).
-    fn check_name(&self, obj: &K) -> bool {
-        if obj.meta().name.as_deref().is_none_or(str::is_empty) {
-            inc(&self.r.shared.counters.invalid_objects);
-            tracing::warn!(reflector = %self.r.name, "skipping an object without metadata.name");
-            return false;
-        }
-        true
-    }
-
-    /// Transforms the object and wraps it in its `Arc`, copying it as few times as possible.
-    #[inline(always)]
-    fn wrap(&self, obj: K) -> Arc<K> {
-        match &self.r.transform {
-            None => into_arc(obj),
-            Some(f) => into_arc(f(obj)),
-        }
-    }
-
     fn set_rv(&mut self, rv: &str) {
         set_rv(self.r, &mut self.rv, rv);
     }
@@ -929,67 +902,28 @@ where
     }
 }
 
-/// `Arc::new(obj)`, written so that the object is copied straight into the allocation
-/// (`Arc::new` builds the whole `ArcInner` on the stack first, which costs a second copy).
+/// Checks the object has a name (counted and logged if not) and transforms it.
 #[inline(always)]
-#[allow(
-    unsafe_code,
-    reason = "the object is copied straight into its Arc (see SAFETY below)"
-)]
-fn into_arc<K>(obj: K) -> Arc<K> {
-    let mut arc = Arc::<K>::new_uninit();
-    Arc::get_mut(&mut arc)
-        .expect("a new Arc is unique")
-        .write(obj);
-    // SAFETY: the value was just written.
-    unsafe { arc.assume_init() }
+fn prepare<K>(r: &Reflector<K>, obj: Arc<K>) -> Option<Arc<K>>
+where
+    K: Resource + Clone,
+{
+    if obj.meta().name.as_deref().is_none_or(str::is_empty) {
+        inc(&r.shared.counters.invalid_objects);
+        tracing::warn!(reflector = %r.name, "skipping an object without metadata.name");
+        return None;
+    }
+    Some(transform(r, obj))
 }
 
-/// Moves the object of a watch event out of `slot` (which is left `None`) into a new `Arc`,
-/// transformed if there is a transform. Without a transform, the object is copied once,
-/// straight from where the stream wrote it into the allocation.
-///
-/// # Panics
-/// If `slot` does not hold an added, modified or deleted object.
+/// The object after the reflector's transform, if it has one. The transform takes the
+/// object by value: it is moved out of its `Arc` when no one else holds it (as is the case
+/// for what a source decodes), cloned otherwise.
 #[inline(always)]
-#[allow(
-    unsafe_code,
-    reason = "the object is moved once, from the event into its Arc (see SAFETY below)"
-)]
-fn take_into_arc<K>(
-    slot: &mut Option<Result<WatchEvent<K>, ListWatchError>>,
-    transform: Option<&TransformFn<K>>,
-) -> Arc<K> {
-    let obj: *const K = match slot {
-        Some(Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj) | WatchEvent::Deleted(obj))) => {
-            obj
-        }
-        _ => panic!("take_into_arc needs a watch event with an object"),
-    };
-    let mut arc = Arc::<K>::new_uninit();
-    let dst = Arc::get_mut(&mut arc)
-        .expect("a new Arc is unique")
-        .as_mut_ptr();
-    // SAFETY: `obj` points at a valid object inside `slot`, which is borrowed mutably. The
-    // object is read out exactly once and `slot` is then overwritten without being dropped
-    // (`ptr::write`), so the object is neither dropped twice nor leaked: the event variants
-    // that hold an object hold nothing else. `slot` is overwritten before the transform runs,
-    // so a panicking transform (which drops the object it was given) leaves `slot` valid.
-    // `dst` is the new, unique, uninitialized `Arc`'s value, written once before
-    // `assume_init`.
-    unsafe {
-        match transform {
-            None => {
-                std::ptr::copy_nonoverlapping(obj, dst, 1);
-                std::ptr::write(slot, None);
-            }
-            Some(f) => {
-                let value = std::ptr::read(obj);
-                std::ptr::write(slot, None);
-                dst.write(f(value));
-            }
-        }
-        arc.assume_init()
+fn transform<K: Clone>(r: &Reflector<K>, obj: Arc<K>) -> Arc<K> {
+    match &r.transform {
+        None => obj,
+        Some(f) => Arc::new(f(Arc::unwrap_or_clone(obj))),
     }
 }
 
@@ -1045,18 +979,147 @@ fn page_size(configured: Option<u32>, rv: &str, paginated_result: bool) -> Optio
     }
 }
 
-/// A whole list: its objects, its resource version, and whether it came in pages.
-pub(super) struct Listed<K> {
-    items: Vec<K>,
+/// How many listed objects go to the FIFO in one part (see [`Run::list`]): parts of this
+/// size cost next to nothing per object to queue and apply, and keep what is held between
+/// the decoder and the cache small.
+pub(super) const LIST_PART: usize = 256;
+
+/// How many items the FIFO may hold (queued or being applied) before the reflector stops
+/// reading a list it hands over in parts.
+const QUEUED_PARTS: usize = 4;
+
+/// `fut`, polled only while the FIFO has room for another `room` items (always if `None`).
+fn with_room<'a, K, F>(
+    fifo: &'a dyn Fifo<K>,
+    room: Option<usize>,
+    fut: F,
+) -> impl Future<Output = F::Output> + 'a
+where
+    F: Future + 'a,
+{
+    let mut fut = Box::pin(fut);
+    std::future::poll_fn(move |cx| {
+        if let Some(max) = room {
+            ready!(fifo.poll_room(cx, max));
+        }
+        fut.as_mut().poll(cx)
+    })
+}
+
+/// A list's resource version, and whether it came in pages.
+pub(super) struct Listed {
     resource_version: String,
     paginated: bool,
 }
 
-/// A whole list at `rv`, page by page, as client-go's pager: the resource version is the
-/// first page's; an expired continue token falls back to one full list without a limit.
-async fn list_all<K>(r: &Reflector<K>, rv: &str) -> Result<Listed<K>, ListWatchError>
+/// Where the objects of a list go.
+enum Collect<'a, K> {
+    /// Kept for one atomic `replace`.
+    Whole(Vec<Arc<K>>),
+    /// Handed to the FIFO in parts as they are decoded.
+    Parts(PartSink<'a, K>),
+}
+
+impl<K> Collect<'_, K>
 where
-    K: Clone + Send + Sync + 'static,
+    K: Resource + Clone + Send + Sync + 'static,
+{
+    /// A list attempt starts (again): what an earlier attempt gave is dropped.
+    fn restart(&mut self) {
+        match self {
+            Collect::Whole(objects) => objects.clear(),
+            Collect::Parts(parts) => parts.restart(),
+        }
+    }
+
+    fn take(&mut self, r: &Reflector<K>, objects: Vec<Arc<K>>) {
+        match self {
+            Collect::Whole(kept) => kept.extend(objects.into_iter().filter_map(|o| prepare(r, o))),
+            Collect::Parts(parts) => parts.take(objects),
+        }
+    }
+}
+
+/// Hands a list to the FIFO in parts of [`LIST_PART`] objects.
+struct PartSink<'a, K> {
+    r: &'a Reflector<K>,
+    /// Objects not handed over yet.
+    pending: Vec<Arc<K>>,
+    /// The next part starts the list (nothing of this attempt was handed over yet).
+    first: bool,
+    /// Objects handed over in this attempt.
+    count: usize,
+    /// The FIFO refused a part: the error, reported when the list ends.
+    failed: Option<FifoError>,
+}
+
+impl<'a, K> PartSink<'a, K>
+where
+    K: Resource + Clone + Send + Sync + 'static,
+{
+    fn new(r: &'a Reflector<K>) -> Self {
+        Self {
+            r,
+            pending: Vec::new(),
+            first: true,
+            count: 0,
+            failed: None,
+        }
+    }
+
+    fn restart(&mut self) {
+        self.pending.clear();
+        self.first = true;
+        self.count = 0;
+        self.failed = None;
+    }
+
+    fn take(&mut self, objects: Vec<Arc<K>>) {
+        let r = self.r;
+        self.pending
+            .extend(objects.into_iter().filter_map(|o| prepare(r, o)));
+        if self.pending.len() >= LIST_PART {
+            self.hand_over();
+        }
+    }
+
+    /// Hands the pending objects over as one part (an empty first part still starts the
+    /// list).
+    fn hand_over(&mut self) {
+        if self.failed.is_some() {
+            return;
+        }
+        let part = std::mem::take(&mut self.pending);
+        let n = part.len();
+        match self.r.fifo.list_part(part, self.first) {
+            Ok(()) => {
+                self.first = false;
+                self.count += n;
+            }
+            Err(e) => self.failed = Some(e),
+        }
+    }
+
+    /// Ends the list at `resource_version`.
+    fn finish(mut self, resource_version: String) -> Result<(), FifoError> {
+        self.hand_over();
+        match self.failed {
+            Some(e) => Err(e),
+            None => self.r.fifo.replace(Vec::new(), resource_version),
+        }
+    }
+}
+
+/// A whole list at `rv`, page by page, as client-go's pager, its objects given to `out` as
+/// they are decoded: the resource version is the first page's; an expired continue token
+/// falls back to one full list without a limit (`out` is restarted).
+async fn list_all<K>(
+    r: &Reflector<K>,
+    rv: &str,
+    out: &mut Collect<'_, K>,
+) -> Result<Listed, ListWatchError>
+where
+    K: Resource + Clone + Send + Sync + 'static,
 {
     let mut params = r.config.list_params.clone();
     let paginated_result = r.shared.paginated_result.load(Ordering::Relaxed);
@@ -1064,12 +1127,15 @@ where
     params.continue_token = None;
     params.version_match = None;
     params.resource_version = (!rv.is_empty()).then(|| rv.to_owned());
-    let mut items = Vec::new();
+    out.restart();
     let mut list_rv: Option<String> = None;
     let mut fell_back = false;
     let mut paginated = false;
     loop {
-        let page = match r.lw.list(&params).await {
+        let page =
+            r.lw.list_in_parts(&params, &mut |objects| out.take(r, objects))
+                .await;
+        let page = match page {
             Ok(page) => page,
             Err(e) if e.is_gone() && params.continue_token.is_some() && !fell_back => {
                 tracing::debug!(
@@ -1080,17 +1146,16 @@ where
                 params.limit = None;
                 params.continue_token = None;
                 params.resource_version = (!rv.is_empty()).then(|| rv.to_owned());
-                items.clear();
+                out.restart();
                 list_rv = None;
                 continue;
             }
             Err(e) => return Err(e),
         };
         if list_rv.is_none() {
-            list_rv = Some(page.metadata.resource_version.clone().unwrap_or_default());
+            list_rv = Some(page.resource_version.clone().unwrap_or_default());
         }
-        items.extend(page.items);
-        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+        match page.continue_.filter(|c| !c.is_empty()) {
             None => break,
             Some(token) => {
                 if params.continue_token.as_deref() == Some(token.as_str()) {
@@ -1106,7 +1171,6 @@ where
         }
     }
     Ok(Listed {
-        items,
         resource_version: list_rv.unwrap_or_default(),
         paginated,
     })

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use informer_core::lister_watcher::{
     ListParams, ListWatchError, ListerWatcher, ObjectList, Status, WatchEvent, WatchParams,
-    WatchStream,
+    WatchStream, shared,
 };
 use informer_core::{Delta, Fifo, FifoError, ObjectKey};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -257,7 +257,10 @@ async fn settle() {
 
 #[async_trait]
 impl ListerWatcher<ConfigMap> for Scripted {
-    async fn list(&self, params: &ListParams) -> Result<ObjectList<ConfigMap>, ListWatchError> {
+    async fn list(
+        &self,
+        params: &ListParams,
+    ) -> Result<ObjectList<Arc<ConfigMap>>, ListWatchError> {
         self.record(
             Req::List {
                 rv: params.resource_version.clone(),
@@ -274,7 +277,11 @@ impl ListerWatcher<ConfigMap> for Scripted {
             }
         };
         match next {
-            Some(Reply::List(result)) => result,
+            Some(Reply::List(result)) => result.map(|list| ObjectList {
+                types: list.types,
+                metadata: list.metadata,
+                items: list.items.into_iter().map(Arc::new).collect(),
+            }),
             _ => std::future::pending().await,
         }
     }
@@ -300,7 +307,7 @@ impl ListerWatcher<ConfigMap> for Scripted {
         };
         match next {
             Some(Reply::Watch(Ok((items, end)))) => {
-                let items = futures::stream::iter(items);
+                let items = futures::stream::iter(items.into_iter().map(|i| i.map(shared)));
                 Ok(match end {
                     Some(after) => items
                         .chain(
@@ -322,6 +329,8 @@ impl ListerWatcher<ConfigMap> for Scripted {
 #[derive(Clone, Debug, PartialEq)]
 enum Call {
     Replace(Vec<String>, String),
+    /// A list part: its objects, and whether it starts the list.
+    Part(Vec<String>, bool),
     Add(String),
     Update(String),
     Delete(String),
@@ -353,6 +362,9 @@ struct RecordingFifo {
     calls: Mutex<Vec<Call>>,
     pushed: Mutex<Vec<Arc<ConfigMap>>>,
     closed: AtomicBool,
+    /// Takes lists in parts, and reports synced once a list ended.
+    parts: bool,
+    synced: AtomicBool,
 }
 
 impl RecordingFifo {
@@ -400,7 +412,28 @@ impl Fifo<ConfigMap> for RecordingFifo {
             .iter()
             .map(|o| o.metadata.name.clone().unwrap_or_default())
             .collect();
-        self.push(Call::Replace(names, rv))
+        self.push(Call::Replace(names, rv))?;
+        self.synced
+            .store(self.parts, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn takes_list_parts(&self) -> bool {
+        self.parts
+    }
+
+    fn list_part(&self, objects: Vec<Arc<ConfigMap>>, first: bool) -> Result<(), FifoError> {
+        if !self.parts {
+            return Err(FifoError::Unsupported("lists in parts"));
+        }
+        for o in &objects {
+            self.keep(o)?;
+        }
+        let names = objects
+            .iter()
+            .map(|o| o.metadata.name.clone().unwrap_or_default())
+            .collect();
+        self.push(Call::Part(names, first))
     }
 
     fn resync(&self) -> Result<(), FifoError> {
@@ -419,7 +452,7 @@ impl Fifo<ConfigMap> for RecordingFifo {
     }
 
     fn has_synced(&self) -> bool {
-        false
+        self.synced.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn len(&self) -> usize {
@@ -449,7 +482,16 @@ fn run_with(
     config: ReflectorConfig,
     build: impl FnOnce(Reflector<ConfigMap>) -> Reflector<ConfigMap>,
 ) -> Running {
-    let fifo = Arc::new(RecordingFifo::default());
+    run_into(lw, config, build, RecordingFifo::default())
+}
+
+fn run_into(
+    lw: Arc<dyn ListerWatcher<ConfigMap>>,
+    config: ReflectorConfig,
+    build: impl FnOnce(Reflector<ConfigMap>) -> Reflector<ConfigMap>,
+    fifo: RecordingFifo,
+) -> Running {
+    let fifo = Arc::new(fifo);
     let reflector = Arc::new(build(Reflector::new(lw, fifo.clone(), config)));
     let cancel = CancellationToken::new();
     let task = tokio::spawn({
@@ -479,6 +521,129 @@ impl Running {
 }
 
 // ----- list, then watch -----
+
+/// Hands each list over in parts of `chunk` objects (as a source decoding a response does);
+/// fails after the first part of the first list if `fail_first`.
+struct InChunks {
+    inner: Arc<Scripted>,
+    chunk: usize,
+    fail_first: AtomicBool,
+}
+
+#[async_trait]
+impl ListerWatcher<ConfigMap> for InChunks {
+    async fn list(
+        &self,
+        params: &ListParams,
+    ) -> Result<ObjectList<Arc<ConfigMap>>, ListWatchError> {
+        self.inner.list(params).await
+    }
+
+    async fn list_in_parts(
+        &self,
+        params: &ListParams,
+        part: &mut (dyn FnMut(Vec<Arc<ConfigMap>>) + Send),
+    ) -> Result<ListMeta, ListWatchError> {
+        let list = self.inner.list(params).await?;
+        for (i, chunk) in list.items.chunks(self.chunk).enumerate() {
+            if i == 1
+                && self
+                    .fail_first
+                    .swap(false, std::sync::atomic::Ordering::SeqCst)
+            {
+                return Err(transport());
+            }
+            part(chunk.to_vec());
+        }
+        Ok(list.metadata)
+    }
+
+    async fn watch(
+        &self,
+        params: &WatchParams,
+        resource_version: &str,
+    ) -> Result<WatchStream<ConfigMap>, ListWatchError> {
+        self.inner.watch(params, resource_version).await
+    }
+}
+
+fn names(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}{i:04}")).collect()
+}
+
+fn part(names: &[String], first: bool) -> Call {
+    Call::Part(names.to_vec(), first)
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_first_list_of_an_empty_cache_goes_to_the_fifo_in_parts_and_later_lists_whole() {
+    let first: Vec<String> = names("a", 2 * run::LIST_PART + 10);
+    let first_refs: Vec<&str> = first.iter().map(String::as_str).collect();
+    let lw = Scripted::new(vec![
+        Reply::List(Ok(list_of("10", &first_refs, None))),
+        Reply::Watch(Err(gone())),
+        Reply::List(Ok(list_of("20", &["b"], None))),
+        watch_open(vec![]),
+    ]);
+    let chunks = Arc::new(InChunks {
+        inner: lw.clone(),
+        chunk: 100,
+        fail_first: AtomicBool::new(false),
+    });
+    let fifo = RecordingFifo {
+        parts: true,
+        ..RecordingFifo::default()
+    };
+    let r = run_into(chunks, config(), |r| r, fifo);
+    lw.wait_requests(4).await;
+    let lp = run::LIST_PART;
+    assert_eq!(
+        r.fifo.calls(),
+        [
+            // Parts of at least LIST_PART objects as they come, the rest at the end, then the
+            // replace that ends the list; the relist after the 410 is one atomic replace.
+            part(&first[..300], true),
+            part(&first[300..], false),
+            replace(&[], "10"),
+            replace(&["b"], "20"),
+        ],
+        "parts of at least {lp}"
+    );
+    r.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_first_list_that_fails_half_way_starts_over_with_a_first_part() {
+    let first: Vec<String> = names("a", run::LIST_PART + 50);
+    let refs: Vec<&str> = first.iter().map(String::as_str).collect();
+    let lw = Scripted::new(vec![
+        Reply::List(Ok(list_of("10", &refs, None))),
+        Reply::List(Ok(list_of("11", &refs[..3], None))),
+        watch_open(vec![]),
+    ]);
+    let chunks = Arc::new(InChunks {
+        inner: lw.clone(),
+        chunk: run::LIST_PART,
+        fail_first: AtomicBool::new(true),
+    });
+    let fifo = RecordingFifo {
+        parts: true,
+        ..RecordingFifo::default()
+    };
+    let r = run_into(chunks, config(), |r| r, fifo);
+    lw.wait_requests(3).await;
+    assert_eq!(
+        r.fifo.calls(),
+        [
+            part(&first[..run::LIST_PART], true),
+            // The second attempt starts a new list: the FIFO drops what the first gave.
+            part(&first[..3], true),
+            replace(&[], "11"),
+        ]
+    );
+    assert_eq!(r.reflector.stats().list_errors, 1);
+    r.stop().await;
+}
 
 #[tokio::test(start_paused = true)]
 async fn first_list_is_at_rv_0_in_pages_of_500_then_watch_starts_at_the_lists_rv() {
@@ -1991,31 +2156,7 @@ mod model {
 
     /// Applies what the FIFO pops to `store`, as an informer does.
     fn apply(store: &ThreadSafeStore<ConfigMap>, batch: Vec<Delta<ConfigMap>>) {
-        for delta in batch {
-            match delta {
-                Delta::Added(o) | Delta::Updated(o) | Delta::Replaced(o) | Delta::Sync(o) => {
-                    store.update(o).unwrap();
-                }
-                Delta::Deleted(d) => {
-                    let key = match &d {
-                        informer_core::Deleted::Object(o) => {
-                            ObjectKey::from_resource(&**o).unwrap()
-                        }
-                        informer_core::Deleted::FinalStateUnknown { key, .. } => key.clone(),
-                    };
-                    store.delete(&key);
-                }
-                Delta::ReplacedAll {
-                    objects,
-                    resource_version,
-                } => {
-                    store.replace(objects, &resource_version).unwrap();
-                }
-                Delta::Bookmark { resource_version } => {
-                    store.set_resource_version(&resource_version)
-                }
-            }
-        }
+        informer_core::apply::apply_deltas(store, batch, false, &mut |_| {}).unwrap();
     }
 
     async fn scenario(ops: Vec<Op>, streaming: bool, delta_fifo: bool) {

@@ -2,6 +2,7 @@
 //! streaming list and its end bookmark, paging and expired continue tokens, a watch from a
 //! compacted version, and a too-large resource version.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -24,7 +25,7 @@ fn lister_watcher(server: &Server) -> KubeListerWatcher<DynamicObject> {
 async fn next(
     stream: &mut WatchStream<DynamicObject>,
     bookmarks: bool,
-) -> Option<Result<WatchEvent<DynamicObject>, ListWatchError>> {
+) -> Option<Result<WatchEvent<Arc<DynamicObject>>, ListWatchError>> {
     loop {
         let item = tokio::time::timeout(Duration::from_secs(20), stream.next())
             .await
@@ -36,7 +37,7 @@ async fn next(
 }
 
 /// What an event says, for comparisons: `ADDED a 1`.
-fn describe(event: &WatchEvent<DynamicObject>) -> String {
+fn describe(event: &WatchEvent<Arc<DynamicObject>>) -> String {
     match event {
         WatchEvent::Added(o) => format!("ADDED {} {}", name_of(o), value_of(o)),
         WatchEvent::Modified(o) => format!("MODIFIED {} {}", name_of(o), value_of(o)),
@@ -46,7 +47,7 @@ fn describe(event: &WatchEvent<DynamicObject>) -> String {
     }
 }
 
-fn event_rv(event: &WatchEvent<DynamicObject>) -> u64 {
+fn event_rv(event: &WatchEvent<Arc<DynamicObject>>) -> u64 {
     match event {
         WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => rv_of(o),
         WatchEvent::Bookmark(b) => b.metadata.resource_version.parse().unwrap_or(0),
@@ -60,7 +61,7 @@ async fn list_then_watch_and_resume(server: &Server) {
     create(&api, "b", &[], 1).await;
     let lw = lister_watcher(server);
     let list = lw.list(&ListParams::default()).await.expect("list");
-    let mut names: Vec<String> = list.items.iter().map(name_of).collect();
+    let mut names: Vec<String> = list.items.iter().map(|o| name_of(o)).collect();
     names.sort();
     assert_eq!(names, ["a", "b"], "{}", server.name());
     let rv = list.metadata.resource_version.expect("a list version");
@@ -218,7 +219,7 @@ async fn paging(server: &Server) {
         .await
         .expect("page 1");
     assert_eq!(
-        first.items.iter().map(name_of).collect::<Vec<_>>(),
+        first.items.iter().map(|o| name_of(o)).collect::<Vec<_>>(),
         ["p0", "p1"]
     );
     assert_eq!(
@@ -235,7 +236,7 @@ async fn paging(server: &Server) {
     params.continue_token = Some(token);
     let second = lw.list(&params).await.expect("page 2");
     assert_eq!(
-        second.items.iter().map(name_of).collect::<Vec<_>>(),
+        second.items.iter().map(|o| name_of(o)).collect::<Vec<_>>(),
         ["p2", "p3"]
     );
     assert_eq!(second.metadata.resource_version, rv, "{}", server.name());

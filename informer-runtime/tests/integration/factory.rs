@@ -195,3 +195,51 @@ async fn last_user_gone_closes_the_watch_and_shutdown_closes_the_rest() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_compact_cache_policy_keeps_objects_encoded_and_decodes_them_on_read() {
+    use informer_runtime::factory::CachePolicy;
+    let server = server().await;
+    create(&server, cm("default", "a", &[("app", "web")])).await;
+    create(&server, cm("default", "b", &[("app", "db")])).await;
+    let factory =
+        InformerFactory::new(server.client()).cache_policy(CachePolicy::Compact { hot_objects: 0 });
+    let compact = factory.informer_by_policy::<ConfigMap>(InformerParams::namespaced("default"));
+    // The same identity asked for without the policy is the same informer.
+    let same = factory.informer::<ConfigMap>(InformerParams::namespaced("default"));
+    assert!(same.same_informer(&compact));
+    let decoded = factory.informer::<ConfigMap>(InformerParams::all());
+    factory.start();
+    factory
+        .wait_for_sync(Duration::from_secs(30))
+        .await
+        .unwrap();
+    let key = informer_core::ObjectKey::new(Some("default"), "a");
+    let (first, second) = (
+        compact.lister().get(&key).unwrap(),
+        compact.lister().get(&key).unwrap(),
+    );
+    assert_eq!(first, second);
+    assert!(
+        !std::sync::Arc::ptr_eq(&first, &second),
+        "with no hot objects, every read decodes"
+    );
+    let (first, second) = (
+        decoded.lister().get(&key).unwrap(),
+        decoded.lister().get(&key).unwrap(),
+    );
+    assert!(
+        std::sync::Arc::ptr_eq(&first, &second),
+        "a decoded cache shares"
+    );
+    assert_eq!(*first, *compact.lister().get(&key).unwrap());
+    assert_eq!(
+        compact
+            .lister()
+            .by_index_name("namespace", "default")
+            .unwrap()
+            .len(),
+        2
+    );
+    factory.shutdown().await;
+}

@@ -562,3 +562,53 @@ async fn indexes_added_while_running_and_label_selectors_serve_lookups() {
     assert!(lister.namespaced("default").get("nope").is_none());
     running.stop().await;
 }
+
+#[tokio::test]
+async fn a_large_first_list_handed_over_in_parts_reaches_the_cache_and_handlers_whole() {
+    let server = server().await;
+    let n = 1_200;
+    for i in 0..n {
+        server
+            .create_json(serde_json::json!({
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": format!("cm-{i:05}"), "namespace": "default"},
+                "data": {"pad": "x".repeat(1_000)},
+            }))
+            .expect("create");
+    }
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let informer = SharedIndexInformer::new(Arc::new(KubeListerWatcher::new(api)));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let registration = informer.add_handler(
+        move |n: &Notification<ConfigMap>| {
+            if let Notification::Add {
+                object,
+                is_initial_list,
+            } = n
+            {
+                record
+                    .lock()
+                    .unwrap()
+                    .push((name_of(object), *is_initial_list));
+            }
+        },
+        None,
+    );
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let (informer, cancel) = (informer.clone(), cancel.clone());
+        async move { informer.run(cancel).await }
+    });
+    assert!(informer.wait_for_sync().await);
+    assert_eq!(informer.lister().len(), n);
+    eventually("every initial add handled", || registration.has_synced()).await;
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), n, "each object once");
+    assert!(
+        seen.iter().all(|(_, initial)| *initial),
+        "all of the initial list"
+    );
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+}

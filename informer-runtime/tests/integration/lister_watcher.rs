@@ -2,6 +2,7 @@
 //! in-process API server: typed objects, custom resources as `DynamicObject`, metadata-only,
 //! pagination, watch events, and how every failure is reported.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::support::server_with_widgets;
@@ -37,7 +38,7 @@ async fn create(api: &Api<ConfigMap>, name: &str) -> ConfigMap {
 async fn next<K: Clone>(
     stream: &mut WatchStream<K>,
     bookmarks: bool,
-) -> Result<WatchEvent<K>, ListWatchError> {
+) -> Result<WatchEvent<Arc<K>>, ListWatchError> {
     loop {
         let item = tokio::time::timeout(Duration::from_secs(5), stream.next())
             .await
@@ -49,7 +50,7 @@ async fn next<K: Clone>(
     }
 }
 
-fn name<K: kube::Resource>(event: &WatchEvent<K>) -> String {
+fn name<K: kube::Resource>(event: &WatchEvent<Arc<K>>) -> String {
     match event {
         WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
             o.meta().name.clone().unwrap_or_default()
@@ -255,7 +256,7 @@ async fn kube_lister_watcher_streams_initial_events_then_the_end_bookmark() {
     let mut names = Vec::new();
     loop {
         match next(&mut stream, true).await.unwrap() {
-            WatchEvent::Added(o) => names.push(o.metadata.name.unwrap()),
+            WatchEvent::Added(o) => names.push(o.metadata.name.clone().unwrap()),
             WatchEvent::Bookmark(b)
                 if b.metadata
                     .annotations
@@ -315,7 +316,7 @@ async fn metadata_lister_watcher_lists_and_watches_partial_object_metadata() {
     let api = configmaps(&server);
     create(&api, "a").await;
     let lw = KubeListerWatcher::metadata(api.clone());
-    let list: kube::core::ObjectList<PartialObjectMeta<ConfigMap>> =
+    let list: kube::core::ObjectList<Arc<PartialObjectMeta<ConfigMap>>> =
         lw.list(&ListParams::default()).await.unwrap();
     assert_eq!(list.items.len(), 1);
     assert_eq!(list.items[0].metadata.name.as_deref(), Some("a"));
@@ -415,9 +416,9 @@ async fn kube_lister_watcher_drops_managed_fields_only_when_asked() {
     let dropped = dropping.list(&ListParams::default()).await.expect("list");
     assert!(dropped.items[0].metadata.managed_fields.is_none());
     // Nothing else differs.
-    let mut expected = kept.items[0].clone();
+    let mut expected = Pod::clone(&kept.items[0]);
     expected.metadata.managed_fields = None;
-    assert_eq!(dropped.items[0], expected);
+    assert_eq!(*dropped.items[0], expected);
 
     let rv = dropped
         .metadata
@@ -446,4 +447,104 @@ async fn kube_lister_watcher_drops_managed_fields_only_when_asked() {
             .iter()
             .all(|p| p.metadata.managed_fields.is_none())
     );
+}
+
+/// A ConfigMap of `default` named `name`, holding `pad` bytes of data, as JSON for the
+/// server's store.
+fn padded(name: &str, pad: usize, value: usize) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default"},
+        "data": {"pad": "x".repeat(pad), "v": value.to_string()},
+    })
+}
+
+#[tokio::test]
+async fn a_large_list_is_handed_over_in_parts_in_the_servers_order() {
+    let server = super::support::server().await;
+    let n = 1_500;
+    for i in 0..n {
+        server
+            .create_json(padded(&format!("cm-{i:05}"), 400 + i % 700, i))
+            .expect("create");
+    }
+    let lw = KubeListerWatcher::new(configmaps(&server));
+    let mut parts = 0;
+    let mut names_in_parts = Vec::new();
+    let meta = lw
+        .list_in_parts(&ListParams::default(), &mut |part| {
+            parts += 1;
+            names_in_parts.extend(part.iter().map(|c| c.metadata.name.clone().unwrap()));
+        })
+        .await
+        .expect("list");
+    assert!(
+        parts > 1,
+        "about a megabyte of objects comes in several parts"
+    );
+    assert!(meta.resource_version.is_some());
+    let whole = lw.list(&ListParams::default()).await.expect("list");
+    let names: Vec<String> = whole
+        .items
+        .iter()
+        .map(|c| c.metadata.name.clone().unwrap())
+        .collect();
+    assert_eq!(names_in_parts, names);
+    assert_eq!(names.len(), n);
+}
+
+#[tokio::test]
+async fn watch_events_of_each_key_arrive_in_order_under_parallel_decoding() {
+    let server = std::sync::Arc::new(super::support::server().await);
+    let keys = ["a", "b", "c"];
+    let mut rv = String::new();
+    for key in keys {
+        let created = server.create_json(padded(key, 10, 0)).expect("create");
+        rv = created["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+    }
+    let lw = KubeListerWatcher::new(configmaps(&server));
+    let mut stream = lw
+        .watch(&WatchParams::default().timeout(60), &rv)
+        .await
+        .expect("watch");
+    let updates = 1_500;
+    let writer = {
+        let server = server.clone();
+        std::thread::spawn(move || {
+            // Objects of very different sizes, so that later runs of events can be decoded
+            // before earlier ones.
+            for i in 1..=updates {
+                let pad = if i % 9 == 0 { 150_000 } else { 20 };
+                server
+                    .update_json(padded(keys[i % 3], pad, i))
+                    .expect("update");
+            }
+        })
+    };
+    let mut last_rv: u64 = 0;
+    let mut values = std::collections::HashMap::new();
+    for _ in 0..updates {
+        match next(&mut stream, false).await.expect("an event") {
+            WatchEvent::Modified(cm) => {
+                let event_rv: u64 = cm
+                    .metadata
+                    .resource_version
+                    .as_deref()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                assert!(event_rv > last_rv, "resource versions go up");
+                last_rv = event_rv;
+                let value: usize = cm.data.as_ref().unwrap()["v"].parse().unwrap();
+                let key = cm.metadata.name.clone().unwrap();
+                let previous = values.insert(key.clone(), value).unwrap_or(0);
+                assert!(value > previous, "{key}: {value} after {previous}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    writer.join().unwrap();
 }

@@ -50,7 +50,10 @@ struct Recording<L> {
 
 #[async_trait]
 impl<L: ListerWatcher<ConfigMap>> ListerWatcher<ConfigMap> for Recording<L> {
-    async fn list(&self, params: &ListParams) -> Result<ObjectList<ConfigMap>, ListWatchError> {
+    async fn list(
+        &self,
+        params: &ListParams,
+    ) -> Result<ObjectList<Arc<ConfigMap>>, ListWatchError> {
         if params.continue_token.is_none() {
             self.lists
                 .lock()

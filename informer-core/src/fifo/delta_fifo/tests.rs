@@ -508,3 +508,14 @@ fn debug_shows_the_queue_state() {
     let text = format!("{f:?}");
     assert!(text.contains("queued_keys: 1"), "{text}");
 }
+
+#[test]
+fn a_delta_fifo_takes_lists_whole_only() {
+    let f = fifo();
+    assert!(!f.takes_list_parts());
+    assert!(matches!(
+        f.list_part(vec![obj("a", 1)], true),
+        Err(FifoError::Unsupported(_))
+    ));
+    assert!(f.is_empty());
+}

@@ -28,6 +28,22 @@ fn past_initial_list(f: &RealFifo<Obj>) {
     assert!(f.has_synced());
 }
 
+/// Pops every ready batch; for each, whether the FIFO had synced inside `process` and
+/// after it returned.
+fn synced_per_batch(f: &Arc<RealFifo<Obj>>) -> Vec<(bool, bool)> {
+    let mut seen = Vec::new();
+    while !f.is_empty() {
+        let fifo = f.clone();
+        let mut inside = None;
+        f.pop(&mut |_| inside = Some(fifo.has_synced()))
+            .now_or_never()
+            .unwrap()
+            .unwrap();
+        seen.push((inside.unwrap(), f.has_synced()));
+    }
+    seen
+}
+
 /// Pops one ready batch, running `during` inside `process`.
 fn pop_during(f: &RealFifo<Obj>, during: impl FnOnce() + Send) -> Vec<String> {
     let mut during = Some(during);
@@ -190,6 +206,81 @@ fn replace_refuses_the_whole_list_if_an_object_has_no_key() {
 }
 
 #[test]
+fn list_parts_are_items_and_the_replace_ending_them_queues_a_last_part_and_the_end() {
+    let f = fifo();
+    assert!(f.takes_list_parts());
+    f.list_part(vec![obj("a", 1), obj("b", 1)], true).unwrap();
+    f.list_part(vec![obj("c", 1)], false).unwrap();
+    f.replace(vec![obj("d", 1)], "9".into()).unwrap();
+    assert_eq!(
+        drain(&f),
+        [
+            vec!["ListPart[a@1,b@1]"],
+            vec!["ListPart[c@1]"],
+            vec!["ListPart[d@1]"],
+            vec!["ListEnd[a,b,c,d]@9"],
+        ]
+    );
+}
+
+#[test]
+fn a_first_part_supersedes_the_parts_of_a_list_that_never_ended() {
+    let f = fifo();
+    f.list_part(vec![obj("a", 1), obj("b", 1)], true).unwrap(); // this list failed
+    f.list_part(vec![obj("b", 2)], true).unwrap();
+    f.replace(vec![], "9".into()).unwrap();
+    // Both parts are applied, in order; the end lists only the second list's keys, so the
+    // consumer deletes `a`.
+    assert_eq!(
+        drain(&f),
+        [
+            vec!["ListPart[a@1,b@1]"],
+            vec!["ListPart[b@2]"],
+            vec!["ListEnd[b]@9"],
+        ]
+    );
+    // A later replace is an ordinary atomic relist again.
+    f.replace(vec![obj("c", 1)], "10".into()).unwrap();
+    assert_eq!(drain(&f), [vec!["ReplacedAll[c@1]@10"]]);
+}
+
+#[test]
+fn list_parts_do_not_sync_until_the_list_ends() {
+    let f = Arc::new(fifo());
+    f.list_part(vec![obj("a", 1)], true).unwrap();
+    assert_eq!(pop_now(&*f), ["ListPart[a@1]"]);
+    assert!(!f.has_synced(), "a part is not the whole list");
+    f.replace(vec![obj("b", 1)], "2".into()).unwrap();
+    f.add(obj("c", 1)).unwrap(); // after the list
+    assert_eq!(
+        synced_per_batch(&f),
+        [(false, false), (false, true), (true, true)]
+    );
+}
+
+#[test]
+fn a_list_part_refuses_all_its_objects_if_one_has_no_key() {
+    let f = fifo();
+    assert!(matches!(
+        f.list_part(vec![obj("a", 1), obj("", 1)], true),
+        Err(FifoError::Key(_))
+    ));
+    assert!(f.is_empty());
+}
+
+#[test]
+fn resync_queues_nothing_while_a_list_arrives_in_parts() {
+    let (f, _) = fifo_known(&[obj("a", 1)]);
+    past_initial_list(&f);
+    f.list_part(vec![obj("a", 2)], true).unwrap();
+    f.resync().unwrap();
+    assert_eq!(f.len(), 1);
+    f.replace(vec![], "3".into()).unwrap();
+    f.resync().unwrap();
+    assert_eq!(f.len(), 2, "the part and the end, no sync");
+}
+
+#[test]
 fn bookmark_items_are_queued() {
     let f = fifo();
     f.bookmark("5".into()).unwrap();
@@ -304,18 +395,10 @@ fn has_synced_only_after_last_initial_item_processed() {
     f.bookmark("1".into()).unwrap();
     f.replace(vec![obj("a", 1)], "2".into()).unwrap();
     f.add(obj("b", 1)).unwrap(); // after the list: not part of it
-    // (has_synced inside `process`, has_synced after it returned), per batch.
-    let mut seen = Vec::new();
-    while !f.is_empty() {
-        let fifo = f.clone();
-        let mut inside = None;
-        f.pop(&mut |_| inside = Some(fifo.has_synced()))
-            .now_or_never()
-            .unwrap()
-            .unwrap();
-        seen.push((inside.unwrap(), f.has_synced()));
-    }
-    assert_eq!(seen, [(false, false), (false, true), (true, true)]);
+    assert_eq!(
+        synced_per_batch(&f),
+        [(false, false), (false, true), (true, true)]
+    );
 }
 
 #[test]
@@ -561,4 +644,40 @@ fn debug_shows_the_queue_state() {
     f.add(obj("a", 1)).unwrap();
     let text = format!("{f:?}");
     assert!(text.contains("queued: 1"), "{text}");
+}
+
+#[test]
+fn poll_room_waits_while_max_items_are_queued_or_processed_and_wakes_as_batches_settle() {
+    use std::task::{Context, Poll, Wake, Waker};
+    struct Flag(AtomicBool);
+    impl Wake for Flag {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let flag = Arc::new(Flag(AtomicBool::new(false)));
+    let waker = Waker::from(flag.clone());
+    let mut cx = Context::from_waker(&waker);
+    let f = Arc::new(fifo());
+    f.list_part(vec![obj("a", 1)], true).unwrap();
+    assert_eq!(f.poll_room(&mut cx, 2), Poll::Ready(()));
+    f.list_part(vec![obj("b", 1)], false).unwrap();
+    assert_eq!(f.poll_room(&mut cx, 2), Poll::Pending, "two queued");
+    // Popped but not processed yet: still counted.
+    let (fifo, inner_waker) = (f.clone(), waker.clone());
+    pop_during(&f, move || {
+        let mut cx = Context::from_waker(&inner_waker);
+        assert_eq!(fifo.poll_room(&mut cx, 2), Poll::Pending);
+    });
+    assert!(
+        flag.0.load(Ordering::SeqCst),
+        "woken once the batch settled"
+    );
+    assert_eq!(f.poll_room(&mut cx, 2), Poll::Ready(()));
+    f.list_part(vec![obj("c", 1)], false).unwrap();
+    flag.0.store(false, Ordering::SeqCst);
+    assert_eq!(f.poll_room(&mut cx, 2), Poll::Pending);
+    f.close();
+    assert!(flag.0.load(Ordering::SeqCst), "woken on close");
+    assert_eq!(f.poll_room(&mut cx, 2), Poll::Ready(()));
 }

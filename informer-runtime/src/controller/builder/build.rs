@@ -211,6 +211,9 @@ fn private_informer<K: ControllerResource>(
         return Err(BuildError::StoreNotEmpty(store.len()));
     }
     let drop_managed_fields = factory.drops_managed_fields();
+    // A KubeListerWatcher skips managed fields while decoding; a source of one's own needs
+    // the transform.
+    let transform_managed_fields = drop_managed_fields && source.is_some();
     let lw: Arc<dyn ListerWatcher<K>> = match (source, client) {
         (Some(lw), _) => lw,
         (None, Some(client)) => Arc::new(
@@ -233,7 +236,7 @@ fn private_informer<K: ControllerResource>(
     let mut informer = SharedIndexInformer::builder(lw)
         .store(store)
         .reflector_config(config);
-    if drop_managed_fields {
+    if transform_managed_fields {
         informer = informer.drop_managed_fields();
     }
     let dt = K::DynamicType::default();

@@ -1,8 +1,9 @@
 use super::*;
 use bytes::Bytes;
-use futures::stream;
+use futures::{StreamExt, stream};
 use http_body_util::StreamBody;
 use hyper::body::Frame;
+use informer_core::lister_watcher::WatchEvent;
 use k8s_openapi::api::core::v1::ConfigMap;
 
 type Chunk = Result<Frame<Bytes>, kube::Error>;
@@ -17,10 +18,11 @@ fn data(text: &str) -> Chunk {
 
 async fn read(chunks: Vec<Chunk>) -> Vec<Result<String, ListWatchError>> {
     let body = StreamBody::new(stream::iter(chunks));
-    WatchLines::<ConfigMap, _>::new(body, JsonDecoder::new())
+    BodyDecoder::new()
+        .watch::<ConfigMap>(BodyBytes::new(body, true))
         .map(|item| {
             item.map(|event| match event {
-                WatchEvent::Added(cm) => cm.metadata.name.unwrap_or_default(),
+                WatchEvent::Added(cm) => cm.metadata.name.clone().unwrap_or_default(),
                 other => format!("{other:?}"),
             })
         })

@@ -1,0 +1,299 @@
+//! The decode pool: a few threads, shared by every watch and list of the process, that decode
+//! what the API server sends while the informers apply what was decoded before.
+//!
+//! Decoding is the largest cost of a watch (a pod takes about ten times longer to decode
+//! than to cache and hand to its handlers). Decoding on the task that reads the response
+//! would put it in series with everything after it on a busy runtime; here it runs beside.
+//! Results are taken back in the order jobs were submitted (see `Ordered`), so nothing is
+//! reordered.
+//!
+//! The threads start on first use: one per core the process may use
+//! (`std::thread::available_parallelism`), at most [`MAX_THREADS`], or as many as the
+//! environment variable [`THREADS_VAR`] says. Idle threads sleep on a condition variable.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
+
+use parking_lot::{Condvar, Mutex};
+use tokio::sync::oneshot;
+
+/// The most decode threads started by default.
+pub(crate) const MAX_THREADS: usize = 8;
+
+/// The environment variable that sets the number of decode threads (`0`: decode on the
+/// task that reads the response, as if the pool did not exist).
+pub(crate) const THREADS_VAR: &str = "INFORMER_DECODE_THREADS";
+
+type Job = Box<dyn FnOnce() + Send>;
+
+static JOBS: Mutex<VecDeque<Job>> = Mutex::new(VecDeque::new());
+static READY: Condvar = Condvar::new();
+static THREADS: OnceLock<usize> = OnceLock::new();
+
+/// The number of decode threads (started on the first call); 0 if none could be started.
+pub(crate) fn threads() -> usize {
+    *THREADS.get_or_init(|| {
+        let wanted = match std::env::var(THREADS_VAR).ok().map(|v| v.trim().parse()) {
+            Some(Ok(n)) => n,
+            Some(Err(_)) => {
+                tracing::warn!("{THREADS_VAR} is not a number; using one decode thread per core");
+                default_threads()
+            }
+            None => default_threads(),
+        };
+        let mut started = 0;
+        for i in 0..wanted {
+            let spawned = std::thread::Builder::new()
+                .name(format!("informer-decode-{i}"))
+                .spawn(work);
+            match spawned {
+                Ok(_) => started += 1,
+                Err(e) => {
+                    tracing::warn!(error = %e, started, "could not start a decode thread");
+                    break;
+                }
+            }
+        }
+        started
+    })
+}
+
+fn default_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(MAX_THREADS)
+}
+
+/// Runs `job` on a decode thread (on the caller's thread if there is none) and returns its
+/// result when done. A panicking job is logged and its result never comes
+/// ([`Done::Lost`]).
+pub(crate) fn run<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> Done<T> {
+    if threads() == 0 {
+        return match catch_unwind(AssertUnwindSafe(job)) {
+            Ok(value) => Done::Ready(Some(value)),
+            Err(_) => {
+                tracing::error!("a decode job panicked");
+                Done::Lost
+            }
+        };
+    }
+    let (tx, rx) = oneshot::channel();
+    let job: Job = Box::new(move || {
+        let _ = tx.send(job());
+    });
+    JOBS.lock().push_back(job);
+    READY.notify_one();
+    Done::Pending(rx)
+}
+
+/// How many items one worker takes at a time in [`map_parallel`].
+const MAP_CHUNK: usize = 16;
+
+/// `f` applied to every item, the work shared between the calling thread and the decode
+/// threads; results in the items' order. Blocks the caller until every item is done, but
+/// the caller works meanwhile: it takes chunks until none is left, then waits only for those
+/// the decode threads took (so a busy pool never holds it up for long). For work done on a
+/// runtime's worker that would take a few milliseconds on one thread (encoding a list's
+/// objects for a compact cache).
+pub(crate) fn map_parallel<T, R, F>(items: Vec<T>, f: F) -> Vec<R>
+where
+    T: Send + Sync + 'static,
+    R: Send + 'static,
+    F: Fn(&T) -> R + Send + Sync + 'static,
+{
+    let n = items.len();
+    let helpers = threads().min(n.div_ceil(MAP_CHUNK).saturating_sub(1));
+    if helpers == 0 {
+        return items.iter().map(f).collect();
+    }
+    let shared = Arc::new(Shared {
+        results: (0..n).map(|_| Mutex::new(None)).collect(),
+        items,
+        f,
+        next: AtomicUsize::new(0),
+        done: Mutex::new(0),
+        all_done: Condvar::new(),
+    });
+    for _ in 0..helpers {
+        let shared = shared.clone();
+        JOBS.lock().push_back(Box::new(move || shared.work()));
+        READY.notify_one();
+    }
+    shared.work();
+    let mut done = shared.done.lock();
+    while *done < n {
+        shared.all_done.wait(&mut done);
+    }
+    drop(done);
+    shared
+        .results
+        .iter()
+        .map(|r| {
+            r.lock()
+                .take()
+                .unwrap_or_else(|| panic!("map_parallel: the function panicked on an item"))
+        })
+        .collect()
+}
+
+/// The work of one [`map_parallel`] call.
+struct Shared<T, R, F> {
+    items: Vec<T>,
+    f: F,
+    results: Vec<Mutex<Option<R>>>,
+    /// The first item no worker has taken.
+    next: AtomicUsize,
+    /// How many items are done.
+    done: Mutex<usize>,
+    all_done: Condvar,
+}
+
+impl<T, R, F: Fn(&T) -> R> Shared<T, R, F> {
+    /// Takes chunks of items until none is left.
+    fn work(&self) {
+        let n = self.items.len();
+        loop {
+            let start = self.next.fetch_add(MAP_CHUNK, Ordering::Relaxed);
+            if start >= n {
+                return;
+            }
+            let end = (start + MAP_CHUNK).min(n);
+            // A panic leaves its item without a result (the caller then panics) but is
+            // counted as done, so that the caller never waits forever.
+            let _ = catch_unwind(AssertUnwindSafe(|| {
+                for i in start..end {
+                    *self.results[i].lock() = Some((self.f)(&self.items[i]));
+                }
+            }));
+            let mut done = self.done.lock();
+            *done += end - start;
+            if *done == n {
+                self.all_done.notify_all();
+            }
+        }
+    }
+}
+
+/// A decode thread: runs jobs, oldest first, forever.
+fn work() {
+    loop {
+        let job = {
+            let mut jobs = JOBS.lock();
+            loop {
+                if let Some(job) = jobs.pop_front() {
+                    break job;
+                }
+                READY.wait(&mut jobs);
+            }
+        };
+        if catch_unwind(AssertUnwindSafe(job)).is_err() {
+            tracing::error!("a decode job panicked; its result is lost");
+        }
+    }
+}
+
+/// The result of a job given to [`run`].
+pub(crate) enum Done<T> {
+    /// Done already (run on the caller's thread); `None` once taken.
+    Ready(Option<T>),
+    /// Running on a decode thread.
+    Pending(oneshot::Receiver<T>),
+    /// The job panicked.
+    Lost,
+}
+
+// No field is structurally pinned: the result is moved out, the receiver is `Unpin`.
+impl<T> Unpin for Done<T> {}
+
+impl<T> Done<T> {
+    /// The result if the job is done, without waiting: `Some(None)` if it panicked.
+    pub(crate) fn try_take(&mut self) -> Option<Option<T>> {
+        match self {
+            Done::Ready(value) => Some(value.take()),
+            Done::Pending(rx) => match rx.try_recv() {
+                Ok(value) => Some(Some(value)),
+                Err(oneshot::error::TryRecvError::Empty) => None,
+                Err(oneshot::error::TryRecvError::Closed) => Some(None),
+            },
+            Done::Lost => Some(None),
+        }
+    }
+}
+
+impl<T> Future for Done<T> {
+    /// The job's result; `None` if it panicked.
+    type Output = Option<T>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        match self.get_mut() {
+            Done::Ready(value) => Poll::Ready(value.take()),
+            Done::Pending(rx) => Pin::new(rx).poll(cx).map(Result::ok),
+            Done::Lost => Poll::Ready(None),
+        }
+    }
+}
+
+/// Jobs in the order they were submitted, their results taken in that order.
+pub(crate) struct Ordered<T> {
+    jobs: VecDeque<Done<T>>,
+}
+
+impl<T> Default for Ordered<T> {
+    fn default() -> Self {
+        Self {
+            jobs: VecDeque::new(),
+        }
+    }
+}
+
+impl<T: Send + 'static> Ordered<T> {
+    /// Submits `job` to the pool, behind the jobs submitted before.
+    pub(crate) fn submit(&mut self, job: impl FnOnce() -> T + Send + 'static) {
+        self.jobs.push_back(run(job));
+    }
+
+    /// Queues a result computed already, behind the jobs submitted before.
+    pub(crate) fn push_done(&mut self, value: T) {
+        self.jobs.push_back(Done::Ready(Some(value)));
+    }
+
+    /// Jobs whose result has not been taken.
+    pub(crate) fn len(&self) -> usize {
+        self.jobs.len()
+    }
+
+    /// Whether every result has been taken.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+    }
+
+    /// The oldest job's result once it is done (`Some(None)` if it panicked); `Ready(None)`
+    /// if no job is left.
+    pub(crate) fn poll_front(&mut self, cx: &mut Context<'_>) -> Poll<Option<Option<T>>> {
+        let Some(front) = self.jobs.front_mut() else {
+            return Poll::Ready(None);
+        };
+        let value = std::task::ready!(Pin::new(front).poll(cx));
+        self.jobs.pop_front();
+        Poll::Ready(Some(value))
+    }
+
+    /// The oldest job's result if it is done, without waiting.
+    pub(crate) fn try_front(&mut self) -> Option<Option<T>> {
+        let value = self.jobs.front_mut()?.try_take()?;
+        self.jobs.pop_front();
+        Some(value)
+    }
+
+    /// Waits for the oldest job's result (`None` if no job is left; `Some(None)` if it
+    /// panicked).
+    pub(crate) async fn front(&mut self) -> Option<Option<T>> {
+        std::future::poll_fn(|cx| self.poll_front(cx)).await
+    }
+}
