@@ -4,7 +4,7 @@
 //! (`informer_testing::EnvTest`: apiextensions-apiserver on etcd, which serves custom
 //! resources only: a `PodLike` custom resource whose objects are the workload's pods).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -225,10 +225,14 @@ fn real(rt: &Runtime, ours: bool) -> Option<(PipelineRun, usize)> {
             .buffer_unordered(WRITERS)
             .count(),
     );
+    // Joined before the server stops: a watch event can reach the informer before its
+    // writer has the response.
+    let writers = Arc::new(Mutex::new(None));
     let produce = {
-        let client = client.clone();
+        let (client, writers) = (client.clone(), writers.clone());
         move || {
-            std::thread::spawn(move || write_events(client, objects));
+            let handle = std::thread::spawn(move || write_events(client, objects));
+            *writers.lock().unwrap_or_else(PoisonError::into_inner) = Some(handle);
         }
     };
     let run = if ours {
@@ -252,6 +256,13 @@ fn real(rt: &Runtime, ours: bool) -> Option<(PipelineRun, usize)> {
             produce,
         ))
     };
+    if let Some(handle) = writers
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+    {
+        handle.join().expect("the writers finish");
+    }
     let _runtime = rt.enter();
     env.stop();
     Some((run, REAL_EVENTS))

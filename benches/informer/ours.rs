@@ -53,6 +53,10 @@ pub struct MemorySource<K> {
     watch: Mutex<Option<WatchSource<K>>>,
     /// The list's resource version (the number of listed pods, as in the workload).
     listed: usize,
+    /// Prebuilt objects, kept once handed out until the source is dropped after timing:
+    /// freeing replaced versions is not timed (WORKLOADS.md), neither when the watch replaces
+    /// a listed object nor when its stream ends and drops the events it sent.
+    kept: Mutex<Vec<Box<dyn std::any::Any + Send + Sync>>>,
 }
 
 impl<K> MemorySource<K> {
@@ -61,7 +65,17 @@ impl<K> MemorySource<K> {
             list: Mutex::new(Some(list)),
             watch: Mutex::new(watch),
             listed,
+            kept: Mutex::new(Vec::new()),
         }
+    }
+}
+
+impl<K> MemorySource<K> {
+    fn keep(&self, objects: impl std::any::Any + Send + Sync) {
+        self.kept
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Box::new(objects));
     }
 }
 
@@ -95,6 +109,7 @@ where
         match source {
             ListSource::Prebuilt(objects) => {
                 part(objects.iter().cloned().collect());
+                self.keep(objects);
                 Ok(ListMeta {
                     resource_version: Some(self.listed.to_string()),
                     ..ListMeta::default()
@@ -115,6 +130,7 @@ where
     ) -> Result<WatchStream<K>, ListWatchError> {
         let events: WatchStream<K> = match take(&self.watch) {
             Some(WatchSource::Prebuilt(events)) => {
+                self.keep(events.clone());
                 let n = events.len();
                 cooperative((0..n).map(move |j| {
                     let (kind, obj) = &events[j];
@@ -165,15 +181,18 @@ impl Counter {
     }
 }
 
-/// Handlers 1 and 2: count (handler 1 also counts the initial adds apart).
+/// Handlers 1 and 2: count (handler 1 also counts the adds of the first list apart).
 struct CountingHandler {
     counter: Counter,
-    initial: Option<Counter>,
+    listed: Option<Counter>,
 }
 
 impl<K> Handler<K> for CountingHandler {
-    fn on_add(&self, _obj: &Arc<K>, initial: bool) {
-        if initial && let Some(c) = &self.initial {
+    fn on_add(&self, _obj: &Arc<K>, _initial: bool) {
+        // Any add, as kube-runtime's side counts `InitApply` and `Apply` alike: a first list
+        // served from a real server's watch cache may lack the last objects created, which
+        // then arrive as watch events (nothing else is written before the list is through).
+        if let Some(c) = &self.listed {
             c.tick();
         }
         self.counter.tick();
@@ -259,7 +278,7 @@ where
             CountingHandler {
                 counter: Counter::new(total, &all_done),
                 // "The list is through" is judged by handler 1.
-                initial: (i == 0).then(|| Counter::new(listed, &listed_done)),
+                listed: (i == 0).then(|| Counter::new(listed, &listed_done)),
             },
             None,
         );
