@@ -324,3 +324,59 @@ on_both_servers!(
     Options::DEFAULT,
     fifo_kinds
 );
+
+/// A first list large enough to arrive in many reads (2,000 objects of about 5 KB) reaches the
+/// cache and every handler as initial adds, and the informer reports synced.
+async fn large_first_list(server: &Server) {
+    const OBJECTS: usize = 2_000;
+    let api = server.widgets();
+    let padding = "x".repeat(5_000);
+    futures::future::join_all((0..8).map(|w| {
+        let (api, padding) = (api.clone(), padding.clone());
+        async move {
+            for i in (w..OBJECTS).step_by(8) {
+                let mut object = super::server::widget(&format!("w{i:04}"), &[], 1);
+                object.metadata.annotations =
+                    Some([("padding".to_owned(), padding.clone())].into());
+                api.create(&kube::api::PostParams::default(), &object)
+                    .await
+                    .expect("create");
+            }
+        }
+    }))
+    .await;
+    let informer = informer(api.clone(), fast());
+    let initial = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    informer.add_handler(
+        informer_core::HandlerFns::new().on_add({
+            let initial = initial.clone();
+            move |_: &Arc<DynamicObject>, is_initial: bool| {
+                if is_initial {
+                    initial.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        }),
+        None,
+    );
+    let running = Running::start(informer.clone());
+    assert!(
+        tokio::time::timeout(Duration::from_secs(60), informer.wait_for_sync())
+            .await
+            .unwrap_or(false),
+        "{}: the informer syncs a first list of {OBJECTS} objects: {:?}",
+        server.name(),
+        informer.reflector_stats()
+    );
+    assert_eq!(running.cached().len(), OBJECTS, "{}", server.name());
+    eventually(
+        &format!("{}: the handler saw {OBJECTS} initial adds", server.name()),
+        || initial.load(std::sync::atomic::Ordering::Relaxed) == OBJECTS,
+    )
+    .await;
+    running.stop().await.expect("stops");
+}
+on_both_servers!(
+    informer_syncs_a_first_list_that_arrives_in_many_reads,
+    Options::DEFAULT,
+    large_first_list
+);
