@@ -64,9 +64,11 @@
 //! [`converges`](Chaos::converges) check to hold with the world quiet (no change but Lease
 //! renewals for [`quiet`](Chaos::quiet)), within [`converge_within`](Chaos::converge_within);
 //! a state that does not change for half of that bound without being the expected one
-//! fails early. A controller that keeps writing after the expected state was reached, with
-//! no quiet period for 5 s (or ten quiet periods), *thrashes*; a burst that ends by itself
-//! does not. With [`leader_election`](Chaos::leader_election),
+//! fails early. A controller that keeps writing while the expected state holds, with no
+//! quiet period for 5 s (or ten quiet periods), *thrashes*; a burst that ends by itself does
+//! not, nor do writes after the state left the expected one (the checker judged before it saw
+//! the world's last change, say): those count as converging, and one that never ends fails
+//! the bound. With [`leader_election`](Chaos::leader_election),
 //! a replica that writes after its Lease passed to another holder fails the run; a
 //! controller whose start function returns or panics while it should run fails it too.
 //!

@@ -738,6 +738,10 @@ impl Run {
                     }
                 }
                 Err(message) => {
+                    // Left the expected state: what the controller writes from here on answers
+                    // that (an input the checker had not seen when it judged, say), and is not
+                    // thrash of the state reached before.
+                    converged_at = None;
                     if idle_for >= stuck {
                         return Some(Failure::NotConverged {
                             message,
