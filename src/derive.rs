@@ -165,7 +165,7 @@
 //!   compressed JSON in a [`CompactStore`](crate::runtime::compact_store::CompactStore),
 //!   with the 256 objects most recently read or written kept decoded beside. A cached Pod
 //!   costs about 1.5 KB instead of 27 KB decoded (client-go: about 15 KB). The cost: reading
-//!   an object that is not hot decodes it (about 12 µs for a Pod, next to the milliseconds
+//!   an object that is not hot decodes it (11–18 µs for a Pod, next to the milliseconds
 //!   of the API call a reconcile makes), `list` and `by_index` decode what they return, and
 //!   every change is encoded as it enters the cache (on the decode threads when many come at
 //!   once). The object an event was about is hot when its reconcile reads it.

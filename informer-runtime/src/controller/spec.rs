@@ -78,7 +78,7 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
 
     /// What the caches hold when the controller creates its own factory
     /// ([`RunController::run`](crate::manager::RunController::run)):
-    /// [`CachePolicy::COMPACT`] (about 1.2 KB per cached Pod instead of 27 KB; a read of an
+    /// [`CachePolicy::COMPACT`] (about 1.5 KB per cached Pod instead of 27 KB; a read of an
     /// object that is not hot decodes it, tens of microseconds, which the reconcile's API
     /// calls dwarf). To cache decoded objects, build the controller over a factory of your
     /// own (`into_controller`, or `add_to` a manager) with

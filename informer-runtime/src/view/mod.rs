@@ -60,7 +60,7 @@
 //! | --- | --- | --- | --- |
 //! | the full type (`Pod`) | about 27 KB (37 KB with managed fields) | an `Arc` clone | you read much of the object, or pass it on whole |
 //! | a view (`PodView`) | what its fields cost (about 1 KB for the metadata and a few fields) | an `Arc` clone | you read a known handful of fields: the smallest and fastest |
-//! | the full type in a [`CompactStore`](crate::compact_store::CompactStore) | about 1.2 KB, plus the hot objects | decoded on a miss (tens of µs) | you need the full type but not its memory; reads are rare next to API calls (a reconcile) |
+//! | the full type in a [`CompactStore`](crate::compact_store::CompactStore) | about 1.5 KB, plus the hot objects | decoded on a miss (11–18 µs for a Pod) | you need the full type but not its memory; reads are rare next to API calls (a reconcile) |
 //!
 //! Writes go through `kube::Api<Pod>` as ever: a view is for reading.
 
