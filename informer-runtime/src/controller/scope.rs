@@ -1,15 +1,10 @@
 //! [`ControllerScope`]: how a controller gets an informer (and an `Api`) for a resource,
 //! whether it is namespaced or cluster scoped.
 
-use std::fmt::Debug;
-
+use super::ControllerResource;
+use crate::factory::{InformerFactory, InformerHandle, InformerParams, namespaced_api};
 use kube::core::{ClusterResourceScope, DynamicResourceScope, NamespaceResourceScope};
 use kube::{Api, Client, Resource};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-
-use crate::factory::InformerHandle;
-use crate::factory::{InformerFactory, InformerParams};
 
 mod sealed {
     pub trait Sealed {}
@@ -48,15 +43,7 @@ pub trait ControllerScope: sealed::Sealed + Sized {
     #[doc(hidden)]
     fn informer<K>(factory: &InformerFactory, params: InformerParams) -> InformerHandle<K>
     where
-        K: Resource<Scope = Self>
-            + Clone
-            + Serialize
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
-        K::DynamicType: Default;
+        K: ControllerResource<Scope = Self>;
 
     /// An `Api<K>` over `namespace` (every namespace when `None`; ignored for cluster-scoped
     /// resources).
@@ -72,15 +59,7 @@ impl ControllerScope for NamespaceResourceScope {
 
     fn informer<K>(factory: &InformerFactory, params: InformerParams) -> InformerHandle<K>
     where
-        K: Resource<Scope = Self>
-            + Clone
-            + Serialize
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
-        K::DynamicType: Default,
+        K: ControllerResource<Scope = Self>,
     {
         factory.informer_by_policy::<K>(params)
     }
@@ -90,11 +69,7 @@ impl ControllerScope for NamespaceResourceScope {
         K: Resource<Scope = Self>,
         K::DynamicType: Default,
     {
-        let api = Api::all_with(client, &K::DynamicType::default());
-        match namespace {
-            Some(ns) => api.constrain(ns),
-            None => api,
-        }
+        namespaced_api(client, &K::DynamicType::default(), namespace)
     }
 }
 
@@ -103,15 +78,7 @@ impl ControllerScope for DynamicResourceScope {
 
     fn informer<K>(factory: &InformerFactory, params: InformerParams) -> InformerHandle<K>
     where
-        K: Resource<Scope = Self>
-            + Clone
-            + Serialize
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
-        K::DynamicType: Default,
+        K: ControllerResource<Scope = Self>,
     {
         factory.informer_by_policy::<K>(params)
     }
@@ -121,11 +88,7 @@ impl ControllerScope for DynamicResourceScope {
         K: Resource<Scope = Self>,
         K::DynamicType: Default,
     {
-        let api = Api::all_with(client, &K::DynamicType::default());
-        match namespace {
-            Some(ns) => api.constrain(ns),
-            None => api,
-        }
+        namespaced_api(client, &K::DynamicType::default(), namespace)
     }
 }
 
@@ -134,15 +97,7 @@ impl ControllerScope for ClusterResourceScope {
 
     fn informer<K>(factory: &InformerFactory, mut params: InformerParams) -> InformerHandle<K>
     where
-        K: Resource<Scope = Self>
-            + Clone
-            + Serialize
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
-        K::DynamicType: Default,
+        K: ControllerResource<Scope = Self>,
     {
         params.namespace = None;
         factory.cluster_informer_by_policy::<K>(params)

@@ -747,7 +747,12 @@ impl InformerFactory {
     }
 }
 
-fn namespaced_api<K>(client: Client, dyntype: &K::DynamicType, namespace: Option<&str>) -> Api<K>
+/// An `Api<K>` over `namespace`, or every namespace when `None`.
+pub(crate) fn namespaced_api<K>(
+    client: Client,
+    dyntype: &K::DynamicType,
+    namespace: Option<&str>,
+) -> Api<K>
 where
     K: Resource,
     K::Scope: NamespaceScope,
