@@ -428,7 +428,7 @@ impl InformerFactory {
     ///
     /// # Panics
     /// On a factory made with [`without_client`](Self::without_client).
-    pub fn cluster_informer<K>(&self, mut params: InformerParams) -> InformerHandle<K>
+    pub fn cluster_informer<K>(&self, params: InformerParams) -> InformerHandle<K>
     where
         K: Resource<Scope = kube::core::ClusterResourceScope>
             + Clone
@@ -439,9 +439,6 @@ impl InformerFactory {
             + 'static,
         K::DynamicType: Default,
     {
-        if let Some(ns) = params.namespace.take() {
-            tracing::warn!(namespace = %ns, kind = %K::kind(&Default::default()), "cluster-scoped resources have no namespace; ignored");
-        }
         self.cluster(params, None)
     }
 
@@ -450,7 +447,7 @@ impl InformerFactory {
     ///
     /// # Panics
     /// On a factory made with [`without_client`](Self::without_client).
-    pub fn cluster_informer_by_policy<K>(&self, mut params: InformerParams) -> InformerHandle<K>
+    pub fn cluster_informer_by_policy<K>(&self, params: InformerParams) -> InformerHandle<K>
     where
         K: Resource<Scope = kube::core::ClusterResourceScope>
             + Clone
@@ -462,14 +459,14 @@ impl InformerFactory {
             + 'static,
         K::DynamicType: Default,
     {
-        params.namespace = None;
         let store = self.inner.cache.store::<K>();
         self.cluster(params, store)
     }
 
+    /// The cluster-scoped informer of `K` (a namespace in `params` is ignored with a warning).
     fn cluster<K>(
         &self,
-        params: InformerParams,
+        mut params: InformerParams,
         store: Option<Arc<dyn Indexer<K>>>,
     ) -> InformerHandle<K>
     where
@@ -483,6 +480,9 @@ impl InformerFactory {
         K::DynamicType: Default,
     {
         let dyntype = K::DynamicType::default();
+        if let Some(ns) = params.namespace.take() {
+            tracing::warn!(namespace = %ns, kind = %K::kind(&dyntype), "cluster-scoped resources have no namespace; ignored");
+        }
         let id = InformerId::new::<K>(&dyntype, &params);
         self.get_or_create(id, store, KUBE_SOURCE, || {
             let api = Api::<K>::all_with(self.require_client(), &dyntype);
