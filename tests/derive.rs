@@ -9,6 +9,8 @@ mod children;
 mod generated;
 #[path = "derive/running.rs"]
 mod running;
+#[path = "derive/servers.rs"]
+mod servers;
 
 /// Every `tests/ui/*/pass/*.rs` compiles and every `tests/ui/*/fail/*.rs` fails with
 /// exactly its `.stderr` (checked on the pinned toolchain of `rust-toolchain.toml`).

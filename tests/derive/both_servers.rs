@@ -10,13 +10,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use informer::prelude::*;
-use informer_testing::envtest::EnvTest;
-use informer_testing::{CustomResourceSpec, TestApiServer};
+use informer_testing::CustomResourceSpec;
 use kube::api::{Patch, PatchParams, PostParams};
-use kube::{Api, Client, CustomResource, CustomResourceExt, Resource, ResourceExt};
+use kube::{Api, CustomResource, CustomResourceExt, Resource, ResourceExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+
+use crate::servers::{Server, until};
 use tokio::sync::mpsc;
 
 /// What a widget asks for.
@@ -99,64 +100,19 @@ impl Reconcile for Widgets {
     }
 }
 
-/// The in-process server, or the real one (`None`, the reason printed, without it), serving
-/// both resources; and a client for it.
-enum Server {
-    Fake(TestApiServer),
-    Real(Box<EnvTest>),
+/// The fake, serving both resources.
+async fn fake() -> Server {
+    Server::fake([
+        CustomResourceSpec::namespaced("example.com", "v1", "Widget", "widgets")
+            .with_status_subresource(),
+        CustomResourceSpec::namespaced("example.com", "v1", "Gadget", "gadgets"),
+    ])
+    .await
 }
 
-impl Server {
-    async fn fake() -> Self {
-        let server = TestApiServer::builder()
-            .custom_resource(
-                CustomResourceSpec::namespaced("example.com", "v1", "Widget", "widgets")
-                    .with_status_subresource(),
-            )
-            .custom_resource(CustomResourceSpec::namespaced(
-                "example.com",
-                "v1",
-                "Gadget",
-                "gadgets",
-            ))
-            .start()
-            .await
-            .expect("the fake API server starts");
-        Server::Fake(server)
-    }
-
-    async fn real() -> Option<Self> {
-        let crd = |crd| serde_json::to_value(crd).expect("a CRD is JSON");
-        EnvTest::builder()
-            .crd(crd(Widget::crd()))
-            .crd(crd(Gadget::crd()))
-            .start_or_skip()
-            .await
-            .map(|env| Server::Real(Box::new(env)))
-    }
-
-    fn client(&self) -> Client {
-        match self {
-            Server::Fake(server) => server.client(),
-            Server::Real(env) => env.client(),
-        }
-    }
-}
-
-/// Waits (up to a minute: the machine may be loaded) until `check` holds.
-async fn until<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting until {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+/// The real server, serving both resources (`None`, the reason printed, without it).
+async fn real() -> Option<Server> {
+    Server::real([Widget::crd(), Gadget::crd()]).await
 }
 
 async fn widget_owns_a_gadget_sized_as_it_asks(server: Server) {
@@ -223,12 +179,12 @@ async fn widget_owns_a_gadget_sized_as_it_asks(server: Server) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn derived_controller_of_a_custom_resource_on_the_fake_server() {
-    widget_owns_a_gadget_sized_as_it_asks(Server::fake().await).await;
+    widget_owns_a_gadget_sized_as_it_asks(fake().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn derived_controller_of_a_custom_resource_on_the_real_server() {
-    let Some(server) = Server::real().await else {
+    let Some(server) = real().await else {
         return;
     };
     widget_owns_a_gadget_sized_as_it_asks(server).await;

@@ -6,18 +6,17 @@
 //! lists, in its namespace, and an archive copy of itself in namespace `archive`: children
 //! of custom resources, tied by owner references and, across namespaces, by labels.
 
-use std::time::Duration;
-
 use informer::prelude::*;
 use informer::runtime::controller::{CONTROLLER_LABEL, OWNER_ANNOTATION, OWNER_UID_LABEL};
-use informer_testing::envtest::EnvTest;
-use informer_testing::{CustomResourceSpec, TestApiServer};
+use informer_testing::CustomResourceSpec;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Patch, PatchParams, PostParams};
-use kube::{Api, Client, CustomResource, CustomResourceExt, ResourceExt};
+use kube::{Api, CustomResource, CustomResourceExt, ResourceExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+
+use crate::servers::{Server, until};
 
 /// A site and its pages.
 #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -86,71 +85,25 @@ struct Sites;
 // Children are all it does.
 impl Reconcile for Sites {}
 
-/// The in-process server or the real one, serving both resources.
-enum Server {
-    Fake(TestApiServer),
-    Real(Box<EnvTest>),
+/// The fake, serving both resources, with namespace `archive`.
+async fn fake() -> Server {
+    let server = Server::fake([
+        CustomResourceSpec::namespaced("children.example.com", "v1", "Site", "sites"),
+        CustomResourceSpec::namespaced("children.example.com", "v1", "Page", "pages"),
+    ])
+    .await;
+    let mut archive = Namespace::default();
+    archive.metadata.name = Some("archive".into());
+    Api::<Namespace>::all(server.client())
+        .create(&PostParams::default(), &archive)
+        .await
+        .expect("namespace archive is created");
+    server
 }
 
-impl Server {
-    async fn fake() -> Self {
-        let server = TestApiServer::builder()
-            .custom_resource(CustomResourceSpec::namespaced(
-                "children.example.com",
-                "v1",
-                "Site",
-                "sites",
-            ))
-            .custom_resource(CustomResourceSpec::namespaced(
-                "children.example.com",
-                "v1",
-                "Page",
-                "pages",
-            ))
-            .start()
-            .await
-            .expect("the fake API server starts");
-        let mut archive = Namespace::default();
-        archive.metadata.name = Some("archive".into());
-        Api::<Namespace>::all(server.client())
-            .create(&PostParams::default(), &archive)
-            .await
-            .expect("namespace archive is created");
-        Server::Fake(server)
-    }
-
-    async fn real() -> Option<Self> {
-        let crd = |crd| serde_json::to_value(crd).expect("a CRD is JSON");
-        EnvTest::builder()
-            .crd(crd(Site::crd()))
-            .crd(crd(Page::crd()))
-            .start_or_skip()
-            .await
-            .map(|env| Server::Real(Box::new(env)))
-    }
-
-    fn client(&self) -> Client {
-        match self {
-            Server::Fake(server) => server.client(),
-            Server::Real(env) => env.client(),
-        }
-    }
-
-    fn is_real(&self) -> bool {
-        matches!(self, Server::Real(_))
-    }
-}
-
-/// Waits (up to a minute: the machine may be loaded) until `check` holds.
-async fn until(what: &str, mut check: impl AsyncFnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting until {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+/// The real server, serving both resources (`None`, the reason printed, without it).
+async fn real() -> Option<Server> {
+    Server::real([Site::crd(), Page::crd()]).await
 }
 
 async fn a_site_declares_its_pages_and_its_archive_copy(server: Server) {
@@ -256,12 +209,12 @@ async fn a_site_declares_its_pages_and_its_archive_copy(server: Server) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn declared_children_of_a_custom_resource_on_the_fake_server() {
-    a_site_declares_its_pages_and_its_archive_copy(Server::fake().await).await;
+    a_site_declares_its_pages_and_its_archive_copy(fake().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn declared_children_of_a_custom_resource_on_the_real_server() {
-    let Some(server) = Server::real().await else {
+    let Some(server) = real().await else {
         return;
     };
     a_site_declares_its_pages_and_its_archive_copy(server).await;

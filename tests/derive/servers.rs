@@ -1,0 +1,65 @@
+//! The two API servers a derived controller's scenario runs against from one test body: the
+//! in-process fake and the real one of `EnvTest` (skipped, the reason printed, without its
+//! binaries); and waiting for a condition.
+
+use std::time::Duration;
+
+use informer_testing::envtest::EnvTest;
+use informer_testing::{CustomResourceSpec, TestApiServer};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Client;
+
+/// The in-process server or the real one, serving a scenario's custom resources.
+pub enum Server {
+    Fake(TestApiServer),
+    Real(Box<EnvTest>),
+}
+
+impl Server {
+    /// The fake, serving `resources`.
+    pub async fn fake(resources: impl IntoIterator<Item = CustomResourceSpec>) -> Self {
+        let server = resources
+            .into_iter()
+            .fold(TestApiServer::builder(), |builder, resource| {
+                builder.custom_resource(resource)
+            })
+            .start()
+            .await
+            .expect("the fake API server starts");
+        Server::Fake(server)
+    }
+
+    /// The real one, serving `crds` (`None`, the reason printed, without its binaries).
+    pub async fn real(crds: impl IntoIterator<Item = CustomResourceDefinition>) -> Option<Self> {
+        crds.into_iter()
+            .fold(EnvTest::builder(), |builder, crd| {
+                builder.crd(serde_json::to_value(crd).expect("a CRD is JSON"))
+            })
+            .start_or_skip()
+            .await
+            .map(|env| Server::Real(Box::new(env)))
+    }
+
+    pub fn client(&self) -> Client {
+        match self {
+            Server::Fake(server) => server.client(),
+            Server::Real(env) => env.client(),
+        }
+    }
+
+    pub fn is_real(&self) -> bool {
+        matches!(self, Server::Real(_))
+    }
+}
+
+/// Waits (up to a minute: the machine may be loaded) until `check` holds.
+pub async fn until(what: &str, mut check: impl AsyncFnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting until {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
