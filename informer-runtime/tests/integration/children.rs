@@ -119,12 +119,24 @@ fn secret_patches(server: &TestApiServer) -> u64 {
         .request_count(RequestMatch::verb(Verb::Patch).resource("secrets"))
 }
 
-#[tokio::test]
-async fn children_in_the_parents_namespace_are_applied_with_a_controlling_owner_reference() {
+/// A fresh server, and the secrets controller running there once parent `default/app` (data
+/// `token: t1`) has its child, secret `app-token` holding `t1`.
+struct Started {
+    /// Bind it (`server: _server` if unused): `..` would drop it, and the server with it.
+    server: TestApiServer,
+    client: Client,
+    parents: Api<ConfigMap>,
+    /// The parent as created.
+    parent: ConfigMap,
+    cancel: CancellationToken,
+    run: JoinHandle<()>,
+}
+
+async fn started_with_app_token() -> Started {
     let server = server().await;
     let client = server.client();
     let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
-    let created = parents
+    let parent = parents
         .create(
             &PostParams::default(),
             &parent("default", "app", &[("token", "t1")]),
@@ -132,11 +144,30 @@ async fn children_in_the_parents_namespace_are_applied_with_a_controlling_owner_
         .await
         .unwrap();
     let (cancel, run) = run_secrets_controller(client.clone());
-
     eventually_async("secret app-token is created", async || {
         value_of(&client, "app-token").await.as_deref() == Some("t1")
     })
     .await;
+    Started {
+        server,
+        client,
+        parents,
+        parent,
+        cancel,
+        run,
+    }
+}
+
+#[tokio::test]
+async fn children_in_the_parents_namespace_are_applied_with_a_controlling_owner_reference() {
+    let Started {
+        server: _server,
+        client,
+        parent: created,
+        cancel,
+        run,
+        ..
+    } = started_with_app_token().await;
     let child = secret(&client, "app-token").await.unwrap();
     let refs = child.owner_references();
     assert_eq!(refs.len(), 1, "{refs:?}");
@@ -174,21 +205,14 @@ async fn children_in_the_parents_namespace_are_applied_with_a_controlling_owner_
 
 #[tokio::test]
 async fn a_changed_parent_updates_its_children_and_an_unchanged_one_writes_nothing() {
-    let server = server().await;
-    let client = server.client();
-    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
-    parents
-        .create(
-            &PostParams::default(),
-            &parent("default", "app", &[("token", "t1")]),
-        )
-        .await
-        .unwrap();
-    let (cancel, run) = run_secrets_controller(client.clone());
-    eventually_async("secret app-token is created", async || {
-        value_of(&client, "app-token").await.as_deref() == Some("t1")
-    })
-    .await;
+    let Started {
+        server,
+        client,
+        parents,
+        cancel,
+        run,
+        ..
+    } = started_with_app_token().await;
 
     let change = Patch::Merge(serde_json::json!({"data": {"token": "t2"}}));
     parents
@@ -267,21 +291,13 @@ async fn children_no_longer_wanted_are_deleted() {
 
 #[tokio::test]
 async fn a_child_edited_by_someone_else_is_put_back() {
-    let server = server().await;
-    let client = server.client();
-    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
-    parents
-        .create(
-            &PostParams::default(),
-            &parent("default", "app", &[("token", "t1")]),
-        )
-        .await
-        .unwrap();
-    let (cancel, run) = run_secrets_controller(client.clone());
-    eventually_async("secret app-token is created", async || {
-        value_of(&client, "app-token").await.as_deref() == Some("t1")
-    })
-    .await;
+    let Started {
+        server,
+        client,
+        cancel,
+        run,
+        ..
+    } = started_with_app_token().await;
 
     let applied = secret_patches(&server);
     let secrets = Api::<Secret>::namespaced(client.clone(), "default");
@@ -493,21 +509,14 @@ async fn writes_to_children_are_not_waited_for_in_a_cache_that_cannot_see_them()
 
 #[tokio::test]
 async fn children_in_the_parents_namespace_go_with_it_through_the_garbage_collector() {
-    let server = server().await;
-    let client = server.client();
-    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
-    parents
-        .create(
-            &PostParams::default(),
-            &parent("default", "app", &[("token", "t1")]),
-        )
-        .await
-        .unwrap();
-    let (cancel, run) = run_secrets_controller(client.clone());
-    eventually_async("secret app-token is created", async || {
-        secret(&client, "app-token").await.is_some()
-    })
-    .await;
+    let Started {
+        server: _server,
+        client,
+        parents,
+        cancel,
+        run,
+        ..
+    } = started_with_app_token().await;
     // The controller stops: the collector, not the controller, deletes what the owner
     // reference ties to the parent.
     cancel.cancel();
@@ -528,21 +537,14 @@ async fn a_parent_deleted_on_the_server_but_still_cached_gets_no_new_children() 
     // while the parent is deleted and the collector deletes its child. The child's delete
     // event reconciles the parent the cache still holds: creating the child again would
     // start a fight with the collector that lasts as long as the cache is behind.
-    let server = server().await;
-    let client = server.client();
-    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
-    parents
-        .create(
-            &PostParams::default(),
-            &parent("default", "app", &[("token", "t1")]),
-        )
-        .await
-        .unwrap();
-    let (cancel, run) = run_secrets_controller(client.clone());
-    eventually_async("secret app-token is created", async || {
-        secret(&client, "app-token").await.is_some()
-    })
-    .await;
+    let Started {
+        server,
+        client,
+        parents,
+        cancel,
+        run,
+        ..
+    } = started_with_app_token().await;
     let faults = server.faults();
     for verb in [Verb::Watch, Verb::List] {
         faults.fail_next(
