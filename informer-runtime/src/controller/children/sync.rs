@@ -301,14 +301,27 @@ where
         key: &ObjectKey,
         report: &mut ChildrenReport,
     ) -> Result<(), ChildrenError> {
-        let mut first_error = None;
-        for child in self.existing(key) {
-            if !matches!(
+        let tied_by_labels = self.existing(key).into_iter().filter(|child| {
+            matches!(
                 self.ownership.parent_of(child.meta()),
                 Some((_, Tie::Labels))
-            ) {
-                continue;
-            }
+            )
+        });
+        let mut first_error = None;
+        self.delete_each(tied_by_labels, report, &mut first_error)
+            .await;
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Deletes `children`, each deletion recorded in `report`; an error is kept in
+    /// `first_error` if it is the first, and the other children are still deleted.
+    async fn delete_each(
+        &self,
+        children: impl IntoIterator<Item = Arc<C>>,
+        report: &mut ChildrenReport,
+        first_error: &mut Option<ChildrenError>,
+    ) {
+        for child in children {
             match self.delete(&child).await {
                 Ok(Some(deleted)) => report.deleted.push(Self::child_ref(&deleted)),
                 Ok(None) => {}
@@ -317,7 +330,6 @@ where
                 }
             }
         }
-        first_error.map_or(Ok(()), Err)
     }
 
     async fn sync_present(
@@ -384,19 +396,13 @@ where
                 }
             }
         }
-        for child in self.existing(key) {
-            let child_key = ObjectKey::new(child.namespace().as_deref(), &child.name_any());
-            if keys.contains(&child_key) {
-                continue;
-            }
-            match self.delete(&child).await {
-                Ok(Some(deleted)) => report.deleted.push(Self::child_ref(&deleted)),
-                Ok(None) => {}
-                Err(error) => {
-                    first_error.get_or_insert(error);
-                }
-            }
-        }
+        let unwanted = self.existing(key).into_iter().filter(|child| {
+            !keys.contains(&ObjectKey::new(
+                child.namespace().as_deref(),
+                &child.name_any(),
+            ))
+        });
+        self.delete_each(unwanted, report, &mut first_error).await;
         first_error.map_or(Ok(()), Err)
     }
 }
