@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::support::{eventually_async, server};
+use super::support::{create_namespace, eventually_async, server};
 use informer_runtime::controller::{
     APPLIED_HASH_ANNOTATION, CONTROLLER_LABEL, Controller, OWNER_ANNOTATION, OWNER_UID_LABEL,
     WatchOptions,
@@ -17,7 +17,7 @@ use informer_runtime::informer::CancellationToken;
 use informer_runtime::metrics::ControllerMetrics;
 use informer_testing::{FailureCode, RequestMatch, TestApiServer, Verb};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use tokio::task::JoinHandle;
@@ -89,15 +89,6 @@ fn run_mirror(client: Client) -> (CancellationToken, JoinHandle<()>) {
         .unwrap();
     let cancel = CancellationToken::new();
     (cancel.clone(), tokio::spawn(controller.run(cancel)))
-}
-
-async fn create_namespace(client: &Client, name: &str) {
-    let mut ns = Namespace::default();
-    ns.metadata.name = Some(name.into());
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-        .unwrap();
 }
 
 async fn secret(client: &Client, name: &str) -> Option<Secret> {

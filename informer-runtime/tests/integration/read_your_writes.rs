@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::support::{eventually_async, server};
+use super::support::{create_namespace, eventually_async, server};
 use informer_core::ObjectKey;
 use informer_runtime::controller::{
     Action, Context, Controller, ControllerBuilder, ControllerSpec, Reconcile, ReconcileError,
@@ -24,10 +24,10 @@ use informer_runtime::informer::CancellationToken;
 use informer_runtime::lister::Lister;
 use informer_runtime::metrics::{ControllerMetrics, Metrics};
 use informer_testing::TestApiServer;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
-use kube::{Api, Client, ResourceExt};
+use kube::{Api, ResourceExt};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -40,15 +40,6 @@ fn seeds() -> u64 {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(DEFAULT_SEEDS)
-}
-
-async fn namespace(client: &Client, name: &str) {
-    let mut ns = Namespace::default();
-    ns.metadata.name = Some(name.into());
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-        .unwrap();
 }
 
 fn parent(name: &str) -> ConfigMap {
@@ -166,7 +157,7 @@ async fn run_seed(server: &TestApiServer, seed: u64, read_your_writes: bool) -> 
         "seed-{seed}-{}",
         if read_your_writes { "gated" } else { "ungated" }
     );
-    namespace(&client, &ns).await;
+    create_namespace(&client, &ns).await;
     // 0 to 40 ms: from "the event comes before the re-run" to well after it.
     let delay = Duration::from_millis(StdRng::seed_from_u64(seed).random_range(0..=40));
     server.faults().delay_watch_events(delay);
@@ -282,7 +273,7 @@ async fn write_of_a_status_through_the_builders_client_holds_the_next_reconcile_
     // see the value its previous run wrote, never an older one.
     let server = server().await;
     let client = server.client();
-    namespace(&client, "bump").await;
+    create_namespace(&client, "bump").await;
     server
         .faults()
         .delay_watch_events(Duration::from_millis(30));
@@ -426,7 +417,7 @@ async fn run_delete_seed(
         "delete-{seed}-{}",
         if read_your_writes { "gated" } else { "ungated" }
     );
-    namespace(&client, &ns).await;
+    create_namespace(&client, &ns).await;
     let mut child = Secret::default();
     child.metadata.name = Some("child".into());
     Api::<Secret>::namespaced(client.clone(), &ns)
@@ -507,7 +498,7 @@ async fn reconcile_rerun_after_a_delete_never_sees_the_deleted_object_cached() {
 async fn stale_sync_skips_and_store_resource_version_are_exported() {
     let server = server().await;
     let client = server.client();
-    namespace(&client, "metrics").await;
+    create_namespace(&client, "metrics").await;
     server
         .faults()
         .delay_watch_events(Duration::from_millis(50));

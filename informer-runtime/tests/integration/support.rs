@@ -1,9 +1,12 @@
-//! What the integration tests share: the in-process API server, and waiting until a
-//! condition holds.
+//! What the integration tests share: the in-process API server, creating a namespace in it,
+//! and waiting until a condition holds.
 
 use std::time::Duration;
 
 use informer_testing::{CustomResourceSpec, TestApiServer};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::PostParams;
+use kube::{Api, Client};
 
 /// How often a condition is checked.
 const POLL: Duration = Duration::from_millis(10);
@@ -50,4 +53,14 @@ pub(crate) async fn eventually_async(what: &str, mut cond: impl AsyncFnMut() -> 
         );
         tokio::time::sleep(POLL).await;
     }
+}
+
+/// Creates namespace `name`.
+pub(crate) async fn create_namespace(client: &Client, name: &str) {
+    let mut ns = Namespace::default();
+    ns.metadata.name = Some(name.into());
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
 }
