@@ -146,29 +146,41 @@ pub(crate) struct Get<'a, T> {
     spins: u8,
     /// Whether this worker is counted in `State::spinners` (it spins, the lock released).
     spinning: bool,
+    /// When this worker's spin ends, once it has begun.
+    spin_until: Option<std::time::Instant>,
 }
 
 /// How long a worker that finds nothing spins before it parks. Parking costs the worker's
 /// thread a context switch (when it has nothing else to run) and the one that wakes it a
 /// system call, so when items come every few microseconds (a busy producer) a short spin
-/// catches them instead. Bounded well below the 10-100 µs a task may run between awaits.
+/// catches them instead.
 const SPIN: Duration = Duration::from_micros(20);
 
-/// Spins until an item may be ready, the queue shuts down, or [`SPIN`] passes. Whether an
-/// item may be ready.
+/// How many times a spinning worker looks at the ready hint before it lets the other tasks of
+/// its thread run (about a microsecond).
+const SPIN_LOOKS: u32 = 32;
+
+/// Looks at the ready hint [`SPIN_LOOKS`] times; whether an item may be ready (or the queue
+/// is shutting down).
 fn spin_for_ready<T>(engine: &Engine<T>) -> bool {
-    let until = std::time::Instant::now() + SPIN;
-    loop {
-        for _ in 0..64 {
-            if engine.signals.has_ready() || engine.shutting_down.load(Ordering::Acquire) {
-                return true;
-            }
-            std::hint::spin_loop();
+    for _ in 0..SPIN_LOOKS {
+        if engine.signals.has_ready() || engine.shutting_down.load(Ordering::Acquire) {
+            return true;
         }
-        if std::time::Instant::now() >= until {
-            return false;
-        }
+        std::hint::spin_loop();
     }
+    false
+}
+
+/// Lets every other task of this worker thread run before this one is polled again: tokio's
+/// `yield_now` defers the wake-up until the thread has nothing else to do (its run queue
+/// empty, nothing to steal). A spinning worker thus never holds up the task that would
+/// produce its item (on a two-core machine, often the one queued behind it).
+fn yield_to_others(cx: &mut Context<'_>) {
+    let yielded = std::pin::pin!(tokio::task::yield_now());
+    // The first poll registers the deferred wake-up and is pending; the future itself holds
+    // nothing more.
+    let _ = yielded.poll(cx);
 }
 
 /// Whether spinning can help here: on a multi-threaded tokio runtime (on a current-thread one
@@ -186,6 +198,7 @@ impl<'a, T> Get<'a, T> {
             sleep: None,
             spins: 0,
             spinning: false,
+            spin_until: None,
         }
     }
 }
@@ -229,19 +242,31 @@ where
                 return Poll::Ready(taken);
             }
             if !spun && st.spin && may_spin() {
-                // Nothing ready: spin a moment before parking (once per poll).
+                // Nothing ready: spin a moment before parking. Each poll looks at the ready
+                // hint for about a microsecond, then yields to the thread's other tasks and
+                // stays counted as a spinner (items then wake nobody) until polled again.
                 spun = true;
+                let until = *this
+                    .spin_until
+                    .get_or_insert_with(|| std::time::Instant::now() + SPIN);
                 st.spinners += 1;
                 this.spinning = true;
                 drop(st);
                 this.engine.finish(after);
-                if !spin_for_ready(this.engine) {
-                    // Nothing came: the queue is idle, park at once from now on (until an
-                    // item has to wake a parked worker again).
-                    this.engine.lock().spin = false;
+                if spin_for_ready(this.engine) {
+                    continue;
                 }
+                if std::time::Instant::now() < until {
+                    yield_to_others(cx);
+                    return Poll::Pending;
+                }
+                // Nothing came: the queue is idle, park at once from now on (until an item
+                // has to wake a parked worker again).
+                this.spin_until = None;
+                this.engine.lock().spin = false;
                 continue;
             }
+            this.spin_until = None;
             let id = match this.waiter {
                 Some(id) => id,
                 None => {
@@ -288,6 +313,21 @@ where
 
 impl<T> Drop for Get<'_, T> {
     fn drop(&mut self) {
+        if self.spinning {
+            // Dropped while spinning: items made ready meanwhile counted on this worker to
+            // take one and woke nobody; a parked worker takes it instead.
+            let mut after = After::<T>::default();
+            {
+                let mut st = self.engine.lock();
+                st.spinners -= 1;
+                if st.ready_count > st.spinners {
+                    st.wake_one(&mut after);
+                }
+            }
+            for w in after.wake_first.into_iter().chain(after.wake_rest) {
+                w.wake();
+            }
+        }
         let Some(id) = self.waiter.take() else {
             return;
         };

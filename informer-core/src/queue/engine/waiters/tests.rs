@@ -121,3 +121,79 @@ fn a_spin_that_finds_nothing_parks_and_turns_spinning_off_and_an_add_still_wakes
         );
     });
 }
+
+#[test]
+fn a_spinning_worker_lets_the_other_tasks_of_its_thread_run() {
+    // One worker thread: while the `get` spins, the task that adds its item can only run if
+    // the spin yields the thread. It does, so the item is taken by the spinner (nobody
+    // parked, nobody woken), not after a spin that blocked the thread and then parked. A spin
+    // lasts 20 µs of wall time, which a preempted thread may lose: tried a few times.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_time()
+        .build()
+        .unwrap();
+    let seen: Vec<(usize, usize)> = (0..20)
+        .map(|_| {
+            rt.block_on(async {
+                let queue = Arc::new(WorkQueue::<u32>::new());
+                // Spawned from outside the worker thread: it runs them in this order.
+                let worker = tokio::spawn({
+                    let queue = queue.clone();
+                    async move { queue.get().await }
+                });
+                let producer = tokio::spawn(async move {
+                    let st = queue.engine.state.lock();
+                    let spinning = (st.spinners, st.waiters.len());
+                    drop(st);
+                    queue.add(7);
+                    spinning
+                });
+                let spinning = producer.await.unwrap();
+                assert_eq!(worker.await.unwrap(), Some(7));
+                spinning
+            })
+        })
+        .collect();
+    assert!(
+        seen.contains(&(1, 0)),
+        "the producer never ran while the worker spun (spinners, parked): {seen:?}"
+    );
+}
+
+#[test]
+fn a_get_dropped_while_spinning_passes_its_item_on_to_a_parked_worker() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let queue = Arc::new(WorkQueue::<u32>::new());
+        // A parked worker: spinning off, so that its `get` parks at once.
+        queue.engine.state.lock().spin = false;
+        let parked = tokio::spawn({
+            let queue = queue.clone();
+            async move { queue.get().await }
+        });
+        while queue.engine.state.lock().waiters.len() != 1 {
+            tokio::task::yield_now().await;
+        }
+        // A second `get`, spinning, counted on to take the next item.
+        queue.engine.state.lock().spin = true;
+        let waker = Waker::from(Arc::new(Count(AtomicUsize::new(0))));
+        let mut cx = std::task::Context::from_waker(&waker);
+        let mut spinning = Box::pin(queue.get());
+        assert!(spinning.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(queue.engine.state.lock().spinners, 1);
+        queue.add(7);
+        // The add woke nobody: the spinner would take it. It is dropped instead.
+        drop(spinning);
+        assert_eq!(queue.engine.state.lock().spinners, 0);
+        let got = tokio::time::timeout(std::time::Duration::from_secs(10), parked)
+            .await
+            .expect("the parked worker was woken")
+            .unwrap();
+        assert_eq!(got, Some(7));
+    });
+}
