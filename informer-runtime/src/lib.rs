@@ -34,6 +34,7 @@ pub mod view;
 
 mod jitter;
 mod panic;
+mod pool;
 #[cfg(test)]
 mod test_support;
 

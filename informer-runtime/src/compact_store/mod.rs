@@ -22,7 +22,8 @@ use parking_lot::{Mutex, RwLock};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::lister_watcher::{map_parallel, with_decoder};
+use crate::lister_watcher::with_decoder;
+use crate::pool::map_parallel;
 
 /// Writes of at least this many objects are encoded in parallel (on the caller and the
 /// decode pool).

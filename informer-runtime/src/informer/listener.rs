@@ -18,7 +18,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use super::handler_options::{BufferPolicy, HandlerOptions, HandlerStats, Overflow};
-use super::processor::{MAX_IDLE_CAPACITY, Processor};
+use super::processor::{MAX_IDLE_CAPACITY, Processor, release};
 use crate::panic;
 
 /// A handler is flushed ([`Handler::flush`]) at least once per this many notifications.
@@ -259,7 +259,13 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
 
     /// Calls the handler for one item, catching a panic. Returns the item's count of
     /// initial adds, to be settled once the run is flushed ([`Self::settle`]).
-    fn deliver(&self, item: Item<K>, store: &dyn Indexer<K>) -> usize {
+    /// The notification is then pushed to `done`.
+    fn deliver(
+        &self,
+        item: Item<K>,
+        store: &dyn Indexer<K>,
+        done: &mut Vec<Notification<K>>,
+    ) -> usize {
         let Item {
             notification,
             initial,
@@ -279,6 +285,7 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
                 "event handler panicked; the panic was caught and the handler keeps receiving later events"
             );
         }
+        done.push(notification);
         initial
     }
 
@@ -380,6 +387,8 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
     /// The listener's task: drains the buffer into the handler until closed.
     pub(super) async fn run(self: Arc<Self>, processor: Arc<Processor<K>>) {
         let mut batch: VecDeque<Item<K>> = VecDeque::new();
+        // Delivered notifications, let go of after each run (see `release`).
+        let mut delivered_ones: Vec<Notification<K>> = Vec::new();
         loop {
             let coalescing = {
                 let mut buf = self.buffer.lock();
@@ -405,14 +414,16 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
                     self.sub_pending(skipped);
                     break;
                 }
-                initial += self.deliver(item, &*processor.store);
+                initial += self.deliver(item, &*processor.store, &mut delivered_ones);
                 delivered += 1;
                 if delivered == FLUSH_EVERY {
                     self.settle(delivered, initial);
+                    release(&mut delivered_ones);
                     (delivered, initial) = (0, 0);
                 }
             }
             self.settle(delivered, initial);
+            release(&mut delivered_ones);
             if batch.capacity() > MAX_IDLE_CAPACITY {
                 // Do not keep a burst's memory forever.
                 batch.shrink_to(MAX_IDLE_CAPACITY / 8);

@@ -29,6 +29,22 @@ use super::listener::{Item, Listener};
 /// of a large cache) does not keep its memory.
 pub(super) const MAX_IDLE_CAPACITY: usize = 8192;
 
+/// Fewer released notifications than this are freed at once where they are released; more
+/// are freed on the decode pool ([`release`]).
+const FREE_LATER_FROM: usize = 8;
+
+/// Lets go of notifications nobody needs any more (delivered, or with no listener), and of
+/// the last references they may hold to replaced and deleted objects. A run of them (a busy
+/// informer) is freed on the decode pool, beside the informer's tasks (see `crate::pool`);
+/// a few are freed at once, so that a quiet informer wakes no thread for them.
+pub(super) fn release<K: Send + Sync + 'static>(released: &mut Vec<Notification<K>>) {
+    if released.len() >= FREE_LATER_FROM {
+        crate::pool::free_later(std::mem::take(released));
+    } else {
+        released.clear();
+    }
+}
+
 /// A registered listener and its resync schedule.
 struct Entry<K> {
     listener: Arc<Listener<K>>,
@@ -66,6 +82,9 @@ pub(crate) struct Processor<K> {
 pub(crate) struct Distributor<'a, K: Resource + Send + Sync + 'static> {
     state: MutexGuard<'a, State<K>>,
     store: &'a dyn Indexer<K>,
+    /// Notifications no listener takes (an informer with no handler, a resync update no
+    /// listener is due for): the last references to replaced and deleted objects.
+    released: Vec<Notification<K>>,
 }
 
 impl<K: Resource + Send + Sync + 'static> Distributor<'_, K> {
@@ -81,26 +100,22 @@ impl<K: Resource + Send + Sync + 'static> Distributor<'_, K> {
                 ..
             }
         ));
-        let mut targets = self
-            .state
-            .entries
-            .iter_mut()
-            .filter(|e| !sync || e.syncing)
-            .peekable();
-        while let Some(entry) = targets.next() {
-            if targets.peek().is_some() {
-                entry.staged.push(Item {
-                    notification: n.clone(),
-                    initial,
-                });
-            } else {
-                entry.staged.push(Item {
-                    notification: n,
-                    initial,
-                });
-                break;
-            }
+        let mut targets = self.state.entries.iter_mut().filter(|e| !sync || e.syncing);
+        let Some(mut last) = targets.next() else {
+            self.released.push(n);
+            return;
+        };
+        for next in targets {
+            last.staged.push(Item {
+                notification: n.clone(),
+                initial,
+            });
+            last = next;
         }
+        last.staged.push(Item {
+            notification: n,
+            initial,
+        });
     }
 }
 
@@ -113,6 +128,7 @@ impl<K: Resource + Send + Sync + 'static> Drop for Distributor<'_, K> {
                 entry.staged.shrink_to(MAX_IDLE_CAPACITY / 8);
             }
         }
+        release(&mut self.released);
     }
 }
 
@@ -136,6 +152,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
         Distributor {
             state: self.state.lock(),
             store: &*self.store,
+            released: Vec::new(),
         }
     }
 

@@ -844,6 +844,68 @@ fn bounded(capacity: usize, overflow: Overflow) -> HandlerOptions {
     ))
 }
 
+/// `n` objects `o0`.. at value `v`, and weak references to them.
+fn versions(n: usize, v: &str) -> (Vec<Arc<Cm>>, Vec<std::sync::Weak<Cm>>) {
+    let objects: Vec<_> = (0..n).map(|i| Arc::new(cm(&format!("o{i}"), v))).collect();
+    let weak = objects.iter().map(Arc::downgrade).collect();
+    (objects, weak)
+}
+
+fn all_freed(weak: &[std::sync::Weak<Cm>]) -> bool {
+    weak.iter().all(|w| w.strong_count() == 0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replaced_and_deleted_objects_are_freed_once_every_handler_is_done_with_them() {
+    let p = processor();
+    let (a, b) = (Recorder::default(), Recorder::default());
+    p.add(Arc::new(a.handler()), &HandlerOptions::new(), None);
+    p.add(Arc::new(b.handler()), &HandlerOptions::new(), None);
+    // Runs long enough to be freed on the decode pool, and single ones freed at once.
+    for n in [1, 40] {
+        let (first, first_weak) = versions(n, "1");
+        let (second, second_weak) = versions(n, "2");
+        step(&p, first.into_iter().map(Delta::Added).collect());
+        step(&p, second.into_iter().map(Delta::Updated).collect());
+        let (deleted, deleted_weak) = versions(n, "3");
+        step(
+            &p,
+            deleted
+                .into_iter()
+                .map(|o| Delta::Deleted(Deleted::Object(o)))
+                .collect(),
+        );
+        eventually("both handlers saw every notification", || {
+            a.len() == 3 * n && b.len() == 3 * n
+        })
+        .await;
+        drop((a.take(), b.take()));
+        eventually("every version, replaced or deleted, is freed", || {
+            all_freed(&first_weak) && all_freed(&second_weak) && all_freed(&deleted_weak)
+        })
+        .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_informer_without_handlers_frees_the_objects_it_replaces() {
+    let p = processor();
+    for n in [1, 40] {
+        let (first, first_weak) = versions(n, "1");
+        let (second, second_weak) = versions(n, "2");
+        step(&p, first.into_iter().map(Delta::Added).collect());
+        step(&p, second.into_iter().map(Delta::Updated).collect());
+        eventually("every replaced version is freed", || all_freed(&first_weak)).await;
+        for (i, w) in second_weak.iter().enumerate() {
+            let cached = p.store.get(&key(&format!("o{i}"))).expect("cached");
+            assert!(
+                w.upgrade().is_some_and(|o| Arc::ptr_eq(&o, &cached)),
+                "the cache holds the current version of o{i}"
+            );
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 3)]
 async fn block_policy_makes_the_loop_wait_for_room_without_holding_up_other_handlers() {
     let p = processor();

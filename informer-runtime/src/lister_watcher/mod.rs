@@ -9,7 +9,7 @@ mod json;
 mod kube;
 
 pub use self::decode::BodyDecoder;
-pub(crate) use self::decode::{map_parallel, with_decoder};
+pub(crate) use self::decode::with_decoder;
 pub use self::json::{DecodeError, JsonDecoder, MAX_DEPTH, decode_json};
 pub use self::kube::{KubeListerWatcher, MetadataListerWatcher, map_kube_error};
 

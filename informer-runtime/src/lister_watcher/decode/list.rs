@@ -9,10 +9,10 @@ use informer_core::lister_watcher::{ListMeta, ListWatchError};
 use kube::core::TypeMeta;
 use serde::de::DeserializeOwned;
 
-use super::pool::Ordered;
 use super::scan::{Field, ListScanner, Token};
 use super::{BATCH_BYTES, BodyDecoder, panicked, window, with_decoder};
 use crate::lister_watcher::json::DecodeError;
+use crate::pool::Ordered;
 
 /// The fields of a list response around its items.
 #[derive(Default)]

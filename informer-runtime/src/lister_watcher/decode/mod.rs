@@ -16,7 +16,6 @@
 //! `INFORMER_DECODE_THREADS` sets another number, `0` decodes on the reading task).
 
 mod list;
-mod pool;
 mod scan;
 mod watch;
 
@@ -31,7 +30,6 @@ use serde::de::DeserializeOwned;
 use super::json::JsonDecoder;
 
 pub(crate) use list::decode_list_now;
-pub(crate) use pool::map_parallel;
 
 /// How many bytes of lines or items are decoded in one job: about a dozen pods, a few
 /// hundred microseconds of decoding, so that handing a job over costs next to nothing.
@@ -40,7 +38,7 @@ const BATCH_BYTES: usize = 64 * 1024;
 /// How many jobs of one response may be in flight: two per decode thread keep every
 /// thread busy while the oldest job's result is taken, and bound the memory held.
 fn window() -> usize {
-    (2 * pool::threads()).max(2)
+    (2 * crate::pool::threads()).max(2)
 }
 
 /// The error of a job that panicked (a `Deserialize` implementation that panics).

@@ -230,28 +230,3 @@ async fn a_list_that_is_cut_or_malformed_is_an_error() {
         .unwrap_err();
     assert_eq!(err.code(), Some(500));
 }
-
-#[test]
-fn map_parallel_keeps_the_items_order() {
-    for n in [0, 1, 15, 16, 17, 10_000] {
-        let items: Vec<usize> = (0..n).collect();
-        let out = map_parallel(items, |i| {
-            // Enough work per item that the decode threads join in.
-            std::hint::black_box((0..200).fold(*i, |a, b| a.wrapping_mul(31).wrapping_add(b)));
-            i * 2
-        });
-        assert_eq!(out, (0..n).map(|i| i * 2).collect::<Vec<_>>(), "{n} items");
-    }
-}
-
-#[test]
-fn map_parallel_passes_a_panic_on_to_the_caller() {
-    let items: Vec<usize> = (0..1_000).collect();
-    let result = std::panic::catch_unwind(|| {
-        map_parallel(items, |i| {
-            assert!(*i != 500, "boom");
-            *i
-        })
-    });
-    assert!(result.is_err());
-}

@@ -12,9 +12,9 @@ use futures::Stream;
 use informer_core::lister_watcher::{ListWatchError, WatchEvent, shared};
 use serde::de::DeserializeOwned;
 
-use super::pool::Ordered;
 use super::{BATCH_BYTES, BodyDecoder, panicked, window, with_decoder};
 use crate::lister_watcher::json::JsonDecoder;
+use crate::pool::Ordered;
 
 /// One decoded line.
 type Item<K> = Result<WatchEvent<Arc<K>>, ListWatchError>;
