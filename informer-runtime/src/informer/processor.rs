@@ -39,7 +39,8 @@ const FREE_LATER_FROM: usize = 8;
 /// a few are freed at once, so that a quiet informer wakes no thread for them.
 pub(super) fn release<K: Send + Sync + 'static>(released: &mut Vec<Notification<K>>) {
     if released.len() >= FREE_LATER_FROM {
-        crate::pool::free_later(std::mem::take(released));
+        let garbage = std::mem::replace(released, Vec::with_capacity(released.len()));
+        crate::pool::free_later(garbage);
     } else {
         released.clear();
     }
