@@ -92,11 +92,9 @@ pub(crate) fn run<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -
         };
     }
     let (tx, rx) = oneshot::channel();
-    let job: Job = Box::new(move || {
+    submit(Box::new(move || {
         let _ = tx.send(job());
-    });
-    JOBS.lock().push_back(job);
-    READY.notify_one();
+    }));
     Done::Pending(rx)
 }
 
@@ -116,7 +114,12 @@ fn free_later_on<T: Send + 'static>(threads: usize, garbage: Vec<T>) {
         drop(garbage);
         return;
     }
-    JOBS.lock().push_back(Box::new(move || drop(garbage)));
+    submit(Box::new(move || drop(garbage)));
+}
+
+/// Queues `job` behind the others and wakes an idle decode thread for it.
+fn submit(job: Job) {
+    JOBS.lock().push_back(job);
     READY.notify_one();
 }
 
@@ -150,8 +153,7 @@ where
     });
     for _ in 0..helpers {
         let shared = shared.clone();
-        JOBS.lock().push_back(Box::new(move || shared.work()));
-        READY.notify_one();
+        submit(Box::new(move || shared.work()));
     }
     shared.work();
     let mut done = shared.done.lock();

@@ -313,33 +313,29 @@ where
 
 impl<T> Drop for Get<'_, T> {
     fn drop(&mut self) {
-        if self.spinning {
-            // Dropped while spinning: items made ready meanwhile counted on this worker to
-            // take one and woke nobody; a parked worker takes it instead.
-            let mut after = After::<T>::default();
-            {
-                let mut st = self.engine.lock();
+        if !self.spinning && self.waiter.is_none() {
+            return;
+        }
+        let mut after = After::<T>::default();
+        {
+            let mut st = self.engine.lock();
+            if self.spinning {
+                // Dropped while spinning: items made ready meanwhile counted on this worker
+                // to take one and woke nobody; a parked worker takes it instead.
                 st.spinners -= 1;
                 if st.ready_count > st.spinners {
                     st.wake_one(&mut after);
                 }
             }
-            for w in after.wake_first.into_iter().chain(after.wake_rest) {
-                w.wake();
+            if let Some(id) = self.waiter.take() {
+                if !st.unpark(id) && st.ready_count > 0 {
+                    // Woken for an item it will not take: pass the wake-up on.
+                    st.wake_one(&mut after);
+                }
+                st.leave(id, &mut after);
             }
         }
-        let Some(id) = self.waiter.take() else {
-            return;
-        };
-        let mut after = After::<T>::default();
-        {
-            let mut st = self.engine.lock();
-            if !st.unpark(id) && st.ready_count > 0 {
-                // Woken for an item it will not take: pass the wake-up on.
-                st.wake_one(&mut after);
-            }
-            st.leave(id, &mut after);
-        }
+        // `Engine::finish` needs the queue's item bounds, which a `Drop` cannot add.
         for w in after.wake_first.into_iter().chain(after.wake_rest) {
             w.wake();
         }
