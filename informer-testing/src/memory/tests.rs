@@ -128,45 +128,38 @@ async fn list_paginates_over_a_consistent_snapshot() {
     assert_eq!(all, ["a", "b", "c", "d", "e"]);
 }
 
+/// Lists the first of the objects, lets `invalidate` act on the source, then asks for the
+/// rest with the list's continue token: the error of that second list.
+async fn continue_after(
+    lw: &MemoryListerWatcher<ConfigMap>,
+    invalidate: impl FnOnce(&MemoryListerWatcher<ConfigMap>),
+) -> ListWatchError {
+    let first = lw
+        .list(&ListParams {
+            limit: Some(1),
+            ..lp()
+        })
+        .await
+        .unwrap();
+    invalidate(lw);
+    lw.list(&ListParams {
+        limit: Some(1),
+        continue_token: first.metadata.continue_,
+        ..lp()
+    })
+    .await
+    .unwrap_err()
+}
+
 #[tokio::test]
 async fn continue_token_expires_on_compaction_with_410() {
     let lw = MemoryListerWatcher::<ConfigMap>::new();
     for n in ["a", "b", "c"] {
         lw.create(cm("ns", n, &[]));
     }
-    let first = lw
-        .list(&ListParams {
-            limit: Some(1),
-            ..lp()
-        })
-        .await
-        .unwrap();
-    lw.compact();
-    let err = lw
-        .list(&ListParams {
-            limit: Some(1),
-            continue_token: first.metadata.continue_,
-            ..lp()
-        })
-        .await
-        .unwrap_err();
+    let err = continue_after(&lw, MemoryListerWatcher::compact).await;
     assert!(err.is_gone(), "{err}");
-    let first = lw
-        .list(&ListParams {
-            limit: Some(1),
-            ..lp()
-        })
-        .await
-        .unwrap();
-    lw.expire_continue_tokens();
-    let err = lw
-        .list(&ListParams {
-            limit: Some(1),
-            continue_token: first.metadata.continue_,
-            ..lp()
-        })
-        .await
-        .unwrap_err();
+    let err = continue_after(&lw, MemoryListerWatcher::expire_continue_tokens).await;
     assert!(err.is_gone(), "{err}");
 }
 
