@@ -174,17 +174,25 @@ fn a_namespaced_child_of_a_cluster_scoped_parent_needs_a_namespace() {
     );
 }
 
+/// What syncing the children of `parent` (as `shop/app`) fails with; what it did goes to
+/// `report`.
+async fn sync_error(
+    set: &ChildSet<ConfigMap, Secret>,
+    parent: &ConfigMap,
+    report: &mut ChildrenReport,
+) -> ChildrenError {
+    set.sync(&ObjectKey::new(Some("shop"), "app"), Some(parent), report)
+        .await
+        .unwrap_err()
+}
+
 #[tokio::test]
 async fn two_children_with_one_name_fail_before_anything_is_written() {
     let mut set = set(None);
     set.desired =
         Arc::new(|_: &ConfigMap| Ok(vec![child(Some("s"), None), child(Some("s"), None)]));
     let mut report = ChildrenReport::default();
-    let key = ObjectKey::new(Some("shop"), "app");
-    let error = set
-        .sync(&key, Some(&parent("shop")), &mut report)
-        .await
-        .unwrap_err();
+    let error = sync_error(&set, &parent("shop"), &mut report).await;
     assert!(matches!(error, ChildrenError::Twice { .. }), "{error}");
     assert!(report.is_unchanged());
 }
@@ -194,14 +202,7 @@ async fn a_parent_without_a_uid_cannot_own_children() {
     let set = set(None);
     let mut parent = parent("shop");
     parent.metadata.uid = None;
-    let error = set
-        .sync(
-            &ObjectKey::new(Some("shop"), "app"),
-            Some(&parent),
-            &mut ChildrenReport::default(),
-        )
-        .await
-        .unwrap_err();
+    let error = sync_error(&set, &parent, &mut ChildrenReport::default()).await;
     assert!(
         matches!(error, ChildrenError::ParentWithoutUid { .. }),
         "{error}"
@@ -212,14 +213,7 @@ async fn a_parent_without_a_uid_cannot_own_children() {
 async fn without_a_client_a_wanted_child_fails_transiently() {
     let mut set = set(None);
     set.desired = Arc::new(|_: &ConfigMap| Ok(vec![child(Some("s"), None)]));
-    let error = set
-        .sync(
-            &ObjectKey::new(Some("shop"), "app"),
-            Some(&parent("shop")),
-            &mut ChildrenReport::default(),
-        )
-        .await
-        .unwrap_err();
+    let error = sync_error(&set, &parent("shop"), &mut ChildrenReport::default()).await;
     assert!(matches!(error, ChildrenError::NoClient), "{error}");
     assert!(!error.into_reconcile_error().is_terminal());
 }
@@ -228,14 +222,7 @@ async fn without_a_client_a_wanted_child_fails_transiently() {
 async fn a_failing_desired_function_is_reported_with_its_error() {
     let mut set = set(None);
     set.desired = Arc::new(|_: &ConfigMap| Err("no template".into()));
-    let error = set
-        .sync(
-            &ObjectKey::new(Some("shop"), "app"),
-            Some(&parent("shop")),
-            &mut ChildrenReport::default(),
-        )
-        .await
-        .unwrap_err();
+    let error = sync_error(&set, &parent("shop"), &mut ChildrenReport::default()).await;
     assert_eq!(
         error.to_string(),
         "computing the Secret children failed: no template"
