@@ -571,6 +571,20 @@ fn names(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}{i:04}")).collect()
 }
 
+/// A reflector listing `lw` in parts of `chunk` objects into a FIFO that takes parts.
+fn run_in_chunks(lw: &Arc<Scripted>, chunk: usize, fail_first: bool) -> Running {
+    let chunks = Arc::new(InChunks {
+        inner: lw.clone(),
+        chunk,
+        fail_first: AtomicBool::new(fail_first),
+    });
+    let fifo = RecordingFifo {
+        parts: true,
+        ..RecordingFifo::default()
+    };
+    run_into(chunks, config(), |r| r, fifo)
+}
+
 fn part(names: &[String], first: bool) -> Call {
     Call::Part(names.to_vec(), first)
 }
@@ -585,16 +599,7 @@ async fn the_first_list_of_an_empty_cache_goes_to_the_fifo_in_parts_and_later_li
         Reply::List(Ok(list_of("20", &["b"], None))),
         watch_open(vec![]),
     ]);
-    let chunks = Arc::new(InChunks {
-        inner: lw.clone(),
-        chunk: 100,
-        fail_first: AtomicBool::new(false),
-    });
-    let fifo = RecordingFifo {
-        parts: true,
-        ..RecordingFifo::default()
-    };
-    let r = run_into(chunks, config(), |r| r, fifo);
+    let r = run_in_chunks(&lw, 100, false);
     lw.wait_requests(4).await;
     let lp = run::LIST_PART;
     assert_eq!(
@@ -621,16 +626,7 @@ async fn a_first_list_that_fails_half_way_starts_over_with_a_first_part() {
         Reply::List(Ok(list_of("11", &refs[..3], None))),
         watch_open(vec![]),
     ]);
-    let chunks = Arc::new(InChunks {
-        inner: lw.clone(),
-        chunk: run::LIST_PART,
-        fail_first: AtomicBool::new(true),
-    });
-    let fifo = RecordingFifo {
-        parts: true,
-        ..RecordingFifo::default()
-    };
-    let r = run_into(chunks, config(), |r| r, fifo);
+    let r = run_in_chunks(&lw, run::LIST_PART, true);
     lw.wait_requests(3).await;
     assert_eq!(
         r.fifo.calls(),
