@@ -322,6 +322,7 @@ fn i1_job(rt: &Runtime, name: &str) {
             || {},
         ))
     };
+    emit("listed_seconds", run.listed.as_secs_f64());
     emit("rate", support::rate(events_n, run.total));
     emit("run_peak_rss", proc_status_bytes("VmHWM"));
     drop(keep);

@@ -117,8 +117,16 @@ fn free_later_on<T: Send + 'static>(threads: usize, garbage: Vec<T>) {
     submit(Box::new(move || drop(garbage)));
 }
 
+#[cfg(test)]
+thread_local! {
+    /// How many jobs this thread has submitted, for tests of what goes to the pool.
+    pub(crate) static SUBMITTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Queues `job` behind the others and wakes an idle decode thread for it.
 fn submit(job: Job) {
+    #[cfg(test)]
+    SUBMITTED.with(|n| n.set(n.get() + 1));
     JOBS.lock().push_back(job);
     READY.notify_one();
 }

@@ -34,15 +34,32 @@ pub(super) const MAX_IDLE_CAPACITY: usize = 8192;
 const FREE_LATER_FROM: usize = 8;
 
 /// Lets go of notifications nobody needs any more (delivered, or with no listener), and of
-/// the last references they may hold to replaced and deleted objects. A run of them (a busy
-/// informer) is freed on the decode pool, beside the informer's tasks (see `crate::pool`);
-/// a few are freed at once, so that a quiet informer wakes no thread for them.
+/// the last references they may hold to replaced and deleted objects. A run of those that
+/// free an object (a busy informer) is freed on the decode pool, beside the informer's
+/// tasks (see `crate::pool`); a few are freed at once, so that a quiet informer wakes no
+/// thread for them. Notifications that free nothing (another handler, the cache or the
+/// caller still holds their objects) are dropped at once: a reference count each, less than
+/// a thread's wake-up.
 pub(super) fn release<K: Send + Sync + 'static>(released: &mut Vec<Notification<K>>) {
+    released.retain(frees_an_object);
     if released.len() >= FREE_LATER_FROM {
         let garbage = std::mem::replace(released, Vec::with_capacity(released.len()));
         crate::pool::free_later(garbage);
     } else {
         released.clear();
+    }
+}
+
+/// Whether dropping `n` frees an object: it holds the only reference left to one. Two
+/// handlers releasing clones of one notification at the same moment may both see the other's
+/// reference; the object is then freed by the later drop, on its thread, which is correct,
+/// only not beside the informer.
+fn frees_an_object<K>(n: &Notification<K>) -> bool {
+    let last = |object: &Arc<K>| Arc::strong_count(object) == 1;
+    match n {
+        Notification::Add { object, .. } => last(object),
+        Notification::Update { old, new } => last(old) || last(new),
+        Notification::Delete(deleted) => deleted.object().is_some_and(last),
     }
 }
 
@@ -325,3 +342,6 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
         self.state.lock().entries.len()
     }
 }
+
+#[cfg(test)]
+mod tests;
