@@ -61,7 +61,12 @@
 //! Before resident memory is read, mimalloc gives every free page back to the OS
 //! (`mi_collect(true)`), so that it is what is live; while timing, it keeps its defaults. The
 //! global allocator is mimalloc; every pipeline runs on a multi-threaded tokio runtime with 2
-//! workers (`INFORMER_BENCH_RUNTIME=current_thread` for one thread).
+//! workers (`INFORMER_BENCH_RUNTIME=current_thread` for one thread). The process opts out of
+//! transparent huge pages, which mimalloc asks for and Go's runtime (client-go's side) does
+//! not: where the kernel's THP `defrag` is `madvise`, each huge page's first touch compacts
+//! memory while the thread waits, which made the runs that fill fresh memory both slower and
+//! erratic here (M1's sync of full Pods took 1.2–6.3 s with huge pages, 1.8–2.0 s without;
+//! I1 on the fly's list phase 0.41–0.80 s against 0.19 s). `INFORMER_BENCH_THP=on` keeps them.
 //!
 //! # Profiling
 //! Run one job under `perf` with only the timed part recorded:
@@ -194,6 +199,35 @@ mod mimalloc_collect {
         // SAFETY: mi_collect takes no pointers and may be called from any thread at any
         // time; it only walks mimalloc's own heaps.
         unsafe { mi_collect(true) }
+    }
+}
+
+/// Set to `on` to leave transparent huge pages as mimalloc asks for them (see
+/// [`no_transparent_huge_pages`]).
+const THP_VAR: &str = "INFORMER_BENCH_THP";
+
+/// Opts the process out of transparent huge pages, unless [`THP_VAR`] is `on`.
+///
+/// mimalloc asks for huge pages (`MADV_HUGEPAGE`) on all its memory; Go's runtime, and so
+/// client-go's harness, does not. Where the kernel's THP `defrag` setting is `madvise` (this
+/// machine's), each first touch of such a huge page compacts memory while the thread waits:
+/// fresh memory is then faulted in at 0.4–0.8 GB/s here, against 2.4–3 GB/s in 4 KiB pages.
+/// With this option, both sides get the pages the operating system gives by default.
+#[allow(
+    unsafe_code,
+    reason = "prctl(2), to opt the process out of transparent huge pages"
+)]
+fn no_transparent_huge_pages() {
+    if std::env::var(THP_VAR).is_ok_and(|v| v == "on") {
+        return;
+    }
+    // SAFETY: PR_SET_THP_DISABLE takes integer arguments only and changes no memory.
+    let rc = unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+    if rc != 0 {
+        eprintln!(
+            "could not opt out of transparent huge pages: {}",
+            std::io::Error::last_os_error()
+        );
     }
 }
 
@@ -733,6 +767,8 @@ fn criterion_benches(c: &mut Criterion) {
 }
 
 fn main() {
+    // Before anything is allocated in bulk; child jobs inherit it.
+    no_transparent_huge_pages();
     if let Ok(name) = std::env::var(JOB_VAR) {
         job(&name);
         return;
