@@ -1,5 +1,6 @@
-//! What the unit tests of several modules share: waiting, in tokio time, until a condition
-//! holds. (The integration tests have theirs in `tests/integration/support.rs`.)
+//! What the unit tests of several modules share: waiting until a condition holds, in tokio
+//! time or, off any runtime, on the thread. (The integration tests have theirs in
+//! `tests/integration/support.rs`.)
 
 use std::time::Duration;
 
@@ -32,5 +33,18 @@ async fn eventually_async_within(limit: Duration, what: &str, mut cond: impl Asy
             "timed out after {limit:?} waiting until {what}"
         );
         tokio::time::sleep(POLL).await;
+    }
+}
+
+/// As [`eventually`], off any runtime: checks `cond` every 2 ms of real time, sleeping the
+/// thread in between; panics naming `what` after 10 s.
+pub(crate) fn eventually_blocking(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while !cond() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out after {PATIENCE:?} waiting until {what}"
+        );
+        std::thread::sleep(POLL);
     }
 }

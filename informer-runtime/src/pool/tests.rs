@@ -1,9 +1,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::ThreadId;
-use std::time::{Duration, Instant};
 
 use super::*;
+use crate::test_support::eventually_blocking;
 
 #[test]
 fn map_parallel_keeps_the_items_order() {
@@ -41,14 +41,6 @@ impl Drop for DropProbe {
     }
 }
 
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
 #[test]
 fn free_later_drops_everything_it_is_given_off_the_callers_thread() {
     if threads() == 0 {
@@ -61,7 +53,7 @@ fn free_later_drops_everything_it_is_given_off_the_callers_thread() {
         })
         .collect();
     free_later(garbage);
-    wait_for("every item to be dropped", || dropped.lock().len() == 100);
+    eventually_blocking("every item is dropped", || dropped.lock().len() == 100);
     let me = std::thread::current().id();
     assert!(dropped.lock().iter().all(|t| *t != me));
 }
@@ -98,7 +90,7 @@ fn free_later_survives_a_panicking_drop_and_keeps_freeing() {
     for _ in 0..2 * threads() {
         free_later(vec![Count(freed.clone())]);
     }
-    wait_for("the later batches to be freed", || {
+    eventually_blocking("the later batches are freed", || {
         freed.load(Ordering::Relaxed) == 2 * threads()
     });
 }

@@ -1,25 +1,13 @@
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use informer_core::{Deleted, Notification, ObjectKey};
 
 use super::{FREE_LATER_FROM, frees_an_object, release};
 use crate::pool;
+use crate::test_support::eventually_blocking;
 
 fn submitted() -> usize {
     pool::SUBMITTED.with(std::cell::Cell::get)
-}
-
-/// Waits (a bounded time) until every object of `objects` is held by nothing but `objects`.
-fn wait_only_held_here(objects: &[Arc<u32>]) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while objects.iter().any(|o| Arc::strong_count(o) > 1) {
-        assert!(
-            Instant::now() < deadline,
-            "released objects were never let go of"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
 }
 
 #[test]
@@ -114,13 +102,10 @@ fn a_run_of_last_references_is_freed_on_the_pool_and_the_rest_at_once() {
         "the adds, which free nothing, were dropped at once (only the updates may still hold \
          their new state)"
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while replaced.iter().any(|w| w.upgrade().is_some()) {
-        assert!(
-            Instant::now() < deadline,
-            "replaced objects were never freed"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    wait_only_held_here(&cached);
+    eventually_blocking("the replaced objects are freed", || {
+        replaced.iter().all(|w| w.upgrade().is_none())
+    });
+    eventually_blocking("the released objects are held by the cache alone", || {
+        cached.iter().all(|o| Arc::strong_count(o) == 1)
+    });
 }
