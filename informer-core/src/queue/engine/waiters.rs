@@ -213,7 +213,7 @@ where
         let this = self.get_mut();
         let mut spun = false;
         loop {
-            let mut st = this.engine.lock();
+            let mut st = this.engine.lock_for_worker();
             if this.spinning {
                 // Back from spinning: an item pushed meanwhile counted on this worker.
                 st.spinners -= 1;
