@@ -43,9 +43,10 @@
 //! # Profiling
 //! `CORE_BENCH_JOB=<job>` runs one workload once and exits. Queue jobs are
 //! `<q1|q2>-<workqueue|workqueue-key|priorityqueue|floor>`, `q2-workqueue-alone` (Q2's adds
-//! with no worker running, also in the Q2 table: the adds without contention) and `ceiling` (what two threads
-//! popping one shared `Mutex<VecDeque>` hand out per second here, a bound on any queue with
-//! one FIFO order); X1 jobs are `x1-ours` and `x1-kube`. Queue jobs use `CORE_BENCH_ITEMS`
+//! with no worker running, also in the Q2 table: the adds without contention) and `handoff`
+//! (what two threads popping one shared `Mutex<VecDeque>` with the mutex's own spinning hand
+//! out per second here, and one thread alone: the rate of a queue whose lock never moves
+//! between cores); X1 jobs are `x1-ours` and `x1-kube`. Queue jobs use `CORE_BENCH_ITEMS`
 //! items (default 1,000,000), the producer adding `CORE_BENCH_BATCH` keys per `add_batch` call
 //! if that is set (default: one `add` per key), drained by `CORE_BENCH_WORKERS` workers
 //! (default 4; with 0, Q2 measures the adds alone and ends with a shutdown, not a drain).
@@ -408,11 +409,13 @@ fn runtime() -> Runtime {
         .expect("tokio runtime")
 }
 
-/// What any queue with one shared FIFO can hand out per second on this machine: `threads`
-/// threads popping a pre-filled `Mutex<VecDeque<String>>` and copying each item out (what a
-/// workqueue's `get` must do at the least), with no deduplication, no `done`, no wake-ups.
-/// With two threads this is bound by moving the lock and the deque's head between cores.
-fn handoff_ceiling(threads: usize) -> f64 {
+/// What a plain locked FIFO hands out per second on this machine: `threads` threads popping a
+/// pre-filled `parking_lot::Mutex<VecDeque<String>>` (with the mutex's own policy when
+/// contended) and copying each item out (what a workqueue's `get` must do at the least), with
+/// no deduplication, no `done`, no wake-ups. With one thread, the rate of a queue whose lock
+/// and head never move between cores; with two, what taking turns at the lock costs when
+/// waiters do not back off (the workqueue's engine does; see its `Backoff`).
+fn plain_handoff(threads: usize) -> f64 {
     let items = keys::<String>(queue_items());
     let n = items.len();
     let deque = Arc::new(parking_lot::Mutex::new(VecDeque::from(items)));
@@ -435,7 +438,7 @@ fn handoff_ceiling(threads: usize) -> f64 {
     let t = Instant::now();
     start.wait();
     for h in handles {
-        h.join().expect("ceiling thread");
+        h.join().expect("handoff thread");
     }
     support::rate(n, t.elapsed())
 }
@@ -591,9 +594,9 @@ fn job(name: &str) -> Value {
         ("q1" | "q2", "floor") => {
             queue_job::<String, _>(workload, FloorQueue::<String>::default(), batch)
         }
-        ("ceiling", "") => json!({
-            "shared_per_s": handoff_ceiling(THREADS),
-            "alone_per_s": handoff_ceiling(1),
+        ("handoff", "") => json!({
+            "shared_per_s": plain_handoff(THREADS),
+            "alone_per_s": plain_handoff(1),
         }),
         ("x1", "ours") => x1_ours(),
         ("x1", "kube") => x1_kube(),
@@ -835,12 +838,13 @@ fn side_by_side(runs: usize) {
              ../shared/bench/client-go/ as its README says and set it to the binary)"
         ),
     }
-    let ceiling = job("ceiling");
+    let handoff = job("handoff");
     println!(
-        "ceiling: {THREADS} threads popping one shared Mutex<VecDeque> hand out {} items \
-         (one thread alone {}): no queue with one FIFO order completes faster here",
-        support::human(ceiling["shared_per_s"].as_f64().unwrap_or(0.0)),
-        support::human(ceiling["alone_per_s"].as_f64().unwrap_or(0.0)),
+        "handoff: one thread popping a Mutex<VecDeque> hands out {} items (the rate of a \
+         queue whose lock never moves between cores); {THREADS} threads taking turns, the \
+         mutex spinning as it does, {}",
+        support::human(handoff["alone_per_s"].as_f64().unwrap_or(0.0)),
+        support::human(handoff["shared_per_s"].as_f64().unwrap_or(0.0)),
     );
 
     for (workload, title) in [

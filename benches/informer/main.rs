@@ -38,7 +38,7 @@
 //!   It drops each object right after decoding it, so its frees are of hot memory and its
 //!   next allocations reuse that memory. A pipeline cannot: it keeps each pod's object in its
 //!   cache until the next event of that pod replaces it, 10,000 events later, by when the
-//!   object (~37 KB in ~600 allocations) is cold. The row "keeping each pod's last object"
+//!   object (~37 KB in ~190 allocations) is cold. The row "keeping each pod's last object"
 //!   is the decoder alone with that memory pattern, still on one thread and without an
 //!   informer: what the cache's memory costs the decoder.
 //!
