@@ -19,9 +19,10 @@
 //!
 //! Nothing is dropped silently: an unknown field number, a wrong wire type, invalid UTF-8,
 //! a truncated message or a type the server has no schema for is an error (the caller
-//! answers 400 or 415). Empty strings of optional fields are left out, as Go's `omitempty`
-//! leaves out the empty strings protobuf always carries; zero numbers and `false` are kept,
-//! since for pointer fields (`replicas: 0`) they mean something.
+//! answers 400 or 415). Protobuf carries every non-pointer scalar field, zero or not; the
+//! zero values (`""`, `false`, `0`) of fields whose Go field is tagged `omitempty` are left
+//! out, as a real server's JSON (decoded into Go structs) leaves them out. Pointer fields
+//! are on the wire only when set, and their zeros mean something (`replicas: 0`): kept.
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
@@ -263,15 +264,30 @@ fn decode_message(
             }
         }
     }
-    // Go leaves empty optional strings out of JSON; protobuf always carries them.
+    // Protobuf carries every non-pointer scalar, zero or not; Go's JSON leaves out the zero
+    // values of fields tagged `omitempty`. Where the Go tags are not known, the empty
+    // strings of optional fields.
     object.retain(|key, value| {
-        !(value.as_str() == Some("")
-            && message
-                .fields
-                .iter()
-                .any(|f| f.json == *key && f.kind == Kind::String && !f.required))
+        let Some(field) = message.fields.iter().find(|f| f.json == *key) else {
+            return true;
+        };
+        if message.go_tags {
+            !(field.omit_zero && is_zero(value))
+        } else {
+            !(value.as_str() == Some("") && field.kind == Kind::String && !field.required)
+        }
     });
     Ok(Value::Object(object))
+}
+
+/// Whether a scalar is its type's zero value (`""`, `false`, `0`).
+fn is_zero(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.is_empty(),
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        _ => false,
+    }
 }
 
 fn wrong_wire(field: &Field) -> DecodeError {

@@ -123,3 +123,40 @@ fn patch_directives_are_known_only_when_allowed() {
         ]
     );
 }
+
+#[test]
+fn the_omit_zero_table_marks_non_pointer_omitempty_scalars_only() {
+    let schema = Schema::parse(BUILTIN)
+        .and_then(|schema| schema.with_omit_zero(OMIT_ZERO))
+        .expect("the generated tables parse and agree");
+    let field = |message: &str, json: &str| {
+        let message = schema.message(message).expect("message");
+        assert!(message.go_tags);
+        message
+            .fields
+            .iter()
+            .find(|f| f.json == json)
+            .expect("field")
+            .omit_zero
+    };
+    assert!(field("k8s.io.api.core.v1.Container", "stdin"));
+    assert!(field("k8s.io.api.apps.v1.DeploymentSpec", "paused"));
+    assert!(field(
+        "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        "generation"
+    ));
+    // Pointers: their zeros mean something.
+    assert!(!field("k8s.io.api.apps.v1.DeploymentSpec", "replicas"));
+    assert!(!field("k8s.io.api.core.v1.ConfigMap", "immutable"));
+    // Not omitempty: always written.
+    assert!(!field("k8s.io.api.apps.v1.ReplicaSetStatus", "replicas"));
+    assert!(!field("k8s.io.api.core.v1.Container", "name"));
+}
+
+#[test]
+fn an_omit_zero_table_naming_what_the_schema_lacks_is_an_error() {
+    let schema = || Schema::parse("message a.B\n  1 name opt string").unwrap();
+    assert!(schema().with_omit_zero("a.B name").is_ok());
+    assert!(schema().with_omit_zero("a.C name").is_err());
+    assert!(schema().with_omit_zero("a.B other").is_err());
+}
