@@ -53,13 +53,321 @@ fn columns(resource: &ResourceType) -> Vec<Value> {
             column("Status", "", "The aggregate status of the pod."),
             column("Restarts", "", "The number of container restarts."),
             age,
+            typed(
+                "IP",
+                "string",
+                1,
+                "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.",
+            ),
+            typed(
+                "Node",
+                "string",
+                1,
+                "NodeName indicates in which node this pod is scheduled.",
+            ),
+            typed(
+                "Nominated Node",
+                "string",
+                1,
+                "nominatedNodeName is set only when this pod preempts other pods on the node.",
+            ),
+            typed(
+                "Readiness Gates",
+                "string",
+                1,
+                "If specified, all readiness gates will be evaluated for pod readiness.",
+            ),
         ],
         ("", "Namespace") => vec![
             name,
             column("Status", "", "The phase of the namespace."),
             age,
         ],
+        ("", "ConfigMap") => vec![
+            name,
+            typed("Data", "integer", 0, "Number of data in the ConfigMap."),
+            age,
+        ],
+        ("", "Secret") => vec![
+            name,
+            column("Type", "", "The type of the secret."),
+            typed("Data", "integer", 0, "Number of data in the secret."),
+            age,
+        ],
+        ("", "Service") => vec![
+            name,
+            column("Type", "", "The type of the service."),
+            column("Cluster-IP", "", "The IP address of the service."),
+            column(
+                "External-IP",
+                "",
+                "The external IP addresses of the service.",
+            ),
+            column("Port(s)", "", "The ports of the service."),
+            age,
+            typed("Selector", "string", 1, "The selector of the service."),
+        ],
+        ("apps", "Deployment") => vec![
+            name,
+            column("Ready", "", "Number of the pod with ready state"),
+            column(
+                "Up-to-date",
+                "",
+                "Total number of non-terminating pods targeted by this deployment that have the desired template spec.",
+            ),
+            column(
+                "Available",
+                "",
+                "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.",
+            ),
+            age,
+        ]
+        .into_iter()
+        .chain(template_columns(true))
+        .collect(),
+        ("apps", "ReplicaSet") => vec![
+            name,
+            typed(
+                "Desired",
+                "integer",
+                0,
+                "Replicas is the number of desired pods.",
+            ),
+            typed(
+                "Current",
+                "integer",
+                0,
+                "Replicas is the most recently observed number of non-terminating pods.",
+            ),
+            typed(
+                "Ready",
+                "integer",
+                0,
+                "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.",
+            ),
+            age,
+        ]
+        .into_iter()
+        .chain(template_columns(true))
+        .collect(),
+        ("apps", "StatefulSet") => vec![
+            name,
+            column("Ready", "", "Number of the pod with ready state"),
+            age,
+        ]
+        .into_iter()
+        .chain(template_columns(false))
+        .collect(),
+        ("coordination.k8s.io", "Lease") => {
+            vec![name, column("Holder", "", "The holder of the lease."), age]
+        }
         _ => vec![name, age],
+    }
+}
+
+/// The `-o wide` columns of the workload kinds: the template's containers and images, and
+/// the selector.
+fn template_columns(selector: bool) -> Vec<Value> {
+    let mut columns = vec![
+        typed(
+            "Containers",
+            "string",
+            1,
+            "Names of each container in the template.",
+        ),
+        typed(
+            "Images",
+            "string",
+            1,
+            "Images referenced by each container in the template.",
+        ),
+    ];
+    if selector {
+        columns.push(typed(
+            "Selector",
+            "string",
+            1,
+            "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.",
+        ));
+    }
+    columns
+}
+
+/// A column of another type than `string`, or shown only with `-o wide` (`priority` 1).
+fn typed(name: &str, kind: &str, priority: u8, description: &str) -> Value {
+    json!({"name": name, "type": kind, "format": "", "description": description, "priority": priority})
+}
+
+/// The `int` at `pointer`, 0 if missing (Go's zero value).
+fn int_at(object: &Value, pointer: &str) -> i64 {
+    object.pointer(pointer).and_then(Value::as_i64).unwrap_or(0)
+}
+
+/// The number of entries of the map at `pointer`.
+fn len_at(object: &Value, pointer: &str) -> usize {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_object)
+        .map_or(0, serde_json::Map::len)
+}
+
+/// What the rows of the workload kinds (Deployments, ReplicaSets, StatefulSets) print.
+struct Workload {
+    /// `spec.replicas` (1 when unset, as the API defaults it).
+    desired: i64,
+    /// `status.readyReplicas`.
+    ready: i64,
+    /// The pod template's container names, comma-separated.
+    containers: Value,
+    /// The pod template's container images, comma-separated.
+    images: Value,
+    /// `spec.selector`, printed.
+    selector: Value,
+}
+
+impl Workload {
+    fn of(object: &Value) -> Self {
+        let containers = object
+            .pointer("/spec/template/spec/containers")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let field = |key: &str| {
+            let values: Vec<&str> = containers
+                .iter()
+                .map(|c| c[key].as_str().unwrap_or(""))
+                .collect();
+            json!(values.join(","))
+        };
+        Self {
+            desired: object
+                .pointer("/spec/replicas")
+                .and_then(Value::as_i64)
+                .unwrap_or(1),
+            ready: int_at(object, "/status/readyReplicas"),
+            containers: field("name"),
+            images: field("image"),
+            selector: json!(selector_text(object.pointer("/spec/selector"))),
+        }
+    }
+
+    /// `ready/desired`.
+    fn ready_of_desired(&self) -> String {
+        format!("{}/{}", self.ready, self.desired)
+    }
+}
+
+/// A label selector as the real server prints it (`app=web,tier in (a,b)`, requirements
+/// sorted by key; `<none>` if empty).
+fn selector_text(selector: Option<&Value>) -> String {
+    let Some(selector) = selector else {
+        return "<none>".to_string();
+    };
+    let mut parts: Vec<(String, String)> = selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), format!("{k}={}", v.as_str().unwrap_or(""))))
+        .collect();
+    for expression in selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let key = expression["key"].as_str().unwrap_or("");
+        let mut values: Vec<&str> = expression["values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        values.sort_unstable();
+        let text = match expression["operator"].as_str().unwrap_or("") {
+            "In" => format!("{key} in ({})", values.join(",")),
+            "NotIn" => format!("{key} notin ({})", values.join(",")),
+            "Exists" => key.to_string(),
+            "DoesNotExist" => format!("!{key}"),
+            other => format!("{key} {other} ({})", values.join(",")),
+        };
+        parts.push((key.to_string(), text));
+    }
+    if parts.is_empty() {
+        return "<none>".to_string();
+    }
+    parts.sort();
+    let texts: Vec<String> = parts.into_iter().map(|(_, text)| text).collect();
+    texts.join(",")
+}
+
+/// A Service's `Port(s)` cell: `80/TCP`, `80:30080/TCP` with a node port, `<none>`.
+fn service_ports(object: &Value) -> String {
+    let ports: Vec<String> = object
+        .pointer("/spec/ports")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let protocol = p["protocol"].as_str().unwrap_or("TCP");
+            match p["nodePort"].as_i64().filter(|n| *n != 0) {
+                Some(node) => format!("{}:{node}/{protocol}", int_at(p, "/port")),
+                None => format!("{}/{protocol}", int_at(p, "/port")),
+            }
+        })
+        .collect();
+    if ports.is_empty() {
+        "<none>".to_string()
+    } else {
+        ports.join(",")
+    }
+}
+
+/// A Service's `External-IP` cell, as kubectl's printer computes it.
+fn service_external_ip(object: &Value) -> String {
+    let strings = |pointer: &str, key: Option<&str>| -> Vec<String> {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| match key {
+                Some(k) => v.get(k).and_then(Value::as_str),
+                None => v.as_str(),
+            })
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let external = strings("/spec/externalIPs", None);
+    let service_type = object
+        .pointer("/spec/type")
+        .and_then(Value::as_str)
+        .unwrap_or("ClusterIP");
+    let joined = |ips: Vec<String>| {
+        if ips.is_empty() {
+            "<none>".to_string()
+        } else {
+            ips.join(",")
+        }
+    };
+    match service_type {
+        "ExternalName" => object
+            .pointer("/spec/externalName")
+            .and_then(Value::as_str)
+            .unwrap_or("<none>")
+            .to_string(),
+        "LoadBalancer" => {
+            let mut ips = strings("/status/loadBalancer/ingress", Some("ip"));
+            ips.extend(strings("/status/loadBalancer/ingress", Some("hostname")));
+            ips.extend(external);
+            if ips.is_empty() {
+                "<pending>".to_string()
+            } else {
+                ips.join(",")
+            }
+        }
+        _ => joined(external),
     }
 }
 
@@ -101,12 +409,45 @@ fn cells(resource: &ResourceType, object: &Value) -> Vec<Value> {
                     .unwrap_or("Unknown")
                     .to_string()
             };
+            let or_none = |pointer: &str| {
+                json!(
+                    object
+                        .pointer(pointer)
+                        .and_then(Value::as_str)
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or("<none>")
+                )
+            };
+            // Readiness gates: how many of the gates' condition types are `True`.
+            let gates: Vec<&Value> = object
+                .pointer("/spec/readinessGates")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|g| &g["conditionType"])
+                .collect();
+            let gates_true = object
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|c| c["status"] == "True" && gates.contains(&&c["type"]))
+                .count();
+            let gates = if gates.is_empty() {
+                json!("<none>")
+            } else {
+                json!(format!("{gates_true}/{}", gates.len()))
+            };
             vec![
                 name,
                 json!(format!("{ready}/{containers}")),
                 json!(status),
                 json!(restarts),
                 age,
+                or_none("/status/podIP"),
+                or_none("/spec/nodeName"),
+                or_none("/status/nominatedNodeName"),
+                gates,
             ]
         }
         ("", "Namespace") => {
@@ -115,6 +456,86 @@ fn cells(resource: &ResourceType, object: &Value) -> Vec<Value> {
                 .and_then(Value::as_str)
                 .unwrap_or("");
             vec![name, json!(phase), age]
+        }
+        ("", "ConfigMap") => {
+            let data = len_at(object, "/data") + len_at(object, "/binaryData");
+            vec![name, json!(data), age]
+        }
+        ("", "Secret") => {
+            let kind = object
+                .pointer("/type")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let data = len_at(object, "/data") + len_at(object, "/stringData");
+            vec![name, json!(kind), json!(data), age]
+        }
+        ("", "Service") => {
+            let kind = object
+                .pointer("/spec/type")
+                .and_then(Value::as_str)
+                .unwrap_or("ClusterIP");
+            let cluster_ip = object
+                .pointer("/spec/clusterIP")
+                .and_then(Value::as_str)
+                .filter(|ip| !ip.is_empty())
+                .unwrap_or("<none>");
+            vec![
+                name,
+                json!(kind),
+                json!(cluster_ip),
+                json!(service_external_ip(object)),
+                json!(service_ports(object)),
+                age,
+                json!(selector_text(
+                    object
+                        .pointer("/spec/selector")
+                        .map(|labels| json!({"matchLabels": labels}))
+                        .as_ref()
+                )),
+            ]
+        }
+        ("apps", "Deployment") => {
+            let w = Workload::of(object);
+            vec![
+                name,
+                json!(w.ready_of_desired()),
+                json!(int_at(object, "/status/updatedReplicas")),
+                json!(int_at(object, "/status/availableReplicas")),
+                age,
+                w.containers,
+                w.images,
+                w.selector,
+            ]
+        }
+        ("apps", "ReplicaSet") => {
+            let w = Workload::of(object);
+            vec![
+                name,
+                json!(w.desired),
+                json!(int_at(object, "/status/replicas")),
+                json!(w.ready),
+                age,
+                w.containers,
+                w.images,
+                w.selector,
+            ]
+        }
+        ("apps", "StatefulSet") => {
+            let w = Workload::of(object);
+            vec![
+                name,
+                json!(w.ready_of_desired()),
+                age,
+                w.containers,
+                w.images,
+            ]
+        }
+        ("coordination.k8s.io", "Lease") => {
+            let holder = object
+                .pointer("/spec/holderIdentity")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            vec![name, json!(holder), age]
         }
         _ => vec![name, age],
     }

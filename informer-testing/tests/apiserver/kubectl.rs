@@ -351,6 +351,42 @@ async fn kubectl_create_subcommands_scale_and_server_errors() {
         .ok(&["get", "configmap", "settings", "-n", "team", "-o", "yaml"])
         .await;
     assert!(yaml.contains("mode: fast"), "{yaml}");
+    // Stored as a real server stores it: the zeros protobuf carries for Go's non-pointer
+    // omitempty fields are gone, a pointer's zero would stay.
+    let web = server
+        .get_json("apps/v1", "Deployment", Some("default"), "web")
+        .unwrap();
+    let container = &web["spec"]["template"]["spec"]["containers"][0];
+    assert!(container.get("stdin").is_none(), "{container}");
+    assert!(web["spec"].get("paused").is_none(), "{web}");
+    assert!(web["spec"].get("minReadySeconds").is_none(), "{web}");
+
+    // kubectl get prints each kind's own columns.
+    let printed = kubectl.ok(&["get", "deployments"]).await;
+    let header: Vec<&str> = printed.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"],
+        "{printed}"
+    );
+    assert!(printed.contains("0/2"), "{printed}");
+    let wide = kubectl
+        .ok(&["get", "deployment", "web", "-o", "wide"])
+        .await;
+    assert!(
+        wide.contains("nginx:1.27") && wide.contains("app=web"),
+        "{wide}"
+    );
+    let services = kubectl.ok(&["get", "service", "frontend"]).await;
+    assert!(
+        services.contains("CLUSTER-IP") && services.contains("80/TCP"),
+        "{services}"
+    );
+    let secrets = kubectl.ok(&["get", "secret", "creds"]).await;
+    assert!(
+        secrets.lines().next().unwrap().contains("DATA"),
+        "{secrets}"
+    );
 
     // kubectl scale goes through the scale subresource.
     assert_eq!(

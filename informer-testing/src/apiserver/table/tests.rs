@@ -72,6 +72,8 @@ fn pod_rows() {
     assert_eq!(table["rows"][0]["cells"][1], "1/2");
     assert_eq!(table["rows"][0]["cells"][2], "Running");
     assert_eq!(table["rows"][0]["cells"][3], 2);
+    assert_eq!(table["rows"][0]["cells"][5], "<none>", "no IP yet");
+    assert_eq!(table["rows"][0]["cells"][8], "<none>", "no readiness gates");
     assert_eq!(table["metadata"]["resourceVersion"], "5");
     let event = event_as_table(
         &pods,
@@ -80,4 +82,169 @@ fn pod_rows() {
     let event: Value = serde_json::from_slice(&event).unwrap();
     assert_eq!(event["object"]["kind"], "Table");
     assert_eq!(event["object"]["rows"][0]["cells"][0], "x");
+}
+
+/// The column names of `table` and the cells of its first row.
+fn columns_and_cells(plural: &str, group: &str, object: Value) -> (Vec<String>, Vec<Value>) {
+    let version = "v1";
+    let resource = Registry::builtin().by_path(group, version, plural).unwrap();
+    let table = table(&resource, &[object], None, None);
+    let names = table["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_string())
+        .collect();
+    (names, table["rows"][0]["cells"].as_array().unwrap().clone())
+}
+
+#[test]
+fn deployment_rows_show_ready_of_desired_then_the_template_with_wide_output() {
+    let (names, cells) = columns_and_cells(
+        "deployments",
+        "apps",
+        json!({"metadata": {"name": "web"},
+            "spec": {"replicas": 3,
+                "selector": {"matchLabels": {"tier": "front", "app": "web"},
+                    "matchExpressions": [{"key": "env", "operator": "In", "values": ["prod", "dev"]}]},
+                "template": {"spec": {"containers": [
+                    {"name": "a", "image": "nginx:1.27"}, {"name": "b", "image": "busybox"}]}}},
+            "status": {"readyReplicas": 2, "updatedReplicas": 3}}),
+    );
+    assert_eq!(
+        names,
+        [
+            "Name",
+            "Ready",
+            "Up-to-date",
+            "Available",
+            "Age",
+            "Containers",
+            "Images",
+            "Selector"
+        ]
+    );
+    assert_eq!(cells[1], "2/3");
+    assert_eq!(cells[2], 3);
+    assert_eq!(cells[3], 0, "a missing count is Go's zero");
+    assert_eq!(cells[5], "a,b");
+    assert_eq!(cells[6], "nginx:1.27,busybox");
+    assert_eq!(cells[7], "app=web,env in (dev,prod),tier=front");
+}
+
+#[test]
+fn a_deployment_without_replicas_wants_one() {
+    let (_, cells) = columns_and_cells("deployments", "apps", json!({"metadata": {"name": "d"}}));
+    assert_eq!(cells[1], "0/1");
+    assert_eq!(cells[7], "<none>");
+}
+
+#[test]
+fn replica_set_and_stateful_set_rows() {
+    let (names, cells) = columns_and_cells(
+        "replicasets",
+        "apps",
+        json!({"metadata": {"name": "rs"}, "spec": {"replicas": 2},
+            "status": {"replicas": 2, "readyReplicas": 1}}),
+    );
+    assert_eq!(names[..5], ["Name", "Desired", "Current", "Ready", "Age"]);
+    assert_eq!(cells[1..4], [json!(2), json!(2), json!(1)]);
+    let (names, cells) = columns_and_cells(
+        "statefulsets",
+        "apps",
+        json!({"metadata": {"name": "db"}, "spec": {"replicas": 3},
+            "status": {"readyReplicas": 3}}),
+    );
+    assert_eq!(names, ["Name", "Ready", "Age", "Containers", "Images"]);
+    assert_eq!(cells[1], "3/3");
+}
+
+#[test]
+fn service_rows_print_ports_node_ports_and_external_addresses() {
+    let (names, cells) = columns_and_cells(
+        "services",
+        "",
+        json!({"metadata": {"name": "lb"},
+            "spec": {"type": "LoadBalancer", "clusterIP": "10.96.0.7", "selector": {"app": "web"},
+                "ports": [{"port": 80, "nodePort": 30080, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}]}}),
+    );
+    assert_eq!(
+        names,
+        [
+            "Name",
+            "Type",
+            "Cluster-IP",
+            "External-IP",
+            "Port(s)",
+            "Age",
+            "Selector"
+        ]
+    );
+    assert_eq!(cells[1], "LoadBalancer");
+    assert_eq!(cells[2], "10.96.0.7");
+    assert_eq!(cells[3], "<pending>", "a load balancer with no ingress yet");
+    assert_eq!(cells[4], "80:30080/TCP,53/UDP");
+    assert_eq!(cells[6], "app=web");
+    let (_, cells) = columns_and_cells(
+        "services",
+        "",
+        json!({"metadata": {"name": "ext"},
+            "spec": {"type": "ExternalName", "externalName": "example.com"}}),
+    );
+    assert_eq!(cells[2], "<none>");
+    assert_eq!(cells[3], "example.com");
+    assert_eq!(cells[4], "<none>");
+}
+
+#[test]
+fn config_map_secret_and_lease_rows() {
+    let (names, cells) = columns_and_cells(
+        "configmaps",
+        "",
+        json!({"metadata": {"name": "c"}, "data": {"a": "1", "b": "2"}, "binaryData": {"c": "AA=="}}),
+    );
+    assert_eq!(names, ["Name", "Data", "Age"]);
+    assert_eq!(cells[1], 3);
+    let (names, cells) = columns_and_cells(
+        "secrets",
+        "",
+        json!({"metadata": {"name": "s"}, "type": "Opaque", "data": {"a": "MQ=="}}),
+    );
+    assert_eq!(names, ["Name", "Type", "Data", "Age"]);
+    assert_eq!(cells[1..3], [json!("Opaque"), json!(1)]);
+    let (names, cells) = columns_and_cells(
+        "leases",
+        "coordination.k8s.io",
+        json!({"metadata": {"name": "l"}, "spec": {"holderIdentity": "pod-a"}}),
+    );
+    assert_eq!(names, ["Name", "Holder", "Age"]);
+    assert_eq!(cells[1], "pod-a");
+}
+
+#[test]
+fn pod_wide_columns_show_the_ip_the_node_and_readiness_gates() {
+    let (names, cells) = columns_and_cells(
+        "pods",
+        "",
+        json!({"metadata": {"name": "p"},
+            "spec": {"nodeName": "node-1", "containers": [{"name": "a"}],
+                "readinessGates": [{"conditionType": "example.com/lb"}, {"conditionType": "example.com/dns"}]},
+            "status": {"podIP": "10.0.0.5", "conditions": [
+                {"type": "example.com/lb", "status": "True"},
+                {"type": "example.com/dns", "status": "False"},
+                {"type": "Ready", "status": "True"}]}}),
+    );
+    assert_eq!(
+        names[5..],
+        ["IP", "Node", "Nominated Node", "Readiness Gates"]
+    );
+    assert_eq!(
+        cells[5..],
+        [
+            json!("10.0.0.5"),
+            json!("node-1"),
+            json!("<none>"),
+            json!("1/2")
+        ]
+    );
 }
