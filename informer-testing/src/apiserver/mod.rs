@@ -130,6 +130,7 @@
 mod codec;
 mod controllers;
 mod crd;
+mod defaults;
 mod discovery;
 mod faults;
 mod fields;

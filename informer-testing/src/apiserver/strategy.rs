@@ -3,7 +3,7 @@
 //!
 //! - custom resources are pruned to their structural schema and defaulted (the real server
 //!   does both when it decodes them), and a create drops `status` when the type has a status
-//!   subresource;
+//!   subresource; built-in objects get their type's defaults ([`super::defaults`]);
 //! - CustomResourceDefinitions get their defaults and their status ([`super::crd`]);
 //! - every write records its fields in `metadata.managedFields` ([`super::fields`]), and a
 //!   server-side apply merges its configuration.
@@ -11,6 +11,7 @@
 use serde_json::{Map, Value, json};
 
 use super::crd;
+use super::defaults;
 use super::fields::{self, Writer};
 use super::resource::ResourceType;
 use super::status::ApiError;
@@ -72,18 +73,20 @@ pub(crate) fn empty_object(resource: &ResourceType) -> Value {
     object
 }
 
-/// Prunes and defaults a custom resource as its schema says.
-fn decode_custom(resource: &ResourceType, object: &mut Value) {
+/// What a real server's decoding does to a written object: a custom resource is pruned and
+/// defaulted as its schema says, a built-in one gets its type's defaults.
+fn decode(resource: &ResourceType, object: &mut Value) {
     if let Some(schema) = &resource.schema {
         schema.prune(object);
         schema.apply_defaults(object);
     }
+    defaults::apply(resource, object);
 }
 
 /// Prepares an object to create (after the server set its metadata): type defaults, then
 /// the creator's fields.
 pub(crate) fn prepare_create(resource: &ResourceType, object: &mut Value, options: &WriteOptions) {
-    decode_custom(resource, object);
+    decode(resource, object);
     if crd::is_definition(resource) {
         crd::apply_defaults(object);
     }
@@ -119,7 +122,7 @@ pub(crate) fn prepare_update(
     subresource: Subresource,
     options: &WriteOptions,
 ) {
-    decode_custom(resource, new);
+    decode(resource, new);
     if crd::is_definition(resource) {
         crd::apply_defaults(new);
     }

@@ -1,0 +1,369 @@
+//! The defaults a real API server gives a built-in object when it decodes a write: the
+//! `SetDefaults_*` functions of `k8s.io/kubernetes/pkg/apis/core/v1` and `apps/v1` for the
+//! kinds this server serves, applied to creates, updates and patches alike (before the
+//! writer's fields are recorded, as a real server's decoding runs before its field manager).
+//!
+//! | kind | defaults |
+//! | --- | --- |
+//! | Pod, and the pod templates of Deployments, ReplicaSets and StatefulSets | `dnsPolicy`, `restartPolicy`, `schedulerName`, `securityContext`, `terminationGracePeriodSeconds`; each container's `imagePullPolicy` (`Always` for `:latest` or no tag, else `IfNotPresent`), `terminationMessagePath` and `-Policy`, `resources`, ports' `protocol`, probes' periods and thresholds, `httpGet` scheme and path, `fieldRef.apiVersion`; volumes' `defaultMode`, and `emptyDir` for a volume with no source |
+//! | Pod only | `enableServiceLinks`; requests from limits; host ports from container ports on the host network |
+//! | Deployment | `replicas`, the `RollingUpdate` strategy (25% / 25%), `revisionHistoryLimit`, `progressDeadlineSeconds` |
+//! | ReplicaSet | `replicas` |
+//! | StatefulSet | `replicas`, `podManagementPolicy`, the `RollingUpdate` strategy with partition 0, `revisionHistoryLimit`, `persistentVolumeClaimRetentionPolicy`; claim templates' `volumeMode` and `Pending` phase |
+//! | Service | `type`, `sessionAffinity` (and `ClientIP`'s timeout), ports' `protocol` and `targetPort`, `internalTrafficPolicy`, `externalTrafficPolicy` and `allocateLoadBalancerNodePorts` where they apply |
+//! | Secret | `type: Opaque` |
+//!
+//! What a real server's registry allocates (a Service's cluster IP and node ports, its IP
+//! families) and what admission plugins add (a Pod's service account, priority, tolerations,
+//! QoS class) are not here.
+
+use serde_json::{Map, Value, json};
+
+use super::resource::ResourceType;
+
+/// Applies the defaults of `resource`'s kind to `object` (nothing for other kinds).
+pub(crate) fn apply(resource: &ResourceType, object: &mut Value) {
+    if resource.custom {
+        return;
+    }
+    match (resource.group.as_str(), resource.kind.as_str()) {
+        ("", "Pod") => pod(object),
+        ("", "Service") => service(object),
+        ("", "Secret") => {
+            if let Value::Object(secret) = object {
+                default_string(secret, "type", "Opaque");
+            }
+        }
+        ("apps", "Deployment") => deployment(object),
+        ("apps", "ReplicaSet") => {
+            if let Some(spec) = child(object, "spec") {
+                default_value(spec, "replicas", json!(1));
+                template(spec);
+            }
+        }
+        ("apps", "StatefulSet") => stateful_set(object),
+        _ => {}
+    }
+}
+
+/// The object at `key` of `value` (an object), made empty if missing or null, as Go's
+/// non-pointer structs always are; `None` if `value` or what is there is not an object.
+fn child<'a>(value: &'a mut Value, key: &str) -> Option<&'a mut Map<String, Value>> {
+    match value {
+        Value::Object(map) => child_of(map, key),
+        _ => None,
+    }
+}
+
+/// [`child`] of a map.
+fn child_of<'a>(map: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Map<String, Value>> {
+    let entry = map.entry(key).or_insert_with(|| json!({}));
+    if entry.is_null() {
+        *entry = json!({});
+    }
+    entry.as_object_mut()
+}
+
+/// Sets `key` to `value` if it is missing or null (Go: a nil pointer).
+fn default_value(map: &mut Map<String, Value>, key: &str, value: Value) {
+    match map.get(key) {
+        None | Some(Value::Null) => {
+            map.insert(key.to_string(), value);
+        }
+        Some(_) => {}
+    }
+}
+
+/// Sets `key` to `value` if it is missing, null or empty (Go: an empty string).
+fn default_string(map: &mut Map<String, Value>, key: &str, value: &str) {
+    match map.get(key) {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) if s.is_empty() => {}
+        Some(_) => return,
+    }
+    map.insert(key.to_string(), json!(value));
+}
+
+/// Sets the number at `key` to `value` if it is missing, null or 0 (Go: an `int32` left
+/// at its zero value).
+fn default_number(map: &mut Map<String, Value>, key: &str, value: i64) {
+    match map.get(key) {
+        None | Some(Value::Null) => {}
+        Some(n) if n.as_i64() == Some(0) => {}
+        Some(_) => return,
+    }
+    map.insert(key.to_string(), json!(value));
+}
+
+/// The objects of the array at `key`, if any.
+fn each<'a>(
+    map: &'a mut Map<String, Value>,
+    key: &str,
+) -> impl Iterator<Item = &'a mut Map<String, Value>> {
+    map.get_mut(key)
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+}
+
+fn pod(object: &mut Value) {
+    let Some(spec) = child(object, "spec") else {
+        return;
+    };
+    pod_spec(spec);
+    for key in ["containers", "initContainers"] {
+        for container in each(spec, key) {
+            requests_from_limits(container);
+        }
+    }
+    default_value(spec, "enableServiceLinks", json!(true));
+    if spec.get("hostNetwork") == Some(&json!(true)) {
+        for key in ["containers", "initContainers"] {
+            for container in each(spec, key) {
+                for port in each(container, "ports") {
+                    if port.get("hostPort").and_then(Value::as_i64).unwrap_or(0) == 0
+                        && let Some(container_port) = port.get("containerPort").cloned()
+                    {
+                        port.insert("hostPort".into(), container_port);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A Pod's (not a template's) containers request what they limit, where they request
+/// nothing else.
+fn requests_from_limits(container: &mut Map<String, Value>) {
+    let Some(resources) = container
+        .get_mut("resources")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    let Some(limits) = resources.get("limits").and_then(Value::as_object).cloned() else {
+        return;
+    };
+    if let Some(requests) = child_of(resources, "requests") {
+        for (name, quantity) in limits {
+            requests.entry(name).or_insert(quantity);
+        }
+    }
+}
+
+/// The pod template of a workload (`spec.template.spec`).
+fn template(spec: &mut Map<String, Value>) {
+    if let Some(pod) = child_of(spec, "template").and_then(|t| child_of(t, "spec")) {
+        pod_spec(pod);
+    }
+}
+
+fn pod_spec(spec: &mut Map<String, Value>) {
+    default_string(spec, "dnsPolicy", "ClusterFirst");
+    default_string(spec, "restartPolicy", "Always");
+    default_value(spec, "securityContext", json!({}));
+    default_value(spec, "terminationGracePeriodSeconds", json!(30));
+    default_string(spec, "schedulerName", "default-scheduler");
+    for key in ["containers", "initContainers", "ephemeralContainers"] {
+        for container in each(spec, key) {
+            self::container(container);
+        }
+    }
+    for volume in each(spec, "volumes") {
+        self::volume(volume);
+    }
+}
+
+/// `Always` for an image tagged `latest` or not tagged (nor pinned by digest), otherwise
+/// `IfNotPresent`, as the real server parses the image name.
+fn pull_policy(image: &str) -> &'static str {
+    let (name, digest) = match image.split_once('@') {
+        Some((name, _)) => (name, true),
+        None => (image, false),
+    };
+    let last = name.rsplit('/').next().unwrap_or(name);
+    match last.split_once(':') {
+        Some((_, "latest")) => "Always",
+        Some(_) => "IfNotPresent",
+        None if digest || image.is_empty() => "IfNotPresent",
+        None => "Always",
+    }
+}
+
+fn container(container: &mut Map<String, Value>) {
+    if container
+        .get("imagePullPolicy")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        let image = container.get("image").and_then(Value::as_str).unwrap_or("");
+        let policy = pull_policy(image);
+        container.insert("imagePullPolicy".into(), json!(policy));
+    }
+    default_string(container, "terminationMessagePath", "/dev/termination-log");
+    default_string(container, "terminationMessagePolicy", "File");
+    default_value(container, "resources", json!({}));
+    for port in each(container, "ports") {
+        default_string(port, "protocol", "TCP");
+    }
+    for key in ["livenessProbe", "readinessProbe", "startupProbe"] {
+        if let Some(probe) = container.get_mut(key).and_then(Value::as_object_mut) {
+            default_number(probe, "timeoutSeconds", 1);
+            default_number(probe, "periodSeconds", 10);
+            default_number(probe, "successThreshold", 1);
+            default_number(probe, "failureThreshold", 3);
+            http_get(probe);
+        }
+    }
+    if let Some(lifecycle) = container
+        .get_mut("lifecycle")
+        .and_then(Value::as_object_mut)
+    {
+        for key in ["postStart", "preStop"] {
+            if let Some(handler) = lifecycle.get_mut(key).and_then(Value::as_object_mut) {
+                http_get(handler);
+            }
+        }
+    }
+    for env in each(container, "env") {
+        if let Some(field_ref) = env
+            .get_mut("valueFrom")
+            .and_then(|v| v.get_mut("fieldRef"))
+            .and_then(Value::as_object_mut)
+        {
+            default_string(field_ref, "apiVersion", "v1");
+        }
+    }
+}
+
+/// A probe's or a lifecycle handler's `httpGet`: path `/`, scheme `HTTP`.
+fn http_get(handler: &mut Map<String, Value>) {
+    if let Some(action) = handler.get_mut("httpGet").and_then(Value::as_object_mut) {
+        default_string(action, "path", "/");
+        default_string(action, "scheme", "HTTP");
+    }
+}
+
+fn volume(volume: &mut Map<String, Value>) {
+    if volume.keys().all(|key| key == "name") {
+        volume.insert("emptyDir".into(), json!({}));
+    }
+    for source in ["configMap", "secret", "downwardAPI", "projected"] {
+        if let Some(source) = volume.get_mut(source).and_then(Value::as_object_mut) {
+            default_value(source, "defaultMode", json!(0o644));
+        }
+    }
+}
+
+fn deployment(object: &mut Value) {
+    let Some(spec) = child(object, "spec") else {
+        return;
+    };
+    default_value(spec, "replicas", json!(1));
+    if let Some(strategy) = child_of(spec, "strategy") {
+        default_string(strategy, "type", "RollingUpdate");
+        if strategy.get("type") == Some(&json!("RollingUpdate"))
+            && let Some(rolling) = child_of(strategy, "rollingUpdate")
+        {
+            default_value(rolling, "maxUnavailable", json!("25%"));
+            default_value(rolling, "maxSurge", json!("25%"));
+        }
+    }
+    default_value(spec, "revisionHistoryLimit", json!(10));
+    default_value(spec, "progressDeadlineSeconds", json!(600));
+    template(spec);
+}
+
+fn stateful_set(object: &mut Value) {
+    let Some(spec) = child(object, "spec") else {
+        return;
+    };
+    default_string(spec, "podManagementPolicy", "OrderedReady");
+    if let Some(strategy) = child_of(spec, "updateStrategy") {
+        if strategy
+            .get("type")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            strategy.insert("type".into(), json!("RollingUpdate"));
+            default_value(strategy, "rollingUpdate", json!({}));
+        }
+        if strategy.get("type") == Some(&json!("RollingUpdate"))
+            && let Some(rolling) = strategy
+                .get_mut("rollingUpdate")
+                .and_then(Value::as_object_mut)
+        {
+            default_value(rolling, "partition", json!(0));
+        }
+    }
+    if let Some(retention) = child_of(spec, "persistentVolumeClaimRetentionPolicy") {
+        default_string(retention, "whenDeleted", "Retain");
+        default_string(retention, "whenScaled", "Retain");
+    }
+    default_value(spec, "replicas", json!(1));
+    default_value(spec, "revisionHistoryLimit", json!(10));
+    for claim in each(spec, "volumeClaimTemplates") {
+        if let Some(claim_spec) = claim.get_mut("spec").and_then(Value::as_object_mut) {
+            default_string(claim_spec, "volumeMode", "Filesystem");
+        }
+        if let Some(status) = child_of(claim, "status") {
+            default_string(status, "phase", "Pending");
+        }
+    }
+    template(spec);
+}
+
+fn service(object: &mut Value) {
+    let Some(spec) = child(object, "spec") else {
+        return;
+    };
+    default_string(spec, "sessionAffinity", "None");
+    match spec.get("sessionAffinity").and_then(Value::as_str) {
+        Some("None") => {
+            spec.remove("sessionAffinityConfig");
+        }
+        Some("ClientIP") => {
+            let has_timeout = spec
+                .get("sessionAffinityConfig")
+                .and_then(|c| c.pointer("/clientIP/timeoutSeconds"))
+                .is_some_and(|t| !t.is_null());
+            if !has_timeout {
+                spec.insert(
+                    "sessionAffinityConfig".into(),
+                    json!({"clientIP": {"timeoutSeconds": 10_800}}),
+                );
+            }
+        }
+        _ => {}
+    }
+    default_string(spec, "type", "ClusterIP");
+    for port in each(spec, "ports") {
+        default_string(port, "protocol", "TCP");
+        let unset = match port.get("targetPort") {
+            None | Some(Value::Null) => true,
+            Some(Value::String(s)) => s.is_empty(),
+            Some(n) => n.as_i64() == Some(0),
+        };
+        if unset && let Some(number) = port.get("port").cloned() {
+            port.insert("targetPort".into(), number);
+        }
+    }
+    let kind = spec
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if matches!(kind.as_str(), "NodePort" | "LoadBalancer") {
+        default_string(spec, "externalTrafficPolicy", "Cluster");
+    }
+    if matches!(kind.as_str(), "ClusterIP" | "NodePort" | "LoadBalancer") {
+        default_value(spec, "internalTrafficPolicy", json!("Cluster"));
+    }
+    if kind == "LoadBalancer" {
+        default_value(spec, "allocateLoadBalancerNodePorts", json!(true));
+    }
+}
+
+#[cfg(test)]
+mod tests;
