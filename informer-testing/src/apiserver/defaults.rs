@@ -14,8 +14,8 @@
 //! | Secret | `type: Opaque` |
 //!
 //! What a real server's registry allocates (a Service's cluster IP and node ports, its IP
-//! families) and what admission plugins add (a Pod's service account, priority, tolerations,
-//! QoS class) are not here.
+//! families) is in [`super::services`]; what admission plugins add (a Pod's service account,
+//! priority, tolerations, QoS class) is not done.
 
 use serde_json::{Map, Value, json};
 

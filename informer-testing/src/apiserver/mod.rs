@@ -146,6 +146,7 @@ mod scale;
 mod schema;
 mod selector;
 mod server;
+mod services;
 mod status;
 mod storage;
 mod strategy;

@@ -44,6 +44,7 @@ use super::namespaces;
 use super::patch::{self, PatchKind};
 use super::resource::{ResourceKey, ResourceType};
 use super::selector::{FieldSelector, LabelSelector};
+use super::services;
 use super::status::ApiError;
 use super::strategy;
 use super::time::now_rfc3339;
@@ -1088,6 +1089,36 @@ impl Store {
         self.objects.get(&resource.key())
     }
 
+    /// For a Service, what the real registry allocates (cluster IP, node ports; see
+    /// [`services`]), given what the other Services hold. `key` is the object's own.
+    fn allocate(
+        &self,
+        resource: &ResourceType,
+        key: &str,
+        old: Option<&Value>,
+        object: &mut Value,
+    ) -> Result<(), ApiError> {
+        if resource.custom || !resource.group.is_empty() || resource.kind != "Service" {
+            return Ok(());
+        }
+        let others = self
+            .objects_of(resource)
+            .into_iter()
+            .flat_map(|tree| tree.range(Bound::Unbounded, Bound::Unbounded))
+            .filter(|(k, _)| &***k != key)
+            .map(|(_, service)| &**service);
+        services::allocate(services::Allocated::of(others), old, object).map_err(|errors| {
+            ApiError::invalid_fields(
+                &resource.qualified_kind(),
+                object
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
+                errors,
+            )
+        })
+    }
+
     /// The object at a key, in the latest state.
     pub(crate) fn get(
         &self,
@@ -1483,9 +1514,10 @@ impl Store {
         apply_create_defaults(resource, &mut object);
         namespaces::canonicalize(resource, None, &mut object);
         strategy::prepare_create(resource, &mut object, &options);
+        let key = object_key(resource, namespace.as_deref(), &name);
+        self.allocate(resource, &key, None, &mut object)?;
         validation::validate_create(resource, &object)?;
 
-        let key = object_key(resource, namespace.as_deref(), &name);
         if self
             .objects_of(resource)
             .is_some_and(|m| m.contains_key(&key))
@@ -1514,7 +1546,9 @@ impl Store {
     ) -> Result<Object, ApiError> {
         let options = options.into();
         let old = self.get(resource, namespace, name)?;
-        let new = prepare_update(resource, &old, body, subresource, &options)?;
+        let mut new = prepare_update(resource, &old, body, subresource, &options)?;
+        let key = object_key(resource, namespace, name);
+        self.allocate(resource, &key, Some(&old), &mut new)?;
         Ok(self.write(resource, namespace, name, old, new, options.dry_run))
     }
 
@@ -1601,7 +1635,9 @@ impl Store {
             track: options.track && kind != PatchKind::Apply,
             ..options
         };
-        let new = prepare_update(resource, &old, doc, subresource, &options)?;
+        let mut new = prepare_update(resource, &old, doc, subresource, &options)?;
+        let key = object_key(resource, namespace, name);
+        self.allocate(resource, &key, Some(&old), &mut new)?;
         Ok(self.write(resource, namespace, name, old, new, dry_run))
     }
 
