@@ -161,6 +161,22 @@ fn columns(resource: &ResourceType) -> Vec<Value> {
         ("coordination.k8s.io", "Lease") => {
             vec![name, column("Holder", "", "The holder of the lease."), age]
         }
+        ("", "Event") => {
+            let mut name = typed("Name", "string", 1, NAME_DESCRIPTION);
+            name["format"] = json!("name");
+            vec![
+                column("Last Seen", "", "The time at which the most recent occurrence of this event was recorded."),
+                column("Type", "", "Type of this event (Normal, Warning), new types could be added in the future"),
+                column("Reason", "", "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."),
+                column("Object", "", "The object that this event is about."),
+                typed("Subobject", "string", 1, "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement."),
+                typed("Source", "string", 1, "The component reporting this event. Should be a short machine understandable string."),
+                column("Message", "", "A human-readable description of the status of this operation."),
+                typed("First Seen", "string", 1, "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)"),
+                typed("Count", "string", 1, "The number of times this event has occurred."),
+                name,
+            ]
+        }
         _ => vec![name, age],
     }
 }
@@ -537,8 +553,76 @@ fn cells(resource: &ResourceType, object: &Value) -> Vec<Value> {
                 .unwrap_or("");
             vec![name, json!(holder), age]
         }
+        ("", "Event") => event_cells(object, name),
         _ => vec![name, age],
     }
+}
+
+/// An Event's cells, as the real printer makes them: when it was last and first seen
+/// (from the series, `eventTime` or the timestamps), what it is about, who reported it.
+fn event_cells(object: &Value, name: Value) -> Vec<Value> {
+    let text = |pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    let first = match since(text("/firstTimestamp")) {
+        Some(first) => first,
+        None => since(text("/eventTime")).unwrap_or_else(|| "<unknown>".to_string()),
+    };
+    let mut last = since(text("/lastTimestamp")).unwrap_or_else(|| first.clone());
+    let mut count = object
+        .pointer("/count")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if object.pointer("/series").is_some_and(Value::is_object) {
+        last = since(text("/series/lastObservedTime")).unwrap_or_else(|| "<unknown>".to_string());
+        count = object
+            .pointer("/series/count")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+    } else if count == 0 {
+        count = 1;
+    }
+    let kind = text("/involvedObject/kind").to_lowercase();
+    let target = match text("/involvedObject/name") {
+        "" => kind,
+        involved => format!("{kind}/{involved}"),
+    };
+    let or = |a: &str, b: &str| {
+        if a.is_empty() {
+            b.to_string()
+        } else {
+            a.to_string()
+        }
+    };
+    let component = or(text("/source/component"), text("/reportingComponent"));
+    let instance = or(text("/source/host"), text("/reportingInstance"));
+    let source = if instance.is_empty() {
+        component
+    } else {
+        format!("{component}, {instance}")
+    };
+    vec![
+        json!(last),
+        json!(text("/type")),
+        json!(text("/reason")),
+        json!(target),
+        json!(text("/involvedObject/fieldPath")),
+        json!(source),
+        json!(text("/message").trim()),
+        json!(first),
+        json!(count),
+        name,
+    ]
+}
+
+/// How long ago an RFC 3339 time was, as kubectl prints ages; `None` if empty or invalid.
+fn since(time: &str) -> Option<String> {
+    let at = parse_rfc3339(time)?;
+    let elapsed = jiff::Timestamp::now().as_second() - at.as_second();
+    Some(human_duration(u64::try_from(elapsed).unwrap_or(0)))
 }
 
 fn row(resource: &ResourceType, object: &Value) -> Value {
@@ -645,15 +729,11 @@ fn printer_cell(kind: &str, value: Option<&Value>) -> Value {
 
 /// The age of an object, formatted like kubectl's `AGE` column.
 fn age(object: &Value) -> String {
-    let Some(created) = object
+    object
         .pointer("/metadata/creationTimestamp")
         .and_then(Value::as_str)
-        .and_then(parse_rfc3339)
-    else {
-        return "<unknown>".to_string();
-    };
-    let elapsed = jiff::Timestamp::now().as_second() - created.as_second();
-    human_duration(u64::try_from(elapsed).unwrap_or(0))
+        .and_then(since)
+        .unwrap_or_else(|| "<unknown>".to_string())
 }
 
 fn human_duration(secs: u64) -> String {

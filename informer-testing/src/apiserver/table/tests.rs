@@ -248,3 +248,58 @@ fn pod_wide_columns_show_the_ip_the_node_and_readiness_gates() {
         ]
     );
 }
+
+#[test]
+fn event_rows_say_when_what_and_who_as_kubectl_get_events() {
+    let long_ago = format_time(jiff::Timestamp::UNIX_EPOCH);
+    let (names, cells) = columns_and_cells(
+        "events",
+        "",
+        json!({"metadata": {"name": "web.17"},
+            "involvedObject": {"kind": "Pod", "name": "web", "fieldPath": "spec.containers{app}"},
+            "reason": "Pulled", "type": "Normal", "message": " pulled \n",
+            "source": {"component": "kubelet", "host": "node-1"},
+            "firstTimestamp": long_ago, "lastTimestamp": long_ago, "count": 3}),
+    );
+    assert_eq!(
+        names,
+        [
+            "Last Seen",
+            "Type",
+            "Reason",
+            "Object",
+            "Subobject",
+            "Source",
+            "Message",
+            "First Seen",
+            "Count",
+            "Name"
+        ]
+    );
+    assert!(cells[0].as_str().unwrap().ends_with('d'), "{cells:?}");
+    assert_eq!(
+        cells[1..7],
+        [
+            json!("Normal"),
+            json!("Pulled"),
+            json!("pod/web"),
+            json!("spec.containers{app}"),
+            json!("kubelet, node-1"),
+            json!("pulled")
+        ]
+    );
+    assert_eq!(cells[8], 3);
+    assert_eq!(cells[9], "web.17");
+    // A new-style event: no timestamps but eventTime, no count, a reporting controller.
+    let (_, cells) = columns_and_cells(
+        "events",
+        "",
+        json!({"metadata": {"name": "e"}, "involvedObject": {"kind": "Node"},
+            "eventTime": "2020-01-01T00:00:00.000000Z", "reportingComponent": "scheduler"}),
+    );
+    assert_eq!(cells[0], cells[7], "last seen falls back to first seen");
+    assert_ne!(cells[0], "<unknown>");
+    assert_eq!(cells[3], "node");
+    assert_eq!(cells[5], "scheduler");
+    assert_eq!(cells[8], 1);
+}
