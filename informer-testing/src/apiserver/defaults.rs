@@ -11,12 +11,14 @@
 //! | ReplicaSet | `replicas` |
 //! | StatefulSet | `replicas`, `podManagementPolicy`, the `RollingUpdate` strategy with partition 0, `revisionHistoryLimit`, `persistentVolumeClaimRetentionPolicy`; claim templates' `volumeMode` and `Pending` phase |
 //! | Service | `type`, `sessionAffinity` (and `ClientIP`'s timeout), ports' `protocol` and `targetPort`, `internalTrafficPolicy`, `externalTrafficPolicy` and `allocateLoadBalancerNodePorts` where they apply |
-//! | Secret | `type: Opaque` |
+//! | Secret | `type: Opaque`; `stringData` merged into `data` (the conversion from v1) |
 //!
 //! What a real server's registry allocates (a Service's cluster IP and node ports, its IP
 //! families) is in [`super::services`]; what admission plugins add (a Pod's service account,
 //! priority, tolerations, QoS class) is not done.
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
 
 use super::resource::ResourceType;
@@ -29,11 +31,7 @@ pub(crate) fn apply(resource: &ResourceType, object: &mut Value) {
     match (resource.group.as_str(), resource.kind.as_str()) {
         ("", "Pod") => pod(object),
         ("", "Service") => service(object),
-        ("", "Secret") => {
-            if let Value::Object(secret) = object {
-                default_string(secret, "type", "Opaque");
-            }
-        }
+        ("", "Secret") => secret(object),
         ("apps", "Deployment") => deployment(object),
         ("apps", "ReplicaSet") => {
             if let Some(spec) = child(object, "spec") {
@@ -312,6 +310,34 @@ fn stateful_set(object: &mut Value) {
         }
     }
     template(spec);
+}
+
+/// A Secret as the real server decodes it: `stringData` merged into `data`, base64-encoded
+/// and over a key of the same name, then dropped (the conversion from v1 does this, so
+/// `stringData` is never stored nor read back); `type: Opaque` when unset. A `stringData`
+/// with a value that is not a string (which a real server cannot decode) is left as it came,
+/// its values neither encoded nor lost.
+fn secret(object: &mut Value) {
+    let Value::Object(secret) = object else {
+        return;
+    };
+    match secret.get("stringData") {
+        Some(Value::Null) => {
+            secret.remove("stringData");
+        }
+        Some(Value::Object(strings)) if strings.values().all(Value::is_string) => {
+            let strings = strings.clone();
+            secret.remove("stringData");
+            if let Some(data) = child_of(secret, "data") {
+                for (key, value) in strings {
+                    let text = value.as_str().unwrap_or_default();
+                    data.insert(key, json!(BASE64.encode(text)));
+                }
+            }
+        }
+        _ => {}
+    }
+    default_string(secret, "type", "Opaque");
 }
 
 fn service(object: &mut Value) {

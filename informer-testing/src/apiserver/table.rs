@@ -309,12 +309,17 @@ fn selector_text(selector: Option<&Value>) -> String {
         };
         parts.push((key.to_string(), text));
     }
-    if parts.is_empty() {
-        return "<none>".to_string();
-    }
     parts.sort();
-    let texts: Vec<String> = parts.into_iter().map(|(_, text)| text).collect();
-    texts.join(",")
+    joined_or_none(parts.into_iter().map(|(_, text)| text).collect())
+}
+
+/// `items` comma-separated, or `<none>`.
+fn joined_or_none(items: Vec<String>) -> String {
+    if items.is_empty() {
+        "<none>".to_string()
+    } else {
+        items.join(",")
+    }
 }
 
 /// A Service's `Port(s)` cell: `80/TCP`, `80:30080/TCP` with a node port, `<none>`.
@@ -332,11 +337,7 @@ fn service_ports(object: &Value) -> String {
             }
         })
         .collect();
-    if ports.is_empty() {
-        "<none>".to_string()
-    } else {
-        ports.join(",")
-    }
+    joined_or_none(ports)
 }
 
 /// A Service's `External-IP` cell, as kubectl's printer computes it.
@@ -360,13 +361,6 @@ fn service_external_ip(object: &Value) -> String {
         .pointer("/spec/type")
         .and_then(Value::as_str)
         .unwrap_or("ClusterIP");
-    let joined = |ips: Vec<String>| {
-        if ips.is_empty() {
-            "<none>".to_string()
-        } else {
-            ips.join(",")
-        }
-    };
     match service_type {
         "ExternalName" => object
             .pointer("/spec/externalName")
@@ -383,7 +377,7 @@ fn service_external_ip(object: &Value) -> String {
                 ips.join(",")
             }
         }
-        _ => joined(external),
+        _ => joined_or_none(external),
     }
 }
 
@@ -482,7 +476,7 @@ fn cells(resource: &ResourceType, object: &Value) -> Vec<Value> {
                 .pointer("/type")
                 .and_then(Value::as_str)
                 .unwrap_or("");
-            let data = len_at(object, "/data") + len_at(object, "/stringData");
+            let data = len_at(object, "/data");
             vec![name, json!(kind), json!(data), age]
         }
         ("", "Service") => {
@@ -713,13 +707,9 @@ fn printer_cell(kind: &str, value: Option<&Value>) -> Value {
             .map_or(Value::Null, Value::from),
         "number" => value.as_f64().map_or(Value::Null, Value::from),
         "boolean" => value.as_bool().map_or(Value::Null, Value::from),
-        "date" => match value.as_str().map(parse_rfc3339) {
-            Some(Some(at)) => json!(human_duration(
-                u64::try_from(jiff::Timestamp::now().as_second() - at.as_second()).unwrap_or(0)
-            )),
-            Some(None) => json!("<invalid>"),
-            None => Value::Null,
-        },
+        "date" => value.as_str().map_or(Value::Null, |time| {
+            json!(since(time).unwrap_or_else(|| "<invalid>".to_string()))
+        }),
         _ => match value {
             Value::String(s) => json!(s),
             other => json!(other.to_string()),

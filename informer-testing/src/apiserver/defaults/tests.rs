@@ -234,6 +234,26 @@ fn a_secret_is_opaque_unless_typed_and_other_kinds_are_untouched() {
 }
 
 #[test]
+fn a_secrets_string_data_is_merged_into_its_data_and_not_kept() {
+    let secret = defaulted(
+        "",
+        "secrets",
+        json!({"data": {"user": "b2xk", "other": "eA=="}, "stringData": {"user": "admin", "token": "t"}}),
+    );
+    assert!(secret.get("stringData").is_none());
+    assert_eq!(
+        secret["data"],
+        json!({"user": "YWRtaW4=", "other": "eA==", "token": "dA=="})
+    );
+    let refused = defaulted("", "secrets", json!({"stringData": {"n": 1}}));
+    assert_eq!(
+        refused["stringData"],
+        json!({"n": 1}),
+        "left for validation"
+    );
+}
+
+#[test]
 fn defaulting_twice_changes_nothing_more() {
     let once = defaulted(
         "apps",
