@@ -474,7 +474,9 @@ impl EnvTestBuilder {
 }
 
 /// A running etcd and API server on loopback, for one test. Dropping it kills both and
-/// removes its directory (kept, with the logs, when the test panics).
+/// removes its directory (kept, with the logs, when the test panics). A process killed
+/// outright, or one that never drops its `EnvTest`, leaves the directory behind: the next
+/// process to start one removes its etcd data at once and its logs after a day.
 ///
 /// Start it with [`EnvTest::start_or_skip`] (skips without binaries), [`EnvTest::start`] or
 /// [`EnvTest::builder`]; talk to it with [`EnvTest::client`], or point kubectl at
@@ -1165,12 +1167,18 @@ impl Drop for Processes {
     }
 }
 
-/// A fresh directory under the system's temporary directory.
+/// The prefix of every envtest directory: `informer-envtest-<pid>-<n>`.
+const DIR_PREFIX: &str = "informer-envtest-";
+
+/// A fresh directory under the system's temporary directory. The first call in a process
+/// also sweeps what dead processes left (see [`sweep_dead`]).
 fn unique_dir() -> Result<PathBuf, Error> {
     static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+    static SWEEP: Once = Once::new();
+    SWEEP.call_once(|| sweep_dead(&std::env::temp_dir(), process_alive));
     loop {
         let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("informer-envtest-{}-{n}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("{DIR_PREFIX}{}-{n}", std::process::id()));
         match std::fs::create_dir(&dir) {
             Ok(()) => return Ok(dir),
             // Left by an earlier process with the same pid: take the next name.
@@ -1179,6 +1187,64 @@ fn unique_dir() -> Result<PathBuf, Error> {
                 return Err(Error::io(format!("create {}", dir.display()))(err));
             }
         }
+    }
+}
+
+/// Removes the etcd data (about 130 MB, most of it etcd's preallocated write-ahead log) of the
+/// envtest directories under `tmp` whose process is gone: a process that was killed, or that
+/// exited without dropping its `EnvTest` (one kept in a `static`), ran no destructor. Logs a
+/// failed test kept stay for a day, then go too. Directories of live processes are not touched.
+fn sweep_dead(tmp: &Path, alive: impl Fn(u32) -> bool) {
+    const KEEP_LOGS: Duration = Duration::from_secs(24 * 60 * 60);
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(DIR_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, n)| n.parse::<u64>().ok().and(pid.parse::<u32>().ok()))
+        else {
+            continue;
+        };
+        if pid == std::process::id() || alive(pid) {
+            continue;
+        }
+        let dir = entry.path();
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > KEEP_LOGS);
+        let result = if old {
+            std::fs::remove_dir_all(&dir)
+        } else {
+            match std::fs::remove_dir_all(dir.join("etcd")) {
+                Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+                other => other,
+            }
+        };
+        match result {
+            Ok(()) => {
+                tracing::debug!(dir = %dir.display(), "envtest: swept what a dead process left")
+            }
+            Err(err) => {
+                tracing::warn!(dir = %dir.display(), %err, "envtest: could not sweep what a dead process left")
+            }
+        }
+    }
+}
+
+/// Whether a process with this id runs (on Linux, `/proc/<pid>` exists; elsewhere every
+/// process is taken to run, so nothing is swept).
+fn process_alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        Path::new("/proc").join(pid.to_string()).exists()
+    } else {
+        true
     }
 }
 

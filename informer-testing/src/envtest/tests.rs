@@ -389,3 +389,47 @@ async fn dropping_the_keeper_kills_its_processes() {
             .is_ok_and(|cmdline| cmdline.contains("sleep"));
     assert!(!alive, "process {pid} outlived the keeper");
 }
+
+/// Makes `tmp/<name>` look like an envtest directory: etcd data and a log.
+fn left_behind(tmp: &Path, name: &str) -> PathBuf {
+    let dir = tmp.join(name);
+    std::fs::create_dir_all(dir.join("etcd/member/wal")).unwrap();
+    std::fs::write(dir.join("etcd/member/wal/0.wal"), b"wal").unwrap();
+    std::fs::write(dir.join("apiserver.log"), b"log").unwrap();
+    dir
+}
+
+#[test]
+fn sweep_removes_the_etcd_data_a_dead_process_left_and_keeps_its_recent_logs() {
+    let tmp = scratch("sweep-dead");
+    let dead = left_behind(&tmp, "informer-envtest-4000001-0");
+    sweep_dead(&tmp, |_| false);
+    assert!(!dead.join("etcd").exists());
+    assert!(dead.join("apiserver.log").exists());
+}
+
+#[test]
+fn sweep_removes_the_whole_directory_of_a_dead_process_after_a_day() {
+    let tmp = scratch("sweep-old");
+    let dead = left_behind(&tmp, "informer-envtest-4000002-3");
+    let two_days_ago = std::time::SystemTime::now() - Duration::from_secs(48 * 60 * 60);
+    std::fs::File::open(&dead)
+        .unwrap()
+        .set_modified(two_days_ago)
+        .unwrap();
+    sweep_dead(&tmp, |_| false);
+    assert!(!dead.exists());
+}
+
+#[test]
+fn sweep_leaves_live_processes_and_other_names_alone() {
+    let tmp = scratch("sweep-alive");
+    let live = left_behind(&tmp, "informer-envtest-4000003-0");
+    let mine = left_behind(&tmp, &format!("informer-envtest-{}-7", std::process::id()));
+    let unit = left_behind(&tmp, "informer-envtest-unit-1-x");
+    let other = left_behind(&tmp, "informer-envtest-12-notanumber");
+    sweep_dead(&tmp, |pid| pid == 4_000_003);
+    for dir in [live, mine, unit, other] {
+        assert!(dir.join("etcd").exists(), "{} was swept", dir.display());
+    }
+}
