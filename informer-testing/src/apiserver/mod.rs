@@ -140,6 +140,7 @@ mod json_patch;
 mod namespaces;
 mod openapi;
 mod patch;
+mod pods;
 mod protobuf;
 mod resource;
 mod scale;

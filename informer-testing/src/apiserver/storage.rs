@@ -1798,7 +1798,6 @@ fn resolve_namespace(
 fn apply_create_defaults(resource: &ResourceType, object: &mut Value) {
     let default_phase = match (resource.group.as_str(), resource.kind.as_str()) {
         ("", "Namespace") => "Active",
-        ("", "Pod") => "Pending",
         _ => return,
     };
     if let Value::Object(map) = object {

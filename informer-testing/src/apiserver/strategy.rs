@@ -3,7 +3,10 @@
 //!
 //! - custom resources are pruned to their structural schema and defaulted (the real server
 //!   does both when it decodes them), and a create drops `status` when the type has a status
-//!   subresource; built-in objects get their type's defaults ([`super::defaults`]);
+//!   subresource; built-in objects get their type's defaults ([`super::defaults`]), and a
+//!   create of a Pod, Service, Deployment, ReplicaSet or StatefulSet replaces the status the
+//!   client sent with the one the type's strategy starts from (a Pod's: `Pending`, its QoS
+//!   class, [`super::pods`]);
 //! - CustomResourceDefinitions get their defaults and their status ([`super::crd`]);
 //! - every write records its fields in `metadata.managedFields` ([`super::fields`]), and a
 //!   server-side apply merges its configuration.
@@ -13,6 +16,7 @@ use serde_json::{Map, Value, json};
 use super::crd;
 use super::defaults;
 use super::fields::{self, Writer};
+use super::pods;
 use super::resource::ResourceType;
 use super::status::ApiError;
 use super::storage::{Subresource, WriteOptions};
@@ -108,9 +112,32 @@ pub(crate) fn prepare_create(resource: &ResourceType, object: &mut Value, option
     {
         map.remove("status");
     }
+    if let Some(status) = builtin_status_on_create(resource, object)
+        && let Value::Object(map) = object
+    {
+        map.insert("status".into(), status);
+    }
     if crd::is_definition(resource) {
         crd::prepare_create(object);
     }
+}
+
+/// The status a create of a built-in type stores, whatever the client sent, as the type's
+/// registry strategy sets it (`PrepareForCreate`); `None` for the types whose status is
+/// left alone here (Namespaces' is set in [`super::namespaces`], CRDs' in [`super::crd`]).
+/// Go's zero status structs keep their fields without `omitempty`.
+fn builtin_status_on_create(resource: &ResourceType, object: &Value) -> Option<Value> {
+    if resource.custom {
+        return None;
+    }
+    Some(match (resource.group.as_str(), resource.kind.as_str()) {
+        ("", "Pod") => pods::status_on_create(object),
+        ("", "Service") => json!({"loadBalancer": {}}),
+        ("apps", "Deployment") => json!({}),
+        ("apps", "ReplicaSet") => json!({"replicas": 0}),
+        ("apps", "StatefulSet") => json!({"replicas": 0, "availableReplicas": 0}),
+        _ => return None,
+    })
 }
 
 /// Prepares the object an update or patch stores (before the subresource's rules pick what

@@ -304,8 +304,9 @@ async fn generation_and_the_status_subresource() {
         .await
         .unwrap();
     assert_eq!(patched.metadata.generation, Some(2));
-    assert!(
-        patched.status.is_none(),
+    assert_eq!(
+        patched.status.and_then(|s| s.replicas),
+        None,
         "status changes are ignored on the main resource"
     );
 
@@ -343,6 +344,37 @@ async fn generation_and_the_status_subresource() {
         .unwrap();
     assert_eq!(replaced.status.unwrap().phase.as_deref(), Some("Running"));
     assert_eq!(replaced.metadata.generation, Some(1));
+}
+
+#[tokio::test]
+async fn a_created_pod_starts_pending_with_its_qos_class_whatever_status_was_sent() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let body: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "sized"},
+        "spec": {"containers": [{
+            "name": "app", "image": "nginx:1.27",
+            "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}}
+        }]},
+        "status": {"phase": "Running", "podIP": "10.0.0.1"}
+    }))
+    .unwrap();
+    let created = within(pods.create(&PostParams::default(), &body))
+        .await
+        .unwrap();
+    let status = created.status.unwrap();
+    assert_eq!(status.phase.as_deref(), Some("Pending"));
+    assert_eq!(status.pod_ip, None, "the status sent is dropped");
+    // Requests default to the limits, so requests equal limits for both resources.
+    assert_eq!(status.qos_class.as_deref(), Some("Guaranteed"));
+
+    let plain = within(pods.create(&PostParams::default(), &pod("plain", &[])))
+        .await
+        .unwrap();
+    assert_eq!(
+        plain.status.and_then(|s| s.qos_class).as_deref(),
+        Some("BestEffort")
+    );
 }
 
 #[tokio::test]

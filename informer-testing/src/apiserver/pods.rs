@@ -1,0 +1,177 @@
+//! What the Pod registry's strategy computes for a new Pod: its status starts over as
+//! `Pending`, with the QoS class of its resources (`k8s.io/kubernetes/pkg/apis/core/helper/qos`)
+//! and, while it has scheduling gates, the `PodScheduled=False` condition with reason
+//! `SchedulingGated`.
+
+use serde_json::{Map, Value, json};
+
+use super::time::now_rfc3339;
+
+/// The status a real server gives a Pod it creates, whatever status the client sent.
+pub(crate) fn status_on_create(pod: &Value) -> Value {
+    let mut status = Map::new();
+    status.insert("phase".into(), json!("Pending"));
+    let gated = pod
+        .pointer("/spec/schedulingGates")
+        .and_then(Value::as_array)
+        .is_some_and(|gates| !gates.is_empty());
+    if gated {
+        status.insert(
+            "conditions".into(),
+            json!([{
+                "type": "PodScheduled",
+                "status": "False",
+                "lastProbeTime": null,
+                "lastTransitionTime": now_rfc3339(),
+                "reason": "SchedulingGated",
+                "message": "Scheduling is blocked due to non-empty scheduling gates",
+            }]),
+        );
+    }
+    status.insert("qosClass".into(), json!(qos_class(pod)));
+    Value::Object(status)
+}
+
+/// A Pod's QoS class, from the requests and limits of its containers and init containers
+/// (or of the pod itself, when `spec.resources` is set), CPU and memory only:
+/// - `BestEffort` when nothing requests or limits either;
+/// - `Guaranteed` when every container limits both, and the summed requests equal the summed
+///   limits for each (requests default to limits before this runs);
+/// - `Burstable` otherwise.
+pub(crate) fn qos_class(pod: &Value) -> &'static str {
+    let mut requests = Totals::default();
+    let mut limits = Totals::default();
+    let mut guaranteed = true;
+    let mut count = |resources: &Value| {
+        requests.add(resources.get("requests"));
+        if limits.add(resources.get("limits")) != [true, true] {
+            guaranteed = false;
+        }
+    };
+    match pod.pointer("/spec/resources") {
+        Some(resources) if resources.is_object() => count(resources),
+        _ => {
+            for key in ["containers", "initContainers"] {
+                let containers = pod
+                    .pointer(&format!("/spec/{key}"))
+                    .and_then(Value::as_array);
+                for container in containers.into_iter().flatten() {
+                    count(container.get("resources").unwrap_or(&Value::Null));
+                }
+            }
+        }
+    }
+    if requests.is_empty() && limits.is_empty() {
+        return "BestEffort";
+    }
+    let same = (0..2).all(|i| requests.0[i].is_none() || requests.0[i] == limits.0[i]);
+    if guaranteed && same && requests.len() == limits.len() {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
+}
+
+/// The positive CPU and memory amounts seen so far, in nano-units (`None`: none seen).
+#[derive(Default)]
+struct Totals([Option<i128>; 2]);
+
+impl Totals {
+    const NAMES: [&'static str; 2] = ["cpu", "memory"];
+
+    /// Adds the positive CPU and memory amounts of a resource list; which of the two it had.
+    fn add(&mut self, list: Option<&Value>) -> [bool; 2] {
+        let mut found = [false; 2];
+        for (i, name) in Self::NAMES.iter().enumerate() {
+            let amount = list
+                .and_then(|l| l.get(name))
+                .and_then(quantity_nanos)
+                .filter(|&n| n > 0);
+            if let Some(amount) = amount {
+                found[i] = true;
+                self.0[i] = Some(self.0[i].unwrap_or(0).saturating_add(amount));
+            }
+        }
+        found
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn len(&self) -> usize {
+        self.0.iter().flatten().count()
+    }
+}
+
+/// A resource quantity (`250m`, `1.5Gi`, `2e3`, `128974848`, or a JSON number) in
+/// nano-units, rounded up as the API's quantities are; `None` when it does not parse.
+pub(crate) fn quantity_nanos(value: &Value) -> Option<i128> {
+    let text = match value {
+        Value::String(s) => s.trim().to_string(),
+        Value::Number(n) => n.to_string(),
+        _ => return None,
+    };
+    let (negative, text) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(&text)),
+    };
+    let digits_end = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, suffix) = text.split_at(digits_end);
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() && fraction.is_empty() || fraction.contains('.') {
+        return None;
+    }
+    let (mut exp10, binary): (i32, u32) = match suffix {
+        "" => (0, 0),
+        "n" => (-9, 0),
+        "u" => (-6, 0),
+        "m" => (-3, 0),
+        "k" => (3, 0),
+        "M" => (6, 0),
+        "G" => (9, 0),
+        "T" => (12, 0),
+        "P" => (15, 0),
+        "E" => (18, 0),
+        "Ki" => (0, 10),
+        "Mi" => (0, 20),
+        "Gi" => (0, 30),
+        "Ti" => (0, 40),
+        "Pi" => (0, 50),
+        "Ei" => (0, 60),
+        exponent => {
+            let exponent = exponent
+                .strip_prefix('e')
+                .or_else(|| exponent.strip_prefix('E'))?;
+            (exponent.parse().ok()?, 0)
+        }
+    };
+    // mantissa × 10^exp10 × 2^binary, in nano-units.
+    let digits = format!("{whole}{fraction}");
+    let digits = digits.trim_start_matches('0');
+    let mut mantissa: i128 = if digits.is_empty() {
+        0
+    } else if digits.len() > 30 {
+        return Some(if negative { i128::MIN } else { i128::MAX });
+    } else {
+        digits.parse().ok()?
+    };
+    exp10 += 9 - i32::try_from(fraction.len()).ok()?;
+    mantissa = mantissa.saturating_mul(1i128.checked_shl(binary)?);
+    let nanos = if exp10 >= 0 {
+        10i128
+            .checked_pow(u32::try_from(exp10).ok()?)
+            .map_or(i128::MAX, |scale| mantissa.saturating_mul(scale))
+    } else {
+        match 10i128.checked_pow(exp10.unsigned_abs()) {
+            Some(scale) => mantissa.saturating_add(scale - 1) / scale,
+            None => i128::from(mantissa > 0),
+        }
+    };
+    Some(if negative { -nanos } else { nanos })
+}
+
+#[cfg(test)]
+mod tests;
