@@ -14,8 +14,8 @@
 //! | Secret | `type: Opaque`; `stringData` merged into `data` (the conversion from v1) |
 //!
 //! What a real server's registry allocates (a Service's cluster IP and node ports, its IP
-//! families) is in [`super::services`], a new Pod's status and QoS class in [`super::pods`];
-//! what admission plugins add (a Pod's service account, priority, tolerations) is not done.
+//! families) is in [`super::services`]; what admission plugins add to a new Pod, and its
+//! status and QoS class, in [`super::pods`].
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;

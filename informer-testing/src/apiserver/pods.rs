@@ -1,11 +1,80 @@
-//! What the Pod registry's strategy computes for a new Pod: its status starts over as
-//! `Pending`, with the QoS class of its resources (`k8s.io/kubernetes/pkg/apis/core/helper/qos`)
-//! and, while it has scheduling gates, the `PodScheduled=False` condition with reason
-//! `SchedulingGated`.
+//! What a real server does to a new Pod after decoding it and recording its creator's fields:
+//! - the default admission plugins `Priority` (the priority of its class: 0 without one, the
+//!   built-in `system-cluster-critical` and `system-node-critical` classes' values) and
+//!   `DefaultTolerationSeconds` (tolerating `not-ready` and `unreachable` nodes for 300 s);
+//! - the Pod registry's strategy: its status starts over as `Pending`, with the QoS class of
+//!   its resources (`k8s.io/kubernetes/pkg/apis/core/helper/qos`) and, while it has scheduling
+//!   gates, the `PodScheduled=False` condition with reason `SchedulingGated`.
+//!
+//! Not done: the `ServiceAccount` plugin's `serviceAccountName` and token volume (this server
+//! serves no ServiceAccounts); refusing a priority class that does not exist (it serves no
+//! PriorityClasses: such a Pod keeps the priority it was sent) and a `priority` sent that
+//! differs from its class's (replaced here).
 
 use serde_json::{Map, Value, json};
 
 use super::time::now_rfc3339;
+
+/// The priority of the built-in classes, and of a Pod with no class (no class is the
+/// global default).
+const SYSTEM_PRIORITIES: [(&str, i64); 2] = [
+    ("system-cluster-critical", 2_000_000_000),
+    ("system-node-critical", 2_000_001_000),
+];
+
+/// How long a Pod stays bound to a node that is not ready or unreachable.
+const DEFAULT_TOLERATION_SECONDS: i64 = 300;
+
+/// What the `Priority` and `DefaultTolerationSeconds` admission plugins add to a Pod's spec
+/// on create.
+pub(crate) fn admit_create(pod: &mut Value) {
+    let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let class = spec
+        .get("priorityClassName")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let priority = if class.is_empty() {
+        Some(0)
+    } else {
+        SYSTEM_PRIORITIES
+            .iter()
+            .find(|(name, _)| *name == class)
+            .map(|&(_, priority)| priority)
+    };
+    if let Some(priority) = priority {
+        spec.insert("priority".into(), json!(priority));
+        if spec.get("preemptionPolicy").is_none_or(Value::is_null) {
+            spec.insert("preemptionPolicy".into(), json!("PreemptLowerPriority"));
+        }
+    }
+    let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
+    if tolerations.is_null() {
+        *tolerations = json!([]);
+    }
+    let Some(tolerations) = tolerations.as_array_mut() else {
+        return;
+    };
+    for key in [
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+    ] {
+        let tolerated = tolerations.iter().any(|t| {
+            let field = |name| t.get(name).and_then(Value::as_str).unwrap_or("");
+            (field("key") == key || field("key").is_empty())
+                && matches!(field("effect"), "NoExecute" | "")
+        });
+        if !tolerated {
+            tolerations.push(json!({
+                "key": key,
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": DEFAULT_TOLERATION_SECONDS,
+            }));
+        }
+    }
+}
 
 /// The status a real server gives a Pod it creates, whatever status the client sent.
 pub(crate) fn status_on_create(pod: &Value) -> Value {

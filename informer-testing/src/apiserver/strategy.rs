@@ -112,6 +112,9 @@ pub(crate) fn prepare_create(resource: &ResourceType, object: &mut Value, option
     {
         map.remove("status");
     }
+    if is_pod(resource) {
+        pods::admit_create(object);
+    }
     if let Some(status) = builtin_status_on_create(resource, object)
         && let Value::Object(map) = object
     {
@@ -120,6 +123,11 @@ pub(crate) fn prepare_create(resource: &ResourceType, object: &mut Value, option
     if crd::is_definition(resource) {
         crd::prepare_create(object);
     }
+}
+
+/// Whether the type is core v1 Pods.
+fn is_pod(resource: &ResourceType) -> bool {
+    !resource.custom && resource.group.is_empty() && resource.kind == "Pod"
 }
 
 /// The status a create of a built-in type stores, whatever the client sent, as the type's

@@ -1,6 +1,6 @@
 use serde_json::{Value, json};
 
-use super::{qos_class, quantity_nanos, status_on_create};
+use super::{admit_create, qos_class, quantity_nanos, status_on_create};
 
 fn pod(containers: Value) -> Value {
     json!({"spec": {"containers": containers}})
@@ -106,4 +106,60 @@ fn a_new_pod_with_scheduling_gates_is_not_scheduled_because_gated() {
     assert_eq!(condition["status"], "False");
     assert_eq!(condition["reason"], "SchedulingGated");
     assert!(condition["lastTransitionTime"].is_string());
+}
+
+#[test]
+fn admission_gives_a_pod_without_a_class_priority_zero_and_the_default_preemption() {
+    let mut p = pod(json!([{"name": "c"}]));
+    admit_create(&mut p);
+    assert_eq!(p["spec"]["priority"], 0);
+    assert_eq!(p["spec"]["preemptionPolicy"], "PreemptLowerPriority");
+}
+
+#[test]
+fn admission_gives_the_system_classes_their_priority_and_leaves_unknown_classes_alone() {
+    let mut critical = pod(json!([{"name": "c"}]));
+    critical["spec"]["priorityClassName"] = json!("system-node-critical");
+    critical["spec"]["preemptionPolicy"] = json!("Never");
+    admit_create(&mut critical);
+    assert_eq!(critical["spec"]["priority"], 2_000_001_000);
+    assert_eq!(critical["spec"]["preemptionPolicy"], "Never");
+
+    let mut custom = pod(json!([{"name": "c"}]));
+    custom["spec"]["priorityClassName"] = json!("batch-low");
+    admit_create(&mut custom);
+    assert!(custom["spec"].get("priority").is_none());
+}
+
+#[test]
+fn admission_tolerates_unready_and_unreachable_nodes_for_five_minutes() {
+    let mut p = pod(json!([{"name": "c"}]));
+    admit_create(&mut p);
+    assert_eq!(
+        p["spec"]["tolerations"],
+        json!([
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+        ])
+    );
+}
+
+#[test]
+fn admission_keeps_a_pods_own_tolerations_of_those_nodes() {
+    let own = json!({"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 10});
+    let mut p = pod(json!([{"name": "c"}]));
+    p["spec"]["tolerations"] = json!([own]);
+    admit_create(&mut p);
+    let tolerations = p["spec"]["tolerations"].as_array().unwrap();
+    assert_eq!(tolerations.len(), 2);
+    assert_eq!(tolerations[0], own);
+    assert_eq!(tolerations[1]["key"], "node.kubernetes.io/not-ready");
+
+    let mut everything = pod(json!([{"name": "c"}]));
+    everything["spec"]["tolerations"] = json!([{"operator": "Exists"}]);
+    admit_create(&mut everything);
+    assert_eq!(
+        everything["spec"]["tolerations"].as_array().unwrap().len(),
+        1
+    );
 }
