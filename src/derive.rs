@@ -52,7 +52,8 @@
 //! it (an owner reference in the parent's namespace; labels and an annotation in another,
 //! where owner references cannot go), skips children whose cached object already holds
 //! what is wanted, deletes those no longer wanted (and, across namespaces, those of a
-//! parent that is gone, even one deleted while the controller was down), watches them (a
+//! parent that is gone, even one deleted while the controller was down; in any namespace,
+//! those of a parent that leaves the controller's `labels` or `fields`), watches them (a
 //! child that changes reconciles its parent) and logs what it did. The full rules are on
 //! [`ControllerBuilder::children`](crate::runtime::controller::ControllerBuilder::children).
 //!

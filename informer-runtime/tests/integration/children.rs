@@ -523,6 +523,66 @@ async fn children_in_the_parents_namespace_go_with_it_through_the_garbage_collec
 }
 
 #[tokio::test]
+async fn children_of_a_parent_that_leaves_the_controllers_selector_are_deleted() {
+    let Started {
+        server: _server,
+        client,
+        parents,
+        cancel,
+        run,
+        ..
+    } = started_with_app_token().await;
+    // The parent still exists, but the controller (`role=parent`) no longer sees it: the
+    // collector will never delete its child, so the controller does.
+    let unlabel = serde_json::json!({"metadata": {"labels": {"role": null}}});
+    parents
+        .patch("app", &PatchParams::default(), &Patch::Merge(&unlabel))
+        .await
+        .unwrap();
+    eventually_async("secret app-token is deleted", async || {
+        secret(&client, "app-token").await.is_none()
+    })
+    .await;
+    assert!(parents.get_opt("app").await.unwrap().is_some());
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn children_of_a_parent_deleted_with_orphan_propagation_are_kept() {
+    let Started {
+        server: _server,
+        client,
+        parents,
+        cancel,
+        run,
+        ..
+    } = started_with_app_token().await;
+    parents
+        .delete("app", &DeleteParams::orphan())
+        .await
+        .unwrap();
+    eventually_async("the parent is gone", async || {
+        parents.get_opt("app").await.unwrap().is_none()
+    })
+    .await;
+    eventually_async("the orphan has no owner reference", async || {
+        secret(&client, "app-token")
+            .await
+            .is_some_and(|s| s.metadata.owner_references.unwrap_or_default().is_empty())
+    })
+    .await;
+    // Give the controller time to see the parent's deletion and act on it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        secret(&client, "app-token").await.is_some(),
+        "an orphaning deletion keeps the children"
+    );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
 async fn a_parent_deleted_on_the_server_but_still_cached_gets_no_new_children() {
     // The controller's parent cache stays behind (its watch and lists of ConfigMaps fail)
     // while the parent is deleted and the collector deletes its child. The child's delete

@@ -95,6 +95,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             gate,
             client: &reconcile_client,
             parents: &parents,
+            parent_view: &self.params,
         };
         let mut related = Vec::new();
         let mut listers = Vec::new();

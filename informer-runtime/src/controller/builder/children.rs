@@ -63,6 +63,7 @@ where
         field_manager: ctx.controller.to_owned(),
         ownership,
         watched_namespace,
+        parent_view: ctx.parent_view.clone(),
     }));
     Ok(related)
 }

@@ -536,7 +536,10 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     ///   every field wanted (no write when nothing changed: no churn, no reconcile storm);
     /// - **owns** it: an owner reference (`controller: true`, `blockOwnerDeletion: true`) if
     ///   it is in the parent's namespace or the parent is cluster-scoped, so the cluster's
-    ///   garbage collector deletes it with its parent; otherwise (owner references cannot
+    ///   garbage collector deletes it with its parent (and an orphaning deletion keeps it);
+    ///   a parent that still exists but leaves the controller's view (its labels no longer
+    ///   match the controller's selector, say) has its children deleted by the controller,
+    ///   which a GET and a LIST of that parent confirm first; otherwise (owner references cannot
     ///   cross namespaces) the label [`OWNER_UID_LABEL`] and the annotation
     ///   [`OWNER_ANNOTATION`], and the controller deletes it itself when the parent is gone,
     ///   including parents deleted while it was not running (their children enqueue their

@@ -80,6 +80,8 @@ pub(super) struct RelatedContext<'a, K> {
     pub(super) client: &'a Arc<ReconcileClient>,
     /// The primary cache.
     pub(super) parents: &'a Lister<K>,
+    /// What of the primary resource the primary cache holds (namespace, selectors).
+    pub(super) parent_view: &'a InformerParams,
 }
 
 /// The lister of a watched type, found by type ([`Controller::lister_of`]).

@@ -9,6 +9,7 @@
 //!   each cached child of this parent not desired any more -> delete
 //!   parent gone (or being deleted) -> delete its children in other namespaces;
 //!                                     the garbage collector deletes those with owner references
+//!   parent out of view (still on the server, outside the cache's selectors) -> delete them all
 //! then the user's reconcile (if any) runs
 //! ```
 //!

@@ -20,6 +20,7 @@ use super::{BoxError, ChildRef, ChildrenError, ChildrenReport};
 use crate::controller::ControllerResource;
 use crate::controller::consistency::ReconcileClient;
 use crate::controller::scope::ControllerScope;
+use crate::factory::InformerParams;
 use crate::lister::Lister;
 
 /// What a parent wants of one child type.
@@ -51,6 +52,9 @@ pub(crate) struct ChildSet<P, C> {
     pub(crate) ownership: Ownership,
     /// The namespace children are watched in (`None`: all).
     pub(crate) watched_namespace: Option<String>,
+    /// What of the parents' resource the cache of parents holds (namespace, selectors): a
+    /// parent outside it is out of the controller's view.
+    pub(crate) parent_view: InformerParams,
 }
 
 /// A child ready to apply: its key, and the JSON body.
@@ -294,23 +298,100 @@ where
         }
     }
 
-    /// The children of a parent that is gone (or going): those tied by labels are deleted,
-    /// those tied by owner references are the garbage collector's.
+    /// The children of a parent that is gone from the cache (or going): those tied by
+    /// labels are deleted. Those tied by owner references are the garbage collector's when
+    /// the parent is deleted (so that an orphaning deletion keeps them), and deleted here when
+    /// the parent still exists but left the controller's view (its labels no longer match the
+    /// controller's selector, say): the collector would never delete them.
     async fn parent_gone(
         &self,
         key: &ObjectKey,
         report: &mut ChildrenReport,
     ) -> Result<(), ChildrenError> {
-        let tied_by_labels = self.existing(key).into_iter().filter(|child| {
-            matches!(
-                self.ownership.parent_of(child.meta()),
-                Some((_, Tie::Labels))
-            )
-        });
+        let (tied_by_labels, tied_by_owner): (Vec<_>, Vec<_>) = self
+            .existing(key)
+            .into_iter()
+            .filter_map(|child| {
+                let (_, tie) = self.ownership.parent_of(child.meta())?;
+                Some((child, tie))
+            })
+            .partition(|(_, tie)| *tie == Tie::Labels);
         let mut first_error = None;
-        self.delete_each(tied_by_labels, report, &mut first_error)
-            .await;
+        self.delete_each(
+            tied_by_labels.into_iter().map(|(child, _)| child),
+            report,
+            &mut first_error,
+        )
+        .await;
+        if let Some((child, _)) = tied_by_owner.first() {
+            let owner_uid = child
+                .meta()
+                .owner_references
+                .iter()
+                .flatten()
+                .find(|r| r.controller == Some(true) && r.name == key.name())
+                .map(|r| r.uid.clone());
+            match self.left_view(key, owner_uid.as_deref()).await {
+                Ok(true) => {
+                    tracing::debug!(parent = %key, "the parent left the controller's view: its children go");
+                    self.delete_each(
+                        tied_by_owner.into_iter().map(|(child, _)| child),
+                        report,
+                        &mut first_error,
+                    )
+                    .await;
+                }
+                Ok(false) => {}
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
         first_error.map_or(Ok(()), Err)
+    }
+
+    /// Whether the parent at `key` with `uid` still exists on the API server (not being
+    /// deleted) but outside what the cache of parents holds. Two requests: a GET, then,
+    /// if it exists, a LIST of that name with the cache's namespace and selectors; in the
+    /// list, the cache is only behind (its watch brings the parent back), so `false`.
+    async fn left_view(&self, key: &ObjectKey, uid: Option<&str>) -> Result<bool, ChildrenError> {
+        let Some(uid) = uid else {
+            return Ok(false);
+        };
+        let client = self.client.get().ok_or(ChildrenError::NoClient)?;
+        let read = |source| ChildrenError::ParentRead {
+            parent: key.clone(),
+            source,
+        };
+        let api = <P::Scope as ControllerScope>::api::<P>(client.clone(), key.namespace());
+        let live = api.get_opt(key.name()).await.map_err(read)?;
+        let alive = live.is_some_and(|live| {
+            live.meta().uid.as_deref() == Some(uid) && live.meta().deletion_timestamp.is_none()
+        });
+        if !alive {
+            return Ok(false);
+        }
+        let view = &self.parent_view;
+        if view
+            .namespace
+            .as_deref()
+            .is_some_and(|namespace| key.namespace() != Some(namespace))
+        {
+            return Ok(true);
+        }
+        let mut fields = format!("metadata.name={}", key.name());
+        if let Some(selector) = &view.field_selector {
+            fields = format!("{fields},{selector}");
+        }
+        let mut params = kube::api::ListParams::default().fields(&fields);
+        if let Some(selector) = &view.label_selector {
+            params = params.labels(selector);
+        }
+        let listed = api.list_metadata(&params).await.map_err(read)?;
+        Ok(!listed
+            .items
+            .iter()
+            .any(|parent| parent.metadata.uid.as_deref() == Some(uid)))
     }
 
     /// Deletes `children`, each deletion recorded in `report`; an error is kept in

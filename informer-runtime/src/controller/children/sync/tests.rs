@@ -17,6 +17,7 @@ fn set(watched: Option<&str>) -> ChildSet<ConfigMap, Secret> {
         field_manager: "ctl".into(),
         ownership: Ownership::of::<ConfigMap>("ctl"),
         watched_namespace: watched.map(str::to_owned),
+        parent_view: InformerParams::default(),
     }
 }
 
@@ -155,6 +156,7 @@ fn a_namespaced_child_of_a_cluster_scoped_parent_needs_a_namespace() {
         field_manager: "ctl".into(),
         ownership: Ownership::of::<Namespace>("ctl"),
         watched_namespace: None,
+        parent_view: InformerParams::default(),
     };
     let mut ns = Namespace::default();
     ns.metadata.name = Some("team-a".into());
