@@ -78,7 +78,16 @@
 //! delta debugging to the fewest steps that still fail the same way (each candidate run up
 //! to three times: timing is not fully deterministic), how to replay both, and the trace of
 //! the last failing run: what each incarnation listed, saw on its watches and wrote, the
-//! world's steps and the faults. [`Chaos::check`] returns it instead.
+//! world's steps and the faults. [`Chaos::check`] returns it instead. The report also
+//! prints the shrunk schedule as Rust code ([`Report::scenario_code`]): pasted into
+//! [`Chaos::scenario`], it becomes a regression test that runs exactly those steps, whatever
+//! the generator does in later versions.
+//!
+//! # A scenario
+//!
+//! [`Chaos::scenario`] runs a schedule you write out ([`Step`]s: world changes, faults,
+//! pauses) instead of generated ones, with the same invariants, convergence check and
+//! shrinking: "crash right after the first write, then delete the parent" as a test.
 //!
 //! # Seeds
 //!
@@ -193,6 +202,8 @@ pub struct Chaos {
     concurrency: usize,
     attempts: usize,
     shrink_runs: usize,
+    /// A schedule written out, run instead of the seeds'.
+    scenario: Option<Vec<Step>>,
 }
 
 impl fmt::Debug for Chaos {
@@ -269,6 +280,7 @@ impl Chaos {
             concurrency: 4,
             attempts: 3,
             shrink_runs: 100,
+            scenario: None,
         }
     }
 
@@ -514,6 +526,39 @@ impl Chaos {
         self
     }
 
+    /// Runs this schedule, written out, instead of the seeds' generated ones: a scenario you
+    /// want tested as it is (crash right after the first write, then delete the parent), or
+    /// a regression test for what a seed found. A failure [`Report`] prints its shrunk
+    /// schedule as the code of such a call, to paste. The world's steps are the scenario's
+    /// own ([`world`](Self::world) is not used); invariants, convergence, replicas, leader
+    /// election and the server's configuration apply as in a seeded run. It runs once;
+    /// `INFORMER_CHAOS_SEED` and `INFORMER_CHAOS_SEEDS` do not apply.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use informer_testing::chaos::{Chaos, Step, WorldStep};
+    /// use serde_json::json;
+    /// # async fn my_controller(_c: kube::Client, _s: tokio_util::sync::CancellationToken) {}
+    /// # async fn demo() {
+    /// let settings = json!({"apiVersion": "v1", "kind": "ConfigMap",
+    ///     "metadata": {"name": "settings", "namespace": "default"}, "data": {"mode": "a"}});
+    /// Chaos::new(|client, stop| my_controller(client, stop))
+    ///     .scenario([
+    ///         Step::World(WorldStep::create(&settings)),
+    ///         Step::Crash { after_writes: 1, down_steps: 1 },
+    ///         Step::World(WorldStep::set(&settings, "/data/mode", "b")),
+    ///         Step::Wait(Duration::from_millis(50)),
+    ///         Step::World(WorldStep::delete(&settings)),
+    ///     ])
+    ///     .run()
+    ///     .await;
+    /// # }
+    /// ```
+    pub fn scenario(mut self, steps: impl IntoIterator<Item = Step>) -> Self {
+        self.scenario = Some(steps.into_iter().collect());
+        self
+    }
+
     /// The schedule seed `seed` generates, as a run would execute it.
     ///
     /// ```
@@ -586,6 +631,9 @@ impl Chaos {
         let started = Instant::now();
         self.settings.kinds = self.effective_kinds();
         self.settings.invariants = Arc::from(std::mem::take(&mut self.invariants));
+        if let Some(schedule) = self.scenario.take() {
+            return self.check_scenario(schedule, started).await;
+        }
         let plan = Plan::from_env(self.seeds);
         let concurrency = env_number("INFORMER_CHAOS_JOBS")
             .map_or(self.concurrency, |n| usize::try_from(n).unwrap_or(1).max(1));
@@ -656,7 +704,52 @@ impl Chaos {
             seeds: passed,
             steps: counts.into_iter().collect(),
             elapsed: started.elapsed(),
+            scenario: false,
         })
+    }
+
+    /// [`check`](Self::check) of a [`scenario`](Self::scenario): one run of `schedule`,
+    /// shrunk if it fails.
+    async fn check_scenario(
+        self,
+        schedule: Vec<Step>,
+        started: Instant,
+    ) -> Result<Summary, Box<Report>> {
+        let settings = Arc::new(self.settings);
+        let kept: Vec<usize> = (0..schedule.len()).collect();
+        let steps: Vec<(usize, Step)> = schedule.iter().cloned().enumerate().collect();
+        let result = run::run(&settings, &steps).await;
+        let Some(failure) = result.failure else {
+            let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+            for step in &schedule {
+                *counts.entry(step.kind()).or_default() += 1;
+            }
+            return Ok(Summary {
+                name: settings.name.clone(),
+                seeds: Vec::new(),
+                steps: counts.into_iter().collect(),
+                elapsed: started.elapsed(),
+                scenario: true,
+            });
+        };
+        let mut report = shrink_and_report(
+            &settings,
+            ShrinkInput {
+                seed: 0,
+                schedule,
+                kept,
+                failure,
+                trace: result.trace,
+                seeds_run: 1,
+                shrink: true,
+                attempts: self.attempts,
+                budget: self.shrink_runs,
+                concurrency: self.concurrency,
+            },
+        )
+        .await;
+        report.scenario = true;
+        Err(Box::new(report))
     }
 }
 
@@ -747,6 +840,7 @@ async fn shrink_and_report(settings: &Arc<Settings>, input: ShrinkInput) -> Repo
         shrink_runs: shrunk.runs,
         shrink_budget_exhausted: shrunk.exhausted,
         trace,
+        scenario: false,
     }
 }
 

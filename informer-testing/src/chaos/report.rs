@@ -66,9 +66,16 @@ pub enum Failure {
 }
 
 impl Failure {
-    /// Whether `other` is the same failure for shrinking: the same invariant, or the same
-    /// kind of failure.
-    pub(crate) fn same_kind(&self, other: &Failure) -> bool {
+    /// Whether `other` is the same failure as shrinking judges it: the same invariant, or
+    /// the same kind of failure (what a regression test of a [`Report`] asserts of a
+    /// [scenario](super::Chaos::scenario) that replays it).
+    ///
+    /// ```
+    /// use informer_testing::chaos::Failure;
+    /// let harness = Failure::Harness { message: "a".into() };
+    /// assert!(harness.same_kind(&Failure::Harness { message: "b".into() }));
+    /// ```
+    pub fn same_kind(&self, other: &Failure) -> bool {
         match (self, other) {
             (Failure::Invariant { name: a, .. }, Failure::Invariant { name: b, .. }) => a == b,
             _ => std::mem::discriminant(self) == std::mem::discriminant(other),
@@ -244,6 +251,9 @@ pub struct Report {
     pub shrink_budget_exhausted: bool,
     /// The trace of the last failing run (of the shrunk schedule).
     pub trace: Vec<TraceEvent>,
+    /// Whether the schedule was written out ([`Chaos::scenario`](super::Chaos::scenario)),
+    /// not generated from [`seed`](Self::seed) (then 0).
+    pub scenario: bool,
 }
 
 impl Report {
@@ -266,26 +276,59 @@ impl Report {
     /// println!("{}", report.replay());
     /// # }
     /// ```
+    ///
+    /// For a [`scenario`](Self::scenario), which has no seed: rerun the test.
     pub fn replay(&self) -> String {
+        if self.scenario {
+            return "rerun the test (a scenario runs its own schedule)".to_string();
+        }
         let steps: Vec<String> = self.shrunk.iter().map(|(i, _)| i.to_string()).collect();
         format!("INFORMER_CHAOS_SEED={}:{}", self.seed, steps.join(","))
     }
 }
 
+impl Report {
+    /// The shrunk schedule as Rust code: a call of
+    /// [`Chaos::scenario`](super::Chaos::scenario) to paste into a regression test (with
+    /// `use informer_testing::chaos::{RequestClass, Step, WorldStep};` and
+    /// `use std::time::Duration;`).
+    ///
+    /// ```
+    /// # fn demo(report: informer_testing::chaos::Report) {
+    /// println!("{}", report.scenario_code());
+    /// # }
+    /// ```
+    pub fn scenario_code(&self) -> String {
+        let mut code = String::from(".scenario([\n");
+        for (_, step) in &self.shrunk {
+            code.push_str("    ");
+            code.push_str(&step.code());
+            code.push_str(",\n");
+        }
+        code.push_str("])");
+        code
+    }
+}
+
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "chaos test {:?} failed on seed {} ({} seeds run)",
-            self.name, self.seed, self.seeds_run
-        )?;
-        writeln!(f, "failure: {}", self.failure)?;
-        writeln!(
-            f,
-            "replay the seed:            INFORMER_CHAOS_SEED={}",
-            self.seed
-        )?;
-        writeln!(f, "replay the shrunk schedule: {}", self.replay())?;
+        if self.scenario {
+            writeln!(f, "chaos test {:?} failed on its scenario", self.name)?;
+            writeln!(f, "failure: {}", self.failure)?;
+        } else {
+            writeln!(
+                f,
+                "chaos test {:?} failed on seed {} ({} seeds run)",
+                self.name, self.seed, self.seeds_run
+            )?;
+            writeln!(f, "failure: {}", self.failure)?;
+            writeln!(
+                f,
+                "replay the seed:            INFORMER_CHAOS_SEED={}",
+                self.seed
+            )?;
+            writeln!(f, "replay the shrunk schedule: {}", self.replay())?;
+        }
         let budget = if self.shrink_budget_exhausted {
             ", stopped at the budget"
         } else {
@@ -300,6 +343,13 @@ impl fmt::Display for Report {
         )?;
         for (index, step) in &self.shrunk {
             writeln!(f, "  {index:>3}. {step}")?;
+        }
+        writeln!(
+            f,
+            "the shrunk schedule as a scenario, for a regression test:"
+        )?;
+        for line in self.scenario_code().lines() {
+            writeln!(f, "  {line}")?;
         }
         let lines = Self::trace_lines();
         let skipped = self.trace.len().saturating_sub(lines);
@@ -334,6 +384,8 @@ pub struct Summary {
     pub steps: Vec<(&'static str, usize)>,
     /// The wall time of the whole test.
     pub elapsed: Duration,
+    /// Whether it ran a [`scenario`](super::Chaos::scenario) (no seeds) rather than seeds.
+    pub scenario: bool,
 }
 
 impl fmt::Display for Summary {
@@ -343,6 +395,15 @@ impl fmt::Display for Summary {
             .iter()
             .map(|(kind, n)| format!("{n} {kind}"))
             .collect();
+        if self.scenario {
+            return write!(
+                f,
+                "chaos test {:?}: its scenario passed in {:.1}s ({})",
+                self.name,
+                self.elapsed.as_secs_f64(),
+                steps.join(", ")
+            );
+        }
         write!(
             f,
             "chaos test {:?}: {} seeds passed in {:.1}s ({})",

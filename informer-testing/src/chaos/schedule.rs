@@ -160,6 +160,52 @@ impl Step {
     }
 }
 
+impl Step {
+    /// The Rust expression that makes this step (`Step::Crash { .. }`,
+    /// `Step::World(WorldStep::create(serde_json::json!(..)))`), for
+    /// [`Chaos::scenario`](super::Chaos::scenario); it names `Step`, `WorldStep`,
+    /// `RequestClass`, `serde_json` and `std::time::Duration` as a test imports them.
+    pub(crate) fn code(&self) -> String {
+        let millis = |d: &Duration| format!("Duration::from_millis({})", d.as_millis());
+        match self {
+            Step::World(step) => format!("Step::World({})", step.code()),
+            Step::Crash {
+                after_writes,
+                down_steps,
+            } => {
+                format!("Step::Crash {{ after_writes: {after_writes}, down_steps: {down_steps} }}")
+            }
+            Step::StaleRestart {
+                writes_back,
+                for_steps,
+            } => format!(
+                "Step::StaleRestart {{ writes_back: {writes_back}, for_steps: {for_steps} }}"
+            ),
+            Step::DelayWatches {
+                max,
+                salt,
+                for_steps,
+            } => format!(
+                "Step::DelayWatches {{ max: {}, salt: {salt}, for_steps: {for_steps} }}",
+                millis(max)
+            ),
+            Step::DropWatches { compact } => format!("Step::DropWatches {{ compact: {compact} }}"),
+            Step::PauseWatches { for_steps, relist } => {
+                format!("Step::PauseWatches {{ for_steps: {for_steps}, relist: {relist} }}")
+            }
+            Step::Conflicts { count } => format!("Step::Conflicts {{ count: {count} }}"),
+            Step::FailRequests { class, code, count } => format!(
+                "Step::FailRequests {{ class: RequestClass::{class:?}, code: {code}, count: {count} }}"
+            ),
+            Step::LoseLease { for_steps } => {
+                format!("Step::LoseLease {{ for_steps: {for_steps} }}")
+            }
+            Step::Wait(duration) => format!("Step::Wait({})", millis(duration)),
+            Step::Settle => "Step::Settle".to_string(),
+        }
+    }
+}
+
 fn steps(n: u32) -> String {
     if n == 1 {
         "1 step".to_string()

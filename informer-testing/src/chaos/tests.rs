@@ -295,6 +295,7 @@ fn a_report_prints_its_seed_its_shrunk_schedule_and_how_to_replay_it() {
         shrink_runs: 7,
         shrink_budget_exhausted: false,
         trace: Vec::new(),
+        scenario: false,
     };
     let text = report.to_string();
     assert!(text.contains("failed on seed 42"), "{text}");
@@ -307,6 +308,146 @@ fn a_report_prints_its_seed_its_shrunk_schedule_and_how_to_replay_it() {
         text.contains("    2. fault: watches dropped and history compacted (relist)"),
         "{text}"
     );
+}
+
+/// Every kind of step, as a report's scenario code must write them.
+fn every_kind_of_step() -> Vec<Step> {
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "a", "namespace": "default"}, "data": {"v": "caf\u{e9}\u{1}"}});
+    vec![
+        Step::World(WorldStep::create(&cm)),
+        Step::World(WorldStep::set(&cm, "/data/v", "2")),
+        Step::World(WorldStep::recreate(&cm)),
+        Step::World(WorldStep::delete(&cm)),
+        Step::Crash {
+            after_writes: 1,
+            down_steps: 2,
+        },
+        Step::StaleRestart {
+            writes_back: 2,
+            for_steps: 1,
+        },
+        Step::DelayWatches {
+            max: Duration::from_millis(150),
+            salt: 9,
+            for_steps: 3,
+        },
+        Step::DropWatches { compact: true },
+        Step::PauseWatches {
+            for_steps: 2,
+            relist: false,
+        },
+        Step::Conflicts { count: 1 },
+        Step::FailRequests {
+            class: RequestClass::Reads,
+            code: 429,
+            count: 4,
+        },
+        Step::LoseLease { for_steps: 1 },
+        Step::Wait(Duration::from_millis(20)),
+        Step::Settle,
+    ]
+}
+
+#[test]
+fn a_reports_scenario_code_is_rust_that_makes_the_same_steps() {
+    let steps = every_kind_of_step();
+    let report = Report {
+        name: "demo".into(),
+        seed: 1,
+        seeds_run: 1,
+        failure: Failure::Harness {
+            message: "x".into(),
+        },
+        shrunk: steps.iter().cloned().enumerate().collect(),
+        schedule: steps.clone(),
+        shrink_runs: 0,
+        shrink_budget_exhausted: false,
+        trace: Vec::new(),
+        scenario: false,
+    };
+    // What the report prints, pasted here as code: it compiles, and makes the same steps.
+    let pasted: Vec<Step> = vec![
+        Step::World(WorldStep::create(
+            serde_json::json!({"apiVersion":"v1","data":{"v":"caf\u{e9}\u{0001}"},"kind":"ConfigMap","metadata":{"name":"a","namespace":"default"}}),
+        )),
+        Step::World(WorldStep::set(
+            serde_json::json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default"}}),
+            "/data/v",
+            serde_json::json!("2"),
+        )),
+        Step::World(WorldStep::recreate(
+            serde_json::json!({"apiVersion":"v1","data":{"v":"caf\u{e9}\u{0001}"},"kind":"ConfigMap","metadata":{"name":"a","namespace":"default"}}),
+        )),
+        Step::World(WorldStep::delete(
+            serde_json::json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default"}}),
+        )),
+        Step::Crash {
+            after_writes: 1,
+            down_steps: 2,
+        },
+        Step::StaleRestart {
+            writes_back: 2,
+            for_steps: 1,
+        },
+        Step::DelayWatches {
+            max: Duration::from_millis(150),
+            salt: 9,
+            for_steps: 3,
+        },
+        Step::DropWatches { compact: true },
+        Step::PauseWatches {
+            for_steps: 2,
+            relist: false,
+        },
+        Step::Conflicts { count: 1 },
+        Step::FailRequests {
+            class: RequestClass::Reads,
+            code: 429,
+            count: 4,
+        },
+        Step::LoseLease { for_steps: 1 },
+        Step::Wait(Duration::from_millis(20)),
+        Step::Settle,
+    ];
+    assert_eq!(pasted, steps);
+    let code = report.scenario_code();
+    let lines: Vec<&str> = code.lines().collect();
+    assert_eq!(lines.first(), Some(&".scenario(["));
+    assert_eq!(lines.last(), Some(&"])"));
+    for (line, step) in lines[1..lines.len() - 1].iter().zip(&steps) {
+        assert_eq!(line.trim().trim_end_matches(','), step.code());
+    }
+    assert_eq!(lines.len(), steps.len() + 2);
+    // A control character is escaped as Rust writes it, not as JSON does (`\u0001`).
+    assert!(code.contains("\"caf\u{e9}\\u{0001}\""), "{code}");
+    assert!(
+        report
+            .to_string()
+            .contains("the shrunk schedule as a scenario")
+    );
+}
+
+#[test]
+fn a_scenario_report_says_so_and_names_no_seed_to_replay() {
+    let report = Report {
+        name: "demo".into(),
+        seed: 0,
+        seeds_run: 1,
+        failure: Failure::Harness {
+            message: "x".into(),
+        },
+        shrunk: vec![(0, Step::Settle)],
+        schedule: vec![Step::Settle],
+        shrink_runs: 0,
+        shrink_budget_exhausted: false,
+        trace: Vec::new(),
+        scenario: true,
+    };
+    let text = report.to_string();
+    assert!(text.contains("failed on its scenario"), "{text}");
+    assert!(!text.contains("INFORMER_CHAOS_SEED"), "{text}");
+    assert!(text.contains("Step::Settle"), "{text}");
 }
 
 // ----- the cluster -----

@@ -44,6 +44,19 @@ impl ObjectId {
     }
 }
 
+impl ObjectId {
+    /// The smallest object with this identity (what [`WorldStep::set`] and
+    /// [`WorldStep::delete`] take).
+    fn as_object(&self) -> Value {
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("name".into(), Value::from(self.name.as_str()));
+        if let Some(namespace) = &self.namespace {
+            metadata.insert("namespace".into(), Value::from(namespace.as_str()));
+        }
+        serde_json::json!({"apiVersion": self.api_version, "kind": self.kind, "metadata": metadata})
+    }
+}
+
 impl fmt::Display for ObjectId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.namespace {
@@ -154,6 +167,26 @@ impl WorldStep {
         WorldStep::Recreate(to_value(object))
     }
 
+    /// The Rust expression that makes this step (see [`Step::code`](super::Step)).
+    pub(crate) fn code(&self) -> String {
+        match self {
+            WorldStep::Create(object) => format!("WorldStep::create({})", json_code(object)),
+            WorldStep::Set {
+                target,
+                pointer,
+                value,
+            } => format!(
+                "WorldStep::set({}, {pointer:?}, {})",
+                json_code(&target.as_object()),
+                json_code(value)
+            ),
+            WorldStep::Delete(target) => {
+                format!("WorldStep::delete({})", json_code(&target.as_object()))
+            }
+            WorldStep::Recreate(object) => format!("WorldStep::recreate({})", json_code(object)),
+        }
+    }
+
     /// The object the step touches.
     pub(crate) fn target(&self) -> Result<ObjectId, String> {
         match self {
@@ -168,6 +201,29 @@ fn id_of(object: &Value) -> ObjectId {
         Ok(id) => id,
         Err(err) => panic!("{err}"),
     }
+}
+
+/// `serde_json::json!(...)` of `value`, as Rust source: JSON is the macro's own syntax, but
+/// for `\u` escapes, which Rust writes `\u{..}`.
+fn json_code(value: &Value) -> String {
+    let json = value.to_string();
+    let mut code = String::with_capacity(json.len() + 20);
+    let mut rest = json.as_str();
+    while let Some(at) = rest.find("\\u") {
+        // An escaped backslash before it (`\\u`) is not an escape of `u`.
+        let backslashes = rest[..at].chars().rev().take_while(|c| *c == '\\').count();
+        code.push_str(&rest[..at]);
+        let hex = rest.get(at + 2..at + 6).unwrap_or("");
+        if backslashes % 2 == 0 && hex.len() == 4 && hex.chars().all(|c| c.is_ascii_hexdigit()) {
+            code.push_str(&format!("\\u{{{hex}}}"));
+            rest = &rest[at + 6..];
+        } else {
+            code.push_str("\\u");
+            rest = &rest[at + 2..];
+        }
+    }
+    code.push_str(rest);
+    format!("serde_json::json!({code})")
 }
 
 impl fmt::Display for WorldStep {

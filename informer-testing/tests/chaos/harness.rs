@@ -1,7 +1,9 @@
 //! The harness on kube-rs controllers: a correct one passes, a buggy one is caught and its
 //! schedule shrunk.
 
-use informer_testing::chaos::{Chaos, Failure, World};
+use std::time::Duration;
+
+use informer_testing::chaos::{Chaos, Failure, RequestClass, Step, World, WorldStep};
 
 use super::mirror::{self, source};
 
@@ -38,6 +40,58 @@ async fn a_kube_rs_controller_creating_from_a_stale_cache_is_caught_and_shrunk()
         report.to_string().contains("INFORMER_CHAOS_SEED="),
         "{report}"
     );
+    // The shrunk schedule, run as a written scenario (what a regression test pastes), fails
+    // the same way. Timing is not fully deterministic: a few tries, as shrinking makes.
+    let mut replayed = None;
+    for _ in 0..5 {
+        let again = mirror_test(true)
+            .name("mirror scenario")
+            .shrinking(0, 1)
+            .scenario(report.shrunk.iter().map(|(_, step)| step.clone()))
+            .check()
+            .await;
+        if let Err(again) = again {
+            replayed = Some(again);
+            break;
+        }
+    }
+    let replayed = replayed.expect("the shrunk schedule fails again as a scenario");
+    assert!(replayed.scenario, "{replayed}");
+    assert!(replayed.failure.same_kind(&report.failure), "{replayed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_correct_kube_rs_controller_passes_a_written_scenario() {
+    let alpha = source("alpha", "a");
+    let summary = mirror_test(false)
+        .name("mirror scenario")
+        .scenario([
+            Step::World(WorldStep::create(&alpha)),
+            Step::Crash {
+                after_writes: 1,
+                down_steps: 1,
+            },
+            Step::World(WorldStep::set(&alpha, "/data/mode", "b")),
+            Step::FailRequests {
+                class: RequestClass::Writes,
+                code: 500,
+                count: 2,
+            },
+            Step::DropWatches { compact: true },
+            Step::Wait(Duration::from_millis(50)),
+            Step::World(WorldStep::recreate(source("alpha", "c"))),
+            Step::Settle,
+        ])
+        .check()
+        .await
+        .unwrap_or_else(|report| panic!("{report}"));
+    assert!(summary.scenario);
+    assert!(summary.seeds.is_empty());
+    assert!(
+        summary.to_string().contains("its scenario passed"),
+        "{summary}"
+    );
+    assert!(summary.steps.contains(&("crash", 1)), "{summary:?}");
 }
 
 /// Writes a new value into the mirror of `alpha` every 20 ms, forever: the world never
