@@ -19,7 +19,9 @@
 //! - **Release on clean shutdown.** When `run`'s cancellation token fires, the term is
 //!   cancelled first, then (with `release_on_cancel`, the default) the Lease is written
 //!   with no holder and a one-second duration, so a standby takes over at its next retry
-//!   instead of waiting for the lease to expire.
+//!   instead of waiting for the lease to expire. The release is one request, conditioned on
+//!   the `resourceVersion` of the leader's own last write (client-go reads the Lease first);
+//!   on a conflict it reads the Lease once and releases only if the record still names it.
 //! - **Crash safety.** If the task running [`LeaderElector::run`] is dropped or aborted,
 //!   the term is cancelled at once (nothing is written; the lease expires on its own).
 //!

@@ -74,13 +74,13 @@ impl LeaseLock {
     /// `Ok(true)`: this identity holds the lease as of the write's response.
     /// `Ok(false)`: someone else holds it, or won a race for it.
     /// `Err`: the API failed; nothing is known.
+    ///
+    /// Validity is judged at the time the attempt started, before the read, as client-go
+    /// does: a record seen to change is valid at least until the next attempt, even one
+    /// with a lease duration of 0.
     pub(crate) async fn try_acquire_or_renew(&mut self) -> Result<bool, kube::Error> {
-        if self.held_by_me()
-            && self
-                .observed
-                .as_ref()
-                .is_some_and(|o| o.is_valid(Instant::now()))
-        {
+        let started = Instant::now();
+        if self.held_by_me() && self.observed.as_ref().is_some_and(|o| o.is_valid(started)) {
             // Fast path: replace with the resourceVersion of our own last write.
             match self.write_over_observed().await {
                 Ok(true) => return Ok(true),
@@ -91,15 +91,20 @@ impl LeaseLock {
         }
         let current = self.api.get(&self.name).await?;
         self.observe(current, Instant::now());
-        self.acquire_observed().await
+        self.acquire_observed_at(started).await
     }
 
     /// Acquires (or renews) from the last observation without reading first; used
     /// after a list has just observed the Lease.
     pub(crate) async fn acquire_observed(&mut self) -> Result<bool, kube::Error> {
+        self.acquire_observed_at(Instant::now()).await
+    }
+
+    /// [`acquire_observed`](Self::acquire_observed), judging validity at `now`.
+    async fn acquire_observed_at(&mut self, now: Instant) -> Result<bool, kube::Error> {
         match &self.observed {
             None => self.create().await,
-            Some(o) if o.held_by_other(&self.identity, Instant::now()) => Ok(false),
+            Some(o) if o.held_by_other(&self.identity, now) => Ok(false),
             Some(_) => self.write_over_observed().await,
         }
     }

@@ -129,9 +129,12 @@ impl Observed {
     }
 
     /// client-go's `isLeaseValid`: the record has not been unchanged for its full
-    /// lease duration yet.
+    /// lease duration yet. A record is valid at the instant it was observed whatever its
+    /// duration: client-go observes after the time it judges at, so a record it has just
+    /// seen change is valid even with a duration of 0 (with a clock that does not move
+    /// between the two, as tokio's paused one, only this rule says so).
     pub(crate) fn is_valid(&self, now: Instant) -> bool {
-        self.at + self.record.duration() > now
+        self.at >= now || self.at + self.record.duration() > now
     }
 
     /// Whether someone other than `identity` holds the lease and it has not expired.

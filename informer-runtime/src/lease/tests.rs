@@ -98,3 +98,36 @@ fn only_one_run_holds_the_guard_at_a_time() {
         "free again once dropped"
     );
 }
+
+/// client-go judges a lease at the time its attempt started, before the read: a holder's
+/// record seen for the first time stays valid until the next attempt, even with a lease
+/// duration of 0, which client-go itself writes for sub-second durations.
+#[tokio::test(start_paused = true)]
+async fn a_lease_seen_to_change_is_not_taken_before_the_next_attempt_even_at_zero_seconds() {
+    use super::fake::FakeLeases;
+    use super::lock::LeaseLock;
+    use super::record::LeaseRecord;
+    use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use std::sync::Arc;
+
+    let store = FakeLeases::new();
+    let mut spec = LeaseSpec::default();
+    LeaseRecord::created("bing", 0, k8s_openapi::jiff::Timestamp::now()).write_to(&mut spec);
+    store.put(Lease {
+        metadata: ObjectMeta {
+            name: Some("l".into()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(spec),
+    });
+    let mut lock = LeaseLock::new(store.clone(), "l".into(), Arc::from("baz"), 10);
+    assert!(!lock.try_acquire_or_renew().await.unwrap(), "first sight");
+    tokio::time::advance(Duration::from_millis(100)).await;
+    assert!(
+        lock.try_acquire_or_renew().await.unwrap(),
+        "unchanged since: expired"
+    );
+    let held = store.lease("l").unwrap().spec.unwrap();
+    assert_eq!(held.holder_identity.as_deref(), Some("baz"));
+}

@@ -12,6 +12,11 @@
 //! | StatefulSet | `replicas`, `podManagementPolicy`, the `RollingUpdate` strategy with partition 0, `revisionHistoryLimit`, `persistentVolumeClaimRetentionPolicy`; claim templates' `volumeMode` and `Pending` phase |
 //! | Service | `type`, `sessionAffinity` (and `ClientIP`'s timeout), ports' `protocol` and `targetPort`, `internalTrafficPolicy`, `externalTrafficPolicy` and `allocateLoadBalancerNodePorts` where they apply |
 //! | Secret | `type: Opaque`; `stringData` merged into `data` (the conversion from v1) |
+//! | DaemonSet | the `RollingUpdate` strategy (1 unavailable, no surge), `revisionHistoryLimit` |
+//! | Job | its pod template's labels as its own when it has none; `completions` and `parallelism`, `backoffLimit`, `completionMode`, `suspend`, `podReplacementPolicy`, `manualSelector` |
+//! | CronJob | `concurrencyPolicy`, `suspend`, the history limits; its job template's pod template only |
+//! | PersistentVolumeClaim | `volumeMode` |
+//! | every pod template (and a StatefulSet's claim templates) | no `creationTimestamp: null` in its metadata (a 1.36 server omits a zero time) |
 //!
 //! What a real server's registry allocates (a Service's cluster IP and node ports, its IP
 //! families) is in [`super::services`]; what admission plugins add to a new Pod, and its
@@ -40,6 +45,14 @@ pub(crate) fn apply(resource: &ResourceType, object: &mut Value) {
             }
         }
         ("apps", "StatefulSet") => stateful_set(object),
+        ("apps", "DaemonSet") => daemon_set(object),
+        ("batch", "Job") => job(object),
+        ("batch", "CronJob") => cron_job(object),
+        ("", "PersistentVolumeClaim") => {
+            if let Some(spec) = child(object, "spec") {
+                default_string(spec, "volumeMode", "Filesystem");
+            }
+        }
         _ => {}
     }
 }
@@ -54,7 +67,10 @@ fn child<'a>(value: &'a mut Value, key: &str) -> Option<&'a mut Map<String, Valu
 }
 
 /// [`child`] of a map.
-fn child_of<'a>(map: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Map<String, Value>> {
+pub(crate) fn child_of<'a>(
+    map: &'a mut Map<String, Value>,
+    key: &str,
+) -> Option<&'a mut Map<String, Value>> {
     let entry = map.entry(key).or_insert_with(|| json!({}));
     if entry.is_null() {
         *entry = json!({});
@@ -150,10 +166,25 @@ fn requests_from_limits(container: &mut Map<String, Value>) {
     }
 }
 
-/// The pod template of a workload (`spec.template.spec`).
+/// The pod template of a workload (`spec.template`): its pod spec's defaults, and no
+/// `creationTimestamp: null` in its metadata (a 1.36 server omits a zero time).
 fn template(spec: &mut Map<String, Value>) {
-    if let Some(pod) = child_of(spec, "template").and_then(|t| child_of(t, "spec")) {
+    let Some(template) = child_of(spec, "template") else {
+        return;
+    };
+    drop_null_creation_timestamp(template);
+    if let Some(pod) = child_of(template, "spec") {
         pod_spec(pod);
+    }
+}
+
+/// Removes `metadata.creationTimestamp: null` from an embedded object (a template): Go
+/// decodes it to the zero time, which `omitzero` leaves out.
+fn drop_null_creation_timestamp(object: &mut Map<String, Value>) {
+    if let Some(Value::Object(meta)) = object.get_mut("metadata")
+        && meta.get("creationTimestamp") == Some(&Value::Null)
+    {
+        meta.remove("creationTimestamp");
     }
 }
 
@@ -302,6 +333,7 @@ fn stateful_set(object: &mut Value) {
     default_value(spec, "replicas", json!(1));
     default_value(spec, "revisionHistoryLimit", json!(10));
     for claim in each(spec, "volumeClaimTemplates") {
+        drop_null_creation_timestamp(claim);
         if let Some(claim_spec) = claim.get_mut("spec").and_then(Value::as_object_mut) {
             default_string(claim_spec, "volumeMode", "Filesystem");
         }
@@ -310,6 +342,86 @@ fn stateful_set(object: &mut Value) {
         }
     }
     template(spec);
+}
+
+fn daemon_set(object: &mut Value) {
+    let Some(spec) = child(object, "spec") else {
+        return;
+    };
+    if let Some(strategy) = child_of(spec, "updateStrategy") {
+        default_string(strategy, "type", "RollingUpdate");
+        if strategy.get("type") == Some(&json!("RollingUpdate"))
+            && let Some(rolling) = child_of(strategy, "rollingUpdate")
+        {
+            default_value(rolling, "maxUnavailable", json!(1));
+            default_value(rolling, "maxSurge", json!(0));
+        }
+    }
+    default_value(spec, "revisionHistoryLimit", json!(10));
+    template(spec);
+}
+
+/// A Job (`SetDefaults_Job`): its spec's defaults, and its pod template's labels as its
+/// own when it has none.
+fn job(object: &mut Value) {
+    let template_labels = object
+        .pointer("/spec/template/metadata/labels")
+        .and_then(Value::as_object)
+        .filter(|labels| !labels.is_empty())
+        .cloned();
+    if let Some(labels) = template_labels
+        && let Some(meta) = child(object, "metadata")
+        && meta
+            .get("labels")
+            .and_then(Value::as_object)
+            .is_none_or(Map::is_empty)
+    {
+        meta.insert("labels".into(), Value::Object(labels));
+    }
+    if let Some(spec) = child(object, "spec") {
+        job_spec(spec);
+    }
+}
+
+/// A Job's spec; a CronJob's job template gets only its pod template's defaults.
+fn job_spec(spec: &mut Map<String, Value>) {
+    let unset = |spec: &Map<String, Value>, key: &str| spec.get(key).is_none_or(Value::is_null);
+    if unset(spec, "completions") && unset(spec, "parallelism") {
+        spec.insert("completions".into(), json!(1));
+    }
+    default_value(spec, "parallelism", json!(1));
+    let per_index = !unset(spec, "backoffLimitPerIndex");
+    default_value(
+        spec,
+        "backoffLimit",
+        json!(if per_index { i32::MAX } else { 6 }),
+    );
+    default_value(spec, "completionMode", json!("NonIndexed"));
+    default_value(spec, "suspend", json!(false));
+    let policy = if unset(spec, "podFailurePolicy") {
+        "TerminatingOrFailed"
+    } else {
+        "Failed"
+    };
+    default_value(spec, "podReplacementPolicy", json!(policy));
+    default_value(spec, "manualSelector", json!(false));
+    template(spec);
+}
+
+fn cron_job(object: &mut Value) {
+    let Some(spec) = child(object, "spec") else {
+        return;
+    };
+    default_string(spec, "concurrencyPolicy", "Allow");
+    default_value(spec, "suspend", json!(false));
+    default_value(spec, "successfulJobsHistoryLimit", json!(3));
+    default_value(spec, "failedJobsHistoryLimit", json!(1));
+    if let Some(job) = child_of(spec, "jobTemplate") {
+        drop_null_creation_timestamp(job);
+        if let Some(job_spec) = child_of(job, "spec") {
+            template(job_spec);
+        }
+    }
 }
 
 /// A Secret as the real server decodes it: `stringData` merged into `data`, base64-encoded

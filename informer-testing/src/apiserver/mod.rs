@@ -14,8 +14,11 @@
 //!   change);
 //! - **discovery** (`/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`, `/version`,
 //!   `/openapi/v3`, an empty `/openapi/v2`) for core v1 Pods, ConfigMaps, Secrets, Services,
-//!   Namespaces and Events, apps/v1 Deployments, ReplicaSets and StatefulSets,
-//!   coordination.k8s.io/v1 Leases, apiextensions.k8s.io/v1 CustomResourceDefinitions, and
+//!   Namespaces, Events, ServiceAccounts, PersistentVolumeClaims and Nodes, apps/v1
+//!   Deployments, ReplicaSets, StatefulSets and DaemonSets, batch/v1 Jobs and CronJobs,
+//!   coordination.k8s.io/v1 Leases, the rbac.authorization.k8s.io/v1 kinds,
+//!   networking.k8s.io/v1 Ingresses, policy/v1 PodDisruptionBudgets,
+//!   apiextensions.k8s.io/v1 CustomResourceDefinitions, and
 //!   every custom resource a CRD serves (with its short names, categories, verbs in the real
 //!   order, `storageVersionHash`, and versions in Kubernetes' priority order);
 //! - **CustomResourceDefinitions** as a cluster serves them: a CRD created through the API

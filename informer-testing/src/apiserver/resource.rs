@@ -488,8 +488,13 @@ impl ResourceType {
             .find(|(f, _)| *f == field)
             .map(|(_, d)| *d)
             .unwrap_or("");
+        // Field labels that are not the JSON path of their value.
+        let path = match field {
+            "status.successful" => "status.succeeded",
+            field => field,
+        };
         let mut current = object;
-        for part in field.split('.') {
+        for part in path.split('.') {
             match current.get(part) {
                 Some(next) => current = next,
                 None => return default.to_string(),
@@ -516,9 +521,11 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    /// The built-in types: core v1 Pods, ConfigMaps, Secrets, Services,
-    /// Namespaces, Events; apps/v1 Deployments, ReplicaSets, StatefulSets;
-    /// coordination.k8s.io/v1 Leases.
+    /// The built-in types: core v1 Pods, ConfigMaps, Secrets, Services, Namespaces, Events,
+    /// ServiceAccounts, PersistentVolumeClaims, Nodes; apps/v1 Deployments, ReplicaSets,
+    /// StatefulSets, DaemonSets; batch/v1 Jobs, CronJobs; coordination.k8s.io/v1 Leases;
+    /// rbac.authorization.k8s.io/v1 Roles, RoleBindings, ClusterRoles, ClusterRoleBindings;
+    /// networking.k8s.io/v1 Ingresses; policy/v1 PodDisruptionBudgets.
     pub(crate) fn builtin() -> Self {
         let pod_fields = [
             ("spec.nodeName", ""),
@@ -585,6 +592,72 @@ impl Registry {
                 .generation()
                 .workload_scale(),
             ResourceType::builtin("coordination.k8s.io", "v1", "Lease", "leases", true),
+            ResourceType::builtin("", "v1", "ServiceAccount", "serviceaccounts", true)
+                .short(&["sa"]),
+            ResourceType::builtin(
+                "",
+                "v1",
+                "PersistentVolumeClaim",
+                "persistentvolumeclaims",
+                true,
+            )
+            .status()
+            .short(&["pvc"]),
+            ResourceType::builtin("", "v1", "Node", "nodes", false)
+                .status()
+                .short(&["no"])
+                .fields(&[("spec.unschedulable", "false")]),
+            ResourceType::builtin("apps", "v1", "DaemonSet", "daemonsets", true)
+                .status()
+                .short(&["ds"])
+                .all_category()
+                .generation(),
+            ResourceType::builtin("batch", "v1", "Job", "jobs", true)
+                .status()
+                .all_category()
+                .generation()
+                .fields(&[("status.successful", "0")]),
+            ResourceType::builtin("batch", "v1", "CronJob", "cronjobs", true)
+                .status()
+                .short(&["cj"])
+                .all_category()
+                .generation(),
+            ResourceType::builtin("rbac.authorization.k8s.io", "v1", "Role", "roles", true),
+            ResourceType::builtin(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "RoleBinding",
+                "rolebindings",
+                true,
+            ),
+            ResourceType::builtin(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "ClusterRole",
+                "clusterroles",
+                false,
+            ),
+            ResourceType::builtin(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "ClusterRoleBinding",
+                "clusterrolebindings",
+                false,
+            ),
+            ResourceType::builtin("networking.k8s.io", "v1", "Ingress", "ingresses", true)
+                .status()
+                .short(&["ing"])
+                .generation(),
+            ResourceType::builtin(
+                "policy",
+                "v1",
+                "PodDisruptionBudget",
+                "poddisruptionbudgets",
+                true,
+            )
+            .status()
+            .short(&["pdb"])
+            .generation(),
             super::crd::definition_type(),
         ];
         Self {

@@ -247,10 +247,9 @@ impl Schema {
             "meta.k8s.io" => format!("k8s.io.apimachinery.pkg.apis.meta.{version}.{kind}"),
             "" => format!("k8s.io.api.core.{version}.{kind}"),
             group => {
-                let short = group.strip_suffix(".k8s.io").unwrap_or(group);
-                if short.contains('.') {
-                    return None;
-                }
+                // The Go package: the group's first label (`rbac` for
+                // `rbac.authorization.k8s.io`); a custom resource's finds no message.
+                let short = group.split('.').next().unwrap_or(group);
                 format!("k8s.io.api.{short}.{version}.{kind}")
             }
         };

@@ -115,6 +115,9 @@ pub(crate) fn prepare_create(resource: &ResourceType, object: &mut Value, option
     if is_pod(resource) {
         pods::admit_create(object);
     }
+    if !resource.custom && resource.group == "batch" && resource.kind == "Job" {
+        generate_job_selector(object);
+    }
     if let Some(status) = builtin_status_on_create(resource, object)
         && let Value::Object(map) = object
     {
@@ -122,6 +125,44 @@ pub(crate) fn prepare_create(resource: &ResourceType, object: &mut Value, option
     }
     if crd::is_definition(resource) {
         crd::prepare_create(object);
+    }
+}
+
+/// What the Job strategy does to a new Job whose `manualSelector` is not `true`: its pod
+/// template gets the labels `batch.kubernetes.io/controller-uid` and `controller-uid` (the
+/// Job's UID), `batch.kubernetes.io/job-name` and `job-name` (its name), each unless set,
+/// and its selector matches `batch.kubernetes.io/controller-uid`.
+fn generate_job_selector(job: &mut Value) {
+    let name = job
+        .pointer("/metadata/name")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let uid = job.pointer("/metadata/uid").cloned().unwrap_or(Value::Null);
+    let Some(spec) = job.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if spec.get("manualSelector") == Some(&json!(true)) {
+        return;
+    }
+    let labels = defaults::child_of(spec, "template")
+        .and_then(|template| defaults::child_of(template, "metadata"))
+        .and_then(|meta| defaults::child_of(meta, "labels"));
+    if let Some(labels) = labels {
+        for (key, value) in [
+            ("batch.kubernetes.io/controller-uid", &uid),
+            ("batch.kubernetes.io/job-name", &name),
+            ("controller-uid", &uid),
+            ("job-name", &name),
+        ] {
+            labels.entry(key).or_insert_with(|| value.clone());
+        }
+    }
+    let matching = defaults::child_of(spec, "selector")
+        .and_then(|selector| defaults::child_of(selector, "matchLabels"));
+    if let Some(matching) = matching {
+        matching
+            .entry("batch.kubernetes.io/controller-uid")
+            .or_insert(uid);
     }
 }
 
@@ -144,6 +185,16 @@ fn builtin_status_on_create(resource: &ResourceType, object: &Value) -> Option<V
         ("apps", "Deployment") => json!({}),
         ("apps", "ReplicaSet") => json!({"replicas": 0}),
         ("apps", "StatefulSet") => json!({"replicas": 0, "availableReplicas": 0}),
+        ("apps", "DaemonSet") => json!({
+            "currentNumberScheduled": 0, "numberMisscheduled": 0,
+            "desiredNumberScheduled": 0, "numberReady": 0
+        }),
+        ("batch", "Job" | "CronJob") => json!({}),
+        ("", "PersistentVolumeClaim") => json!({"phase": "Pending"}),
+        ("networking.k8s.io", "Ingress") => json!({"loadBalancer": {}}),
+        ("policy", "PodDisruptionBudget") => json!({
+            "disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0
+        }),
         _ => return None,
     })
 }

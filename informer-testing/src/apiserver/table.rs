@@ -123,7 +123,7 @@ fn columns(resource: &ResourceType) -> Vec<Value> {
             age,
         ]
         .into_iter()
-        .chain(template_columns(true))
+        .chain(template_columns(Some(WORKLOAD_SELECTOR)))
         .collect(),
         ("apps", "ReplicaSet") => vec![
             name,
@@ -148,7 +148,7 @@ fn columns(resource: &ResourceType) -> Vec<Value> {
             age,
         ]
         .into_iter()
-        .chain(template_columns(true))
+        .chain(template_columns(Some(WORKLOAD_SELECTOR)))
         .collect(),
         ("apps", "StatefulSet") => vec![
             name,
@@ -156,7 +156,7 @@ fn columns(resource: &ResourceType) -> Vec<Value> {
             age,
         ]
         .into_iter()
-        .chain(template_columns(false))
+        .chain(template_columns(None))
         .collect(),
         ("coordination.k8s.io", "Lease") => {
             vec![name, column("Holder", "", "The holder of the lease."), age]
@@ -177,13 +177,15 @@ fn columns(resource: &ResourceType) -> Vec<Value> {
                 name,
             ]
         }
-        _ => vec![name, age],
+        (group, kind) => {
+            printers::columns(group, kind, name.clone(), age.clone()).unwrap_or(vec![name, age])
+        }
     }
 }
 
 /// The `-o wide` columns of the workload kinds: the template's containers and images, and
-/// the selector.
-fn template_columns(selector: bool) -> Vec<Value> {
+/// the selector (described so) if the kind prints one.
+fn template_columns(selector: Option<&str>) -> Vec<Value> {
     let mut columns = vec![
         typed(
             "Containers",
@@ -198,16 +200,14 @@ fn template_columns(selector: bool) -> Vec<Value> {
             "Images referenced by each container in the template.",
         ),
     ];
-    if selector {
-        columns.push(typed(
-            "Selector",
-            "string",
-            1,
-            "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.",
-        ));
+    if let Some(description) = selector {
+        columns.push(typed("Selector", "string", 1, description));
     }
     columns
 }
+
+/// The `Selector` column's description for Deployments and ReplicaSets.
+const WORKLOAD_SELECTOR: &str = "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.";
 
 /// A column of another type than `string`, or shown only with `-o wide` (`priority` 1).
 fn typed(name: &str, kind: &str, priority: u8, description: &str) -> Value {
@@ -243,8 +243,13 @@ struct Workload {
 
 impl Workload {
     fn of(object: &Value) -> Self {
+        Self::at(object, "/spec/template")
+    }
+
+    /// With the pod template at `template` (a JSON pointer).
+    fn at(object: &Value, template: &str) -> Self {
         let containers = object
-            .pointer("/spec/template/spec/containers")
+            .pointer(&format!("{template}/spec/containers"))
             .and_then(Value::as_array)
             .map(Vec::as_slice)
             .unwrap_or_default();
@@ -548,7 +553,8 @@ fn cells(resource: &ResourceType, object: &Value) -> Vec<Value> {
             vec![name, json!(holder), age]
         }
         ("", "Event") => event_cells(object, name),
-        _ => vec![name, age],
+        (group, kind) => printers::cells(group, kind, object, name.clone(), age.clone())
+            .unwrap_or(vec![name, age]),
     }
 }
 
@@ -738,6 +744,8 @@ fn human_duration(secs: u64) -> String {
         _ => format!("{d}d"),
     }
 }
+
+mod printers;
 
 #[cfg(test)]
 mod tests;

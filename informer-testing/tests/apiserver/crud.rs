@@ -716,6 +716,183 @@ async fn every_builtin_type_round_trips() {
     assert_eq!(lease.metadata.namespace.as_deref(), Some("team-a"));
 }
 
+/// Creates `object` through `api` (kube's typed client) and reads it back.
+async fn round_trip<K>(api: Api<K>, object: serde_json::Value) -> K
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::Serialize
+        + serde::de::DeserializeOwned,
+{
+    let body: K = serde_json::from_value(object).unwrap();
+    let name = body.meta().name.clone().unwrap();
+    within(api.create(&PostParams::default(), &body))
+        .await
+        .unwrap();
+    within(api.get(&name)).await.unwrap()
+}
+
+#[tokio::test]
+async fn jobs_rbac_storage_nodes_ingresses_and_budgets_round_trip_with_their_defaults() {
+    use k8s_openapi::api::apps::v1::DaemonSet;
+    use k8s_openapi::api::batch::v1::{CronJob, Job};
+    use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, ServiceAccount};
+    use k8s_openapi::api::networking::v1::Ingress;
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+    let server = server().await;
+    let client = server.client();
+    within(Api::<Namespace>::all(client.clone()).create(
+        &PostParams::default(),
+        &Namespace {
+            metadata: meta("team-b"),
+            ..Namespace::default()
+        },
+    ))
+    .await
+    .unwrap();
+    let template = json!({"spec": {"containers": [{"name": "c", "image": "busybox:1.36"}], "restartPolicy": "Never"}});
+
+    let job: Job = round_trip(
+        Api::namespaced(client.clone(), "team-b"),
+        json!({"metadata": {"name": "once", "namespace": "team-b"},
+        "spec": {"template": template}}),
+    )
+    .await;
+    let uid = job.metadata.uid.clone().unwrap();
+    let spec = job.spec.unwrap();
+    assert_eq!(
+        (spec.completions, spec.parallelism, spec.backoff_limit),
+        (Some(1), Some(1), Some(6))
+    );
+    assert_eq!(spec.manual_selector, Some(false));
+    let selector = spec.selector.unwrap().match_labels.unwrap();
+    assert_eq!(
+        selector.get("batch.kubernetes.io/controller-uid"),
+        Some(&uid)
+    );
+    let labels = spec.template.metadata.unwrap().labels.unwrap();
+    assert_eq!(labels.get("job-name").map(String::as_str), Some("once"));
+    assert_eq!(labels.get("controller-uid"), Some(&uid));
+    let jobs: Api<Job> = Api::namespaced(client.clone(), "team-b");
+    let unfinished = within(jobs.list(&ListParams::default().fields("status.successful=0")))
+        .await
+        .unwrap();
+    assert_eq!(names(&unfinished.items), ["once"]);
+
+    let cron: CronJob = round_trip(
+        Api::namespaced(client.clone(), "team-b"),
+        json!({"metadata": {"name": "nightly", "namespace": "team-b"},
+        "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"template": template}}}}),
+    )
+    .await;
+    let spec = cron.spec.unwrap();
+    assert_eq!(spec.concurrency_policy.as_deref(), Some("Allow"));
+    assert_eq!(
+        (
+            spec.successful_jobs_history_limit,
+            spec.failed_jobs_history_limit
+        ),
+        (Some(3), Some(1))
+    );
+    assert_eq!(
+        spec.job_template.spec.unwrap().backoff_limit,
+        None,
+        "a job template gets no Job defaults"
+    );
+
+    let daemons: DaemonSet = round_trip(
+        Api::namespaced(client.clone(), "team-b"),
+        json!({"metadata": {"name": "agent", "namespace": "team-b"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}},
+            "template": {"metadata": {"labels": {"app": "agent"}}, "spec": template["spec"]}},
+        "status": {"numberReady": 5}}),
+    )
+    .await;
+    assert_eq!(
+        daemons
+            .spec
+            .unwrap()
+            .update_strategy
+            .unwrap()
+            .type_
+            .as_deref(),
+        Some("RollingUpdate")
+    );
+    assert_eq!(
+        daemons.status.unwrap().number_ready,
+        0,
+        "the status sent is dropped"
+    );
+
+    let claim: PersistentVolumeClaim = round_trip(
+        Api::namespaced(client.clone(), "team-b"),
+        json!({"metadata": {"name": "data", "namespace": "team-b"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}),
+    )
+    .await;
+    assert_eq!(
+        claim.spec.unwrap().volume_mode.as_deref(),
+        Some("Filesystem")
+    );
+    assert_eq!(claim.status.unwrap().phase.as_deref(), Some("Pending"));
+
+    let account: ServiceAccount = round_trip(
+        Api::namespaced(client.clone(), "team-b"),
+        json!({"metadata": {"name": "bot", "namespace": "team-b"}}),
+    )
+    .await;
+    assert_eq!(account.metadata.namespace.as_deref(), Some("team-b"));
+    let rule = json!([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]);
+    let _: Role = round_trip(
+        Api::namespaced(client.clone(), "team-b"),
+        json!({"metadata": {"name": "reader", "namespace": "team-b"}, "rules": rule}),
+    )
+    .await;
+    let binding: RoleBinding = round_trip(
+        Api::namespaced(client.clone(), "team-b"),
+        json!({"metadata": {"name": "bot-reads", "namespace": "team-b"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"},
+        "subjects": [{"kind": "ServiceAccount", "name": "bot", "namespace": "team-b"}]}),
+    )
+    .await;
+    assert_eq!(binding.role_ref.name, "reader");
+    let role: ClusterRole = round_trip(
+        Api::all(client.clone()),
+        json!({"metadata": {"name": "node-reader"}, "rules": rule}),
+    )
+    .await;
+    assert!(role.metadata.namespace.is_none());
+    let _: ClusterRoleBinding = round_trip(Api::all(client.clone()), json!({"metadata": {"name": "alice-reads"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "node-reader"},
+        "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}]})).await;
+    let node: Node = round_trip(
+        Api::all(client.clone()),
+        json!({"metadata": {"name": "node-1"}, "spec": {"unschedulable": true}}),
+    )
+    .await;
+    let nodes: Api<Node> = Api::all(client.clone());
+    let cordoned = within(nodes.list(&ListParams::default().fields("spec.unschedulable=true")))
+        .await
+        .unwrap();
+    assert_eq!(names(&cordoned.items), [node.metadata.name.unwrap()]);
+    let ingress: Ingress = round_trip(
+        Api::namespaced(client.clone(), "team-b"),
+        json!({"metadata": {"name": "web", "namespace": "team-b"},
+        "spec": {"rules": [{"host": "example.com"}]}}),
+    )
+    .await;
+    assert!(ingress.status.is_some());
+    let budget: PodDisruptionBudget = round_trip(
+        Api::namespaced(client.clone(), "team-b"),
+        json!({"metadata": {"name": "web", "namespace": "team-b"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}),
+    )
+    .await;
+    assert_eq!(budget.status.unwrap().disruptions_allowed, 0);
+}
+
 #[tokio::test]
 async fn resource_versions_are_shared_across_types() {
     let server = server().await;

@@ -64,6 +64,15 @@ async fn discovery_lists_builtin_and_custom_resources() {
     expect("apps", "deployments", "Deployment", true);
     expect("apps", "replicasets", "ReplicaSet", true);
     expect("coordination.k8s.io", "leases", "Lease", true);
+    expect("", "serviceaccounts", "ServiceAccount", true);
+    expect("", "nodes", "Node", false);
+    expect("batch", "jobs", "Job", true);
+    expect(
+        "rbac.authorization.k8s.io",
+        "clusterroles",
+        "ClusterRole",
+        false,
+    );
     expect("example.com", "widgets", "Widget", true);
     expect("example.com", "zones", "Zone", false);
 }
@@ -79,7 +88,15 @@ async fn version_and_group_documents() {
     let names: Vec<&str> = groups.groups.iter().map(|g| g.name.as_str()).collect();
     assert_eq!(
         names,
-        ["apiextensions.k8s.io", "apps", "coordination.k8s.io"]
+        [
+            "apiextensions.k8s.io",
+            "apps",
+            "batch",
+            "coordination.k8s.io",
+            "networking.k8s.io",
+            "policy",
+            "rbac.authorization.k8s.io"
+        ]
     );
 
     let core = within(server.client().list_core_api_versions())

@@ -774,3 +774,136 @@ async fn kubectl_server_side_apply_with_two_managers_conflicts_and_forces() {
     assert_eq!(managers, ["team-b"], "team-a lost its only field");
     kubectl.cleanup();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_creates_jobs_rbac_and_the_other_kinds_a_controller_makes() {
+    let Some(binary) = find_kubectl() else {
+        println!("skipping: kubectl not found");
+        return;
+    };
+    let server = server().await;
+    let kubectl = Kubectl::new(binary, &server);
+    // The typed create subcommands send protobuf.
+    for (args, printed) in [
+        (
+            &["create", "serviceaccount", "bot"][..],
+            "serviceaccount/bot created",
+        ),
+        (
+            &[
+                "create",
+                "role",
+                "reader",
+                "--verb=get,list",
+                "--resource=pods",
+            ],
+            "role.rbac.authorization.k8s.io/reader created",
+        ),
+        (
+            &[
+                "create",
+                "rolebinding",
+                "bot-reads",
+                "--role=reader",
+                "--serviceaccount=default:bot",
+            ],
+            "rolebinding.rbac.authorization.k8s.io/bot-reads created",
+        ),
+        (
+            &[
+                "create",
+                "clusterrole",
+                "node-reader",
+                "--verb=get",
+                "--resource=nodes",
+            ],
+            "clusterrole.rbac.authorization.k8s.io/node-reader created",
+        ),
+        (
+            &[
+                "create",
+                "clusterrolebinding",
+                "alice",
+                "--clusterrole=node-reader",
+                "--user=alice",
+            ],
+            "clusterrolebinding.rbac.authorization.k8s.io/alice created",
+        ),
+        (
+            &[
+                "create",
+                "job",
+                "once",
+                "--image=busybox:1.36",
+                "--",
+                "echo",
+                "hi",
+            ],
+            "job.batch/once created",
+        ),
+        (
+            &[
+                "create",
+                "cronjob",
+                "nightly",
+                "--image=busybox:1.36",
+                "--schedule=0 3 * * *",
+            ],
+            "cronjob.batch/nightly created",
+        ),
+        (
+            &["create", "ingress", "web", "--rule=example.com/=web:80"],
+            "ingress.networking.k8s.io/web created",
+        ),
+        (
+            &[
+                "create",
+                "poddisruptionbudget",
+                "web",
+                "--selector=app=web",
+                "--min-available=1",
+            ],
+            "poddisruptionbudget.policy/web created",
+        ),
+    ] {
+        assert_eq!(kubectl.ok(args).await.trim(), printed);
+    }
+    let job = server
+        .get_json("batch/v1", "Job", Some("default"), "once")
+        .unwrap();
+    let uid = job["metadata"]["uid"].as_str().unwrap();
+    assert_eq!(
+        job["spec"]["selector"]["matchLabels"]["batch.kubernetes.io/controller-uid"],
+        uid
+    );
+    assert_eq!(
+        job["spec"]["template"]["metadata"]["labels"]["job-name"],
+        "once"
+    );
+    assert_eq!(job["spec"]["backoffLimit"], 6);
+
+    let jobs = kubectl.ok(&["get", "jobs"]).await;
+    let header: Vec<&str> = jobs.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"],
+        "{jobs}"
+    );
+    assert!(jobs.contains("Running") && jobs.contains("0/1"), "{jobs}");
+    let bindings = kubectl.ok(&["get", "rolebindings", "-o", "wide"]).await;
+    assert!(
+        bindings.contains("Role/reader") && bindings.contains("default/bot"),
+        "{bindings}"
+    );
+    let all = kubectl.ok(&["get", "all"]).await;
+    assert!(
+        all.contains("job.batch/once") && all.contains("cronjob.batch/nightly"),
+        "{all}"
+    );
+    let accounts = kubectl.ok(&["get", "sa"]).await;
+    assert!(
+        accounts.lines().next().unwrap().contains("SECRETS"),
+        "{accounts}"
+    );
+    kubectl.cleanup();
+}

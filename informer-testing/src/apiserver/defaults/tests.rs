@@ -262,3 +262,63 @@ fn defaulting_twice_changes_nothing_more() {
     );
     assert_eq!(defaulted("apps", "statefulsets", once.clone()), once);
 }
+
+#[test]
+fn a_job_takes_its_templates_labels_when_it_has_none() {
+    let job = defaulted(
+        "batch",
+        "jobs",
+        json!({"metadata": {"name": "j"},
+            "spec": {"template": {"metadata": {"labels": {"app": "batch"}}, "spec": {}}}}),
+    );
+    assert_eq!(job["metadata"]["labels"], json!({"app": "batch"}));
+    let labelled = defaulted(
+        "batch",
+        "jobs",
+        json!({"metadata": {"name": "j", "labels": {"own": "x"}},
+            "spec": {"template": {"metadata": {"labels": {"app": "batch"}}, "spec": {}}}}),
+    );
+    assert_eq!(labelled["metadata"]["labels"], json!({"own": "x"}));
+}
+
+#[test]
+fn a_job_with_parallelism_only_gets_no_completions_and_one_per_index_the_largest_backoff() {
+    let job = defaulted(
+        "batch",
+        "jobs",
+        json!({"metadata": {"name": "j"}, "spec": {"parallelism": 3, "backoffLimitPerIndex": 1,
+            "podFailurePolicy": {"rules": []}}}),
+    );
+    let spec = &job["spec"];
+    assert!(spec.get("completions").is_none());
+    assert_eq!(spec["parallelism"], 3);
+    assert_eq!(spec["backoffLimit"], i64::from(i32::MAX));
+    assert_eq!(spec["podReplacementPolicy"], "Failed");
+}
+
+#[test]
+fn templates_lose_a_null_creation_timestamp() {
+    let deployment = defaulted(
+        "apps",
+        "deployments",
+        json!({"metadata": {"name": "d"}, "spec": {"template": {
+            "metadata": {"creationTimestamp": null, "labels": {"app": "d"}}, "spec": {}}}}),
+    );
+    assert_eq!(
+        deployment["spec"]["template"]["metadata"],
+        json!({"labels": {"app": "d"}})
+    );
+    let cron = defaulted(
+        "batch",
+        "cronjobs",
+        json!({"metadata": {"name": "c"}, "spec": {"jobTemplate": {
+            "metadata": {"creationTimestamp": null},
+            "spec": {"template": {"metadata": {"creationTimestamp": null}, "spec": {}}}}}}),
+    );
+    assert_eq!(cron["spec"]["jobTemplate"]["metadata"], json!({}));
+    assert_eq!(
+        cron["spec"]["jobTemplate"]["spec"]["template"]["metadata"],
+        json!({})
+    );
+    assert_eq!(cron["spec"]["suspend"], false);
+}

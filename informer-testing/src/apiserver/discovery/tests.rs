@@ -78,8 +78,12 @@ fn documents_list_registered_resources() {
         [
             "apiextensions.k8s.io",
             "apps",
+            "batch",
             "coordination.k8s.io",
-            "example.com"
+            "example.com",
+            "networking.k8s.io",
+            "policy",
+            "rbac.authorization.k8s.io"
         ]
     );
     let zones = resource_list(&registry, "example.com", "v1alpha1").unwrap();

@@ -170,10 +170,9 @@ impl Types {
                 format!("apiextensions_apiserver.pkg.apis.apiextensions.{version}.{kind}")
             }
             group => {
-                let short = group.strip_suffix(".k8s.io").unwrap_or(group);
-                if short.contains('.') {
-                    return None;
-                }
+                // The Go package: the group's first label (`rbac` for
+                // `rbac.authorization.k8s.io`); a custom resource's finds no message.
+                let short = group.split('.').next().unwrap_or(group);
                 format!("api.{short}.{version}.{kind}")
             }
         };

@@ -303,3 +303,174 @@ fn event_rows_say_when_what_and_who_as_kubectl_get_events() {
     assert_eq!(cells[5], "scheduler");
     assert_eq!(cells[8], 1);
 }
+
+#[test]
+fn job_rows_show_status_completions_and_duration() {
+    let (names, cells) = columns_and_cells(
+        "jobs",
+        "batch",
+        json!({"metadata": {"name": "once"},
+            "spec": {"completions": 3, "selector": {"matchLabels": {"a": "b"}},
+                "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}},
+            "status": {"succeeded": 3, "startTime": "2026-01-01T00:00:00Z",
+                "completionTime": "2026-01-01T00:01:30Z",
+                "conditions": [{"type": "Complete", "status": "True"}]}}),
+    );
+    assert_eq!(
+        names,
+        [
+            "Name",
+            "Status",
+            "Completions",
+            "Duration",
+            "Age",
+            "Containers",
+            "Images",
+            "Selector"
+        ]
+    );
+    assert_eq!(cells[1..4], [json!("Complete"), json!("3/3"), json!("90s")]);
+    assert_eq!(cells[5..], [json!("c"), json!("busybox"), json!("a=b")]);
+    let (_, running) = columns_and_cells(
+        "jobs",
+        "batch",
+        json!({"metadata": {"name": "many"}, "spec": {"parallelism": 4}}),
+    );
+    assert_eq!(
+        running[1..4],
+        [json!("Running"), json!("0/1 of 4"), json!("")]
+    );
+}
+
+#[test]
+fn cron_job_and_daemon_set_rows() {
+    let (names, cells) = columns_and_cells(
+        "cronjobs",
+        "batch",
+        json!({"metadata": {"name": "nightly"},
+            "spec": {"schedule": "0 3 * * *", "suspend": true,
+                "jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}}}},
+            "status": {"active": [{"name": "nightly-1"}]}}),
+    );
+    assert_eq!(
+        names[1..6],
+        ["Schedule", "Timezone", "Suspend", "Active", "Last Schedule"]
+    );
+    assert_eq!(
+        cells[1..6],
+        [
+            json!("0 3 * * *"),
+            json!("<none>"),
+            json!("True"),
+            json!(1),
+            json!("<none>")
+        ]
+    );
+    assert_eq!(cells[7..9], [json!("c"), json!("i")]);
+    let (names, cells) = columns_and_cells(
+        "daemonsets",
+        "apps",
+        json!({"metadata": {"name": "agent"},
+            "spec": {"template": {"spec": {"nodeSelector": {"zone": "a", "os": "linux"}}}},
+            "status": {"desiredNumberScheduled": 3, "numberReady": 2}}),
+    );
+    assert_eq!(names[6], "Node Selector");
+    assert_eq!(
+        cells[1..7],
+        [
+            json!(3),
+            json!(0),
+            json!(2),
+            json!(0),
+            json!(0),
+            json!("os=linux,zone=a")
+        ]
+    );
+}
+
+#[test]
+fn binding_rows_name_their_role_and_subjects_by_kind() {
+    let (names, cells) = columns_and_cells(
+        "rolebindings",
+        "rbac.authorization.k8s.io",
+        json!({"metadata": {"name": "b"},
+            "roleRef": {"kind": "Role", "name": "reader"},
+            "subjects": [{"kind": "User", "name": "alice"}, {"kind": "User", "name": "bob"},
+                {"kind": "Group", "name": "devs"},
+                {"kind": "ServiceAccount", "name": "bot", "namespace": "ci"}]}),
+    );
+    assert_eq!(
+        names,
+        ["Name", "Role", "Age", "Users", "Groups", "ServiceAccounts"]
+    );
+    assert_eq!(cells[1], "Role/reader");
+    assert_eq!(
+        cells[3..],
+        [json!("alice, bob"), json!("devs"), json!("ci/bot")]
+    );
+}
+
+#[test]
+fn node_claim_ingress_and_budget_rows() {
+    let (_, node) = columns_and_cells(
+        "nodes",
+        "",
+        json!({"metadata": {"name": "n", "labels": {"node-role.kubernetes.io/worker": "", "kubernetes.io/role": "infra"}},
+            "spec": {"unschedulable": true},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}],
+                "nodeInfo": {"kubeletVersion": "v1.36.3"},
+                "addresses": [{"type": "InternalIP", "address": "10.0.0.5"}]}}),
+    );
+    assert_eq!(
+        node[1..6],
+        [
+            json!("Ready,SchedulingDisabled"),
+            json!("infra,worker"),
+            node[3].clone(),
+            json!("v1.36.3"),
+            json!("10.0.0.5")
+        ]
+    );
+    let (_, claim) = columns_and_cells(
+        "persistentvolumeclaims",
+        "",
+        json!({"metadata": {"name": "data"},
+            "spec": {"volumeName": "pv-1", "storageClassName": "fast"},
+            "status": {"phase": "Bound", "capacity": {"storage": "10Gi"},
+                "accessModes": ["ReadWriteMany", "ReadWriteOnce"]}}),
+    );
+    assert_eq!(
+        claim[1..7],
+        [
+            json!("Bound"),
+            json!("pv-1"),
+            json!("10Gi"),
+            json!("RWO,RWX"),
+            json!("fast"),
+            json!("<unset>")
+        ]
+    );
+    let (_, ingress) = columns_and_cells(
+        "ingresses",
+        "networking.k8s.io",
+        json!({"metadata": {"name": "web"},
+            "spec": {"ingressClassName": "nginx", "tls": [{}],
+                "rules": [{"host": "a"}, {"host": "b"}, {"host": "c"}, {"host": "d"}, {}]},
+            "status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}, {"hostname": "lb.example"}]}}}),
+    );
+    assert_eq!(
+        ingress[1..5],
+        [
+            json!("nginx"),
+            json!("a,b,c + 1 more..."),
+            json!("1.2.3.4,lb.example"),
+            json!("80, 443")
+        ]
+    );
+    let (_, budget) = columns_and_cells(
+        "poddisruptionbudgets",
+        "policy",
+        json!({"metadata": {"name": "pdb"}, "spec": {"maxUnavailable": "25%"}, "status": {"disruptionsAllowed": 2}}),
+    );
+    assert_eq!(budget[1..4], [json!("N/A"), json!("25%"), json!(2)]);
+}
