@@ -66,8 +66,8 @@ use std::io::{self, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
-use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -1105,11 +1105,21 @@ impl Processes {
     ) -> Result<(kube::Config, Kubeconfig), Error> {
         let certificate = self.dir.join("certs").join("apiserver.crt");
         let url = format!("https://127.0.0.1:{}", self.ports.apiserver);
+        // The API server writes the file in place (the serving certificate, then the CA that
+        // signed it): a read can see only its first part, which parses but trusts nothing.
+        // Taken once two reads in a row agree and it ends with a whole certificate.
+        let last_read = Arc::new(parking_lot::Mutex::new(None::<Vec<u8>>));
         self.poll(Component::ApiServer, deadline, || {
             let (certificate, url) = (certificate.clone(), url.clone());
+            let last_read = last_read.clone();
             async move {
                 let pem = std::fs::read(&certificate)
                     .map_err(|e| format!("{}: {e}", certificate.display()))?;
+                let previous = last_read.lock().replace(pem.clone());
+                let whole = pem.trim_ascii_end().ends_with(b"-----END CERTIFICATE-----");
+                if !whole || previous.as_deref() != Some(pem.as_slice()) {
+                    return Err(format!("{}: still being written", certificate.display()));
+                }
                 let kubeconfig = kubeconfig_for(&url, &pem)?;
                 // Fails while the file is still being written.
                 let config = kube::Config::from_custom_kubeconfig(
