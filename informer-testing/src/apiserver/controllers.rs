@@ -1,6 +1,7 @@
 //! The controllers that run inside the server, as kube-controller-manager's run beside a
-//! cluster's API server: the [garbage collector](super::gc) and the
-//! [namespace controller](super::namespaces). Each is driven by the store's change
+//! cluster's API server: the [garbage collector](super::gc), the
+//! [namespace controller](super::namespaces) and the
+//! [service account controller](super::service_accounts). Each is driven by the store's change
 //! subscription: every committed change is shown to it ([`Controller::observe`]), and it
 //! works ([`Controller::step`]) until it has nothing left to do, then waits for the next
 //! change. A controller reads and writes the store directly, under the writer lock, one

@@ -99,7 +99,7 @@
 //! Not served: other built-in types, aggregated discovery, protobuf responses, admission
 //! webhooks, RBAC (one token can do everything), defaulting beyond Pod and Namespace
 //! phases and the namespace label, controllers other than the garbage collector, the
-//! namespace controller and the CRD controllers, and Go's distinction between a zero value
+//! namespace and service account controllers and the CRD controllers, and Go's distinction between a zero value
 //! and an unset pointer in protobuf bodies (zero numbers and `false` are kept as sent). For
 //! CRDs and field ownership: CEL rules (`x-kubernetes-validations`), conversion webhooks
 //! (versions convert with the `None` strategy; the storage version's schema prunes and
@@ -150,6 +150,7 @@ mod scale;
 mod schema;
 mod selector;
 mod server;
+mod service_accounts;
 mod services;
 mod status;
 mod storage;
@@ -405,7 +406,7 @@ impl TestApiServerBuilder {
     /// Whether the garbage collector runs (default: it does). Without it, deleting an owner
     /// leaves its dependents, and objects whose owner references point nowhere stay, as on a
     /// cluster without kube-controller-manager (envtest): for fixtures that carry made-up
-    /// owner references. The namespace controller runs either way.
+    /// owner references. The namespace and service account controllers run either way.
     ///
     /// ```
     /// let builder = informer_testing::TestApiServer::builder().garbage_collector(false);
@@ -478,6 +479,7 @@ impl TestApiServerBuilder {
             limits,
         };
         let namespace_controller = namespaces::NamespaceController::new(&registry);
+        let account_controller = service_accounts::ServiceAccountController::new(&registry);
         let shared = Arc::new(Shared::new(address, registry, settings, security));
         for spec in &self.custom_resources {
             shared
@@ -487,6 +489,7 @@ impl TestApiServerBuilder {
         let task = tokio::spawn(server::serve(listener, shared.clone()));
         let mut controllers = vec![
             tokio::spawn(controllers::run(shared.clone(), namespace_controller)),
+            tokio::spawn(controllers::run(shared.clone(), account_controller)),
             tokio::spawn(crd::finish_deletions(shared.clone())),
         ];
         if self.garbage_collector {
@@ -526,7 +529,7 @@ impl TestApiServerBuilder {
 pub struct TestApiServer {
     shared: Arc<Shared>,
     task: JoinHandle<()>,
-    /// The garbage collector and the namespace controller.
+    /// The garbage collector, the namespace and service account controllers.
     controllers: Vec<JoinHandle<()>>,
     address: SocketAddr,
     identity: Option<&'static tls::Identity>,

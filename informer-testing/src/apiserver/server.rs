@@ -33,6 +33,7 @@ use super::patch::{self, PatchKind};
 use super::resource::{Registry, ResourceType};
 use super::scale;
 use super::selector::{FieldSelector, LabelSelector};
+use super::service_accounts;
 use super::status::{ApiError, FieldError, StatusReason, success_status};
 use super::storage::queue::Queue;
 use super::storage::{
@@ -239,6 +240,8 @@ fn seed_namespaces(store: &mut Store, registry: &Registry) {
             tracing::warn!(%err, name, "failed to create a default namespace");
         }
     }
+    // Their default ServiceAccounts too, so that a fresh server has no write pending.
+    service_accounts::create_defaults(store, registry, &DEFAULT_NAMESPACES);
 }
 
 /// Accepts connections until the task is aborted.

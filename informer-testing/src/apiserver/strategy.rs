@@ -18,6 +18,7 @@ use super::defaults;
 use super::fields::{self, Writer};
 use super::pods;
 use super::resource::ResourceType;
+use super::service_accounts;
 use super::status::ApiError;
 use super::storage::{Subresource, WriteOptions};
 use super::time::now_rfc3339;
@@ -113,6 +114,7 @@ pub(crate) fn prepare_create(resource: &ResourceType, object: &mut Value, option
         map.remove("status");
     }
     if is_pod(resource) {
+        service_accounts::admit_pod(object);
         pods::admit_create(object);
     }
     if !resource.custom && resource.group == "batch" && resource.kind == "Job" {

@@ -56,7 +56,10 @@ async fn history_is_bounded_by_bytes_and_older_versions_are_gone() {
         stats.history_changes < 10,
         "40 changes of 512 KiB do not fit 4 MiB: {stats:?}"
     );
-    assert_eq!(stats.objects, 5, "4 namespaces and the ConfigMap");
+    assert_eq!(
+        stats.objects, 9,
+        "4 namespaces, their default ServiceAccounts and the ConfigMap"
+    );
     let mut events = api
         .watch(&WatchParams::default(), &first)
         .await

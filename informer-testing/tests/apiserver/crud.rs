@@ -218,7 +218,13 @@ async fn updates_with_stale_versions_conflict() {
     let updated = within(maps.replace("c", &PostParams::default(), &first))
         .await
         .unwrap();
-    assert!(updated.metadata.resource_version > created.metadata.resource_version);
+    let rv = |m: &ConfigMap| {
+        m.metadata
+            .resource_version
+            .as_deref()
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    assert!(rv(&updated) > rv(&created));
     assert_eq!(updated.metadata.uid, created.metadata.uid);
     assert_eq!(
         updated.metadata.creation_timestamp,
