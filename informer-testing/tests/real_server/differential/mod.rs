@@ -138,7 +138,9 @@ impl Side {
     }
 
     /// Until `path` answers `status` (a CRD's type served: 200; an object or a type gone:
-    /// 404): the real server's controllers act asynchronously.
+    /// 404): the real server's controllers act asynchronously. A type served (200 from its
+    /// collection) is also waited for in its group version's discovery document, which the
+    /// real server's discovery controller updates on its own time.
     async fn wait_until(&self, path: &str, status: u16) {
         for _ in 0..600 {
             let request = http::Request::get(path)
@@ -147,11 +149,43 @@ impl Side {
             if let Ok(response) = self.client.send(request).await
                 && response.status().as_u16() == status
             {
+                if status == 200 {
+                    self.wait_until_discovered(path).await;
+                }
                 return;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         panic!("{}: {path} did not answer {status} within 60 s", self.name);
+    }
+
+    /// Until `/apis/<group>/<version>` lists the resource whose collection is `path`
+    /// (`/apis/<group>/<version>/[namespaces/<ns>/]<plural>`); nothing for other paths.
+    async fn wait_until_discovered(&self, path: &str) {
+        let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        let (group, version, plural) = match segments.as_slice() {
+            ["apis", group, version, plural]
+            | ["apis", group, version, "namespaces", _, plural] => (*group, *version, *plural),
+            _ => return,
+        };
+        let document = format!("/apis/{group}/{version}");
+        for _ in 0..600 {
+            let request = http::Request::get(document.as_str())
+                .body(Vec::new())
+                .expect("a valid request");
+            if let Ok(list) = self.client.request::<Value>(request).await
+                && list["resources"]
+                    .as_array()
+                    .is_some_and(|r| r.iter().any(|r| r["name"] == *plural))
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!(
+            "{}: {document} did not list {plural} within 60 s",
+            self.name
+        );
     }
 }
 
