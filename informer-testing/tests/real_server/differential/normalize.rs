@@ -9,7 +9,8 @@
 //!   step produced, `after @<step>` for one between that write and the next, `before any
 //!   write`, or `0`. Their order is compared, not their digits (an etcd revision and the fake's
 //!   counter count different things). Numbers in messages about resource versions get the
-//!   same treatment;
+//!   same treatment, but for the oldest version a "too old resource version" message says
+//!   the server keeps, which depends on its watch cache's start, not on the request;
 //! - continue tokens become `<continue token>` (their encoding is the server's business;
 //!   whether they work is what the paging steps check);
 //! - generated names keep their `generateName` prefix and lose the random suffix;
@@ -145,6 +146,17 @@ impl Normalizer {
             if text.contains(uid.as_str()) {
                 text = text.replace(uid.as_str(), label);
             }
+        }
+        if let Some(rest) = text.strip_prefix("too old resource version: ")
+            && let Some((requested, _oldest)) = rest.split_once(" (")
+        {
+            // The oldest version a server still keeps depends on when its watch cache
+            // started and how much it holds, not on the request: only the requested one is
+            // compared.
+            return format!(
+                "too old resource version: {} (<oldest kept>)",
+                self.replace_numbers(requested)
+            );
         }
         if text.to_ascii_lowercase().contains("resource version") {
             text = self.replace_numbers(&text);
