@@ -87,7 +87,9 @@
 //!
 //! [`Chaos::scenario`] runs a schedule you write out ([`Step`]s: world changes, faults,
 //! pauses) instead of generated ones, with the same invariants, convergence check and
-//! shrinking: "crash right after the first write, then delete the parent" as a test.
+//! shrinking: "crash right after the first write, then change the parent while it is down"
+//! as a test. Its steps run back to back; a [`Step::Settle`] lets the controller act
+//! between two of them.
 //!
 //! # Seeds
 //!
@@ -527,28 +529,48 @@ impl Chaos {
     }
 
     /// Runs this schedule, written out, instead of the seeds' generated ones: a scenario you
-    /// want tested as it is (crash right after the first write, then delete the parent), or
-    /// a regression test for what a seed found. A failure [`Report`] prints its shrunk
-    /// schedule as the code of such a call, to paste. The world's steps are the scenario's
-    /// own ([`world`](Self::world) is not used); invariants, convergence, replicas, leader
-    /// election and the server's configuration apply as in a seeded run. It runs once;
-    /// `INFORMER_CHAOS_SEED` and `INFORMER_CHAOS_SEEDS` do not apply.
+    /// want tested as it is (crash right after the first write, change the parent while the
+    /// controller is down), or a regression test for what a seed found. A failure [`Report`]
+    /// prints its shrunk schedule as the code of such a call, to paste in place of the seeds
+    /// on the same builder (its invariants and convergence check are what make the steps a
+    /// test). The world's steps are the scenario's own ([`world`](Self::world) is not used);
+    /// invariants, convergence, replicas, leader election and the server's configuration
+    /// apply as in a seeded run. It runs once; `INFORMER_CHAOS_SEED` and
+    /// `INFORMER_CHAOS_SEEDS` do not apply.
+    ///
+    /// **Steps do not wait for the controller.** They run back to back, as fast as the
+    /// harness can make them: a fault armed for the controller's next write, then a world
+    /// change, both happen before the controller has written anything. Put
+    /// [`Step::Settle`] (or a [`Step::Wait`]) wherever the controller should act before the
+    /// next step. Convergence is checked once, after the last step: end the scenario in the
+    /// state whose outcome you want checked (a scenario that ends by deleting everything
+    /// cannot show that an update was missed).
     ///
     /// ```no_run
-    /// use std::time::Duration;
-    /// use informer_testing::chaos::{Chaos, Step, WorldStep};
+    /// use informer_testing::chaos::{Chaos, Cluster, Step, WorldStep};
+    /// use k8s_openapi::api::core::v1::ConfigMap;
     /// use serde_json::json;
     /// # async fn my_controller(_c: kube::Client, _s: tokio_util::sync::CancellationToken) {}
     /// # async fn demo() {
     /// let settings = json!({"apiVersion": "v1", "kind": "ConfigMap",
     ///     "metadata": {"name": "settings", "namespace": "default"}, "data": {"mode": "a"}});
     /// Chaos::new(|client, stop| my_controller(client, stop))
+    ///     .converges(|cluster: &Cluster| {
+    ///         let source = cluster.get::<ConfigMap>(Some("default"), "settings");
+    ///         let mirror = cluster.get::<ConfigMap>(Some("default"), "settings-mirror");
+    ///         match (source, mirror) {
+    ///             (Some(s), Some(m)) if s.data == m.data => Ok(()),
+    ///             (s, m) => Err(format!("{:?} mirrored as {:?}", s.map(|s| s.data), m.map(|m| m.data))),
+    ///         }
+    ///     })
     ///     .scenario([
     ///         Step::World(WorldStep::create(&settings)),
+    ///         // Crash right after the controller's next write, then let it write.
     ///         Step::Crash { after_writes: 1, down_steps: 1 },
+    ///         Step::Settle,
+    ///         // Changed while it is down; it restarts after this step, caches empty.
     ///         Step::World(WorldStep::set(&settings, "/data/mode", "b")),
-    ///         Step::Wait(Duration::from_millis(50)),
-    ///         Step::World(WorldStep::delete(&settings)),
+    ///         Step::DropWatches { compact: true },
     ///     ])
     ///     .run()
     ///     .await;

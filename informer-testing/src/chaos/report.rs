@@ -346,7 +346,7 @@ impl fmt::Display for Report {
         }
         writeln!(
             f,
-            "the shrunk schedule as a scenario, for a regression test:"
+            "the shrunk schedule as a scenario, for a regression test (in place of the seeds, on the same builder):"
         )?;
         for line in self.scenario_code().lines() {
             writeln!(f, "  {line}")?;

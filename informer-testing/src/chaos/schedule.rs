@@ -70,7 +70,9 @@ pub enum Step {
     /// The world changes.
     World(WorldStep),
     /// The controller crashes right after the server commits its `after_writes`-th write
-    /// from now (0: now), stays down for `down_steps` steps, and restarts.
+    /// from now (0: now), stays down for `down_steps` steps, and restarts. The steps after
+    /// it do not wait for that write: in a written scenario, follow it with
+    /// [`Step::Settle`] to let the controller write (and crash) first.
     Crash {
         /// Which write (1: the next one); 0 crashes at once.
         after_writes: u32,
