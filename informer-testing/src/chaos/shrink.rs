@@ -83,6 +83,9 @@ where
     }
 
     let mut granularity = 2;
+    // Whether ddmin ran to its end (no smaller failing schedule to find), rather than to
+    // the budget.
+    let mut finished = kept.len() < 2;
     while kept.len() >= 2 && !exhausted(&runs) {
         let chunks = split(&kept, granularity);
         // Subsets first, then (when they differ from the subsets) complements.
@@ -123,15 +126,19 @@ where
                 granularity = if subset { 2 } else { (granularity - 1).max(2) };
             }
             None if exhausted(&runs) => break,
-            None if granularity >= kept.len() => break,
+            None if granularity >= kept.len() => {
+                finished = true;
+                break;
+            }
             None => granularity = (granularity * 2).min(kept.len()),
         }
     }
+    finished |= kept.len() < 2;
     Shrunk {
         kept,
         evidence,
         runs: runs.load(Ordering::Relaxed),
-        exhausted: refused.load(Ordering::Relaxed),
+        exhausted: refused.load(Ordering::Relaxed) || !finished,
     }
 }
 

@@ -240,6 +240,19 @@ async fn ddmin_stops_at_its_budget() {
     assert!(shrunk.exhausted);
 }
 
+#[tokio::test]
+async fn ddmin_that_spends_its_budget_on_a_success_still_says_it_stopped_there() {
+    let failing = |c: Vec<usize>| async move { (c.len() > 1).then_some(()) };
+    let one_at_a_time = Budget {
+        attempts: 1,
+        runs: 1,
+        concurrency: 1,
+    };
+    let shrunk = shrink::ddmin((0..64).collect(), (), Vec::new(), &one_at_a_time, failing).await;
+    assert_eq!((shrunk.runs, shrunk.kept.len()), (1, 32));
+    assert!(shrunk.exhausted, "32 steps left, and smaller ones fail too");
+}
+
 #[test]
 fn split_makes_contiguous_chunks_of_nearly_equal_length() {
     let chunks = shrink::split(&[0, 1, 2, 3, 4, 5, 6], 3);
