@@ -310,7 +310,7 @@ async fn deployments_under_chaos() {
 fn the_readme_shows_a_test_that_runs_here() {
     let readme = include_str!("../../README.md");
     let start = readme
-        .find("```rust,ignore\nuse informer::testing::chaos")
+        .find("```rust,ignore\nuse informer::prelude::RunController")
         .expect("the README's chaos test");
     let block = &readme[start..];
     let block = &block[..block[3..].find("```").expect("its end") + 3];
