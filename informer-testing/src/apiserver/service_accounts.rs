@@ -114,15 +114,13 @@ impl Controller for ServiceAccountController {
     fn observe(&mut self, _store: &Store, change: &Change) {
         if Some(&change.resource) == self.namespaces.as_ref() {
             if change.event != EventType::Deleted && !is_terminating(&change.object) {
-                let namespace = change.key.to_string();
-                self.push(&namespace);
+                self.push(&change.key);
             }
         } else if Some(&change.resource) == self.accounts.as_ref()
             && change.event == EventType::Deleted
             && let Some((namespace, DEFAULT)) = change.key.split_once('/')
         {
-            let namespace = namespace.to_string();
-            self.push(&namespace);
+            self.push(namespace);
         }
     }
 

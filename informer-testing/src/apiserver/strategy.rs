@@ -113,17 +113,21 @@ pub(crate) fn prepare_create(resource: &ResourceType, object: &mut Value, option
     {
         map.remove("status");
     }
-    if is_pod(resource) {
-        service_accounts::admit_pod(object);
-        pods::admit_create(object);
-    }
-    if !resource.custom && resource.group == "batch" && resource.kind == "Job" {
-        generate_job_selector(object);
-    }
-    if let Some(status) = builtin_status_on_create(resource, object)
-        && let Value::Object(map) = object
-    {
-        map.insert("status".into(), status);
+    if !resource.custom {
+        // What admission and the type's strategy add, outside the creator's fields.
+        match (resource.group.as_str(), resource.kind.as_str()) {
+            ("", "Pod") => {
+                service_accounts::admit_pod(object);
+                pods::admit_create(object);
+            }
+            ("batch", "Job") => generate_job_selector(object),
+            _ => {}
+        }
+        if let Some(status) = builtin_status_on_create(resource, object)
+            && let Value::Object(map) = object
+        {
+            map.insert("status".into(), status);
+        }
     }
     if crd::is_definition(resource) {
         crd::prepare_create(object);
@@ -168,19 +172,11 @@ fn generate_job_selector(job: &mut Value) {
     }
 }
 
-/// Whether the type is core v1 Pods.
-fn is_pod(resource: &ResourceType) -> bool {
-    !resource.custom && resource.group.is_empty() && resource.kind == "Pod"
-}
-
 /// The status a create of a built-in type stores, whatever the client sent, as the type's
 /// registry strategy sets it (`PrepareForCreate`); `None` for the types whose status is
 /// left alone here (Namespaces' is set in [`super::namespaces`], CRDs' in [`super::crd`]).
 /// Go's zero status structs keep their fields without `omitempty`.
 fn builtin_status_on_create(resource: &ResourceType, object: &Value) -> Option<Value> {
-    if resource.custom {
-        return None;
-    }
     Some(match (resource.group.as_str(), resource.kind.as_str()) {
         ("", "Pod") => pods::status_on_create(object),
         ("", "Service") => json!({"loadBalancer": {}}),

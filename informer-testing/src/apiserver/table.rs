@@ -219,6 +219,22 @@ fn int_at(object: &Value, pointer: &str) -> i64 {
     object.pointer(pointer).and_then(Value::as_i64).unwrap_or(0)
 }
 
+/// The string at `pointer`, `""` if missing (Go's zero value).
+fn str_at<'a>(object: &'a Value, pointer: &str) -> &'a str {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// The number of items of the array at `pointer`.
+fn array_len_at(object: &Value, pointer: &str) -> usize {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len)
+}
+
 /// The number of entries of the map at `pointer`.
 fn len_at(object: &Value, pointer: &str) -> usize {
     object
@@ -401,10 +417,7 @@ fn cells(resource: &ResourceType, object: &Value) -> Vec<Value> {
     }
     match (resource.group.as_str(), resource.kind.as_str()) {
         ("", "Pod") => {
-            let containers = object
-                .pointer("/spec/containers")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
+            let containers = array_len_at(object, "/spec/containers");
             let statuses = object
                 .pointer("/status/containerStatuses")
                 .and_then(Value::as_array)
@@ -561,12 +574,7 @@ fn cells(resource: &ResourceType, object: &Value) -> Vec<Value> {
 /// An Event's cells, as the real printer makes them: when it was last and first seen
 /// (from the series, `eventTime` or the timestamps), what it is about, who reported it.
 fn event_cells(object: &Value, name: Value) -> Vec<Value> {
-    let text = |pointer: &str| {
-        object
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-    };
+    let text = |pointer: &str| str_at(object, pointer);
     let first = match since(text("/firstTimestamp")) {
         Some(first) => first,
         None => since(text("/eventTime")).unwrap_or_else(|| "<unknown>".to_string()),

@@ -6,7 +6,8 @@
 use serde_json::{Value, json};
 
 use super::{
-    Workload, column, int_at, joined_or_none, selector_text, since, template_columns, typed,
+    Workload, array_len_at, column, int_at, joined_or_none, selector_text, since, str_at,
+    template_columns, typed,
 };
 
 /// The columns of `group`/`kind` between `name` and the end, or `None` for a kind not here.
@@ -116,21 +117,13 @@ pub(super) fn cells(
     name: Value,
     age: Value,
 ) -> Option<Vec<Value>> {
-    let text = |pointer: &str| {
-        object
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-    };
+    let text = |pointer: &str| str_at(object, pointer);
     let deleting = object
         .pointer("/metadata/deletionTimestamp")
         .is_some_and(|t| !t.is_null());
     Some(match (group, kind) {
         ("", "ServiceAccount") => {
-            let secrets = object
-                .pointer("/secrets")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
+            let secrets = array_len_at(object, "/secrets");
             vec![name, json!(secrets), age]
         }
         ("", "PersistentVolumeClaim") => {
@@ -224,10 +217,7 @@ pub(super) fn cells(
                 Some(false) => "False",
                 None => "<unset>",
             };
-            let active = object
-                .pointer("/status/active")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
+            let active = array_len_at(object, "/status/active");
             let last = object
                 .pointer("/status/lastScheduleTime")
                 .and_then(Value::as_str)
@@ -446,12 +436,7 @@ fn ingress_address(object: &Value) -> String {
 /// A Node's cells: readiness (and `SchedulingDisabled`), roles from its labels, the
 /// kubelet's version, and with `-o wide` its addresses and system.
 fn node_cells(object: &Value, name: Value, age: Value) -> Vec<Value> {
-    let text = |pointer: &str| {
-        object
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-    };
+    let text = |pointer: &str| str_at(object, pointer);
     let ready = object
         .pointer("/status/conditions")
         .and_then(Value::as_array)
