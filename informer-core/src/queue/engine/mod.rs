@@ -12,7 +12,8 @@
 //! whose tag differs, and a lookup usually reads one cache line. Ready items are chained
 //! through their slots into one intrusive FIFO list per priority; delayed items sit in an
 //! indexed min-heap ([`DelayHeap`]). So an item is hashed once per `add` and once per `done`,
-//! cloned once per `get`, and in steady state nothing is allocated per operation beyond the
+//! cloned once per `get` (a `String` into the buffer of an item the queue forgot: see
+//! [`State::copy_out`]), and in steady state nothing is allocated per operation beyond the
 //! item itself. Everything is behind one `parking_lot` mutex, held for a few dozen
 //! nanoseconds per operation; wake-ups, metrics hooks and drops of items happen after it is
 //! released. A thread that finds the lock taken backs off before it looks again, a worker

@@ -95,6 +95,9 @@ pub(super) struct State<T> {
     seq: u64,
     retries_total: u64,
     pub(super) timing: Option<Timing>,
+    /// Forgotten items whose allocations the next handed-out copies reuse (`String` only;
+    /// see `State::copy_out`).
+    pub(super) spares: Vec<T>,
 }
 
 /// The slot table's 32-bit tag of an item whose hash is `hash`.
@@ -132,6 +135,7 @@ impl<T> State<T> {
                 processing: List::EMPTY,
                 started_sum: 0,
             }),
+            spares: Vec::new(),
         }
     }
 
@@ -437,7 +441,8 @@ impl<T> State<T> {
         self.in_flight += 1;
         let slot = &mut self.slots[id as usize];
         slot.phase = Phase::Processing;
-        Some((id, (slot.item.clone()?, slot.priority)))
+        let priority = slot.priority;
+        Some((id, (self.copy_out(id)?, priority)))
     }
 
     /// `done` in its common case: `item` was processed and not added since, no item is
@@ -448,7 +453,7 @@ impl<T> State<T> {
     #[inline]
     pub(super) fn try_forget(&mut self, tag: u32, item: &T) -> Option<(Option<T>, bool)>
     where
-        T: Eq,
+        T: Eq + 'static,
     {
         if !self.plain() {
             return None;
@@ -463,6 +468,7 @@ impl<T> State<T> {
         self.in_flight -= 1;
         let drained = self.drain_requested && self.in_flight == 0;
         let item = self.free_slot(found.id);
+        let item = self.keep_spare(item);
         self.maybe_shrink();
         Some((item, drained))
     }
@@ -470,7 +476,7 @@ impl<T> State<T> {
     /// Marks `item` done; returns the item to drop if the queue forgot it.
     pub(super) fn done(&mut self, tag: u32, item: &T, out: &mut After<T>) -> Option<T>
     where
-        T: Eq,
+        T: Eq + 'static,
     {
         let mut now = Now::default();
         if !self.heap.is_empty() {
@@ -513,6 +519,7 @@ impl<T> State<T> {
             }
             _ => {
                 let item = self.free_slot(id);
+                let item = self.keep_spare(item);
                 self.maybe_shrink();
                 item
             }

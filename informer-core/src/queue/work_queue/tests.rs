@@ -66,6 +66,57 @@ fn item_added_twice_before_get_is_handed_out_once() {
 }
 
 #[test]
+fn string_handed_out_reuses_the_buffer_of_a_forgotten_one() {
+    let q = WorkQueue::<String>::new();
+    let first = String::from("ns-1/pod-1");
+    let buffer = first.as_ptr();
+    q.add(first);
+    let got = q.try_get().expect("ready");
+    q.done(&got);
+    q.add("ns-2/pod-2".into());
+    let second = q.try_get().expect("ready");
+    assert_eq!(second, "ns-2/pod-2");
+    assert_eq!(
+        second.as_ptr(),
+        buffer,
+        "copied into the forgotten item's buffer"
+    );
+    q.done(&second);
+}
+
+#[test]
+fn strings_requeued_while_processing_keep_their_values() {
+    let q = WorkQueue::<String>::new();
+    let keys: Vec<String> = (0..40).map(|i| format!("ns/pod-{i}")).collect();
+    for round in 0..4 {
+        for k in &keys {
+            q.add(k.clone());
+        }
+        for k in &keys {
+            let item = q.try_get().expect("ready");
+            assert_eq!(&item, k, "round {round}");
+            if round % 2 == 1 {
+                q.add(item.clone());
+            }
+            q.done(&item);
+        }
+        if round % 2 == 1 {
+            assert_eq!(drain_strings(&q), keys, "round {round}: requeued once each");
+        }
+        assert!(q.is_empty());
+    }
+}
+
+fn drain_strings(q: &WorkQueue<String>) -> Vec<String> {
+    std::iter::from_fn(|| {
+        let item = q.try_get()?;
+        q.done(&item);
+        Some(item)
+    })
+    .collect()
+}
+
+#[test]
 fn item_is_never_handed_to_two_workers() {
     let q = queue();
     q.add("a");
