@@ -139,6 +139,7 @@ impl SlotTable {
     }
 
     /// Removes the entry a lookup found (the table must not have changed since).
+    #[inline]
     pub(crate) fn remove(&mut self, found: Found) {
         debug_assert_eq!(id_of(self.entries[found.pos]), found.id);
         let mask = self.mask();

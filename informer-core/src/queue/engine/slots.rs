@@ -123,6 +123,7 @@ impl<T> State<T> {
     }
 
     /// Frees slot `id` (already removed from the slot table) and returns its item.
+    #[inline]
     pub(super) fn free_slot(&mut self, id: u32) -> Option<T> {
         let slot = &mut self.slots[id as usize];
         slot.phase = Phase::Free;
