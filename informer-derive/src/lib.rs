@@ -28,15 +28,19 @@ use proc_macro::TokenStream;
 #[proc_macro_derive(ControllerSpec, attributes(controller))]
 pub fn derive_controller_spec(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
-    controller::derive(input, false).into()
+    controller::derive(input).into()
 }
 
-/// The old name of [`macro@ControllerSpec`]: the same derive, with a deprecation warning
-/// that names the new one.
+/// The old name of [`macro@ControllerSpec`]: the same derive, deprecated (rustc's warning,
+/// at the user's `#[derive(Controller)]`, names the new one).
 #[proc_macro_derive(Controller, attributes(controller))]
+#[deprecated(
+    since = "0.1.0",
+    note = "`#[derive(Controller)]` is now `#[derive(ControllerSpec)]`, after the trait it implements (`Controller` is also the struct a builder makes)"
+)]
 pub fn derive_controller(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
-    controller::derive(input, true).into()
+    controller::derive(input).into()
 }
 
 /// Turns a function `fn(&Resource) -> values` into a typed index of `Resource`: keeps the

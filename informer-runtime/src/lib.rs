@@ -87,25 +87,6 @@ pub mod __derive {
             &mut self.metadata
         }
     }
-
-    /// Named by `#[derive(Controller)]`, the derive's old name, so that its users are told
-    /// the new one.
-    #[deprecated(
-        since = "0.1.0",
-        note = "`#[derive(Controller)]` is now `#[derive(ControllerSpec)]`, after the trait it implements (`Controller` is also the struct a builder makes)"
-    )]
-    pub const DERIVE_CONTROLLER_RENAMED: () = ();
-
-    /// Names [`DERIVE_CONTROLLER_RENAMED`] from outside the derive's expansion (rustc
-    /// reports no deprecation inside a derive's own output).
-    #[macro_export]
-    #[doc(hidden)]
-    macro_rules! __derive_controller_renamed {
-        () => {
-            const _: () = $crate::__derive::DERIVE_CONTROLLER_RENAMED;
-        };
-    }
-    pub use crate::__derive_controller_renamed as derive_controller_renamed;
 }
 pub use factory::{InformerFactory, InformerParams};
 pub use informer::{CancellationToken, SharedIndexInformer};

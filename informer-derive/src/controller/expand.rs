@@ -115,10 +115,14 @@ fn listers_struct(c: &Controller) -> TokenStream {
     let alias_doc = format!(
         "The context of [`{controller}`], by the name it had before: `Context<{controller}>`."
     );
+    let alias_note = format!(
+        "write `Context<Self>` in a reconcile, or `Context<{controller}>` (`informer::prelude::Context`) elsewhere; \
+         its listers are in `{name}`"
+    );
     let alias = c.primary.as_ref().map(|_| {
         quote! {
             #[doc = #alias_doc]
-            #[deprecated(note = "write `Context<Self>` (in a reconcile) or `Context<ControllerName>`; the listers are in `<ControllerName>Listers`")]
+            #[deprecated(note = #alias_note)]
             #[allow(dead_code)]
             #vis type #alias = #krate::controller::Context<#controller>;
         }

@@ -10,8 +10,8 @@ use syn::DeriveInput;
 
 use crate::ctxt::Ctxt;
 
-/// The derive; `old_name`: invoked as `#[derive(Controller)]`, which warns.
-pub fn derive(input: DeriveInput, old_name: bool) -> TokenStream {
+/// The derive (as `#[derive(ControllerSpec)]`, or its deprecated old name `Controller`).
+pub fn derive(input: DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
     let controller = ast::Controller::from_ast(&cx, &input);
     check::check(&cx, &input, &controller);
@@ -22,16 +22,8 @@ pub fn derive(input: DeriveInput, old_name: bool) -> TokenStream {
         TokenStream::new()
     };
     let errors = cx.into_compile_errors();
-    let renamed = old_name.then(|| {
-        let krate = &controller.krate;
-        // Spanned at the struct's name, so that the warning is the user's, on their item.
-        quote::quote_spanned! {controller.ident.span()=>
-            #krate::__derive::derive_controller_renamed!();
-        }
-    });
     quote::quote! {
         #errors
-        #renamed
         #code
     }
 }
