@@ -15,7 +15,7 @@ use informer_runtime::controller::{
 use informer_runtime::factory::InformerFactory;
 use informer_runtime::informer::CancellationToken;
 use informer_runtime::metrics::ControllerMetrics;
-use informer_testing::{FailureCode, RequestMatch, TestApiServer, Verb};
+use informer_testing::{FailureCode, Faults, RequestMatch, TestApiServer, Verb};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
@@ -582,6 +582,21 @@ async fn children_of_a_parent_deleted_with_orphan_propagation_are_kept() {
     run.await.unwrap();
 }
 
+/// Keeps the controller's cache of parents (ConfigMaps) behind from now on: its watches end
+/// and every watch and list of ConfigMaps fails, until the faults are cleared.
+fn stall_parent_cache(server: &TestApiServer) -> Faults {
+    let faults = server.faults();
+    for verb in [Verb::Watch, Verb::List] {
+        faults.fail_next(
+            RequestMatch::verb(verb).resource("configmaps"),
+            usize::MAX,
+            FailureCode::InternalError,
+        );
+    }
+    faults.drop_watches();
+    faults
+}
+
 #[tokio::test]
 async fn a_parent_deleted_on_the_server_but_still_cached_gets_no_new_children() {
     // The controller's parent cache stays behind (its watch and lists of ConfigMaps fail)
@@ -596,15 +611,7 @@ async fn a_parent_deleted_on_the_server_but_still_cached_gets_no_new_children() 
         run,
         ..
     } = started_with_app_token().await;
-    let faults = server.faults();
-    for verb in [Verb::Watch, Verb::List] {
-        faults.fail_next(
-            RequestMatch::verb(verb).resource("configmaps"),
-            usize::MAX,
-            FailureCode::InternalError,
-        );
-    }
-    faults.drop_watches();
+    let faults = stall_parent_cache(&server);
     let parent_reads =
         || faults.request_count(RequestMatch::verb(Verb::Get).resource("configmaps"));
     let reads_before = parent_reads();
@@ -628,6 +635,47 @@ async fn a_parent_deleted_on_the_server_but_still_cached_gets_no_new_children() 
     assert!(
         parent_reads() > reads_before,
         "the reconcile read the parent live before creating its child"
+    );
+    faults.clear();
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn an_orphan_is_not_adopted_again_by_a_parent_the_cache_still_holds() {
+    // The parent cache stays behind while the parent is deleted with orphan propagation: the
+    // collector unties the child, whose update event reconciles the parent the cache still
+    // holds (not being deleted). Tying the child to it again would have the collector
+    // delete the child once the parent is gone.
+    let Started {
+        server,
+        client,
+        parents,
+        cancel,
+        run,
+        ..
+    } = started_with_app_token().await;
+    let faults = stall_parent_cache(&server);
+    let patches_before = secret_patches(&server);
+    parents
+        .delete("app", &DeleteParams::orphan())
+        .await
+        .unwrap();
+    eventually_async("the parent is gone", async || {
+        parents.get_opt("app").await.unwrap().is_none()
+    })
+    .await;
+    // Time for the orphan's update event to reconcile the parent the cache still holds.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        secret_patches(&server),
+        patches_before,
+        "the orphan was not tied to the parent again"
+    );
+    let orphan = secret(&client, "app-token").await;
+    assert!(
+        orphan.is_some_and(|s| s.metadata.owner_references.unwrap_or_default().is_empty()),
+        "the orphan is kept, untied"
     );
     faults.clear();
     cancel.cancel();

@@ -244,7 +244,7 @@ where
     /// again, which creates the child again: a fight with the collector that lasts as long
     /// as the cache is behind. client-go's controllers read the owner live for the same
     /// reason before adopting (`RecheckDeletionTimestamp`). One GET, only when a child is
-    /// missing.
+    /// missing or not tied to this parent (to be adopted).
     async fn parent_is_live(&self, key: &ObjectKey, parent: &P) -> Result<bool, ChildrenError> {
         let client = self.client.get().ok_or(ChildrenError::NoClient)?;
         let api = <P::Scope as ControllerScope>::api::<P>(client.clone(), key.namespace());
@@ -436,7 +436,7 @@ where
             prepared.push(child);
         }
         let mut first_error = None;
-        // Asked once, at the first child to create (see `parent_is_live`).
+        // Asked once, at the first child to create or adopt (see `parent_is_live`).
         let mut parent_live = None;
         for child in prepared {
             let cached = self.children.get(&child.key);
@@ -454,7 +454,16 @@ where
                     continue;
                 }
             }
-            if cached.is_none() {
+            // Creating the child, or tying a cached one to this parent (adopting it: an
+            // orphaning deletion of the parent has just untied it, say): only for a parent
+            // that is live. Re-tying an orphan to a parent being deleted would have the
+            // garbage collector delete it once the parent is gone, as client-go's controllers
+            // avoid by reading the owner live before they adopt.
+            let tied = cached
+                .as_ref()
+                .and_then(|cached| self.ownership.parent_of(cached.meta()))
+                .is_some_and(|(owner, _)| owner == *key);
+            if !tied {
                 let live = match parent_live {
                     Some(live) => live,
                     None => *parent_live.insert(self.parent_is_live(key, parent).await?),
@@ -463,7 +472,7 @@ where
                     tracing::debug!(
                         parent = %key,
                         child = %child.key,
-                        "the parent is gone from the API server (the cache is behind): its children are not created"
+                        "the parent is gone from the API server, or being deleted (the cache is behind): its children are not created or adopted"
                     );
                     continue;
                 }
