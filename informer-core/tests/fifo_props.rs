@@ -251,6 +251,11 @@ struct Synced {
 }
 
 impl Synced {
+    /// An add, update or delete: populated, with no initial population if it is the first.
+    fn populate_by_event(&mut self) {
+        self.populated = true;
+    }
+    /// A replace: if it is the first, the initial population is the `len` items queued.
     fn populate(&mut self, len: usize) {
         if !self.populated {
             self.populated = true;
@@ -317,7 +322,7 @@ impl DeltaModel {
 impl Model for DeltaModel {
     fn add(&mut self, ev: Ev, name: String) {
         self.queue(&name, ev);
-        self.synced.populate(self.keys.len());
+        self.synced.populate_by_event();
     }
 
     fn delete(&mut self, o: O, store: &BTreeMap<String, u32>) {
@@ -330,7 +335,7 @@ impl Model for DeltaModel {
         if self.queued(&name).is_some() || known {
             self.queue(&name, Ev::Deleted(o));
         }
-        self.synced.populate(self.keys.len());
+        self.synced.populate_by_event();
     }
 
     fn replace(&mut self, list: Vec<O>, _rv: String, store: &BTreeMap<String, u32>) {
@@ -431,7 +436,7 @@ impl RealModel {
 impl Model for RealModel {
     fn add(&mut self, ev: Ev, name: String) {
         self.items.push_back((Some(name), ev));
-        self.synced.populate(self.items.len());
+        self.synced.populate_by_event();
     }
 
     fn delete(&mut self, o: O, _store: &BTreeMap<String, u32>) {

@@ -264,8 +264,7 @@ impl<K> DeltaFifo<K> {
             return Err(FifoError::Closed);
         }
         let woke = st.queue_delta(key, make(obj));
-        let queued = st.queue.len();
-        st.sync.populate(queued);
+        st.sync.populate_by_event();
         drop(st);
         self.wake_if(woke);
         Ok(())
@@ -352,8 +351,7 @@ impl<K: Send + Sync + 'static> Fifo<K> for DeltaFifo<K> {
         } else {
             false
         };
-        let queued = st.queue.len();
-        st.sync.populate(queued);
+        st.sync.populate_by_event();
         drop(st);
         self.wake_if(woke);
         Ok(())

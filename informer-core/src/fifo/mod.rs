@@ -265,14 +265,22 @@ pub(crate) struct SyncCounter {
 }
 
 impl SyncCounter {
-    /// Called after every push that populates (add, update, delete, replace): the first one
-    /// fixes the initial population at the `queued` items then in the FIFO.
+    /// Called after a replace: if nothing populated the FIFO before, the initial population
+    /// is the `queued` items now in it (client-go's `initialPopulationCount`).
     pub(crate) fn populate(&mut self, queued: usize) {
         if !self.populated {
             self.populated = true;
             self.unpopped = queued;
             self.unprocessed = queued;
         }
+    }
+
+    /// Called after an add, update or delete: if nothing populated the FIFO before, it is
+    /// populated with no initial population, so it has synced (client-go's `Add`, `Update`
+    /// and `Delete` set `populated` and leave `initialPopulationCount` at 0; a replace after
+    /// them does not make an initial population either).
+    pub(crate) fn populate_by_event(&mut self) {
+        self.populated = true;
     }
 
     /// How many items the next batch may hold without mixing items of the initial population

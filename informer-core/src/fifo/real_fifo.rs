@@ -407,8 +407,7 @@ impl<K> RealFifo<K> {
             return Err(FifoError::Closed);
         }
         let woke = st.push_keyed(key, make(obj));
-        let queued = st.items.len();
-        st.sync.populate(queued);
+        st.sync.populate_by_event();
         drop(st);
         self.wake_if(woke);
         Ok(())

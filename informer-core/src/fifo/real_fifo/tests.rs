@@ -373,12 +373,12 @@ fn bookmark_ends_its_batch() {
 #[test]
 fn batch_does_not_mix_initial_items_with_later_ones() {
     let f = fifo();
-    f.add(obj("a", 1)).unwrap(); // first push: the initial population is this one item
-    f.add(obj("b", 1)).unwrap();
-    f.add(obj("c", 1)).unwrap();
-    assert_eq!(pop_now(&f), ["Added(a@1)"]);
+    f.replace(vec![obj("a", 1)], "1".into()).unwrap(); // the initial population: one item
+    f.add(obj("b", 2)).unwrap();
+    f.add(obj("c", 3)).unwrap();
+    assert_eq!(pop_now(&f), ["ReplacedAll[a@1]@1"]);
     assert!(f.has_synced());
-    assert_eq!(pop_now(&f), ["Added(b@1)", "Added(c@1)"]);
+    assert_eq!(pop_now(&f), ["Added(b@2)", "Added(c@3)"]);
 }
 
 #[test]
@@ -402,12 +402,12 @@ fn has_synced_only_after_last_initial_item_processed() {
 }
 
 #[test]
-fn has_synced_after_first_push_before_any_replace_is_processed() {
+fn has_synced_at_once_after_a_push_before_any_replace() {
+    // client-go: `Delete` sets `populated` and leaves `initialPopulationCount` at 0.
     let f = fifo();
     f.delete(obj("a", 1)).unwrap();
-    assert!(!f.has_synced());
-    f.replace(vec![], "1".into()).unwrap(); // not the first: no new population
-    pop_now(&f);
+    assert!(f.has_synced());
+    f.replace(vec![obj("b", 1)], "1".into()).unwrap(); // not the first: no population
     assert!(f.has_synced());
 }
 
