@@ -48,10 +48,9 @@ const SHRINK_ABOVE: usize = 4096;
 ///   whose key has nothing queued (nothing without a known-objects store).
 /// - **`has_synced`** turns true once every key queued by the first `replace` has been popped
 ///   *and* its `process` call has returned. If an add, update or delete comes before any
-///   replace, the keys queued at that moment form the initial population instead (client-go
-///   reports synced at once there; this FIFO waits until they are processed, as the
-///   [`Fifo::has_synced`] contract says). Inside `process`, `!has_synced()` is client-go's
-///   `isInInitialList`.
+///   replace, there is no initial population: `has_synced` is true at once, and a later
+///   first replace does not make one (as client-go's). Inside `process`, `!has_synced()` is
+///   client-go's `isInInitialList`.
 /// - **Consistent while processing.** `process` runs outside the FIFO's lock, so pushes never
 ///   wait for a slow consumer. While a key is being processed, the FIFO answers for that key
 ///   from the state the store will hold once `process` returns (the newest popped object, or

@@ -100,7 +100,8 @@ impl<K> Clone for Delta<K> {
 /// Producers call the push methods from the reflector; one consumer calls
 /// [`pop`](Fifo::pop) in a loop. The processing closure runs outside the FIFO's lock; items
 /// it is given are applied in order. `has_synced` reports whether everything from the first
-/// [`replace`](Fifo::replace) has been processed (not merely handed out).
+/// [`replace`](Fifo::replace) has been processed (not merely handed out), or an event came
+/// before any replace.
 ///
 /// Object safe: `Arc<dyn Fifo<K>>` works.
 #[async_trait]
@@ -200,8 +201,10 @@ pub trait Fifo<K>: Send + Sync {
         .await
     }
 
-    /// Whether the first [`replace`](Fifo::replace) (or, before any, a first push) has been
-    /// processed completely.
+    /// Whether the first [`replace`](Fifo::replace) has been processed completely; true at
+    /// once if an add, update or delete came before any replace (client-go's
+    /// `populated && initialPopulationCount == 0`: a FIFO fed by events only has no initial
+    /// list to wait for).
     fn has_synced(&self) -> bool;
 
     /// The number of queued items (keys for [`DeltaFifo`], events for [`RealFifo`]).

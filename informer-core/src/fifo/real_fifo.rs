@@ -65,10 +65,9 @@ const SHRINK_ABOVE: usize = 4096;
 ///   With a batch size of 1 this is client-go's one-item `Pop`.
 /// - **`has_synced`** turns true once the first `ReplacedAll` and every item queued before it
 ///   have been processed (popped *and* `process` returned). If an add, update or delete comes
-///   before any replace, the items queued at that moment form the initial population instead
-///   (client-go reports synced at once there; this FIFO waits until they are processed, as
-///   the [`Fifo::has_synced`] contract says). Thanks to rule 5, inside `process`,
-///   `!has_synced()` is client-go's `isInInitialList` for the whole batch.
+///   before any replace, there is no initial population: `has_synced` is true at once, and a
+///   later first replace does not make one (as client-go's). Thanks to rule 5, inside
+///   `process`, `!has_synced()` is client-go's `isInInitialList` for the whole batch.
 /// - **Consistent while processing.** `process` runs outside the FIFO's lock, so pushes never
 ///   wait for a slow consumer; keys of a batch being processed count as queued for
 ///   `resync`, so a resync never re-delivers a state older than what was popped.
