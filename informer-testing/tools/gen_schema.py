@@ -47,6 +47,12 @@ ROOTS = [
     "k8s.io.api.rbac.v1.ClusterRoleBinding",
     "k8s.io.api.networking.v1.Ingress",
     "k8s.io.api.policy.v1.PodDisruptionBudget",
+    "k8s.io.api.authorization.v1.SelfSubjectAccessReview",
+    "k8s.io.api.authorization.v1.SelfSubjectRulesReview",
+    "k8s.io.api.authorization.v1.SubjectAccessReview",
+    "k8s.io.api.authorization.v1.LocalSubjectAccessReview",
+    "k8s.io.api.authentication.v1.SelfSubjectReview",
+    "k8s.io.api.authentication.v1.TokenReview",
     "k8s.io.api.autoscaling.v1.Scale",
     "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions",
     "k8s.io.apimachinery.pkg.runtime.Unknown",
@@ -61,6 +67,9 @@ SPECIAL = {
     "k8s.io.apimachinery.pkg.runtime.RawExtension",
     "k8s.io.apimachinery.pkg.util.intstr.IntOrString",
     "k8s.io.apimachinery.pkg.api.resource.Quantity",
+    # `[]string` in JSON (a user's extra attributes, in reviews).
+    "k8s.io.api.authorization.v1.ExtraValue",
+    "k8s.io.api.authentication.v1.ExtraValue",
 }
 
 # runtime.Unknown and runtime.TypeMeta have no k8s-openapi type; their JSON names.

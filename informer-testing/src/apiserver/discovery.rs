@@ -43,6 +43,9 @@ fn groups(registry: &Registry) -> BTreeMap<&str, Vec<&str>> {
             versions.push(t.version.as_str());
         }
     }
+    for group in super::reviews::GROUPS {
+        groups.entry(group).or_default().push("v1");
+    }
     for versions in groups.values_mut() {
         versions.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
     }
@@ -179,7 +182,7 @@ fn resource_docs(t: &ResourceType) -> Vec<Value> {
 
 /// `/api/v1` or `/apis/<group>/<version>`, if served.
 pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<Value> {
-    if !registry.serves_group_version(group, version) {
+    if !registry.serves_group_version(group, version) && !super::reviews::serves(group, version) {
         return None;
     }
     let resources: Vec<Value> = registry
@@ -187,6 +190,7 @@ pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> 
         .iter()
         .filter(|t| t.group == group && t.version == version)
         .flat_map(|t| resource_docs(t))
+        .chain(super::reviews::discovery_docs(group, version))
         .collect();
     let group_version = if group.is_empty() {
         version.to_string()

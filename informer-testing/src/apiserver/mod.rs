@@ -146,6 +146,7 @@ mod patch;
 mod pods;
 mod protobuf;
 mod resource;
+mod reviews;
 mod scale;
 mod schema;
 mod selector;

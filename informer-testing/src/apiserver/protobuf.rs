@@ -453,6 +453,16 @@ fn special(name: &str, bytes: &[u8]) -> Result<Value, DecodeError> {
             serde_json::from_slice(raw)
                 .map_err(|e| malformed(format!("embedded raw object is not JSON: {e}")))
         }
+        schema::AUTHORIZATION_EXTRA | schema::AUTHENTICATION_EXTRA => {
+            let mut items = Vec::new();
+            for (number, wire) in fields {
+                match (number, wire) {
+                    (1, Wire::Bytes(b)) => items.push(Value::String(utf8(b, "an extra value")?)),
+                    (n, _) => return Err(unknown(n)),
+                }
+            }
+            Ok(Value::Array(items))
+        }
         other => Err(malformed(format!("no decoder for message {other}"))),
     }
 }

@@ -26,12 +26,22 @@ pub(crate) const RAW_EXTENSION: &str = "k8s.io.apimachinery.pkg.runtime.RawExten
 pub(crate) const INT_OR_STRING: &str = "k8s.io.apimachinery.pkg.util.intstr.IntOrString";
 pub(crate) const QUANTITY: &str = "k8s.io.apimachinery.pkg.api.resource.Quantity";
 pub(crate) const UNKNOWN: &str = "k8s.io.apimachinery.pkg.runtime.Unknown";
+/// A user's extra attribute in the review APIs: `[]string` in JSON.
+pub(crate) const AUTHORIZATION_EXTRA: &str = "k8s.io.api.authorization.v1.ExtraValue";
+pub(crate) const AUTHENTICATION_EXTRA: &str = "k8s.io.api.authentication.v1.ExtraValue";
 
-/// Whether a message has a JSON form of its own (a string, a number, raw JSON).
+/// Whether a message has a JSON form of its own (a string, a number, a list, raw JSON).
 pub(crate) fn is_special(message: &str) -> bool {
     matches!(
         message,
-        TIME | MICRO_TIME | DURATION | FIELDS_V1 | RAW_EXTENSION | INT_OR_STRING | QUANTITY
+        TIME | MICRO_TIME
+            | DURATION
+            | FIELDS_V1
+            | RAW_EXTENSION
+            | INT_OR_STRING
+            | QUANTITY
+            | AUTHORIZATION_EXTRA
+            | AUTHENTICATION_EXTRA
     )
 }
 

@@ -31,6 +31,7 @@ use super::namespaces;
 use super::openapi;
 use super::patch::{self, PatchKind};
 use super::resource::{Registry, ResourceType};
+use super::reviews;
 use super::scale;
 use super::selector::{FieldSelector, LabelSelector};
 use super::service_accounts;
@@ -131,6 +132,15 @@ impl Shared {
             (Some(token), None) if !tls::authorized(authorization, token) => Err(()),
             _ => Ok(None),
         }
+    }
+
+    /// Who a bearer token authenticates as: `Some(Some(user))` for a user's token,
+    /// `Some(None)` for the server's own, `None` for an unknown one (a TokenReview).
+    fn user_of_token(&self, token: &str) -> Option<Option<String>> {
+        if let Some(user) = self.users.read().get(token) {
+            return Some(Some(user.to_string()));
+        }
+        (self.token.as_deref() == Some(token)).then_some(None)
     }
 
     /// Creates a CRD (or updates the one with its name), then serves it, as a client's
@@ -405,6 +415,8 @@ enum Route {
     OpenApiV2,
     OpenApiGroupVersion(String),
     Resource(ResourcePath),
+    /// A `POST` of a review (create-only, nothing stored), with its namespace.
+    Review(reviews::Review, Option<String>),
     NotFound,
 }
 
@@ -427,7 +439,10 @@ fn route(registry: &Registry, path: &str) -> Route {
         ["apis"] => Route::Groups,
         ["apis", group] => Route::Group(group.to_string()),
         ["apis", group, version] => Route::GroupVersion(group.to_string(), version.to_string()),
-        ["apis", group, version, rest @ ..] => resource_route(registry, group, version, rest),
+        ["apis", group, version, rest @ ..] => match reviews::route(group, version, rest) {
+            Some((review, namespace)) => Route::Review(review, namespace),
+            None => resource_route(registry, group, version, rest),
+        },
         ["openapi", "v3"] => Route::OpenApiRoot,
         ["openapi", "v2"] => Route::OpenApiV2,
         ["openapi", "v3", rest @ ..] => Route::OpenApiGroupVersion(rest.join("/")),
@@ -495,6 +510,22 @@ fn request_info(method: &Method, route: &Route, query: &Query) -> RequestInfo {
                 _ => Verb::Other,
             };
             (verb, Some(path.resource.clone()))
+        }
+        Route::Review(review, namespace) => {
+            let verb = if method == Method::POST {
+                Verb::Create
+            } else {
+                Verb::Other
+            };
+            return RequestInfo {
+                verb,
+                resource: Some(review.plural.to_string()),
+                kind: Some(review.kind.to_string()),
+                api_version: Some(format!("{}/v1", review.group)),
+                user: None,
+                namespace: namespace.clone(),
+                name: None,
+            };
         }
         Route::NotFound => (Verb::Other, None),
         _ => (Verb::Discovery, None),
@@ -627,6 +658,15 @@ async fn dispatch(
             };
             intercept::with_actor(info.user.clone(), || handle_resource(&request, path, body))
         }
+        Route::Review(review, namespace) => handle_review(
+            &shared,
+            &parts,
+            review,
+            namespace.as_deref(),
+            &info,
+            &body,
+            output,
+        ),
         other => handle_non_resource(&shared, &parts.method, other, output),
     };
     let response = result.unwrap_or_else(|err| error_response(&err));
@@ -733,11 +773,31 @@ fn handle_non_resource(
         Route::OpenApiGroupVersion(path) => {
             openapi::group_version(&registry, &path).ok_or_else(ApiError::unknown_path)?
         }
-        Route::Resource(_) | Route::NotFound | Route::OpenApiV2 => {
+        Route::Resource(_) | Route::Review(..) | Route::NotFound | Route::OpenApiV2 => {
             return Err(ApiError::unknown_path());
         }
     };
     Ok(respond(StatusCode::OK, &document, output))
+}
+
+/// A review: decoded, answered and returned `201 Created` (see [`reviews`]).
+fn handle_review(
+    shared: &Shared,
+    parts: &http::request::Parts,
+    review: reviews::Review,
+    namespace: Option<&str>,
+    info: &RequestInfo,
+    body: &[u8],
+    output: codec::Output,
+) -> Result<Response<Body>, ApiError> {
+    if parts.method != Method::POST {
+        return Err(method_not_allowed(&parts.method));
+    }
+    let object = codec::decode_object(&parts.headers, body)?.value;
+    let requester = reviews::UserInfo::of(info.user.as_deref());
+    let token_user = |token: &str| shared.user_of_token(token);
+    let answered = reviews::create(review, namespace, object, &requester, token_user)?;
+    Ok(respond(StatusCode::CREATED, &answered, output))
 }
 
 fn method_not_allowed(method: &Method) -> ApiError {

@@ -91,6 +91,8 @@ async fn version_and_group_documents() {
         [
             "apiextensions.k8s.io",
             "apps",
+            "authentication.k8s.io",
+            "authorization.k8s.io",
             "batch",
             "coordination.k8s.io",
             "networking.k8s.io",

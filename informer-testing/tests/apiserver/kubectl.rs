@@ -1,6 +1,6 @@
 //! `kubectl` against the server: get, apply -f, delete, get -w, get --chunk-size, the typed
 //! create subcommands (protobuf), scale, delete --cascade=orphan|foreground|background,
-//! delete ns, and the errors a cluster gives.
+//! delete ns, auth can-i and whoami, and the errors a cluster gives.
 //! Skips (with a printed reason) when kubectl is not installed.
 
 use std::io::{BufRead, BufReader};
@@ -904,6 +904,57 @@ async fn kubectl_creates_jobs_rbac_and_the_other_kinds_a_controller_makes() {
     assert!(
         accounts.lines().next().unwrap().contains("SECRETS"),
         "{accounts}"
+    );
+    kubectl.cleanup();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_auth_can_i_and_whoami() {
+    let Some(binary) = find_kubectl() else {
+        println!("skipping: kubectl not found");
+        return;
+    };
+    let server = server().await;
+    let kubectl = Kubectl::new(binary, &server);
+    assert_eq!(
+        kubectl
+            .ok(&["auth", "can-i", "create", "pods"])
+            .await
+            .trim(),
+        "yes"
+    );
+    assert_eq!(
+        kubectl
+            .ok(&["auth", "can-i", "delete", "nodes", "--all-namespaces"])
+            .await
+            .trim(),
+        "yes"
+    );
+    assert_eq!(
+        kubectl
+            .ok(&["auth", "can-i", "get", "/healthz"])
+            .await
+            .trim(),
+        "yes"
+    );
+    let list = kubectl.ok(&["auth", "can-i", "--list"]).await;
+    assert!(list.contains("*.*"), "{list}");
+    let whoami = kubectl.ok(&["auth", "whoami", "-o", "json"]).await;
+    let whoami: serde_json::Value = serde_json::from_str(&whoami).unwrap();
+    assert_eq!(whoami["status"]["userInfo"]["username"], "admin");
+    let resources = kubectl
+        .ok(&[
+            "api-resources",
+            "--api-group=authorization.k8s.io",
+            "-o",
+            "name",
+        ])
+        .await;
+    assert!(
+        resources
+            .lines()
+            .any(|l| l == "selfsubjectaccessreviews.authorization.k8s.io"),
+        "{resources}"
     );
     kubectl.cleanup();
 }

@@ -1,5 +1,5 @@
 //! HTTPS with a CA made at start-up and a bearer token, as a real cluster serves; plain
-//! HTTP on request.
+//! HTTP on request; who a request is from, as the review APIs answer it.
 
 use informer_testing::TestApiServer;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -170,4 +170,162 @@ async fn faults_aimed_at_a_user_leave_the_others_alone() {
         "{err:?}"
     );
     within(alice.list(&ListParams::default())).await.unwrap();
+}
+
+#[tokio::test]
+async fn access_reviews_are_allowed_and_name_who_asked() {
+    use k8s_openapi::api::authentication::v1::{SelfSubjectReview, TokenReview, TokenReviewSpec};
+    use k8s_openapi::api::authorization::v1::{
+        LocalSubjectAccessReview, ResourceAttributes, SelfSubjectAccessReview,
+        SelfSubjectAccessReviewSpec, SelfSubjectRulesReview, SelfSubjectRulesReviewSpec,
+        SubjectAccessReviewSpec,
+    };
+    use kube::api::PostParams;
+    let server = TestApiServer::start().await.unwrap();
+    let pp = PostParams::default();
+    let attributes = ResourceAttributes {
+        namespace: Some("default".into()),
+        verb: Some("delete".into()),
+        resource: Some("pods".into()),
+        ..Default::default()
+    };
+    let ssar = SelfSubjectAccessReview {
+        spec: SelfSubjectAccessReviewSpec {
+            resource_attributes: Some(attributes.clone()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let reviews: Api<SelfSubjectAccessReview> = Api::all(server.client());
+    let answered = within(reviews.create(&pp, &ssar)).await.unwrap();
+    assert!(answered.status.unwrap().allowed);
+    assert_eq!(answered.spec, ssar.spec, "the spec comes back as sent");
+
+    let rules: Api<SelfSubjectRulesReview> = Api::all(server.client());
+    let rules = within(rules.create(
+        &pp,
+        &SelfSubjectRulesReview {
+            spec: SelfSubjectRulesReviewSpec {
+                namespace: Some("default".into()),
+            },
+            ..Default::default()
+        },
+    ))
+    .await
+    .unwrap()
+    .status
+    .unwrap();
+    assert_eq!(rules.resource_rules[0].verbs, ["*"]);
+    assert!(!rules.incomplete);
+
+    let local: Api<LocalSubjectAccessReview> = Api::namespaced(server.client(), "default");
+    let mut lsar = LocalSubjectAccessReview {
+        spec: SubjectAccessReviewSpec {
+            user: Some("bob".into()),
+            resource_attributes: Some(attributes),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    assert!(
+        within(local.create(&pp, &lsar))
+            .await
+            .unwrap()
+            .status
+            .unwrap()
+            .allowed
+    );
+    lsar.spec.resource_attributes.as_mut().unwrap().namespace = Some("other".into());
+    let err = within(local.create(&pp, &lsar)).await.unwrap_err();
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 400 && s.message.contains("must match namespace: default")),
+        "{err:?}"
+    );
+
+    // Who the requester is: the server's own token is the admin, a user's token the user.
+    let whoami = |client: kube::Client| async move {
+        let api: Api<SelfSubjectReview> = Api::all(client);
+        let review = within(api.create(&PostParams::default(), &SelfSubjectReview::default()))
+            .await
+            .unwrap();
+        review.status.unwrap().user_info.unwrap()
+    };
+    let admin = whoami(server.client()).await;
+    assert_eq!(admin.username.as_deref(), Some("admin"));
+    assert_eq!(
+        admin.groups.unwrap_or_default(),
+        ["system:masters", "system:authenticated"]
+    );
+    let alice = whoami(server.user_client("alice")).await;
+    assert_eq!(alice.username.as_deref(), Some("alice"));
+
+    // A token under review: a user's is that user, an unknown one authenticates nobody.
+    use secrecy::ExposeSecret as _;
+    let token = server.user_config("carol").auth_info.token.unwrap();
+    let tokens: Api<TokenReview> = Api::all(server.client());
+    let review = |token: &str| TokenReview {
+        spec: TokenReviewSpec {
+            token: Some(token.to_string()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let known = within(tokens.create(&pp, &review(token.expose_secret())))
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert_eq!(known.authenticated, Some(true));
+    assert_eq!(known.user.unwrap().username.as_deref(), Some("carol"));
+    let unknown = within(tokens.create(&pp, &review("not-a-token")))
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert_ne!(unknown.authenticated, Some(true));
+}
+
+#[tokio::test]
+async fn reviews_are_create_only_and_validated_as_kube_apiserver_does() {
+    let server = TestApiServer::start().await.unwrap();
+    let client = server.client();
+    let request = |method: &str, path: &str, body: serde_json::Value| {
+        http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("Content-Type", "application/json")
+            .body(serde_json::to_vec(&body).unwrap())
+            .unwrap()
+    };
+    let ssar = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+    let err = within(client.request::<serde_json::Value>(request(
+        "POST",
+        ssar,
+        serde_json::json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": {}}),
+    )))
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 422 && s.message == "SelfSubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.resourceAttributes: Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified"),
+        "{err:?}"
+    );
+    let err =
+        within(client.request::<serde_json::Value>(request("GET", ssar, serde_json::Value::Null)))
+            .await
+            .unwrap_err();
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 405),
+        "{err:?}"
+    );
+    let err = within(client.request::<serde_json::Value>(request(
+        "POST",
+        &format!("{ssar}/named"),
+        serde_json::json!({}),
+    )))
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 404),
+        "{err:?}"
+    );
 }

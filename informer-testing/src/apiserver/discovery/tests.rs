@@ -78,6 +78,8 @@ fn documents_list_registered_resources() {
         [
             "apiextensions.k8s.io",
             "apps",
+            "authentication.k8s.io",
+            "authorization.k8s.io",
             "batch",
             "coordination.k8s.io",
             "example.com",

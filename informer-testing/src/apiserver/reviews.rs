@@ -1,0 +1,330 @@
+//! The review APIs: `authorization.k8s.io/v1` (SelfSubjectAccessReview, SelfSubjectRulesReview,
+//! SubjectAccessReview, LocalSubjectAccessReview) and `authentication.k8s.io/v1`
+//! (SelfSubjectReview, TokenReview). Each is create-only and stores nothing: a `POST` of a
+//! review is answered `201 Created` with the review and its `status` filled in, as
+//! kube-apiserver answers it.
+//!
+//! The server authorizes every request (it has no RBAC), so its authorizer is
+//! kube-apiserver's `AlwaysAllow`: every access review is allowed and a rules review lists
+//! `*` for everything. Users are who their bearer token says ([`TestApiServer::user_config`]
+//! tokens, in group `system:authenticated`); the server's own token (and, on a server that
+//! takes requests without one, no token) is [`ADMIN_USER`] in `system:masters`.
+//!
+//! `kubectl auth can-i`, `kubectl auth can-i --list` and `kubectl auth whoami` use these.
+//!
+//! [`TestApiServer::user_config`]: super::TestApiServer::user_config
+
+use serde_json::{Map, Value, json};
+
+use super::status::{ApiError, FieldError, StatusReason};
+
+/// The user the server's own token authenticates as.
+pub(crate) const ADMIN_USER: &str = "admin";
+
+const AUTHORIZATION: &str = "authorization.k8s.io";
+const AUTHENTICATION: &str = "authentication.k8s.io";
+const VERSION: &str = "v1";
+
+/// One review kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Review {
+    pub group: &'static str,
+    pub kind: &'static str,
+    pub plural: &'static str,
+    pub namespaced: bool,
+}
+
+/// Every review kind, in the order discovery lists them (by plural within a group).
+pub(crate) const REVIEWS: [Review; 6] = [
+    Review {
+        group: AUTHENTICATION,
+        kind: "SelfSubjectReview",
+        plural: "selfsubjectreviews",
+        namespaced: false,
+    },
+    Review {
+        group: AUTHENTICATION,
+        kind: "TokenReview",
+        plural: "tokenreviews",
+        namespaced: false,
+    },
+    Review {
+        group: AUTHORIZATION,
+        kind: "LocalSubjectAccessReview",
+        plural: "localsubjectaccessreviews",
+        namespaced: true,
+    },
+    Review {
+        group: AUTHORIZATION,
+        kind: "SelfSubjectAccessReview",
+        plural: "selfsubjectaccessreviews",
+        namespaced: false,
+    },
+    Review {
+        group: AUTHORIZATION,
+        kind: "SelfSubjectRulesReview",
+        plural: "selfsubjectrulesreviews",
+        namespaced: false,
+    },
+    Review {
+        group: AUTHORIZATION,
+        kind: "SubjectAccessReview",
+        plural: "subjectaccessreviews",
+        namespaced: false,
+    },
+];
+
+/// The two review groups, each with its one version.
+pub(crate) const GROUPS: [&str; 2] = [AUTHENTICATION, AUTHORIZATION];
+
+impl Review {
+    fn api_version(&self) -> String {
+        format!("{}/{VERSION}", self.group)
+    }
+
+    /// `Kind.group`, as validation errors name it.
+    fn qualified_kind(&self) -> String {
+        format!("{}.{}", self.kind, self.group)
+    }
+}
+
+/// Whether `group/version` holds reviews.
+pub(crate) fn serves(group: &str, version: &str) -> bool {
+    version == VERSION && GROUPS.contains(&group)
+}
+
+/// The review at `rest` (the path after `/apis/<group>/<version>/`), with the namespace of a
+/// namespaced one. A review has no item paths: `.../selfsubjectaccessreviews/x` is no route.
+pub(crate) fn route(group: &str, version: &str, rest: &[&str]) -> Option<(Review, Option<String>)> {
+    if !serves(group, version) {
+        return None;
+    }
+    let (plural, namespace) = match rest {
+        [plural] => (*plural, None),
+        ["namespaces", namespace, plural] => (*plural, Some((*namespace).to_string())),
+        _ => return None,
+    };
+    let review = REVIEWS
+        .iter()
+        .find(|r| r.group == group && r.plural == plural)?;
+    (review.namespaced == namespace.is_some()).then_some((*review, namespace))
+}
+
+/// The discovery entries of `group/version`'s reviews (`verbs: [create]`).
+pub(crate) fn discovery_docs(group: &str, version: &str) -> Vec<Value> {
+    if !serves(group, version) {
+        return Vec::new();
+    }
+    REVIEWS
+        .iter()
+        .filter(|r| r.group == group)
+        .map(|r| {
+            json!({
+                "name": r.plural,
+                "singularName": r.kind.to_ascii_lowercase(),
+                "namespaced": r.namespaced,
+                "kind": r.kind,
+                "verbs": ["create"],
+            })
+        })
+        .collect()
+}
+
+/// Who a request is from, as the server authenticated it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct UserInfo {
+    pub username: String,
+    pub groups: Vec<String>,
+}
+
+impl UserInfo {
+    /// `user`: a user token's user; `None`: the server's own token.
+    pub(crate) fn of(user: Option<&str>) -> Self {
+        match user {
+            Some(user) => Self {
+                username: user.to_string(),
+                groups: vec!["system:authenticated".to_string()],
+            },
+            None => Self {
+                username: ADMIN_USER.to_string(),
+                groups: vec![
+                    "system:masters".to_string(),
+                    "system:authenticated".to_string(),
+                ],
+            },
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        json!({"username": self.username, "groups": self.groups})
+    }
+}
+
+/// Answers a review: `object` is the decoded body, `namespace` the path's (namespaced
+/// reviews), `requester` who sent it, `token_user` what a token under review authenticates
+/// as (`None`: no user; `Some(None)`: the server's own token).
+pub(crate) fn create(
+    review: Review,
+    namespace: Option<&str>,
+    object: Value,
+    requester: &UserInfo,
+    token_user: impl Fn(&str) -> Option<Option<String>>,
+) -> Result<Value, ApiError> {
+    let Value::Object(mut object) = object else {
+        return Err(ApiError::bad_request(format!(
+            "the body of a {} must be a JSON object",
+            review.kind
+        )));
+    };
+    check_type(review, &object)?;
+    object.insert("apiVersion".into(), json!(review.api_version()));
+    object.insert("kind".into(), json!(review.kind));
+    let metadata = match object.remove("metadata") {
+        Some(Value::Object(mut metadata)) => {
+            // Nothing is stored: the review gets no identity of its own.
+            metadata.remove("creationTimestamp");
+            if let Some(ns) = namespace {
+                metadata.insert("namespace".into(), json!(ns));
+            }
+            metadata
+        }
+        _ => namespace
+            .map(|ns| Map::from_iter([("namespace".to_string(), json!(ns))]))
+            .unwrap_or_default(),
+    };
+    object.insert("metadata".into(), Value::Object(metadata));
+    let spec = object
+        .get("spec")
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    let status = match review.kind {
+        "SelfSubjectReview" => json!({"userInfo": requester.to_json()}),
+        "TokenReview" => {
+            let token = spec.get("token").and_then(Value::as_str).unwrap_or("");
+            if token.is_empty() {
+                return Err(ApiError::bad_request(
+                    "token is required for TokenReview in authentication",
+                ));
+            }
+            let mut status = match token_user(token) {
+                Some(user) => json!({
+                    "authenticated": true,
+                    "user": UserInfo::of(user.as_deref()).to_json(),
+                }),
+                None => json!({"user": {}}),
+            };
+            if let Some(audiences) = spec.get("audiences").filter(|a| !a.is_null()) {
+                status["audiences"] = audiences.clone();
+            }
+            status
+        }
+        "SelfSubjectRulesReview" => json!({
+            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+            "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+            "incomplete": false,
+        }),
+        _ => {
+            check_access_review(review, namespace, &spec)?;
+            json!({"allowed": true})
+        }
+    };
+    object.insert("status".into(), status);
+    Ok(Value::Object(object))
+}
+
+/// The body's `apiVersion` and `kind`, when given, must be the review's.
+fn check_type(review: Review, object: &Map<String, Value>) -> Result<(), ApiError> {
+    let expected = review.api_version();
+    if let Some(api_version) = object.get("apiVersion").and_then(Value::as_str)
+        && api_version != expected
+    {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({api_version}) does not match the expected API version ({expected})"
+        )));
+    }
+    if let Some(kind) = object.get("kind").and_then(Value::as_str)
+        && kind != review.kind
+    {
+        return Err(ApiError::bad_request(format!(
+            "the kind in the data ({kind}) does not match the expected kind ({})",
+            review.kind
+        )));
+    }
+    Ok(())
+}
+
+/// What kube-apiserver's validation asks of an access review's spec.
+fn check_access_review(
+    review: Review,
+    namespace: Option<&str>,
+    spec: &Value,
+) -> Result<(), ApiError> {
+    let present = |field: &str| spec.get(field).is_some_and(|v| !v.is_null());
+    let resource = present("resourceAttributes");
+    let non_resource = present("nonResourceAttributes");
+    let mut errors = Vec::new();
+    if resource && non_resource {
+        errors.push(FieldError::invalid(
+            "spec.nonResourceAttributes",
+            spec["nonResourceAttributes"].clone(),
+            "cannot be specified in combination with resourceAttributes",
+        ));
+    }
+    if !resource && !non_resource {
+        // kube-apiserver names the missing resourceAttributes with the (null)
+        // nonResourceAttributes as the value.
+        errors.push(FieldError::invalid(
+            "spec.resourceAttributes",
+            Value::Null,
+            "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+        ));
+    }
+    if review.kind == "LocalSubjectAccessReview" && non_resource {
+        errors.push(FieldError::invalid(
+            "spec.nonResourceAttributes",
+            spec["nonResourceAttributes"].clone(),
+            "disallowed on this kind of request",
+        ));
+    }
+    let subject = matches!(
+        review.kind,
+        "SubjectAccessReview" | "LocalSubjectAccessReview"
+    );
+    if subject {
+        let user = spec.get("user").and_then(Value::as_str).unwrap_or("");
+        let groups = spec
+            .get("groups")
+            .and_then(Value::as_array)
+            .is_some_and(|g| !g.is_empty());
+        if user.is_empty() && !groups {
+            errors.push(FieldError::invalid(
+                "spec.user",
+                user,
+                "at least one of user or group must be specified",
+            ));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(invalid(review, errors));
+    }
+    if let Some(namespace) = namespace {
+        let asked = spec
+            .pointer("/resourceAttributes/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if asked != namespace {
+            return Err(ApiError::new(
+                StatusReason::BadRequest,
+                format!("spec.resourceAttributes.namespace must match namespace: {namespace}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn invalid(review: Review, errors: Vec<FieldError>) -> ApiError {
+    ApiError::invalid_fields(&review.qualified_kind(), "", errors)
+}
+
+#[cfg(test)]
+mod tests;
