@@ -55,6 +55,8 @@ ROOTS = [
     "k8s.io.api.authentication.v1.TokenReview",
     "k8s.io.api.autoscaling.v1.Scale",
     "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+    # Lists' metadata (in the OpenAPI documents' list schemas).
+    "k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta",
     "k8s.io.apimachinery.pkg.runtime.Unknown",
 ]
 

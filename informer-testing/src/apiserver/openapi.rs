@@ -1,12 +1,15 @@
-//! A minimal OpenAPI v3 surface (`/openapi/v3` and one document per
-//! group/version).
+//! The OpenAPI v3 surface (`/openapi/v3` and one document per group/version).
 //!
 //! kubectl reads it to learn that the server validates fields itself (the
 //! `fieldValidation` parameter on PATCH operations), so `kubectl apply` skips
 //! client-side schema validation, which would need the full OpenAPI v2
-//! schema. The documents carry no schemas: kubectl then computes strategic
-//! merge patches from its compiled-in types, and JSON merge patches for
-//! custom resources, as it does against a real server without schemas.
+//! schema. Each document's `components.schemas` describe its kinds (see
+//! [`schemas`]: field names, types and required fields of built-in types,
+//! custom resources as their CRDs give them), which `kubectl explain` reads. The
+//! PATCH operations list no request body types, so kubectl does not take strategic
+//! merge patch information from the documents: it computes strategic merge patches
+//! from its compiled-in types, and JSON merge patches for custom resources, as it
+//! does against a real server whose documents it does not use for patches.
 
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -14,6 +17,8 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use serde_json::{Map, Value, json};
 
 use super::resource::{Registry, ResourceType};
+
+mod schemas;
 
 /// `api/v1` or `apis/<group>/<version>`.
 fn group_version_path(group: &str, version: &str) -> String {
@@ -69,7 +74,7 @@ fn document(types: &[&ResourceType]) -> Value {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": format!("v1.{}.0", super::discovery::SERVER_MINOR)},
         "paths": paths,
-        "components": {},
+        "components": {"schemas": schemas::components(types)},
     })
 }
 

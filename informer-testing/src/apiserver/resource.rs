@@ -297,6 +297,8 @@ pub(crate) struct ResourceType {
     pub storage_version: String,
     /// The structural schema of this version of a custom resource.
     pub schema: Option<Arc<Schema>>,
+    /// This version's `openAPIV3Schema` as its CRD gives it (published in OpenAPI v3).
+    pub openapi_schema: Option<Arc<Value>>,
     /// `additionalPrinterColumns` of a custom resource version (Table output).
     pub printer_columns: Vec<PrinterColumn>,
     /// The CustomResourceDefinition that serves the type.
@@ -340,6 +342,7 @@ impl ResourceType {
             list_kind: format!("{kind}List"),
             storage_version: version.to_string(),
             schema: None,
+            openapi_schema: None,
             printer_columns: Vec::new(),
             crd: None,
             served_since: 0,
@@ -689,6 +692,21 @@ impl Registry {
             .filter(|t| t.crd.as_deref() == Some(crd))
             .cloned()
             .collect()
+    }
+
+    /// The built-in types and `widgets.example.com/v1` (namespaced, `Widget`), for unit tests.
+    #[cfg(test)]
+    pub(crate) fn with_widgets() -> Self {
+        let mut registry = Self::builtin();
+        registry
+            .register(&CustomResourceSpec::namespaced(
+                "example.com",
+                "v1",
+                "Widget",
+                "widgets",
+            ))
+            .expect("Widget registers");
+        registry
     }
 
     /// Serves a custom resource type as its CRD declares it, for unit tests that need a

@@ -1,6 +1,6 @@
 //! `kubectl` against the server: get, apply -f, delete, get -w, get --chunk-size, the typed
 //! create subcommands (protobuf), scale, delete --cascade=orphan|foreground|background,
-//! delete ns, auth can-i and whoami, and the errors a cluster gives.
+//! delete ns, auth can-i and whoami, explain, and the errors a cluster gives.
 //! Skips (with a printed reason) when kubectl is not installed.
 
 use std::io::{BufRead, BufReader};
@@ -955,6 +955,45 @@ async fn kubectl_auth_can_i_and_whoami() {
             .lines()
             .any(|l| l == "selfsubjectaccessreviews.authorization.k8s.io"),
         "{resources}"
+    );
+    kubectl.cleanup();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_explain_reads_the_schemas_of_built_in_and_custom_kinds() {
+    let Some(binary) = find_kubectl() else {
+        println!("skipping: kubectl not found");
+        return;
+    };
+    let server = server().await;
+    let kubectl = Kubectl::new(binary, &server);
+    let pods = kubectl.ok(&["explain", "pods"]).await;
+    assert!(pods.contains("KIND:       Pod"), "{pods}");
+    assert!(pods.contains("spec\t<PodSpec>"), "{pods}");
+    let ports = kubectl.ok(&["explain", "pod.spec.containers.ports"]).await;
+    assert!(
+        ports.contains("containerPort\t<integer> -required-"),
+        "{ports}"
+    );
+    let deployments = kubectl.ok(&["explain", "deployment.spec.replicas"]).await;
+    assert!(deployments.contains("<integer>"), "{deployments}");
+
+    let dir = kubectl.kubeconfig.parent().unwrap().to_path_buf();
+    let crd = dir.join("crd.yaml");
+    std::fs::write(
+        &crd,
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: backups.example.dev\nspec:\n  group: example.dev\n  scope: Namespaced\n  names: {plural: backups, singular: backup, kind: Backup}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        description: A database backup.\n        properties:\n          spec:\n            type: object\n            required: [database]\n            properties:\n              database: {type: string, description: The database to back up.}\n",
+    )
+    .unwrap();
+    kubectl.ok(&["apply", "-f", crd.to_str().unwrap()]).await;
+    let backup = kubectl.ok(&["explain", "backup"]).await;
+    assert!(backup.contains("A database backup."), "{backup}");
+    assert!(backup.contains("metadata\t<ObjectMeta>"), "{backup}");
+    let database = kubectl.ok(&["explain", "backup.spec"]).await;
+    assert!(
+        database.contains("database\t<string> -required-")
+            && database.contains("The database to back up."),
+        "{database}"
     );
     kubectl.cleanup();
 }

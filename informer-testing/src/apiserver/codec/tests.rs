@@ -175,15 +175,7 @@ fn field_validation_directives() {
 
 #[test]
 fn custom_resources_are_not_checked() {
-    let mut registry = Registry::builtin();
-    registry
-        .register(&crate::CustomResourceSpec::namespaced(
-            "example.com",
-            "v1",
-            "Widget",
-            "widgets",
-        ))
-        .unwrap();
+    let registry = Registry::with_widgets();
     let widgets = registry.by_path("example.com", "v1", "widgets").unwrap();
     let mut body = decode_json(br#"{"anything": 1}"#).unwrap();
     assert!(

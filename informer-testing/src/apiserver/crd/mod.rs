@@ -57,6 +57,7 @@ pub(crate) fn definition_type() -> ResourceType {
         list_kind: "CustomResourceDefinitionList".into(),
         storage_version: "v1".into(),
         schema: None,
+        openapi_schema: None,
         printer_columns: Vec::new(),
         crd: None,
         served_since: 0,
@@ -437,6 +438,9 @@ pub(crate) fn served_types(crd: &Value, served_since: u64) -> Result<Vec<Resourc
             },
             storage_version: storage.clone(),
             schema: Some(Arc::new(schema)),
+            openapi_schema: version
+                .pointer("/schema/openAPIV3Schema")
+                .map(|schema| Arc::new(schema.clone())),
             printer_columns,
             crd: Some(name.clone()),
             served_since,

@@ -17,15 +17,7 @@ fn versions_sort_by_kubernetes_priority() {
 
 #[test]
 fn storage_version_hashes_are_the_real_servers() {
-    let mut registry = Registry::builtin();
-    registry
-        .register(&CustomResourceSpec::namespaced(
-            "example.com",
-            "v1",
-            "Widget",
-            "widgets",
-        ))
-        .unwrap();
+    let registry = Registry::with_widgets();
     let widgets = registry.by_path("example.com", "v1", "widgets").unwrap();
     assert_eq!(storage_version_hash(&widgets), "gIwvi5rymmg=");
     let docs = resource_docs(&widgets);

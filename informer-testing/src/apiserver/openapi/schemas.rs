@@ -1,0 +1,209 @@
+//! The `components.schemas` of an OpenAPI v3 document: what `kubectl explain` reads.
+//!
+//! - A built-in type's schemas are written from the server's protobuf schema table
+//!   ([`Schema::builtin`]): each message is an object with its fields' JSON names, JSON types
+//!   and required fields, and references to the messages it holds, named as kube-apiserver
+//!   names them (`io.k8s.api.core.v1.Pod`). There are no descriptions.
+//! - A custom resource's schema is its CRD's `openAPIV3Schema`, with `apiVersion`, `kind` and
+//!   `metadata` as every object has them, and a schema of its list, as apiextensions-apiserver
+//!   publishes them (`com.example.v1.Widget` for group `example.com`).
+//!
+//! The kinds a document serves carry `x-kubernetes-group-version-kind`, which is how clients
+//! find a kind's schema.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value, json};
+
+use crate::apiserver::resource::ResourceType;
+use crate::apiserver::schema::{self, Cardinality, Field, Kind, Schema};
+
+const OBJECT_META: &str = "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+const LIST_META: &str = "k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta";
+
+/// The component schemas of a document serving `types`.
+pub(super) fn components(types: &[&ResourceType]) -> Map<String, Value> {
+    let table = Schema::builtin();
+    let mut out = Map::new();
+    let mut messages = Messages::default();
+    for t in types {
+        if let Some(crd_schema) = &t.openapi_schema {
+            custom_resource(t, crd_schema, &mut out);
+            messages.want(OBJECT_META);
+            messages.want(LIST_META);
+        } else if let Some(root) = table.message_name_for(&t.api_version(), &t.kind) {
+            messages.want(&root);
+            messages
+                .roots
+                .push((root, gvk(&t.group, &t.version, &t.kind)));
+        }
+    }
+    while let Some(name) = messages.next() {
+        let Some(message) = table.message(&name) else {
+            continue;
+        };
+        let mut object = message_schema(table, message, &mut messages);
+        if let Some((_, gvk)) = messages.roots.iter().find(|(root, _)| *root == name) {
+            object["x-kubernetes-group-version-kind"] = gvk.clone();
+        }
+        out.insert(component_name(&name), object);
+    }
+    out
+}
+
+/// The messages to write: those wanted, each once; the kinds' own with their
+/// `x-kubernetes-group-version-kind`.
+#[derive(Default)]
+struct Messages {
+    roots: Vec<(String, Value)>,
+    wanted: Vec<String>,
+    seen: BTreeSet<String>,
+}
+
+impl Messages {
+    fn want(&mut self, name: &str) {
+        if self.seen.insert(name.to_string()) {
+            self.wanted.push(name.to_string());
+        }
+    }
+
+    fn next(&mut self) -> Option<String> {
+        self.wanted.pop()
+    }
+}
+
+/// `k8s.io.api.core.v1.Pod` -> `io.k8s.api.core.v1.Pod`.
+fn component_name(message: &str) -> String {
+    match message.strip_prefix("k8s.io.") {
+        Some(rest) => format!("io.k8s.{rest}"),
+        None => message.to_string(),
+    }
+}
+
+fn reference(message: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{}", component_name(message))})
+}
+
+fn gvk(group: &str, version: &str, kind: &str) -> Value {
+    json!([{"group": group, "version": version, "kind": kind}])
+}
+
+/// An object with the message's fields (those of embedded messages inline).
+fn message_schema(table: &Schema, message: &schema::Message, messages: &mut Messages) -> Value {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    add_fields(table, message, messages, &mut properties, &mut required);
+    let mut object = json!({"type": "object", "properties": properties});
+    if !required.is_empty() {
+        object["required"] = json!(required);
+    }
+    object
+}
+
+fn add_fields(
+    table: &Schema,
+    message: &schema::Message,
+    messages: &mut Messages,
+    properties: &mut Map<String, Value>,
+    required: &mut Vec<String>,
+) {
+    for field in &message.fields {
+        if field.cardinality == Cardinality::Inline {
+            if let Some(inner) = field.message.as_deref().and_then(|m| table.message(m)) {
+                add_fields(table, inner, messages, properties, required);
+            }
+            continue;
+        }
+        let value = value_schema(field, messages);
+        let property = match field.cardinality {
+            Cardinality::Repeated => json!({"type": "array", "items": value}),
+            Cardinality::Map => json!({"type": "object", "additionalProperties": value}),
+            Cardinality::Optional | Cardinality::Inline => value,
+        };
+        properties.insert(field.json.clone(), property);
+        // k8s-openapi (where `required` comes from) keeps an object's metadata, apiVersion
+        // and kind outside `Option`; the API requires none of them.
+        let envelope =
+            field.kind == Kind::JsonOnly || field.message.as_deref() == Some(OBJECT_META);
+        if field.required && !envelope {
+            required.push(field.json.clone());
+        }
+    }
+}
+
+/// The schema of one value of `field`: a scalar, a message with a JSON form of its own, or a
+/// reference to another message's schema (wanted in turn).
+fn value_schema(field: &Field, messages: &mut Messages) -> Value {
+    match field.kind {
+        Kind::String | Kind::JsonOnly => json!({"type": "string"}),
+        Kind::Bool => json!({"type": "boolean"}),
+        Kind::Int32 => json!({"type": "integer", "format": "int32"}),
+        Kind::Int64 => json!({"type": "integer", "format": "int64"}),
+        Kind::Double => json!({"type": "number", "format": "double"}),
+        Kind::Bytes => json!({"type": "string", "format": "byte"}),
+        Kind::Message => {
+            let Some(message) = field.message.as_deref() else {
+                return json!({"type": "object"});
+            };
+            match message {
+                schema::TIME | schema::MICRO_TIME => {
+                    json!({"type": "string", "format": "date-time"})
+                }
+                schema::DURATION | schema::QUANTITY => json!({"type": "string"}),
+                schema::INT_OR_STRING => json!({"type": "string", "format": "int-or-string"}),
+                schema::FIELDS_V1 | schema::RAW_EXTENSION => json!({"type": "object"}),
+                schema::AUTHORIZATION_EXTRA | schema::AUTHENTICATION_EXTRA => {
+                    json!({"type": "array", "items": {"type": "string"}})
+                }
+                message => {
+                    messages.want(message);
+                    json!({"allOf": [reference(message)]})
+                }
+            }
+        }
+    }
+}
+
+/// `example.com` -> `com.example`.
+fn reversed(group: &str) -> String {
+    group.split('.').rev().collect::<Vec<_>>().join(".")
+}
+
+/// A custom resource's schema and its list's.
+fn custom_resource(t: &ResourceType, crd_schema: &Value, out: &mut Map<String, Value>) {
+    let name = format!("{}.{}.{}", reversed(&t.group), t.version, t.kind);
+    let mut object = match crd_schema {
+        Value::Object(schema) => schema.clone(),
+        _ => Map::new(),
+    };
+    let properties = object.entry("properties").or_insert_with(|| json!({}));
+    if let Value::Object(properties) = properties {
+        properties.insert("apiVersion".into(), json!({"type": "string"}));
+        properties.insert("kind".into(), json!({"type": "string"}));
+        properties.insert(
+            "metadata".into(),
+            json!({"allOf": [reference(OBJECT_META)]}),
+        );
+    }
+    object.insert("type".into(), json!("object"));
+    object.insert(
+        "x-kubernetes-group-version-kind".into(),
+        gvk(&t.group, &t.version, &t.kind),
+    );
+    out.insert(name.clone(), Value::Object(object));
+    let list = json!({
+        "type": "object",
+        "required": ["items"],
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "items": {"type": "array", "items": {"allOf": [{"$ref": format!("#/components/schemas/{name}")}]}},
+            "kind": {"type": "string"},
+            "metadata": {"allOf": [reference(LIST_META)]},
+        },
+        "x-kubernetes-group-version-kind": gvk(&t.group, &t.version, &t.list_kind),
+    });
+    out.insert(
+        format!("{}.{}.{}", reversed(&t.group), t.version, t.list_kind),
+        list,
+    );
+}
