@@ -53,6 +53,7 @@ ROOTS = [
     "k8s.io.api.authorization.v1.LocalSubjectAccessReview",
     "k8s.io.api.authentication.v1.SelfSubjectReview",
     "k8s.io.api.authentication.v1.TokenReview",
+    "k8s.io.api.authentication.v1.TokenRequest",
     "k8s.io.api.autoscaling.v1.Scale",
     "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions",
     # Lists' metadata (in the OpenAPI documents' list schemas).

@@ -157,6 +157,17 @@ fn resource_docs(t: &ResourceType) -> Vec<Value> {
             "verbs": ["update"],
         }));
     }
+    if super::service_accounts::is_service_account(t) {
+        docs.push(json!({
+            "name": "serviceaccounts/token",
+            "singularName": "",
+            "namespaced": true,
+            "group": "authentication.k8s.io",
+            "version": "v1",
+            "kind": "TokenRequest",
+            "verbs": ["create"],
+        }));
+    }
     if t.status_subresource {
         docs.push(json!({
             "name": format!("{}/status", t.plural),

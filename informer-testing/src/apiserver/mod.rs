@@ -1071,6 +1071,11 @@ impl Drop for TestApiServer {
 }
 
 /// A new bearer token for `user`, valid while the server runs.
+/// The string at `pointer` in `value`, or `""` (absent, or not a string).
+pub(crate) fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
+    value.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
 pub(crate) fn register_user(shared: &Shared, user: &str) -> String {
     let token = tls::new_token();
     shared.users.write().insert(token.clone(), Arc::from(user));

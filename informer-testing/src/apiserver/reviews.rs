@@ -16,6 +16,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::service_accounts;
 use super::status::{ApiError, FieldError, StatusReason};
 
 /// The user the server's own token authenticates as.
@@ -141,10 +142,21 @@ impl UserInfo {
     /// `user`: a user token's user; `None`: the server's own token.
     pub(crate) fn of(user: Option<&str>) -> Self {
         match user {
-            Some(user) => Self {
-                username: user.to_string(),
-                groups: vec!["system:authenticated".to_string()],
-            },
+            Some(user) => {
+                // A service account's token: its groups, as the token authenticator adds them.
+                let mut groups = Vec::new();
+                if let Some(account) = user.strip_prefix(service_accounts::USER_PREFIX)
+                    && let Some((namespace, _)) = account.split_once(':')
+                {
+                    groups.push("system:serviceaccounts".to_string());
+                    groups.push(format!("system:serviceaccounts:{namespace}"));
+                }
+                groups.push("system:authenticated".to_string());
+                Self {
+                    username: user.to_string(),
+                    groups,
+                }
+            }
             None => Self {
                 username: ADMIN_USER.to_string(),
                 groups: vec![

@@ -483,6 +483,9 @@ fn resource_route(registry: &Registry, group: &str, version: &str, rest: &[&str]
         [name, "finalize"] if namespaces::is_namespace(&resource) => {
             (Some(name.to_string()), Some("finalize".to_string()))
         }
+        [name, "token"] if service_accounts::is_service_account(&resource) => {
+            (Some(name.to_string()), Some("token".to_string()))
+        }
         _ => return Route::NotFound,
     };
     Route::Resource(ResourcePath {
@@ -1040,6 +1043,9 @@ fn handle_resource(
     if path.subresource.as_deref() == Some("scale") {
         return handle_scale(request, &path, &body);
     }
+    if path.subresource.as_deref() == Some("token") {
+        return handle_token_request(request, &path, &body);
+    }
     let subresource = match path.subresource.as_deref() {
         Some("status") => Subresource::Status,
         Some("finalize") => Subresource::Finalize,
@@ -1299,6 +1305,26 @@ fn list_metadata(
         metadata["remainingItemCount"] = json!(remaining);
     }
     metadata
+}
+
+/// A ServiceAccount's `token` subresource: a `POST` of a TokenRequest, answered with a token
+/// the server then authenticates as the account (see [`service_accounts::token_request`]).
+fn handle_token_request(
+    request: &ResourceRequest<'_>,
+    path: &ResourcePath,
+    body: &[u8],
+) -> Result<Response<Body>, ApiError> {
+    if request.method != Method::POST {
+        return Err(method_not_allowed(request.method));
+    }
+    let namespace = path.namespace.as_deref();
+    let name = path.name.as_deref().unwrap_or("");
+    let account = request.shared.store.get(&path.resource, namespace, name)?;
+    let asked = codec::decode_object(request.headers, body)?.value;
+    let (answer, token) = service_accounts::token_request(&account, asked)?;
+    let user = service_accounts::user_name(namespace.unwrap_or(""), name);
+    request.shared.users.write().insert(token, Arc::from(user));
+    Ok(respond(StatusCode::CREATED, &answer, request.output))
 }
 
 /// The `scale` subresource: get, update (PUT a `Scale`) and patch (a patch of the `Scale`).

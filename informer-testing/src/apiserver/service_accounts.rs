@@ -5,12 +5,21 @@
 //! - **the `ServiceAccount` admission plugin**, on a new Pod: `spec.serviceAccountName`
 //!   defaults to `default`, and the deprecated `spec.serviceAccount` to the same name.
 //!
+//! - **the `token` subresource** (TokenRequest, `kubectl create token`): a token that
+//!   authenticates as `system:serviceaccount:<namespace>:<name>` for as long as the server
+//!   runs, shaped as the JWT a cluster issues (its claims readable; its signature checked by
+//!   no one).
+//!
 //! Not done: the plugin's token volume (`kube-api-access-*`) and its refusal of a Pod whose
-//! ServiceAccount does not exist.
+//! ServiceAccount does not exist; tokens expiring, bound objects' deletion revoking them.
 
 use std::collections::{HashSet, VecDeque};
 
+use base64::Engine as _;
 use serde_json::{Value, json};
+
+use super::status::{ApiError, FieldError};
+use super::str_at;
 
 use super::controllers::Controller;
 use super::namespaces::is_terminating;
@@ -132,6 +141,118 @@ impl Controller for ServiceAccountController {
         create_defaults(store, registry, &[namespace.as_str()]);
         true
     }
+}
+
+/// Whether `t` is the ServiceAccount type.
+pub(crate) fn is_service_account(t: &super::resource::ResourceType) -> bool {
+    t.group.is_empty() && t.plural == "serviceaccounts"
+}
+
+/// The prefix of a service account's user name.
+pub(crate) const USER_PREFIX: &str = "system:serviceaccount:";
+
+/// The audience a token gets when its request names none: the server's own, as a cluster
+/// whose `--api-audiences` is its service account issuer.
+const DEFAULT_AUDIENCE: &str = "https://kubernetes.default.svc.cluster.local";
+
+/// A token request's lifetime when it asks for none, and its bounds (kube-apiserver's).
+const DEFAULT_EXPIRATION: i64 = 3600;
+const MIN_EXPIRATION: i64 = 600;
+const MAX_EXPIRATION: i64 = 1 << 32;
+
+/// Answers a TokenRequest for the ServiceAccount `account` (as stored): the request with its
+/// `status.token` and `status.expirationTimestamp`, and the token, to be registered as the
+/// user [`user_name`] of the account.
+pub(crate) fn token_request(account: &Value, request: Value) -> Result<(Value, String), ApiError> {
+    let namespace = str_at(account, "/metadata/namespace");
+    let name = str_at(account, "/metadata/name");
+    let uid = str_at(account, "/metadata/uid");
+    let mut request = match request {
+        Value::Object(request) => request,
+        _ => {
+            return Err(ApiError::bad_request(
+                "the body of a TokenRequest must be a JSON object",
+            ));
+        }
+    };
+    let mut spec = match request.remove("spec") {
+        Some(Value::Object(spec)) => spec,
+        _ => serde_json::Map::new(),
+    };
+    let expiration = match spec.get("expirationSeconds") {
+        None | Some(Value::Null) => DEFAULT_EXPIRATION,
+        Some(value) => value.as_i64().unwrap_or(0),
+    };
+    let why = if expiration < MIN_EXPIRATION {
+        Some("may not specify a duration less than 10 minutes")
+    } else if expiration > MAX_EXPIRATION {
+        Some("may not specify a duration larger than 2^32 seconds")
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        return Err(ApiError::invalid_fields(
+            "TokenRequest.authentication.k8s.io",
+            name,
+            vec![FieldError::invalid(
+                "spec.expirationSeconds",
+                expiration,
+                why,
+            )],
+        ));
+    }
+    let audiences = match spec.get("audiences").and_then(Value::as_array) {
+        Some(audiences) if !audiences.is_empty() => audiences.clone(),
+        _ => vec![json!(DEFAULT_AUDIENCE)],
+    };
+    spec.insert("audiences".into(), Value::Array(audiences.clone()));
+    spec.insert("expirationSeconds".into(), json!(expiration));
+    spec.entry("boundObjectRef").or_insert(Value::Null);
+    let now = jiff::Timestamp::now();
+    let expires = now
+        .checked_add(jiff::SignedDuration::from_secs(expiration))
+        .unwrap_or(now);
+    let claims = json!({
+        "aud": audiences,
+        "exp": expires.as_second(),
+        "iat": now.as_second(),
+        "iss": DEFAULT_AUDIENCE,
+        "jti": super::tls::new_token(),
+        "kubernetes.io": {
+            "namespace": namespace,
+            "serviceaccount": {"name": name, "uid": uid},
+        },
+        "nbf": now.as_second(),
+        "sub": user_name(namespace, name),
+    });
+    let encode =
+        |value: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(value.to_string());
+    let token = format!(
+        "{}.{}.{}",
+        encode(&json!({"alg": "RS256", "kid": "informer-testing"})),
+        encode(&claims),
+        super::tls::new_token()
+    );
+    let answer = json!({
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenRequest",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "creationTimestamp": super::time::format_time(now),
+        },
+        "spec": spec,
+        "status": {
+            "token": token,
+            "expirationTimestamp": super::time::format_time(expires),
+        },
+    });
+    Ok((answer, token))
+}
+
+/// The user a service account's tokens authenticate as.
+pub(crate) fn user_name(namespace: &str, name: &str) -> String {
+    format!("{USER_PREFIX}{namespace}:{name}")
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::resource::ResourceType;
+use super::str_at;
 use super::time::parse_rfc3339;
 
 /// `ObjectMeta.name`'s documentation, as the real server describes the `Name` column.
@@ -217,14 +218,6 @@ fn typed(name: &str, kind: &str, priority: u8, description: &str) -> Value {
 /// The `int` at `pointer`, 0 if missing (Go's zero value).
 fn int_at(object: &Value, pointer: &str) -> i64 {
     object.pointer(pointer).and_then(Value::as_i64).unwrap_or(0)
-}
-
-/// The string at `pointer`, `""` if missing (Go's zero value).
-fn str_at<'a>(object: &'a Value, pointer: &str) -> &'a str {
-    object
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or("")
 }
 
 /// The number of items of the array at `pointer`.

@@ -1,6 +1,6 @@
 //! `kubectl` against the server: get, apply -f, delete, get -w, get --chunk-size, the typed
 //! create subcommands (protobuf), scale, delete --cascade=orphan|foreground|background,
-//! delete ns, auth can-i and whoami, explain, and the errors a cluster gives.
+//! delete ns, auth can-i and whoami, create token, explain, and the errors a cluster gives.
 //! Skips (with a printed reason) when kubectl is not installed.
 
 use std::io::{BufRead, BufReader};
@@ -955,6 +955,17 @@ async fn kubectl_auth_can_i_and_whoami() {
             .lines()
             .any(|l| l == "selfsubjectaccessreviews.authorization.k8s.io"),
         "{resources}"
+    );
+    // `kubectl create token`: a token that authenticates as the service account.
+    let token = kubectl.ok(&["create", "token", "default"]).await;
+    let token_flag = format!("--token={}", token.trim());
+    let account = kubectl
+        .ok(&["auth", "whoami", "-o", "json", &token_flag])
+        .await;
+    let account: serde_json::Value = serde_json::from_str(&account).unwrap();
+    assert_eq!(
+        account["status"]["userInfo"]["username"],
+        "system:serviceaccount:default:default"
     );
     kubectl.cleanup();
 }

@@ -329,3 +329,84 @@ async fn reviews_are_create_only_and_validated_as_kube_apiserver_does() {
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn a_service_accounts_token_authenticates_as_the_account() {
+    use k8s_openapi::api::authentication::v1::{
+        SelfSubjectReview, TokenRequest, TokenRequestSpec, TokenReview, TokenReviewSpec,
+    };
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    use kube::api::PostParams;
+    let server = TestApiServer::start().await.unwrap();
+    let accounts: Api<ServiceAccount> = Api::namespaced(server.client(), "default");
+    let request = TokenRequest {
+        spec: TokenRequestSpec {
+            expiration_seconds: Some(1200),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let pp = PostParams::default();
+    let answered = within(accounts.create_token_request("default", &pp, &request))
+        .await
+        .unwrap();
+    let token = answered.status.unwrap().token;
+
+    let mut config = server.config();
+    config.auth_info.token = Some(token.clone().into());
+    let as_account = kube::Client::try_from(config).unwrap();
+    let whoami: Api<SelfSubjectReview> = Api::all(as_account.clone());
+    let user = within(whoami.create(&pp, &SelfSubjectReview::default()))
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .user_info
+        .unwrap();
+    assert_eq!(
+        user.username.as_deref(),
+        Some("system:serviceaccount:default:default")
+    );
+    assert_eq!(
+        user.groups.unwrap_or_default(),
+        [
+            "system:serviceaccounts",
+            "system:serviceaccounts:default",
+            "system:authenticated"
+        ]
+    );
+    // The account's requests are its own, as a user's are.
+    let configmaps: Api<ConfigMap> = Api::default_namespaced(as_account);
+    within(configmaps.list(&ListParams::default()))
+        .await
+        .unwrap();
+    use informer_testing::{RequestMatch, Verb};
+    assert_eq!(
+        server.faults().request_count(
+            RequestMatch::verb(Verb::List).user("system:serviceaccount:default:default")
+        ),
+        1
+    );
+    let reviews: Api<TokenReview> = Api::all(server.client());
+    let review = TokenReview {
+        spec: TokenReviewSpec {
+            token: Some(token),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let status = within(reviews.create(&pp, &review))
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert_eq!(status.authenticated, Some(true));
+
+    let err = within(accounts.create_token_request("missing", &pp, &request))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 404),
+        "{err:?}"
+    );
+}

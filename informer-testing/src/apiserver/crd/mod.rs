@@ -27,6 +27,7 @@ use super::status::ApiError;
 use super::storage::{DeleteOptions, EventType, Filter, Subresource, WriteOptions};
 use super::structural::{Schema, string_list};
 use super::time::now_rfc3339;
+use crate::apiserver::str_at;
 
 pub(crate) mod validation;
 
@@ -70,10 +71,6 @@ pub(crate) fn definition_type() -> ResourceType {
 /// Whether a type is the CRD type.
 pub(crate) fn is_definition(resource: &ResourceType) -> bool {
     resource.group == GROUP && resource.plural == "customresourcedefinitions"
-}
-
-fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
-    value.pointer(pointer).and_then(Value::as_str).unwrap_or("")
 }
 
 /// The storage version of a CRD's spec (the version with `storage: true`).
@@ -236,13 +233,13 @@ pub(crate) fn accept_names(crd: &Value, others: &[Value]) -> Value {
     for other in others {
         let accepted = &other["status"]["acceptedNames"];
         for key in ["plural", "singular"] {
-            resources.insert(text(accepted, &format!("/{key}")).to_string());
+            resources.insert(str_at(accepted, &format!("/{key}")).to_string());
         }
         for short in accepted["shortNames"].as_array().into_iter().flatten() {
             resources.insert(short.as_str().unwrap_or("").to_string());
         }
-        kinds.insert(text(accepted, "/kind").to_string());
-        kinds.insert(text(accepted, "/listKind").to_string());
+        kinds.insert(str_at(accepted, "/kind").to_string());
+        kinds.insert(str_at(accepted, "/listKind").to_string());
     }
     let requested = &crd["spec"]["names"];
     let accepted = &crd["status"]["acceptedNames"];
@@ -260,8 +257,8 @@ pub(crate) fn accept_names(crd: &Value, others: &[Value]) -> Value {
         ("plural", "PluralConflict", &resources),
         ("singular", "SingularConflict", &resources),
     ] {
-        let want = text(requested, &format!("/{key}"));
-        if fresh(want, text(accepted, &format!("/{key}")), used) {
+        let want = str_at(requested, &format!("/{key}"));
+        if fresh(want, str_at(accepted, &format!("/{key}")), used) {
             if !want.is_empty() {
                 names.insert(key.into(), json!(want));
             }
@@ -299,8 +296,8 @@ pub(crate) fn accept_names(crd: &Value, others: &[Value]) -> Value {
         }
     }
     for (key, reason) in [("kind", "KindConflict"), ("listKind", "ListKindConflict")] {
-        let want = text(requested, &format!("/{key}"));
-        if fresh(want, text(accepted, &format!("/{key}")), &kinds) {
+        let want = str_at(requested, &format!("/{key}"));
+        if fresh(want, str_at(accepted, &format!("/{key}")), &kinds) {
             if !want.is_empty() {
                 names.insert(key.into(), json!(want));
             }
@@ -365,16 +362,16 @@ pub(crate) fn accept_names(crd: &Value, others: &[Value]) -> Value {
 /// (`status.acceptedNames`; its requested names when it has none yet, for a registry without
 /// a server). `served_since` is the revision they start being served at.
 pub(crate) fn served_types(crd: &Value, served_since: u64) -> Result<Vec<ResourceType>, ApiError> {
-    let name = text(crd, "/metadata/name").to_string();
+    let name = str_at(crd, "/metadata/name").to_string();
     let accepted = &crd["status"]["acceptedNames"];
-    let names = if text(accepted, "/plural").is_empty() || text(accepted, "/kind").is_empty() {
+    let names = if str_at(accepted, "/plural").is_empty() || str_at(accepted, "/kind").is_empty() {
         &crd["spec"]["names"]
     } else {
         accepted
     };
-    let group = text(crd, "/spec/group").to_string();
+    let group = str_at(crd, "/spec/group").to_string();
     let storage = storage_version(crd).unwrap_or_default();
-    let kind = text(names, "/kind").to_string();
+    let kind = str_at(names, "/kind").to_string();
     let terminating = crd.pointer("/metadata/deletionTimestamp").is_some();
     let mut types = Vec::new();
     for version in crd["spec"]["versions"].as_array().into_iter().flatten() {
@@ -389,8 +386,8 @@ pub(crate) fn served_types(crd: &Value, served_since: u64) -> Result<Vec<Resourc
         };
         let scale = version.pointer("/subresources/scale").map(|scale| {
             let mut subresource = ScaleSubresource::new(
-                text(scale, "/specReplicasPath"),
-                text(scale, "/statusReplicasPath"),
+                str_at(scale, "/specReplicasPath"),
+                str_at(scale, "/statusReplicasPath"),
             );
             if let Some(selector) = scale["labelSelectorPath"].as_str() {
                 subresource = subresource.with_label_selector_path(selector);
@@ -403,17 +400,17 @@ pub(crate) fn served_types(crd: &Value, served_since: u64) -> Result<Vec<Resourc
                 columns
                     .iter()
                     .map(|c| PrinterColumn {
-                        name: text(c, "/name").to_string(),
-                        kind: text(c, "/type").to_string(),
-                        format: text(c, "/format").to_string(),
-                        description: text(c, "/description").to_string(),
+                        name: str_at(c, "/name").to_string(),
+                        kind: str_at(c, "/type").to_string(),
+                        format: str_at(c, "/format").to_string(),
+                        description: str_at(c, "/description").to_string(),
                         priority: c["priority"].as_i64().unwrap_or(0),
-                        json_path: text(c, "/jsonPath").to_string(),
+                        json_path: str_at(c, "/jsonPath").to_string(),
                     })
                     .collect()
             })
             .unwrap_or_default();
-        let singular = match text(names, "/singular") {
+        let singular = match str_at(names, "/singular") {
             "" => kind.to_ascii_lowercase(),
             s => s.to_string(),
         };
@@ -421,9 +418,9 @@ pub(crate) fn served_types(crd: &Value, served_since: u64) -> Result<Vec<Resourc
             group: group.clone(),
             version: version_name,
             kind: kind.clone(),
-            plural: text(names, "/plural").to_string(),
+            plural: str_at(names, "/plural").to_string(),
             singular,
-            namespaced: text(crd, "/spec/scope") == "Namespaced",
+            namespaced: str_at(crd, "/spec/scope") == "Namespaced",
             status_subresource: version.pointer("/subresources/status").is_some(),
             scale,
             short_names: string_list(&names["shortNames"]),
@@ -432,7 +429,7 @@ pub(crate) fn served_types(crd: &Value, served_since: u64) -> Result<Vec<Resourc
             returns_deleted_object: false,
             tracks_generation: true,
             custom: true,
-            list_kind: match text(names, "/listKind") {
+            list_kind: match str_at(names, "/listKind") {
                 "" => format!("{kind}List"),
                 l => l.to_string(),
             },
@@ -470,7 +467,7 @@ fn all_crds(shared: &Shared) -> Vec<Value> {
 }
 
 fn write_status(shared: &Shared, crd: Value) -> Option<Value> {
-    let name = text(&crd, "/metadata/name").to_string();
+    let name = str_at(&crd, "/metadata/name").to_string();
     let options = WriteOptions::by(MANAGER);
     match shared.store.lock().update(
         &definition_type(),
@@ -494,7 +491,7 @@ fn reconcile_locked(shared: &Shared, name: &str, cascade: bool) {
         return;
     };
     let mut crd = stored.as_ref().clone();
-    let group = text(&crd, "/spec/group").to_string();
+    let group = str_at(&crd, "/spec/group").to_string();
     if crd.pointer("/metadata/deletionTimestamp").is_some() {
         finalize(shared, crd);
         if cascade {
@@ -504,7 +501,7 @@ fn reconcile_locked(shared: &Shared, name: &str, cascade: bool) {
     }
     let others: Vec<Value> = all_crds(shared)
         .into_iter()
-        .filter(|c| text(c, "/spec/group") == group && text(c, "/metadata/name") != name)
+        .filter(|c| str_at(c, "/spec/group") == group && str_at(c, "/metadata/name") != name)
         .collect();
     let desired = accept_names(&crd, &others);
     let names_changed = desired["status"] != crd["status"];
@@ -520,8 +517,8 @@ fn reconcile_locked(shared: &Shared, name: &str, cascade: bool) {
 /// The other CRDs of a group whose names were refused may be accepted now.
 fn requeue_group(shared: &Shared, group: &str, except: &str) {
     for other in all_crds(shared) {
-        let other_name = text(&other, "/metadata/name");
-        if text(&other, "/spec/group") == group
+        let other_name = str_at(&other, "/metadata/name");
+        if str_at(&other, "/spec/group") == group
             && other_name != except
             && !condition_is(&other, "NamesAccepted", "True")
         {
@@ -532,7 +529,7 @@ fn requeue_group(shared: &Shared, group: &str, except: &str) {
 
 /// Serves the CRD's versions if its names are accepted (or it was established), else nothing.
 fn install(shared: &Shared, crd: &Value) {
-    let name = text(crd, "/metadata/name");
+    let name = str_at(crd, "/metadata/name");
     let serve =
         condition_is(crd, "NamesAccepted", "True") || condition_is(crd, "Established", "True");
     let mut registry = shared.registry.write();
@@ -552,7 +549,7 @@ fn install(shared: &Shared, crd: &Value) {
 
 /// The finalizer controller: delete every object of the CRD's types, then let the CRD go.
 fn finalize(shared: &Shared, mut crd: Value) {
-    let name = text(&crd, "/metadata/name").to_string();
+    let name = str_at(&crd, "/metadata/name").to_string();
     install(shared, &crd);
     let has_finalizer = crd["metadata"]["finalizers"]
         .as_array()
@@ -704,7 +701,7 @@ fn terminating(shared: &Shared) -> Vec<String> {
 pub(crate) fn registry_with(crds: &[Value]) -> super::resource::Registry {
     let mut registry = super::resource::Registry::builtin();
     for crd in crds {
-        let name = text(crd, "/metadata/name").to_string();
+        let name = str_at(crd, "/metadata/name").to_string();
         registry.install(&name, served_types(crd, 0).unwrap_or_default());
     }
     registry

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::super::status::FieldError;
 use super::super::structural::{ProblemKind, Schema, SchemaProblem};
 use super::super::validation::{is_dns_label, is_dns_subdomain};
+use crate::apiserver::str_at;
 
 const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const DNS1035_LABEL: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
@@ -18,18 +19,14 @@ fn is_dns1035(s: &str) -> bool {
     is_dns_label(s) && s.len() <= 63 && s.as_bytes()[0].is_ascii_lowercase()
 }
 
-fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
-    value.pointer(pointer).and_then(Value::as_str).unwrap_or("")
-}
-
 /// Every problem of a CRD about to be created (or, with `old`, to replace `old`).
 pub(crate) fn validate(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    let name = text(crd, "/metadata/name");
+    let name = str_at(crd, "/metadata/name");
     let required_name = format!(
         "{}.{}",
-        text(crd, "/spec/names/plural"),
-        text(crd, "/spec/group")
+        str_at(crd, "/spec/names/plural"),
+        str_at(crd, "/spec/group")
     );
     if old.is_none() && name != required_name {
         errors.push(FieldError::invalid(
@@ -63,7 +60,7 @@ pub(crate) fn validate(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
 }
 
 fn spec(crd: &Value, errors: &mut Vec<FieldError>) {
-    let group = text(crd, "/spec/group");
+    let group = str_at(crd, "/spec/group");
     if group.is_empty() {
         errors.push(FieldError::required("spec.group", ""));
     } else if !is_dns_subdomain(group) {
@@ -75,7 +72,7 @@ fn spec(crd: &Value, errors: &mut Vec<FieldError>) {
             "should be a domain with at least one dot",
         ));
     }
-    match text(crd, "/spec/scope") {
+    match str_at(crd, "/spec/scope") {
         "" => errors.push(FieldError::required("spec.scope", "")),
         "Cluster" | "Namespaced" => {}
         other => errors.push(FieldError::not_supported(
@@ -87,7 +84,7 @@ fn spec(crd: &Value, errors: &mut Vec<FieldError>) {
     versions(crd, errors);
     let names_value = &crd["spec"]["names"];
     for key in ["plural", "singular", "kind", "listKind"] {
-        if text(names_value, &format!("/{key}")).is_empty() {
+        if str_at(names_value, &format!("/{key}")).is_empty() {
             errors.push(FieldError::required(&format!("spec.names.{key}"), ""));
         }
     }
@@ -107,7 +104,7 @@ fn versions(crd: &Value, errors: &mut Vec<FieldError>) {
     let mut unique = true;
     for (i, version) in versions.iter().enumerate() {
         let path = format!("spec.versions[{i}]");
-        let name = text(version, "/name");
+        let name = str_at(version, "/name");
         if version["storage"] == true {
             storage += 1;
         }
@@ -166,10 +163,10 @@ fn versions(crd: &Value, errors: &mut Vec<FieldError>) {
             .enumerate()
         {
             let at = format!("{path}.additionalPrinterColumns[{j}]");
-            if text(column, "/name").is_empty() {
+            if str_at(column, "/name").is_empty() {
                 errors.push(FieldError::required(&format!("{at}.name"), ""));
             }
-            match text(column, "/type") {
+            match str_at(column, "/type") {
                 "" => errors.push(FieldError::required(&format!("{at}.type"), "")),
                 "integer" | "number" | "string" | "boolean" | "date" => {}
                 other => errors.push(FieldError::not_supported(
@@ -178,7 +175,7 @@ fn versions(crd: &Value, errors: &mut Vec<FieldError>) {
                     &["boolean", "date", "integer", "number", "string"],
                 )),
             }
-            if text(column, "/jsonPath").is_empty() {
+            if str_at(column, "/jsonPath").is_empty() {
                 errors.push(FieldError::required(&format!("{at}.jsonPath"), ""));
             }
         }
@@ -226,7 +223,7 @@ fn scale_paths(scale: &Value, path: &str, errors: &mut Vec<FieldError>) {
         ("labelSelectorPath", ".status.", false),
     ] {
         let field = format!("{path}.scale.{key}");
-        let value = text(scale, &format!("/{key}"));
+        let value = str_at(scale, &format!("/{key}"));
         if value.is_empty() {
             if required {
                 errors.push(FieldError::required(&field, ""));
@@ -263,7 +260,7 @@ fn scale_paths(scale: &Value, path: &str, errors: &mut Vec<FieldError>) {
 fn names(names: &Value, path: &str, errors: &mut Vec<FieldError>) {
     let mixed_case = "may have mixed case, but should otherwise match: ";
     for key in ["plural", "singular"] {
-        let value = text(names, &format!("/{key}"));
+        let value = str_at(names, &format!("/{key}"));
         if !value.is_empty() && !is_dns1035(value) {
             errors.push(FieldError::invalid(
                 &format!("{path}.{key}"),
@@ -273,7 +270,7 @@ fn names(names: &Value, path: &str, errors: &mut Vec<FieldError>) {
         }
     }
     for key in ["kind", "listKind"] {
-        let value = text(names, &format!("/{key}"));
+        let value = str_at(names, &format!("/{key}"));
         if !value.is_empty() && !is_dns1035(&value.to_ascii_lowercase()) {
             errors.push(FieldError::invalid(
                 &format!("{path}.{key}"),
@@ -294,8 +291,8 @@ fn names(names: &Value, path: &str, errors: &mut Vec<FieldError>) {
             }
         }
     }
-    let kind = text(names, "/kind");
-    if !kind.is_empty() && kind == text(names, "/listKind") {
+    let kind = str_at(names, "/kind");
+    if !kind.is_empty() && kind == str_at(names, "/listKind") {
         errors.push(FieldError::invalid(
             &format!("{path}.listKind"),
             kind,
@@ -313,7 +310,7 @@ fn update(crd: &Value, old: &Value, stored: &[&str], errors: &mut Vec<FieldError
                 .any(|c| c["type"] == "Established" && c["status"] == "True")
         });
     let mut immutable = |pointer: &str, field: &str| {
-        let (new, previous) = (text(crd, pointer), text(old, pointer));
+        let (new, previous) = (str_at(crd, pointer), str_at(old, pointer));
         if new != previous {
             errors.push(FieldError::invalid(field, new, "field is immutable"));
         }
@@ -327,7 +324,7 @@ fn update(crd: &Value, old: &Value, stored: &[&str], errors: &mut Vec<FieldError
     let versions: Vec<&str> = crd
         .pointer("/spec/versions")
         .and_then(Value::as_array)
-        .map(|v| v.iter().map(|v| text(v, "/name")).collect())
+        .map(|v| v.iter().map(|v| str_at(v, "/name")).collect())
         .unwrap_or_default();
     for (i, version) in stored.iter().enumerate() {
         if !versions.contains(version) {

@@ -73,3 +73,56 @@ fn a_new_pod_runs_as_the_default_service_account_or_the_one_it_names() {
     admit_pod(&mut named);
     assert_eq!(named["spec"]["serviceAccountName"], "builder");
 }
+
+fn account() -> Value {
+    json!({"metadata": {"name": "builder", "namespace": "ci", "uid": "u-1"}})
+}
+
+fn claims(token: &str) -> Value {
+    let payload = token.split('.').nth(1).expect("a JWT's payload");
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+#[test]
+fn a_token_request_gets_a_jwt_of_the_account_with_the_defaults() {
+    let (answer, token) = token_request(&account(), json!({"spec": {}})).unwrap();
+    assert_eq!(answer["kind"], "TokenRequest");
+    assert_eq!(answer["status"]["token"], token.as_str());
+    assert_eq!(answer["spec"]["expirationSeconds"], 3600);
+    assert_eq!(answer["spec"]["audiences"], json!([DEFAULT_AUDIENCE]));
+    assert_eq!(answer["metadata"]["namespace"], "ci");
+    let claims = claims(&token);
+    assert_eq!(claims["sub"], "system:serviceaccount:ci:builder");
+    assert_eq!(claims["kubernetes.io"]["serviceaccount"]["uid"], "u-1");
+    assert_eq!(
+        claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap(),
+        3600
+    );
+    let (_, other) = token_request(&account(), json!({})).unwrap();
+    assert_ne!(token, other, "each request gets a token of its own");
+}
+
+#[test]
+fn a_token_request_keeps_its_audiences_and_lifetime_within_bounds() {
+    let (answer, token) = token_request(
+        &account(),
+        json!({"spec": {"audiences": ["vault"], "expirationSeconds": 7200}}),
+    )
+    .unwrap();
+    assert_eq!(answer["spec"]["audiences"], json!(["vault"]));
+    assert_eq!(claims(&token)["aud"], json!(["vault"]));
+    let short = token_request(&account(), json!({"spec": {"expirationSeconds": 60}})).unwrap_err();
+    assert_eq!(
+        short.message(),
+        "TokenRequest.authentication.k8s.io \"builder\" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes"
+    );
+    let long = token_request(
+        &account(),
+        json!({"spec": {"expirationSeconds": 1_i64 << 33}}),
+    )
+    .unwrap_err();
+    assert!(long.message().contains("larger than 2^32 seconds"));
+}
