@@ -11,6 +11,7 @@ mod apiserver {
     mod crud;
     mod discovery;
     mod encoding;
+    mod evictions;
     mod faults;
     mod fuzz;
     mod gc;

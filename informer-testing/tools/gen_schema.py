@@ -47,6 +47,7 @@ ROOTS = [
     "k8s.io.api.rbac.v1.ClusterRoleBinding",
     "k8s.io.api.networking.v1.Ingress",
     "k8s.io.api.policy.v1.PodDisruptionBudget",
+    "k8s.io.api.policy.v1.Eviction",
     "k8s.io.api.authorization.v1.SelfSubjectAccessReview",
     "k8s.io.api.authorization.v1.SelfSubjectRulesReview",
     "k8s.io.api.authorization.v1.SubjectAccessReview",

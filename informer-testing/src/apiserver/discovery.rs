@@ -157,6 +157,17 @@ fn resource_docs(t: &ResourceType) -> Vec<Value> {
             "verbs": ["update"],
         }));
     }
+    if t.group.is_empty() && t.plural == "pods" {
+        docs.push(json!({
+            "name": "pods/eviction",
+            "singularName": "",
+            "namespaced": true,
+            "group": "policy",
+            "version": "v1",
+            "kind": "Eviction",
+            "verbs": ["create"],
+        }));
+    }
     if super::service_accounts::is_service_account(t) {
         docs.push(json!({
             "name": "serviceaccounts/token",

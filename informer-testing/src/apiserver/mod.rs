@@ -135,6 +135,7 @@ mod controllers;
 mod crd;
 mod defaults;
 mod discovery;
+mod eviction;
 mod faults;
 mod fields;
 mod gc;

@@ -6,10 +6,10 @@
 //!   its resources (`k8s.io/kubernetes/pkg/apis/core/helper/qos`) and, while it has scheduling
 //!   gates, the `PodScheduled=False` condition with reason `SchedulingGated`.
 //!
-//! Not done: the `ServiceAccount` plugin's `serviceAccountName` and token volume (this server
-//! serves no ServiceAccounts); refusing a priority class that does not exist (it serves no
+//! Not done: refusing a priority class that does not exist (the server serves no
 //! PriorityClasses: such a Pod keeps the priority it was sent) and a `priority` sent that
-//! differs from its class's (replaced here).
+//! differs from its class's (replaced here). (The `ServiceAccount` plugin is in
+//! `service_accounts.rs`, evictions in `eviction.rs`.)
 
 use serde_json::{Map, Value, json};
 

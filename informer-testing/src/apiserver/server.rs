@@ -23,6 +23,7 @@ use tokio_rustls::TlsAcceptor;
 use super::codec::{self, FieldValidation};
 use super::crd;
 use super::discovery;
+use super::eviction;
 use super::faults::{self, FaultState, RequestInfo, RestartMode, Verb};
 use super::fields;
 use super::gc::Propagation;
@@ -485,6 +486,9 @@ fn resource_route(registry: &Registry, group: &str, version: &str, rest: &[&str]
         }
         [name, "token"] if service_accounts::is_service_account(&resource) => {
             (Some(name.to_string()), Some("token".to_string()))
+        }
+        [name, "eviction"] if resource.group.is_empty() && resource.plural == "pods" => {
+            (Some(name.to_string()), Some("eviction".to_string()))
         }
         _ => return Route::NotFound,
     };
@@ -1043,8 +1047,8 @@ fn handle_resource(
     if path.subresource.as_deref() == Some("scale") {
         return handle_scale(request, &path, &body);
     }
-    if path.subresource.as_deref() == Some("token") {
-        return handle_token_request(request, &path, &body);
+    if matches!(path.subresource.as_deref(), Some("token" | "eviction")) {
+        return handle_posted_subresource(request, &path, &body);
     }
     let subresource = match path.subresource.as_deref() {
         Some("status") => Subresource::Status,
@@ -1307,9 +1311,11 @@ fn list_metadata(
     metadata
 }
 
-/// A ServiceAccount's `token` subresource: a `POST` of a TokenRequest, answered with a token
-/// the server then authenticates as the account (see [`service_accounts::token_request`]).
-fn handle_token_request(
+/// The create-only subresources: a ServiceAccount's `token` (a TokenRequest, answered with a
+/// token the server then authenticates as the account: [`service_accounts::token_request`])
+/// and a Pod's `eviction` (an Eviction, answered with a `Status` once the Pod is deleted:
+/// [`eviction::evict`]). Each is a `POST`, answered `201`.
+fn handle_posted_subresource(
     request: &ResourceRequest<'_>,
     path: &ResourcePath,
     body: &[u8],
@@ -1317,13 +1323,34 @@ fn handle_token_request(
     if request.method != Method::POST {
         return Err(method_not_allowed(request.method));
     }
-    let namespace = path.namespace.as_deref();
+    let shared = request.shared;
+    let namespace = path.namespace.as_deref().unwrap_or("");
     let name = path.name.as_deref().unwrap_or("");
-    let account = request.shared.store.get(&path.resource, namespace, name)?;
-    let asked = codec::decode_object(request.headers, body)?.value;
-    let (answer, token) = service_accounts::token_request(&account, asked)?;
-    let user = service_accounts::user_name(namespace.unwrap_or(""), name);
-    request.shared.users.write().insert(token, Arc::from(user));
+    let posted = codec::decode_object(request.headers, body)?.value;
+    let answer = if path.subresource.as_deref() == Some("token") {
+        let account = shared.store.get(&path.resource, Some(namespace), name)?;
+        let (answer, token) = service_accounts::token_request(&account, posted)?;
+        let user = service_accounts::user_name(namespace, name);
+        shared.users.write().insert(token, Arc::from(user));
+        answer
+    } else {
+        let (options, body_dry_run) = match posted.get("deleteOptions") {
+            Some(options) if !options.is_null() => delete_options_of(options)?,
+            _ => (DeleteOptions::default(), false),
+        };
+        let dry_run = request.query.dry_run()? || body_dry_run;
+        let status = {
+            let registry = shared.registry.read();
+            let mut store = shared.store.lock();
+            eviction::evict(
+                &mut store, &registry, namespace, name, &posted, &options, dry_run,
+            )?
+        };
+        if !dry_run {
+            shared.after_write(&path.resource, name);
+        }
+        status
+    };
     Ok(respond(StatusCode::CREATED, &answer, request.output))
 }
 
@@ -1434,71 +1461,85 @@ fn delete_options(
     query: &Query,
     body: &[u8],
 ) -> Result<(DeleteOptions, bool), ApiError> {
-    let invalid =
-        |error: FieldError| ApiError::invalid_fields("DeleteOptions.meta.k8s.io", "", vec![error]);
-    let parse_policy = |value: &str| {
-        Propagation::parse(value).ok_or_else(|| {
-            let mut supported: Vec<&str> = Propagation::ALL.iter().map(|p| p.as_str()).collect();
-            supported.push("nil");
-            invalid(FieldError::not_supported(
-                "propagationPolicy",
-                value,
-                &supported,
-            ))
-        })
-    };
-    let (options, dry_run) = if body.iter().all(u8::is_ascii_whitespace) {
+    if body.iter().all(u8::is_ascii_whitespace) {
         let options = DeleteOptions {
             propagation: query
                 .string("propagationPolicy")
-                .map(parse_policy)
+                .map(parse_propagation)
                 .transpose()?,
             orphan_dependents: query.bool("orphanDependents")?,
             ..DeleteOptions::default()
         };
-        (options, false)
-    } else {
-        let value = codec::decode_object(headers, body)?.value;
-        if !value.is_object() {
-            return Err(ApiError::bad_request("DeleteOptions must be a JSON object"));
+        return checked_delete_options(options, false);
+    }
+    let value = codec::decode_object(headers, body)?.value;
+    delete_options_of(&value)
+}
+
+fn invalid_delete_options(error: FieldError) -> ApiError {
+    ApiError::invalid_fields("DeleteOptions.meta.k8s.io", "", vec![error])
+}
+
+fn parse_propagation(value: &str) -> Result<Propagation, ApiError> {
+    Propagation::parse(value).ok_or_else(|| {
+        let mut supported: Vec<&str> = Propagation::ALL.iter().map(|p| p.as_str()).collect();
+        supported.push("nil");
+        invalid_delete_options(FieldError::not_supported(
+            "propagationPolicy",
+            value,
+            &supported,
+        ))
+    })
+}
+
+/// A `DeleteOptions` object (a delete's body, or an Eviction's `deleteOptions`), and whether
+/// it asks for a dry run.
+fn delete_options_of(value: &Value) -> Result<(DeleteOptions, bool), ApiError> {
+    if !value.is_object() {
+        return Err(ApiError::bad_request("DeleteOptions must be a JSON object"));
+    }
+    let string = |pointer: &str| -> Result<Option<String>, ApiError> {
+        match value.pointer(pointer) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(ApiError::bad_request(format!(
+                "DeleteOptions{} must be a string",
+                pointer.replace('/', ".")
+            ))),
         }
-        let string = |pointer: &str| -> Result<Option<String>, ApiError> {
-            match value.pointer(pointer) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(_) => Err(ApiError::bad_request(format!(
-                    "DeleteOptions{} must be a string",
-                    pointer.replace('/', ".")
-                ))),
-            }
-        };
-        let orphan_dependents = match value.get("orphanDependents") {
-            None | Some(Value::Null) => None,
-            Some(Value::Bool(orphan)) => Some(*orphan),
-            Some(_) => {
-                return Err(ApiError::bad_request(
-                    "DeleteOptions.orphanDependents must be a boolean",
-                ));
-            }
-        };
-        let options = DeleteOptions {
-            uid: string("/preconditions/uid")?,
-            resource_version: string("/preconditions/resourceVersion")?,
-            propagation: string("/propagationPolicy")?
-                .as_deref()
-                .map(parse_policy)
-                .transpose()?,
-            orphan_dependents,
-        };
-        let dry_run = match value.get("dryRun") {
-            None | Some(Value::Null) => false,
-            Some(Value::Array(values)) => values.iter().any(|v| v == "All"),
-            Some(_) => return Err(ApiError::bad_request("DeleteOptions.dryRun must be a list")),
-        };
-        (options, dry_run)
     };
+    let orphan_dependents = match value.get("orphanDependents") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(orphan)) => Some(*orphan),
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "DeleteOptions.orphanDependents must be a boolean",
+            ));
+        }
+    };
+    let options = DeleteOptions {
+        uid: string("/preconditions/uid")?,
+        resource_version: string("/preconditions/resourceVersion")?,
+        propagation: string("/propagationPolicy")?
+            .as_deref()
+            .map(parse_propagation)
+            .transpose()?,
+        orphan_dependents,
+    };
+    let dry_run = match value.get("dryRun") {
+        None | Some(Value::Null) => false,
+        Some(Value::Array(values)) => values.iter().any(|v| v == "All"),
+        Some(_) => return Err(ApiError::bad_request("DeleteOptions.dryRun must be a list")),
+    };
+    checked_delete_options(options, dry_run)
+}
+
+fn checked_delete_options(
+    options: DeleteOptions,
+    dry_run: bool,
+) -> Result<(DeleteOptions, bool), ApiError> {
     if let (Some(_), Some(policy)) = (options.orphan_dependents, options.propagation) {
-        return Err(invalid(FieldError::invalid(
+        return Err(invalid_delete_options(FieldError::invalid(
             "propagationPolicy",
             policy.as_str(),
             "orphanDependents and deletionPropagation cannot be both set",

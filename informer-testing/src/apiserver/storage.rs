@@ -1089,6 +1089,18 @@ impl Store {
         self.objects.get(&resource.key())
     }
 
+    /// The objects of a namespaced type in `namespace`, in the latest state.
+    pub(crate) fn objects_in(&self, resource: &ResourceType, namespace: &str) -> Vec<Object> {
+        let (lower, upper) = (format!("{namespace}/"), format!("{namespace}0"));
+        self.objects_of(resource)
+            .map(|tree| {
+                tree.range(Bound::Included(&lower), Bound::Excluded(&upper))
+                    .map(|(_, object)| object.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// For a Service, what the real registry allocates (cluster IP, node ports; see
     /// [`services`]), given what the other Services hold. `key` is the object's own.
     fn allocate(

@@ -1,6 +1,7 @@
 //! `kubectl` against the server: get, apply -f, delete, get -w, get --chunk-size, the typed
 //! create subcommands (protobuf), scale, delete --cascade=orphan|foreground|background,
-//! delete ns, auth can-i and whoami, create token, explain, and the errors a cluster gives.
+//! delete ns, drain, auth can-i and whoami, create token, explain, and the errors a cluster
+//! gives.
 //! Skips (with a printed reason) when kubectl is not installed.
 
 use std::io::{BufRead, BufReader};
@@ -19,6 +20,17 @@ fn find_kubectl() -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|dir| dir.join("kubectl"))
         .find(|candidate| candidate.is_file())
+}
+
+/// A fresh server and kubectl configured for it; `None` (the reason printed) without kubectl.
+async fn started() -> Option<(TestApiServer, Kubectl)> {
+    let Some(binary) = find_kubectl() else {
+        println!("skipping: kubectl not found");
+        return None;
+    };
+    let server = server().await;
+    let kubectl = Kubectl::new(binary, &server);
+    Some((server, kubectl))
 }
 
 struct Kubectl {
@@ -121,12 +133,9 @@ fn pod(name: &str) -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_get_apply_watch_chunk_and_delete() {
-    let Some(binary) = find_kubectl() else {
-        println!("skipping: kubectl not found");
+    let Some((server, kubectl)) = started().await else {
         return;
     };
-    let server = server().await;
-    let kubectl = Kubectl::new(binary, &server);
     let dir = kubectl.kubeconfig.parent().unwrap().to_path_buf();
 
     // get on an empty namespace.
@@ -278,12 +287,9 @@ async fn fails(kubectl: &Kubectl, args: &[&str]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_create_subcommands_scale_and_server_errors() {
-    let Some(binary) = find_kubectl() else {
-        println!("skipping: kubectl not found");
+    let Some((server, kubectl)) = started().await else {
         return;
     };
-    let server = server().await;
-    let kubectl = Kubectl::new(binary, &server);
 
     // The typed create subcommands send protobuf.
     for (args, printed) in [
@@ -498,12 +504,9 @@ fn owned_replica_set(server: &TestApiServer, namespace: &str, owner: &serde_json
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_cascades_and_deletes_namespaces() {
-    let Some(binary) = find_kubectl() else {
-        println!("skipping: kubectl not found");
+    let Some((server, kubectl)) = started().await else {
         return;
     };
-    let server = server().await;
-    let kubectl = Kubectl::new(binary, &server);
     kubectl.ok(&["create", "namespace", "team"]).await;
     let deployment = || async {
         kubectl
@@ -622,12 +625,9 @@ spec:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_apply_a_crd_then_use_its_short_name_and_delete_it() {
-    let Some(binary) = find_kubectl() else {
-        println!("skipping: kubectl not found");
+    let Some((server, kubectl)) = started().await else {
         return;
     };
-    let server = server().await;
-    let kubectl = Kubectl::new(binary, &server);
     let crd = write_manifest(&kubectl, "crd.yaml", WIDGET_CRD);
     assert_eq!(
         kubectl.ok(&["apply", "-f", &crd]).await.trim(),
@@ -696,12 +696,9 @@ async fn kubectl_apply_a_crd_then_use_its_short_name_and_delete_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_server_side_apply_with_two_managers_conflicts_and_forces() {
-    let Some(binary) = find_kubectl() else {
-        println!("skipping: kubectl not found");
+    let Some((_server, kubectl)) = started().await else {
         return;
     };
-    let server = server().await;
-    let kubectl = Kubectl::new(binary, &server);
     let config = |mode: &str| {
         format!(
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: {mode}\n"
@@ -777,12 +774,9 @@ async fn kubectl_server_side_apply_with_two_managers_conflicts_and_forces() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_creates_jobs_rbac_and_the_other_kinds_a_controller_makes() {
-    let Some(binary) = find_kubectl() else {
-        println!("skipping: kubectl not found");
+    let Some((server, kubectl)) = started().await else {
         return;
     };
-    let server = server().await;
-    let kubectl = Kubectl::new(binary, &server);
     // The typed create subcommands send protobuf.
     for (args, printed) in [
         (
@@ -910,12 +904,9 @@ async fn kubectl_creates_jobs_rbac_and_the_other_kinds_a_controller_makes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_auth_can_i_and_whoami() {
-    let Some(binary) = find_kubectl() else {
-        println!("skipping: kubectl not found");
+    let Some((_server, kubectl)) = started().await else {
         return;
     };
-    let server = server().await;
-    let kubectl = Kubectl::new(binary, &server);
     assert_eq!(
         kubectl
             .ok(&["auth", "can-i", "create", "pods"])
@@ -972,12 +963,9 @@ async fn kubectl_auth_can_i_and_whoami() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_explain_reads_the_schemas_of_built_in_and_custom_kinds() {
-    let Some(binary) = find_kubectl() else {
-        println!("skipping: kubectl not found");
+    let Some((_server, kubectl)) = started().await else {
         return;
     };
-    let server = server().await;
-    let kubectl = Kubectl::new(binary, &server);
     let pods = kubectl.ok(&["explain", "pods"]).await;
     assert!(pods.contains("KIND:       Pod"), "{pods}");
     assert!(pods.contains("spec\t<PodSpec>"), "{pods}");
@@ -1006,5 +994,39 @@ async fn kubectl_explain_reads_the_schemas_of_built_in_and_custom_kinds() {
             && database.contains("The database to back up."),
         "{database}"
     );
+    kubectl.cleanup();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_drain_cordons_the_node_and_evicts_its_pods() {
+    let Some((_server, kubectl)) = started().await else {
+        return;
+    };
+    let dir = kubectl.kubeconfig.parent().unwrap().to_path_buf();
+    let manifests = dir.join("node.yaml");
+    std::fs::write(
+        &manifests,
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: on-n1}\nspec:\n  nodeName: n1\n  containers: [{name: c, image: nginx}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: elsewhere}\nspec:\n  nodeName: n2\n  containers: [{name: c, image: nginx}]\n",
+    )
+    .unwrap();
+    kubectl
+        .ok(&["apply", "-f", manifests.to_str().unwrap()])
+        .await;
+    let drained = kubectl
+        .ok(&[
+            "drain",
+            "n1",
+            "--force",
+            "--ignore-daemonsets",
+            "--timeout=20s",
+        ])
+        .await;
+    assert!(drained.contains("pod/on-n1 evicted"), "{drained}");
+    let pods = kubectl.ok(&["get", "pods", "-o", "name"]).await;
+    assert_eq!(pods.trim(), "pod/elsewhere");
+    let node = kubectl
+        .ok(&["get", "node", "n1", "-o", "jsonpath={.spec.unschedulable}"])
+        .await;
+    assert_eq!(node, "true");
     kubectl.cleanup();
 }
