@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::support::{create_namespace, eventually_async, server};
+use super::support::{create_namespace, eventually, eventually_async, server};
 use informer_runtime::controller::{
     APPLIED_HASH_ANNOTATION, CONTROLLER_LABEL, Controller, OWNER_ANNOTATION, OWNER_UID_LABEL,
     WatchOptions,
@@ -747,6 +747,70 @@ async fn a_declared_status_is_written_when_it_changes_and_only_then() {
         writes() - before,
         3,
         "the two patches above, and one status write (for the scale only)"
+    );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn the_status_waits_for_the_children_to_be_in_line() {
+    // The status reports on the children: while a child cannot be applied, the reconcile
+    // fails and no status is written (it would name a child that is not there).
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<Deployment>::namespaced(client.clone(), "default");
+    let mut web = Deployment::default();
+    web.metadata.name = Some("web".into());
+    parents.create(&PostParams::default(), &web).await.unwrap();
+    let faults = server.faults();
+    faults.fail_next(
+        RequestMatch::verb(Verb::Patch).resource("configmaps"),
+        usize::MAX,
+        FailureCode::InternalError,
+    );
+    let child_patches =
+        || faults.request_count(RequestMatch::verb(Verb::Patch).resource("configmaps"));
+    let status_writes =
+        || faults.request_count(RequestMatch::verb(Verb::Patch).resource("deployments"));
+    let factory = InformerFactory::new(client.clone());
+    let controller = Controller::<Deployment>::builder(&factory)
+        .name("settings-of")
+        .children(|d: &Deployment| {
+            let mut settings = ConfigMap::default();
+            settings.metadata.name = Some(format!(
+                "{}-settings",
+                d.metadata.name.as_deref().unwrap_or("")
+            ));
+            vec![settings]
+        })
+        .status(|d: &Deployment| DeploymentStatus {
+            observed_generation: d.metadata.generation,
+            ..Default::default()
+        })
+        .build_children_only()
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(controller.run(cancel.clone()));
+    eventually("the child's apply was tried and failed twice", || {
+        child_patches() >= 2
+    })
+    .await;
+    assert_eq!(status_writes(), 0, "no status while the child is missing");
+    faults.clear();
+    eventually_async(
+        "the status is written once the child is there",
+        async || {
+            let status = parents.get("web").await.unwrap().status.unwrap_or_default();
+            status.observed_generation == Some(1)
+        },
+    )
+    .await;
+    assert!(
+        Api::<ConfigMap>::namespaced(client.clone(), "default")
+            .get_opt("web-settings")
+            .await
+            .unwrap()
+            .is_some()
     );
     cancel.cancel();
     run.await.unwrap();

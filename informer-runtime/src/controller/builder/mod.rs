@@ -590,7 +590,8 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         self.children_with(desired, WatchOptions::new())
     }
 
-    /// Declares the status of each `K`: after the children are in line, `status` computes
+    /// Declares the status of each `K`: after the children are in line (not when one of them
+    /// could not be applied or deleted: the reconcile fails and is retried), `status` computes
     /// what the object's `status` should be (`K`'s status type, or an `Option` of it:
     /// `None` leaves it), and unless the cached object already holds it, the controller
     /// writes it with server-side apply to the status subresource (field manager: the

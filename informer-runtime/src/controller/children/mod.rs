@@ -484,6 +484,9 @@ where
         let mut report = ChildrenReport::default();
         let mut first_error = None;
         for set in &self.children {
+            if first_error.is_some() && set.needs_children_in_line() {
+                continue;
+            }
             if let Err(error) = set.sync(key, obj.as_deref(), &mut report).await {
                 first_error.get_or_insert(error);
             }

@@ -86,4 +86,10 @@ impl<P: ControllerResource + serde::Serialize> SyncChildren<P> for StatusSet<P> 
             }
         })
     }
+
+    /// A status reports on the children: not written while one of them could not be
+    /// brought in line (it would describe a child that is not there).
+    fn needs_children_in_line(&self) -> bool {
+        true
+    }
 }

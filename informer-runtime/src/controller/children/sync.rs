@@ -37,6 +37,12 @@ pub(crate) trait SyncChildren<P>: Send + Sync {
         parent: Option<&'a P>,
         report: &'a mut ChildrenReport,
     ) -> BoxFuture<'a, Result<(), ChildrenError>>;
+
+    /// Whether this runs only once every child type is in line (a declared status, which
+    /// reports on the children): skipped when one of them failed.
+    fn needs_children_in_line(&self) -> bool {
+        false
+    }
 }
 
 /// The children of type `C` of a controller of `P`.
