@@ -224,8 +224,11 @@ where
     /// item); the caller must call [`done`](Self::done) with it when finished. `None` once the
     /// queue is shut down and no item is ready.
     ///
-    /// Returns without waiting when an item is ready. Cancel safe: dropping the future before
-    /// it completes loses no item.
+    /// Returns without waiting when an item is ready, unless the task has spent its tokio
+    /// budget (every few calls spend a unit of it; see [`cooperate`](super::cooperate)): then
+    /// it yields to the thread's other tasks once first, so a loop whose items are always
+    /// ready cannot hold its thread. Cancel safe: dropping the future before it completes
+    /// loses no item.
     ///
     /// ```
     /// use informer_core::queue::{PriorityQueue, WorkQueue};
@@ -245,6 +248,9 @@ where
     /// # }
     /// ```
     pub async fn get(&self) -> Option<T> {
+        if super::cooperation_due() {
+            tokio::task::coop::consume_budget().await;
+        }
         // An item ready: no need for the waiting future.
         if let Some((item, _)) = self.engine.try_get() {
             return Some(item);

@@ -317,6 +317,11 @@ impl<K: Send + Sync + 'static> Runner<K> {
                 },
             };
             self.process(slot, key, ownership.as_ref()).await;
+            // With keys always ready (`try_get` above) and a reconcile that never waits (cache
+            // reads only), this loop would stay in one poll, holding its thread: the API
+            // server's tasks, the informers' and this worker's own cancellation would never
+            // run. Spend the task's budget as `get` does.
+            informer_core::queue::cooperate().await;
         }
     }
 

@@ -209,6 +209,54 @@ async fn reconcile_errors_back_off_exponentially_and_success_resets_it() {
     run.await.unwrap();
 }
 
+#[test]
+fn a_reconcile_that_never_waits_and_requeues_itself_leaves_the_thread_to_other_tasks() {
+    // Every key is ready again as soon as it is done and the reconcile never waits: the
+    // worker must still yield, or on a one-thread runtime nothing else runs again (the
+    // test's own task, timers, the cancellation). Run on its own thread, watched from here.
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let h = Harness::new();
+            h.create("ns", "a");
+            let calls = Arc::new(AtomicUsize::new(0));
+            let counter = calls.clone();
+            let queue_slot: Arc<Mutex<Option<Arc<dyn informer_core::Queue<ObjectKey>>>>> =
+                Arc::default();
+            let queue_of = queue_slot.clone();
+            let controller = h
+                .builder()
+                .build(reconciler_fn(
+                    move |key: ObjectKey, _obj: Option<Arc<ConfigMap>>| {
+                        counter.fetch_add(1, Ordering::Relaxed);
+                        if let Some(queue) = &*queue_of.lock().unwrap() {
+                            queue.add(key);
+                        }
+                        async { Ok(Action::Done) }
+                    },
+                ))
+                .unwrap();
+            *queue_slot.lock().unwrap() = Some(controller.queue());
+            let (cancel, run) = spawn_run(controller);
+            // This task gets the thread back while the worker spins through its key.
+            while calls.load(Ordering::Relaxed) < 10_000 {
+                sleep(MS).await;
+            }
+            cancel.cancel();
+            let stopped = timeout(Duration::from_secs(10), run).await.is_ok();
+            let _ = done_tx.send(stopped);
+        });
+    });
+    let stopped = done_rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the test's task ran again while the worker reconciled");
+    assert!(stopped, "the controller stopped once cancelled");
+}
+
 #[tokio::test(start_paused = true)]
 async fn requeue_after_reconciles_the_key_again_after_the_delay() {
     let h = Harness::new();

@@ -790,3 +790,33 @@ fn trait_try_get_hands_out_ready_items_without_waiting() {
     q.shut_down();
     assert_eq!(q.try_get(), None);
 }
+
+#[test]
+fn a_worker_whose_items_are_always_ready_still_yields_its_thread() {
+    // `get` spends the task's budget as tokio's channels do: a loop that always finds an
+    // item (here its own, added again while processing) lets the thread's other tasks run.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let q = Arc::new(WorkQueue::<&'static str>::new());
+        q.add("a");
+        let handed = Arc::new(AtomicU64::new(0));
+        let worker = {
+            let (q, handed) = (q.clone(), handed.clone());
+            tokio::spawn(async move {
+                while let Some(item) = q.get().await {
+                    q.add(item);
+                    q.done(&item);
+                    handed.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        };
+        // Runs only when the worker yields; the worker's items never run out.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert!(handed.load(Ordering::Relaxed) > 0);
+        q.shut_down();
+        worker.abort();
+    });
+}
