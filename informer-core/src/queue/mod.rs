@@ -159,7 +159,7 @@ pub trait Queue<T>: Send + Sync {
 /// reconciles take 10 µs still lets its thread's other tasks run every 40 ms or so.
 const COOP_EVERY: u32 = 32;
 
-/// Makes a loop that never waits cooperative, as tokio's channels are: every [`COOP_EVERY`]
+/// Makes a loop that never waits cooperative, as tokio's channels are: every 32
 /// calls on this thread spend one unit of the task's budget, and a task whose budget is spent
 /// yields to the thread's other tasks first. A worker whose every `get` finds an item ready
 /// (a reconcile that reads only its cache) otherwise stays in one poll and holds its thread:
