@@ -88,10 +88,14 @@
 //! # Entry points
 //! On the struct (traits [`RunController`](crate::runtime::manager::RunController) and
 //! [`ControllerSpec`](crate::runtime::controller::ControllerSpec), in the prelude):
-//! `run(client)` (until a signal), `run_until(client, cancel)`, `add_to(&mut manager)`
-//! (beside other controllers, with metrics, health and leader election),
-//! `into_controller(&factory)` (a [`Controller`](crate::runtime::Controller) to run
-//! yourself).
+//! - `run(client).await` (until a signal) and `run_until(client, cancel).await` (until the
+//!   token is cancelled): `Result<(), BuildError>`
+//!   ([`BuildError`](crate::runtime::controller::BuildError): the declaration cannot be
+//!   built; errors while running are logged, counted and retried);
+//! - `add_to(&mut manager)`, beside other controllers, with metrics, health and leader
+//!   election: `Result<(), ManagerError>` ([`ManagerError`](crate::runtime::manager::ManagerError));
+//! - `into_controller(&factory)`: `Result<Controller<_>, BuildError>`, a
+//!   [`Controller`](crate::runtime::Controller) to run yourself.
 //!
 //! # `#[controller(...)]`
 //!

@@ -66,8 +66,9 @@ pub mod prelude {
         reconciler_fn,
     };
 
-    /// `#[derive(ControllerSpec)]`, and its old name `Controller` (deprecated: it warns).
-    pub use informer_derive::{Controller, ControllerSpec, View, indexer};
+    pub use informer_derive::{ControllerSpec, View, indexer};
+    // The derive's old name (deprecated: using it warns, naming the new one).
+    pub use informer_derive::Controller;
     #[allow(deprecated)]
     pub use informer_runtime::Reconciler;
     pub use informer_runtime::controller::{Context, ControllerSpec, Reconcile, WatchOptions};

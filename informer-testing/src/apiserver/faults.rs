@@ -544,7 +544,12 @@ impl Faults {
     /// Simulates a server restart: closes every connection (open watches end
     /// abruptly) and, with [`RestartMode::ResetData`], loses all data. The
     /// server keeps listening on the same address. As with a real restart, a
-    /// client's next request on a pooled connection may fail once.
+    /// client's next request on a pooled connection may fail once (the connection is
+    /// gone): a controller retries it; a test's own request right after the restart
+    /// should come from a client made after it (each [`TestApiServer::client`] has
+    /// connections of its own), or be retried.
+    ///
+    /// [`TestApiServer::client`]: crate::TestApiServer::client
     ///
     /// ```no_run
     /// # async fn demo(server: informer_testing::TestApiServer) {
