@@ -107,7 +107,11 @@ impl<C: ControllerSpec> Context<C> {
         self.core.lister()
     }
 
-    /// The controller's queue: add a key to have it reconciled.
+    /// The controller's queue: add a key to have it reconciled (the key of an object:
+    /// [`ObjectKey::from_resource`]). A reconcile that queues keys without waiting on
+    /// anything is fine: the workers yield their thread every few thousand keys (see
+    /// [`cooperate`](informer_core::queue::cooperate)), but two objects that keep queueing
+    /// each other are reconciled for ever.
     pub fn queue(&self) -> &Arc<dyn Queue<ObjectKey>> {
         self.core.queue()
     }
