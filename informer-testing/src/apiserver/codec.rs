@@ -314,7 +314,14 @@ pub(crate) enum Output {
     Table,
     /// `PartialObjectMetadata` / `PartialObjectMetadataList` (metadata-only clients).
     Metadata,
+    /// `apidiscovery.k8s.io/v2` `APIGroupDiscoveryList` (aggregated discovery of `/api` and
+    /// `/apis`).
+    AggregatedDiscovery,
 }
+
+/// The media type of an aggregated discovery document.
+pub(crate) const AGGREGATED_DISCOVERY: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
 /// Where a response goes: what the route can produce beyond plain objects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -323,6 +330,8 @@ pub(crate) enum Route {
     Read,
     /// A watch: JSON streams only (no YAML).
     Watch,
+    /// `/api` or `/apis`: aggregated discovery can be served.
+    Discovery,
     /// Anything else: JSON or YAML.
     Other,
 }
@@ -397,7 +406,7 @@ fn servable(range: &str, route: Route) -> Option<Output> {
     match (param("as"), param("g"), param("v")) {
         (None, None, None) => Some(plain),
         (Some("Table"), Some("meta.k8s.io"), Some("v1" | "v1beta1"))
-            if route != Route::Other && plain == Output::Json =>
+            if matches!(route, Route::Read | Route::Watch) && plain == Output::Json =>
         {
             Some(Output::Table)
         }
@@ -405,7 +414,14 @@ fn servable(range: &str, route: Route) -> Option<Output> {
             Some("PartialObjectMetadata" | "PartialObjectMetadataList"),
             Some("meta.k8s.io"),
             Some("v1" | "v1beta1"),
-        ) if route != Route::Other && plain == Output::Json => Some(Output::Metadata),
+        ) if matches!(route, Route::Read | Route::Watch) && plain == Output::Json => {
+            Some(Output::Metadata)
+        }
+        (Some("APIGroupDiscoveryList"), Some("apidiscovery.k8s.io"), Some("v2"))
+            if route == Route::Discovery && plain == Output::Json =>
+        {
+            Some(Output::AggregatedDiscovery)
+        }
         _ => None,
     }
 }
@@ -423,6 +439,10 @@ pub(crate) fn encode(value: &Value, output: Output) -> (Vec<u8>, &'static str) {
         Output::Json | Output::Table | Output::Metadata => {
             (serde_json::to_vec(value).unwrap_or_default(), JSON)
         }
+        Output::AggregatedDiscovery => (
+            serde_json::to_vec(value).unwrap_or_default(),
+            AGGREGATED_DISCOVERY,
+        ),
     }
 }
 

@@ -227,6 +227,84 @@ pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> 
     }))
 }
 
+/// `/apis` (or, with `core`, `/api`) as aggregated discovery (`apidiscovery.k8s.io/v2`
+/// `APIGroupDiscoveryList`): each group with its versions (preferred first) and each version's
+/// resources, their subresources inside, as kube-apiserver aggregates its groups' documents.
+/// A built-in resource's `responseKind` leaves its group and version empty (the document's
+/// own), a custom resource's names them, as the real servers do.
+pub(crate) fn aggregated(registry: &Registry, core: bool) -> Value {
+    let version_doc = |group: &str, version: &str| {
+        let list = resource_list(registry, group, version).unwrap_or(Value::Null);
+        let entries = list["resources"].as_array().cloned().unwrap_or_default();
+        let custom = registry
+            .types()
+            .iter()
+            .any(|t| t.group == group && t.version == version && t.custom);
+        let response_kind = |entry: &Value| {
+            let (kind_group, kind_version) = match entry.get("group").and_then(Value::as_str) {
+                Some(other) => (
+                    other.to_string(),
+                    entry["version"].as_str().unwrap_or("").to_string(),
+                ),
+                None if custom => (group.to_string(), version.to_string()),
+                None => (String::new(), String::new()),
+            };
+            json!({"group": kind_group, "version": kind_version, "kind": entry["kind"]})
+        };
+        let mut resources: Vec<Value> = Vec::new();
+        for entry in &entries {
+            let name = entry["name"].as_str().unwrap_or("");
+            if let Some((parent, subresource)) = name.split_once('/') {
+                let Some(owner) = resources.iter_mut().find(|r| r["resource"] == parent) else {
+                    continue;
+                };
+                if !owner["subresources"].is_array() {
+                    owner["subresources"] = json!([]);
+                }
+                if let Some(list) = owner["subresources"].as_array_mut() {
+                    list.push(json!({
+                        "subresource": subresource,
+                        "responseKind": response_kind(entry),
+                        "verbs": entry["verbs"],
+                    }));
+                }
+                continue;
+            }
+            let mut resource = json!({
+                "resource": name,
+                "responseKind": response_kind(entry),
+                "scope": if entry["namespaced"] == true { "Namespaced" } else { "Cluster" },
+                "singularResource": entry["singularName"],
+                "verbs": entry["verbs"],
+            });
+            for field in ["shortNames", "categories"] {
+                if let Some(value) = entry.get(field) {
+                    resource[field] = value.clone();
+                }
+            }
+            resources.push(resource);
+        }
+        json!({"version": version, "resources": resources, "freshness": "Current"})
+    };
+    let items: Vec<Value> = if core {
+        vec![json!({"metadata": {}, "versions": [version_doc("", "v1")]})]
+    } else {
+        groups(registry)
+            .into_iter()
+            .map(|(group, versions)| {
+                let versions: Vec<Value> = versions.iter().map(|v| version_doc(group, v)).collect();
+                json!({"metadata": {"name": group}, "versions": versions})
+            })
+            .collect()
+    };
+    json!({
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {},
+        "items": items,
+    })
+}
+
 /// `/`: the served paths.
 pub(crate) fn root_paths(registry: &Registry) -> Value {
     let mut paths = vec![

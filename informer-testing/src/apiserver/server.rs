@@ -617,6 +617,9 @@ async fn dispatch(
         (Route::Resource(_), Verb::Get | Verb::List) => {
             codec::negotiate(&parts.headers, codec::Route::Read)
         }
+        (Route::Groups | Route::CoreVersions, _) => {
+            codec::negotiate(&parts.headers, codec::Route::Discovery)
+        }
         _ => codec::negotiate(&parts.headers, codec::Route::Other),
     };
     let output = match negotiated {
@@ -767,6 +770,12 @@ fn handle_non_resource(
         Route::Root => discovery::root_paths(&registry),
         Route::Version => discovery::version(),
         Route::Health => return Ok(text_response(StatusCode::OK, "ok")),
+        Route::CoreVersions if output == codec::Output::AggregatedDiscovery => {
+            discovery::aggregated(&registry, true)
+        }
+        Route::Groups if output == codec::Output::AggregatedDiscovery => {
+            discovery::aggregated(&registry, false)
+        }
         Route::CoreVersions => discovery::core_versions(shared.address),
         Route::Groups => discovery::group_list(&registry),
         Route::Group(group) => {
@@ -948,7 +957,9 @@ impl ResourceRequest<'_> {
                     table::table(resource, std::slice::from_ref(object), None, None)
                 }
                 codec::Output::Metadata => codec::partial_metadata(object),
-                codec::Output::Json | codec::Output::Yaml => object.as_ref().clone(),
+                codec::Output::Json | codec::Output::Yaml | codec::Output::AggregatedDiscovery => {
+                    object.as_ref().clone()
+                }
             };
             return self.respond(status, &document, &[]);
         }
@@ -978,7 +989,8 @@ impl ResourceRequest<'_> {
             &presented
         };
         match self.output {
-            codec::Output::Json => {
+            // (Aggregated discovery is negotiated for discovery routes only.)
+            codec::Output::Json | codec::Output::AggregatedDiscovery => {
                 let mut out = Vec::with_capacity(
                     items.iter().map(|o| o.bytes() + 1).sum::<usize>() + 256,
                 );
@@ -1735,7 +1747,7 @@ fn watch(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<
         Ok(Frame::data(match output {
             codec::Output::Table => table::event_as_table(&resource, chunk),
             codec::Output::Metadata => codec::event_as_metadata(chunk),
-            codec::Output::Json | codec::Output::Yaml => chunk,
+            codec::Output::Json | codec::Output::Yaml | codec::Output::AggregatedDiscovery => chunk,
         }))
     }))
     .boxed_unsync();

@@ -25,6 +25,24 @@ pub async fn server() -> TestApiServer {
 }
 
 /// Creates a namespace (objects can only be created in namespaces that exist).
+/// A fresh server serving `widgets.example.com/v1` (namespaced `Widget`, with a status
+/// subresource).
+pub async fn server_with_widgets() -> TestApiServer {
+    let server = server().await;
+    server
+        .register_custom_resource(
+            informer_testing::CustomResourceSpec::namespaced(
+                "example.com",
+                "v1",
+                "Widget",
+                "widgets",
+            )
+            .with_status_subresource(),
+        )
+        .unwrap();
+    server
+}
+
 pub fn namespace(server: &TestApiServer, name: &str) {
     server
         .create_json(serde_json::json!({

@@ -16,7 +16,7 @@ use kube::api::{
 use kube::core::ObjectMeta;
 use serde_json::json;
 
-use super::common::{names, pod, raw, server, status, within};
+use super::common::{names, pod, raw, server, server_with_widgets, status, within};
 
 fn meta(name: &str) -> ObjectMeta {
     ObjectMeta {
@@ -947,13 +947,7 @@ async fn resource_versions_are_shared_across_types() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn custom_resources() {
-    let server = server().await;
-    server
-        .register_custom_resource(
-            CustomResourceSpec::namespaced("example.com", "v1", "Widget", "widgets")
-                .with_status_subresource(),
-        )
-        .unwrap();
+    let server = server_with_widgets().await;
     server
         .register_custom_resource(CustomResourceSpec::cluster_scoped(
             "example.com",

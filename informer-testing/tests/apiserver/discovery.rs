@@ -3,7 +3,7 @@
 use informer_testing::{CustomResourceSpec, TestApiServer};
 use kube::discovery::{Discovery, Scope};
 
-use super::common::{raw, server, within};
+use super::common::{raw, server, server_with_widgets, within};
 
 #[tokio::test]
 async fn discovery_lists_builtin_and_custom_resources() {
@@ -193,4 +193,42 @@ async fn listens_on_loopback_only() {
         tokio::net::TcpStream::connect(address).await.is_err(),
         "listener closed"
     );
+}
+
+#[tokio::test]
+async fn aggregated_discovery_finds_what_the_legacy_documents_list() {
+    let server = server_with_widgets().await;
+    let summary = |discovery: &Discovery| {
+        let mut found: Vec<String> = discovery
+            .groups()
+            .flat_map(|group| {
+                group.recommended_resources().into_iter().map(|(r, caps)| {
+                    let mut subresources: Vec<String> = caps
+                        .subresources
+                        .iter()
+                        .map(|(s, _)| s.plural.clone())
+                        .collect();
+                    subresources.sort();
+                    format!(
+                        "{}/{} {} {} {:?} {:?}",
+                        r.group, r.version, r.plural, r.kind, caps.scope, subresources
+                    )
+                })
+            })
+            .collect();
+        found.sort();
+        found
+    };
+    let legacy = within(Discovery::new(server.client()).run()).await.unwrap();
+    let aggregated = within(Discovery::new(server.client()).run_aggregated())
+        .await
+        .unwrap();
+    let (legacy, aggregated) = (summary(&legacy), summary(&aggregated));
+    assert!(
+        aggregated
+            .iter()
+            .any(|r| r.starts_with("example.com/v1 widgets Widget Namespaced")),
+        "{aggregated:?}"
+    );
+    assert_eq!(aggregated, legacy);
 }

@@ -117,6 +117,29 @@ fn accept_picks_the_first_servable_range() {
         ),
         Ok(Output::Json)
     );
+    // `/api` and `/apis` serve aggregated discovery v2 (v2beta1, gone from 1.36, falls
+    // through to the plain document), and no Table.
+    assert_eq!(
+        accept(
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
+            Route::Discovery
+        ),
+        Ok(Output::AggregatedDiscovery)
+    );
+    assert_eq!(
+        accept(
+            "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json",
+            Route::Discovery
+        ),
+        Ok(Output::Json)
+    );
+    assert_eq!(
+        accept(
+            "application/json;as=Table;g=meta.k8s.io;v=v1,application/json",
+            Route::Discovery
+        ),
+        Ok(Output::Json)
+    );
     assert_eq!(
         negotiate(&HeaderMap::new(), Route::Read).unwrap(),
         Output::Json

@@ -90,3 +90,71 @@ fn documents_list_registered_resources() {
     );
     assert!(group(&registry, "nope.io").is_none());
 }
+
+#[test]
+fn aggregated_discovery_nests_subresources_and_names_custom_kinds_groups() {
+    let registry = Registry::with_widgets();
+    let apis = aggregated(&registry, false);
+    assert_eq!(apis["kind"], "APIGroupDiscoveryList");
+    assert_eq!(apis["apiVersion"], "apidiscovery.k8s.io/v2");
+    let group = |name: &str| {
+        apis["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["metadata"]["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let apps = group("apps");
+    let deployments = apps["versions"][0]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["resource"] == "deployments")
+        .unwrap()
+        .clone();
+    // A built-in kind's responseKind leaves its group and version to the document.
+    assert_eq!(
+        deployments["responseKind"],
+        json!({"group": "", "version": "", "kind": "Deployment"})
+    );
+    assert_eq!(deployments["scope"], "Namespaced");
+    assert_eq!(deployments["shortNames"], json!(["deploy"]));
+    let subresources: Vec<&str> = deployments["subresources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["subresource"].as_str().unwrap())
+        .collect();
+    assert_eq!(subresources, ["status", "scale"]);
+    assert_eq!(
+        deployments["subresources"][1]["responseKind"],
+        json!({"group": "autoscaling", "version": "v1", "kind": "Scale"})
+    );
+    // A custom resource's names its group and version.
+    let widgets = &group("example.com")["versions"][0]["resources"][0];
+    assert_eq!(
+        widgets["responseKind"],
+        json!({"group": "example.com", "version": "v1", "kind": "Widget"})
+    );
+    assert_eq!(group("example.com")["versions"][0]["freshness"], "Current");
+
+    let core = aggregated(&registry, true);
+    let core_items = core["items"].as_array().unwrap();
+    assert_eq!(core_items.len(), 1);
+    assert_eq!(core_items[0]["metadata"], json!({}));
+    let pods = core_items[0]["versions"][0]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["resource"] == "pods")
+        .unwrap();
+    assert!(
+        pods["subresources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["subresource"] == "eviction" && s["responseKind"]["group"] == "policy")
+    );
+}

@@ -58,12 +58,6 @@ pub const KNOWN: &[Known] = &[
         what: "both 404 once the type is no longer served; real: text/plain '404 page not found' (the standalone server's empty delegate, as in get: unknown resource in a served group); fake: the Status kube-apiserver's notfoundhandler answers",
         fake: "server.rs route (the type left the registry) -> ApiError::unknown_path (matches kube-apiserver: keep)",
     },
-    Known {
-        step: "discovery: aggregated /apis, the example.com group",
-        path: WHOLE,
-        what: "real: Accept ...as=APIGroupDiscoveryList gets apidiscovery.k8s.io/v2 APIGroupDiscoveryList (content type with g=apidiscovery.k8s.io;v=v2); fake: ignores the Accept parameters and answers the legacy APIGroupList as application/json",
-        fake: "server.rs handle_non_resource Route::Groups -> discovery.rs group_list (no aggregated discovery)",
-    },
     // Status objects of errors.
     Known {
         step: "delete: w1 with a wrong uid precondition",
