@@ -248,9 +248,7 @@ where
     /// # }
     /// ```
     pub async fn get(&self) -> Option<T> {
-        if super::cooperation_due() {
-            tokio::task::coop::consume_budget().await;
-        }
+        super::cooperate().await;
         // An item ready: no need for the waiting future.
         if let Some((item, _)) = self.engine.try_get() {
             return Some(item);

@@ -157,27 +157,27 @@ fn resource_docs(t: &ResourceType) -> Vec<Value> {
             "verbs": ["update"],
         }));
     }
-    if t.group.is_empty() && t.plural == "pods" {
-        docs.push(json!({
-            "name": "pods/eviction",
+    // The create-only subresources, whose requests are objects of another group.
+    let posted = |name: &str, group: &str, kind: &str| {
+        json!({
+            "name": name,
             "singularName": "",
             "namespaced": true,
-            "group": "policy",
+            "group": group,
             "version": "v1",
-            "kind": "Eviction",
+            "kind": kind,
             "verbs": ["create"],
-        }));
+        })
+    };
+    if super::pods::is_pod(t) {
+        docs.push(posted("pods/eviction", "policy", "Eviction"));
     }
     if super::service_accounts::is_service_account(t) {
-        docs.push(json!({
-            "name": "serviceaccounts/token",
-            "singularName": "",
-            "namespaced": true,
-            "group": "authentication.k8s.io",
-            "version": "v1",
-            "kind": "TokenRequest",
-            "verbs": ["create"],
-        }));
+        docs.push(posted(
+            "serviceaccounts/token",
+            "authentication.k8s.io",
+            "TokenRequest",
+        ));
     }
     if t.status_subresource {
         docs.push(json!({

@@ -25,6 +25,11 @@ const SYSTEM_PRIORITIES: [(&str, i64); 2] = [
 /// How long a Pod stays bound to a node that is not ready or unreachable.
 const DEFAULT_TOLERATION_SECONDS: i64 = 300;
 
+/// Whether `t` is the Pod type.
+pub(crate) fn is_pod(t: &super::resource::ResourceType) -> bool {
+    t.group.is_empty() && t.plural == "pods"
+}
+
 /// What the `Priority` and `DefaultTolerationSeconds` admission plugins add to a Pod's spec
 /// on create.
 pub(crate) fn admit_create(pod: &mut Value) {

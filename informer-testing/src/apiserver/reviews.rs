@@ -79,7 +79,8 @@ pub(crate) const REVIEWS: [Review; 6] = [
 pub(crate) const GROUPS: [&str; 2] = [AUTHENTICATION, AUTHORIZATION];
 
 impl Review {
-    fn api_version(&self) -> String {
+    /// `<group>/v1`.
+    pub(crate) fn api_version(&self) -> String {
         format!("{}/{VERSION}", self.group)
     }
 

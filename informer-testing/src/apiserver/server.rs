@@ -31,6 +31,7 @@ use super::intercept::{self, Interceptor};
 use super::namespaces;
 use super::openapi;
 use super::patch::{self, PatchKind};
+use super::pods;
 use super::resource::{Registry, ResourceType};
 use super::reviews;
 use super::scale;
@@ -487,7 +488,7 @@ fn resource_route(registry: &Registry, group: &str, version: &str, rest: &[&str]
         [name, "token"] if service_accounts::is_service_account(&resource) => {
             (Some(name.to_string()), Some("token".to_string()))
         }
-        [name, "eviction"] if resource.group.is_empty() && resource.plural == "pods" => {
+        [name, "eviction"] if pods::is_pod(&resource) => {
             (Some(name.to_string()), Some("eviction".to_string()))
         }
         _ => return Route::NotFound,
@@ -528,7 +529,7 @@ fn request_info(method: &Method, route: &Route, query: &Query) -> RequestInfo {
                 verb,
                 resource: Some(review.plural.to_string()),
                 kind: Some(review.kind.to_string()),
-                api_version: Some(format!("{}/v1", review.group)),
+                api_version: Some(review.api_version()),
                 user: None,
                 namespace: namespace.clone(),
                 name: None,
