@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use informer::prelude::*;
-use informer_testing::CustomResourceSpec;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, CustomResource, CustomResourceExt, Resource, ResourceExt};
 use schemars::JsonSchema;
@@ -102,12 +101,7 @@ impl Reconcile for Widgets {
 
 /// The fake, serving both resources.
 async fn fake() -> Server {
-    Server::fake([
-        CustomResourceSpec::namespaced("example.com", "v1", "Widget", "widgets")
-            .with_status_subresource(),
-        CustomResourceSpec::namespaced("example.com", "v1", "Gadget", "gadgets"),
-    ])
-    .await
+    Server::fake([Widget::crd(), Gadget::crd()]).await
 }
 
 /// The real server, serving both resources (`None`, the reason printed, without it).

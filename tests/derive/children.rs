@@ -8,7 +8,6 @@
 
 use informer::prelude::*;
 use informer::runtime::controller::{CONTROLLER_LABEL, OWNER_ANNOTATION, OWNER_UID_LABEL};
-use informer_testing::CustomResourceSpec;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, CustomResource, CustomResourceExt, ResourceExt};
@@ -87,11 +86,7 @@ impl Reconcile for Sites {}
 
 /// The fake, serving both resources, with namespace `archive`.
 async fn fake() -> Server {
-    let server = Server::fake([
-        CustomResourceSpec::namespaced("children.example.com", "v1", "Site", "sites"),
-        CustomResourceSpec::namespaced("children.example.com", "v1", "Page", "pages"),
-    ])
-    .await;
+    let server = Server::fake([Site::crd(), Page::crd()]).await;
     let mut archive = Namespace::default();
     archive.metadata.name = Some("archive".into());
     Api::<Namespace>::all(server.client())

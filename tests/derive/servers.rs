@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
+use informer_testing::TestApiServer;
 use informer_testing::envtest::EnvTest;
-use informer_testing::{CustomResourceSpec, TestApiServer};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
 
@@ -16,13 +16,11 @@ pub enum Server {
 }
 
 impl Server {
-    /// The fake, serving `resources`.
-    pub async fn fake(resources: impl IntoIterator<Item = CustomResourceSpec>) -> Self {
-        let server = resources
+    /// The fake, serving `crds` (the same CRDs as the real one's, schemas included).
+    pub async fn fake(crds: impl IntoIterator<Item = CustomResourceDefinition>) -> Self {
+        let server = crds
             .into_iter()
-            .fold(TestApiServer::builder(), |builder, resource| {
-                builder.custom_resource(resource)
-            })
+            .fold(TestApiServer::builder(), |builder, crd| builder.crd(crd))
             .start()
             .await
             .expect("the fake API server starts");
@@ -32,9 +30,7 @@ impl Server {
     /// The real one, serving `crds` (`None`, the reason printed, without its binaries).
     pub async fn real(crds: impl IntoIterator<Item = CustomResourceDefinition>) -> Option<Self> {
         crds.into_iter()
-            .fold(EnvTest::builder(), |builder, crd| {
-                builder.crd(serde_json::to_value(crd).expect("a CRD is JSON"))
-            })
+            .fold(EnvTest::builder(), |builder, crd| builder.crd(crd))
             .start_or_skip()
             .await
             .map(|env| Server::Real(Box::new(env)))

@@ -174,6 +174,7 @@ use kube::config::{
     AuthInfo, Cluster, Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
 };
 use secrecy::SecretString;
+use serde::Serialize;
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -271,6 +272,8 @@ pub struct TestApiServerBuilder {
     max_body_bytes: usize,
     request_timeout: Duration,
     custom_resources: Vec<CustomResourceSpec>,
+    /// CRDs given whole ([`TestApiServerBuilder::crd`]), or why one could not be encoded.
+    crds: Vec<Result<Value, String>>,
     plain_http: bool,
     garbage_collector: bool,
 }
@@ -286,6 +289,7 @@ impl Default for TestApiServerBuilder {
             max_body_bytes: 8 * 1024 * 1024,
             request_timeout: Duration::from_secs(60),
             custom_resources: Vec::new(),
+            crds: Vec::new(),
             plain_http: false,
             garbage_collector: true,
         }
@@ -432,6 +436,37 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Installs a CustomResourceDefinition from the start, as `kubectl apply -f crd.yaml`
+    /// would before the test: its objects are validated, pruned and defaulted against its
+    /// schema, and its subresources, printer columns and selectable fields are served. Takes
+    /// anything that serializes to a CRD: kube's `CustomResourceExt::crd()`, a k8s-openapi
+    /// `CustomResourceDefinition` or a `serde_json::Value`. The CRD is checked as the API
+    /// server checks one on create; an invalid one makes [`start`](Self::start) fail with
+    /// [`Error::InvalidCustomResource`] and the server's message. Like the CRDs of
+    /// [`custom_resource`](Self::custom_resource), it is installed again after a restart
+    /// that loses data.
+    ///
+    /// ```
+    /// use informer_testing::TestApiServer;
+    /// use kube::{CustomResource, CustomResourceExt};
+    /// use schemars::JsonSchema;
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+    /// #[kube(group = "example.com", version = "v1", kind = "Widget", namespaced)]
+    /// struct WidgetSpec {
+    ///     size: u32,
+    /// }
+    ///
+    /// let builder = TestApiServer::builder().crd(Widget::crd());
+    /// # let _ = builder;
+    /// ```
+    pub fn crd(mut self, crd: impl Serialize) -> Self {
+        self.crds
+            .push(serde_json::to_value(crd).map_err(|e| e.to_string()));
+        self
+    }
+
     /// Binds 127.0.0.1 and starts serving on the current tokio runtime.
     ///
     /// ```no_run
@@ -486,6 +521,12 @@ impl TestApiServerBuilder {
         for spec in &self.custom_resources {
             shared
                 .install_crd(spec.to_crd(), true)
+                .map_err(|err| Error::InvalidCustomResource(err.message().to_string()))?;
+        }
+        for crd in self.crds {
+            let crd = crd.map_err(Error::InvalidCustomResource)?;
+            shared
+                .install_crd(crd, true)
                 .map_err(|err| Error::InvalidCustomResource(err.message().to_string()))?;
         }
         let task = tokio::spawn(server::serve(listener, shared.clone()));
@@ -801,6 +842,39 @@ impl TestApiServer {
     pub fn register_custom_resource(&self, spec: CustomResourceSpec) -> Result<(), Error> {
         self.shared
             .install_crd(spec.to_crd(), false)
+            .map_err(|err| Error::InvalidCustomResource(err.message().to_string()))
+    }
+
+    /// Installs a CustomResourceDefinition now (or updates the one with its name), as a
+    /// client's create of it would, and serves its types at once (discovery included). Takes
+    /// what [`TestApiServerBuilder::crd`] takes. Unlike CRDs given to the builder, it is
+    /// not installed again after a restart that loses data (as a client's create is not).
+    ///
+    /// # Errors
+    /// [`Error::InvalidCustomResource`] with the API server's message if the CRD is invalid.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) -> Result<(), informer_testing::Error> {
+    /// server.install_crd(serde_json::json!({
+    ///     "apiVersion": "apiextensions.k8s.io/v1",
+    ///     "kind": "CustomResourceDefinition",
+    ///     "metadata": {"name": "widgets.example.com"},
+    ///     "spec": {
+    ///         "group": "example.com",
+    ///         "scope": "Namespaced",
+    ///         "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+    ///         "versions": [{"name": "v1", "served": true, "storage": true,
+    ///             "schema": {"openAPIV3Schema": {"type": "object",
+    ///                 "x-kubernetes-preserve-unknown-fields": true}}}]
+    ///     }
+    /// }))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn install_crd(&self, crd: impl Serialize) -> Result<(), Error> {
+        let crd =
+            serde_json::to_value(crd).map_err(|e| Error::InvalidCustomResource(e.to_string()))?;
+        self.shared
+            .install_crd(crd, false)
             .map_err(|err| Error::InvalidCustomResource(err.message().to_string()))
     }
 

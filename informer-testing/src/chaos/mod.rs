@@ -298,7 +298,10 @@ impl Chaos {
         self
     }
 
-    /// Configures each run's server (custom resources, limits).
+    /// Configures each run's server (custom resources, limits). To have the server check
+    /// objects against a custom resource's schema as a cluster would, give it the whole CRD:
+    /// `builder.crd(Widget::crd())` with kube's `CustomResource` derive (see
+    /// [`TestApiServerBuilder::crd`]).
     ///
     /// ```
     /// # let chaos = informer_testing::chaos::Chaos::new(|_c, _s| async {});

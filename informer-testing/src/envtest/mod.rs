@@ -72,6 +72,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
@@ -272,7 +273,8 @@ pub struct EnvTestBuilder {
     assets: Option<Assets>,
     apiserver_args: Vec<OsString>,
     etcd_args: Vec<OsString>,
-    crds: Vec<Value>,
+    /// CRDs to create at start, or why one could not be encoded.
+    crds: Vec<Result<Value, String>>,
     start_timeout: Duration,
 }
 
@@ -332,9 +334,10 @@ impl EnvTestBuilder {
         self
     }
 
-    /// A CustomResourceDefinition (an `apiextensions.k8s.io/v1` object as JSON) to create at
-    /// start; [`EnvTestBuilder::start`] returns once it is established and its resources are
-    /// served, like envtest's `CRDs`.
+    /// A CustomResourceDefinition to create at start; [`EnvTestBuilder::start`] returns once
+    /// it is established and its resources are served, like envtest's `CRDs`. Takes anything
+    /// that serializes to an `apiextensions.k8s.io/v1` CRD: a `serde_json::Value`, kube's
+    /// `CustomResourceExt::crd()`, a k8s-openapi `CustomResourceDefinition`.
     ///
     /// ```
     /// let crd = serde_json::json!({
@@ -353,8 +356,9 @@ impl EnvTestBuilder {
     /// let builder = informer_testing::envtest::EnvTest::builder().crd(crd);
     /// # let _ = builder;
     /// ```
-    pub fn crd(mut self, crd: Value) -> Self {
-        self.crds.push(crd);
+    pub fn crd(mut self, crd: impl Serialize) -> Self {
+        self.crds
+            .push(serde_json::to_value(crd).map_err(|e| e.to_string()));
         self
     }
 
@@ -467,7 +471,11 @@ impl EnvTestBuilder {
             control: tokio::sync::Mutex::new(()),
         };
         for crd in &self.crds {
-            env.install_crd_until(crd.clone(), deadline).await?;
+            let crd = crd.clone().map_err(|why| Error::Crd {
+                name: "?".to_string(),
+                why,
+            })?;
+            env.install_crd_until(crd, deadline).await?;
         }
         Ok(env)
     }
@@ -710,8 +718,12 @@ impl EnvTest {
     /// assert_eq!(crd["metadata"]["name"], "widgets.example.com");
     /// # Ok(()) }
     /// ```
-    pub async fn install_crd(&self, crd: Value) -> Result<Value, Error> {
+    pub async fn install_crd(&self, crd: impl Serialize) -> Result<Value, Error> {
         let deadline = Instant::now() + self.processes.start_timeout;
+        let crd = serde_json::to_value(crd).map_err(|e| Error::Crd {
+            name: "?".to_string(),
+            why: e.to_string(),
+        })?;
         self.install_crd_until(crd, deadline).await
     }
 

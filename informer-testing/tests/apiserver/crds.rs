@@ -64,6 +64,13 @@ fn gadget(name: &str, spec: Value) -> DynamicObject {
     .expect("a gadget")
 }
 
+/// Creates a `v1` Gadget in `default` and returns what the server stored.
+async fn create_gadget(server: &TestApiServer, name: &str, spec: Value) -> DynamicObject {
+    within(gadgets(server, "v1").create(&PostParams::default(), &gadget(name, spec)))
+        .await
+        .unwrap()
+}
+
 fn condition<'a>(crd: &'a CustomResourceDefinition, kind: &str) -> (&'a str, &'a str) {
     crd.status
         .as_ref()
@@ -474,12 +481,7 @@ async fn updates_of_a_crd_take_effect() {
     within(crds.replace("gadgets.example.com", &PostParams::default(), &crd))
         .await
         .unwrap();
-    let created = within(gadgets(&server, "v1").create(
-        &PostParams::default(),
-        &gadget("g1", json!({"mode": "fast"})),
-    ))
-    .await
-    .unwrap();
+    let created = create_gadget(&server, "g1", json!({"mode": "fast"})).await;
     assert_eq!(
         created.data["spec"]["color"], "red",
         "the new schema's default"
@@ -606,4 +608,93 @@ async fn the_crd_of_kubes_custom_resource_derive_is_served() {
     .await
     .unwrap();
     assert!(status.status.unwrap().ready);
+}
+
+#[tokio::test]
+async fn a_crd_given_to_the_builder_is_served_with_its_schema_and_survives_a_data_loss() {
+    let server = TestApiServer::builder()
+        .crd(Doohickey::crd())
+        .start()
+        .await
+        .expect("the server starts with the derive's CRD");
+    let api: Api<Doohickey> = Api::namespaced(server.client(), "default");
+    let thing = Doohickey::new(
+        "d1",
+        DoohickeySpec {
+            size: 3,
+            labels: Default::default(),
+        },
+    );
+    within(api.create(&PostParams::default(), &thing))
+        .await
+        .unwrap();
+    // The schema is the derive's: `size` is an unsigned integer.
+    let err = status(
+        within(
+            doohickeys_dynamic(&server).create(
+                &PostParams::default(),
+                &serde_json::from_value(json!({
+                    "apiVersion": "example.com/v1", "kind": "Doohickey",
+                    "metadata": {"name": "d2"}, "spec": {"size": "three"}
+                }))
+                .unwrap(),
+            ),
+        )
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"), "{err:?}");
+    server
+        .faults()
+        .restart(informer_testing::RestartMode::ResetData);
+    let crds: Api<CustomResourceDefinition> = Api::all(server.client());
+    let crd = within(crds.get("doohickeys.example.com")).await.unwrap();
+    assert_eq!(condition(&crd, "Established").0, "True");
+    assert!(
+        within(api.list(&ListParams::default()))
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+}
+
+fn doohickeys_dynamic(server: &TestApiServer) -> Api<DynamicObject> {
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("example.com", "v1", "Doohickey"),
+        "doohickeys",
+    );
+    Api::namespaced_with(server.client(), "default", &resource)
+}
+
+#[tokio::test]
+async fn an_invalid_crd_given_to_the_builder_fails_the_start_with_the_servers_message() {
+    let mut crd = gadget_crd();
+    crd.spec.versions[0].storage = false;
+    let err = TestApiServer::builder()
+        .crd(crd)
+        .start()
+        .await
+        .expect_err("an invalid CRD fails the start");
+    assert!(
+        matches!(&err, informer_testing::Error::InvalidCustomResource(m) if m.contains("spec.versions")),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_crd_installed_on_a_running_server_is_served_at_once() {
+    let server = server().await;
+    server.install_crd(gadget_crd()).unwrap();
+    let created = create_gadget(&server, "g1", json!({"mode": "fast"})).await;
+    assert_eq!(
+        created.data["spec"]["replicas"], 1,
+        "defaulted by the schema"
+    );
+    let mut invalid = gadget_crd();
+    invalid.metadata.name = Some("wrong.example.com".into());
+    assert!(matches!(
+        server.install_crd(invalid),
+        Err(informer_testing::Error::InvalidCustomResource(_))
+    ));
 }
