@@ -23,8 +23,9 @@ use crate::lease::{ConfigError, RunningGuard};
 ///
 /// The loop, every `retry_period` (a standby adds up to 20 % jitter):
 /// - while leading: replace the Lease with a new `renewTime`, conditioned on the
-///   `resourceVersion` of its own last write (on a conflict it reads the Lease and
-///   retries once with the fresh version if the record still names it); the term is
+///   `resourceVersion` of its own last write (if that fails, with a conflict or any
+///   other error, it reads the Lease and retries once with the fresh version if the
+///   record still names it, as client-go's fast path does); the term is
 ///   cancelled as soon as `renew_deadline` has passed since the last renewal that
 ///   succeeded was *sent* (an attempt still in flight is abandoned at that point), or at
 ///   once if the Lease turns out to be held by someone else;

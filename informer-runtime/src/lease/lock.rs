@@ -86,7 +86,14 @@ impl LeaseLock {
                 Ok(true) => return Ok(true),
                 // Conflict: someone changed the Lease; fall back to reading it.
                 Ok(false) => {}
-                Err(err) => return Err(err),
+                // Any other failure falls back to reading it too, as client-go's fast path
+                // does: a transient error (or a write that succeeded but whose response was
+                // lost) costs one read now, not a whole retry period of the renew deadline.
+                Err(err) => tracing::warn!(
+                    lease = %self.name,
+                    error = %err,
+                    "could not renew the lease from its last observation; reading it and trying again"
+                ),
             }
         }
         let current = self.api.get(&self.name).await?;
