@@ -263,20 +263,46 @@ impl FieldValidation {
     }
 }
 
-/// Drops the fields of an object (or patch, with `directives` allowing the `$`-keys of
-/// strategic merge patches) that the type does not have (a built-in type's Go struct, a
-/// custom resource's structural schema), and applies the directive to them and to duplicate
-/// fields: returns the warnings to send, or the 400.
+/// What a write's body holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BodyKind {
+    /// A whole object (a create or an update), in any format the headers name.
+    Object,
+    /// A JSON merge patch (JSON or YAML).
+    MergePatch,
+    /// A strategic merge patch (JSON or YAML), whose `$`-keys are directives.
+    StrategicPatch,
+}
+
+/// Drops the fields of an object or patch that the type does not have (a built-in type's Go
+/// struct, a custom resource's structural schema; a strategic merge patch keeps its
+/// `$`-directives), and applies the directive to them and to duplicate fields: returns the
+/// warnings to send, or the 400. A whole object of a built-in type that Go's decoder
+/// refuses is a 400 before anything else is looked at (a patch's values are checked once it
+/// is applied).
 pub(crate) fn check_fields(
     resource: &ResourceType,
     body: &mut Body,
     validation: FieldValidation,
-    directives: bool,
+    kind: BodyKind,
 ) -> Result<Vec<String>, ApiError> {
+    let directives = kind == BodyKind::StrategicPatch;
+    let cannot_handle = |error: &str| {
+        ApiError::bad_request(format!(
+            "{kind} in version \"{version}\" cannot be handled as a {kind}: {error}",
+            kind = resource.kind,
+            version = resource.version,
+        ))
+    };
     let unknown = match &resource.schema {
         Some(schema) => schema.prune(&mut body.value),
         None => {
             let schema = Schema::builtin();
+            if kind == BodyKind::Object
+                && let Some(error) = go_decode_error(resource, &body.value)
+            {
+                return Err(cannot_handle(&error));
+            }
             match schema.message_name_for(&resource.api_version(), &resource.kind) {
                 Some(message) => schema.prune_unknown(&message, &mut body.value, directives),
                 None => Vec::new(),
@@ -296,13 +322,22 @@ pub(crate) fn check_fields(
         _ if problems.is_empty() => Ok(Vec::new()),
         FieldValidation::Ignore => Ok(Vec::new()),
         FieldValidation::Warn => Ok(problems),
-        FieldValidation::Strict => Err(ApiError::bad_request(format!(
-            "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
-            problems.join(", "),
-            kind = resource.kind,
-            version = resource.version,
+        FieldValidation::Strict => Err(cannot_handle(&format!(
+            "strict decoding error: {}",
+            problems.join(", ")
         ))),
     }
+}
+
+/// What Go's JSON decoder refuses in `object` as a built-in type (see
+/// [`Schema::go_decode_error`]); `None` for custom resources, whose schemas validate them.
+pub(crate) fn go_decode_error(resource: &ResourceType, object: &Value) -> Option<String> {
+    if resource.schema.is_some() {
+        return None;
+    }
+    let schema = Schema::builtin();
+    let message = schema.message_name_for(&resource.api_version(), &resource.kind)?;
+    schema.go_decode_error(&message, object)
 }
 
 /// The format a response body is written in.

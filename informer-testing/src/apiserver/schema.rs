@@ -357,5 +357,7 @@ impl Schema {
     }
 }
 
+mod go_decode;
+
 #[cfg(test)]
 mod tests;

@@ -839,24 +839,23 @@ struct ResourceRequest<'a> {
 }
 
 impl ResourceRequest<'_> {
-    /// The object in the body, in any format the server reads, with unknown and duplicate
-    /// fields handled as `fieldValidation` says (`directives` for patches). Returns the
-    /// object and the warnings to send.
+    /// The object or patch in the body (an object in any format the server reads, a patch
+    /// in JSON or YAML), with unknown and duplicate fields handled as `fieldValidation`
+    /// says. Returns it and the warnings to send.
     fn object(
         &self,
         resource: &ResourceType,
         body: &[u8],
-        headers_decide: bool,
-        directives: bool,
+        kind: codec::BodyKind,
     ) -> Result<(Value, Vec<String>), ApiError> {
         let validation =
             FieldValidation::parse(self.query.get("fieldValidation"), self.options_kind())?;
-        let mut decoded = if headers_decide {
+        let mut decoded = if kind == codec::BodyKind::Object {
             codec::decode_object(self.headers, body)?
         } else {
             codec::decode_yaml(body)?
         };
-        let warnings = codec::check_fields(resource, &mut decoded, validation, directives)?;
+        let warnings = codec::check_fields(resource, &mut decoded, validation, kind)?;
         Ok((decoded.value, warnings))
     }
 
@@ -1097,7 +1096,8 @@ fn handle_resource(
         }
         Verb::Create => {
             let dry_run = query.dry_run()?;
-            let (mut object, warnings) = request.object(&resource, &body, true, false)?;
+            let (mut object, warnings) =
+                request.object(&resource, &body, codec::BodyKind::Object)?;
             let options = request.write_options(dry_run, false)?;
             resource.to_storage(&mut object);
             let mut store = shared.store.lock();
@@ -1127,7 +1127,8 @@ fn handle_resource(
         }
         Verb::Update => {
             let dry_run = query.dry_run()?;
-            let (mut object, warnings) = request.object(&resource, &body, true, false)?;
+            let (mut object, warnings) =
+                request.object(&resource, &body, codec::BodyKind::Object)?;
             let options = request.write_options(dry_run, false)?;
             if (resource.custom || crd::is_definition(&resource))
                 && super::storage::resource_version(&object).is_empty()
@@ -1172,8 +1173,11 @@ fn handle_resource(
                 // A JSON patch is a list of operations, not an object of the type.
                 PatchKind::Json => (codec::decode_json(&body)?.value, Vec::new()),
                 PatchKind::Apply => request.apply_configuration(&body)?,
-                PatchKind::Merge | PatchKind::Strategic => {
-                    request.object(&resource, &body, false, kind == PatchKind::Strategic)?
+                PatchKind::Merge => {
+                    request.object(&resource, &body, codec::BodyKind::MergePatch)?
+                }
+                PatchKind::Strategic => {
+                    request.object(&resource, &body, codec::BodyKind::StrategicPatch)?
                 }
             };
             if kind == PatchKind::Apply {

@@ -39,13 +39,14 @@ use bytes::Bytes;
 use parking_lot::{Mutex, MutexGuard, RwLock};
 use serde_json::{Map, Value, json};
 
+use super::codec;
 use super::gc::Propagation;
 use super::namespaces;
 use super::patch::{self, PatchKind};
 use super::resource::{ResourceKey, ResourceType};
 use super::selector::{FieldSelector, LabelSelector};
 use super::services;
-use super::status::ApiError;
+use super::status::{ApiError, FieldError};
 use super::strategy;
 use super::time::now_rfc3339;
 use super::validation;
@@ -1643,6 +1644,17 @@ impl Store {
         if !doc.is_object() {
             return Err(invalid("the patched object is not a JSON object".into()));
         }
+        // The patched object must decode into the type, as the real server's patchers
+        // decode it before anything else (`"" is invalid: patch: Invalid value: ...`).
+        if kind != PatchKind::Apply
+            && let Some(error) = codec::go_decode_error(resource, &doc)
+        {
+            return Err(ApiError::invalid_fields(
+                "",
+                "",
+                vec![FieldError::invalid("patch", doc.to_string(), &error)],
+            ));
+        }
         let options = WriteOptions {
             track: options.track && kind != PatchKind::Apply,
             ..options
@@ -1921,7 +1933,7 @@ fn prepare_update(
             };
         }
     }
-    strategy::finish_update(resource, &mut result);
+    strategy::finish_update(resource, old, subresource, &mut result);
     namespaces::canonicalize(resource, Some((old, subresource)), &mut result);
     validation::validate_update(resource, old, &result)?;
     if subresource == Subresource::Main

@@ -68,6 +68,97 @@ async fn invalid_objects_get_422_with_one_cause_per_failure() {
     );
 }
 
+/// POSTs `body` as JSON to `path`; returns the status code and the response's Status.
+async fn post_json(
+    server: &informer_testing::TestApiServer,
+    path: &str,
+    body: &Value,
+) -> (u16, Value) {
+    let response = raw(
+        server,
+        "POST",
+        path,
+        &[("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    )
+    .await;
+    (
+        response.status,
+        serde_json::from_slice(&response.body).unwrap_or(Value::Null),
+    )
+}
+
+#[tokio::test]
+async fn values_go_cannot_decode_into_the_type_get_400_and_nothing_is_stored() {
+    let server = server().await;
+    let cases = [
+        (
+            "/api/v1/namespaces/default/configmaps",
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+                   "data": {"port": 8080}}),
+            "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string",
+        ),
+        (
+            "/api/v1/namespaces/default/secrets",
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+                   "data": {"a": "not base64!!"}}),
+            "Secret in version \"v1\" cannot be handled as a Secret: illegal base64 data at input byte 3",
+        ),
+        (
+            "/apis/apps/v1/namespaces/default/deployments",
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+                   "spec": {"replicas": "3"}}),
+            "Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32",
+        ),
+    ];
+    for (path, body, message) in cases {
+        let (code, status) = post_json(&server, path, &body).await;
+        assert_eq!(code, 400, "{status}");
+        assert_eq!(status["reason"], "BadRequest");
+        assert_eq!(status["message"], message);
+    }
+    let config_maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    assert!(
+        within(config_maps.get_opt("c")).await.unwrap().is_none(),
+        "nothing stored"
+    );
+    // Lists of the type stay readable by typed clients.
+    within(config_maps.list(&Default::default())).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_patch_leaving_a_value_go_cannot_decode_is_422_on_the_patch() {
+    let server = server().await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("c".into());
+    within(config_maps.create(&PostParams::default(), &cm))
+        .await
+        .unwrap();
+    let err = status(
+        within(config_maps.patch(
+            "c",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"port": 8080}})),
+        ))
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
+    assert!(
+        err.message
+            .starts_with(" \"\" is invalid: patch: Invalid value: \"{")
+            && err.message.ends_with(
+                "json: cannot unmarshal number into Go struct field ConfigMap.data of type string"
+            ),
+        "{}",
+        err.message
+    );
+    assert_eq!(err.details.unwrap().causes[0].field, "patch");
+    let stored = within(config_maps.get("c")).await.unwrap();
+    assert!(stored.data.is_none(), "nothing stored");
+}
+
 #[tokio::test]
 async fn immutable_config_maps_refuse_changes_with_forbidden_causes() {
     let server = server().await;

@@ -172,7 +172,7 @@ fn field_validation_directives() {
     };
     let mut body = fresh();
     assert!(
-        check_fields(&pods, &mut body, FieldValidation::Ignore, false)
+        check_fields(&pods, &mut body, FieldValidation::Ignore, BodyKind::Object)
             .unwrap()
             .is_empty()
     );
@@ -180,7 +180,8 @@ fn field_validation_directives() {
         body.value["spec"].get("bogus").is_none(),
         "unknown fields are dropped"
     );
-    let warnings = check_fields(&pods, &mut fresh(), FieldValidation::Warn, false).unwrap();
+    let warnings =
+        check_fields(&pods, &mut fresh(), FieldValidation::Warn, BodyKind::Object).unwrap();
     assert_eq!(
         warnings,
         [
@@ -188,7 +189,13 @@ fn field_validation_directives() {
             "duplicate field \"metadata.name\""
         ]
     );
-    let err = check_fields(&pods, &mut fresh(), FieldValidation::Strict, false).unwrap_err();
+    let err = check_fields(
+        &pods,
+        &mut fresh(),
+        FieldValidation::Strict,
+        BodyKind::Object,
+    )
+    .unwrap_err();
     assert_eq!(err.code(), 400);
     assert_eq!(
         err.message(),
@@ -202,9 +209,14 @@ fn custom_resources_are_not_checked() {
     let widgets = registry.by_path("example.com", "v1", "widgets").unwrap();
     let mut body = decode_json(br#"{"anything": 1}"#).unwrap();
     assert!(
-        check_fields(&widgets, &mut body, FieldValidation::Strict, false)
-            .unwrap()
-            .is_empty()
+        check_fields(
+            &widgets,
+            &mut body,
+            FieldValidation::Strict,
+            BodyKind::Object
+        )
+        .unwrap()
+        .is_empty()
     );
     assert_eq!(body.value["anything"], 1);
 }

@@ -1,0 +1,303 @@
+//! What decoding a JSON object into a built-in type's Go struct refuses: a value of the
+//! wrong JSON type (`data: {port: 8080}` in a ConfigMap), an integer out of its range or with
+//! a fraction, bytes that are not base64, a quantity or a time that does not parse. A real
+//! API server answers such a body with 400 and the decoder's first error; the test server
+//! must too, or it would store objects that typed clients (kube-rs, the Python and Node
+//! clients) then fail to read, whole lists included.
+
+use base64::Engine as _;
+use serde_json::Value;
+
+use super::{
+    AUTHENTICATION_EXTRA, AUTHORIZATION_EXTRA, Cardinality, DURATION, FIELDS_V1, Field,
+    INT_OR_STRING, Kind, MICRO_TIME, QUANTITY, RAW_EXTENSION, Schema, TIME, UNKNOWN,
+};
+
+/// The regular expression a quantity must match, as `resource.ParseQuantity` says it.
+const QUANTITY_PATTERN: &str = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$";
+
+impl Schema {
+    /// The first error Go's JSON decoder (`sigs.k8s.io/json`, as kube-apiserver uses it)
+    /// reports for `object` decoded into message `name`, worded as it words it
+    /// (`json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of
+    /// type int32`); `None` if it decodes. Fields the type does not have are not looked at
+    /// (they are the unknown-field check's), and `null` decodes into anything. Objects'
+    /// fields are visited in key order, so of several errors the first by key is reported
+    /// (Go reports the first in the document).
+    pub(crate) fn go_decode_error(&self, name: &str, object: &Value) -> Option<String> {
+        self.decode_message(name, object, "")
+    }
+
+    fn decode_message(&self, name: &str, value: &Value, path: &str) -> Option<String> {
+        let message = self.messages.get(name)?;
+        let Value::Object(map) = value else {
+            return None;
+        };
+        let owner = short_name(name);
+        map.iter().find_map(|(key, child)| {
+            let field = self.accepts(message, key)?;
+            if child.is_null() {
+                return None;
+            }
+            let path = if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            };
+            self.decode_field(owner, field, child, &path)
+        })
+    }
+
+    fn decode_field(
+        &self,
+        owner: &str,
+        field: &Field,
+        value: &Value,
+        path: &str,
+    ) -> Option<String> {
+        let element = || go_type(field);
+        match field.cardinality {
+            Cardinality::Repeated => match value {
+                Value::Array(items) => items
+                    .iter()
+                    .filter(|item| !item.is_null())
+                    .find_map(|item| self.decode_single(owner, field, item, path)),
+                other => Some(mismatch(other, owner, path, &format!("[]{}", element()))),
+            },
+            Cardinality::Map => match value {
+                Value::Object(entries) => entries
+                    .values()
+                    .filter(|item| !item.is_null())
+                    .find_map(|item| self.decode_single(owner, field, item, path)),
+                other => Some(mismatch(
+                    other,
+                    owner,
+                    path,
+                    &format!("map[string]{}", element()),
+                )),
+            },
+            _ => self.decode_single(owner, field, value, path),
+        }
+    }
+
+    /// One value of `field` (an element of a list or map field, or the field's value).
+    fn decode_single(
+        &self,
+        owner: &str,
+        field: &Field,
+        value: &Value,
+        path: &str,
+    ) -> Option<String> {
+        let wrong = || Some(mismatch(value, owner, path, &go_type(field)));
+        match field.kind {
+            Kind::String => (!value.is_string()).then(|| wrong())?,
+            Kind::Bool => (!value.is_boolean()).then(|| wrong())?,
+            Kind::Double => (!value.is_number()).then(|| wrong())?,
+            Kind::Int32 | Kind::Int64 => {
+                let Value::Number(number) = value else {
+                    return wrong();
+                };
+                let fits = match (field.kind, number.as_i64()) {
+                    (Kind::Int32, Some(n)) => i32::try_from(n).is_ok(),
+                    (_, Some(_)) => true,
+                    _ => false,
+                };
+                (!fits).then(|| {
+                    format!(
+                        "json: cannot unmarshal number {number} into Go struct field {owner}.{path} of type {}",
+                        go_type(field)
+                    )
+                })
+            }
+            Kind::Bytes => match value {
+                Value::String(text) => base64_error(text),
+                _ => wrong(),
+            },
+            Kind::JsonOnly => None,
+            Kind::Message => {
+                let target = field.message.as_deref()?;
+                match target {
+                    TIME | MICRO_TIME => time_error(value),
+                    QUANTITY => quantity_error(value),
+                    INT_OR_STRING => int_or_string_error(value),
+                    DURATION => (!value.is_string()).then(|| go_value_mismatch(value, "string")),
+                    AUTHORIZATION_EXTRA | AUTHENTICATION_EXTRA => match value {
+                        Value::Array(items) => items
+                            .iter()
+                            .any(|item| !item.is_string() && !item.is_null())
+                            .then(|| go_value_mismatch(value, "[]string")),
+                        _ => wrong(),
+                    },
+                    FIELDS_V1 | RAW_EXTENSION | UNKNOWN => None,
+                    _ if value.is_object() => self.decode_message(target, value, path),
+                    _ => wrong(),
+                }
+            }
+        }
+    }
+}
+
+/// A Go struct's name: the last label of its message (`ContainerPort`).
+fn short_name(message: &str) -> &str {
+    message.rsplit('.').next().unwrap_or(message)
+}
+
+/// The Go type of one value of `field`, as `reflect` prints it (`int32`, `v1.PodSpec`,
+/// `resource.Quantity`).
+fn go_type(field: &Field) -> String {
+    match field.kind {
+        Kind::String | Kind::JsonOnly => "string".into(),
+        Kind::Bool => "bool".into(),
+        Kind::Int32 => "int32".into(),
+        Kind::Int64 => "int64".into(),
+        Kind::Double => "float64".into(),
+        Kind::Bytes => "[]uint8".into(),
+        Kind::Message => {
+            let message = field.message.as_deref().unwrap_or_default();
+            let mut labels = message.rsplit('.');
+            let name = labels.next().unwrap_or_default();
+            let package = labels.next().unwrap_or_default();
+            format!("{package}.{name}")
+        }
+    }
+}
+
+/// What Go calls a JSON value's type in its errors.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn mismatch(value: &Value, owner: &str, path: &str, go_type: &str) -> String {
+    format!(
+        "json: cannot unmarshal {} into Go struct field {owner}.{path} of type {go_type}",
+        json_kind(value)
+    )
+}
+
+/// The error of a type's own `UnmarshalJSON` calling `json.Unmarshal` into a plain value.
+fn go_value_mismatch(value: &Value, go_type: &str) -> String {
+    match value {
+        Value::Number(n) => {
+            format!("json: cannot unmarshal number {n} into Go value of type {go_type}")
+        }
+        other => format!(
+            "json: cannot unmarshal {} into Go value of type {go_type}",
+            json_kind(other)
+        ),
+    }
+}
+
+/// `metav1.Time` and `MicroTime`: an RFC 3339 string.
+fn time_error(value: &Value) -> Option<String> {
+    let Value::String(text) = value else {
+        return Some(format!(
+            "json: cannot unmarshal {} into Go value of type string",
+            json_kind(value)
+        ));
+    };
+    let parses = text.contains('T') && text.parse::<jiff::Timestamp>().is_ok();
+    (!parses).then(|| {
+        format!(
+            "parsing time {text:?} as \"2006-01-02T15:04:05Z07:00\": cannot parse {text:?} as \"2006\""
+        )
+    })
+}
+
+/// `intstr.IntOrString`: a string, or an integer that fits `int32`.
+fn int_or_string_error(value: &Value) -> Option<String> {
+    match value {
+        Value::String(_) => None,
+        Value::Number(n) if n.as_i64().is_some_and(|n| i32::try_from(n).is_ok()) => None,
+        other => Some(go_value_mismatch(other, "int32")),
+    }
+}
+
+/// `resource.Quantity`: a string or a number of the quantity grammar (`500m`, `1Gi`,
+/// `1e3`, `0.5`).
+fn quantity_error(value: &Value) -> Option<String> {
+    let text = match value {
+        Value::String(text) => text.trim().to_string(),
+        Value::Number(n) => n.to_string(),
+        _ => String::new(),
+    };
+    let numeric_end = text
+        .char_indices()
+        .find(|&(i, c)| !(c.is_ascii_digit() || c == '.' || (i == 0 && (c == '+' || c == '-'))))
+        .map_or(text.len(), |(i, _)| i);
+    let (number, suffix) = text.split_at(numeric_end);
+    let digits = number.trim_start_matches(['+', '-']);
+    let numeric = !digits.is_empty()
+        && digits.chars().any(|c| c.is_ascii_digit())
+        && digits.matches('.').count() <= 1;
+    if !numeric
+        || !suffix
+            .chars()
+            .all(|c| "eEinumkKMGTP+-0123456789".contains(c))
+    {
+        return Some(format!(
+            "quantities must match the regular expression '{QUANTITY_PATTERN}'"
+        ));
+    }
+    let exponent = suffix
+        .strip_prefix(['e', 'E'])
+        .map(|rest| rest.strip_prefix(['+', '-']).unwrap_or(rest))
+        .is_some_and(|rest| !rest.is_empty() && rest.chars().all(|c| c.is_ascii_digit()));
+    let known = matches!(
+        suffix,
+        "" | "Ki"
+            | "Mi"
+            | "Gi"
+            | "Ti"
+            | "Pi"
+            | "Ei"
+            | "n"
+            | "u"
+            | "m"
+            | "k"
+            | "M"
+            | "G"
+            | "T"
+            | "P"
+            | "E"
+    );
+    (!known && !exponent).then(|| "unable to parse quantity's suffix".to_string())
+}
+
+/// Go's `base64.StdEncoding` (padded; line breaks skipped): where it stops.
+fn base64_error(text: &str) -> Option<String> {
+    let cleaned: Vec<u8> = text
+        .bytes()
+        .filter(|b| !matches!(b, b'\r' | b'\n'))
+        .collect();
+    // Go's decoder is not strict: bits after the last byte may be set.
+    let lenient = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        base64::engine::GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
+    );
+    if lenient.decode(&cleaned).is_ok() {
+        return None;
+    }
+    // The first byte that is neither of the alphabet nor padding at the end, else the start
+    // of the last incomplete group of four.
+    let alphabet = |b: u8| b.is_ascii_alphanumeric() || b == b'+' || b == b'/';
+    let padding_from = cleaned
+        .iter()
+        .rposition(|&b| b != b'=')
+        .map_or(0, |i| i + 1);
+    let at = cleaned
+        .iter()
+        .enumerate()
+        .find(|&(i, &b)| !(alphabet(b) || (b == b'=' && i >= padding_from)))
+        .map_or(cleaned.len() - cleaned.len() % 4, |(i, _)| i);
+    Some(format!("illegal base64 data at input byte {at}"))
+}
+
+#[cfg(test)]
+mod tests;
