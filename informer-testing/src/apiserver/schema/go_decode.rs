@@ -90,9 +90,10 @@ impl Schema {
     ) -> Option<String> {
         let wrong = || Some(mismatch(value, owner, path, &go_type(field)));
         match field.kind {
-            Kind::String => (!value.is_string()).then(|| wrong())?,
-            Kind::Bool => (!value.is_boolean()).then(|| wrong())?,
-            Kind::Double => (!value.is_number()).then(|| wrong())?,
+            Kind::String if !value.is_string() => wrong(),
+            Kind::Bool if !value.is_boolean() => wrong(),
+            Kind::Double if !value.is_number() => wrong(),
+            Kind::String | Kind::Bool | Kind::Double => None,
             Kind::Int32 | Kind::Int64 => {
                 let Value::Number(number) = value else {
                     return wrong();
