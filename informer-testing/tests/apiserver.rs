@@ -7,6 +7,7 @@ mod apiserver {
 
     mod apply;
     mod bounds;
+    mod builtin_types;
     mod crds;
     mod crud;
     mod discovery;

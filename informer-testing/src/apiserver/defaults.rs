@@ -364,6 +364,16 @@ fn daemon_set(object: &mut Value) {
 /// A Job (`SetDefaults_Job`): its spec's defaults, and its pod template's labels as its
 /// own when it has none.
 fn job(object: &mut Value) {
+    job_labels(object);
+    if let Some(spec) = child(object, "spec") {
+        job_spec(spec);
+    }
+}
+
+/// A Job's pod template's labels as its own when it has none. The real server defaults
+/// every Job it reads from storage, after the strategy gave the template its
+/// `controller-uid` and `job-name` labels: so a new Job is read back with them too.
+pub(crate) fn job_labels(object: &mut Value) {
     let template_labels = object
         .pointer("/spec/template/metadata/labels")
         .and_then(Value::as_object)
@@ -377,9 +387,6 @@ fn job(object: &mut Value) {
             .is_none_or(Map::is_empty)
     {
         meta.insert("labels".into(), Value::Object(labels));
-    }
-    if let Some(spec) = child(object, "spec") {
-        job_spec(spec);
     }
 }
 
@@ -500,6 +507,219 @@ fn service(object: &mut Value) {
     }
     if kind == "LoadBalancer" {
         default_value(spec, "allocateLoadBalancerNodePorts", json!(true));
+    }
+}
+
+/// The defaults of the kinds served beside those of [`apply`] (kept apart from it): the
+/// `SetDefaults_*` functions of `k8s.io/kubernetes/pkg/apis/{core,discovery,networking,
+/// autoscaling,storage,scheduling}/v1` (`autoscaling/v2` for HorizontalPodAutoscalers).
+///
+/// | kind | defaults |
+/// | --- | --- |
+/// | ReplicationController | `replicas`; `selector` and the object's labels from its template's labels when empty; its pod template's defaults |
+/// | PodTemplate | its pod template's defaults |
+/// | PersistentVolume | `persistentVolumeReclaimPolicy: Retain`, `volumeMode: Filesystem`, `hostPath.type: ""`, `status.phase: Pending` |
+/// | Endpoints | ports' `protocol` |
+/// | EndpointSlice | ports' `name` (`""`) and `protocol` |
+/// | LimitRange | a `Container` item's `default` from `max`, and `defaultRequest` from `default`, then `min` |
+/// | NetworkPolicy | `policyTypes` (`Ingress`, and `Egress` with egress rules); ports' `protocol` |
+/// | IngressClass | `parameters.scope: Cluster` |
+/// | HorizontalPodAutoscaler | `minReplicas: 1`; a CPU utilization target of 80% without metrics; a `behavior`'s missing scale-up and scale-down rules |
+/// | StorageClass | `reclaimPolicy: Delete`, `volumeBindingMode: Immediate` |
+/// | PriorityClass | `preemptionPolicy: PreemptLowerPriority` |
+pub(crate) fn apply_more_kinds(resource: &ResourceType, object: &mut Value) {
+    if resource.custom {
+        return;
+    }
+    let Value::Object(map) = object else {
+        return;
+    };
+    match (resource.group.as_str(), resource.kind.as_str()) {
+        ("", "ReplicationController") => replication_controller(map),
+        ("", "PodTemplate") => template(map),
+        ("", "PersistentVolume") => {
+            if let Some(spec) = child_of(map, "spec") {
+                default_string(spec, "persistentVolumeReclaimPolicy", "Retain");
+                default_value(spec, "volumeMode", json!("Filesystem"));
+                if let Some(host_path) = spec.get_mut("hostPath").and_then(Value::as_object_mut) {
+                    default_value(host_path, "type", json!(""));
+                }
+            }
+            if let Some(status) = child_of(map, "status") {
+                default_string(status, "phase", "Pending");
+            }
+        }
+        ("", "Endpoints") => {
+            for subset in each(map, "subsets") {
+                for port in each(subset, "ports") {
+                    default_string(port, "protocol", "TCP");
+                }
+            }
+        }
+        ("discovery.k8s.io", "EndpointSlice") => {
+            for port in each(map, "ports") {
+                default_value(port, "name", json!(""));
+                default_value(port, "protocol", json!("TCP"));
+            }
+        }
+        ("", "LimitRange") => {
+            if let Some(spec) = child_of(map, "spec") {
+                for item in each(spec, "limits") {
+                    limit_range_item(item);
+                }
+            }
+        }
+        ("networking.k8s.io", "NetworkPolicy") => network_policy(map),
+        ("networking.k8s.io", "IngressClass") => {
+            if let Some(Value::Object(spec)) = map.get_mut("spec")
+                && let Some(Value::Object(parameters)) = spec.get_mut("parameters")
+            {
+                default_value(parameters, "scope", json!("Cluster"));
+            }
+        }
+        ("autoscaling", "HorizontalPodAutoscaler") => horizontal_pod_autoscaler(map),
+        ("storage.k8s.io", "StorageClass") => {
+            default_value(map, "reclaimPolicy", json!("Delete"));
+            default_value(map, "volumeBindingMode", json!("Immediate"));
+        }
+        ("scheduling.k8s.io", "PriorityClass") => {
+            default_value(map, "preemptionPolicy", json!("PreemptLowerPriority"));
+        }
+        _ => {}
+    }
+}
+
+fn replication_controller(object: &mut Map<String, Value>) {
+    let template_labels = object
+        .get("spec")
+        .and_then(|spec| spec.pointer("/template/metadata/labels"))
+        .and_then(Value::as_object)
+        .filter(|labels| !labels.is_empty())
+        .cloned();
+    if let Some(labels) = template_labels {
+        let empty =
+            |value: Option<&Value>| value.and_then(Value::as_object).is_none_or(Map::is_empty);
+        if let Some(spec) = child_of(object, "spec")
+            && empty(spec.get("selector"))
+        {
+            spec.insert("selector".into(), Value::Object(labels.clone()));
+        }
+        if let Some(meta) = child_of(object, "metadata")
+            && empty(meta.get("labels"))
+        {
+            meta.insert("labels".into(), Value::Object(labels));
+        }
+    }
+    if let Some(spec) = child_of(object, "spec") {
+        default_value(spec, "replicas", json!(1));
+        if spec.get("template").is_some_and(Value::is_object) {
+            template(spec);
+        }
+    }
+}
+
+/// A `Container` limit's `default` (from `max`) and `defaultRequest` (from `default`, then
+/// `min`), each resource only where unset; empty maps are left out, as Go writes them.
+fn limit_range_item(item: &mut Map<String, Value>) {
+    if item.get("type").and_then(Value::as_str) != Some("Container") {
+        return;
+    }
+    let resources = |item: &Map<String, Value>, key: &str| {
+        item.get(key)
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut default = resources(item, "default");
+    for (name, quantity) in resources(item, "max") {
+        default.entry(name).or_insert(quantity);
+    }
+    let mut request = resources(item, "defaultRequest");
+    for source in [&default, &resources(item, "min")] {
+        for (name, quantity) in source {
+            request
+                .entry(name.clone())
+                .or_insert_with(|| quantity.clone());
+        }
+    }
+    for (key, values) in [("default", default), ("defaultRequest", request)] {
+        if !values.is_empty() {
+            item.insert(key.into(), Value::Object(values));
+        }
+    }
+}
+
+fn network_policy(object: &mut Map<String, Value>) {
+    let Some(spec) = child_of(object, "spec") else {
+        return;
+    };
+    for rules in ["ingress", "egress"] {
+        for rule in each(spec, rules) {
+            for port in each(rule, "ports") {
+                default_value(port, "protocol", json!("TCP"));
+            }
+        }
+    }
+    let unset = spec
+        .get("policyTypes")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty);
+    if unset {
+        let egress = spec
+            .get("egress")
+            .and_then(Value::as_array)
+            .is_some_and(|rules| !rules.is_empty());
+        let types = if egress {
+            json!(["Ingress", "Egress"])
+        } else {
+            json!(["Ingress"])
+        };
+        spec.insert("policyTypes".into(), types);
+    }
+}
+
+fn horizontal_pod_autoscaler(object: &mut Map<String, Value>) {
+    let Some(spec) = child_of(object, "spec") else {
+        return;
+    };
+    default_value(spec, "minReplicas", json!(1));
+    let no_metrics = spec
+        .get("metrics")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty);
+    if no_metrics {
+        spec.insert(
+            "metrics".into(),
+            json!([{"type": "Resource", "resource": {
+                "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}
+            }}]),
+        );
+    }
+    // A behavior given gets every rule it leaves out (`GenerateHPAScale{Up,Down}Rules`).
+    if let Some(Value::Object(behavior)) = spec.get_mut("behavior") {
+        let up = json!({
+            "stabilizationWindowSeconds": 0,
+            "selectPolicy": "Max",
+            "policies": [
+                {"type": "Pods", "value": 4, "periodSeconds": 15},
+                {"type": "Percent", "value": 100, "periodSeconds": 15},
+            ],
+        });
+        let down = json!({
+            "stabilizationWindowSeconds": 300,
+            "selectPolicy": "Max",
+            "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}],
+        });
+        for (key, defaults) in [("scaleUp", up), ("scaleDown", down)] {
+            let Some(rules) = child_of(behavior, key) else {
+                continue;
+            };
+            if let Value::Object(defaults) = defaults {
+                for (field, value) in defaults {
+                    default_value(rules, &field, value);
+                }
+            }
+        }
     }
 }
 

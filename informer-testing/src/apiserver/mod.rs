@@ -14,11 +14,15 @@
 //!   change);
 //! - **discovery** (`/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`, `/version`,
 //!   `/openapi/v3`, an empty `/openapi/v2`) for core v1 Pods, ConfigMaps, Secrets, Services,
-//!   Namespaces, Events, ServiceAccounts, PersistentVolumeClaims and Nodes, apps/v1
-//!   Deployments, ReplicaSets, StatefulSets and DaemonSets, batch/v1 Jobs and CronJobs,
-//!   coordination.k8s.io/v1 Leases, the rbac.authorization.k8s.io/v1 kinds,
-//!   networking.k8s.io/v1 Ingresses, policy/v1 PodDisruptionBudgets,
-//!   apiextensions.k8s.io/v1 CustomResourceDefinitions, and
+//!   Namespaces, Events, ServiceAccounts, PersistentVolumeClaims, Nodes, Endpoints,
+//!   ReplicationControllers, PersistentVolumes, ResourceQuotas, LimitRanges and
+//!   PodTemplates, apps/v1 Deployments, ReplicaSets, StatefulSets, DaemonSets and
+//!   ControllerRevisions, batch/v1 Jobs and CronJobs, coordination.k8s.io/v1 Leases, the
+//!   rbac.authorization.k8s.io/v1 kinds, networking.k8s.io/v1 Ingresses, IngressClasses and
+//!   NetworkPolicies, policy/v1 PodDisruptionBudgets, discovery.k8s.io/v1 EndpointSlices,
+//!   autoscaling/v2 HorizontalPodAutoscalers, storage.k8s.io/v1 StorageClasses,
+//!   scheduling.k8s.io/v1 PriorityClasses, apiextensions.k8s.io/v1
+//!   CustomResourceDefinitions, and
 //!   every custom resource a CRD serves (with its short names, categories, verbs in the real
 //!   order, `storageVersionHash`, and versions in Kubernetes' priority order);
 //! - **CustomResourceDefinitions** as a cluster serves them: a CRD created through the API
@@ -52,8 +56,8 @@
 //! - **writes**: create, get, update (409 on stale `resourceVersion`), JSON merge patch,
 //!   strategic merge patch (common subset), JSON patch (any document: 400 or 422, never a
 //!   crash), server-side apply, delete with finalizers, the `status` subresource, the
-//!   `scale` subresource (Deployments, ReplicaSets, StatefulSets and custom resources that
-//!   declare one), `metadata.generation` for the types that have it (Pods, workloads, custom
+//!   `scale` subresource (Deployments, ReplicaSets, StatefulSets, ReplicationControllers and
+//!   custom resources that declare one), `metadata.generation` for the types that have it (Pods, workloads, custom
 //!   resources; one more when deletion starts); custom resources and CRDs refuse updates
 //!   without a `resourceVersion`, and no object takes new finalizers while it is deleted;
 //! - **field ownership and server-side apply**: `metadata.managedFields` on every write, one

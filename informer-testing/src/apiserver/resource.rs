@@ -525,10 +525,15 @@ pub(crate) struct Registry {
 
 impl Registry {
     /// The built-in types: core v1 Pods, ConfigMaps, Secrets, Services, Namespaces, Events,
-    /// ServiceAccounts, PersistentVolumeClaims, Nodes; apps/v1 Deployments, ReplicaSets,
-    /// StatefulSets, DaemonSets; batch/v1 Jobs, CronJobs; coordination.k8s.io/v1 Leases;
-    /// rbac.authorization.k8s.io/v1 Roles, RoleBindings, ClusterRoles, ClusterRoleBindings;
-    /// networking.k8s.io/v1 Ingresses; policy/v1 PodDisruptionBudgets.
+    /// ServiceAccounts, PersistentVolumeClaims, Nodes, Endpoints, ReplicationControllers,
+    /// PersistentVolumes, ResourceQuotas, LimitRanges, PodTemplates; apps/v1 Deployments,
+    /// ReplicaSets, StatefulSets, DaemonSets, ControllerRevisions; batch/v1 Jobs, CronJobs;
+    /// coordination.k8s.io/v1 Leases; rbac.authorization.k8s.io/v1 Roles, RoleBindings,
+    /// ClusterRoles, ClusterRoleBindings; networking.k8s.io/v1 Ingresses, IngressClasses,
+    /// NetworkPolicies; policy/v1 PodDisruptionBudgets; discovery.k8s.io/v1 EndpointSlices;
+    /// autoscaling/v2 HorizontalPodAutoscalers (not autoscaling/v1: its objects are not the
+    /// v2 ones with another `apiVersion`, and the server converts built-in types no further);
+    /// storage.k8s.io/v1 StorageClasses; scheduling.k8s.io/v1 PriorityClasses.
     pub(crate) fn builtin() -> Self {
         let pod_fields = [
             ("spec.nodeName", ""),
@@ -567,7 +572,8 @@ impl Registry {
             ResourceType::builtin("", "v1", "Service", "services", true)
                 .status()
                 .short(&["svc"])
-                .all_category(),
+                .all_category()
+                .fields(&[("spec.clusterIP", ""), ("spec.type", "")]),
             ResourceType::builtin("", "v1", "Namespace", "namespaces", false)
                 .status()
                 .short(&["ns"])
@@ -661,6 +667,87 @@ impl Registry {
             .status()
             .short(&["pdb"])
             .generation(),
+            ResourceType::builtin("", "v1", "Endpoints", "endpoints", true).short(&["ep"]),
+            ResourceType::builtin(
+                "",
+                "v1",
+                "ReplicationController",
+                "replicationcontrollers",
+                true,
+            )
+            .status()
+            .short(&["rc"])
+            .all_category()
+            .generation()
+            .workload_scale()
+            .fields(&[("status.replicas", "0")]),
+            ResourceType::builtin("", "v1", "PersistentVolume", "persistentvolumes", false)
+                .status()
+                .short(&["pv"]),
+            ResourceType::builtin("", "v1", "ResourceQuota", "resourcequotas", true)
+                .status()
+                .short(&["quota"]),
+            ResourceType::builtin("", "v1", "LimitRange", "limitranges", true).short(&["limits"]),
+            ResourceType::builtin("", "v1", "PodTemplate", "podtemplates", true).generation(),
+            ResourceType::builtin(
+                "discovery.k8s.io",
+                "v1",
+                "EndpointSlice",
+                "endpointslices",
+                true,
+            )
+            .generation(),
+            ResourceType::builtin(
+                "networking.k8s.io",
+                "v1",
+                "NetworkPolicy",
+                "networkpolicies",
+                true,
+            )
+            .short(&["netpol"])
+            .generation(),
+            ResourceType::builtin(
+                "networking.k8s.io",
+                "v1",
+                "IngressClass",
+                "ingressclasses",
+                false,
+            )
+            .generation(),
+            ResourceType::builtin(
+                "autoscaling",
+                "v2",
+                "HorizontalPodAutoscaler",
+                "horizontalpodautoscalers",
+                true,
+            )
+            .status()
+            .short(&["hpa"])
+            .all_category()
+            .generation(),
+            ResourceType::builtin(
+                "storage.k8s.io",
+                "v1",
+                "StorageClass",
+                "storageclasses",
+                false,
+            )
+            .short(&["sc"]),
+            ResourceType::builtin(
+                "scheduling.k8s.io",
+                "v1",
+                "PriorityClass",
+                "priorityclasses",
+                false,
+            )
+            .short(&["pc"]),
+            ResourceType::builtin(
+                "apps",
+                "v1",
+                "ControllerRevision",
+                "controllerrevisions",
+                true,
+            ),
             super::crd::definition_type(),
         ];
         Self {

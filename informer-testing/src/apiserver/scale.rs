@@ -1,10 +1,12 @@
 //! The `scale` subresource: an `autoscaling/v1` `Scale` view of a workload (Deployments,
-//! ReplicaSets, StatefulSets) or of a custom resource that declares one.
+//! ReplicaSets, StatefulSets, ReplicationControllers) or of a custom resource that declares
+//! one.
 //!
 //! `spec.replicas` is read from and written to the object's replicas path; `status.replicas`
 //! is read from its status path; `status.selector` is the label selector in its string form
-//! (`app=web,tier in (a,b)`), from a `LabelSelector` object for the built-in workloads and
-//! from a string field for custom resources, as kube-apiserver serves them.
+//! (`app=web,tier in (a,b)`), from a `LabelSelector` object for the built-in workloads (a map
+//! of labels for ReplicationControllers) and from a string field for custom resources, as
+//! kube-apiserver serves them.
 
 use serde_json::{Map, Value, json};
 
@@ -47,6 +49,12 @@ pub(crate) fn scale(resource: &ResourceType, object: &Value) -> Result<Value, Ap
     if let Some(path) = &paths.label_selector_path {
         let selector = match object.pointer(&pointer(path)) {
             Some(Value::String(text)) => Some(text.clone()),
+            // A ReplicationController's selector is a map of labels, not a `LabelSelector`.
+            Some(Value::Object(labels)) if is_replication_controller(resource) => {
+                let mut selector = Map::new();
+                selector.insert("matchLabels".into(), Value::Object(labels.clone()));
+                Some(selector_string(&selector))
+            }
             Some(Value::Object(selector)) => Some(selector_string(selector)),
             _ => None,
         };
@@ -61,6 +69,10 @@ pub(crate) fn scale(resource: &ResourceType, object: &Value) -> Result<Value, Ap
         "spec": {"replicas": replicas(&paths.spec_replicas_path)},
         "status": status,
     }))
+}
+
+fn is_replication_controller(resource: &ResourceType) -> bool {
+    !resource.custom && resource.group.is_empty() && resource.kind == "ReplicationController"
 }
 
 /// A `LabelSelector` (`matchLabels`, `matchExpressions`) in the string form

@@ -4,9 +4,10 @@
 //! - custom resources are pruned to their structural schema and defaulted (the real server
 //!   does both when it decodes them), and a create drops `status` when the type has a status
 //!   subresource; built-in objects get their type's defaults ([`super::defaults`]), and a
-//!   create of a Pod, Service, Deployment, ReplicaSet or StatefulSet replaces the status the
-//!   client sent with the one the type's strategy starts from (a Pod's: `Pending`, its QoS
-//!   class, [`super::pods`]);
+//!   create of a built-in type with a status (Pods, Services, the workloads, Jobs,
+//!   PersistentVolumes and their claims, HorizontalPodAutoscalers, ...) replaces the status
+//!   the client sent with the one the type's strategy starts from (a Pod's: `Pending`, its
+//!   QoS class, [`super::pods`]; a PersistentVolume's: `Pending` since now);
 //! - CustomResourceDefinitions get their defaults and their status ([`super::crd`]);
 //! - every write records its fields in `metadata.managedFields` ([`super::fields`]), and a
 //!   server-side apply merges its configuration.
@@ -86,6 +87,7 @@ fn decode(resource: &ResourceType, object: &mut Value) {
         schema.apply_defaults(object);
     }
     defaults::apply(resource, object);
+    defaults::apply_more_kinds(resource, object);
 }
 
 /// Prepares an object to create (after the server set its metadata): type defaults, then
@@ -120,7 +122,10 @@ pub(crate) fn prepare_create(resource: &ResourceType, object: &mut Value, option
                 service_accounts::admit_pod(object);
                 pods::admit_create(object);
             }
-            ("batch", "Job") => generate_job_selector(object),
+            ("batch", "Job") => {
+                generate_job_selector(object);
+                defaults::job_labels(object);
+            }
             _ => {}
         }
         if let Some(status) = builtin_status_on_create(resource, object)
@@ -189,6 +194,14 @@ fn builtin_status_on_create(resource: &ResourceType, object: &Value) -> Option<V
         }),
         ("batch", "Job" | "CronJob") => json!({}),
         ("", "PersistentVolumeClaim") => json!({"phase": "Pending"}),
+        ("", "ReplicationController") => json!({"replicas": 0}),
+        ("", "PersistentVolume") => json!({
+            "phase": "Pending", "lastPhaseTransitionTime": now_rfc3339()
+        }),
+        ("", "ResourceQuota") => json!({}),
+        ("autoscaling", "HorizontalPodAutoscaler") => {
+            json!({"currentMetrics": null, "desiredReplicas": 0})
+        }
         ("networking.k8s.io", "Ingress") => json!({"loadBalancer": {}}),
         ("policy", "PodDisruptionBudget") => json!({
             "disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0
@@ -225,11 +238,52 @@ pub(crate) fn prepare_update(
 }
 
 /// What an update keeps of the type's own rules after the subresource's (a CRD's stored
-/// versions).
-pub(crate) fn finish_update(resource: &ResourceType, new: &mut Value) {
+/// versions; a PersistentVolume's `lastPhaseTransitionTime`).
+pub(crate) fn finish_update(
+    resource: &ResourceType,
+    old: &Value,
+    subresource: Subresource,
+    new: &mut Value,
+) {
     if crd::is_definition(resource) {
         crd::prepare_update(new);
     }
+    if subresource == Subresource::Status
+        && !resource.custom
+        && resource.group.is_empty()
+        && resource.kind == "PersistentVolume"
+    {
+        volume_phase_transition(old, new);
+    }
+}
+
+/// The PersistentVolume status strategy: a status write that keeps the phase keeps its
+/// transition time unless it sets one; one that changes the phase without a new time gets
+/// now.
+fn volume_phase_transition(old: &Value, new: &mut Value) {
+    let old_phase = old.pointer("/status/phase").cloned();
+    let old_time = old.pointer("/status/lastPhaseTransitionTime").cloned();
+    let Some(Value::Object(status)) = new.get_mut("status") else {
+        return;
+    };
+    let new_time = status
+        .get("lastPhaseTransitionTime")
+        .filter(|t| !t.is_null())
+        .cloned();
+    let time = if status.get("phase").cloned() == old_phase {
+        match new_time {
+            None => old_time.filter(|t| !t.is_null()),
+            set => set,
+        }
+    } else if new_time.is_none() || new_time == old_time {
+        Some(json!(now_rfc3339()))
+    } else {
+        new_time
+    };
+    match time {
+        Some(time) => status.insert("lastPhaseTransitionTime".into(), time),
+        None => status.remove("lastPhaseTransitionTime"),
+    };
 }
 
 /// Server-side apply: the object to store, from the stored one (`None`: the object does not

@@ -178,9 +178,9 @@ fn columns(resource: &ResourceType) -> Vec<Value> {
                 name,
             ]
         }
-        (group, kind) => {
-            printers::columns(group, kind, name.clone(), age.clone()).unwrap_or(vec![name, age])
-        }
+        (group, kind) => printers::columns(group, kind, name.clone(), age.clone())
+            .or_else(|| more_printers::columns(group, kind, name.clone(), age.clone()))
+            .unwrap_or(vec![name, age]),
     }
 }
 
@@ -560,6 +560,7 @@ fn cells(resource: &ResourceType, object: &Value) -> Vec<Value> {
         }
         ("", "Event") => event_cells(object, name),
         (group, kind) => printers::cells(group, kind, object, name.clone(), age.clone())
+            .or_else(|| more_printers::cells(group, kind, object, name.clone(), age.clone()))
             .unwrap_or(vec![name, age]),
     }
 }
@@ -746,6 +747,7 @@ fn human_duration(secs: u64) -> String {
     }
 }
 
+mod more_printers;
 mod printers;
 
 #[cfg(test)]

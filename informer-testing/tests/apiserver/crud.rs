@@ -767,6 +767,14 @@ async fn jobs_rbac_storage_nodes_ingresses_and_budgets_round_trip_with_their_def
     )
     .await;
     let uid = job.metadata.uid.clone().unwrap();
+    // The Job takes its template's labels, the generated ones included (as the real server
+    // reads it back from storage), so `kubectl get jobs -l job-name=once` finds it.
+    let job_labels = job.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(job_labels.get("job-name").map(String::as_str), Some("once"));
+    assert_eq!(
+        job_labels.get("batch.kubernetes.io/controller-uid"),
+        Some(&uid)
+    );
     let spec = job.spec.unwrap();
     assert_eq!(
         (spec.completions, spec.parallelism, spec.backoff_limit),

@@ -93,11 +93,15 @@ async fn version_and_group_documents() {
             "apps",
             "authentication.k8s.io",
             "authorization.k8s.io",
+            "autoscaling",
             "batch",
             "coordination.k8s.io",
+            "discovery.k8s.io",
             "networking.k8s.io",
             "policy",
-            "rbac.authorization.k8s.io"
+            "rbac.authorization.k8s.io",
+            "scheduling.k8s.io",
+            "storage.k8s.io"
         ]
     );
 

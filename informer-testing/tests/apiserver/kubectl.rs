@@ -23,7 +23,7 @@ fn find_kubectl() -> Option<PathBuf> {
 }
 
 /// A fresh server and kubectl configured for it; `None` (the reason printed) without kubectl.
-async fn started() -> Option<(TestApiServer, Kubectl)> {
+pub(super) async fn started() -> Option<(TestApiServer, Kubectl)> {
     let Some(binary) = find_kubectl() else {
         println!("skipping: kubectl not found");
         return None;
@@ -33,7 +33,7 @@ async fn started() -> Option<(TestApiServer, Kubectl)> {
     Some((server, kubectl))
 }
 
-struct Kubectl {
+pub(super) struct Kubectl {
     binary: PathBuf,
     kubeconfig: PathBuf,
     cache_dir: PathBuf,
@@ -70,7 +70,7 @@ impl Kubectl {
     }
 
     /// Runs kubectl to completion (killing it after 30 s) off the async runtime.
-    async fn run(&self, args: &[&str]) -> Output {
+    pub(super) async fn run(&self, args: &[&str]) -> Output {
         let mut command = self.command(args);
         let description = format!("kubectl {}", args.join(" "));
         tokio::task::spawn_blocking(move || {
@@ -93,7 +93,7 @@ impl Kubectl {
         .unwrap()
     }
 
-    async fn ok(&self, args: &[&str]) -> String {
+    pub(super) async fn ok(&self, args: &[&str]) -> String {
         let output = self.run(args).await;
         assert!(
             output.status.success(),
@@ -104,7 +104,7 @@ impl Kubectl {
         String::from_utf8(output.stdout).unwrap()
     }
 
-    fn cleanup(&self) {
+    pub(super) fn cleanup(&self) {
         if let Some(dir) = self.kubeconfig.parent() {
             let _ = std::fs::remove_dir_all(dir);
         }

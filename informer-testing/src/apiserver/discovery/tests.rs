@@ -72,12 +72,16 @@ fn documents_list_registered_resources() {
             "apps",
             "authentication.k8s.io",
             "authorization.k8s.io",
+            "autoscaling",
             "batch",
             "coordination.k8s.io",
+            "discovery.k8s.io",
             "example.com",
             "networking.k8s.io",
             "policy",
-            "rbac.authorization.k8s.io"
+            "rbac.authorization.k8s.io",
+            "scheduling.k8s.io",
+            "storage.k8s.io"
         ]
     );
     let zones = resource_list(&registry, "example.com", "v1alpha1").unwrap();

@@ -311,7 +311,7 @@ fn an_owner_of_a_kind_the_server_does_not_serve_leaves_the_dependent() {
         NS,
         "unknown-owner",
         json!({"ownerReferences": [{
-            "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "name": "h",
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "name": "h",
             "uid": "00000000-0000-4000-8000-000000000001"
         }]}),
     );

@@ -321,8 +321,13 @@ fn quantity_text(value: Option<&Value>) -> String {
 
 /// A claim's access modes as `kubectl` abbreviates them (`RWO,ROX,RWX,RWOP`, in that order).
 fn access_modes(object: &Value) -> String {
+    access_modes_at(object, "/status/accessModes")
+}
+
+/// The access modes at `pointer`, abbreviated (`helper.GetAccessModesAsString`).
+pub(super) fn access_modes_at(object: &Value, pointer: &str) -> String {
     let modes: Vec<&str> = object
-        .pointer("/status/accessModes")
+        .pointer(pointer)
         .and_then(Value::as_array)
         .into_iter()
         .flatten()

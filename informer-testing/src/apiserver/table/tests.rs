@@ -474,3 +474,120 @@ fn node_claim_ingress_and_budget_rows() {
     );
     assert_eq!(budget[1..4], [json!("N/A"), json!("25%"), json!(2)]);
 }
+
+/// The cells of the first row of `object` served at `group/version/plural`.
+fn cells_of(group: &str, version: &str, plural: &str, object: Value) -> Vec<Value> {
+    let resource = Registry::builtin().by_path(group, version, plural).unwrap();
+    let table = table(&resource, &[object], None, None);
+    let columns = table["columnDefinitions"].as_array().unwrap().len();
+    let cells = table["rows"][0]["cells"].as_array().unwrap().clone();
+    assert_eq!(cells.len(), columns, "{plural}: a cell per column");
+    cells
+}
+
+#[test]
+fn rows_of_the_kinds_served_beside_the_workloads() {
+    let endpoints = json!({"metadata": {"name": "web"}, "subsets": [
+        {"addresses": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.2"}], "ports": [{"port": 80}, {"port": 443}]},
+    ]});
+    assert_eq!(
+        cells_of("", "v1", "endpoints", endpoints)[1],
+        "10.0.0.1:80,10.0.0.2:80,10.0.0.1:443 + 1 more..."
+    );
+    assert_eq!(
+        cells_of("", "v1", "endpoints", json!({"metadata": {"name": "e"}}))[1],
+        "<none>"
+    );
+
+    let quota = json!({"metadata": {"name": "q"}, "status": {
+        "hard": {"pods": "10", "limits.cpu": "4", "requests.cpu": "2"},
+        "used": {"pods": "3"}
+    }});
+    let cells = cells_of("", "v1", "resourcequotas", quota);
+    assert_eq!(cells[1], "pods: 3/10, requests.cpu: 0/2");
+    assert_eq!(cells[2], "limits.cpu: 0/4");
+
+    let hpa = json!({"metadata": {"name": "h"}, "spec": {
+    "scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 5, "minReplicas": 2,
+    "metrics": [
+        {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}},
+        {"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "10"}}},
+        {"type": "External", "external": {"metric": {"name": "q"}, "target": {"type": "Value", "value": "1"}}}
+    ]}, "status": {"currentReplicas": 3, "currentMetrics": [
+        {"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 42}}}
+    ]}});
+    let cells = cells_of("autoscaling", "v2", "horizontalpodautoscalers", hpa);
+    assert_eq!(cells[1], "Deployment/web");
+    assert_eq!(cells[2], "cpu: 42%/80%, <unknown>/10 + 1 more...");
+    assert_eq!(cells[3], "2");
+    assert_eq!((cells[4].clone(), cells[5].clone()), (json!(5), json!(3)));
+
+    let revision = json!({"metadata": {"name": "web-1", "ownerReferences": [
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": "u", "controller": true}
+    ]}, "revision": 3});
+    let cells = cells_of("apps", "v1", "controllerrevisions", revision);
+    assert_eq!(cells[1], "statefulset.apps/web");
+    assert_eq!(cells[2], 3);
+
+    let class = json!({"metadata": {"name": "fast", "annotations": {
+        "storageclass.kubernetes.io/is-default-class": "true"}}, "provisioner": "p"});
+    let cells = cells_of("storage.k8s.io", "v1", "storageclasses", class);
+    assert_eq!(
+        cells[..5],
+        [
+            json!("fast (default)"),
+            json!("p"),
+            json!("Delete"),
+            json!("Immediate"),
+            json!(false)
+        ]
+    );
+
+    let slice = json!({"metadata": {"name": "s"}, "addressType": "IPv4",
+        "ports": [{"port": 80}, {"name": "dns"}], "endpoints": []});
+    let cells = cells_of("discovery.k8s.io", "v1", "endpointslices", slice);
+    assert_eq!(
+        cells[1..4],
+        [json!("IPv4"), json!("80,dns"), json!("<unset>")]
+    );
+
+    let template = json!({"metadata": {"name": "t"}, "template": {
+        "metadata": {"labels": {"b": "2", "a": "1"}},
+        "spec": {"containers": [{"name": "app", "image": "nginx"}]}}});
+    let cells = cells_of("", "v1", "podtemplates", template);
+    assert_eq!(
+        cells,
+        [json!("t"), json!("app"), json!("nginx"), json!("a=1,b=2")]
+    );
+
+    let limits = json!({"metadata": {"name": "l", "creationTimestamp": "2025-01-01T00:00:00Z"}});
+    assert_eq!(
+        cells_of("", "v1", "limitranges", limits),
+        [json!("l"), json!("2025-01-01T00:00:00Z")]
+    );
+    for (group, plural, object) in [
+        (
+            "",
+            "replicationcontrollers",
+            json!({"metadata": {"name": "rc"}, "spec": {"selector": {"app": "web"}}}),
+        ),
+        ("", "persistentvolumes", json!({"metadata": {"name": "pv"}})),
+        (
+            "networking.k8s.io",
+            "networkpolicies",
+            json!({"metadata": {"name": "np"}, "spec": {}}),
+        ),
+        (
+            "networking.k8s.io",
+            "ingressclasses",
+            json!({"metadata": {"name": "ic"}, "spec": {}}),
+        ),
+        (
+            "scheduling.k8s.io",
+            "priorityclasses",
+            json!({"metadata": {"name": "pc"}, "value": 1}),
+        ),
+    ] {
+        cells_of(group, "v1", plural, object);
+    }
+}
