@@ -233,10 +233,21 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
         let call = quote_spanned! {status.span()=>
             #krate::controller::DesiredStatus::<Self, _>::status(&status, parent, &cell)
         };
+        // A resource that declares its status type (kube's `HasStatus`) must get it back.
+        let check = quote_spanned! {status.span()=>
+            #krate::__derive::status_check::require(
+                (&#krate::__derive::status_check::of::<Self, _, _>(&status)).check()
+            )
+        };
         steps.push(quote! {
             {
                 let cell = builder.context_cell::<Self>();
                 let status = #status;
+                {
+                    #[allow(unused_imports)]
+                    use #krate::__derive::status_check::{AnyStatus as _, DeclaredStatus as _};
+                    #check;
+                }
                 builder.status_value(move |parent: &#resource| #call)
             }
         });

@@ -31,7 +31,7 @@
 #![warn(missing_docs)]
 
 mod builder;
-mod children;
+pub(crate) mod children;
 mod consistency;
 mod context;
 mod enqueue;

@@ -26,6 +26,8 @@
 mod compare;
 mod ownership;
 mod status;
+#[doc(hidden)]
+pub mod status_check;
 mod sync;
 
 use std::fmt;
@@ -93,7 +95,9 @@ where
 /// What `status = f` of `#[derive(ControllerSpec)]` accepts: `fn(&Parent) -> T` or
 /// `fn(&Parent, &Context<S>) -> T`, `T` serializable (the resource's status type, or an
 /// `Option` of it: `None` leaves the status as it is). (`Marker` only tells the forms
-/// apart.)
+/// apart.) `#[derive(ControllerSpec)]` also checks, for a resource that declares its
+/// status type through kube's `HasStatus` (`#[kube(status = "...")]`), that `T` is that
+/// type or an `Option` of it.
 ///
 /// ```
 /// use informer_runtime::controller::{
@@ -120,6 +124,9 @@ where
     note = "`status = f` names a function from the parent (`&` the controller's resource), and optionally `&Context<{S}>`, to its status: a serializable value (the resource's status type), or `Option` of it (`None` leaves the status as it is)"
 )]
 pub trait DesiredStatus<S: ControllerSpec, Marker> {
+    /// What the function returns: the resource's status type, or an `Option` of it.
+    type Output;
+
     /// The status `parent` should have, as JSON.
     ///
     /// # Errors
@@ -137,6 +144,8 @@ where
     F: Fn(&S::Resource) -> T,
     T: serde::Serialize,
 {
+    type Output = T;
+
     fn status(
         &self,
         parent: &S::Resource,
@@ -152,6 +161,8 @@ where
     F: Fn(&S::Resource, &Context<S>) -> T,
     T: serde::Serialize,
 {
+    type Output = T;
+
     fn status(
         &self,
         parent: &S::Resource,
