@@ -14,7 +14,7 @@ use informer_runtime::controller::{
 };
 use informer_runtime::factory::InformerFactory;
 use informer_runtime::informer::CancellationToken;
-use informer_runtime::metrics::ControllerMetrics;
+use informer_runtime::metrics::{ControllerMetrics, ControllerProbe};
 use informer_testing::{FailureCode, Faults, RequestMatch, TestApiServer, Verb};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -748,6 +748,66 @@ async fn a_declared_status_is_written_when_it_changes_and_only_then() {
         3,
         "the two patches above, and one status write (for the scale only)"
     );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn the_status_of_a_parent_deleted_since_the_cache_saw_it_is_not_an_error() {
+    // The parent cache stays behind while the parent is deleted; resyncs keep reconciling
+    // the parent it still holds, and each wants a new status. Its write finds no parent
+    // (404): a parent that is gone gets no status, and that is not a failed reconcile.
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<Deployment>::namespaced(client.clone(), "default");
+    let mut web = Deployment::default();
+    web.metadata.name = Some("web".into());
+    parents.create(&PostParams::default(), &web).await.unwrap();
+    let computed = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
+    let factory = InformerFactory::new(client.clone());
+    let controller = Controller::<Deployment>::builder(&factory)
+        .name("status-of-the-gone")
+        .resync(Duration::from_millis(100))
+        .status({
+            let computed = computed.clone();
+            move |_: &Deployment| DeploymentStatus {
+                replicas: Some(computed.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
+                ..Default::default()
+            }
+        })
+        .build_children_only()
+        .unwrap();
+    let probe = controller.probe();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(controller.run(cancel.clone()));
+    eventually_async("a status is written", async || {
+        parents.get("web").await.unwrap().status.is_some()
+    })
+    .await;
+    let faults = server.faults();
+    for verb in [Verb::Watch, Verb::List] {
+        faults.fail_next(
+            RequestMatch::verb(verb).resource("deployments"),
+            usize::MAX,
+            FailureCode::InternalError,
+        );
+    }
+    faults.drop_watches();
+    parents
+        .delete("web", &DeleteParams::default())
+        .await
+        .unwrap();
+    let status_writes = || {
+        // Only status writes patch Deployments here.
+        faults.request_count(RequestMatch::verb(Verb::Patch).resource("deployments"))
+    };
+    let writes_before = status_writes();
+    eventually("resyncs reconcile the cached parent", || {
+        status_writes() >= writes_before + 3
+    })
+    .await;
+    assert_eq!(probe.sample().stats.errors, 0, "no reconcile failed");
+    faults.clear();
     cancel.cancel();
     run.await.unwrap();
 }

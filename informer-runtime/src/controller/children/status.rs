@@ -58,14 +58,25 @@ impl<P: ControllerResource + serde::Serialize> StatusSet<P> {
         });
         let api = <P::Scope as ControllerScope>::api::<P>(client.clone(), key.namespace());
         let params = PatchParams::apply(&self.field_manager).force();
-        api.patch_status(key.name(), &params, &Patch::Apply(&body))
+        match api
+            .patch_status(key.name(), &params, &Patch::Apply(&body))
             .await
-            .map_err(|source| ChildrenError::StatusWrite {
+        {
+            Ok(_) => {
+                report.status_written = true;
+                Ok(())
+            }
+            // Deleted since the cache saw it: a parent that is gone gets no status, and
+            // its deletion reconciles it again.
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                tracing::debug!(parent = %key, "the parent is gone; its status is not written");
+                Ok(())
+            }
+            Err(source) => Err(ChildrenError::StatusWrite {
                 parent: key.clone(),
                 source,
-            })?;
-        report.status_written = true;
-        Ok(())
+            }),
+        }
     }
 }
 
