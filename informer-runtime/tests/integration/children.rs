@@ -14,7 +14,7 @@ use informer_runtime::controller::{
 };
 use informer_runtime::factory::InformerFactory;
 use informer_runtime::informer::CancellationToken;
-use informer_runtime::metrics::{ControllerMetrics, ControllerProbe};
+use informer_runtime::metrics::ControllerMetrics;
 use informer_testing::{FailureCode, Faults, RequestMatch, TestApiServer, Verb};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
