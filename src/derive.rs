@@ -197,7 +197,9 @@
 //! CamelCase (`by_owner` → `ByOwner`; or `#[indexer(T, name = Other)]`) implementing
 //! [`Index<T>`](crate::runtime::lister::Index). Read it with
 //! `lister.by_index::<ByOwner>(value)`; using it with another resource's lister, or listing
-//! it beside another resource, does not compile. The index most controllers need, objects
+//! it beside another resource, does not compile. Values are not scoped by namespace: an
+//! object of any namespace filed under `value` is returned, unless the read is through one
+//! namespace (`lister.namespaced(ns).by_index::<ByOwner>(value)`). The index most controllers need, objects
 //! by the UID of their controlling owner, comes ready-made for every resource:
 //! [`ByControllerUid`](crate::runtime::lister::ByControllerUid).
 //!
@@ -208,6 +210,7 @@
 //! a Kubernetes resource, an index listed beside the wrong resource or twice, a mapper or a
 //! children function with the wrong signature, `children` without `from` or declared twice
 //! for one type, one kind watched twice in the same place or read through one name, a
+//! `status` function that returns another type than the resource's declared status, a
 //! missing `Reconcile` impl.
 //!
 //! ```compile_fail

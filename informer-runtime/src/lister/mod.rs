@@ -133,9 +133,11 @@ impl<K> Lister<K> {
 }
 
 impl<K: 'static> Lister<K> {
-    /// The objects filed under `value` in index `I` (see [`Index`]). The index is registered
-    /// on the cache the first time it is used, unless it was registered up front.
-    /// Using an index of another resource does not compile.
+    /// The objects filed under `value` in index `I` (see [`Index`]), in every namespace:
+    /// an index's values are not scoped by namespace (use
+    /// [`NamespacedLister::by_index`] for one namespace's). The index is registered on the
+    /// cache the first time it is used, unless it was registered up front. Using an index
+    /// of another resource does not compile.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -265,6 +267,51 @@ impl<K> NamespacedLister<K> {
                     .collect()
             }
         }
+    }
+}
+
+impl<K: 'static> NamespacedLister<K> {
+    /// The objects of this namespace filed under `value` in index `I` (see [`Index`]): the
+    /// index's objects of every namespace, less those of the others. Only the objects
+    /// returned are read (a [`CompactStore`](crate::compact_store::CompactStore) decodes no
+    /// others). The index is registered on first use, as with [`Lister::by_index`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::{Store, ThreadSafeStore};
+    /// use informer_runtime::lister::{Index, Lister};
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// struct ByTeam;
+    /// impl Index<ConfigMap> for ByTeam {
+    ///     const NAME: &'static str = "doc::by_team";
+    ///     fn values(cm: &ConfigMap) -> Vec<String> {
+    ///         cm.metadata.labels.as_ref().and_then(|l| l.get("team").cloned()).into_iter().collect()
+    ///     }
+    /// }
+    ///
+    /// let store = Arc::new(ThreadSafeStore::<ConfigMap>::new());
+    /// for ns in ["a", "b"] {
+    ///     let mut cm = ConfigMap::default();
+    ///     cm.metadata.name = Some("settings".into());
+    ///     cm.metadata.namespace = Some(ns.into());
+    ///     cm.metadata.labels = Some([("team".to_string(), "blue".to_string())].into());
+    ///     store.add(Arc::new(cm))?;
+    /// }
+    /// let lister = Lister::new(store);
+    /// assert_eq!(lister.by_index::<ByTeam>("blue").len(), 2);
+    /// let in_a = lister.namespaced("a").by_index::<ByTeam>("blue");
+    /// assert_eq!(in_a.len(), 1);
+    /// assert_eq!(in_a[0].metadata.namespace.as_deref(), Some("a"));
+    /// # Ok::<(), informer_core::StoreError>(())
+    /// ```
+    pub fn by_index<I: Index<K>>(&self, value: &str) -> Vec<Arc<K>> {
+        let ns = (!self.namespace.is_empty()).then_some(&*self.namespace);
+        index::read_index::<K, I, _>(&self.indexer, |ix| ix.index_keys(I::NAME, value))
+            .into_iter()
+            .filter(|key| key.namespace() == ns)
+            .filter_map(|key| self.indexer.get(&key))
+            .collect()
     }
 }
 

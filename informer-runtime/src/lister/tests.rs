@@ -268,6 +268,31 @@ fn typed_index_is_registered_on_first_use_and_indexes_cached_objects() {
 }
 
 #[test]
+fn a_namespaced_typed_index_read_returns_only_its_namespaces_objects() {
+    let (store, lister) = fixture();
+    store.add(pod(None, "cluster-wide", &[], "n1")).unwrap();
+    assert_eq!(
+        names(&lister.namespaced("a").by_index::<PodsByNode>("n1")),
+        ["a/web-0"]
+    );
+    assert_eq!(
+        names(&lister.namespaced("b").by_index::<PodsByNode>("n2")),
+        ["b/bare"]
+    );
+    assert_eq!(
+        names(&lister.namespaced("").by_index::<PodsByNode>("n1")),
+        ["/cluster-wide"],
+        "the empty namespace reads cluster-scoped objects"
+    );
+    assert!(
+        lister
+            .namespaced("c")
+            .by_index::<PodsByNode>("n1")
+            .is_empty()
+    );
+}
+
+#[test]
 fn typed_index_follows_writes_after_registration() {
     let (store, lister) = fixture();
     assert_eq!(lister.by_index::<PodsByNode>("n7").len(), 0);
