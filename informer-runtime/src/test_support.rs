@@ -48,3 +48,24 @@ pub(crate) fn eventually_blocking(what: &str, mut cond: impl FnMut() -> bool) {
         std::thread::sleep(POLL);
     }
 }
+
+/// Runs `body` on a one-thread tokio runtime of its own thread and returns its output, or
+/// panics with `what` if it has not finished within 60 s: for tests that a task which never
+/// waits would hang (the thread is left behind, the test fails).
+pub(crate) fn on_one_thread<T, F>(what: &str, body: impl FnOnce() -> F + Send + 'static) -> T
+where
+    F: std::future::Future<Output = T>,
+    T: Send + 'static,
+{
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a one-thread runtime");
+        let _ = done_tx.send(rt.block_on(body()));
+    });
+    done_rx
+        .recv_timeout(Duration::from_secs(60))
+        .unwrap_or_else(|_| panic!("{what}: did not finish within 60 s"))
+}

@@ -554,6 +554,10 @@ where
         tokio::pin!(expired);
         let mut events = 0u64;
         loop {
+            // A source whose watches are always ready (in memory, say) never makes this
+            // task wait: spend the task's budget as tokio's own channels do, so that it
+            // yields now and then and cannot starve the runtime's other tasks.
+            informer_core::queue::cooperate().await;
             let first = tokio::select! {
                 biased;
                 _ = &mut cancelled => return Err(Stop::Cancelled),
@@ -565,7 +569,11 @@ where
                 }
             };
             let Some(item) = first else {
-                self.resync_now()?;
+                // A FIFO that fails to resync ends the watch, and the cycle relists after a
+                // backoff, as client-go's ListAndWatch returns the resync's error.
+                if !self.resync_now()? {
+                    return Ok(After::Relist);
+                }
                 continue;
             };
             // Handle what is ready without going back through `select!`, up to a batch.
@@ -792,21 +800,22 @@ where
             });
     }
 
-    fn resync_now(&mut self) -> Result<(), Stop> {
+    /// Resyncs the FIFO if due; `Ok(false)` if its resync failed (logged).
+    fn resync_now(&mut self) -> Result<bool, Stop> {
         let should = self.r.should_resync.as_ref().is_none_or(|f| f());
         if !should {
-            return Ok(());
+            return Ok(true);
         }
         match self.r.fifo.resync() {
             Ok(()) => {
                 inc(&self.r.shared.counters.resyncs);
                 tracing::trace!(reflector = %self.r.name, "resynced");
-                Ok(())
+                Ok(true)
             }
             Err(FifoError::Closed) => Err(Stop::FifoClosed),
             Err(e) => {
-                tracing::warn!(reflector = %self.r.name, error = %e, "resync failed");
-                Ok(())
+                tracing::warn!(reflector = %self.r.name, error = %e, "resync failed; relisting");
+                Ok(false)
             }
         }
     }
@@ -835,6 +844,7 @@ where
                 out = &mut fut => return Ok(out),
                 _ = tick(&mut self.resync) => {}
             }
+            // Not watching yet: a failed resync is only logged.
             self.resync_now()?;
         }
     }

@@ -2243,3 +2243,61 @@ mod model {
         }
     }
 }
+
+/// Watches that are always ready: each yields one new object at once, then ends.
+struct EverReady {
+    watches: AtomicUsize,
+}
+
+#[async_trait]
+impl ListerWatcher<ConfigMap> for EverReady {
+    async fn list(
+        &self,
+        _params: &ListParams,
+    ) -> Result<ObjectList<Arc<ConfigMap>>, ListWatchError> {
+        let list = list_of("1", &[], None);
+        Ok(ObjectList {
+            types: list.types,
+            metadata: list.metadata,
+            items: Vec::new(),
+        })
+    }
+
+    async fn watch(
+        &self,
+        _params: &WatchParams,
+        _resource_version: &str,
+    ) -> Result<WatchStream<ConfigMap>, ListWatchError> {
+        let n = self
+            .watches
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 2;
+        let event = added(&format!("o{n}"), &n.to_string()).map(shared);
+        Ok(futures::stream::iter([event]).boxed())
+    }
+}
+
+#[test]
+fn a_source_that_is_always_ready_leaves_the_thread_to_other_tasks() {
+    // Every watch is ready at once and ends after one event, so the reflector re-watches
+    // without ever waiting: it must still yield, or on a one-thread runtime nothing else
+    // runs again.
+    let stopped = crate::test_support::on_one_thread(
+        "the test's task ran again while the reflector re-watched",
+        || async {
+            let lw = Arc::new(EverReady {
+                watches: AtomicUsize::new(0),
+            });
+            let running = run(lw.clone(), config());
+            // This task gets the thread back while the reflector re-watches.
+            while lw.watches.load(std::sync::atomic::Ordering::Relaxed) < 10_000 {
+                tokio::time::sleep(MS).await;
+            }
+            running.cancel.cancel();
+            tokio::time::timeout(Duration::from_secs(10), running.task)
+                .await
+                .is_ok()
+        },
+    );
+    assert!(stopped, "the reflector stopped once cancelled");
+}
