@@ -14,7 +14,10 @@ use kube::Resource;
 /// A transform: takes an object as decoded and returns what the cache keeps.
 ///
 /// A transform must be a pure function of its input, must keep the object's name and
-/// namespace (the cache files objects under them), and must not panic: a panic ends the
+/// namespace (the cache files objects under them) and its `resourceVersion` (an update
+/// whose old and new objects have the same resource version, none included, is a resync,
+/// which only handlers with a resync period get: as in client-go's shared informers, a
+/// transform that clears it loses every real update), and must not panic: a panic ends the
 /// reflector, and [`run`](crate::informer::SharedIndexInformer::run) then stops the informer
 /// and returns [`InformerError::ReflectorPanicked`](crate::informer::InformerError::ReflectorPanicked).
 pub type Transform<K> = Arc<dyn Fn(K) -> K + Send + Sync>;
