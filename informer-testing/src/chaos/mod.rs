@@ -491,7 +491,10 @@ impl Chaos {
     /// How long the cluster may take to reach the expected state after the schedule
     /// (default 30 s); unchanged for half of it in another state fails at once. Controllers
     /// back off after errors and stale caches (this library's rate limiter doubles the delay
-    /// of a key each time), so leave them room.
+    /// of a key each time), so leave them room. With
+    /// [`leader_election`](Self::leader_election), both bounds grow by one and a half of the
+    /// Lease's `leaseDurationSeconds` (the time a standby may wait for a crashed leader's
+    /// Lease to expire), so a test can keep its production lease timings.
     ///
     /// ```
     /// # let chaos = informer_testing::chaos::Chaos::new(|_c, _s| async {});

@@ -692,8 +692,16 @@ impl Run {
 
     /// Waits for the expected state and a quiet world.
     async fn converge(&mut self) -> Option<Failure> {
-        let bound = self.settings.converge_within;
-        let stuck = (bound / 2).max(Duration::from_secs(1));
+        // A crashed leader's Lease must expire before a standby takes over: with leader
+        // election, both bounds leave one and a half lease durations (as the Lease says)
+        // for it, so production lease timings (15 s) do not fail a run that would converge.
+        let takeover = if self.settings.lease.is_some() {
+            self.observed.lock().lease.duration.mul_f64(1.5)
+        } else {
+            Duration::ZERO
+        };
+        let bound = self.settings.converge_within + takeover;
+        let stuck = (self.settings.converge_within / 2).max(Duration::from_secs(1)) + takeover;
         let started = Instant::now();
         let mut converged_at: Option<(u64, Instant)> = None;
         let thrash_after = THRASH_AFTER.max(self.settings.quiet * 10);
