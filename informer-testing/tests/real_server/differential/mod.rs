@@ -160,7 +160,8 @@ impl Side {
     }
 
     /// Until `/apis/<group>/<version>` lists the resource whose collection is `path`
-    /// (`/apis/<group>/<version>/[namespaces/<ns>/]<plural>`); nothing for other paths.
+    /// (`/apis/<group>/<version>/[namespaces/<ns>/]<plural>`) and has stopped changing;
+    /// nothing for other paths.
     async fn wait_until_discovered(&self, path: &str) {
         let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
         let (group, version, plural) = match segments.as_slice() {
@@ -169,18 +170,27 @@ impl Side {
             _ => return,
         };
         let document = format!("/apis/{group}/{version}");
-        for _ in 0..600 {
+        let read = async || {
             let request = http::Request::get(document.as_str())
                 .body(Vec::new())
                 .expect("a valid request");
-            if let Ok(list) = self.client.request::<Value>(request).await
-                && list["resources"]
+            self.client.request::<Value>(request).await.ok()
+        };
+        // Listed, and then the same in two reads a while apart: the discovery controller
+        // may add a type's subresources in a later update than the type itself.
+        let mut last: Option<Value> = None;
+        for _ in 0..600 {
+            let list = read().await;
+            let listed = list.as_ref().is_some_and(|list| {
+                list["resources"]
                     .as_array()
                     .is_some_and(|r| r.iter().any(|r| r["name"] == *plural))
-            {
+            });
+            if listed && list.is_some() && list == last {
                 return;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            last = if listed { list } else { None };
+            tokio::time::sleep(Duration::from_millis(if listed { 300 } else { 100 })).await;
         }
         panic!(
             "{}: {document} did not list {plural} within 60 s",

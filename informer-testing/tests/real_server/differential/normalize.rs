@@ -16,7 +16,9 @@
 //! - generated names keep their `generateName` prefix and lose the random suffix;
 //! - `managedFields` entries are sorted by operation, manager, API version and subresource:
 //!   the servers order them by their times (in whole seconds) first, and two writes a
-//!   second apart on one server may share a second on the other.
+//!   second apart on one server may share a second on the other;
+//! - a discovery document's resources are sorted by name: the real server lists the types
+//!   of several CRDs of a group in the order its CRD cache hands them out, which varies.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -132,6 +134,16 @@ impl Normalizer {
                     .map(|k| e[k].as_str().unwrap_or("").to_string())
             };
             entries.sort_by_key(key);
+        }
+        // Discovery (`APIResourceList` names its resources by `name`, aggregated discovery
+        // by `resource`).
+        let listing = out.get("kind").and_then(Value::as_str) == Some("APIResourceList");
+        if let Some(Value::Array(resources)) = out.get_mut("resources") {
+            if listing {
+                resources.sort_by_key(|r| r["name"].as_str().unwrap_or("").to_string());
+            } else if resources.iter().all(|r| r["resource"].is_string()) {
+                resources.sort_by_key(|r| r["resource"].as_str().unwrap_or("").to_string());
+            }
         }
         if let Some(name) = generated_name(map) {
             out.insert("name".into(), Value::String(name));
