@@ -12,6 +12,7 @@ mod apiserver {
     mod crud;
     mod discovery;
     mod encoding;
+    mod events;
     mod evictions;
     mod faults;
     mod fuzz;
@@ -19,6 +20,7 @@ mod apiserver {
     mod kubectl;
     mod list;
     mod namespaces;
+    mod normalization;
     mod scale;
     mod security;
     mod validation;

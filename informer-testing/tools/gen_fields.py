@@ -59,6 +59,7 @@ ROOTS = [
     "api.storage.v1.StorageClass",
     "api.scheduling.v1.PriorityClass",
     "api.apps.v1.ControllerRevision",
+    "api.events.v1.Event",
     "api.autoscaling.v1.Scale",
     "apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
 ]

@@ -60,6 +60,7 @@ ROOTS = [
     "k8s.io.api.storage.v1.StorageClass",
     "k8s.io.api.scheduling.v1.PriorityClass",
     "k8s.io.api.apps.v1.ControllerRevision",
+    "k8s.io.api.events.v1.Event",
     "k8s.io.api.policy.v1.Eviction",
     "k8s.io.api.authorization.v1.SelfSubjectAccessReview",
     "k8s.io.api.authorization.v1.SelfSubjectRulesReview",

@@ -82,7 +82,12 @@ fn version_priority(version: &str) -> (u8, u64, u64, std::cmp::Reverse<String>) 
 /// storage version, in base64 (`discovery.StorageVersionHash`).
 fn storage_version_hash(t: &ResourceType) -> String {
     use base64::Engine as _;
-    let text = format!("{}/{}/{}", t.group, t.storage_version, t.kind);
+    // A view of another group's objects (events.k8s.io/v1 Events) hashes where they are
+    // stored, as the real server's cohabitating resources do.
+    let (group, version) = t
+        .stored_as()
+        .unwrap_or((t.group.as_str(), t.storage_version.as_str()));
+    let text = format!("{group}/{version}/{}", t.kind);
     let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
     base64::engine::general_purpose::STANDARD.encode(&digest.as_ref()[..8])
 }
@@ -170,7 +175,33 @@ fn resource_docs(t: &ResourceType) -> Vec<Value> {
         })
     };
     if super::pods::is_pod(t) {
+        let pod_subresource = |name: &str, kind: &str, verbs: &[&str]| {
+            json!({
+                "name": name,
+                "singularName": "",
+                "namespaced": true,
+                "kind": kind,
+                "verbs": verbs,
+            })
+        };
+        docs.push(pod_subresource(
+            "pods/attach",
+            "PodAttachOptions",
+            &["create", "get"],
+        ));
+        docs.push(pod_subresource("pods/binding", "Binding", &["create"]));
         docs.push(posted("pods/eviction", "policy", "Eviction"));
+        docs.push(pod_subresource(
+            "pods/exec",
+            "PodExecOptions",
+            &["create", "get"],
+        ));
+        docs.push(pod_subresource("pods/log", "Pod", &["get"]));
+        docs.push(pod_subresource(
+            "pods/portforward",
+            "PodPortForwardOptions",
+            &["create", "get"],
+        ));
     }
     if super::service_accounts::is_service_account(t) {
         docs.push(posted(

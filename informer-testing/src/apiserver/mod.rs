@@ -21,8 +21,8 @@
 //!   rbac.authorization.k8s.io/v1 kinds, networking.k8s.io/v1 Ingresses, IngressClasses and
 //!   NetworkPolicies, policy/v1 PodDisruptionBudgets, discovery.k8s.io/v1 EndpointSlices,
 //!   autoscaling/v2 HorizontalPodAutoscalers, storage.k8s.io/v1 StorageClasses,
-//!   scheduling.k8s.io/v1 PriorityClasses, apiextensions.k8s.io/v1
-//!   CustomResourceDefinitions, and
+//!   scheduling.k8s.io/v1 PriorityClasses, events.k8s.io/v1 Events (the core Events, converted
+//!   field by field), apiextensions.k8s.io/v1 CustomResourceDefinitions, and
 //!   every custom resource a CRD serves (with its short names, categories, verbs in the real
 //!   order, `storageVersionHash`, and versions in Kubernetes' priority order);
 //! - **CustomResourceDefinitions** as a cluster serves them: a CRD created through the API
@@ -139,6 +139,7 @@ mod controllers;
 mod crd;
 mod defaults;
 mod discovery;
+mod events;
 mod eviction;
 mod faults;
 mod fields;
@@ -148,6 +149,7 @@ mod json_patch;
 mod namespaces;
 mod openapi;
 mod patch;
+mod pod_subresources;
 mod pods;
 mod protobuf;
 mod resource;
@@ -882,6 +884,26 @@ impl TestApiServer {
             .map_err(|err| Error::InvalidCustomResource(err.message().to_string()))
     }
 
+    /// Sets what `pods/log` (`kubectl logs`) returns for a container of a Pod, as if its
+    /// kubelet had collected `text` (the server runs no kubelet; without this, logs are
+    /// empty). Replaces what was set before; the Pod need not exist yet.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: informer_testing::TestApiServer) {
+    /// server.set_pod_log("default", "web-0", "app", "listening on :8080\n");
+    /// # }
+    /// ```
+    pub fn set_pod_log(&self, namespace: &str, pod: &str, container: &str, text: &str) {
+        self.shared.pod_logs.write().insert(
+            (
+                namespace.to_string(),
+                pod.to_string(),
+                container.to_string(),
+            ),
+            text.to_string(),
+        );
+    }
+
     /// The fault-injection and request-counting handle.
     ///
     /// ```no_run
@@ -973,17 +995,21 @@ impl TestApiServer {
             .and_then(Value::as_str)
             .map(str::to_string);
         let namespace = Self::namespace_for(&resource, namespace.as_deref());
+        let storage = resource.storage(&self.shared.registry.read());
+        let mut object = object;
+        resource.to_storage(&mut object);
+        events::prepare_create(&resource, namespace, &mut object)?;
         let created = self
             .shared
             .store
             .lock()
-            .create(&resource, namespace, object, false)?;
+            .create(&storage, namespace, object, false)?;
         let name = created
             .pointer("/metadata/name")
             .and_then(Value::as_str)
             .unwrap_or("");
-        self.shared.after_write(&resource, name);
-        Ok(created.as_ref().clone())
+        self.shared.after_write(&storage, name);
+        Ok(resource.present(&created).as_ref().clone())
     }
 
     /// Replaces an object directly, exactly as a PUT would (a set
@@ -1032,16 +1058,15 @@ impl TestApiServer {
             .and_then(Value::as_str)
             .map(str::to_string);
         let namespace = Self::namespace_for(&resource, namespace.as_deref());
-        let updated = self.shared.store.lock().update(
-            &resource,
-            namespace,
-            &name,
-            object,
-            subresource,
-            false,
-        )?;
-        self.shared.after_write(&resource, &name);
-        Ok(updated.as_ref().clone())
+        let storage = resource.storage(&self.shared.registry.read());
+        let mut object = object;
+        resource.to_storage(&mut object);
+        let mut store = self.shared.store.lock();
+        events::prepare_update(&resource, &store, &storage, namespace, &name, &mut object)?;
+        let updated = store.update(&storage, namespace, &name, object, subresource, false)?;
+        drop(store);
+        self.shared.after_write(&storage, &name);
+        Ok(resource.present(&updated).as_ref().clone())
     }
 
     /// Reads an object directly.
@@ -1065,7 +1090,7 @@ impl TestApiServer {
             .store
             .get(&resource, namespace, name)
             .ok()
-            .map(|o| o.as_ref().clone())
+            .map(|o| resource.present(&o).as_ref().clone())
     }
 
     /// Lists objects of a type directly, in one namespace or (with `None`) in all.
@@ -1087,13 +1112,17 @@ impl TestApiServer {
             .filter(|_| resource.namespaced)
             .map(str::to_string);
         let request = ListRequest {
-            filter: Filter::all(resource, namespace),
+            filter: Filter::all(resource.clone(), namespace),
             version: ReadVersion::MostRecent,
             limit: None,
             continue_token: None,
         };
         let page = self.shared.store.list(&request)?;
-        Ok(page.items.iter().map(|o| o.as_ref().clone()).collect())
+        Ok(page
+            .items
+            .iter()
+            .map(|o| resource.present(o).as_ref().clone())
+            .collect())
     }
 
     /// Deletes an object directly, as a DELETE would: objects with finalizers
@@ -1113,16 +1142,19 @@ impl TestApiServer {
     ) -> Result<Value, Error> {
         let resource = self.resource_for(api_version, kind)?;
         let namespace = Self::namespace_for(&resource, namespace);
+        let storage = resource.storage(&self.shared.registry.read());
         let outcome = self.shared.store.lock().delete(
-            &resource,
+            &storage,
             namespace,
             name,
             &DeleteOptions::default(),
             false,
         )?;
-        self.shared.after_write(&resource, name);
+        self.shared.after_write(&storage, name);
         Ok(match outcome {
-            DeleteOutcome::Deleted(o) | DeleteOutcome::Pending(o) => o.as_ref().clone(),
+            DeleteOutcome::Deleted(o) | DeleteOutcome::Pending(o) => {
+                resource.present(&o).as_ref().clone()
+            }
         })
     }
 

@@ -3,6 +3,54 @@
 
 use serde_json::{Map, Value};
 
+use super::codec;
+use super::resource::ResourceType;
+use super::status::{ApiError, FieldError};
+
+/// `doc` with a JSON, merge or strategic merge `patch` applied, as the real server's patchers
+/// apply it, with their errors: a merge patch that is not an object is a 400, a patch the
+/// format refuses or a result that is not an object a 422, and so is a result that Go's
+/// decoder refuses for the type (`"" is invalid: patch: Invalid value: ...`).
+pub(crate) fn patched(
+    resource: &ResourceType,
+    mut doc: Value,
+    kind: PatchKind,
+    patch: &Value,
+) -> Result<Value, ApiError> {
+    match kind {
+        PatchKind::Merge => {
+            if !patch.is_object() {
+                return Err(ApiError::bad_request("merge patch must be a JSON object"));
+            }
+            merge_patch(&mut doc, patch);
+        }
+        PatchKind::Strategic => {
+            strategic_merge_patch(&mut doc, patch).map_err(|why| ApiError::patch_rejected(&why))?;
+        }
+        PatchKind::Json => {
+            json_patch(&mut doc, patch).map_err(JsonPatchError::into_api_error)?;
+        }
+        PatchKind::Apply => {
+            return Err(ApiError::bad_request(
+                "an apply configuration is not a patch of the object",
+            ));
+        }
+    }
+    if !doc.is_object() {
+        return Err(ApiError::patch_rejected(
+            "the patched object is not a JSON object",
+        ));
+    }
+    if let Some(error) = codec::go_decode_error(resource, &doc) {
+        return Err(ApiError::invalid_fields(
+            "",
+            "",
+            vec![FieldError::invalid("patch", doc.to_string(), &error)],
+        ));
+    }
+    Ok(doc)
+}
+
 /// The patch formats the server accepts, keyed by `Content-Type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PatchKind {

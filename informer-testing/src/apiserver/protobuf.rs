@@ -23,6 +23,8 @@
 //! zero values (`""`, `false`, `0`) of fields whose Go field is tagged `omitempty` are left
 //! out, as a real server's JSON (decoded into Go structs) leaves them out. Pointer fields
 //! are on the wire only when set, and their zeros mean something (`replicas: 0`): kept.
+//! (Protobuf never carries an empty list or map; JSON bodies get the same treatment, and
+//! canonical quantities, when the write is stored: `Schema::normalize`.)
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
@@ -272,22 +274,12 @@ fn decode_message(
             return true;
         };
         if message.go_tags {
-            !(field.omit_zero && is_zero(value))
+            !(field.omit_zero && schema::is_zero(value))
         } else {
             !(value.as_str() == Some("") && field.kind == Kind::String && !field.required)
         }
     });
     Ok(Value::Object(object))
-}
-
-/// Whether a scalar is its type's zero value (`""`, `false`, `0`).
-fn is_zero(value: &Value) -> bool {
-    match value {
-        Value::String(s) => s.is_empty(),
-        Value::Bool(b) => !b,
-        Value::Number(n) => n.as_f64() == Some(0.0),
-        _ => false,
-    }
 }
 
 fn wrong_wire(field: &Field) -> DecodeError {

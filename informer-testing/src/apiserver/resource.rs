@@ -406,6 +406,11 @@ impl ResourceType {
     /// The same type as its storage version serves it (itself when this is the storage
     /// version): the store keeps every version's objects in the storage version.
     pub(crate) fn storage(self: &Arc<Self>, registry: &Registry) -> Arc<ResourceType> {
+        if let Some((group, version)) = self.stored_as() {
+            return registry
+                .by_path(group, version, &self.plural)
+                .unwrap_or_else(|| self.clone());
+        }
         if self.version == self.storage_version {
             return self.clone();
         }
@@ -417,6 +422,12 @@ impl ResourceType {
     /// A stored object as this version serves it: its `apiVersion` set to this version's
     /// (custom resources convert with the `None` strategy: nothing else changes).
     pub(crate) fn present(&self, object: &Object) -> Object {
+        if super::events::is_view(self) {
+            return match object.get("apiVersion").and_then(Value::as_str) {
+                Some("v1") => Object::new(super::events::from_core(object)),
+                _ => object.clone(),
+            };
+        }
         if self.version == self.storage_version
             || object.get("apiVersion").and_then(Value::as_str) == Some(self.api_version().as_str())
         {
@@ -431,6 +442,10 @@ impl ResourceType {
 
     /// Sets an object's `apiVersion` to the storage version's, if it is this version's.
     pub(crate) fn to_storage(&self, object: &mut Value) {
+        if super::events::is_view(self) {
+            super::events::rename_to_core(object);
+            return;
+        }
         if self.version == self.storage_version {
             return;
         }
@@ -453,6 +468,24 @@ impl ResourceType {
         }
     }
 
+    /// Whether an update (PUT) of a missing object creates it, as the type's registry
+    /// strategy says (`AllowCreateOnUpdate`): Services, Endpoints, EndpointSlices,
+    /// LimitRanges, Events, Leases and the RBAC kinds; no custom resource.
+    pub(crate) fn creates_on_update(&self) -> bool {
+        !self.custom
+            && matches!(
+                (self.group.as_str(), self.kind.as_str()),
+                ("", "Service" | "Endpoints" | "LimitRange" | "Event")
+                    | ("events.k8s.io", "Event")
+                    | ("discovery.k8s.io", "EndpointSlice")
+                    | ("coordination.k8s.io", "Lease")
+                    | (
+                        "rbac.authorization.k8s.io",
+                        "Role" | "RoleBinding" | "ClusterRole" | "ClusterRoleBinding"
+                    )
+            )
+    }
+
     /// `Kind` for the core group, `Kind.group` otherwise (`Widget.example.com`).
     pub(crate) fn qualified_kind(&self) -> String {
         if self.group.is_empty() {
@@ -473,7 +506,16 @@ impl ResourceType {
 
     /// The storage key of the resource (`group/plural`).
     pub(crate) fn key(&self) -> ResourceKey {
-        ResourceKey(Arc::from(format!("{}/{}", self.group, self.plural)))
+        let group = self
+            .stored_as()
+            .map_or(self.group.as_str(), |(group, _)| group);
+        ResourceKey(Arc::from(format!("{group}/{}", self.plural)))
+    }
+
+    /// The group and version of the built-in type whose objects this type serves converted
+    /// field by field (events.k8s.io/v1 Events are core v1 Events), if it is such a view.
+    pub(crate) fn stored_as(&self) -> Option<(&'static str, &'static str)> {
+        super::events::is_view(self).then_some(("", "v1"))
     }
 
     /// Whether a field selector field is supported.
@@ -492,10 +534,20 @@ impl ResourceType {
             .map(|(_, d)| *d)
             .unwrap_or("");
         // Field labels that are not the JSON path of their value.
-        let path = match field {
-            "status.successful" => "status.succeeded",
-            field => field,
+        let (path, fallback) = match super::events::stored_field_path(self, field) {
+            Some((path, fallback)) => (path, fallback),
+            None => match field {
+                "status.successful" => ("status.succeeded".to_string(), None),
+                field => (field.to_string(), None),
+            },
         };
+        if let Some(fallback) = fallback {
+            let value = self.field_value(object, &path);
+            if value.is_empty() {
+                return self.field_value(object, fallback);
+            }
+            return value;
+        }
         let mut current = object;
         for part in path.split('.') {
             match current.get(part) {
@@ -533,7 +585,8 @@ impl Registry {
     /// NetworkPolicies; policy/v1 PodDisruptionBudgets; discovery.k8s.io/v1 EndpointSlices;
     /// autoscaling/v2 HorizontalPodAutoscalers (not autoscaling/v1: its objects are not the
     /// v2 ones with another `apiVersion`, and the server converts built-in types no further);
-    /// storage.k8s.io/v1 StorageClasses; scheduling.k8s.io/v1 PriorityClasses.
+    /// storage.k8s.io/v1 StorageClasses; scheduling.k8s.io/v1 PriorityClasses; events.k8s.io/v1
+    /// Events (the core v1 Events, converted: [`super::events`]).
     pub(crate) fn builtin() -> Self {
         let pod_fields = [
             ("spec.nodeName", ""),
@@ -748,6 +801,9 @@ impl Registry {
                 "controllerrevisions",
                 true,
             ),
+            ResourceType::builtin(super::events::GROUP, "v1", "Event", "events", true)
+                .short(&["ev"])
+                .fields(&super::events::FIELDS),
             super::crd::definition_type(),
         ];
         Self {

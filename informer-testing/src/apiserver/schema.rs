@@ -7,6 +7,8 @@
 //! Two things use it: the protobuf decoder ([`super::protobuf`]) and the unknown-field check
 //! behind `fieldValidation` ([`Schema::prune_unknown`]), which drops (and reports) JSON
 //! fields a built-in type does not have, as decoding into Go structs does on a real server.
+//! Writes of built-in objects are then stored as Go writes them back ([`Schema::normalize`]:
+//! empty `omitempty` fields left out, quantities in canonical form, [`quantity`]).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -43,6 +45,17 @@ pub(crate) fn is_special(message: &str) -> bool {
             | AUTHORIZATION_EXTRA
             | AUTHENTICATION_EXTRA
     )
+}
+
+/// Whether a scalar is its Go type's zero value (`""`, `false`, `0`; bytes: `""`), which Go's
+/// JSON leaves out of a field tagged `omitempty`.
+pub(crate) fn is_zero(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.is_empty(),
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        _ => false,
+    }
 }
 
 /// How a field holds its values.
@@ -82,8 +95,9 @@ pub(crate) struct Field {
     pub message: Option<String>,
     /// Not optional in the API: kept in JSON even when empty.
     pub required: bool,
-    /// A scalar whose Go field is not a pointer and is tagged `omitempty`: Go's JSON leaves
-    /// out its zero value (`""`, `false`, `0`), which protobuf always carries.
+    /// A field whose Go field is not a pointer and is tagged `omitempty`: Go's JSON leaves
+    /// out a scalar's zero value (`""`, `false`, `0`), which protobuf always carries, and an
+    /// empty list or map (`[]`, `{}`), which a JSON body may carry.
     pub omit_zero: bool,
 }
 
@@ -205,7 +219,8 @@ impl Schema {
     }
 
     /// Marks the fields whose zero values Go leaves out, from the table format of
-    /// `schema/omit_zero.txt` (a message, then the JSON names of those fields, per line).
+    /// `schema/omit_zero.txt` (a message, then the JSON names of those fields, per line:
+    /// single fields, lists and maps).
     pub(crate) fn with_omit_zero(mut self, text: &str) -> Result<Self, String> {
         for line in text.lines() {
             if line.trim().is_empty() || line.starts_with('#') {
@@ -222,7 +237,7 @@ impl Schema {
                 let field = message
                     .fields
                     .iter_mut()
-                    .find(|f| f.json == json && f.cardinality == Cardinality::Optional)
+                    .find(|f| f.json == json && f.cardinality != Cardinality::Inline)
                     .ok_or_else(|| format!("omit_zero names an unknown field {name}.{json}"))?;
                 field.omit_zero = true;
             }
@@ -358,6 +373,8 @@ impl Schema {
 }
 
 mod go_decode;
+mod normalize;
+pub(crate) mod quantity;
 
 #[cfg(test)]
 mod tests;

@@ -23,6 +23,7 @@ use tokio_rustls::TlsAcceptor;
 use super::codec::{self, FieldValidation};
 use super::crd;
 use super::discovery;
+use super::events;
 use super::eviction;
 use super::faults::{self, FaultState, RequestInfo, RestartMode, Verb};
 use super::fields;
@@ -31,12 +32,14 @@ use super::intercept::{self, Interceptor};
 use super::namespaces;
 use super::openapi;
 use super::patch::{self, PatchKind};
+use super::pod_subresources;
 use super::pods;
 use super::resource::{Registry, ResourceType};
 use super::reviews;
 use super::scale;
 use super::selector::{FieldSelector, LabelSelector};
 use super::service_accounts;
+use super::services;
 use super::status::{ApiError, FieldError, StatusReason, success_status};
 use super::storage::queue::Queue;
 use super::storage::{
@@ -75,6 +78,9 @@ pub(crate) struct Shared {
     pub(crate) crd_lock: Mutex<()>,
     /// The CRDs the server was started with, created again when a restart loses all data.
     seed_crds: Mutex<Vec<Value>>,
+    /// What `pods/log` returns, by namespace, Pod and container
+    /// (`TestApiServer::set_pod_log`).
+    pub(crate) pod_logs: RwLock<HashMap<(String, String, String), String>>,
 }
 
 /// How the server serves requests, and how much it keeps.
@@ -102,7 +108,7 @@ impl Shared {
         security: Security,
     ) -> Self {
         let store = Storage::new(settings.limits);
-        seed_namespaces(&mut store.lock(), &registry);
+        seed(&mut store.lock(), &registry, address.port());
         Self {
             store,
             registry: RwLock::new(registry),
@@ -117,6 +123,7 @@ impl Shared {
             interceptor: RwLock::new(None),
             crd_lock: Mutex::new(()),
             seed_crds: Mutex::new(Vec::new()),
+            pod_logs: RwLock::new(HashMap::new()),
         }
     }
 
@@ -205,7 +212,7 @@ impl Shared {
             store.drop_watches();
             if mode == RestartMode::ResetData {
                 store.reset();
-                seed_namespaces(&mut store, &self.registry.read());
+                seed(&mut store, &self.registry.read(), self.address.port());
             }
         }
         if mode == RestartMode::ResetData {
@@ -239,6 +246,30 @@ impl Shared {
         for connection in connections {
             connection.abort();
         }
+    }
+}
+
+/// What a fresh cluster holds: the default namespaces and their ServiceAccounts, and the
+/// `kubernetes` Service in `default` that kube-apiserver keeps (its port `443` targets the
+/// server's own, `port`).
+fn seed(store: &mut Store, registry: &Registry, port: u16) {
+    seed_namespaces(store, registry);
+    let Some(services) = registry.by_path("", "v1", "services") else {
+        return;
+    };
+    let body = json!({
+        "metadata": {
+            "name": "kubernetes",
+            "namespace": "default",
+            "labels": {"component": "apiserver", "provider": "kubernetes"},
+        },
+        "spec": {
+            "clusterIP": services::KUBERNETES_SERVICE_IP,
+            "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}],
+        },
+    });
+    if let Err(err) = store.create(&services, Some("default"), body, false) {
+        tracing::warn!(%err, "failed to create the kubernetes Service");
     }
 }
 
@@ -488,9 +519,10 @@ fn resource_route(registry: &Registry, group: &str, version: &str, rest: &[&str]
         [name, "token"] if service_accounts::is_service_account(&resource) => {
             (Some(name.to_string()), Some("token".to_string()))
         }
-        [name, "eviction"] if pods::is_pod(&resource) => {
-            (Some(name.to_string()), Some("eviction".to_string()))
-        }
+        [
+            name,
+            sub @ ("eviction" | "log" | "binding" | "exec" | "attach" | "portforward"),
+        ] if pods::is_pod(&resource) => (Some(name.to_string()), Some(sub.to_string())),
         _ => return Route::NotFound,
     };
     Route::Resource(ResourcePath {
@@ -859,6 +891,37 @@ impl ResourceRequest<'_> {
         Ok((decoded.value, warnings))
     }
 
+    /// Creates `object` (to be named `name`, or generated from it) as a POST does: the
+    /// namespace admits it, the store creates it, the server's controllers see it; `201`
+    /// with the object as `resource` (the version requested; `storage` the stored one)
+    /// serves it.
+    #[allow(clippy::too_many_arguments)]
+    fn create_in(
+        &self,
+        mut store: parking_lot::MutexGuard<'_, Store>,
+        (resource, storage): (&ResourceType, &ResourceType),
+        namespace: Option<&str>,
+        name: &str,
+        object: Value,
+        options: WriteOptions,
+        warnings: &[String],
+    ) -> Result<Response<Body>, ApiError> {
+        let dry_run = options.dry_run;
+        namespaces::admit_create(
+            &store,
+            &self.shared.registry.read(),
+            resource,
+            namespace,
+            name,
+        )?;
+        let created = store.create(storage, namespace, object, options)?;
+        drop(store);
+        if !dry_run {
+            self.shared.after_write(storage, name_of(&created));
+        }
+        Ok(self.respond(StatusCode::CREATED, &resource.present(&created), warnings))
+    }
+
     /// A server-side apply configuration (YAML or JSON) and the warnings for its duplicate
     /// fields: `fieldValidation=Strict` refuses them (as the real server's strict YAML
     /// decoding of the patch); unknown fields are the apply's business (a 500, as the real
@@ -982,12 +1045,13 @@ impl ResourceRequest<'_> {
     ) -> Response<Body> {
         let list_kind = resource.list_kind.clone();
         let presented: Vec<Object>;
-        let items = if resource.version == resource.storage_version {
-            items
-        } else {
-            presented = items.iter().map(|o| resource.present(o)).collect();
-            &presented
-        };
+        let items =
+            if resource.version == resource.storage_version && resource.stored_as().is_none() {
+                items
+            } else {
+                presented = items.iter().map(|o| resource.present(o)).collect();
+                &presented
+            };
         match self.output {
             // (Aggregated discovery is negotiated for discovery routes only.)
             codec::Output::Json | codec::Output::AggregatedDiscovery => {
@@ -1062,6 +1126,12 @@ fn handle_resource(
     if matches!(path.subresource.as_deref(), Some("token" | "eviction")) {
         return handle_posted_subresource(request, &path, &body);
     }
+    if matches!(
+        path.subresource.as_deref(),
+        Some("log" | "binding" | "exec" | "attach" | "portforward")
+    ) {
+        return handle_pod_subresource(request, &path, &body);
+    }
     let subresource = match path.subresource.as_deref() {
         Some("status") => Subresource::Status,
         Some("finalize") => Subresource::Finalize,
@@ -1100,7 +1170,8 @@ fn handle_resource(
                 request.object(&resource, &body, codec::BodyKind::Object)?;
             let options = request.write_options(dry_run, false)?;
             resource.to_storage(&mut object);
-            let mut store = shared.store.lock();
+            events::prepare_create(&resource, namespace, &mut object)?;
+            let store = shared.store.lock();
             let new_name = ["name", "generateName"]
                 .iter()
                 .find_map(|field| {
@@ -1111,19 +1182,11 @@ fn handle_resource(
                         .filter(|n| !n.is_empty())
                 })
                 .unwrap_or("");
-            namespaces::admit_create(
-                &store,
-                &shared.registry.read(),
-                &resource,
-                namespace,
-                new_name,
-            )?;
-            let created = store.create(&storage, namespace, object, options)?;
-            drop(store);
-            if !dry_run {
-                shared.after_write(&storage, name_of(&created));
-            }
-            Ok(request.respond(StatusCode::CREATED, &present(&created), &warnings))
+            let new_name = new_name.to_string();
+            let target = (&*resource, &*storage);
+            request.create_in(
+                store, target, namespace, &new_name, object, options, &warnings,
+            )
         }
         Verb::Update => {
             let dry_run = query.dry_run()?;
@@ -1145,14 +1208,33 @@ fn handle_resource(
                 ));
             }
             resource.to_storage(&mut object);
-            let updated = shared.store.lock().update(
-                &storage,
-                namespace,
-                name,
-                object,
-                subresource,
-                options,
-            )?;
+            let mut store = shared.store.lock();
+            events::prepare_update(&resource, &store, &storage, namespace, name, &mut object)?;
+            if subresource == Subresource::Main
+                && resource.creates_on_update()
+                && store.get(&storage, namespace, name).is_err()
+            {
+                // An update of a missing object creates it, for the types whose strategy
+                // allows it (`AllowCreateOnUpdate`): Services, Endpoints, Events, Leases...
+                let body_name = object
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if body_name != name {
+                    return Err(ApiError::bad_request(format!(
+                        "the name of the object ({body_name}) does not match the name on the URL ({name})"
+                    )));
+                }
+                if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+                    // The version it was read at means nothing for an object that is gone.
+                    meta.remove("resourceVersion");
+                }
+                let target = (&*resource, &*storage);
+                return request
+                    .create_in(store, target, namespace, name, object, options, &warnings);
+            }
+            let updated = store.update(&storage, namespace, name, object, subresource, options)?;
+            drop(store);
             if !dry_run {
                 shared.after_write(&storage, name);
             }
@@ -1194,7 +1276,9 @@ fn handle_resource(
                     name,
                 )?;
             }
-            let patched = store.patch(
+            let patched = events::patch(
+                &mut store,
+                &resource,
                 &storage,
                 namespace,
                 name,
@@ -1369,6 +1453,76 @@ fn handle_posted_subresource(
         status
     };
     Ok(respond(StatusCode::CREATED, &answer, request.output))
+}
+
+/// A Pod's `log`, `exec`, `attach`, `portforward` (what a kubelet would answer) and
+/// `binding` (see [`pod_subresources`]).
+fn handle_pod_subresource(
+    request: &ResourceRequest<'_>,
+    path: &ResourcePath,
+    body: &[u8],
+) -> Result<Response<Body>, ApiError> {
+    let shared = request.shared;
+    let namespace = path.namespace.as_deref();
+    let name = path.name.as_deref().unwrap_or("");
+    let subresource = path.subresource.as_deref().unwrap_or("");
+    let allowed = match subresource {
+        "log" => request.method == Method::GET,
+        "binding" => request.method == Method::POST,
+        _ => matches!(*request.method, Method::GET | Method::POST),
+    };
+    if !allowed {
+        return Err(method_not_allowed(request.method));
+    }
+    let pod = shared.store.get(&path.resource, namespace, name)?;
+    match subresource {
+        "log" => {
+            let container = pod_subresources::container(&pod, request.query.string("container"))?;
+            let number = |key: &str| -> Result<Option<usize>, ApiError> {
+                match request.query.string(key) {
+                    None => Ok(None),
+                    Some(v) => v.parse().map(Some).map_err(|_| {
+                        ApiError::bad_request(format!(
+                            "{key}: Invalid value: \"{v}\": must be a non-negative integer"
+                        ))
+                    }),
+                }
+            };
+            let (tail, limit) = (number("tailLines")?, number("limitBytes")?);
+            let key = (
+                namespace.unwrap_or("").to_string(),
+                name.to_string(),
+                container,
+            );
+            let logs = shared.pod_logs.read();
+            let text = logs.get(&key).map_or("", String::as_str);
+            Ok(text_response(
+                StatusCode::OK,
+                pod_subresources::log_text(text, tail, limit),
+            ))
+        }
+        "binding" => {
+            let binding = codec::decode_object(request.headers, body)?.value;
+            let bound = pod_subresources::bind(&pod, &binding)?;
+            let dry_run = request.query.dry_run()?;
+            if !dry_run {
+                shared
+                    .store
+                    .lock()
+                    .replace_whole(&path.resource, namespace, name, bound)?;
+                shared.after_write(&path.resource, name);
+            }
+            let status = json!({
+                "kind": "Status", "apiVersion": "v1", "metadata": {},
+                "status": "Success", "code": 201,
+            });
+            Ok(respond(StatusCode::CREATED, &status, request.output))
+        }
+        _ => {
+            pod_subresources::container(&pod, request.query.string("container"))?;
+            Err(pod_subresources::stream_error(&pod))
+        }
+    }
 }
 
 /// The `scale` subresource: get, update (PUT a `Scale`) and patch (a patch of the `Scale`).

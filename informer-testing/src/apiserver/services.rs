@@ -1,7 +1,7 @@
 //! What a real server's Service registry allocates: a cluster IP from the service range
 //! (`10.96.0.0/12`; the lowest free address from `10.96.0.11`, where a real allocator picks
-//! one at random: a kubeadm cluster's `kubernetes` Service holds `10.96.0.1` and its DNS
-//! `10.96.0.10`), with `clusterIPs`,
+//! one at random: the `kubernetes` Service, which the server creates, holds `10.96.0.1`, and
+//! a kubeadm cluster's DNS `10.96.0.10`), with `clusterIPs`,
 //! `ipFamilies: [IPv4]` and `ipFamilyPolicy: SingleStack`, and node ports (the lowest free
 //! one in 30000–32767) for NodePort and LoadBalancer Services. An address or a port asked
 //! for is checked against the other Services' (`422`: "provided IP is already allocated").
@@ -16,6 +16,9 @@ use std::net::Ipv4Addr;
 use serde_json::{Map, Value, json};
 
 use super::status::FieldError;
+
+/// The address of the `kubernetes` Service every cluster has (the range's first).
+pub(crate) const KUBERNETES_SERVICE_IP: &str = "10.96.0.1";
 
 /// The service range: `10.96.0.0/12`.
 const RANGE_START: u32 = u32::from_be_bytes([10, 96, 0, 0]);

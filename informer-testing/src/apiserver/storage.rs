@@ -39,14 +39,13 @@ use bytes::Bytes;
 use parking_lot::{Mutex, MutexGuard, RwLock};
 use serde_json::{Map, Value, json};
 
-use super::codec;
 use super::gc::Propagation;
 use super::namespaces;
 use super::patch::{self, PatchKind};
 use super::resource::{ResourceKey, ResourceType};
 use super::selector::{FieldSelector, LabelSelector};
 use super::services;
-use super::status::{ApiError, FieldError};
+use super::status::ApiError;
 use super::strategy;
 use super::time::now_rfc3339;
 use super::validation;
@@ -1611,22 +1610,7 @@ impl Store {
             }
             Err(err) => return Err(err),
         };
-        let mut doc = old.as_ref().clone();
-        let invalid = |why: String| ApiError::patch_rejected(&why);
-        match kind {
-            PatchKind::Merge => {
-                if !patch.is_object() {
-                    return Err(ApiError::bad_request("merge patch must be a JSON object"));
-                }
-                patch::merge_patch(&mut doc, patch);
-            }
-            PatchKind::Strategic => {
-                patch::strategic_merge_patch(&mut doc, patch).map_err(invalid)?;
-            }
-            PatchKind::Json => {
-                patch::json_patch(&mut doc, patch)
-                    .map_err(patch::JsonPatchError::into_api_error)?;
-            }
+        let doc = match kind {
             PatchKind::Apply => {
                 // The configuration's resourceVersion is a precondition.
                 let wanted = resource_version(patch);
@@ -1637,24 +1621,17 @@ impl Store {
                         "the object has been modified; please apply your changes to the latest version and try again",
                     ));
                 }
-                doc = strategy::apply(resource, Some(&old), patch, subresource, &options)?;
+                let mut doc = strategy::apply(resource, Some(&old), patch, subresource, &options)?;
                 set_meta(&mut doc, "resourceVersion", json!(resource_version(&old)));
+                if !doc.is_object() {
+                    return Err(ApiError::patch_rejected(
+                        "the patched object is not a JSON object",
+                    ));
+                }
+                doc
             }
-        }
-        if !doc.is_object() {
-            return Err(invalid("the patched object is not a JSON object".into()));
-        }
-        // The patched object must decode into the type, as the real server's patchers
-        // decode it before anything else (`"" is invalid: patch: Invalid value: ...`).
-        if kind != PatchKind::Apply
-            && let Some(error) = codec::go_decode_error(resource, &doc)
-        {
-            return Err(ApiError::invalid_fields(
-                "",
-                "",
-                vec![FieldError::invalid("patch", doc.to_string(), &error)],
-            ));
-        }
+            _ => patch::patched(resource, old.as_ref().clone(), kind, patch)?,
+        };
         let options = WriteOptions {
             track: options.track && kind != PatchKind::Apply,
             ..options
@@ -1663,6 +1640,19 @@ impl Store {
         let key = object_key(resource, namespace, name);
         self.allocate(resource, &key, Some(&old), &mut new)?;
         Ok(self.write(resource, namespace, name, old, new, dry_run))
+    }
+
+    /// Stores `new` in place of the object, spec and status alike, as the server's own
+    /// registry code does (a Pod's binding): no strategy, no field tracking.
+    pub(crate) fn replace_whole(
+        &mut self,
+        resource: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+        new: Value,
+    ) -> Result<Object, ApiError> {
+        let old = self.get(resource, namespace, name)?;
+        Ok(self.write(resource, namespace, name, old, new, false))
     }
 
     /// Stores an updated object unless nothing changed; removing the last

@@ -19,6 +19,7 @@ use super::defaults;
 use super::fields::{self, Writer};
 use super::pods;
 use super::resource::ResourceType;
+use super::schema::Schema;
 use super::service_accounts;
 use super::status::ApiError;
 use super::storage::{Subresource, WriteOptions};
@@ -80,7 +81,9 @@ pub(crate) fn empty_object(resource: &ResourceType) -> Value {
 }
 
 /// What a real server's decoding does to a written object: a custom resource is pruned and
-/// defaulted as its schema says, a built-in one gets its type's defaults.
+/// defaulted as its schema says, a built-in one gets its type's defaults and is written as
+/// its Go struct writes it back (empty `omitempty` fields left out, quantities canonical:
+/// [`Schema::normalize`]), before the write's fields are recorded.
 fn decode(resource: &ResourceType, object: &mut Value) {
     if let Some(schema) = &resource.schema {
         schema.prune(object);
@@ -88,6 +91,12 @@ fn decode(resource: &ResourceType, object: &mut Value) {
     }
     defaults::apply(resource, object);
     defaults::apply_more_kinds(resource, object);
+    if resource.schema.is_none() && !resource.custom {
+        let schema = Schema::builtin();
+        if let Some(message) = schema.message_name_for(&resource.api_version(), &resource.kind) {
+            schema.normalize(&message, object);
+        }
+    }
 }
 
 /// Prepares an object to create (after the server set its metadata): type defaults, then

@@ -162,7 +162,7 @@ fn columns(resource: &ResourceType) -> Vec<Value> {
         ("coordination.k8s.io", "Lease") => {
             vec![name, column("Holder", "", "The holder of the lease."), age]
         }
-        ("", "Event") => {
+        ("", "Event") | (super::events::GROUP, "Event") => {
             let mut name = typed("Name", "string", 1, NAME_DESCRIPTION);
             name["format"] = json!("name");
             vec![
@@ -559,6 +559,7 @@ fn cells(resource: &ResourceType, object: &Value) -> Vec<Value> {
             vec![name, json!(holder), age]
         }
         ("", "Event") => event_cells(object, name),
+        (super::events::GROUP, "Event") => event_cells(&super::events::to_core(object), name),
         (group, kind) => printers::cells(group, kind, object, name.clone(), age.clone())
             .or_else(|| more_printers::cells(group, kind, object, name.clone(), age.clone()))
             .unwrap_or(vec![name, age]),

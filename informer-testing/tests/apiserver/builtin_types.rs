@@ -579,9 +579,17 @@ async fn services_select_by_type_and_cluster_ip() {
         let list = ListParams::default().fields(selector);
         names(&within(services.list(&list)).await.unwrap().items)
     };
-    assert_eq!(select("spec.type=ClusterIP").await, ["headless", "plain"]);
+    // The `kubernetes` Service every cluster has is a ClusterIP one.
+    assert_eq!(
+        select("spec.type=ClusterIP").await,
+        ["headless", "kubernetes", "plain"]
+    );
     assert_eq!(select("spec.type=NodePort").await, ["nodes"]);
-    assert_eq!(select("spec.type!=NodePort").await, ["headless", "plain"]);
+    assert_eq!(
+        select("spec.type!=NodePort").await,
+        ["headless", "kubernetes", "plain"]
+    );
+    assert_eq!(select("spec.clusterIP=10.96.0.1").await, ["kubernetes"]);
     assert_eq!(select("spec.clusterIP=None").await, ["headless"]);
     let plain = within(services.get("plain")).await.unwrap();
     let ip = plain.spec.unwrap().cluster_ip.unwrap();

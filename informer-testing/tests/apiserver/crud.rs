@@ -278,6 +278,63 @@ async fn updates_with_stale_versions_conflict() {
 }
 
 #[tokio::test]
+async fn an_update_of_a_missing_object_creates_it_where_the_type_allows_it() {
+    let server = server().await;
+    let client = server.client();
+    // Leases, Services, Endpoints, Events and the RBAC kinds allow it (AllowCreateOnUpdate).
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "default");
+    let mut lease = Lease {
+        metadata: meta("lock"),
+        ..Default::default()
+    };
+    lease.metadata.resource_version = Some("12345".into());
+    let created = within(leases.replace("lock", &PostParams::default(), &lease))
+        .await
+        .expect("a PUT of a missing Lease creates it");
+    assert!(created.metadata.uid.is_some());
+    let response = raw(
+        &server,
+        "PUT",
+        "/api/v1/namespaces/default/services/web",
+        &[("Content-Type", "application/json")],
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+               "spec": {"ports": [{"port": 80}]}})
+        .to_string()
+        .as_bytes(),
+    )
+    .await;
+    assert_eq!(response.status, 201, "created, not updated");
+    // The name in the body must be the one in the URL.
+    let other = Service {
+        metadata: meta("other"),
+        ..Default::default()
+    };
+    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    let err = status(
+        within(services.replace("web2", &PostParams::default(), &other))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 400);
+    assert_eq!(
+        err.message,
+        "the name of the object (other) does not match the name on the URL (web2)"
+    );
+    // ConfigMaps do not: 404.
+    let config_maps: Api<ConfigMap> = Api::namespaced(client, "default");
+    let cm = ConfigMap {
+        metadata: meta("missing"),
+        ..Default::default()
+    };
+    let err = status(
+        within(config_maps.replace("missing", &PostParams::default(), &cm))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (404, "NotFound"));
+}
+
+#[tokio::test]
 async fn generation_and_the_status_subresource() {
     let server = server().await;
     let deployments: Api<Deployment> = Api::namespaced(server.client(), "default");

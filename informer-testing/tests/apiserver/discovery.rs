@@ -97,6 +97,7 @@ async fn version_and_group_documents() {
             "batch",
             "coordination.k8s.io",
             "discovery.k8s.io",
+            "events.k8s.io",
             "networking.k8s.io",
             "policy",
             "rbac.authorization.k8s.io",

@@ -592,10 +592,10 @@ async fn restart_closes_connections_and_keeps_the_address() {
     assert_eq!(pod_a.metadata.name.as_deref(), Some("a"));
     server.faults().restart(RestartMode::ResetData);
     assert!(retrying(async || pods.get_opt("a").await).await.is_none());
-    // The lost data counts as one revision, then the namespaces and their default
-    // ServiceAccounts are recreated.
+    // The lost data counts as one revision, then the namespaces, their default
+    // ServiceAccounts and the kubernetes Service are recreated.
     assert_eq!(
         server.compacted_resource_version(),
-        server.resource_version() - 8
+        server.resource_version() - 9
     );
 }

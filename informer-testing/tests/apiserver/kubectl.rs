@@ -1030,3 +1030,113 @@ async fn kubectl_drain_cordons_the_node_and_evicts_its_pods() {
     assert_eq!(node, "true");
     kubectl.cleanup();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_logs_exec_and_a_schedulers_binding() {
+    let Some((server, kubectl)) = started().await else {
+        return;
+    };
+    let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
+        kube::Api::namespaced(server.client(), "default");
+    let created: k8s_openapi::api::core::v1::Pod = serde_json::from_value(pod("web")).unwrap();
+    pods.create(&Default::default(), &created).await.unwrap();
+    // No node, nothing set: empty logs, as a real server answers for an unscheduled Pod.
+    assert_eq!(kubectl.ok(&["logs", "web"]).await, "");
+    server.set_pod_log("default", "web", "app", "one\ntwo\nthree\n");
+    assert_eq!(kubectl.ok(&["logs", "web"]).await, "one\ntwo\nthree\n");
+    assert_eq!(kubectl.ok(&["logs", "web", "--tail=1"]).await, "three\n");
+    let params = kube::api::LogParams {
+        container: Some("app".into()),
+        tail_lines: Some(2),
+        ..Default::default()
+    };
+    assert_eq!(pods.logs("web", &params).await.unwrap(), "two\nthree\n");
+    let err = fails(&kubectl, &["logs", "web", "-c", "db"]).await;
+    assert!(
+        err.contains("container db is not valid for pod web"),
+        "{err}"
+    );
+    let err = fails(&kubectl, &["exec", "web", "--", "true"]).await;
+    assert!(err.contains("does not have a host assigned"), "{err}");
+    // A scheduler binds the Pod to a node.
+    let binding = json!({
+        "apiVersion": "v1", "kind": "Binding",
+        "metadata": {"name": "web"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}
+    });
+    let response = super::common::raw(
+        &server,
+        "POST",
+        "/api/v1/namespaces/default/pods/web/binding",
+        &[("Content-Type", "application/json")],
+        binding.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(response.status, 201);
+    let bound = pods.get("web").await.unwrap();
+    assert_eq!(bound.spec.unwrap().node_name.as_deref(), Some("node-1"));
+    let again = super::common::raw(
+        &server,
+        "POST",
+        "/api/v1/namespaces/default/pods/web/binding",
+        &[("Content-Type", "application/json")],
+        binding.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(again.status, 409);
+    let err = fails(&kubectl, &["exec", "web", "--", "true"]).await;
+    assert!(err.contains("error dialing backend"), "{err}");
+    let resources = kubectl.ok(&["get", "--raw", "/api/v1"]).await;
+    for sub in [
+        "pods/log",
+        "pods/binding",
+        "pods/exec",
+        "pods/attach",
+        "pods/portforward",
+    ] {
+        assert!(
+            resources.contains(&format!("\"{sub}\"")),
+            "{sub} in discovery"
+        );
+    }
+    kubectl.cleanup();
+}
+
+/// `kubectl diff -f` of a manifest with `annotations: {}` and `data: {}` shows no difference
+/// from the ConfigMap `kubectl create` just made (with `kubectl create configmap`, or with
+/// `kubectl create -f` of that manifest): a real server does not store empty `omitempty`
+/// maps, so the dry-run patch of the diff does not add them either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_diff_of_a_just_created_config_map_with_empty_maps_shows_no_difference() {
+    let Some((_server, kubectl)) = started().await else {
+        return;
+    };
+    for (name, create) in [
+        (
+            "typed",
+            &["create", "configmap", "typed", "-n", "default"][..],
+        ),
+        ("from-file", &[][..]),
+    ] {
+        let manifest = write_manifest(
+            &kubectl,
+            &format!("{name}.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\n  annotations: {{}}\ndata: {{}}\n"
+            ),
+        );
+        if create.is_empty() {
+            kubectl.ok(&["create", "-f", &manifest]).await;
+        } else {
+            kubectl.ok(create).await;
+        }
+        let output = kubectl.run(&["diff", "-f", &manifest]).await;
+        assert!(
+            output.status.success(),
+            "kubectl diff of {name} found a difference (or failed): {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    kubectl.cleanup();
+}

@@ -76,6 +76,7 @@ fn documents_list_registered_resources() {
             "batch",
             "coordination.k8s.io",
             "discovery.k8s.io",
+            "events.k8s.io",
             "example.com",
             "networking.k8s.io",
             "policy",

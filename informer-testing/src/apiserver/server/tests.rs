@@ -61,7 +61,16 @@ fn routes() {
         "namespaced items need a namespace"
     );
     assert_eq!(r("/api/v1/namespaces/ns/configmaps/c/status"), None);
-    assert_eq!(r("/api/v1/namespaces/ns/pods/p/exec"), None);
+    assert_eq!(
+        r("/api/v1/namespaces/ns/pods/p/exec"),
+        Some((
+            "pods".into(),
+            Some("ns".into()),
+            Some("p".into()),
+            Some("exec".into())
+        ))
+    );
+    assert_eq!(r("/api/v1/namespaces/ns/configmaps/c/exec"), None);
     assert_eq!(r("/apis/apps/v2/deployments"), None);
     assert_eq!(r("/api/v1/widgets"), None);
     assert!(matches!(route(&registry, "/apis/apps"), Route::Group(_)));

@@ -1,0 +1,263 @@
+//! What a real server stores differs from what a client sent, as it decodes every write of
+//! a built-in type into its Go struct and encodes it back: empty `omitempty` lists and maps
+//! disappear (fields not tagged so keep their `[]`), and resource quantities are written
+//! in canonical form. Through a typed client and raw JSON, on create, update, patch and
+//! apply; managed fields record what is stored.
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::rbac::v1::Role;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+use super::common::{raw, server, within};
+
+const JSON: [(&str, &str); 1] = [("Content-Type", "application/json")];
+
+/// The fields an entry of `managedFields` records, by manager.
+fn fields_of(object: &Value, manager: &str) -> Value {
+    object["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|e| e["manager"] == manager)
+        .map(|e| e["fieldsV1"].clone())
+        .unwrap_or(Value::Null)
+}
+
+#[tokio::test]
+async fn empty_omitempty_maps_of_a_created_config_map_are_not_stored() {
+    let server = server().await;
+    let path = "/api/v1/namespaces/default/configmaps";
+    let body = json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "annotations": {}, "labels": {"app": "c"}},
+        "data": {}, "binaryData": {}
+    });
+    let created = raw(
+        &server,
+        "POST",
+        &format!("{path}?fieldManager=creator"),
+        &JSON,
+        body.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    let created = created.json();
+    let meta = created["metadata"].as_object().unwrap();
+    assert!(!meta.contains_key("annotations"), "{created}");
+    assert_eq!(meta["labels"], json!({"app": "c"}));
+    assert!(created.get("data").is_none(), "{created}");
+    assert!(created.get("binaryData").is_none(), "{created}");
+    // The creator's fields are what was stored: no `f:annotations`, no `f:data`.
+    let fields = fields_of(&created, "creator");
+    assert_eq!(
+        fields["f:metadata"],
+        json!({"f:labels": {".": {}, "f:app": {}}})
+    );
+    assert!(fields.get("f:data").is_none(), "{fields}");
+
+    let read = raw(&server, "GET", &format!("{path}/c"), &[], b"")
+        .await
+        .json();
+    assert!(read["metadata"].get("annotations").is_none(), "{read}");
+    assert!(read.get("data").is_none(), "{read}");
+}
+
+#[tokio::test]
+async fn a_merge_patch_leaves_no_empty_annotations() {
+    let server = server().await;
+    let maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let mut body = ConfigMap::default();
+    body.metadata.name = Some("c".into());
+    within(maps.create(&PostParams::default(), &body))
+        .await
+        .unwrap();
+    let patched = within(maps.patch(
+        "c",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"annotations": {}}, "data": {}})),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(patched.metadata.annotations, None);
+    assert_eq!(patched.data, None);
+    let raw_read = raw(
+        &server,
+        "GET",
+        "/api/v1/namespaces/default/configmaps/c",
+        &[],
+        b"",
+    )
+    .await
+    .json();
+    assert!(raw_read["metadata"].get("annotations").is_none());
+    // An update sending them empty stores them absent too.
+    let mut update = raw_read.clone();
+    update["metadata"]["labels"] = json!({});
+    update["binaryData"] = json!({});
+    let updated = raw(
+        &server,
+        "PUT",
+        "/api/v1/namespaces/default/configmaps/c",
+        &JSON,
+        update.to_string().as_bytes(),
+    )
+    .await
+    .json();
+    assert!(updated["metadata"].get("labels").is_none(), "{updated}");
+    assert!(updated.get("binaryData").is_none(), "{updated}");
+}
+
+#[tokio::test]
+async fn empty_lists_and_maps_of_a_deployment_template_are_not_stored() {
+    let server = server().await;
+    let deployments: Api<Deployment> = Api::namespaced(server.client(), "default");
+    let body: Deployment = serde_json::from_value(json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "d"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {
+                "metadata": {"labels": {"app": "d"}, "annotations": {}},
+                "spec": {
+                    "nodeSelector": {},
+                    "containers": [{"name": "app", "image": "nginx", "env": [], "args": []}]
+                }
+            }
+        }
+    }))
+    .unwrap();
+    within(deployments.create(&PostParams::default(), &body))
+        .await
+        .unwrap();
+    let stored = raw(
+        &server,
+        "GET",
+        "/apis/apps/v1/namespaces/default/deployments/d",
+        &[],
+        b"",
+    )
+    .await
+    .json();
+    let template = &stored["spec"]["template"];
+    assert!(
+        template["metadata"].get("annotations").is_none(),
+        "{stored}"
+    );
+    assert!(template["spec"].get("nodeSelector").is_none(), "{stored}");
+    let container = &template["spec"]["containers"][0];
+    assert!(container.get("env").is_none(), "{stored}");
+    assert!(container.get("args").is_none(), "{stored}");
+    assert_eq!(container["image"], "nginx");
+}
+
+#[tokio::test]
+async fn lists_not_tagged_omitempty_keep_an_empty_list() {
+    let server = server().await;
+    let path = "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles";
+    let body = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": "empty"}, "rules": []});
+    let created = raw(&server, "POST", path, &JSON, body.to_string().as_bytes()).await;
+    assert_eq!(created.status, 201);
+    assert_eq!(created.json()["rules"], json!([]));
+    let body = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": "absent"}});
+    let created = raw(&server, "POST", path, &JSON, body.to_string().as_bytes()).await;
+    assert_eq!(created.status, 201);
+    assert!(created.json().get("rules").is_none());
+    let roles: Api<Role> = Api::namespaced(server.client(), "default");
+    let role = within(roles.get("empty")).await.unwrap();
+    assert_eq!(role.rules, Some(Vec::new()));
+}
+
+#[tokio::test]
+async fn resource_quantities_are_stored_in_canonical_form() {
+    let server = server().await;
+    let path = "/api/v1/namespaces/default/pods";
+    let body = json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{
+            "name": "app", "image": "nginx",
+            "resources": {
+                "limits": {"cpu": "0.5", "memory": 1073741824},
+                "requests": {"cpu": "250m", "memory": "1024Mi"}
+            }
+        }]}
+    });
+    let created = raw(&server, "POST", path, &JSON, body.to_string().as_bytes()).await;
+    assert_eq!(created.status, 201);
+    let resources = created.json()["spec"]["containers"][0]["resources"].clone();
+    assert_eq!(
+        resources,
+        json!({
+            "limits": {"cpu": "500m", "memory": "1073741824"},
+            "requests": {"cpu": "250m", "memory": "1Gi"}
+        })
+    );
+    // Typed clients read the canonical strings back.
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let pod = within(pods.get("p")).await.unwrap();
+    let limits = pod.spec.unwrap().containers[0]
+        .resources
+        .clone()
+        .unwrap()
+        .limits
+        .unwrap();
+    assert_eq!(limits["cpu"].0, "500m");
+
+    // A claim's storage, through a typed create and a merge patch.
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(server.client(), "default");
+    let claim: PersistentVolumeClaim = serde_json::from_value(json!({
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "2048Mi"}}}
+    }))
+    .unwrap();
+    let created = within(claims.create(&PostParams::default(), &claim))
+        .await
+        .unwrap();
+    let storage = |claim: &PersistentVolumeClaim| {
+        claim
+            .spec
+            .as_ref()
+            .unwrap()
+            .resources
+            .as_ref()
+            .unwrap()
+            .requests
+            .as_ref()
+            .unwrap()["storage"]
+            .0
+            .clone()
+    };
+    assert_eq!(storage(&created), "2Gi");
+    let patched = within(claims.patch(
+        "data",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"resources": {"requests": {"storage": "0.5Ti"}}}})),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(storage(&patched), "512Gi");
+}
+
+#[tokio::test]
+async fn server_side_apply_stores_the_normalized_object() {
+    let server = server().await;
+    let maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let config = json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "applied", "annotations": {}},
+        "data": {}
+    });
+    let applied = within(maps.patch(
+        "applied",
+        &PatchParams::apply("applier"),
+        &Patch::Apply(config),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(applied.metadata.annotations, None);
+    assert_eq!(applied.data, None);
+}
