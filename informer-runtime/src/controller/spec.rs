@@ -365,7 +365,7 @@ where
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot map a `{W}` to the keys to reconcile",
     label = "expected `fn(&{W}) -> Vec<ObjectKey>` or `fn(&{W}) -> Option<ObjectKey>`",
-    note = "`mapper = f` names a function from a changed `&{W}` to the keys of the objects to reconcile: `fn(&{W}) -> Vec<ObjectKey>`, or `fn(&{W}) -> Option<ObjectKey>` for at most one"
+    note = "`mapper = f` names a function from a changed `&{W}` to the keys of the objects to reconcile: `fn(&{W}) -> Vec<ObjectKey>`, or `fn(&{W}) -> Option<ObjectKey>` for at most one; a closure needs its types written out (`|w: &{W}| -> Option<ObjectKey> {{ .. }}`)"
 )]
 pub trait Mapper<W, Marker> {
     /// The keys `object` maps to.
