@@ -408,7 +408,7 @@ pub enum ChildrenError {
     },
     /// Writing the parent's status failed (a resource without a status subresource answers
     /// 404).
-    #[error("writing the status of {parent} failed: {source}")]
+    #[error("writing the status of {parent} failed: {}", brief(source))]
     StatusWrite {
         /// The parent.
         parent: ObjectKey,
@@ -419,7 +419,7 @@ pub enum ChildrenError {
     #[error("children cannot be written: this controller has no Kubernetes client")]
     NoClient,
     /// Applying a child failed.
-    #[error("applying {child} failed: {source}")]
+    #[error("applying {child} failed: {}", brief(source))]
     Apply {
         /// The child.
         child: ChildRef,
@@ -427,7 +427,7 @@ pub enum ChildrenError {
         source: kube::Error,
     },
     /// Deleting a child failed.
-    #[error("deleting {child} failed: {source}")]
+    #[error("deleting {child} failed: {}", brief(source))]
     Delete {
         /// The child.
         child: ChildRef,
@@ -436,13 +436,28 @@ pub enum ChildrenError {
     },
     /// Reading the parent from the API server, to check it still exists before a child is
     /// created, failed.
-    #[error("reading {parent} before creating its children failed: {source}")]
+    #[error(
+        "reading {parent} before creating its children failed: {}",
+        brief(source)
+    )]
     ParentRead {
         /// The parent.
         parent: ObjectKey,
         /// The API's error.
         source: kube::Error,
     },
+}
+
+/// A request's error in one line: an API error as its message, code and reason (kube's own
+/// `Display` of one repeats the whole `Status`, metadata included); any other as kube
+/// words it. The whole error stays the `source`.
+fn brief(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(status) => {
+            format!("{} ({} {})", status.message, status.code, status.reason)
+        }
+        other => other.to_string(),
+    }
 }
 
 impl ChildrenError {

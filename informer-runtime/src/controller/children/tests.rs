@@ -61,3 +61,23 @@ fn mistakes_in_what_is_declared_are_terminal_and_failed_requests_transient() {
     assert!(!transient.into_reconcile_error().is_terminal());
     assert!(!ChildrenError::NoClient.into_reconcile_error().is_terminal());
 }
+
+#[test]
+fn an_api_error_reads_in_one_line_and_stays_the_source() {
+    let status = kube::core::Status {
+        code: 500,
+        message: "Internal error occurred: injected failure".into(),
+        reason: "InternalError".into(),
+        ..Default::default()
+    };
+    let err = ChildrenError::ParentRead {
+        parent: ObjectKey::new(Some("default"), "web"),
+        source: kube::Error::Api(status.boxed()),
+    };
+    assert_eq!(
+        err.to_string(),
+        "reading default/web before creating its children failed: Internal error occurred: injected failure (500 InternalError)"
+    );
+    let source = std::error::Error::source(&err).expect("the request's error");
+    assert!(source.to_string().contains("injected failure"));
+}
