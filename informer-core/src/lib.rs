@@ -25,6 +25,7 @@ pub mod fifo;
 pub mod handler;
 pub mod key;
 pub mod lister_watcher;
+pub mod quantity;
 pub mod queue;
 pub mod resource_version;
 pub mod selector;

@@ -17,7 +17,7 @@ use informer_runtime::informer::CancellationToken;
 use informer_runtime::metrics::ControllerMetrics;
 use informer_testing::{FailureCode, Faults, RequestMatch, TestApiServer, Verb};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, ResourceQuota, Secret};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use tokio::task::JoinHandle;
@@ -241,6 +241,73 @@ async fn a_changed_parent_updates_its_children_and_an_unchanged_one_writes_nothi
         1,
         "one apply (app-marker); app-token already held what was wanted"
     );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_child_whose_quantities_the_server_canonicalized_is_not_rewritten() {
+    // The server stores `0.5` as `500m` and `1024Mi` as `1Gi`: the child holds what is
+    // wanted, and changes of the parent that change no child write nothing.
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(&PostParams::default(), &parent("default", "team", &[]))
+        .await
+        .unwrap();
+    let factory = InformerFactory::new(client.clone());
+    let controller = Controller::<ConfigMap>::builder(&factory)
+        .name("quota-of")
+        .namespace("default")
+        .label_selector("role=parent")
+        .children(|cm: &ConfigMap| {
+            let quota: ResourceQuota = serde_json::from_value(serde_json::json!({
+                "metadata": {"name": format!("{}-quota", cm.name_any())},
+                "spec": {"hard": {"requests.cpu": "0.5", "requests.memory": "1024Mi", "pods": 10}}
+            }))
+            .expect("a ResourceQuota");
+            Some(quota)
+        })
+        .build_children_only()
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(controller.run(cancel.clone()));
+    let quotas = Api::<ResourceQuota>::namespaced(client, "default");
+    eventually_async("the quota is created, canonicalized", async || {
+        quotas
+            .get_opt("team-quota")
+            .await
+            .unwrap()
+            .is_some_and(|q| {
+                let hard = q.spec.unwrap_or_default().hard.unwrap_or_default();
+                hard.get("requests.cpu").map(|q| q.0.as_str()) == Some("500m")
+            })
+    })
+    .await;
+    let writes = || {
+        server
+            .faults()
+            .request_count(RequestMatch::verb(Verb::Patch).resource("resourcequotas"))
+    };
+    let before = writes();
+    for i in 0..3 {
+        let touch = Patch::Merge(
+            serde_json::json!({"metadata": {"annotations": {"touched": i.to_string()}}}),
+        );
+        parents
+            .patch("team", &PatchParams::default(), &touch)
+            .await
+            .unwrap();
+    }
+    // The reconciles of the touches ran once a later change's child is there.
+    let marker = Patch::Merge(serde_json::json!({"metadata": {"labels": {"done": "yes"}}}));
+    parents
+        .patch("team", &PatchParams::default(), &marker)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(writes(), before, "the quota already held what was wanted");
     cancel.cancel();
     run.await.unwrap();
 }

@@ -374,7 +374,6 @@ impl Schema {
 
 mod go_decode;
 mod normalize;
-pub(crate) mod quantity;
 
 #[cfg(test)]
 mod tests;

@@ -8,7 +8,7 @@
 //!   (rbac's `rules: []` stays, absent stays absent);
 //! - resource quantities (`resources.limits`, a claim's `storage`, quota's `hard`) are
 //!   written in canonical form (`"0.5"` → `"500m"`, `1073741824` → `"1073741824"`), see
-//!   [`super::quantity`].
+//!   [`informer_core::quantity`].
 //!
 //! Which fields are `omitempty` comes from the Go struct tags (`schema/omit_zero.txt`); a
 //! message whose Go struct was not read loses nothing. Objects and values whose JSON type
@@ -16,7 +16,7 @@
 
 use serde_json::Value;
 
-use super::{Cardinality, Kind, QUANTITY, Schema, is_special, quantity};
+use super::{Cardinality, Kind, QUANTITY, Schema, is_special};
 
 /// How deep objects are followed (the schema's messages nest far less).
 const MAX_DEPTH: usize = 64;
@@ -68,7 +68,7 @@ impl Schema {
             };
             for value in values {
                 if target == QUANTITY {
-                    if let Some(canonical) = quantity::canonical_json(value) {
+                    if let Some(canonical) = informer_core::quantity::canonical_json(value) {
                         *value = Value::String(canonical);
                     }
                 } else if !is_special(target) {

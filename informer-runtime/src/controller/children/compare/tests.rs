@@ -64,3 +64,38 @@ fn a_zero_value_does_not_hold_against_a_set_one() {
     ));
     assert!(!holds(&json!({"replicas": 3}), &json!({"replicas": 0})));
 }
+
+#[test]
+fn quantities_hold_in_the_servers_canonical_form() {
+    let actual = json!({"spec": {"containers": [{"resources": {
+        "limits": {"cpu": "500m", "memory": "1Gi"},
+        "requests": {"cpu": "2", "memory": "1073741824", "ephemeral-storage": "1k"}
+    }}], "volumes": [{"emptyDir": {"sizeLimit": "1Mi"}}]}});
+    let desired = json!({"spec": {"containers": [{"resources": {
+        "limits": {"cpu": "0.5", "memory": "1024Mi"},
+        "requests": {"cpu": 2, "memory": 1_073_741_824_u64, "ephemeral-storage": 1000}
+    }}], "volumes": [{"emptyDir": {"sizeLimit": "1024Ki"}}]}});
+    assert!(holds(&actual, &desired));
+    let more = json!({"spec": {"containers": [{"resources": {"limits": {"cpu": "0.6"}}}]}});
+    assert!(!holds(&actual, &more), "a different quantity does not hold");
+    // A custom resource's quantities are stored as written: only the same text holds.
+    let custom = json!({"spec": {"limits": {"version": "1.10"}}});
+    assert!(!holds(
+        &custom,
+        &json!({"spec": {"limits": {"version": "1.1"}}})
+    ));
+    assert!(holds(
+        &custom,
+        &json!({"spec": {"limits": {"version": "1.10"}}})
+    ));
+}
+
+#[test]
+fn strings_elsewhere_compare_as_written() {
+    let actual = json!({"metadata": {"labels": {"size": "1k"}}, "data": {"limit": "500m"}});
+    assert!(!holds(
+        &actual,
+        &json!({"metadata": {"labels": {"size": "1000"}}})
+    ));
+    assert!(!holds(&actual, &json!({"data": {"limit": "0.5"}})));
+}

@@ -1,7 +1,17 @@
-//! `resource.Quantity` (`k8s.io/apimachinery/pkg/api/resource`) as a real API server reads
-//! and writes it: a write decodes each quantity (`ParseQuantity`) and the stored object holds
-//! its canonical form (`Quantity.String()`), so `"0.5"` is stored as `"500m"`, `"1024Mi"` as
-//! `"1Gi"` and the JSON number `1073741824` as the string `"1073741824"`.
+//! Kubernetes resource quantities (`k8s.io/apimachinery/pkg/api/resource.Quantity`) in the
+//! canonical form an API server stores: a write decodes each quantity (`ParseQuantity`) and
+//! the stored object holds `Quantity.String()`, so `"0.5"` is stored as `"500m"`, `"1024Mi"`
+//! as `"1Gi"` and the JSON number `1073741824` as the string `"1073741824"`. A controller
+//! comparing what it wants with what the server holds compares canonical forms.
+//!
+//! ```
+//! use informer_core::quantity::canonical;
+//!
+//! assert_eq!(canonical("0.5").as_deref(), Some("500m"));
+//! assert_eq!(canonical("1024Mi").as_deref(), Some("1Gi"));
+//! assert_eq!(canonical("1.5Gi").as_deref(), Some("1536Mi"));
+//! assert_eq!(canonical("two"), None);
+//! ```
 //!
 //! The rules, as `quantity.go` and `amount.go` have them:
 //!
@@ -54,15 +64,35 @@ const NANO: i64 = -9;
 /// `math.MaxInt64`, the cap of binary SI values.
 const MAX_INT64: &[u8] = b"9223372036854775807";
 
-/// The canonical text Go writes for a JSON quantity value (a string or a number), `None`
-/// if it is not one Go decodes (left alone: the decode check reports those).
-pub(crate) fn canonical_json(value: &Value) -> Option<String> {
-    let text = match value {
-        Value::String(text) => text.trim().to_string(),
-        Value::Number(n) => n.to_string(),
-        _ => return None,
-    };
-    Quantity::parse(&text).map(|q| q.to_string())
+/// The canonical form of quantity `text` (surrounding spaces ignored), as an API server
+/// stores it; `None` if Go's `ParseQuantity` refuses it.
+///
+/// ```
+/// assert_eq!(informer_core::quantity::canonical(" 100m ").as_deref(), Some("100m"));
+/// assert_eq!(informer_core::quantity::canonical("1e3").as_deref(), Some("1e3"));
+/// assert_eq!(informer_core::quantity::canonical("1000").as_deref(), Some("1k"));
+/// ```
+pub fn canonical(text: &str) -> Option<String> {
+    Quantity::parse(text.trim()).map(|q| q.to_string())
+}
+
+/// The canonical text for a JSON quantity value (a string or a number), `None` if it is not
+/// one Go decodes.
+///
+/// ```
+/// use serde_json::json;
+/// use informer_core::quantity::canonical_json;
+///
+/// assert_eq!(canonical_json(&json!(1073741824)).as_deref(), Some("1073741824"));
+/// assert_eq!(canonical_json(&json!("0.5")).as_deref(), Some("500m"));
+/// assert_eq!(canonical_json(&json!(true)), None);
+/// ```
+pub fn canonical_json(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => canonical(text),
+        Value::Number(n) => canonical(&n.to_string()),
+        _ => None,
+    }
 }
 
 /// The parts `parseQuantityString` splits a quantity into.
