@@ -1150,238 +1150,254 @@ fn handle_resource(
     let namespace = path.namespace.as_deref();
     let name = path.name.as_deref().unwrap_or("");
     let present = |object: &Object| resource.present(object);
-    match request.verb {
-        Verb::List => list(request, &path),
-        Verb::Watch => watch(request, &path),
-        Verb::Get => {
-            if let Some(requested) = query.string("resourceVersion").filter(|rv| *rv != "0") {
-                let requested = parse_revision(requested)?;
-                let current = shared.store.revision();
-                if requested > current {
-                    return Err(ApiError::too_large_resource_version(requested, current));
-                }
-            }
-            let object = shared.store.get(&storage, namespace, name)?;
-            Ok(request.respond_object(&resource, StatusCode::OK, &object))
-        }
-        Verb::Create => {
-            let dry_run = query.dry_run()?;
-            let (mut object, warnings) =
-                request.object(&resource, &body, codec::BodyKind::Object)?;
-            let options = request.write_options(dry_run, false)?;
-            resource.to_storage(&mut object);
-            events::prepare_create(&resource, namespace, &mut object)?;
-            let store = shared.store.lock();
-            let new_name = ["name", "generateName"]
-                .iter()
-                .find_map(|field| {
-                    object
-                        .get("metadata")?
-                        .get(*field)?
-                        .as_str()
-                        .filter(|n| !n.is_empty())
-                })
-                .unwrap_or("");
-            let new_name = new_name.to_string();
-            let target = (&*resource, &*storage);
-            request.create_in(
-                store, target, namespace, &new_name, object, options, &warnings,
+    // A view of another group's objects (events.k8s.io's of core Events) names its own
+    // resource in errors, as the real server does.
+    let renamed = |err: ApiError| {
+        if resource.group == storage.group {
+            err
+        } else {
+            err.renamed(
+                &storage.qualified_resource(),
+                &resource.qualified_resource(),
             )
         }
-        Verb::Update => {
-            let dry_run = query.dry_run()?;
-            let (mut object, warnings) =
-                request.object(&resource, &body, codec::BodyKind::Object)?;
-            let options = request.write_options(dry_run, false)?;
-            if (resource.custom || crd::is_definition(&resource))
-                && super::storage::resource_version(&object).is_empty()
-            {
-                // Custom resources and CRDs do not allow unconditional updates.
-                return Err(ApiError::invalid_fields(
-                    &resource.qualified_resource(),
-                    name,
-                    vec![FieldError::invalid(
-                        "metadata.resourceVersion",
-                        0,
-                        "must be specified for an update",
-                    )],
-                ));
+    };
+    let outcome = (|| -> Result<Response<Body>, ApiError> {
+        match request.verb {
+            Verb::List => list(request, &path),
+            Verb::Watch => watch(request, &path),
+            Verb::Get => {
+                if let Some(requested) = query.string("resourceVersion").filter(|rv| *rv != "0") {
+                    let requested = parse_revision(requested)?;
+                    let current = shared.store.revision();
+                    if requested > current {
+                        return Err(ApiError::too_large_resource_version(requested, current));
+                    }
+                }
+                let object = shared.store.get(&storage, namespace, name)?;
+                Ok(request.respond_object(&resource, StatusCode::OK, &object))
             }
-            resource.to_storage(&mut object);
-            let mut store = shared.store.lock();
-            events::prepare_update(&resource, &store, &storage, namespace, name, &mut object)?;
-            if subresource == Subresource::Main
-                && resource.creates_on_update()
-                && store.get(&storage, namespace, name).is_err()
-            {
-                // An update of a missing object creates it, for the types whose strategy
-                // allows it (`AllowCreateOnUpdate`): Services, Endpoints, Events, Leases...
-                let body_name = object
-                    .pointer("/metadata/name")
-                    .and_then(Value::as_str)
+            Verb::Create => {
+                let dry_run = query.dry_run()?;
+                let (mut object, warnings) =
+                    request.object(&resource, &body, codec::BodyKind::Object)?;
+                let options = request.write_options(dry_run, false)?;
+                resource.to_storage(&mut object);
+                events::prepare_create(&resource, namespace, &mut object)?;
+                let store = shared.store.lock();
+                let new_name = ["name", "generateName"]
+                    .iter()
+                    .find_map(|field| {
+                        object
+                            .get("metadata")?
+                            .get(*field)?
+                            .as_str()
+                            .filter(|n| !n.is_empty())
+                    })
                     .unwrap_or("");
-                if body_name != name {
-                    return Err(ApiError::bad_request(format!(
-                        "the name of the object ({body_name}) does not match the name on the URL ({name})"
-                    )));
-                }
-                if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-                    // The version it was read at means nothing for an object that is gone.
-                    meta.remove("resourceVersion");
-                }
+                let new_name = new_name.to_string();
                 let target = (&*resource, &*storage);
-                return request
-                    .create_in(store, target, namespace, name, object, options, &warnings);
+                request.create_in(
+                    store, target, namespace, &new_name, object, options, &warnings,
+                )
             }
-            let updated = store.update(&storage, namespace, name, object, subresource, options)?;
-            drop(store);
-            if !dry_run {
-                shared.after_write(&storage, name);
-            }
-            Ok(request.respond(StatusCode::OK, &present(&updated), &warnings))
-        }
-        Verb::Patch => {
-            let dry_run = query.dry_run()?;
-            let kind = patch_kind(headers)?;
-            if kind == PatchKind::Apply && query.string("fieldManager").is_none() {
-                return Err(ApiError::invalid(
-                    "PatchOptions.meta.k8s.io",
-                    "",
-                    "fieldManager: Required value: is required for apply patch",
-                ));
-            }
-            let options = request.write_options(dry_run, kind == PatchKind::Apply)?;
-            let (mut patch, warnings) = match kind {
-                // A JSON patch is a list of operations, not an object of the type.
-                PatchKind::Json => (codec::decode_json(&body)?.value, Vec::new()),
-                PatchKind::Apply => request.apply_configuration(&body)?,
-                PatchKind::Merge => {
-                    request.object(&resource, &body, codec::BodyKind::MergePatch)?
+            Verb::Update => {
+                let dry_run = query.dry_run()?;
+                let (mut object, warnings) =
+                    request.object(&resource, &body, codec::BodyKind::Object)?;
+                let options = request.write_options(dry_run, false)?;
+                if (resource.custom || crd::is_definition(&resource))
+                    && super::storage::resource_version(&object).is_empty()
+                {
+                    // Custom resources and CRDs do not allow unconditional updates.
+                    return Err(ApiError::invalid_fields(
+                        &resource.qualified_resource(),
+                        name,
+                        vec![FieldError::invalid(
+                            "metadata.resourceVersion",
+                            0,
+                            "must be specified for an update",
+                        )],
+                    ));
                 }
-                PatchKind::Strategic => {
-                    request.object(&resource, &body, codec::BodyKind::StrategicPatch)?
+                resource.to_storage(&mut object);
+                let mut store = shared.store.lock();
+                events::prepare_update(&resource, &store, &storage, namespace, name, &mut object)?;
+                if subresource == Subresource::Main
+                    && resource.creates_on_update()
+                    && store.get(&storage, namespace, name).is_err()
+                {
+                    // An update of a missing object creates it, for the types whose strategy
+                    // allows it (`AllowCreateOnUpdate`): Services, Endpoints, Events, Leases...
+                    let body_name = object
+                        .pointer("/metadata/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
+                    if body_name != name {
+                        return Err(ApiError::bad_request(format!(
+                            "the name of the object ({body_name}) does not match the name on the URL ({name})"
+                        )));
+                    }
+                    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+                        // The version it was read at means nothing for an object that is gone.
+                        meta.remove("resourceVersion");
+                    }
+                    let target = (&*resource, &*storage);
+                    return request
+                        .create_in(store, target, namespace, name, object, options, &warnings);
                 }
-            };
-            if kind == PatchKind::Apply {
-                resource.to_storage(&mut patch);
+                let updated =
+                    store.update(&storage, namespace, name, object, subresource, options)?;
+                drop(store);
+                if !dry_run {
+                    shared.after_write(&storage, name);
+                }
+                Ok(request.respond(StatusCode::OK, &present(&updated), &warnings))
             }
-            let mut store = shared.store.lock();
-            let existed = store.get(&storage, namespace, name).is_ok();
-            if !existed && kind == PatchKind::Apply {
-                namespaces::admit_create(
-                    &store,
-                    &shared.registry.read(),
+            Verb::Patch => {
+                let dry_run = query.dry_run()?;
+                let kind = patch_kind(headers)?;
+                if kind == PatchKind::Apply && query.string("fieldManager").is_none() {
+                    return Err(ApiError::invalid(
+                        "PatchOptions.meta.k8s.io",
+                        "",
+                        "fieldManager: Required value: is required for apply patch",
+                    ));
+                }
+                let options = request.write_options(dry_run, kind == PatchKind::Apply)?;
+                let (mut patch, warnings) = match kind {
+                    // A JSON patch is a list of operations, not an object of the type.
+                    PatchKind::Json => (codec::decode_json(&body)?.value, Vec::new()),
+                    PatchKind::Apply => request.apply_configuration(&body)?,
+                    PatchKind::Merge => {
+                        request.object(&resource, &body, codec::BodyKind::MergePatch)?
+                    }
+                    PatchKind::Strategic => {
+                        request.object(&resource, &body, codec::BodyKind::StrategicPatch)?
+                    }
+                };
+                if kind == PatchKind::Apply {
+                    resource.to_storage(&mut patch);
+                }
+                let mut store = shared.store.lock();
+                let existed = store.get(&storage, namespace, name).is_ok();
+                if !existed && kind == PatchKind::Apply {
+                    namespaces::admit_create(
+                        &store,
+                        &shared.registry.read(),
+                        &resource,
+                        namespace,
+                        name,
+                    )?;
+                }
+                let patched = events::patch(
+                    &mut store,
                     &resource,
+                    &storage,
                     namespace,
                     name,
+                    kind,
+                    &patch,
+                    subresource,
+                    options,
                 )?;
+                drop(store);
+                if !dry_run {
+                    shared.after_write(&storage, name);
+                }
+                let status = if existed {
+                    StatusCode::OK
+                } else {
+                    StatusCode::CREATED
+                };
+                Ok(request.respond(status, &present(&patched), &warnings))
             }
-            let patched = events::patch(
-                &mut store,
-                &resource,
-                &storage,
-                namespace,
-                name,
-                kind,
-                &patch,
-                subresource,
-                options,
-            )?;
-            drop(store);
-            if !dry_run {
-                shared.after_write(&storage, name);
-            }
-            let status = if existed {
-                StatusCode::OK
-            } else {
-                StatusCode::CREATED
-            };
-            Ok(request.respond(status, &present(&patched), &warnings))
-        }
-        Verb::Delete => {
-            let (options, body_dry_run) = delete_options(headers, query, &body)?;
-            let dry_run = query.dry_run()? || body_dry_run;
-            namespaces::admit_delete(&resource, name)?;
-            let outcome = shared
-                .store
-                .lock()
-                .delete(&storage, namespace, name, &options, dry_run)?;
-            if !dry_run {
-                shared.after_write(&storage, name);
-            }
-            Ok(match outcome {
-                // Like kube-apiserver: 202 when the object stays and the request asked for
-                // its dependents to be deleted with the legacy `orphanDependents: false`.
-                DeleteOutcome::Pending(object) if options.orphan_dependents == Some(false) => {
-                    request.respond(StatusCode::ACCEPTED, &present(&object), &[])
+            Verb::Delete => {
+                let (options, body_dry_run) = delete_options(headers, query, &body)?;
+                let dry_run = query.dry_run()? || body_dry_run;
+                namespaces::admit_delete(&resource, name)?;
+                let outcome = shared
+                    .store
+                    .lock()
+                    .delete(&storage, namespace, name, &options, dry_run)?;
+                if !dry_run {
+                    shared.after_write(&storage, name);
                 }
-                DeleteOutcome::Pending(object) => {
-                    request.respond(StatusCode::OK, &present(&object), &[])
-                }
-                DeleteOutcome::Deleted(object) if resource.returns_deleted_object => {
-                    request.respond(StatusCode::OK, &present(&object), &[])
-                }
-                DeleteOutcome::Deleted(object) => {
-                    let uid = object.pointer("/metadata/uid").and_then(Value::as_str);
-                    let status = success_status(&resource.plural, &resource.group, name, uid);
-                    request.respond(StatusCode::OK, &status, &[])
-                }
-            })
-        }
-        Verb::DeleteCollection => {
-            let (options, body_dry_run) = delete_options(headers, query, &body)?;
-            let dry_run = query.dry_run()? || body_dry_run;
-            let filter = filter(&path, query)?;
-            // As the real server: list, then delete what was listed one object at a time
-            // (other requests, writes included, go on meanwhile, and the request timeout
-            // stops the loop), answering with the list.
-            let listed = shared.store.list(&ListRequest {
-                filter: Filter {
-                    resource: storage.clone(),
-                    ..filter
-                },
-                version: ReadVersion::MostRecent,
-                limit: None,
-                continue_token: None,
-            })?;
-            for object in &listed.items {
-                if Instant::now() >= request.deadline {
-                    return Err(timeout_error());
-                }
-                let ns = object
-                    .pointer("/metadata/namespace")
-                    .and_then(Value::as_str);
-                let object_name = name_of(object);
-                let outcome =
-                    shared
-                        .store
-                        .lock()
-                        .delete(&storage, ns, object_name, &options, dry_run);
-                match outcome {
-                    Ok(_) => {
-                        if !dry_run {
-                            shared.after_write(&storage, object_name);
-                        }
+                Ok(match outcome {
+                    // Like kube-apiserver: 202 when the object stays and the request asked for
+                    // its dependents to be deleted with the legacy `orphanDependents: false`.
+                    DeleteOutcome::Pending(object) if options.orphan_dependents == Some(false) => {
+                        request.respond(StatusCode::ACCEPTED, &present(&object), &[])
                     }
-                    // Deleted by someone else since the list.
-                    Err(err) if err.code() == 404 => {}
-                    Err(err) => return Err(err),
+                    DeleteOutcome::Pending(object) => {
+                        request.respond(StatusCode::OK, &present(&object), &[])
+                    }
+                    DeleteOutcome::Deleted(object) if resource.returns_deleted_object => {
+                        request.respond(StatusCode::OK, &present(&object), &[])
+                    }
+                    DeleteOutcome::Deleted(object) => {
+                        let uid = object.pointer("/metadata/uid").and_then(Value::as_str);
+                        let status = success_status(&resource.plural, &resource.group, name, uid);
+                        request.respond(StatusCode::OK, &status, &[])
+                    }
+                })
+            }
+            Verb::DeleteCollection => {
+                let (options, body_dry_run) = delete_options(headers, query, &body)?;
+                let dry_run = query.dry_run()? || body_dry_run;
+                let filter = filter(&path, query)?;
+                // As the real server: list, then delete what was listed one object at a time
+                // (other requests, writes included, go on meanwhile, and the request timeout
+                // stops the loop), answering with the list.
+                let listed = shared.store.list(&ListRequest {
+                    filter: Filter {
+                        resource: storage.clone(),
+                        ..filter
+                    },
+                    version: ReadVersion::MostRecent,
+                    limit: None,
+                    continue_token: None,
+                })?;
+                for object in &listed.items {
+                    if Instant::now() >= request.deadline {
+                        return Err(timeout_error());
+                    }
+                    let ns = object
+                        .pointer("/metadata/namespace")
+                        .and_then(Value::as_str);
+                    let object_name = name_of(object);
+                    let outcome =
+                        shared
+                            .store
+                            .lock()
+                            .delete(&storage, ns, object_name, &options, dry_run);
+                    match outcome {
+                        Ok(_) => {
+                            if !dry_run {
+                                shared.after_write(&storage, object_name);
+                            }
+                        }
+                        // Deleted by someone else since the list.
+                        Err(err) if err.code() == 404 => {}
+                        Err(err) => return Err(err),
+                    }
                 }
+                let metadata = list_metadata(&resource, listed.revision, None, None);
+                if request.output == codec::Output::Json {
+                    return Ok(request.respond_list(&resource, metadata, &listed.items));
+                }
+                let list = json!({
+                    "kind": resource.list_kind,
+                    "apiVersion": resource.api_version(),
+                    "metadata": metadata,
+                    "items": listed.items.iter().map(|o| present(o).as_ref().clone()).collect::<Vec<Value>>(),
+                });
+                Ok(request.respond(StatusCode::OK, &list, &[]))
             }
-            let metadata = list_metadata(&resource, listed.revision, None, None);
-            if request.output == codec::Output::Json {
-                return Ok(request.respond_list(&resource, metadata, &listed.items));
-            }
-            let list = json!({
-                "kind": resource.list_kind,
-                "apiVersion": resource.api_version(),
-                "metadata": metadata,
-                "items": listed.items.iter().map(|o| present(o).as_ref().clone()).collect::<Vec<Value>>(),
-            });
-            Ok(request.respond(StatusCode::OK, &list, &[]))
+            Verb::Discovery | Verb::Other => Err(method_not_allowed(method)),
         }
-        Verb::Discovery | Verb::Other => Err(method_not_allowed(method)),
-    }
+    })();
+    outcome.map_err(renamed)
 }
 
 fn name_of(object: &Value) -> &str {

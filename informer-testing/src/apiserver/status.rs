@@ -196,6 +196,22 @@ impl ApiError {
         .with_details(object_details(resource, name))
     }
 
+    /// The same error about resource `to` where it names `from` (`events "x" not found` as
+    /// `events.events.k8s.io "x" not found`), its details' group included.
+    pub(crate) fn renamed(mut self, from: &str, to: &str) -> Self {
+        self.message = self
+            .message
+            .replacen(&format!("{from} \""), &format!("{to} \""), 1);
+        let group = to.split_once('.').map_or("", |(_, group)| group);
+        if let Some(details) = self.details.as_mut().and_then(Value::as_object_mut)
+            && details.contains_key("name")
+            && !group.is_empty()
+        {
+            details.insert("group".into(), Value::String(group.to_string()));
+        }
+        self
+    }
+
     /// 404 NotFound for a path the server does not serve.
     ///
     /// ```

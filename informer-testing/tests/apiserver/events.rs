@@ -561,3 +561,23 @@ async fn kubectl_gets_events_through_both_apis() {
     assert_eq!(wide.trim(), "event.events.k8s.io/web.3");
     kubectl.cleanup();
 }
+
+#[tokio::test]
+async fn errors_through_events_k8s_io_name_its_resource() {
+    let server = server().await;
+    let events: Api<Event> = Api::namespaced(server.client(), "default");
+    let err = match within(events.get("nope")).await {
+        Err(kube::Error::Api(status)) => status,
+        other => panic!("expected a 404, got {other:?}"),
+    };
+    assert_eq!(err.code, 404);
+    assert_eq!(err.message, "events.events.k8s.io \"nope\" not found");
+    assert_eq!(err.details.unwrap().group, "events.k8s.io");
+    // Through core v1, the core resource.
+    let core: Api<CoreEvent> = Api::namespaced(server.client(), "default");
+    let err = match within(core.get("nope")).await {
+        Err(kube::Error::Api(status)) => status,
+        other => panic!("expected a 404, got {other:?}"),
+    };
+    assert_eq!(err.message, "events \"nope\" not found");
+}
