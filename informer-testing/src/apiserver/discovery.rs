@@ -190,6 +190,11 @@ fn resource_docs(t: &ResourceType) -> Vec<Value> {
             &["create", "get"],
         ));
         docs.push(pod_subresource("pods/binding", "Binding", &["create"]));
+        docs.push(pod_subresource(
+            "pods/ephemeralcontainers",
+            "Pod",
+            &["get", "patch", "update"],
+        ));
         docs.push(posted("pods/eviction", "policy", "Eviction"));
         docs.push(pod_subresource(
             "pods/exec",

@@ -169,7 +169,7 @@ pub(crate) fn canonicalize(
             map.insert("status".into(), json!({"phase": "Active"}));
         }
         Some((_, Subresource::Finalize)) => {}
-        Some((old, Subresource::Main | Subresource::Status)) => {
+        Some((old, Subresource::Main | Subresource::Status | Subresource::EphemeralContainers)) => {
             match old.pointer("/spec/finalizers") {
                 Some(finalizers) => spec.insert("finalizers".into(), finalizers.clone()),
                 None => spec.remove("finalizers"),

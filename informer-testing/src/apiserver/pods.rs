@@ -25,6 +25,51 @@ const SYSTEM_PRIORITIES: [(&str, i64); 2] = [
 /// How long a Pod stays bound to a node that is not ready or unreachable.
 const DEFAULT_TOLERATION_SECONDS: i64 = 300;
 
+/// The `ephemeralcontainers` subresource's rule: the ephemeral containers `old` has stay, as
+/// they were (new ones may be added): a 422 `Forbidden` otherwise.
+pub(crate) fn keep_ephemeral_containers(
+    old: &Value,
+    new: &Value,
+) -> Result<(), super::status::ApiError> {
+    let list = |pod: &Value| {
+        pod.pointer("/spec/ephemeralContainers")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let name_of = |c: &Value| {
+        c.get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let (before, after) = (list(old), list(new));
+    let pod = old
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    for (i, container) in before.iter().enumerate() {
+        let name = name_of(container);
+        let error = match after.iter().position(|c| name_of(c) == name) {
+            None => super::status::FieldError::forbidden(
+                "spec.ephemeralContainers",
+                &format!("existing ephemeral containers \"{name}\" may not be removed"),
+            ),
+            Some(j) if after[j] != *container => super::status::FieldError::forbidden(
+                &format!("spec.ephemeralContainers[{i}]"),
+                &format!("existing ephemeral containers \"{name}\" may not be changed"),
+            ),
+            Some(_) => continue,
+        };
+        return Err(super::status::ApiError::invalid_fields(
+            "Pod",
+            pod,
+            vec![error],
+        ));
+    }
+    Ok(())
+}
+
 /// Whether `t` is the Pod type.
 pub(crate) fn is_pod(t: &super::resource::ResourceType) -> bool {
     t.group.is_empty() && t.plural == "pods"

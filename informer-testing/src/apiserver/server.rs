@@ -521,7 +521,13 @@ fn resource_route(registry: &Registry, group: &str, version: &str, rest: &[&str]
         }
         [
             name,
-            sub @ ("eviction" | "log" | "binding" | "exec" | "attach" | "portforward"),
+            sub @ ("eviction"
+            | "log"
+            | "binding"
+            | "exec"
+            | "attach"
+            | "portforward"
+            | "ephemeralcontainers"),
         ] if pods::is_pod(&resource) => (Some(name.to_string()), Some(sub.to_string())),
         _ => return Route::NotFound,
     };
@@ -1135,10 +1141,13 @@ fn handle_resource(
     let subresource = match path.subresource.as_deref() {
         Some("status") => Subresource::Status,
         Some("finalize") => Subresource::Finalize,
+        Some("ephemeralcontainers") => Subresource::EphemeralContainers,
         _ => Subresource::Main,
     };
     if path.subresource.is_some() && request.verb == Verb::Delete
         || subresource == Subresource::Finalize && request.verb != Verb::Update
+        || subresource == Subresource::EphemeralContainers
+            && !matches!(request.verb, Verb::Get | Verb::Update | Verb::Patch)
         || namespaces::is_namespace(&path.resource) && request.verb == Verb::DeleteCollection
     {
         return Err(method_not_allowed(method));

@@ -42,6 +42,7 @@ use serde_json::{Map, Value, json};
 use super::gc::Propagation;
 use super::namespaces;
 use super::patch::{self, PatchKind};
+use super::pods;
 use super::resource::{ResourceKey, ResourceType};
 use super::selector::{FieldSelector, LabelSelector};
 use super::services;
@@ -383,6 +384,9 @@ pub(crate) enum Subresource {
     Status,
     /// A namespace's `finalize` subresource: the object with the body's `spec.finalizers`.
     Finalize,
+    /// A Pod's `ephemeralcontainers` (`kubectl debug`): the object with the body's
+    /// `spec.ephemeralContainers`, which may only be added to.
+    EphemeralContainers,
 }
 
 /// How a write is made: `dry_run`, who writes it (for `metadata.managedFields`), and for
@@ -1894,6 +1898,25 @@ fn prepare_update(
                     None => meta.remove("managedFields"),
                 };
             }
+            result
+        }
+        Subresource::EphemeralContainers => {
+            let mut result = old.clone();
+            let wanted = new.pointer("/spec/ephemeralContainers").cloned();
+            if let Some(spec) = result.get_mut("spec").and_then(Value::as_object_mut) {
+                match wanted {
+                    Some(wanted) => spec.insert("ephemeralContainers".into(), wanted),
+                    None => spec.remove("ephemeralContainers"),
+                };
+            }
+            let managed = new.pointer("/metadata/managedFields").cloned();
+            if let Some(Value::Object(meta)) = result.get_mut("metadata") {
+                match managed {
+                    Some(managed) => meta.insert("managedFields".into(), managed),
+                    None => meta.remove("managedFields"),
+                };
+            }
+            pods::keep_ephemeral_containers(old, &result)?;
             result
         }
         Subresource::Main | Subresource::Finalize => {

@@ -46,6 +46,7 @@ fn subresource_label(subresource: Subresource) -> Option<&'static str> {
     match subresource {
         Subresource::Status => Some("status"),
         Subresource::Finalize => Some("finalize"),
+        Subresource::EphemeralContainers => Some("ephemeralcontainers"),
         Subresource::Main => None,
     }
 }

@@ -1140,3 +1140,52 @@ async fn kubectl_diff_of_a_just_created_config_map_with_empty_maps_shows_no_diff
     }
     kubectl.cleanup();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_debug_adds_an_ephemeral_container_that_stays() {
+    let Some((server, kubectl)) = started().await else {
+        return;
+    };
+    let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
+        kube::Api::namespaced(server.client(), "default");
+    let created: k8s_openapi::api::core::v1::Pod = serde_json::from_value(pod("web")).unwrap();
+    pods.create(&Default::default(), &created).await.unwrap();
+    kubectl
+        .ok(&["debug", "web", "--image=busybox", "--container=debugger"])
+        .await;
+    let spec = pods.get("web").await.unwrap().spec.unwrap();
+    let ephemeral = spec.ephemeral_containers.unwrap_or_default();
+    assert_eq!(ephemeral.len(), 1);
+    assert_eq!(ephemeral[0].name, "debugger");
+    assert_eq!(ephemeral[0].image.as_deref(), Some("busybox"));
+    // Only additions: removing it is refused.
+    let response = super::common::raw(
+        &server,
+        "PATCH",
+        "/api/v1/namespaces/default/pods/web/ephemeralcontainers",
+        &[("Content-Type", "application/merge-patch+json")],
+        br#"{"spec": {"ephemeralContainers": null}}"#,
+    )
+    .await;
+    assert_eq!(response.status, 422);
+    let status: serde_json::Value = serde_json::from_slice(&response.body).unwrap();
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap()
+            .contains("existing ephemeral containers \"debugger\" may not be removed"),
+        "{status}"
+    );
+    // The subresource writes nothing else of the Pod.
+    let response = super::common::raw(
+        &server,
+        "PATCH",
+        "/api/v1/namespaces/default/pods/web/ephemeralcontainers",
+        &[("Content-Type", "application/merge-patch+json")],
+        br#"{"metadata": {"labels": {"x": "y"}}}"#,
+    )
+    .await;
+    assert_eq!(response.status, 200);
+    assert!(pods.get("web").await.unwrap().metadata.labels.is_none());
+    kubectl.cleanup();
+}
