@@ -630,6 +630,17 @@ pub struct FieldError {
 }
 
 impl FieldError {
+    /// `FieldValueInvalid` whose value prints as Go's `%#v` prints it (`map[string]string{..}`,
+    /// a struct), given as that text.
+    pub(crate) fn invalid_go(field: &str, go_value: &str, detail: &str) -> Self {
+        Self::new(
+            FieldErrorKind::Invalid,
+            field,
+            None,
+            &format!("{go_value}: {detail}"),
+        )
+    }
+
     fn new(kind: FieldErrorKind, field: &str, value: Option<Value>, detail: &str) -> Self {
         Self {
             kind,

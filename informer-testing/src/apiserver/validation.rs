@@ -11,7 +11,8 @@
 //! | --- | --- |
 //! | Namespace, Service | names are DNS labels (Services: DNS-1035 labels) |
 //! | Pod | container names present and unique; `restartPolicy` one of `Always`, `OnFailure`, `Never` |
-//! | Deployment, ReplicaSet, StatefulSet | `spec.replicas` not negative |
+//! | Deployment, ReplicaSet, StatefulSet, DaemonSet | `spec.replicas` not negative; the selector selects the template's labels; the selector never changes |
+//! | Secret | `type` never changes |
 //! | Service | `spec.type` supported; `spec.ports[*].port` in 1..=65535 |
 //! | ConfigMap, Secret | once `immutable` is true, `data`, `binaryData` and `immutable` stay |
 
@@ -319,10 +320,11 @@ fn metadata(object: &Value, errors: &mut Vec<FieldError>) {
 fn spec(resource: &ResourceType, object: &Value, errors: &mut Vec<FieldError>) {
     match (resource.group.as_str(), resource.kind.as_str()) {
         ("", "Pod") => pod_spec("spec", object.get("spec"), errors),
-        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet") => {
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
             if let Some(n) = object.pointer("/spec/replicas").filter(|v| !v.is_null()) {
                 replicas("spec.replicas", n, errors);
             }
+            selector_matches_template(object, errors);
             pod_spec(
                 "spec.template.spec",
                 object.pointer("/spec/template/spec"),
@@ -332,6 +334,75 @@ fn spec(resource: &ResourceType, object: &Value, errors: &mut Vec<FieldError>) {
         ("", "Service") => service_spec(object.get("spec"), errors),
         _ => {}
     }
+}
+
+/// A workload's selector, where both it and its template's labels are given, must select the
+/// template's labels (`ValidateDeploymentSpec` and the others).
+fn selector_matches_template(object: &Value, errors: &mut Vec<FieldError>) {
+    let (Some(Value::Object(selector)), Some(Value::Object(labels))) = (
+        object.pointer("/spec/selector"),
+        object.pointer("/spec/template/metadata/labels"),
+    ) else {
+        return;
+    };
+    let text = super::scale::selector_string(selector);
+    let Ok(parsed) = super::selector::LabelSelector::parse(&text) else {
+        return;
+    };
+    if text.is_empty() || parsed.matches(|key| labels.get(key).and_then(Value::as_str)) {
+        return;
+    }
+    errors.push(FieldError::invalid_go(
+        "spec.template.metadata.labels",
+        &go_string_map(labels),
+        "`selector` does not match template `labels`",
+    ));
+}
+
+/// A map of strings as Go's `%#v` prints it: `map[string]string{"a":"b", "c":"d"}`.
+fn go_string_map(map: &serde_json::Map<String, Value>) -> String {
+    let mut pairs: Vec<(&String, &str)> = map
+        .iter()
+        .map(|(k, v)| (k, v.as_str().unwrap_or("")))
+        .collect();
+    pairs.sort();
+    let inner: Vec<String> = pairs.iter().map(|(k, v)| format!("{k:?}:{v:?}")).collect();
+    format!("map[string]string{{{}}}", inner.join(", "))
+}
+
+/// A `LabelSelector` as Go's `%#v` prints a `*metav1.LabelSelector`'s value.
+fn go_label_selector(selector: &Value) -> String {
+    let labels = match selector.get("matchLabels").and_then(Value::as_object) {
+        Some(map) if !map.is_empty() => go_string_map(map),
+        _ => "map[string]string(nil)".to_string(),
+    };
+    let expressions = match selector.get("matchExpressions").and_then(Value::as_array) {
+        Some(list) if !list.is_empty() => {
+            let items: Vec<String> = list
+                .iter()
+                .map(|e| {
+                    let values = match e.get("values").and_then(Value::as_array) {
+                        Some(v) if !v.is_empty() => format!(
+                            "[]string{{{}}}",
+                            v.iter()
+                                .map(|x| format!("{:?}", x.as_str().unwrap_or("")))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        _ => "[]string(nil)".to_string(),
+                    };
+                    format!(
+                        "v1.LabelSelectorRequirement{{Key:{:?}, Operator:{:?}, Values:{values}}}",
+                        e.get("key").and_then(Value::as_str).unwrap_or(""),
+                        e.get("operator").and_then(Value::as_str).unwrap_or(""),
+                    )
+                })
+                .collect();
+            format!("[]v1.LabelSelectorRequirement{{{}}}", items.join(", "))
+        }
+        _ => "[]v1.LabelSelectorRequirement(nil)".to_string(),
+    };
+    format!("v1.LabelSelector{{MatchLabels:{labels}, MatchExpressions:{expressions}}}")
 }
 
 fn pod_spec(path: &str, spec: Option<&Value>, errors: &mut Vec<FieldError>) {
@@ -391,6 +462,35 @@ fn service_spec(spec: Option<&Value>, errors: &mut Vec<FieldError>) {
 }
 
 fn immutability(resource: &ResourceType, old: &Value, new: &Value, errors: &mut Vec<FieldError>) {
+    if resource.group == "apps"
+        && !resource.custom
+        && matches!(
+            resource.kind.as_str(),
+            "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet"
+        )
+        && let (Some(before), Some(after)) =
+            (old.pointer("/spec/selector"), new.pointer("/spec/selector"))
+        && !after.is_null()
+        && before != after
+    {
+        // apps/v1 selectors cannot change (`ValidateDeploymentUpdate` and the others).
+        errors.push(FieldError::invalid_go(
+            "spec.selector",
+            &go_label_selector(after),
+            "field is immutable",
+        ));
+    }
+    if resource.group.is_empty()
+        && resource.kind == "Secret"
+        && let (Some(before), Some(after)) = (old.get("type"), new.get("type"))
+        && before != after
+    {
+        errors.push(FieldError::invalid(
+            "type",
+            after.clone(),
+            "field is immutable",
+        ));
+    }
     if !resource.group.is_empty() || !matches!(resource.kind.as_str(), "ConfigMap" | "Secret") {
         return;
     }

@@ -160,6 +160,85 @@ async fn a_patch_leaving_a_value_go_cannot_decode_is_422_on_the_patch() {
 }
 
 #[tokio::test]
+async fn a_workloads_selector_must_select_its_template_and_never_changes() {
+    let server = server().await;
+    let deployments: Api<Deployment> = Api::namespaced(server.client(), "default");
+    let deployment = |selector: Value, labels: Value| -> Deployment {
+        serde_json::from_value(json!({
+            "metadata": {"name": "web"},
+            "spec": {"selector": selector, "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "app", "image": "nginx"}]}}}
+        }))
+        .unwrap()
+    };
+    let err = status(
+        within(deployments.create(
+            &PostParams::default(),
+            &deployment(
+                json!({"matchLabels": {"app": "web"}}),
+                json!({"app": "other", "tier": "x"}),
+            ),
+        ))
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
+    assert_eq!(
+        err.message,
+        "Deployment.apps \"web\" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"other\", \"tier\":\"x\"}: `selector` does not match template `labels`"
+    );
+    within(deployments.create(
+        &PostParams::default(),
+        &deployment(
+            json!({"matchLabels": {"app": "web"}}),
+            json!({"app": "web"}),
+        ),
+    ))
+    .await
+    .unwrap();
+    let change = Patch::Merge(json!({"spec": {
+        "selector": {"matchLabels": {"app": "web", "v": "2"}},
+        "template": {"metadata": {"labels": {"app": "web", "v": "2"}}}}}));
+    let err = status(
+        within(deployments.patch("web", &PatchParams::default(), &change))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        err.message,
+        "Deployment.apps \"web\" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"web\", \"v\":\"2\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"
+    );
+}
+
+#[tokio::test]
+async fn a_secrets_type_never_changes() {
+    let server = server().await;
+    let secrets: Api<Secret> = Api::namespaced(server.client(), "default");
+    let mut secret = Secret {
+        metadata: ObjectMeta {
+            name: Some("s".into()),
+            ..Default::default()
+        },
+        type_: Some("example.com/token".into()),
+        ..Default::default()
+    };
+    within(secrets.create(&PostParams::default(), &secret))
+        .await
+        .unwrap();
+    secret.type_ = Some("Opaque".into());
+    let err = status(
+        within(secrets.replace("s", &PostParams::default(), &secret))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        err.message,
+        "Secret \"s\" is invalid: type: Invalid value: \"Opaque\": field is immutable"
+    );
+}
+
+#[tokio::test]
 async fn immutable_config_maps_refuse_changes_with_forbidden_causes() {
     let server = server().await;
     let config_maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
