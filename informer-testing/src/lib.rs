@@ -49,6 +49,30 @@
 //! This crate is a dev-dependency: it is what the library's own tests run against, and what a
 //! controller's tests use. With the facade, enable its `testing` feature and use
 //! `informer::testing`.
+//!
+//! The server runs no kubelet, scheduler or workload controller: a test plays their part.
+//! A Pod becomes Ready when the test writes its status, as a kubelet would (a create's status
+//! is dropped); its logs are what the test sets:
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use informer_testing::TestApiServer;
+//! use k8s_openapi::api::core::v1::Pod;
+//! use kube::api::{Api, Patch, PatchParams, PostParams};
+//!
+//! let server = TestApiServer::start().await?;
+//! let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+//! let pod: Pod = serde_json::from_value(serde_json::json!({
+//!     "metadata": {"name": "web-0", "labels": {"app": "web"}},
+//!     "spec": {"containers": [{"name": "app", "image": "nginx"}]}
+//! }))?;
+//! pods.create(&PostParams::default(), &pod).await?;
+//! let ready = serde_json::json!({"status": {"phase": "Running",
+//!     "conditions": [{"type": "Ready", "status": "True"}]}});
+//! pods.patch_status("web-0", &PatchParams::default(), &Patch::Merge(&ready)).await?;
+//! server.set_pod_log("default", "web-0", "app", "listening on :80\n");
+//! # Ok(()) }
+//! ```
 
 pub mod apiserver;
 pub mod chaos;
