@@ -64,6 +64,32 @@ const NANO: i64 = -9;
 /// `math.MaxInt64`, the cap of binary SI values.
 const MAX_INT64: &[u8] = b"9223372036854775807";
 
+/// Why Go's `ParseQuantity` refuses `text` (surrounding spaces ignored), in its words
+/// (`ErrFormatWrong`, `ErrSuffix`, `ErrNumeric`); `None` if it parses.
+///
+/// ```
+/// use informer_core::quantity::parse_error;
+///
+/// assert_eq!(parse_error("500m"), None);
+/// assert_eq!(parse_error("5iK"), Some("unable to parse quantity's suffix"));
+/// assert!(parse_error("abc").unwrap().starts_with("quantities must match"));
+/// ```
+pub fn parse_error(text: &str) -> Option<&'static str> {
+    let text = text.trim();
+    if Quantity::parse(text).is_some() {
+        return None;
+    }
+    Some(match split(text.as_bytes()) {
+        None => FORMAT_WRONG,
+        Some(parts) if interpret(parts.suffix).is_none() => "unable to parse quantity's suffix",
+        Some(_) => "unable to parse quantity's numeric part",
+    })
+}
+
+/// Go's `ErrFormatWrong`.
+const FORMAT_WRONG: &str =
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
 /// The canonical form of quantity `text` (surrounding spaces ignored), as an API server
 /// stores it; `None` if Go's `ParseQuantity` refuses it.
 ///

@@ -13,9 +13,6 @@ use super::{
     INT_OR_STRING, Kind, MICRO_TIME, QUANTITY, RAW_EXTENSION, Schema, TIME, UNKNOWN,
 };
 
-/// The regular expression a quantity must match, as `resource.ParseQuantity` says it.
-const QUANTITY_PATTERN: &str = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$";
-
 impl Schema {
     /// The first error Go's JSON decoder (`sigs.k8s.io/json`, as kube-apiserver uses it)
     /// reports for `object` decoded into message `name`, worded as it words it
@@ -220,55 +217,16 @@ fn int_or_string_error(value: &Value) -> Option<String> {
     }
 }
 
-/// `resource.Quantity`: a string or a number of the quantity grammar (`500m`, `1Gi`,
-/// `1e3`, `0.5`).
+/// `resource.Quantity`: a string or a number that `ParseQuantity` takes (`500m`, `1Gi`,
+/// `1e3`, `0.5`); anything else is parsed as its JSON text, as `UnmarshalJSON` does, and
+/// refused.
 fn quantity_error(value: &Value) -> Option<String> {
     let text = match value {
-        Value::String(text) => text.trim().to_string(),
+        Value::String(text) => text.clone(),
         Value::Number(n) => n.to_string(),
-        _ => String::new(),
+        other => other.to_string(),
     };
-    let numeric_end = text
-        .char_indices()
-        .find(|&(i, c)| !(c.is_ascii_digit() || c == '.' || (i == 0 && (c == '+' || c == '-'))))
-        .map_or(text.len(), |(i, _)| i);
-    let (number, suffix) = text.split_at(numeric_end);
-    let digits = number.trim_start_matches(['+', '-']);
-    let numeric = !digits.is_empty()
-        && digits.chars().any(|c| c.is_ascii_digit())
-        && digits.matches('.').count() <= 1;
-    if !numeric
-        || !suffix
-            .chars()
-            .all(|c| "eEinumkKMGTP+-0123456789".contains(c))
-    {
-        return Some(format!(
-            "quantities must match the regular expression '{QUANTITY_PATTERN}'"
-        ));
-    }
-    let exponent = suffix
-        .strip_prefix(['e', 'E'])
-        .map(|rest| rest.strip_prefix(['+', '-']).unwrap_or(rest))
-        .is_some_and(|rest| !rest.is_empty() && rest.chars().all(|c| c.is_ascii_digit()));
-    let known = matches!(
-        suffix,
-        "" | "Ki"
-            | "Mi"
-            | "Gi"
-            | "Ti"
-            | "Pi"
-            | "Ei"
-            | "n"
-            | "u"
-            | "m"
-            | "k"
-            | "M"
-            | "G"
-            | "T"
-            | "P"
-            | "E"
-    );
-    (!known && !exponent).then(|| "unable to parse quantity's suffix".to_string())
+    informer_core::quantity::parse_error(&text).map(str::to_string)
 }
 
 /// Go's `base64.StdEncoding` (padded; line breaks skipped): where it stops.
