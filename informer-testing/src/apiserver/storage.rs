@@ -1692,6 +1692,18 @@ impl Store {
     }
 }
 
+/// Gives `result` (the old object with a subresource's part of the write) the write's
+/// `metadata.managedFields`, which field tracking computed for it.
+fn keep_managed_fields_of(write: &Value, result: &mut Value) {
+    let managed = write.pointer("/metadata/managedFields").cloned();
+    if let Some(Value::Object(meta)) = result.get_mut("metadata") {
+        match managed {
+            Some(managed) => meta.insert("managedFields".into(), managed),
+            None => meta.remove("managedFields"),
+        };
+    }
+}
+
 /// The storage key of an object: `namespace/name` or `name`.
 fn object_key(resource: &ResourceType, namespace: Option<&str>, name: &str) -> String {
     match (resource.namespaced, namespace) {
@@ -1891,13 +1903,7 @@ fn prepare_update(
         Subresource::Status => {
             let mut result = old.clone();
             replace_field(&mut result, "status", new.get("status").cloned());
-            let managed = new.pointer("/metadata/managedFields").cloned();
-            if let Some(Value::Object(meta)) = result.get_mut("metadata") {
-                match managed {
-                    Some(managed) => meta.insert("managedFields".into(), managed),
-                    None => meta.remove("managedFields"),
-                };
-            }
+            keep_managed_fields_of(&new, &mut result);
             result
         }
         Subresource::EphemeralContainers => {
@@ -1909,13 +1915,7 @@ fn prepare_update(
                     None => spec.remove("ephemeralContainers"),
                 };
             }
-            let managed = new.pointer("/metadata/managedFields").cloned();
-            if let Some(Value::Object(meta)) = result.get_mut("metadata") {
-                match managed {
-                    Some(managed) => meta.insert("managedFields".into(), managed),
-                    None => meta.remove("managedFields"),
-                };
-            }
+            keep_managed_fields_of(&new, &mut result);
             pods::keep_ephemeral_containers(old, &result)?;
             result
         }
