@@ -123,6 +123,17 @@ fn manifest(dir: &Path, image: &str) -> PathBuf {
     path
 }
 
+/// Creates [`pod`] `name` in `default` through the API; returns the Pods' API.
+async fn created_pod(
+    server: &TestApiServer,
+    name: &str,
+) -> kube::Api<k8s_openapi::api::core::v1::Pod> {
+    let pods = kube::Api::namespaced(server.client(), "default");
+    let created: k8s_openapi::api::core::v1::Pod = serde_json::from_value(pod(name)).unwrap();
+    pods.create(&Default::default(), &created).await.unwrap();
+    pods
+}
+
 fn pod(name: &str) -> serde_json::Value {
     json!({
         "apiVersion": "v1", "kind": "Pod",
@@ -1036,10 +1047,7 @@ async fn kubectl_logs_exec_and_a_schedulers_binding() {
     let Some((server, kubectl)) = started().await else {
         return;
     };
-    let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
-        kube::Api::namespaced(server.client(), "default");
-    let created: k8s_openapi::api::core::v1::Pod = serde_json::from_value(pod("web")).unwrap();
-    pods.create(&Default::default(), &created).await.unwrap();
+    let pods = created_pod(&server, "web").await;
     // No node, nothing set: empty logs, as a real server answers for an unscheduled Pod.
     assert_eq!(kubectl.ok(&["logs", "web"]).await, "");
     server.set_pod_log("default", "web", "app", "one\ntwo\nthree\n");
@@ -1146,10 +1154,7 @@ async fn kubectl_debug_adds_an_ephemeral_container_that_stays() {
     let Some((server, kubectl)) = started().await else {
         return;
     };
-    let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
-        kube::Api::namespaced(server.client(), "default");
-    let created: k8s_openapi::api::core::v1::Pod = serde_json::from_value(pod("web")).unwrap();
-    pods.create(&Default::default(), &created).await.unwrap();
+    let pods = created_pod(&server, "web").await;
     kubectl
         .ok(&["debug", "web", "--image=busybox", "--container=debugger"])
         .await;
