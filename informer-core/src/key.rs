@@ -183,7 +183,11 @@ impl fmt::Debug for ObjectKey {
 impl std::str::FromStr for ObjectKey {
     type Err = KeyError;
 
-    /// Parses `namespace/name` or `name`, as client-go's `SplitMetaNamespaceKey`.
+    /// Parses `namespace/name` or `name`, as client-go's `SplitMetaNamespaceKey`, with one
+    /// deliberate difference: a key without a name (`""`, `"ns/"`, `"/"`) is refused with
+    /// [`KeyError::Malformed`], where Go returns an empty name. No object has an empty name
+    /// (see [`from_resource`](Self::from_resource)), so such a key could never be found. A
+    /// leading `/` (an empty namespace) parses as cluster scoped, as in Go.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let mut parts = s.split('/');
         match (parts.next(), parts.next(), parts.next()) {

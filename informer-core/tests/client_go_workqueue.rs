@@ -355,6 +355,61 @@ async fn queue_test_garbage_collection() {
     drop(leak_queue);
 }
 
+// Go: TestCollapse. client-go also checks, through a custom `Queue` backend, that the second
+// add `Touch`es "bar"; these queues take no pluggable backend, so the observable collapse is
+// what is ported.
+#[tokio::test]
+async fn queue_test_collapse() {
+    let q = WorkQueue::new();
+    // Add a new one twice.
+    q.add("bar");
+    q.add("bar");
+    // It should get the new one.
+    let i = q.get().await.unwrap();
+    assert_eq!(i, "bar");
+    // Finish that one up.
+    q.done(&i);
+    // There should be no more objects in the queue.
+    assert_eq!(q.len(), 0, "expected queue to be empty");
+    assert_eq!(q.try_get(), None);
+}
+
+// Go: TestCollapseWhileProcessing (the `Touch` check, "not touched while processing", needs a
+// pluggable backend: not ported)
+#[tokio::test(start_paused = true)]
+async fn queue_test_collapse_while_processing() {
+    let q = Arc::new(WorkQueue::new());
+    q.add("foo");
+    // Start processing.
+    let i = q.get().await.unwrap();
+    assert_eq!(i, "foo");
+    // Add the same one twice.
+    q.add("foo");
+    q.add("foo");
+    // Simulate another worker consuming the queue.
+    let worker = {
+        let q = q.clone();
+        tokio::spawn(async move {
+            let i = q.get().await.unwrap();
+            assert_eq!(i, "foo");
+            // Finish that one up.
+            q.done(&i);
+        })
+    };
+    // Give the worker some head start.
+    sleep(100 * MS).await;
+    assert!(
+        !worker.is_finished(),
+        "worker should be blocked until we are done"
+    );
+    // Finish the first one to unblock the other worker.
+    q.done(&"foo");
+    // Wait for the worker to consume the new object: no more objects in the queue.
+    timeout(FOREVER, worker).await.unwrap().unwrap();
+    assert_eq!(q.len(), 0, "expected queue to be empty");
+    assert_eq!(q.try_get(), None);
+}
+
 // ---------------------------------------------------------------------------------------
 // delaying_queue_test.go (a fake clock there; tokio's paused clock here)
 // ---------------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 //! (`k8s.io/client-go/tools/leaderelection/leaderelection_test.go`), ported onto
 //! [`LeaderElector`] to find behaviour that differs from client-go. Each test is named
 //! `leaderelection_test_<go test>` in snake case (table cases get their name appended).
+//! `resourcelock/leaselock_test.go`'s tests are `leaselock_test_<go test>`: the lock is
+//! crate-private here, so they are ported through the elector where the rule is observable.
 //!
 //! Adaptations:
 //! - client-go's tests drive the elector's private `tryAcquireOrRenew` / `release` against
@@ -830,4 +832,60 @@ async fn leaderelection_test_check_method_race() {
     assert!(led, "became the leader");
     run.stop().await;
     assert!(api.count(Update) >= 2, "renewed every 5 ms");
+}
+
+// ---------------------------------------------------------------------------------------
+// resourcelock/leaselock_test.go
+// ---------------------------------------------------------------------------------------
+
+// Go: TestLabelUpdate (resourcelock/leaselock_test.go), with TestUpdateWithNilLabels: labels
+// another writer put on the Lease survive the holder's next renews (client-go's `LeaseLock`
+// writes its record over the Lease it read). The lock's own `Labels` option has no
+// counterpart here (`LeaderElectionConfig` takes no labels), so only the other writer's labels
+// are checked; the lock's `Get`/`Create`/`Update`/`Describe`/`RecordEvent` are crate-private
+// and observed through the elector.
+#[tokio::test(start_paused = true)]
+async fn leaselock_test_label_update() {
+    let api = FakeApi::serving(None);
+    let run = start(&api, config(15 * SEC, 10 * SEC, 2 * SEC));
+    run.leading().await;
+    // Another writer labels the Lease (a write: its resource version changes).
+    let mut lease = api.lease();
+    lease.metadata.labels = Some(
+        [
+            ("custom-key".to_owned(), "new-custom-val".to_owned()),
+            ("custom-key-2".to_owned(), "custom-val-2".to_owned()),
+        ]
+        .into(),
+    );
+    let labelled = api.store(lease);
+    let labelled_rv: u64 = labelled.metadata.resource_version.unwrap().parse().unwrap();
+    // Two renews by the holder after the label.
+    wait_for("two renews after the label", || {
+        let rv: u64 = api
+            .lease()
+            .metadata
+            .resource_version
+            .unwrap()
+            .parse()
+            .unwrap();
+        rv >= labelled_rv + 2
+    })
+    .await;
+    assert!(run.elector.is_leader(), "still the leader");
+    let lease = api.lease();
+    assert_eq!(
+        lease.spec.unwrap().holder_identity.as_deref(),
+        Some(IDENTITY)
+    );
+    let labels = lease.metadata.labels.expect("labels were kept");
+    assert_eq!(
+        labels.get("custom-key").map(String::as_str),
+        Some("new-custom-val")
+    );
+    assert_eq!(
+        labels.get("custom-key-2").map(String::as_str),
+        Some("custom-val-2")
+    );
+    run.stop().await;
 }
