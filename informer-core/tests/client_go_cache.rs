@@ -6,7 +6,7 @@
 //! documents it, the test asserts the documented behaviour and says so.
 //!
 //! Sources: `store_test.go`, `index_test.go`, `thread_safe_store_test.go`,
-//! `delta_fifo_test.go`, `the_real_fifo_test.go` (`fifo_test.go` tests client-go's plain
+//! `delta_fifo_test.go`, `the_real_fifo_test.go`, `object-names_test.go` (`fifo_test.go` tests client-go's plain
 //! `FIFO`, which this library does not have: none of its tests is ported).
 //!
 //! Not ported (Go-only or no counterpart):
@@ -17,8 +17,8 @@
 //! - `TestDeltaFIFO_KeyOf`, `TestRealFIFO_KeyOf`: `KeyOf` of an untyped `interface{}`
 //!   (objects, `Deltas`, tombstones); here a tombstone carries its key in
 //!   `Deleted::FinalStateUnknown` and keys are typed.
-//! - `TestRealFIFO_transformer`: this library's FIFOs take no transform function (the
-//!   informer transforms objects before they reach the FIFO).
+//! - `TestRealFIFO_transformer`, `TestDeltaFIFO_transformer`: this library's FIFOs take no
+//!   transform function (the informer transforms objects before they reach the FIFO).
 //! - Benchmarks.
 
 use std::collections::BTreeMap;
@@ -26,12 +26,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
-use informer_core::apply::apply_deltas;
-use informer_core::store::{Indexer, Store, ThreadSafeStore, index_fn};
+use informer_core::apply::{apply_deltas, apply_ordered_deltas};
+use informer_core::store::{Indexer, Store, StoreOp, ThreadSafeStore, index_fn};
 use informer_core::{
     Deleted, Delta, DeltaFifo, Fifo, FifoError, KeyError, Notification, ObjectKey, RealFifo,
 };
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 
 // ---------- the test objects ----------
 
@@ -596,6 +596,82 @@ fn thread_safe_store_test_thread_safe_store_indexing_functions_with_multiple_val
 
     store.delete(&ObjectKey::cluster("key3"));
     check(&[], &["key2"], &[]);
+}
+
+/// A ConfigMap named `name` at resource version `rv`: an object with metadata, as Go's
+/// `&metav1.ObjectMeta{ResourceVersion: rv}` (filed under `key`).
+fn config_map(name: &str, rv: &str) -> Arc<ConfigMap> {
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some(name.to_owned());
+    cm.metadata.resource_version = Some(rv.to_owned());
+    Arc::new(cm)
+}
+
+/// Deletes through the informer's step with the deleted object (Go's `DeleteWithObject`):
+/// the store's resource version moves to the deleted object's.
+fn delete_with_object(store: &ThreadSafeStore<ConfigMap>, obj: Arc<ConfigMap>) {
+    let batch = vec![Delta::Deleted(Deleted::Object(obj))];
+    apply_ordered_deltas(store, batch, vec![None], false, &mut |_| {}).unwrap();
+}
+
+// Go: TestThreadSafeStoreRV. `add`/`update` record the object's version as Go's
+// `Add`/`Update` do; Go's `DeleteWithObject` is the informer's step applying a delete
+// (`apply::apply_ordered_deltas`), its `Transaction` is `apply`. Go's "add a non-meta object"
+// step has no counterpart: every object here has metadata.
+#[test]
+fn thread_safe_store_test_thread_safe_store_rv() {
+    // "Initial state": Go's "" is `None`.
+    let store = ThreadSafeStore::<ConfigMap>::new();
+    assert_eq!(store.resource_version(), None);
+
+    // "Add Update and Delete"
+    let store = ThreadSafeStore::<ConfigMap>::new();
+    let rv = |store: &ThreadSafeStore<ConfigMap>| store.resource_version().unwrap_or_default();
+    store.add(config_map("key1", "10")).unwrap();
+    assert_eq!(rv(&store), "10");
+    store.add(config_map("key3", "10")).unwrap();
+    assert_eq!(
+        rv(&store),
+        "10",
+        "expected RV to remain 10 after adding same RV"
+    );
+    store.update(config_map("key4", "20")).unwrap();
+    assert_eq!(rv(&store), "20");
+    delete_with_object(&store, config_map("key4", "30"));
+    assert_eq!(rv(&store), "30", "expected RV to become 30 after deletion");
+    store.add(config_map("key6", "40")).unwrap();
+    assert_eq!(rv(&store), "40");
+    // A delete without an object (Go's `Delete(key)`) leaves the version.
+    store.delete(&ObjectKey::cluster("key6"));
+    assert_eq!(rv(&store), "40", "expected RV to remain 40 after delete");
+    // Go's `Transaction`: the version of its last object.
+    store
+        .apply(vec![
+            StoreOp::Upsert(config_map("key9", "40")),
+            StoreOp::Upsert(config_map("key10", "30")),
+            StoreOp::Upsert(config_map("key11", "50")),
+        ])
+        .unwrap();
+    assert_eq!(rv(&store), "50", "expected RV to be 50 after transaction");
+
+    // "Replace"
+    let store = ThreadSafeStore::<ConfigMap>::new();
+    store.add(config_map("key1", "10")).unwrap();
+    assert_eq!(rv(&store), "10", "setup failed");
+    store
+        .replace(
+            vec![config_map("key3", "40"), config_map("key2", "30")],
+            "50",
+        )
+        .unwrap();
+    assert_eq!(rv(&store), "50", "expected RV to be 50 after Replace()");
+
+    // "Delete"
+    let store = ThreadSafeStore::<ConfigMap>::new();
+    store.add(config_map("key1", "10")).unwrap();
+    assert_eq!(rv(&store), "10", "setup failed");
+    delete_with_object(&store, config_map("key1", "20"));
+    assert_eq!(rv(&store), "20", "expected RV to be 20 after Delete()");
 }
 
 // =====================================================================================
@@ -1484,4 +1560,72 @@ fn the_real_fifo_test_has_synced() {
 #[tokio::test]
 async fn the_real_fifo_test_pop_should_unblock_when_closed() {
     check_pop_unblocks_when_closed(Arc::new(real_fifo(&[obj("foo", 5)]))).await;
+}
+
+// =====================================================================================
+// object-names_test.go (Go's `ObjectName` and `ParseObjectName` are `ObjectKey`, its
+// `FromStr` and `Display`)
+// =====================================================================================
+
+// Go: TestObjectNames. Go draws 100 random 10-character strings over "abcdefghi/"; here a
+// fixed-seed generator draws them, plus the edge cases. Documented difference (`ObjectKey`'s
+// `FromStr`): a key with an empty name (`"ns/"`) is refused, where Go's
+// `SplitMetaNamespaceKey` returns an empty name: no object has one. That is asserted.
+#[test]
+fn object_names_test_object_names() {
+    const CHARS: &[u8] = b"abcdefghi/";
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        // xorshift64
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut encoded: Vec<String> = (0..100)
+        .map(|_| {
+            (0..10)
+                .map(|_| CHARS[(next() % CHARS.len() as u64) as usize] as char)
+                .collect()
+        })
+        .collect();
+    encoded.extend(
+        [
+            "abcdefghia",
+            "/abcdefghi",
+            "abcde/fghi",
+            "abcdefghi/",
+            "ab/cd/efgh",
+            "//////////",
+        ]
+        .map(String::from),
+    );
+    for encoded_s in &encoded {
+        let parts: Vec<&str> = encoded_s.split('/').collect();
+        let parsed = encoded_s.parse::<ObjectKey>();
+        let expect_error = parts.len() > 2;
+        // The documented difference: an empty name does not parse.
+        let empty_name = parts.len() == 2 && parts[1].is_empty();
+        assert_eq!(
+            parsed.is_err(),
+            expect_error || empty_name,
+            "wrong error for {encoded_s:?}: {parsed:?}"
+        );
+        let Ok(on) = parsed else { continue };
+        let (namespace, name) = if parts.len() == 2 {
+            (parts[0], parts[1])
+        } else {
+            ("", encoded_s.as_str())
+        };
+        assert_eq!(
+            (on.namespace().unwrap_or(""), on.name()),
+            (namespace, name),
+            "parse failed for {encoded_s:?}"
+        );
+        let mut recoded = on.to_string();
+        if encoded_s.starts_with('/') {
+            recoded = format!("/{recoded}");
+        }
+        assert_eq!(encoded_s, &recoded, "Parse().String() was not identity");
+    }
 }

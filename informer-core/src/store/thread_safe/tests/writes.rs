@@ -96,6 +96,77 @@ fn replace_and_set_resource_version_record_the_resource_version() {
     );
 }
 
+/// A pod at resource version `rv`.
+fn pod_at(name: &str, rv: &str) -> Arc<Pod> {
+    let mut pod = (*pod(Some("ns"), name, None)).clone();
+    pod.metadata.resource_version = Some(rv.to_owned());
+    Arc::new(pod)
+}
+
+#[test]
+fn writes_of_an_object_move_the_resource_version_to_its_own() {
+    // As client-go's threadSafeMap (TestThreadSafeStoreRV): every write of an object records
+    // its version, a later one or not; a delete by key does not.
+    let store = node_store();
+    let rv = |store: &ThreadSafeStore<Pod>| store.resource_version();
+    store.add(pod_at("a", "10")).unwrap();
+    assert_eq!(rv(&store).as_deref(), Some("10"));
+    store.update(pod_at("b", "20")).unwrap();
+    assert_eq!(rv(&store).as_deref(), Some("20"));
+    store.add(pod_at("c", "15")).unwrap();
+    assert_eq!(
+        rv(&store).as_deref(),
+        Some("15"),
+        "the last written, not the newest"
+    );
+    store.delete(&key("ns", "c"));
+    assert_eq!(
+        rv(&store).as_deref(),
+        Some("15"),
+        "a delete by key leaves it"
+    );
+    store
+        .update_with_key(key("ns", "a"), pod_at("a", "30"))
+        .unwrap();
+    assert_eq!(rv(&store).as_deref(), Some("30"));
+    store
+        .apply(vec![
+            StoreOp::Upsert(pod_at("d", "40")),
+            StoreOp::Upsert(pod_at("e", "50")),
+        ])
+        .unwrap();
+    assert_eq!(
+        rv(&store).as_deref(),
+        Some("50"),
+        "a batch: its last object's"
+    );
+    store
+        .apply(vec![
+            StoreOp::Upsert(pod_at("f", "60")),
+            StoreOp::Delete(key("ns", "f")),
+        ])
+        .unwrap();
+    assert_eq!(
+        rv(&store).as_deref(),
+        Some("50"),
+        "a batch ending in a delete by key leaves it"
+    );
+    assert!(store.add(Arc::new(Pod::default())).is_err());
+    assert_eq!(
+        rv(&store).as_deref(),
+        Some("50"),
+        "a refused write leaves it"
+    );
+    check_invariants(&store);
+}
+
+#[test]
+fn a_store_with_its_own_key_fn_does_not_read_versions() {
+    let store = item_store();
+    store.add(item("ns", "x", &[])).unwrap();
+    assert_eq!(store.resource_version(), None);
+}
+
 // ---------- apply ----------
 
 #[test]
