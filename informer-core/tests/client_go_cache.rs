@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use informer_core::apply::{apply_deltas, apply_ordered_deltas};
-use informer_core::store::{Indexer, Store, StoreOp, ThreadSafeStore, index_fn};
+use informer_core::store::{Indexer, Store, ThreadSafeStore, index_fn};
 use informer_core::{
     Deleted, Delta, DeltaFifo, Fifo, FifoError, KeyError, Notification, ObjectKey, RealFifo,
 };
@@ -607,17 +607,20 @@ fn config_map(name: &str, rv: &str) -> Arc<ConfigMap> {
     Arc::new(cm)
 }
 
-/// Deletes through the informer's step with the deleted object (Go's `DeleteWithObject`):
-/// the store's resource version moves to the deleted object's.
-fn delete_with_object(store: &ThreadSafeStore<ConfigMap>, obj: Arc<ConfigMap>) {
-    let batch = vec![Delta::Deleted(Deleted::Object(obj))];
-    apply_ordered_deltas(store, batch, vec![None], false, &mut |_| {}).unwrap();
+/// Applies one batch in order, as the informer applies a `RealFifo`'s batch: the store's
+/// resource version advances to the batch's last (client-go's `threadSafeMap` sets it on
+/// every write with an object).
+fn apply_in_order(store: &ThreadSafeStore<ConfigMap>, batch: Vec<Delta<ConfigMap>>) {
+    let keys = vec![None; batch.len()];
+    apply_ordered_deltas(store, batch, keys, false, &mut |_| {}).unwrap();
 }
 
-// Go: TestThreadSafeStoreRV. `add`/`update` record the object's version as Go's
-// `Add`/`Update` do; Go's `DeleteWithObject` is the informer's step applying a delete
-// (`apply::apply_ordered_deltas`), its `Transaction` is `apply`. Go's "add a non-meta object"
-// step has no counterpart: every object here has metadata.
+// Go: TestThreadSafeStoreRV. Documented difference (`Store::resource_version`): Go's
+// `threadSafeMap` records the version of every object it is given, so a resync or one page
+// of a list moves it too; here the store records what the informer's step tells it
+// (`apply::apply_ordered_deltas`, the equivalent of Go's `Add`/`Update`/`DeleteWithObject`
+// and `Transaction` as the informer calls them), and `replace` takes the list's version.
+// Go's "add a non-meta object" step has no counterpart: every object here has metadata.
 #[test]
 fn thread_safe_store_test_thread_safe_store_rv() {
     // "Initial state": Go's "" is `None`.
@@ -627,36 +630,42 @@ fn thread_safe_store_test_thread_safe_store_rv() {
     // "Add Update and Delete"
     let store = ThreadSafeStore::<ConfigMap>::new();
     let rv = |store: &ThreadSafeStore<ConfigMap>| store.resource_version().unwrap_or_default();
-    store.add(config_map("key1", "10")).unwrap();
+    apply_in_order(&store, vec![Delta::Added(config_map("key1", "10"))]);
     assert_eq!(rv(&store), "10");
-    store.add(config_map("key3", "10")).unwrap();
+    // An object with the same version.
+    apply_in_order(&store, vec![Delta::Added(config_map("key3", "10"))]);
     assert_eq!(
         rv(&store),
         "10",
         "expected RV to remain 10 after adding same RV"
     );
-    store.update(config_map("key4", "20")).unwrap();
+    apply_in_order(&store, vec![Delta::Updated(config_map("key4", "20"))]);
     assert_eq!(rv(&store), "20");
-    delete_with_object(&store, config_map("key4", "30"));
+    // Delete an earlier object with a newer version.
+    apply_in_order(
+        &store,
+        vec![Delta::Deleted(Deleted::Object(config_map("key4", "30")))],
+    );
     assert_eq!(rv(&store), "30", "expected RV to become 30 after deletion");
-    store.add(config_map("key6", "40")).unwrap();
+    apply_in_order(&store, vec![Delta::Added(config_map("key6", "40"))]);
     assert_eq!(rv(&store), "40");
     // A delete without an object (Go's `Delete(key)`) leaves the version.
     store.delete(&ObjectKey::cluster("key6"));
     assert_eq!(rv(&store), "40", "expected RV to remain 40 after delete");
     // Go's `Transaction`: the version of its last object.
-    store
-        .apply(vec![
-            StoreOp::Upsert(config_map("key9", "40")),
-            StoreOp::Upsert(config_map("key10", "30")),
-            StoreOp::Upsert(config_map("key11", "50")),
-        ])
-        .unwrap();
+    apply_in_order(
+        &store,
+        vec![
+            Delta::Updated(config_map("key9", "40")),
+            Delta::Updated(config_map("key10", "30")),
+            Delta::Updated(config_map("key11", "50")),
+        ],
+    );
     assert_eq!(rv(&store), "50", "expected RV to be 50 after transaction");
 
     // "Replace"
     let store = ThreadSafeStore::<ConfigMap>::new();
-    store.add(config_map("key1", "10")).unwrap();
+    apply_in_order(&store, vec![Delta::Added(config_map("key1", "10"))]);
     assert_eq!(rv(&store), "10", "setup failed");
     store
         .replace(
@@ -668,9 +677,12 @@ fn thread_safe_store_test_thread_safe_store_rv() {
 
     // "Delete"
     let store = ThreadSafeStore::<ConfigMap>::new();
-    store.add(config_map("key1", "10")).unwrap();
+    apply_in_order(&store, vec![Delta::Added(config_map("key1", "10"))]);
     assert_eq!(rv(&store), "10", "setup failed");
-    delete_with_object(&store, config_map("key1", "20"));
+    apply_in_order(
+        &store,
+        vec![Delta::Deleted(Deleted::Object(config_map("key1", "20")))],
+    );
     assert_eq!(rv(&store), "20", "expected RV to be 20 after Delete()");
 }
 

@@ -163,9 +163,12 @@ pub trait Store<K>: Send + Sync {
     /// [`set_resource_version`](Store::set_resource_version), if any: for a store an informer
     /// fills in order (through a [`RealFifo`](crate::RealFifo)), the version of the last
     /// object, delete, bookmark or list applied (client-go's `LastStoreSyncResourceVersion`;
-    /// see [`apply_ordered_deltas`](crate::apply::apply_ordered_deltas)). A store that can
-    /// read its objects' versions also moves it on every write of an object, as client-go's
-    /// `threadSafeMap` does ([`ThreadSafeStore::new`] does; a delete by key leaves it).
+    /// see [`apply_ordered_deltas`](crate::apply::apply_ordered_deltas)).
+    ///
+    /// Deliberately unlike client-go's `threadSafeMap`, writing an object (`add`, `update`,
+    /// `apply`) does not move it: there a resync moves it back to an older object's version
+    /// and one page of a paginated list sets it before the list is whole; here the informer's
+    /// step sets it to the position in the server's stream that the content reflects.
     fn resource_version(&self) -> Option<String>;
 
     /// Records the resource version the content corresponds to (after a batch of watch

@@ -121,9 +121,6 @@ pub struct ThreadSafeStore<K> {
     key_fn: KeyFn<K>,
     /// Whether `key_fn` is `resource_key` (set by [`ThreadSafeStore::new`]).
     resource_keyed: bool,
-    /// An object's resource version, for a store of Kubernetes objects (set by
-    /// [`ThreadSafeStore::new`]): writes of an object move the store's version to it.
-    version_of: Option<VersionFn<K>>,
     hasher: RandomState,
     inner: RwLock<Inner<K>>,
 }
@@ -132,42 +129,20 @@ impl<K: Resource> ThreadSafeStore<K> {
     /// An empty store of Kubernetes objects, keyed by [`resource_key`] (`namespace/name`),
     /// with only the built-in [`NAMESPACE_INDEX`].
     ///
-    /// Its [`resource_version`](Store::resource_version) follows the objects written, as
-    /// client-go's `LastStoreSyncResourceVersion` does: `add`, `update` and `apply` (its
-    /// last operation, when an upsert) move it to the written object's
-    /// `metadata.resourceVersion` when it has one; `replace` and `set_resource_version` set
-    /// it; a delete by key leaves it.
-    ///
     /// ```
-    /// use std::sync::Arc;
     /// use informer_core::store::{Indexer, Store, ThreadSafeStore, NAMESPACE_INDEX};
     /// use k8s_openapi::api::core::v1::ConfigMap;
     ///
     /// let store = ThreadSafeStore::<ConfigMap>::new();
     /// assert!(store.is_empty());
     /// assert_eq!(store.index_names(), [NAMESPACE_INDEX]);
-    ///
-    /// let mut cm = ConfigMap::default();
-    /// cm.metadata.name = Some("settings".into());
-    /// cm.metadata.resource_version = Some("10".into());
-    /// store.add(Arc::new(cm))?;
-    /// assert_eq!(store.resource_version().as_deref(), Some("10"));
-    /// # Ok::<(), informer_core::StoreError>(())
     /// ```
     pub fn new() -> Self {
         Self {
             resource_keyed: true,
-            version_of: Some(object_version::<K>),
             ..Self::with_key_fn(resource_key::<K>)
         }
     }
-}
-
-/// Reads an object's resource version.
-type VersionFn<K> = fn(&K) -> Option<&str>;
-
-fn object_version<K: Resource>(obj: &K) -> Option<&str> {
-    obj.meta().resource_version.as_deref()
 }
 
 impl<K: Resource> Default for ThreadSafeStore<K> {
@@ -204,7 +179,6 @@ impl<K> ThreadSafeStore<K> {
         Self {
             key_fn,
             resource_keyed: false,
-            version_of: None,
             hasher: RandomState::default(),
             inner: RwLock::new(Inner::new()),
         }
@@ -249,7 +223,6 @@ impl<K> ThreadSafeStore<K> {
         let guard = self.inner.upgradable_read();
         let values = guard.values_for(&obj);
         let mut inner = RwLockUpgradableReadGuard::upgrade(guard);
-        self.record_version(&mut inner, &obj);
         inner.upsert(
             &self.hasher,
             Prepared {
@@ -259,14 +232,6 @@ impl<K> ThreadSafeStore<K> {
                 values,
             },
         )
-    }
-
-    /// Moves the store's resource version to `obj`'s, if this store reads versions and `obj`
-    /// has one (client-go's `threadSafeMap` records the version of every object written).
-    fn record_version(&self, inner: &mut Inner<K>, obj: &K) {
-        if let Some(rv) = self.version_of.and_then(|version_of| version_of(obj)) {
-            inner.set_resource_version(rv);
-        }
     }
 
     fn add_indexers_inner(&self, indexers: Indexers<K>) -> Result<(), IndexError> {
@@ -430,7 +395,15 @@ impl<K: Send + Sync> Store<K> for ThreadSafeStore<K> {
     }
 
     fn set_resource_version(&self, resource_version: &str) {
-        self.inner.write().set_resource_version(resource_version);
+        // Called after every batch the informer applies: reuse the buffer.
+        let mut inner = self.inner.write();
+        match &mut inner.resource_version {
+            Some(rv) => {
+                rv.clear();
+                rv.push_str(resource_version);
+            }
+            None => inner.resource_version = Some(resource_version.to_owned()),
+        }
     }
 
     fn apply(&self, batch: Vec<StoreOp<K>>) -> Result<Vec<Option<Arc<K>>>, StoreError> {
@@ -465,9 +438,6 @@ impl<K: Send + Sync> Store<K> for ThreadSafeStore<K> {
             })
             .collect();
         let mut inner = RwLockUpgradableReadGuard::upgrade(guard);
-        if let Some(Ok(last)) = prepared.last() {
-            self.record_version(&mut inner, &last.obj);
-        }
         Ok(prepared
             .into_iter()
             .map(|op| match op {

@@ -285,19 +285,7 @@ impl<K> Inner<K> {
                 diff.deleted.push((entry.key, entry.obj));
             }
         }
-        self.set_resource_version(resource_version);
+        self.resource_version = Some(resource_version.to_owned());
         diff
-    }
-
-    /// Records the store's resource version, reusing its buffer (this runs for every write
-    /// and applied batch).
-    pub(super) fn set_resource_version(&mut self, resource_version: &str) {
-        match &mut self.resource_version {
-            Some(rv) => {
-                rv.clear();
-                rv.push_str(resource_version);
-            }
-            None => self.resource_version = Some(resource_version.to_owned()),
-        }
     }
 }
