@@ -25,13 +25,17 @@
 //! | area | the known differences |
 //! | --- | --- |
 //! | the harness | the real server is a standalone binary: its controllers write as `real-apiserver` (the fake as kube-apiserver's `kube-apiserver`), and paths it does not serve answer a plain-text `404 page not found` (the fake: kube-apiserver's `Status`) |
-//! | error statuses | the wording of UID preconditions, JSON-patch test failures, malformed continue tokens, resource versions and label selectors, and malformed JSON; no `Timeout: ` prefix on a too-large resource version; a malformed watch `resourceVersion` is 400 rather than 500; `sendInitialEvents` without `resourceVersionMatch` worded differently; a wrong `kind` is 400 rather than 422 |
+//! | error statuses | the wording of UID preconditions, malformed continue tokens, resource versions and label selectors, and malformed JSON; no `Timeout: ` prefix on a too-large resource version; a malformed watch `resourceVersion` is 400 rather than 500; `sendInitialEvents` without `resourceVersionMatch` worded differently; a wrong `kind` is 400 rather than 422 |
 //! | lists and watches | `resourceVersion=0` with `limit` is paginated (real: the whole list from the watch cache) |
 //!
 //! The script creates two CRDs (one with a full structural schema) and covers their
 //! conditions, discovery, name conflicts, pruning, defaults, validation, strict field
 //! validation, server-side apply between two managers (conflicts, force, removal, map lists),
-//! printer columns and deletion: none of them differs but for the harness's manager name.
+//! JSON patches (the library's leniencies and its bare 422s), metadata rules (empty
+//! collections left out, an immutable uid), printer columns and Tables (`includeObject`,
+//! one object's, a watch's), streaming lists and watches from `0` or unset (the
+//! initial-events-end bookmark) and deletion: none of them differs but for the harness's
+//! manager name.
 //! (Objects held by a finalizer while their CRD terminates are not scripted: the standalone
 //! real server panics on their updates; `tests/apiserver/crds.rs` covers them.)
 //!

@@ -1,11 +1,18 @@
-//! RFC 6902 JSON patch, implemented here so that no patch document can panic or exhaust
-//! memory: every operation checks its paths, and the bytes `copy` adds are bounded as
-//! kube-apiserver bounds them.
+//! JSON patch as kube-apiserver applies it (`gopkg.in/evanphx/json-patch.v4`: RFC 6902 with
+//! that library's leniencies), implemented here so that no patch document can panic or
+//! exhaust memory: every operation checks its paths, and the bytes `copy` adds are bounded
+//! as kube-apiserver bounds them.
 //!
-//! Errors split as the real server splits them: a document that is not a list of
-//! well-formed operations is a [`JsonPatchError::Malformed`] (400), an operation that
-//! does not apply to the object is a [`JsonPatchError::Failed`] (422), and more than
-//! [`MAX_OPERATIONS`] operations is [`JsonPatchError::TooManyOperations`] (413).
+//! The leniencies a client may rely on: `replace` of a missing key of an object sets it
+//! (as `add` would), `test` of a missing key of an object against `null` passes, and an
+//! operation without a `value` uses `null`.
+//!
+//! Errors split as the real server splits them: a document that is not a list of JSON
+//! objects is a [`JsonPatchError::Malformed`] (400); an operation that cannot be applied
+//! (an unknown `op`, a missing or malformed path, a path the object does not have) is a
+//! [`JsonPatchError::Failed`] (422, the library's reason not shown: kube-apiserver drops
+//! it); more than [`MAX_OPERATIONS`] operations is [`JsonPatchError::TooManyOperations`]
+//! (413).
 
 use serde_json::Value;
 
@@ -92,39 +99,42 @@ fn display(path: &[String]) -> String {
 }
 
 fn decode(patch: &Value) -> Result<Vec<Operation>, JsonPatchError> {
-    let malformed = |why: String| JsonPatchError::Malformed(why);
     let Value::Array(items) = patch else {
-        return Err(malformed(
+        return Err(JsonPatchError::Malformed(
             "json: cannot unmarshal object into Go value of type jsonpatch.Patch".into(),
         ));
     };
     if items.len() > MAX_OPERATIONS {
         return Err(JsonPatchError::TooManyOperations(items.len()));
     }
+    // The library decodes the list first (400 for an item that is not an object), then
+    // reads each operation's fields as it applies it (422 for a bad one).
+    if let Some((i, _)) = items.iter().enumerate().find(|(_, i)| !i.is_object()) {
+        return Err(JsonPatchError::Malformed(format!(
+            "operation {i} is not a JSON object"
+        )));
+    }
     items
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            let Value::Object(op) = item else {
-                return Err(malformed(format!("operation {i} is not a JSON object")));
-            };
+            let op = item.as_object().expect("checked above");
+            let failed = |why: String| JsonPatchError::Failed(why);
             let string = |key: &str| -> Result<&str, JsonPatchError> {
                 op.get(key).and_then(Value::as_str).ok_or_else(|| {
-                    malformed(format!("operation {i} is missing the string field {key:?}"))
+                    failed(format!("operation {i} is missing the string field {key:?}"))
                 })
             };
             let path = |key: &str| -> Result<Vec<String>, JsonPatchError> {
-                pointer(string(key)?).map_err(|e| malformed(format!("operation {i}: {e}")))
+                pointer(string(key)?).map_err(|e| failed(format!("operation {i}: {e}")))
             };
-            let value = || -> Result<Value, JsonPatchError> {
-                op.get("value")
-                    .cloned()
-                    .ok_or_else(|| malformed(format!("operation {i} is missing \"value\"")))
-            };
-            Ok(match string("op")? {
-                "add" => Operation::Add(path("path")?, value()?),
+            // An operation without a value uses null, as the library does.
+            let value = || op.get("value").cloned().unwrap_or(Value::Null);
+            let kind = op.get("op").and_then(Value::as_str).unwrap_or("unknown");
+            Ok(match kind {
+                "add" => Operation::Add(path("path")?, value()),
                 "remove" => Operation::Remove(path("path")?),
-                "replace" => Operation::Replace(path("path")?, value()?),
+                "replace" => Operation::Replace(path("path")?, value()),
                 "move" => Operation::Move {
                     from: path("from")?,
                     to: path("path")?,
@@ -133,8 +143,8 @@ fn decode(patch: &Value) -> Result<Vec<Operation>, JsonPatchError> {
                     from: path("from")?,
                     to: path("path")?,
                 },
-                "test" => Operation::Test(path("path")?, value()?),
-                other => return Err(malformed(format!("Unexpected kind: {other}"))),
+                "test" => Operation::Test(path("path")?, value()),
+                other => return Err(failed(format!("Unexpected kind: {other}"))),
             })
         })
         .collect()
@@ -222,6 +232,13 @@ fn apply(doc: &mut Value, operation: Operation, copied: &mut usize) -> Result<()
         Operation::Add(path, value) => add(doc, &path, value),
         Operation::Remove(path) => remove(doc, &path, "remove").map(drop),
         Operation::Replace(path, value) => {
+            // A missing key of an object is set, as the library's `replace` does.
+            if let Some((last, parent)) = path.split_last()
+                && let Some(Value::Object(map)) = get_mut(doc, parent)
+            {
+                map.insert(last.clone(), value);
+                return Ok(());
+            }
             let target = get_mut(doc, &path).ok_or_else(|| missing("replace", &path))?;
             *target = value;
             Ok(())
@@ -256,6 +273,14 @@ fn apply(doc: &mut Value, operation: Operation, copied: &mut usize) -> Result<()
         }
         Operation::Test(path, expected) => match get(doc, &path) {
             Some(actual) if *actual == expected => Ok(()),
+            // A missing key of an object tests equal to null, as in the library.
+            None if expected.is_null()
+                && path.split_last().is_some_and(|(_, parent)| {
+                    matches!(get(doc, parent), Some(Value::Object(_)))
+                }) =>
+            {
+                Ok(())
+            }
             _ => Err(JsonPatchError::Failed(format!(
                 "testing value {} failed: test failed",
                 display(&path)

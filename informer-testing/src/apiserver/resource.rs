@@ -518,10 +518,12 @@ impl ResourceType {
         super::events::is_view(self).then_some(("", "v1"))
     }
 
-    /// Whether a field selector field is supported.
+    /// Whether a field selector field is supported. A cluster-scoped custom resource has no
+    /// `metadata.namespace` field (apiextensions' `ConvertFieldLabel`); built-in types all
+    /// accept it.
     pub(crate) fn supports_field(&self, field: &str) -> bool {
         field == "metadata.name"
-            || field == "metadata.namespace"
+            || field == "metadata.namespace" && (self.namespaced || !self.custom)
             || self.fields.iter().any(|(f, _)| *f == field)
     }
 

@@ -1022,9 +1022,12 @@ impl ResourceRequest<'_> {
         let object = &resource.present(object);
         if self.output != codec::Output::Json {
             let document = match self.output {
-                codec::Output::Table => {
-                    table::table(resource, std::slice::from_ref(object), None, None)
-                }
+                codec::Output::Table => table::object_table(
+                    resource,
+                    object,
+                    table::IncludeObject::parse(self.query.string("includeObject")),
+                    true,
+                ),
                 codec::Output::Metadata => codec::partial_metadata(object),
                 codec::Output::Json | codec::Output::Yaml | codec::Output::AggregatedDiscovery => {
                     object.as_ref().clone()
@@ -1087,11 +1090,18 @@ impl ResourceRequest<'_> {
                 response
             }
             codec::Output::Table => {
-                let table = table::table(
+                let mut table_metadata = json!({});
+                for field in ["resourceVersion", "continue"] {
+                    if let Some(value) = metadata[field].as_str().filter(|v| !v.is_empty()) {
+                        table_metadata[field] = json!(value);
+                    }
+                }
+                let table = table::table_of(
                     resource,
                     items,
-                    metadata["resourceVersion"].as_str().and_then(|rv| rv.parse().ok()),
-                    metadata["continue"].as_str().filter(|c| !c.is_empty()),
+                    table_metadata,
+                    table::IncludeObject::parse(self.query.string("includeObject")),
+                    true,
                 );
                 self.respond(StatusCode::OK, &table, &[])
             }
@@ -1126,6 +1136,15 @@ fn handle_resource(
 ) -> Result<Response<Body>, ApiError> {
     let shared = request.shared;
     let (query, headers, method) = (request.query, request.headers, request.method);
+    // kube-apiserver's custom resource handler serves a namespaced type across namespaces
+    // for list and watch only: a create or deletecollection there is not routed (404).
+    if path.resource.custom
+        && path.resource.namespaced
+        && path.namespace.is_none()
+        && !matches!(request.verb, Verb::List | Verb::Watch)
+    {
+        return Err(ApiError::unknown_path());
+    }
     if path.subresource.as_deref() == Some("scale") {
         return handle_scale(request, &path, &body);
     }
@@ -1774,32 +1793,52 @@ fn filter(path: &ResourcePath, query: &Query) -> Result<Filter, ApiError> {
 fn read_version(query: &Query, paginated: bool, continuing: bool) -> Result<ReadVersion, ApiError> {
     let rv = query.string("resourceVersion");
     let matching = query.string("resourceVersionMatch");
-    let invalid = |why: &str| ApiError::invalid("ListOptions.meta.k8s.io", "", why);
-    if continuing {
+    // `sendInitialEvents` is for watches: a list with it is refused, its error listed after
+    // the resource version's (kube-apiserver's `validateListOptions`).
+    let forbidden = query.string("sendInitialEvents").and_then(|_| {
+        FieldError::parse("sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list")
+    });
+    let invalid = |why: &str| {
+        let errors = FieldError::parse(why)
+            .into_iter()
+            .chain(forbidden.clone())
+            .collect();
+        ApiError::invalid_fields("ListOptions.meta.k8s.io", "", errors)
+    };
+    let version = if continuing {
         if rv.is_some_and(|rv| rv != "0") {
             return Err(ApiError::bad_request(
                 "specifying resource version is not allowed when using continue",
             ));
         }
-        return Ok(ReadVersion::MostRecent);
-    }
-    match (matching, rv) {
-        (None, None) => Ok(ReadVersion::MostRecent),
-        (None, Some("0")) => Ok(ReadVersion::Any),
-        (None, Some(rv)) if paginated => Ok(ReadVersion::Exact(parse_revision(rv)?)),
-        (None, Some(rv)) => Ok(ReadVersion::NotOlderThan(parse_revision(rv)?)),
-        (Some(_), None) => Err(invalid(
-            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+        Ok(ReadVersion::MostRecent)
+    } else {
+        match (matching, rv) {
+            (None, None) => Ok(ReadVersion::MostRecent),
+            (None, Some("0")) => Ok(ReadVersion::Any),
+            (None, Some(rv)) if paginated => Ok(ReadVersion::Exact(parse_revision(rv)?)),
+            (None, Some(rv)) => Ok(ReadVersion::NotOlderThan(parse_revision(rv)?)),
+            (Some(_), None) => Err(invalid(
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+            )),
+            (Some("NotOlderThan"), Some("0")) => Ok(ReadVersion::Any),
+            (Some("NotOlderThan"), Some(rv)) => Ok(ReadVersion::NotOlderThan(parse_revision(rv)?)),
+            (Some("Exact"), Some("0")) => Err(invalid(
+                "resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            )),
+            (Some("Exact"), Some(rv)) => Ok(ReadVersion::Exact(parse_revision(rv)?)),
+            (Some(other), _) => Err(invalid(&format!(
+                "resourceVersionMatch: Unsupported value: \"{other}\": supported values: \"Exact\", \"NotOlderThan\", \"\""
+            ))),
+        }
+    };
+    match (version, forbidden) {
+        (Ok(_), Some(forbidden)) => Err(ApiError::invalid_fields(
+            "ListOptions.meta.k8s.io",
+            "",
+            vec![forbidden],
         )),
-        (Some("NotOlderThan"), Some("0")) => Ok(ReadVersion::Any),
-        (Some("NotOlderThan"), Some(rv)) => Ok(ReadVersion::NotOlderThan(parse_revision(rv)?)),
-        (Some("Exact"), Some("0")) => Err(invalid(
-            "resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
-        )),
-        (Some("Exact"), Some(rv)) => Ok(ReadVersion::Exact(parse_revision(rv)?)),
-        (Some(other), _) => Err(invalid(&format!(
-            "resourceVersionMatch: Unsupported value: \"{other}\": supported values: \"Exact\", \"NotOlderThan\", \"\""
-        ))),
+        (version, _) => version,
     }
 }
 
@@ -1808,7 +1847,12 @@ fn list(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<B
     // Validate like the real server even though `watch=false` lists.
     query.bool("watch")?;
     let filter = filter(path, query)?;
-    let limit = query.u64("limit")?;
+    // A negative limit is no limit, as kube-apiserver reads its int64.
+    let negative = query
+        .string("limit")
+        .and_then(|l| l.strip_prefix('-'))
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+    let limit = if negative { None } else { query.u64("limit")? };
     let continue_token = query
         .string("continue")
         .map(ContinueToken::decode)
@@ -1865,26 +1909,23 @@ fn watch(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<
             "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan",
         ));
     }
-    if send_initial_events == Some(true) && !bookmarks {
-        return Err(invalid(
-            "allowWatchBookmarks: Required value: allowWatchBookmarks must be set when sendInitialEvents is set",
-        ));
-    }
     let revision = match rv {
         None | Some("0") => None,
         Some(rv) => Some(parse_revision(rv)?),
     };
+    // The initial-events-end bookmark ends the initial events of every watch that sends
+    // them, when the client allows bookmarks: kube-apiserver defaults a watch from "" or
+    // "0" to `sendInitialEvents=true` (`SetListOptionsDefaults`), and its watch cache
+    // annotates the first bookmark of such a watch. Without `allowWatchBookmarks` the
+    // initial events simply end (no 422).
+    let end_bookmark = bookmarks && !shared.faults.lock().withhold_initial_events_end;
     let start = match (send_initial_events, revision) {
-        (Some(true), _) => WatchStart::Now {
+        (Some(true), _) | (None, None) => WatchStart::Now {
             initial_events: true,
-            end_bookmark: !shared.faults.lock().withhold_initial_events_end,
+            end_bookmark,
         },
         (Some(false), None) => WatchStart::Now {
             initial_events: false,
-            end_bookmark: false,
-        },
-        (None, None) => WatchStart::Now {
-            initial_events: true,
             end_bookmark: false,
         },
         (_, Some(revision)) => WatchStart::After(revision),
@@ -1927,9 +1968,13 @@ fn watch(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<
     if let Some(interceptor) = shared.interceptor.read().clone() {
         chunks = interceptor.watch(request.info, chunks);
     }
+    let include = table::IncludeObject::parse(query.string("includeObject"));
+    let mut first_table = true;
     let body = StreamBody::new(chunks.map(move |chunk| {
         Ok(Frame::data(match output {
-            codec::Output::Table => table::event_as_table(&resource, chunk),
+            codec::Output::Table => {
+                table::event_as_table_with(&resource, chunk, include, &mut first_table)
+            }
             codec::Output::Metadata => codec::event_as_metadata(chunk),
             codec::Output::Json | codec::Output::Yaml | codec::Output::AggregatedDiscovery => chunk,
         }))

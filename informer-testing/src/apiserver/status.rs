@@ -342,16 +342,16 @@ impl ApiError {
         Self::new(StatusReason::Invalid, message).with_details(details)
     }
 
-    /// 422 for a patch that does not apply, worded as kube-apiserver words it
-    /// (`NewGenericServerResponse`): a fixed message, the reason in one cause.
-    pub(crate) fn patch_rejected(why: &str) -> Self {
+    /// 422 for a patch that does not apply, as kube-apiserver answers it
+    /// (`NewGenericServerResponse` with `isUnexpectedResponse` false): a fixed message and
+    /// empty details. The reason (`_why`, what the patch library said) is not shown to
+    /// the client, as kube-apiserver does not show it.
+    pub(crate) fn patch_rejected(_why: &str) -> Self {
         Self::new(
             StatusReason::Invalid,
             "the server rejected our request due to an error in our request",
         )
-        .with_details(json!({
-            "causes": [{"reason": "UnexpectedServerResponse", "message": why}]
-        }))
+        .with_details(json!({}))
     }
 
     /// 410 Expired for a resource version that history no longer holds.
@@ -777,7 +777,7 @@ impl FieldError {
 
     /// Reads back an error printed as `<field>: <kind words>[: <rest>]` (the rest becomes
     /// the detail); `None` for other text.
-    fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         let (field, rest) = text.split_once(": ")?;
         if field.is_empty() || field.contains(' ') {
             return None;

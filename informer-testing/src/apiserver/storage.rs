@@ -46,7 +46,7 @@ use super::pods;
 use super::resource::{ResourceKey, ResourceType};
 use super::selector::{FieldSelector, LabelSelector};
 use super::services;
-use super::status::ApiError;
+use super::status::{ApiError, FieldError};
 use super::strategy;
 use super::time::now_rfc3339;
 use super::validation;
@@ -1500,7 +1500,13 @@ impl Store {
             if generate.is_empty() {
                 return Err(validation::name_required(resource));
             }
-            name = format!("{generate}{}", random_suffix());
+            // As `names.SimpleNameGenerator`: the prefix is cut to 58 bytes, so that with
+            // the 5 random characters a name fits in 63.
+            let mut cut = generate.len().min(MAX_GENERATED_PREFIX);
+            while !generate.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            name = format!("{}{}", &generate[..cut], random_suffix());
         }
         let namespace = resolve_namespace(resource, namespace, meta, &name)?;
         meta.insert("name".into(), json!(name));
@@ -1544,7 +1550,7 @@ impl Store {
             ));
         }
         if dry_run {
-            set_meta(&mut object, "resourceVersion", json!(""));
+            // Not stored: no resource version at all (the field is omitted, not "").
             return Ok(Object::new(object));
         }
         Ok(self.commit(resource, key, EventType::Added, object, None))
@@ -1926,6 +1932,20 @@ fn prepare_update(
             new
         }
     };
+    // A uid the body sets must be the object's (`ValidateObjectMetaUpdate`; an empty one is
+    // the object's). kube-apiserver validates an update's metadata twice (the common
+    // fields, then the strategy's), so the cause is there twice.
+    let sent_uid = result.pointer("/metadata/uid").and_then(Value::as_str);
+    if let Some(sent) = sent_uid.filter(|uid| !uid.is_empty())
+        && Some(sent) != old.pointer("/metadata/uid").and_then(Value::as_str)
+    {
+        let error = FieldError::invalid("metadata.uid", sent, "field is immutable");
+        return Err(ApiError::invalid_fields(
+            &resource.qualified_kind(),
+            name,
+            vec![error.clone(), error],
+        ));
+    }
     // Fields only the server sets.
     for field in [
         "name",
@@ -1991,6 +2011,10 @@ fn spec_changed(resource: &ResourceType, old: &Value, new: &Value) -> bool {
     };
     strip(old) != strip(new)
 }
+
+/// The longest `generateName` prefix kept (apiserver's `maxGeneratedNameLength`: 63 less
+/// the random suffix).
+const MAX_GENERATED_PREFIX: usize = 58;
 
 fn random_suffix() -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";

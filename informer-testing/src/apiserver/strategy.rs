@@ -81,6 +81,9 @@ pub(crate) fn empty_object(resource: &ResourceType) -> Value {
     object
 }
 
+/// The message of every object's `metadata`.
+const OBJECT_META: &str = "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+
 /// What a real server's decoding does to a written object: a custom resource is pruned and
 /// defaulted as its schema says, a built-in one gets its type's defaults and is written as
 /// its Go struct writes it back (empty `omitempty` fields left out, quantities canonical:
@@ -92,6 +95,14 @@ fn decode(resource: &ResourceType, object: &mut Value) {
     }
     defaults::apply(resource, object);
     defaults::apply_more_kinds(resource, object);
+    if resource.custom {
+        // apiextensions coerces a custom resource's metadata through `metav1.ObjectMeta`
+        // (`schema/objectmeta`): its empty `omitempty` fields (`labels: {}`,
+        // `finalizers: []`) are left out.
+        if let Some(metadata) = object.get_mut("metadata") {
+            Schema::builtin().normalize(OBJECT_META, metadata);
+        }
+    }
     if resource.schema.is_none() && !resource.custom {
         let schema = Schema::builtin();
         if let Some(message) = schema.message_name_for(&resource.api_version(), &resource.kind) {

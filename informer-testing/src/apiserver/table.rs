@@ -628,18 +628,44 @@ fn since(time: &str) -> Option<String> {
     Some(human_duration(u64::try_from(elapsed).unwrap_or(0)))
 }
 
-fn row(resource: &ResourceType, object: &Value) -> Value {
-    json!({
-        "cells": cells(resource, object),
-        "object": {
+/// What each row's `object` holds: the `includeObject` query parameter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum IncludeObject {
+    /// `null`.
+    None,
+    /// The object's metadata as a `PartialObjectMetadata` (the default).
+    #[default]
+    Metadata,
+    /// The whole object.
+    Object,
+}
+
+impl IncludeObject {
+    /// The value of `includeObject` (anything else is the default).
+    pub(crate) fn parse(value: Option<&str>) -> Self {
+        match value {
+            Some("None") => Self::None,
+            Some("Object") => Self::Object,
+            _ => Self::Metadata,
+        }
+    }
+}
+
+fn row(resource: &ResourceType, object: &Value, include: IncludeObject) -> Value {
+    let embedded = match include {
+        IncludeObject::None => Value::Null,
+        IncludeObject::Object => object.clone(),
+        IncludeObject::Metadata => json!({
             "kind": "PartialObjectMetadata",
             "apiVersion": "meta.k8s.io/v1",
             "metadata": object.get("metadata").cloned().unwrap_or(json!({})),
-        }
-    })
+        }),
+    };
+    json!({"cells": cells(resource, object), "object": embedded})
 }
 
 /// A `Table` of objects, with list metadata when given.
+#[cfg(test)]
 pub(crate) fn table<T: Borrow<Value>>(
     resource: &ResourceType,
     objects: &[T],
@@ -653,17 +679,66 @@ pub(crate) fn table<T: Borrow<Value>>(
     if let Some(token) = continue_token {
         metadata["continue"] = json!(token);
     }
+    table_of(resource, objects, metadata, IncludeObject::Metadata, true)
+}
+
+/// A `Table` of objects with this metadata, rows holding what `include` says, and column
+/// definitions or `null` for them.
+pub(crate) fn table_of<T: Borrow<Value>>(
+    resource: &ResourceType,
+    objects: &[T],
+    metadata: Value,
+    include: IncludeObject,
+    with_columns: bool,
+) -> Value {
     json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": metadata,
-        "columnDefinitions": columns(resource),
-        "rows": objects.iter().map(|o| row(resource, o.borrow())).collect::<Vec<_>>(),
+        "columnDefinitions": if with_columns { Value::from(columns(resource)) } else { Value::Null },
+        "rows": objects.iter().map(|o| row(resource, o.borrow(), include)).collect::<Vec<_>>(),
     })
 }
 
+/// The one-row `Table` of one object, at the object's resource version (as the real
+/// server's table convertors answer a get and each watch event).
+pub(crate) fn object_table(
+    resource: &ResourceType,
+    object: &Value,
+    include: IncludeObject,
+    with_columns: bool,
+) -> Value {
+    let mut metadata = json!({});
+    if let Some(rv) = object
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+    {
+        metadata["resourceVersion"] = json!(rv);
+    }
+    table_of(
+        resource,
+        std::slice::from_ref(object),
+        metadata,
+        include,
+        with_columns,
+    )
+}
+
 /// Rewrites one watch event line so its object is a one-row `Table`.
+#[cfg(test)]
 pub(crate) fn event_as_table(resource: &ResourceType, chunk: Bytes) -> Bytes {
+    event_as_table_with(resource, chunk, IncludeObject::Metadata, &mut true)
+}
+
+/// Like [`event_as_table`], with rows holding what `include` says; the column definitions
+/// only in the first table of a stream (`first`, then false), `null` after it, as the
+/// real server sends them.
+pub(crate) fn event_as_table_with(
+    resource: &ResourceType,
+    chunk: Bytes,
+    include: IncludeObject,
+    first: &mut bool,
+) -> Bytes {
     let Ok(mut event) = serde_json::from_slice::<Value>(&chunk) else {
         return chunk;
     };
@@ -674,7 +749,8 @@ pub(crate) fn event_as_table(resource: &ResourceType, chunk: Bytes) -> Bytes {
         return chunk;
     }
     let object = event["object"].take();
-    event["object"] = table(resource, &[object], None, None);
+    event["object"] = object_table(resource, &object, include, *first);
+    *first = false;
     let mut out = serde_json::to_vec(&event).unwrap_or_default();
     out.push(b'\n');
     Bytes::from(out)

@@ -698,3 +698,133 @@ async fn a_crd_installed_on_a_running_server_is_served_at_once() {
         Err(informer_testing::Error::InvalidCustomResource(_))
     ));
 }
+
+#[tokio::test]
+async fn a_namespaced_custom_resource_is_listed_and_watched_across_namespaces_but_not_written() {
+    // kube-apiserver's custom resource handler serves `/apis/<group>/<version>/<plural>`
+    // of a namespaced type for list and watch only; a create or a deletecollection there
+    // is not routed (404), and deletes nothing.
+    let server = server().await;
+    install(&server).await;
+    create_gadget(&server, "g1", json!({"mode": "fast"})).await;
+    let all = "/apis/example.com/v1/gadgets";
+    assert_eq!(raw(&server, "GET", all, &[], b"").await.status, 200);
+    let body = serde_json::to_vec(&gadget("g2", json!({"mode": "fast"}))).unwrap();
+    raw(
+        &server,
+        "POST",
+        all,
+        &[("Content-Type", "application/json")],
+        &body,
+    )
+    .await
+    .assert_status(404, "NotFound");
+    raw(&server, "DELETE", all, &[], b"")
+        .await
+        .assert_status(404, "NotFound");
+    let left = within(gadgets(&server, "v1").list(&ListParams::default()))
+        .await
+        .unwrap();
+    assert_eq!(left.items.len(), 1);
+}
+
+#[tokio::test]
+async fn a_json_patch_replace_of_a_missing_key_sets_it_as_kube_apiserver_does() {
+    // kube-apiserver applies JSON patches with evanphx/json-patch v4: `replace` of a key
+    // an object lacks adds it, and `test` of a missing key against null passes.
+    let server = server().await;
+    install(&server).await;
+    create_gadget(&server, "g1", json!({"mode": "fast"})).await;
+    let patch = json!([
+        {"op": "replace", "path": "/metadata/annotations", "value": {"a": "1"}},
+        {"op": "replace", "path": "/metadata/annotations/b", "value": "2"},
+        {"op": "test", "path": "/spec/ports", "value": null},
+        {"op": "replace", "path": "/spec/replicas", "value": 3}
+    ]);
+    let patched = within(gadgets(&server, "v1").patch(
+        "g1",
+        &PatchParams::default(),
+        &Patch::<()>::Json(serde_json::from_value(patch).unwrap()),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        patched.metadata.annotations.unwrap_or_default(),
+        [
+            ("a".to_string(), "1".to_string()),
+            ("b".to_string(), "2".to_string())
+        ]
+        .into()
+    );
+    assert_eq!(patched.data["spec"]["replicas"], 3);
+    // A missing parent still fails, with kube-apiserver's bare 422.
+    let patch = json!([{"op": "replace", "path": "/spec/nested/x", "value": 1}]);
+    let err = status(
+        within(gadgets(&server, "v1").patch(
+            "g1",
+            &PatchParams::default(),
+            &Patch::<()>::Json(serde_json::from_value(patch).unwrap()),
+        ))
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
+    assert_eq!(
+        err.message,
+        "the server rejected our request due to an error in our request"
+    );
+}
+
+#[tokio::test]
+async fn a_cluster_scoped_custom_resource_has_no_metadata_namespace_field() {
+    // apiextensions' field label conversion accepts metadata.namespace for namespaced
+    // custom resources only.
+    let server = server().await;
+    server
+        .register_custom_resource(CustomResourceSpec::cluster_scoped(
+            "example.com",
+            "v1",
+            "Realm",
+            "realms",
+        ))
+        .unwrap();
+    let path = "/apis/example.com/v1/realms?fieldSelector=metadata.namespace%3Ddefault";
+    let response = raw(&server, "GET", path, &[], b"").await;
+    response.assert_status(400, "BadRequest");
+    assert_eq!(
+        response.json()["message"],
+        "field label not supported: metadata.namespace"
+    );
+    let path = "/apis/example.com/v1/realms?fieldSelector=metadata.name%3Dx";
+    assert_eq!(raw(&server, "GET", path, &[], b"").await.status, 200);
+}
+
+#[tokio::test]
+async fn a_custom_resources_empty_metadata_collections_are_left_out() {
+    // apiextensions coerces a custom resource's metadata through metav1.ObjectMeta: empty
+    // labels, annotations, finalizers and owner references are not stored, nor owned.
+    let server = server().await;
+    install(&server).await;
+    let mut object = gadget("g1", json!({"mode": "fast"}));
+    object.metadata.labels = Some(Default::default());
+    object.metadata.annotations = Some(Default::default());
+    object.metadata.finalizers = Some(Vec::new());
+    object.metadata.owner_references = Some(Vec::new());
+    within(gadgets(&server, "v1").create(&PostParams::default(), &object))
+        .await
+        .unwrap();
+    let response = raw(
+        &server,
+        "GET",
+        "/apis/example.com/v1/namespaces/default/gadgets/g1",
+        &[],
+        b"",
+    )
+    .await;
+    let metadata = response.json()["metadata"].clone();
+    for field in ["labels", "annotations", "finalizers", "ownerReferences"] {
+        assert!(metadata.get(field).is_none(), "{field}: {metadata}");
+    }
+    let owned = metadata["managedFields"][0]["fieldsV1"].to_string();
+    assert!(!owned.contains("f:metadata"), "{owned}");
+}

@@ -1164,3 +1164,79 @@ async fn direct_data_access_matches_http() {
         Err(informer_testing::Error::UnknownKind { .. })
     ));
 }
+
+#[tokio::test]
+async fn a_generated_name_cuts_the_prefix_to_58_bytes() {
+    // names.SimpleNameGenerator: the prefix is cut so that the name fits in 63.
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let mut unnamed = pod("x", &[]);
+    unnamed.metadata.name = None;
+    unnamed.metadata.generate_name = Some("a".repeat(60));
+    let generated = within(pods.create(&PostParams::default(), &unnamed))
+        .await
+        .unwrap();
+    let name = generated.metadata.name.unwrap();
+    assert_eq!(name.len(), 63, "{name}");
+    assert!(name.starts_with(&"a".repeat(58)), "{name}");
+    assert_eq!(
+        generated.metadata.generate_name.as_deref(),
+        Some("a".repeat(60).as_str())
+    );
+}
+
+#[tokio::test]
+async fn a_dry_run_create_answers_without_a_resource_version() {
+    // Nothing is stored: the field is left out rather than "".
+    let server = server().await;
+    let body = serde_json::to_vec(&pod("dry", &[])).unwrap();
+    let response = raw(
+        &server,
+        "POST",
+        "/api/v1/namespaces/default/pods?dryRun=All",
+        &[("Content-Type", "application/json")],
+        &body,
+    )
+    .await;
+    assert_eq!(
+        response.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&response.body)
+    );
+    let created = response.json();
+    assert_eq!(created["metadata"]["name"], "dry");
+    assert!(
+        created["metadata"].get("resourceVersion").is_none(),
+        "{created}"
+    );
+}
+
+#[tokio::test]
+async fn an_update_cannot_change_the_uid() {
+    // ValidateObjectMetaUpdate: 422, the cause listed twice as kube-apiserver validates an
+    // update's metadata twice; an empty uid is the object's.
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let created = within(pods.create(&PostParams::default(), &pod("a", &[])))
+        .await
+        .unwrap();
+    let patch = json!({"metadata": {"uid": "00000000-0000-0000-0000-000000000000"}});
+    let err = status(
+        within(pods.patch("a", &PatchParams::default(), &Patch::Merge(&patch)))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
+    assert_eq!(
+        err.message,
+        "Pod \"a\" is invalid: metadata.uid: Invalid value: \"00000000-0000-0000-0000-000000000000\": field is immutable"
+    );
+    assert_eq!(err.details.unwrap().causes.len(), 2);
+    let mut unchanged = created.clone();
+    unchanged.metadata.uid = Some(String::new());
+    let replaced = within(pods.replace("a", &PostParams::default(), &unchanged))
+        .await
+        .unwrap();
+    assert_eq!(replaced.metadata.uid, created.metadata.uid);
+}

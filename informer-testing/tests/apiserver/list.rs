@@ -352,9 +352,33 @@ async fn resource_version_semantics() {
     )
     .await
     .assert_status(400, "BadRequest");
-    raw(&server, "GET", &format!("{path}?limit=-1"), &[], b"")
+    raw(&server, "GET", &format!("{path}?limit=abc"), &[], b"")
         .await
         .assert_status(400, "BadRequest");
+}
+
+#[tokio::test]
+async fn a_negative_limit_is_no_limit() {
+    // kube-apiserver reads `limit` as an int64 and pages only when it is positive.
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    for name in ["a", "b", "c"] {
+        within(pods.create(&PostParams::default(), &pod(name, &[])))
+            .await
+            .unwrap();
+    }
+    let response = raw(
+        &server,
+        "GET",
+        "/api/v1/namespaces/default/pods?limit=-1",
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(response.status, 200);
+    let list = response.json();
+    assert_eq!(list["items"].as_array().map(Vec::len), Some(3));
+    assert!(list["metadata"].get("continue").is_none_or(|c| c == ""));
 }
 
 #[tokio::test]

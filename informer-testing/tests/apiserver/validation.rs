@@ -362,13 +362,8 @@ async fn a_json_patch_moving_to_the_root_then_failing_is_422_not_500() {
         err.message,
         "the server rejected our request due to an error in our request"
     );
-    let cause = &err.details.unwrap().causes[0];
-    assert_eq!(cause.reason, "UnexpectedServerResponse");
-    assert!(
-        cause.message.contains("/metadata/name"),
-        "{}",
-        cause.message
-    );
+    // kube-apiserver shows no cause (NewGenericServerResponse without one).
+    assert!(err.details.is_none_or(|d| d.causes.is_empty()));
     // The object is untouched.
     assert!(within(pods.get("web")).await.unwrap().spec.is_some());
 }

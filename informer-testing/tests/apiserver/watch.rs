@@ -201,6 +201,124 @@ async fn streaming_list_ends_with_the_initial_events_end_bookmark() {
     .assert_status(422, "Invalid");
 }
 
+/// The events of a watch that the server ends after `timeoutSeconds=1`, as
+/// `(type, name or the initial-events-end annotation)`.
+async fn watch_events(server: &informer_testing::TestApiServer, query: &str) -> Vec<String> {
+    let response = raw(
+        server,
+        "GET",
+        &format!("/api/v1/namespaces/default/pods?watch=true&timeoutSeconds=1&{query}"),
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(
+        response.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&response.body)
+    );
+    String::from_utf8_lossy(&response.body)
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let event: serde_json::Value = serde_json::from_str(line).unwrap();
+            let metadata = &event["object"]["metadata"];
+            match event["type"].as_str().unwrap() {
+                "BOOKMARK" if metadata["annotations"][INITIAL_EVENTS_END_ANNOTATION] == "true" => {
+                    "END".to_string()
+                }
+                "BOOKMARK" => "BOOKMARK".to_string(),
+                kind => format!("{kind} {}", metadata["name"].as_str().unwrap_or("")),
+            }
+        })
+        // Periodic bookmarks come when they come.
+        .filter(|event| event != "BOOKMARK")
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_from_0_or_unset_is_a_streaming_list_and_ends_its_initial_events_with_the_bookmark()
+{
+    // kube-apiserver defaults a watch from "" or "0" to sendInitialEvents=true
+    // (SetListOptionsDefaults): with bookmarks allowed, the initial-events-end bookmark
+    // follows its synthetic ADDED events.
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    for name in ["a", "b"] {
+        within(pods.create(&PostParams::default(), &pod(name, &[])))
+            .await
+            .unwrap();
+    }
+    for query in [
+        "allowWatchBookmarks=true",
+        "allowWatchBookmarks=true&resourceVersion=0",
+    ] {
+        assert_eq!(
+            watch_events(&server, query).await,
+            ["ADDED a", "ADDED b", "END"],
+            "{query}"
+        );
+    }
+    // Without bookmarks the initial events just end, streaming list or not (no 422).
+    for query in [
+        "resourceVersion=0",
+        "sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
+    ] {
+        assert_eq!(
+            watch_events(&server, query).await,
+            ["ADDED a", "ADDED b"],
+            "{query}"
+        );
+    }
+    // From a resource version: no initial events, and no annotated bookmark.
+    let from = server.resource_version();
+    assert!(
+        watch_events(
+            &server,
+            &format!("allowWatchBookmarks=true&resourceVersion={from}")
+        )
+        .await
+        .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn send_initial_events_is_forbidden_for_list() {
+    let server = server().await;
+    let response = raw(
+        &server,
+        "GET",
+        "/api/v1/namespaces/default/pods?sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=1",
+        &[],
+        b"",
+    )
+    .await;
+    response.assert_status(422, "Invalid");
+    assert_eq!(
+        response.json()["message"],
+        "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"
+    );
+    // After the resource version's own errors.
+    let response = raw(
+        &server,
+        "GET",
+        "/api/v1/namespaces/default/pods?sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
+        &[],
+        b"",
+    )
+    .await;
+    response.assert_status(422, "Invalid");
+    let causes = response.json()["details"]["causes"].clone();
+    let fields: Vec<&str> = causes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["resourceVersionMatch", "sendInitialEvents"]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn too_old_resource_version_is_a_410_error_event() {
     let server = server().await;

@@ -49,9 +49,9 @@ fn pointers_unescape_tilde_and_slash() {
     )
     .unwrap();
     assert_eq!(out, json!({"a/b": 3}));
-    assert!(matches!(
-        patched(json!({}), json!([{"op": "remove", "path": "/a~2"}])),
-        Err(JsonPatchError::Malformed(_))
+    failed(patched(
+        json!({}),
+        json!([{"op": "remove", "path": "/a~2"}]),
     ));
 }
 
@@ -109,15 +109,11 @@ fn missing_paths_and_bad_indices_fail() {
 }
 
 #[test]
-fn documents_that_are_not_patches_are_malformed() {
+fn documents_that_are_not_lists_of_objects_are_malformed() {
     for patch in [
         json!({"op": "add"}),
         json!([1]),
-        json!([{"path": "/a"}]),
-        json!([{"op": "explode", "path": "/a"}]),
-        json!([{"op": "add", "path": "/a"}]),
-        json!([{"op": "move", "path": "/a"}]),
-        json!([{"op": "add", "path": "a", "value": 1}]),
+        json!([{"op": "add", "path": "/a"}, "x"]),
     ] {
         assert!(
             matches!(
@@ -126,6 +122,52 @@ fn documents_that_are_not_patches_are_malformed() {
             ),
             "{patch}"
         );
+    }
+}
+
+#[test]
+fn operations_with_unknown_kinds_or_bad_paths_fail_to_apply() {
+    // The library reads an operation's fields only as it applies it: 422, not 400.
+    for patch in [
+        json!([{"path": "/a"}]),
+        json!([{"op": 1, "path": "/a"}]),
+        json!([{"op": "explode", "path": "/a"}]),
+        json!([{"op": "move", "path": "/a"}]),
+        json!([{"op": "add", "value": 1}]),
+        json!([{"op": "add", "path": "a", "value": 1}]),
+        json!([{"op": "remove", "path": "/a~2"}]),
+    ] {
+        failed(patched(json!({}), patch));
+    }
+}
+
+#[test]
+fn replace_sets_a_missing_key_and_test_of_a_missing_key_against_null_passes() {
+    // gopkg.in/evanphx/json-patch.v4, which kube-apiserver applies JSON patches with.
+    let out = patched(
+        json!({"metadata": {"annotations": {"a": "1"}}, "list": [1]}),
+        json!([
+            {"op": "replace", "path": "/metadata/annotations/b", "value": "2"},
+            {"op": "replace", "path": "/status", "value": {"ready": true}},
+            {"op": "test", "path": "/metadata/labels", "value": null},
+            {"op": "add", "path": "/empty"}
+        ]),
+    )
+    .unwrap();
+    assert_eq!(
+        out,
+        json!({"metadata": {"annotations": {"a": "1", "b": "2"}}, "list": [1],
+               "status": {"ready": true}, "empty": null})
+    );
+    // What stays refused: a missing parent, an index past the end, a missing key tested
+    // against a value.
+    for op in [
+        json!({"op": "replace", "path": "/metadata/labels/b", "value": "2"}),
+        json!({"op": "replace", "path": "/list/1", "value": 2}),
+        json!({"op": "test", "path": "/metadata/labels", "value": {}}),
+        json!({"op": "test", "path": "/nope/x", "value": null}),
+    ] {
+        failed(patched(json!({"metadata": {}, "list": [1]}), json!([op])));
     }
 }
 

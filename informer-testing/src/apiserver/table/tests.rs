@@ -591,3 +591,38 @@ fn rows_of_the_kinds_served_beside_the_workloads() {
         cells_of(group, "v1", plural, object);
     }
 }
+
+#[test]
+fn a_tables_rows_hold_what_include_object_says_and_one_objects_table_its_version() {
+    let pods = Registry::builtin().by_path("", "v1", "pods").unwrap();
+    let pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "web", "resourceVersion": "7"}, "spec": {}});
+    let table = object_table(&pods, &pod, IncludeObject::Metadata, true);
+    assert_eq!(table["metadata"]["resourceVersion"], "7");
+    assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+    let table = object_table(&pods, &pod, IncludeObject::Object, true);
+    assert_eq!(table["rows"][0]["object"], pod);
+    let table = object_table(&pods, &pod, IncludeObject::None, false);
+    assert_eq!(table["rows"][0]["object"], Value::Null);
+    assert_eq!(table["columnDefinitions"], Value::Null);
+    assert_eq!(IncludeObject::parse(Some("Object")), IncludeObject::Object);
+    assert_eq!(IncludeObject::parse(None), IncludeObject::Metadata);
+}
+
+#[test]
+fn a_watch_as_tables_sends_column_definitions_in_its_first_table_only() {
+    let pods = Registry::builtin().by_path("", "v1", "pods").unwrap();
+    let mut first = true;
+    let event = |first: &mut bool| {
+        let chunk = Bytes::from_static(
+            b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"x\",\"resourceVersion\":\"3\"}}}\n",
+        );
+        let event = event_as_table_with(&pods, chunk, IncludeObject::Metadata, first);
+        serde_json::from_slice::<Value>(&event).unwrap()
+    };
+    let one = event(&mut first);
+    assert!(one["object"]["columnDefinitions"].is_array());
+    assert_eq!(one["object"]["metadata"]["resourceVersion"], "3");
+    let two = event(&mut first);
+    assert_eq!(two["object"]["columnDefinitions"], Value::Null);
+}

@@ -66,12 +66,6 @@ pub const KNOWN: &[Known] = &[
         fake: "storage/delete.rs check_preconditions (uid precondition)",
     },
     Known {
-        step: "patch: json test operation fails",
-        path: "/body",
-        what: "both 422 Invalid; real: message 'the server rejected our request due to an error in our request', details {}; fake: 'Widget \"w2\" is invalid: operation '/0' failed at path '/spec/size': value did not match', details {kind, name}",
-        fake: "storage.rs Store::patch (PatchKind::Json error mapped by ApiError::invalid)",
-    },
-    Known {
         step: "page: malformed continue token",
         path: "/body/message",
         what: "both 400; real: 'invalid continue token: continue key is not valid: invalid character 'o' in literal null (expecting 'u')'; fake: 'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)'",

@@ -438,6 +438,54 @@ pub fn steps() -> Vec<Step> {
             ),
         ),
         Step::fixed(
+            "patch: json replace of a missing key sets it",
+            Request::patch(
+                at("w2"),
+                JSON_PATCH,
+                json!([
+                    {"op": "replace", "path": "/metadata/annotations", "value": {"a": "1"}},
+                    {"op": "replace", "path": "/metadata/annotations/b", "value": "2"},
+                    {"op": "test", "path": "/spec/missing", "value": null}
+                ]),
+            ),
+        ),
+        Step::fixed(
+            "patch: empty metadata collections are left out",
+            Request::patch(
+                at("w2"),
+                JSON_PATCH,
+                json!([
+                    {"op": "replace", "path": "/metadata/annotations", "value": {}},
+                    {"op": "add", "path": "/metadata/finalizers", "value": []},
+                    {"op": "add", "path": "/metadata/ownerReferences", "value": []}
+                ]),
+            ),
+        ),
+        Step::fixed(
+            "patch: metadata.uid cannot change",
+            Request::patch(
+                at("w2"),
+                MERGE,
+                json!({"metadata": {"uid": "00000000-0000-0000-0000-000000000000"}}),
+            ),
+        ),
+        Step::fixed(
+            "patch: json replace under a missing parent fails",
+            Request::patch(
+                at("w2"),
+                JSON_PATCH,
+                json!([{"op": "replace", "path": "/spec/nested/x", "value": 1}]),
+            ),
+        ),
+        Step::fixed(
+            "patch: json unknown operation fails",
+            Request::patch(
+                at("w2"),
+                JSON_PATCH,
+                json!([{"op": "frob", "path": "/spec/size", "value": 1}]),
+            ),
+        ),
+        Step::fixed(
             "patch: strategic merge on a custom resource",
             Request::patch(at("w2"), STRATEGIC, json!({"spec": {"size": 6}})),
         ),
@@ -610,6 +658,21 @@ pub fn steps() -> Vec<Step> {
             "list: as a Table",
             Request::get(format!("{WIDGETS}?labelSelector=page%3Dyes")).accept(TABLE),
         ),
+        Step::fixed(
+            "list: as a Table with whole objects",
+            Request::get(format!("{WIDGETS}?labelSelector=page%3Dyes&includeObject=Object"))
+                .accept(TABLE),
+        ),
+        Step::fixed(
+            "list: as a Table without objects",
+            Request::get(format!("{WIDGETS}?labelSelector=page%3Dyes&includeObject=None"))
+                .accept(TABLE),
+        ),
+        Step::fixed("get: one object as a Table", Request::get(at("p1")).accept(TABLE)),
+        Step::fixed(
+            "watch: as Tables",
+            Request::watch(format!("{WIDGETS}?labelSelector=page%3Dyes")).accept(TABLE),
+        ),
         // Pages.
         Step::fixed("page: 1 of 3", Request::get(pages.clone())),
         Step::new("page: 2 of 3", {
@@ -676,6 +739,32 @@ pub fn steps() -> Vec<Step> {
         Step::fixed(
             "watch: streaming list without resourceVersionMatch",
             Request::watch(format!("{WIDGETS}?sendInitialEvents=true&allowWatchBookmarks=true")),
+        ),
+        Step::fixed(
+            "watch: from 0 with bookmarks ends its initial events with the bookmark",
+            Request::watch(format!(
+                "{WIDGETS}?resourceVersion=0&labelSelector=page%3Dyes&allowWatchBookmarks=true"
+            )),
+        ),
+        Step::fixed(
+            "watch: unset resourceVersion with bookmarks ends its initial events with the bookmark",
+            Request::watch(format!("{WIDGETS}?labelSelector=page%3Dyes&allowWatchBookmarks=true")),
+        ),
+        Step::fixed(
+            "watch: streaming list without bookmarks",
+            Request::watch(format!(
+                "{WIDGETS}?labelSelector=page%3Dyes&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+            )),
+        ),
+        Step::fixed(
+            "list: sendInitialEvents is forbidden",
+            Request::get(format!(
+                "{WIDGETS}?sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+            )),
+        ),
+        Step::fixed(
+            "list: a negative limit is no limit",
+            Request::get(format!("{WIDGETS}?labelSelector=page%3Dyes&limit=-1")),
         ),
         Step::fixed(
             "watch: label selector from 0",
