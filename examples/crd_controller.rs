@@ -123,113 +123,96 @@ impl Reconcile for Greetings {
         let namespace = key.namespace().unwrap_or(NAMESPACE);
         let greetings = ctx.api::<Greeting>(namespace);
         let config_maps = ctx.api::<ConfigMap>(namespace);
-        let cm_name = format!("{}-greeting", key.name());
-        let has_finalizer = greeting.finalizers().iter().any(|f| f == FINALIZER);
-
-        // Being deleted: remove its line from the shared list, then the finalizer.
-        if greeting.meta().deletion_timestamp.is_some() {
-            if !has_finalizer {
-                return Ok(Action::Done);
+        // Behind the finalizer: added first; when the Greeting is being deleted
+        // (deletionTimestamp set), its cleanup runs, then the finalizer goes.
+        finalizer(&greetings, FINALIZER, greeting, async |event| match event {
+            FinalizerEvent::Apply(greeting) => {
+                apply(ctx, key, namespace, &greetings, &config_maps, &greeting).await
             }
-            println!("  reconcile {key}: being deleted (deletionTimestamp is set)");
-            set_line(&config_maps, key.name(), None).await?;
-            println!("  reconcile {key}: removed its line from ConfigMap {LIST}");
-            let others: Vec<&String> = greeting
-                .finalizers()
-                .iter()
-                .filter(|f| *f != FINALIZER)
-                .collect();
-            set_finalizers(&greetings, &greeting, &others).await?;
-            println!(
-                "  reconcile {key}: removed finalizer {FINALIZER}: the API server deletes it now"
-            );
-            return Ok(Action::Done);
-        }
-
-        // Not ours yet: add the finalizer first (the update comes back as an event).
-        if !has_finalizer {
-            let mut finalizers: Vec<&String> = greeting.finalizers().iter().collect();
-            let ours = FINALIZER.to_owned();
-            finalizers.push(&ours);
-            set_finalizers(&greetings, &greeting, &finalizers).await?;
-            println!("  reconcile {key}: added finalizer {FINALIZER}");
-            return Ok(Action::Done);
-        }
-
-        // The ConfigMap, from the cache: create it or update its message.
-        let message = &greeting.spec.message;
-        let data = json!({"message": message});
-        match ctx
-            .config_maps()
-            .get(&ObjectKey::new(Some(namespace), &cm_name))
-        {
-            None => {
-                let cm = serde_json::from_value(json!({
-                    "metadata": {
-                        "name": cm_name,
-                        "labels": {"example": "crd-controller"},
-                        "ownerReferences": [greeting.controller_owner_ref(&())],
-                    },
-                    "data": data,
-                }))?;
-                match config_maps.create(&PostParams::default(), &cm).await {
-                    Ok(_) => {
-                        println!("  reconcile {key}: created ConfigMap {cm_name}: {message:?}")
-                    }
-                    Err(kube::Error::Api(status)) if status.is_already_exists() => {}
-                    Err(error) => return Err(error.into()),
-                }
+            FinalizerEvent::Cleanup(_) => {
+                println!("  reconcile {key}: being deleted (deletionTimestamp is set)");
+                set_line(&config_maps, key.name(), None).await?;
+                println!("  reconcile {key}: removed its line from ConfigMap {LIST}");
+                println!(
+                    "  reconcile {key}: removing finalizer {FINALIZER}: the API server deletes it then"
+                );
+                Ok(Action::Done)
             }
-            Some(cm) if cm.data.as_ref().and_then(|d| d.get("message")) != Some(message) => {
-                let patch = Patch::Merge(json!({"data": data}));
-                config_maps
-                    .patch(&cm_name, &PatchParams::default(), &patch)
-                    .await?;
-                println!("  reconcile {key}: updated ConfigMap {cm_name}: {message:?}");
-            }
-            Some(_) => {}
-        }
-
-        // Its line in the shared list.
-        let list = ctx
-            .config_maps()
-            .get(&ObjectKey::new(Some(namespace), LIST));
-        let line = list.as_ref().and_then(|l| l.data.as_ref()?.get(key.name()));
-        if line != Some(message) {
-            set_line(&config_maps, key.name(), Some(message)).await?;
-            println!("  reconcile {key}: wrote its line in ConfigMap {LIST}");
-        }
-
-        // The status: which generation the ConfigMap reflects.
-        let status = GreetingStatus {
-            config_map: Some(cm_name),
-            observed_generation: greeting.meta().generation,
-        };
-        if greeting.status.as_ref() != Some(&status) {
-            let patch = Patch::Merge(json!({"status": status}));
-            greetings
-                .patch_status(key.name(), &PatchParams::default(), &patch)
-                .await?;
-            let generation = status.observed_generation.unwrap_or(0);
-            println!("  reconcile {key}: status observedGeneration={generation}");
-        }
-        Ok(Action::Done)
+        })
+        .await
     }
 }
 
-/// Replaces the finalizers of `greeting`, if it was not changed since the cache saw it
-/// (otherwise the 409 is retried, on the newer version).
-async fn set_finalizers(
-    api: &Api<Greeting>,
+/// Makes the world match a live Greeting: its ConfigMap, its line in the shared list, its
+/// status.
+async fn apply(
+    ctx: &Context<Greetings>,
+    key: &ObjectKey,
+    namespace: &str,
+    greetings: &Api<Greeting>,
+    config_maps: &Api<ConfigMap>,
     greeting: &Greeting,
-    finalizers: &[&String],
-) -> Result<(), kube::Error> {
-    let patch = Patch::Merge(json!({
-        "metadata": {"resourceVersion": greeting.resource_version(), "finalizers": finalizers},
-    }));
-    api.patch(&greeting.name_any(), &PatchParams::default(), &patch)
-        .await?;
-    Ok(())
+) -> Result<Action, ReconcileError> {
+    let cm_name = format!("{}-greeting", key.name());
+
+    // The ConfigMap, from the cache: create it or update its message.
+    let message = &greeting.spec.message;
+    let data = json!({"message": message});
+    match ctx
+        .config_maps()
+        .get(&ObjectKey::new(Some(namespace), &cm_name))
+    {
+        None => {
+            let cm = serde_json::from_value(json!({
+                "metadata": {
+                    "name": cm_name,
+                    "labels": {"example": "crd-controller"},
+                    "ownerReferences": [greeting.controller_owner_ref(&())],
+                },
+                "data": data,
+            }))?;
+            match config_maps.create(&PostParams::default(), &cm).await {
+                Ok(_) => {
+                    println!("  reconcile {key}: created ConfigMap {cm_name}: {message:?}")
+                }
+                Err(kube::Error::Api(status)) if status.is_already_exists() => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
+        Some(cm) if cm.data.as_ref().and_then(|d| d.get("message")) != Some(message) => {
+            let patch = Patch::Merge(json!({"data": data}));
+            config_maps
+                .patch(&cm_name, &PatchParams::default(), &patch)
+                .await?;
+            println!("  reconcile {key}: updated ConfigMap {cm_name}: {message:?}");
+        }
+        Some(_) => {}
+    }
+
+    // Its line in the shared list.
+    let list = ctx
+        .config_maps()
+        .get(&ObjectKey::new(Some(namespace), LIST));
+    let line = list.as_ref().and_then(|l| l.data.as_ref()?.get(key.name()));
+    if line != Some(message) {
+        set_line(config_maps, key.name(), Some(message)).await?;
+        println!("  reconcile {key}: wrote its line in ConfigMap {LIST}");
+    }
+
+    // The status: which generation the ConfigMap reflects.
+    let status = GreetingStatus {
+        config_map: Some(cm_name),
+        observed_generation: greeting.meta().generation,
+    };
+    if greeting.status.as_ref() != Some(&status) {
+        let patch = Patch::Merge(json!({"status": status}));
+        greetings
+            .patch_status(key.name(), &PatchParams::default(), &patch)
+            .await?;
+        let generation = status.observed_generation.unwrap_or(0);
+        println!("  reconcile {key}: status observedGeneration={generation}");
+    }
+    Ok(Action::Done)
 }
 
 /// Runs the controller through a Greeting's life: create, change, delete.

@@ -71,8 +71,13 @@ pub mod prelude {
     pub use informer_derive::Controller;
     #[allow(deprecated)]
     pub use informer_runtime::Reconciler;
-    pub use informer_runtime::controller::{Context, ControllerSpec, Reconcile, WatchOptions};
+    pub use informer_runtime::controller::{
+        BuildError, Context, ControllerBuilder, ControllerSpec, FinalizerEvent, Reconcile,
+        WatchOptions, finalizer,
+    };
+    pub use informer_runtime::leader::LeaderElectionConfig;
     pub use informer_runtime::lister::{ByControllerUid, Index};
+    pub use informer_runtime::manager::ManagerError;
     pub use informer_runtime::manager::RunController;
     pub use informer_runtime::view::View;
     pub use std::sync::Arc;

@@ -27,6 +27,35 @@
 //! - Read-your-own-writes (on by default): a key is not reconciled again until the caches
 //!   have seen the writes its last reconcile made through the controller's client; see
 //!   [`ControllerBuilder::read_your_writes`] for what is and is not covered.
+//!
+//! # Two ways to write a controller
+//! - **A spec** ([`ControllerSpec`] and [`Reconcile`]): what `#[derive(ControllerSpec)]`
+//!   implements, and what you can implement by hand when the attributes do not say what you
+//!   need (see the example on [`ControllerSpec`]). Reconciles get a [`Context`]: the
+//!   controller's client (with read-your-own-writes), its listers, its queue. Functions given
+//!   to the builder in [`ControllerSpec::configure`], such as a `watches` mapper that reads a
+//!   lister, reach the same context through [`ControllerBuilder::context_cell`] once the
+//!   controller is built. Run it with [`RunController`](crate::manager::RunController)'s
+//!   `run`, `run_until` or `add_to`.
+//! - **A builder and a reconciler** ([`Controller::builder`] and a [`KeyReconciler`] or
+//!   [`reconciler_fn`]), as with kube-runtime's `Controller`: the reconciler is a value of
+//!   yours holding what it needs (kube-runtime's context). Take the write client from
+//!   [`ControllerBuilder::reconcile_client`] before `build`; listers exist once it is built
+//!   ([`Controller::lister`], [`Controller::lister_of`]). A mapper that reads a lister needs
+//!   it before `build`: hand it an `Arc<OnceLock<Lister<_>>>` filled after `build`, or write
+//!   a spec.
+//!
+//! # Finalizers, events, failures
+//! - **Finalizers:** wrap the reconcile in [`finalizer`]: it adds the finalizer, runs
+//!   `Apply` while the object lives and `Cleanup` once it is being deleted, then removes the
+//!   finalizer (kube-runtime's `finalizer`, controller-runtime's `AddFinalizer` /
+//!   `RemoveFinalizer`). The `crd_controller` example uses it.
+//! - **Events:** kube's `kube::runtime::events::Recorder` works with the controller's client
+//!   ([`Context::client`]).
+//! - **Failures:** there is no `error_policy`: a reconcile's [`ReconcileError`] is logged,
+//!   counted and retried after the key's exponential backoff (a terminal one is not
+//!   retried); [`Action::RequeueAfter`] asks for a later reconcile after success. To record
+//!   an event on failure, do it in the reconcile, where the error is known.
 
 #![warn(missing_docs)]
 
@@ -37,6 +66,7 @@ mod context;
 mod enqueue;
 mod fallback;
 mod filter;
+mod finalizer;
 mod owner;
 mod probe;
 mod reconciler;
@@ -65,6 +95,7 @@ pub use children::{
 };
 pub use context::{Context, ControllerContext, NoClient, related_lister, related_lister_at};
 pub use filter::Filter;
+pub use finalizer::{FinalizerEvent, finalizer};
 pub use owner::controller_owner;
 #[allow(deprecated)]
 pub use reconciler::Reconciler;

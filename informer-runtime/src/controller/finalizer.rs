@@ -1,0 +1,147 @@
+//! [`finalizer`]: a reconcile that cleans up before its object goes, as kube-runtime's
+//! `finalizer` and controller-runtime's `controllerutil.AddFinalizer` / `RemoveFinalizer`.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use kube::api::{Patch, PatchParams};
+use kube::{Api, Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::{Action, ReconcileError};
+
+/// What the reconcile given to [`finalizer`] is asked to do with the object.
+#[derive(Debug, Clone)]
+pub enum FinalizerEvent<K> {
+    /// The object is live and carries the finalizer: make the world match it.
+    Apply(Arc<K>),
+    /// The object is being deleted (it has a `deletionTimestamp`) and still carries the
+    /// finalizer: release what it holds that owner references do not (external state, objects
+    /// in other namespaces or cluster-scoped ones). The finalizer is removed once this returns
+    /// `Ok`, which lets the API server delete the object; on an error it stays, and the
+    /// cleanup runs again after the key's backoff. It may run more than once for one
+    /// deletion (a crash between the cleanup and the removal): make it idempotent.
+    Cleanup(Arc<K>),
+}
+
+/// Runs `reconcile` for `object` behind the finalizer `name`, so that a deletion waits for
+/// its cleanup:
+///
+/// - a live object without the finalizer gets it first (a JSON patch through `api`), then
+///   `reconcile(Apply(object as patched))` runs in the same call;
+/// - a live object with it: `reconcile(Apply(object))`;
+/// - an object being deleted with it: `reconcile(Cleanup(object))`, then the finalizer is
+///   removed (the action `reconcile` returned is returned);
+/// - an object being deleted without it: nothing to do ([`Action::Done`]).
+///
+/// The patches test the finalizers they change (a JSON patch `test`), so a concurrent change
+/// of the finalizers fails the write (a 422, retried after the key's backoff) instead of
+/// losing someone's finalizer, while changes to other fields do not conflict. An object
+/// already gone when its finalizer is removed is not an error. Pass an `api` made from the
+/// controller's client ([`Context::api`](super::Context::api)), so that the next reconcile
+/// sees these writes in the cache (read-your-own-writes).
+///
+/// # Errors
+/// The API server's answer to a patch that fails, or what `reconcile` returns.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use informer_runtime::controller::{finalizer, Action, FinalizerEvent, ReconcileError};
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::Api;
+///
+/// async fn reconcile(api: Api<ConfigMap>, cm: Arc<ConfigMap>) -> Result<Action, ReconcileError> {
+///     finalizer(&api, "example.com/cleanup", cm, async |event| match event {
+///         FinalizerEvent::Apply(cm) => {
+///             // Create or update what `cm` asks for, outside the cluster too.
+///             let _ = cm;
+///             Ok(Action::Done)
+///         }
+///         FinalizerEvent::Cleanup(cm) => {
+///             // Delete what `cm` asked for; the finalizer goes when this succeeds.
+///             let _ = cm;
+///             Ok(Action::Done)
+///         }
+///     })
+///     .await
+/// }
+/// ```
+pub async fn finalizer<K, F, Fut>(
+    api: &Api<K>,
+    name: &str,
+    object: Arc<K>,
+    reconcile: F,
+) -> Result<Action, ReconcileError>
+where
+    K: Resource + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
+    F: FnOnce(FinalizerEvent<K>) -> Fut,
+    Fut: Future<Output = Result<Action, ReconcileError>>,
+{
+    let finalizers = object.finalizers();
+    let position = finalizers.iter().position(|f| f == name);
+    let deleting = object.meta().deletion_timestamp.is_some();
+    match (deleting, position) {
+        (false, Some(_)) => reconcile(FinalizerEvent::Apply(object)).await,
+        (false, None) => {
+            // Kubernetes keeps duplicate finalizers: the test makes a concurrent add fail
+            // rather than add ours twice.
+            let patch = if finalizers.is_empty() {
+                json!([
+                    {"op": "test", "path": "/metadata/finalizers", "value": null},
+                    {"op": "add", "path": "/metadata/finalizers", "value": [name]},
+                ])
+            } else {
+                json!([
+                    {"op": "test", "path": "/metadata/finalizers", "value": finalizers},
+                    {"op": "add", "path": "/metadata/finalizers/-", "value": name},
+                ])
+            };
+            match patch_finalizers(api, &object, patch).await? {
+                Some(patched) => reconcile(FinalizerEvent::Apply(Arc::new(patched))).await,
+                // Deleted meanwhile (without our finalizer, nothing to clean up).
+                None => Ok(Action::Done),
+            }
+        }
+        (true, Some(i)) => {
+            let action = reconcile(FinalizerEvent::Cleanup(object.clone())).await?;
+            let path = format!("/metadata/finalizers/{i}");
+            let patch = json!([
+                {"op": "test", "path": path, "value": name},
+                {"op": "remove", "path": path},
+            ]);
+            patch_finalizers(api, &object, patch).await?;
+            Ok(action)
+        }
+        (true, None) => Ok(Action::Done),
+    }
+}
+
+/// Applies a JSON patch of `object`'s finalizers; `None` if the object is gone.
+async fn patch_finalizers<K>(
+    api: &Api<K>,
+    object: &K,
+    patch: Value,
+) -> Result<Option<K>, ReconcileError>
+where
+    K: Resource + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
+{
+    let patch: json_patch::Patch = serde_json::from_value(patch).expect("a well-formed JSON patch");
+    let name = object.meta().name.as_deref().ok_or_else(|| {
+        ReconcileError::terminal(
+            "the object has no metadata.name: its finalizers cannot be patched",
+        )
+    })?;
+    match api
+        .patch(name, &PatchParams::default(), &Patch::Json::<()>(patch))
+        .await
+    {
+        Ok(patched) => Ok(Some(patched)),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests;
