@@ -19,6 +19,12 @@ use crate::reflector::{ReflectorError, ReflectorStats};
 /// How often a controller waiting for its caches logs which have not synced, and why.
 const SYNC_WARN_INTERVAL: Duration = Duration::from_secs(30);
 
+/// How soon an informer that fails to list (a 404 for a CustomResourceDefinition that is not
+/// installed, a 403 for missing RBAC) is first reported, rather than after
+/// [`SYNC_WARN_INTERVAL`]: the failure is then known, and a user watching the start-up should
+/// not wait half a minute to read it.
+const SYNC_ERROR_WARN_AFTER: Duration = Duration::from_secs(5);
+
 /// One informer with the controller's handler on it, type-erased.
 pub(crate) trait Source: Send + Sync {
     /// The informer, for metrics labels and logs.
@@ -262,12 +268,16 @@ impl Sources {
     }
 
     /// Waits until every source has synced (`true`), until one stops without syncing
-    /// (`false`) or until `cancel` (`false`). Logs the unsynced informers every 30 s.
+    /// (`false`) or until `cancel` (`false`). Logs the unsynced informers every 30 s, the
+    /// first time after 5 s already if one of them has failed to list.
     pub(crate) async fn wait_synced(&self, controller: &str, cancel: &CancellationToken) -> bool {
         let all = join_all(self.list.iter().map(|s| s.wait_synced()));
         tokio::pin!(all);
         let mut warn = tokio::time::interval(SYNC_WARN_INTERVAL);
         warn.tick().await;
+        let early = tokio::time::sleep(SYNC_ERROR_WARN_AFTER);
+        tokio::pin!(early);
+        let mut early_done = false;
         loop {
             tokio::select! {
                 biased;
@@ -288,20 +298,26 @@ impl Sources {
                     }
                     return synced;
                 }
-                _ = warn.tick() => {
-                    let unsynced = self.unsynced();
-                    tracing::warn!(
-                        controller,
-                        ?unsynced,
-                        "still waiting for caches to sync",
-                    );
-                    super::fallback::report(format_args!(
-                        "controller {controller}: still waiting for caches to sync: {}",
-                        unsynced.join("; ")
-                    ));
+                _ = &mut early, if !early_done => {
+                    early_done = true;
+                    let failing = self.list.iter().any(|s| !s.has_synced() && s.sync_error().is_some());
+                    if failing {
+                        self.warn_unsynced(controller);
+                    }
                 }
+                _ = warn.tick() => self.warn_unsynced(controller),
             }
         }
+    }
+
+    /// Logs (and, without a tracing subscriber, prints) the informers not synced yet.
+    fn warn_unsynced(&self, controller: &str) {
+        let unsynced = self.unsynced();
+        tracing::warn!(controller, ?unsynced, "still waiting for caches to sync");
+        super::fallback::report(format_args!(
+            "controller {controller}: still waiting for caches to sync: {}",
+            unsynced.join("; ")
+        ));
     }
 
     pub(crate) async fn stop(&self) {

@@ -226,3 +226,79 @@ async fn two_controllers_watching_pods_open_one_watch() {
         run.await.unwrap();
     }
 }
+
+/// Records the messages of the warnings logged on the thread it is installed on.
+#[derive(Clone, Default)]
+struct Warnings(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl tracing::Subscriber for Warnings {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        *metadata.level() <= tracing::Level::WARN
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Message<'a>(&'a mut String);
+        impl tracing::field::Visit for Message<'_> {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                use std::fmt::Write;
+                let _ = write!(self.0, " {}={value:?}", field.name());
+            }
+        }
+        let mut text = String::new();
+        event.record(&mut Message(&mut text));
+        self.0.lock().unwrap().push(text);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[tokio::test]
+async fn caches_failing_to_list_are_reported_after_seconds_not_half_a_minute() {
+    let server = server().await;
+    // Every list of ConfigMaps is refused, as without RBAC (or a CRD not installed).
+    server.faults().fail_next(
+        RequestMatch::verb(Verb::List).resource("configmaps"),
+        usize::MAX,
+        informer_testing::FailureCode::Status(informer_testing::ApiError::forbidden(
+            "system:serviceaccount:default:controller",
+            "list",
+            "configmaps",
+            None,
+        )),
+    );
+    let warnings = Warnings::default();
+    let _guard = tracing::subscriber::set_default(warnings.clone());
+    let factory = InformerFactory::new(server.client());
+    let controller = Controller::<ConfigMap>::builder(&factory)
+        .name("unsynced")
+        .build(reconciler_fn(|_key, _cm: Option<Arc<ConfigMap>>| async {
+            Ok::<_, ReconcileError>(Action::Done)
+        }))
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let started = std::time::Instant::now();
+    let run = tokio::spawn(controller.run(cancel.clone()));
+    let reported = || {
+        warnings
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|w| w.contains("still waiting for caches to sync"))
+            .cloned()
+    };
+    while reported().is_none() && started.elapsed() < Duration::from_secs(25) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let warning = reported().expect("the unsynced cache was reported within 25 s");
+    assert!(
+        warning.contains("forbidden"),
+        "the warning says why: {warning}"
+    );
+    cancel.cancel();
+    run.await.unwrap();
+}
