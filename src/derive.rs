@@ -131,8 +131,12 @@
 //! A kind may be watched more than once (the primary's own kind included: a controller that
 //! copies ConfigMaps watches its sources and its copies) when the watches differ: another
 //! `namespace` (or `all_namespaces`), other `labels` or `fields`, `metadata` against full
-//! objects, or `children` (watched through the controller's label). Each needs its own
-//! accessor: `lister = copies`. Two identical watches are an error that says so.
+//! objects, or `children` (watched through the controller's label), or when they do
+//! different things: a kind both owned and watched through a mapper (`owns(ConfigMap)` and
+//! `watches(ConfigMap, mapper = source_of, lister = sources)`), or the primary kind owned too,
+//! share one informer that feeds each handler. Each needs its own accessor:
+//! `lister = copies`. The same watch twice (two `owns`, two `watches` of one kind in one
+//! place) is an error that says so: merge them.
 //!
 //! # The context
 //! `ctx: &Context<Self>` ([`Context`](crate::runtime::controller::Context)) has

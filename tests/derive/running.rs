@@ -188,3 +188,87 @@ async fn run_until_drives_a_derived_controller_through_a_real_client() {
     cancel.cancel();
     run.await.unwrap().unwrap();
 }
+
+/// The Secret a ConfigMap names in its `secret` entry.
+fn named_secret(cm: &ConfigMap) -> Option<ObjectKey> {
+    let name = cm.data.as_ref()?.get("secret")?;
+    Some(ObjectKey::new(cm.metadata.namespace.as_deref(), name))
+}
+
+/// One kind owned and watched through a mapper in the same place: one informer, two handlers.
+#[derive(ControllerSpec)]
+#[controller(
+    for = Secret,
+    owns(ConfigMap),
+    watches(ConfigMap, mapper = named_secret, lister = sources)
+)]
+struct OwnsAndWatches {
+    seen: mpsc::UnboundedSender<Seen>,
+}
+
+impl Reconcile for OwnsAndWatches {
+    async fn reconcile(
+        &self,
+        ctx: &Context<Self>,
+        key: &ObjectKey,
+        secret: Option<Arc<Secret>>,
+    ) -> Result<Action, ReconcileError> {
+        assert_eq!(ctx.config_maps().len(), ctx.sources().len(), "one cache");
+        let _ = self.seen.send(Seen {
+            key: key.to_string(),
+            present: secret.is_some(),
+            secrets_in_cache: ctx.secrets().len(),
+        });
+        Ok(Action::Done)
+    }
+}
+
+#[tokio::test]
+async fn one_kind_owned_and_watched_through_a_mapper_reconciles_for_both() {
+    let server = TestApiServer::start().await.unwrap();
+    let client = server.client();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(OwnsAndWatches { seen: tx }.run_until(client.clone(), cancel.clone()));
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "default");
+    let owner = secrets
+        .create(&PostParams::default(), &secret("owner"))
+        .await
+        .unwrap();
+    secrets
+        .create(&PostParams::default(), &secret("named"))
+        .await
+        .unwrap();
+    let mut keys = vec![
+        next(&mut rx, "a new Secret's reconcile").await.key,
+        next(&mut rx, "a new Secret's reconcile").await.key,
+    ];
+    keys.sort();
+    assert_eq!(keys, ["default/named", "default/owner"]);
+
+    let config_maps: Api<ConfigMap> = Api::namespaced(client, "default");
+    // Owned: its owner is reconciled.
+    config_maps
+        .create(&PostParams::default(), &owned_config_map("child", &owner))
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut rx, "the owner's reconcile").await.key,
+        "default/owner"
+    );
+    // Naming a Secret: the mapper's key is reconciled.
+    let mut source = ConfigMap::default();
+    source.metadata.name = Some("source".into());
+    source.data = Some([("secret".to_owned(), "named".to_owned())].into());
+    config_maps
+        .create(&PostParams::default(), &source)
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut rx, "the mapped reconcile").await.key,
+        "default/named"
+    );
+
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+}

@@ -191,9 +191,12 @@ pub fn accessor_name(r: &Resource) -> String {
 /// The names `Context` answers itself: a lister named so would be hidden behind them.
 const CONTEXT_METHODS: &[&str] = &["api", "client", "lister", "listers", "name", "queue"];
 
-/// Where a resource is watched: the namespace (`None`: all), and the selectors.
+/// Where a resource is watched (the namespace, `None`: all, and the selectors) and why
+/// (`for`, `owns` or `watches`): the same informer may feed the primary's own keys, owners'
+/// keys and a mapper, each once.
 #[derive(PartialEq, Eq)]
 struct Watch {
+    relation: String,
     ty: String,
     namespace: Option<String>,
     labels: Option<String>,
@@ -212,12 +215,14 @@ fn watches(c: &Controller) -> Vec<Watch> {
         }
     };
     let primary = c.primary.iter().map(|p| Watch {
+        relation: "for".to_owned(),
         ty: ty(p),
         namespace: controller_ns.clone(),
         labels: lit(&c.labels),
         fields: lit(&c.fields),
     });
     let related = c.related.iter().map(|r| Watch {
+        relation: r.keyword.to_string(),
         // Children are watched through their controller's label too: never a plain watch.
         ty: if r.is_children() {
             format!("children {}", ty(&r.resource))
@@ -257,7 +262,7 @@ fn check_duplicates(cx: &Ctxt, c: &Controller) {
         } else if seen.contains(&watch) {
             cx.error_spanned_by(
                 &r.ty,
-                format!("`{short}` is already watched by this controller in the same namespace with the same selectors; to watch it a second time, give this watch another `namespace`, `all_namespaces`, `labels` or `fields`, and its own `lister = ...`"),
+                format!("`{short}` is already watched this way by this controller, in the same namespace with the same selectors; merge the two, or give this watch another `namespace`, `all_namespaces`, `labels` or `fields`, and its own `lister = ...`"),
             );
         } else if !accessors.insert(accessor.clone()) {
             let advice = if seen.iter().any(|w| w.ty == watch.ty) {

@@ -1,4 +1,6 @@
-// One kind watched twice where the watches differ, each read through its own lister.
+// One kind watched twice where the watches differ, each read through its own lister; and
+// one kind both owned and watched through a mapper in the same place (one informer, two
+// handlers).
 #[macro_use]
 #[path = "../../noop.rs"]
 mod noop;
@@ -17,7 +19,8 @@ fn by_name(cm: &ConfigMap) -> Option<ObjectKey> {
     watches(ConfigMap, namespace = "mirror", mapper = by_name, lister = mirrored),
     watches(ConfigMap, metadata, mapper = |_: &kube::core::PartialObjectMeta<ConfigMap>| Vec::new(), lister = metadata),
     owns(Secret),
-    owns(Secret, namespace = "vault", lister = vault_secrets)
+    owns(Secret, namespace = "vault", lister = vault_secrets),
+    watches(Secret, mapper = |_: &Secret| Vec::<ObjectKey>::new(), lister = referenced_secrets)
 )]
 struct Mirror;
 
@@ -25,7 +28,7 @@ noop_reconcile!(Mirror, ConfigMap);
 
 fn main() {
     fn check(ctx: &Context<Mirror>) -> usize {
-        ctx.config_maps().len() + ctx.mirrored().len() + ctx.secrets().len() + ctx.vault_secrets().len()
+        ctx.config_maps().len() + ctx.mirrored().len() + ctx.secrets().len() + ctx.vault_secrets().len() + ctx.referenced_secrets().len()
     }
     let _ = check;
 }
