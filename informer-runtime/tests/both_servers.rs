@@ -10,6 +10,7 @@ mod both_servers {
     mod server;
 
     mod chaos;
+    mod finalizer;
     mod informer;
     mod lister_watcher;
     mod outage;
