@@ -350,7 +350,8 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     /// [`ControllerContext::client`](crate::controller::ControllerContext::client) is). For
     /// reconcilers built before the controller (closures given to [`build`](Self::build)).
     /// `None` if the factory has no client. Call it inside a Tokio runtime (kube's client
-    /// spawns a task); outside one it returns the factory's client as is.
+    /// spawns a task); outside one it returns the factory's client as is, untracked, and logs
+    /// a warning.
     ///
     /// ```no_run
     /// # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
@@ -375,7 +376,15 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     /// ```
     pub fn reconcile_client(&self) -> Option<Client> {
         let plain = self.factory.client()?.clone();
-        if !self.read_your_writes || tokio::runtime::Handle::try_current().is_err() {
+        if !self.read_your_writes {
+            return Some(plain);
+        }
+        if tokio::runtime::Handle::try_current().is_err() {
+            // The tracking client's service needs a runtime to spawn on: without one, writes
+            // through this client are not waited for, which the user did not ask for.
+            tracing::warn!(
+                "reconcile_client called outside a tokio runtime: its writes are not tracked for read-your-own-writes; call it inside the runtime the controller runs on"
+            );
             return Some(plain);
         }
         Some(tracking_client(plain, self.gate.clone()))
