@@ -403,7 +403,9 @@ impl Chaos {
     /// The state the cluster must reach once the schedule is over and the world is quiet: a
     /// function of the whole state (typically of the primary objects: the children each
     /// should have, their specs, the status it should report), `Ok` or what differs.
-    /// Without it, a run only has to become quiet.
+    /// Without it, a run only has to become quiet. For a controller with a finalizer, check
+    /// that no object is left being deleted (a `deletionTimestamp` with the finalizer still
+    /// on): skipping those objects would let a cleanup that never finishes pass.
     ///
     /// ```
     /// # let chaos = informer_testing::chaos::Chaos::new(|_c, _s| async {});

@@ -348,6 +348,10 @@ impl fmt::Display for Report {
             f,
             "the shrunk schedule as a scenario, for a regression test (in place of the seeds, on the same builder):"
         )?;
+        writeln!(
+            f,
+            "  // use informer::testing::chaos::{{RequestClass, Step, WorldStep}}; use std::time::Duration;"
+        )?;
         for line in self.scenario_code().lines() {
             writeln!(f, "  {line}")?;
         }

@@ -434,10 +434,11 @@ fn a_reports_scenario_code_is_rust_that_makes_the_same_steps() {
     assert_eq!(lines.len(), steps.len() + 2);
     // A control character is escaped as Rust writes it, not as JSON does (`\u0001`).
     assert!(code.contains("\"caf\u{e9}\\u{0001}\""), "{code}");
+    let text = report.to_string();
+    assert!(text.contains("the shrunk schedule as a scenario"));
     assert!(
-        report
-            .to_string()
-            .contains("the shrunk schedule as a scenario")
+        text.contains("use informer::testing::chaos::{RequestClass, Step, WorldStep}; use std::time::Duration;"),
+        "the imports the code needs: {text}"
     );
 }
 
