@@ -152,6 +152,45 @@
 //! them, so it never acts on a cache from before its own write. Writes through another
 //! client are not covered.
 //!
+//! # Finalizers
+//! A reconcile that must clean up before its object goes (state outside the cluster, objects
+//! owner references cannot reach) runs behind a finalizer with
+//! [`finalizer`](crate::runtime::controller::finalizer): it adds the finalizer, calls you
+//! with `Apply` while the object lives and `Cleanup` once it is being deleted, then removes
+//! the finalizer.
+//!
+//! ```no_run
+//! use informer::prelude::*;
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//!
+//! #[derive(ControllerSpec)]
+//! #[controller(for = ConfigMap)]
+//! struct Exporter;
+//!
+//! impl Reconcile for Exporter {
+//!     async fn reconcile(
+//!         &self,
+//!         ctx: &Context<Self>,
+//!         key: &ObjectKey,
+//!         cm: Option<Arc<ConfigMap>>,
+//!     ) -> Result<Action, ReconcileError> {
+//!         let Some(cm) = cm else { return Ok(Action::Done) }; // gone: cleaned up before
+//!         let api = ctx.api::<ConfigMap>(key.namespace());
+//!         finalizer(&api, "example.com/export", cm, async |event| match event {
+//!             FinalizerEvent::Apply(cm) => {
+//!                 let _ = cm; // write it to the external system
+//!                 Ok(Action::Done)
+//!             }
+//!             FinalizerEvent::Cleanup(cm) => {
+//!                 let _ = cm; // remove it from the external system
+//!                 Ok(Action::Done)
+//!             }
+//!         })
+//!         .await
+//!     }
+//! }
+//! ```
+//!
 //! # Old names
 //! `#[derive(Controller)]` still works and warns: it is `#[derive(ControllerSpec)]` now, after
 //! the trait it implements (and `Controller` is the struct a builder makes). The generated
