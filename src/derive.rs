@@ -103,7 +103,7 @@
 //! | --- | --- | --- |
 //! | `for = Deployment` | the primary resource (required) | `Controller::<Deployment>::builder` |
 //! | `owns(ReplicaSet, ...)` | reconcile the controlling owner when one changes (repeatable) | `owns_with` |
-//! | `watches(ConfigMap, mapper = f, ...)` | reconcile the keys `f` returns: `fn(&ConfigMap) -> Vec<ObjectKey>` or `-> Option<ObjectKey>` | `watches_with` |
+//! | `watches(ConfigMap, mapper = f, ...)` | reconcile the keys `f` returns: `fn(&ConfigMap) -> Vec<ObjectKey>` or `-> Option<ObjectKey>`, or `fn(&ConfigMap, &Context<Self>) -> ...` to read the controller's listers and indexes (the parents an index files under the ConfigMap) | `watches_with` |
 //! | `children(ReplicaSet, from = f, ...)` | the children `f` wants, applied, owned, watched and deleted for you (see above; one per type) | `children_with` |
 //! | `status = f` | the status `f` computes for each primary object (`fn(&T) -> S` or `fn(&T, &Context<Self>) -> S`, `S` its status type or an `Option` of it; for a resource that declares its status type, as kube's `#[kube(status = "...")]` does, any other return type is a compile error), written with server-side apply once the children are in line (not while one of them fails) when the cached object does not hold it | `status` |
 //! | `index = [ByOwner]` | typed indexes of the primary resource, registered up front | `indexed_by` |

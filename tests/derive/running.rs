@@ -272,3 +272,85 @@ async fn one_kind_owned_and_watched_through_a_mapper_reconciles_for_both() {
     cancel.cancel();
     run.await.unwrap().unwrap();
 }
+
+/// Secrets by the ConfigMap (`namespace/name`) their `config` annotation names.
+#[indexer(Secret)]
+fn secrets_by_config(secret: &Secret) -> Option<String> {
+    let config = secret.metadata.annotations.as_ref()?.get("config")?;
+    Some(format!(
+        "{}/{config}",
+        secret.metadata.namespace.as_deref()?
+    ))
+}
+
+/// The Secrets that name a changed ConfigMap, read from the controller's index.
+fn secrets_using(cm: &ConfigMap, ctx: &Context<ConfigUsers>) -> Vec<ObjectKey> {
+    let config = format!("{}/{}", cm.namespace().unwrap_or_default(), cm.name_any());
+    ctx.lister().index_keys::<SecretsByConfig>(&config)
+}
+
+/// A mapper that reads the controller's own index through its context.
+#[derive(ControllerSpec)]
+#[controller(
+    for = Secret,
+    index = [SecretsByConfig],
+    watches(ConfigMap, mapper = secrets_using)
+)]
+struct ConfigUsers {
+    seen: mpsc::UnboundedSender<Seen>,
+}
+
+impl Reconcile for ConfigUsers {
+    async fn reconcile(
+        &self,
+        ctx: &Context<Self>,
+        key: &ObjectKey,
+        secret: Option<Arc<Secret>>,
+    ) -> Result<Action, ReconcileError> {
+        let _ = self.seen.send(Seen {
+            key: key.to_string(),
+            present: secret.is_some(),
+            secrets_in_cache: ctx.secrets().len(),
+        });
+        Ok(Action::Done)
+    }
+}
+
+#[tokio::test]
+async fn a_mapper_reads_the_controllers_index_through_its_context() {
+    let server = TestApiServer::start().await.unwrap();
+    let client = server.client();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(ConfigUsers { seen: tx }.run_until(client.clone(), cancel.clone()));
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "default");
+    for (name, config) in [("a", "shared"), ("b", "shared"), ("c", "other")] {
+        let mut s = secret(name);
+        s.metadata.annotations = Some([("config".to_owned(), config.to_owned())].into());
+        secrets.create(&PostParams::default(), &s).await.unwrap();
+    }
+    for _ in 0..3 {
+        next(&mut rx, "a new Secret's reconcile").await;
+    }
+    let config_maps: Api<ConfigMap> = Api::namespaced(client, "default");
+    let mut shared = ConfigMap::default();
+    shared.metadata.name = Some("shared".into());
+    config_maps
+        .create(&PostParams::default(), &shared)
+        .await
+        .unwrap();
+    let mut keys = vec![
+        next(&mut rx, "a Secret using it").await.key,
+        next(&mut rx, "a Secret using it").await.key,
+    ];
+    keys.sort();
+    assert_eq!(keys, ["default/a", "default/b"]);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), rx.recv())
+            .await
+            .is_err(),
+        "the Secret naming another ConfigMap is not reconciled"
+    );
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+}

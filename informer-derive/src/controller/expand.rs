@@ -335,10 +335,11 @@ fn related_step(krate: &syn::Path, r: &Related, parent: &TokenStream) -> TokenSt
     match &r.mapper {
         Some(mapper) if r.is_watches() => {
             let keys = quote_spanned! {mapper.span()=>
-                #krate::controller::Mapper::<#ty, _>::keys(&mapper, object)
+                #krate::controller::Mapper::<Self, #ty, _>::keys(&mapper, object, &cell)
             };
             quote! {
                 {
+                    let cell = builder.context_cell::<Self>();
                     let mapper = #mapper;
                     builder.watches_with::<#ty>(move |object: &#ty| #keys, #options)
                 }

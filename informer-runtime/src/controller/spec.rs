@@ -348,44 +348,89 @@ where
 }
 
 /// What `watches(W, mapper = f)` of `#[derive(ControllerSpec)]` accepts: `fn(&W) ->
-/// Vec<ObjectKey>`, or `fn(&W) -> Option<ObjectKey>` for at most one key. (`Marker` only
-/// tells the two apart.)
+/// Vec<ObjectKey>`, or `fn(&W) -> Option<ObjectKey>` for at most one key; either with a
+/// second argument `&Context<S>` to read the controller's listers (controller-runtime's
+/// `EnqueueRequestsFromMapFunc` reading a cache: the objects of an index). (`Marker` only
+/// tells the forms apart.)
 ///
 /// ```
 /// use informer_core::ObjectKey;
-/// use informer_runtime::controller::Mapper;
-/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use informer_runtime::controller::{
+///     Context, Controller, ControllerBuilder, ControllerSpec, ContextCell, Mapper,
+/// };
+/// use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 ///
+/// struct Apps;
+/// impl ControllerSpec for Apps {
+///     type Resource = Pod;
+///     type Listers = ();
+///     fn configure(&self, b: ControllerBuilder<Pod>) -> ControllerBuilder<Pod> { b }
+///     fn listers(_: &Controller<Pod>) {}
+/// }
+///
+/// // The Pod named by the ConfigMap's `app` label.
 /// fn named_app(cm: &ConfigMap) -> Option<ObjectKey> {
 ///     let app = cm.metadata.labels.as_ref()?.get("app")?;
 ///     Some(ObjectKey::new(cm.metadata.namespace.as_deref(), app))
 /// }
-/// assert!(Mapper::<ConfigMap, _>::keys(&named_app, &ConfigMap::default()).is_empty());
+/// // Every cached Pod of the ConfigMap's namespace.
+/// fn pods_of_namespace(cm: &ConfigMap, ctx: &Context<Apps>) -> Vec<ObjectKey> {
+///     let ns = cm.metadata.namespace.as_deref().unwrap_or_default();
+///     ctx.lister().namespaced(ns).list().iter().map(|p| ObjectKey::from_resource(&**p).unwrap()).collect()
+/// }
+/// # let factory = informer_runtime::factory::InformerFactory::without_client();
+/// // Set once the controller is built (by `into_controller`); empty here.
+/// let cell: ContextCell<Apps> = Controller::<Pod>::builder(&factory).context_cell::<Apps>();
+/// assert!(Mapper::<Apps, ConfigMap, _>::keys(&named_app, &ConfigMap::default(), &cell).is_empty());
+/// assert!(Mapper::<Apps, ConfigMap, _>::keys(&pods_of_namespace, &ConfigMap::default(), &cell).is_empty());
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot map a `{W}` to the keys to reconcile",
-    label = "expected `fn(&{W}) -> Vec<ObjectKey>` or `fn(&{W}) -> Option<ObjectKey>`",
-    note = "`mapper = f` names a function from a changed `&{W}` to the keys of the objects to reconcile: `fn(&{W}) -> Vec<ObjectKey>`, or `fn(&{W}) -> Option<ObjectKey>` for at most one; a closure needs its types written out (`|w: &{W}| -> Option<ObjectKey> {{ .. }}`)"
+    label = "expected `fn(&{W}) -> Vec<ObjectKey>` or `fn(&{W}) -> Option<ObjectKey>`, optionally with a second argument `&Context<{S}>`",
+    note = "`mapper = f` names a function from a changed `&{W}` (and, to read the controller's listers, `&Context<{S}>`) to the keys of the objects to reconcile: `Vec<ObjectKey>`, or `Option<ObjectKey>` for at most one; a closure needs its types written out (`|w: &{W}| -> Option<ObjectKey> {{ .. }}`)"
 )]
-pub trait Mapper<W, Marker> {
-    /// The keys `object` maps to.
-    fn keys(&self, object: &W) -> Vec<ObjectKey>;
+pub trait Mapper<S: ControllerSpec, W, Marker> {
+    /// The keys `object` maps to. A form that reads the context maps to no key while the
+    /// context is not set (before the controller is built, when no event comes yet).
+    fn keys(&self, object: &W, context: &ContextCell<S>) -> Vec<ObjectKey>;
 }
 
-impl<W, F> Mapper<W, Vec<ObjectKey>> for F
+impl<S: ControllerSpec, W, F> Mapper<S, W, Vec<ObjectKey>> for F
 where
     F: Fn(&W) -> Vec<ObjectKey>,
 {
-    fn keys(&self, object: &W) -> Vec<ObjectKey> {
+    fn keys(&self, object: &W, _context: &ContextCell<S>) -> Vec<ObjectKey> {
         self(object)
     }
 }
 
-impl<W, F> Mapper<W, Option<ObjectKey>> for F
+impl<S: ControllerSpec, W, F> Mapper<S, W, Option<ObjectKey>> for F
 where
     F: Fn(&W) -> Option<ObjectKey>,
 {
-    fn keys(&self, object: &W) -> Vec<ObjectKey> {
+    fn keys(&self, object: &W, _context: &ContextCell<S>) -> Vec<ObjectKey> {
         self(object).into_iter().collect()
+    }
+}
+
+impl<S: ControllerSpec, W, F> Mapper<S, W, fn(&S, Vec<ObjectKey>)> for F
+where
+    F: Fn(&W, &Context<S>) -> Vec<ObjectKey>,
+{
+    fn keys(&self, object: &W, context: &ContextCell<S>) -> Vec<ObjectKey> {
+        context.get().map_or_else(Vec::new, |ctx| self(object, ctx))
+    }
+}
+
+impl<S: ControllerSpec, W, F> Mapper<S, W, fn(&S, Option<ObjectKey>)> for F
+where
+    F: Fn(&W, &Context<S>) -> Option<ObjectKey>,
+{
+    fn keys(&self, object: &W, context: &ContextCell<S>) -> Vec<ObjectKey> {
+        context
+            .get()
+            .and_then(|ctx| self(object, ctx))
+            .into_iter()
+            .collect()
     }
 }
