@@ -143,8 +143,9 @@
 //! `client()` (the controller's `kube::Client`), `api::<T>(namespace)` (a typed
 //! `kube::Api` over it, in one call: `ctx.api::<ReplicaSet>(key.namespace())`), `queue()`,
 //! `name()` and `lister()`, and through `Deref` the generated `<Name>Listers`: one accessor
-//! per resource, named after the type's plural in snake_case (`ctx.deployments()`,
-//! `ctx.replica_sets()`, `ctx.network_policies()`), each a
+//! per resource, named after the Rust type's plural in snake_case (`ctx.deployments()`,
+//! `ctx.replica_sets()`, `ctx.network_policies()`; a view `PodView` is `ctx.pod_views()`,
+//! unless named with `lister = pods`), each a
 //! [`Lister`](crate::runtime::Lister). Writes made through `ctx.client()` or `ctx.api()`
 //! (and by declared children) are recorded for read-your-own-writes (on by default, see
 //! [`ControllerBuilder::read_your_writes`](crate::runtime::controller::ControllerBuilder::read_your_writes)):
@@ -204,8 +205,9 @@
 //! controller failing over and over is never silent.
 //!
 //! # Memory
-//! When the controller runs with its own factory (`run`, `run_until`), its caches cost no
-//! more than client-go's, by default:
+//! When the controller runs with its own factory (`run`, `run_until`) or in a
+//! [`Manager::new`](crate::runtime::Manager::new), its caches cost no more than client-go's,
+//! by default:
 //!
 //! - **Compact caches** ([`ControllerSpec::CACHE_POLICY`](crate::runtime::controller::ControllerSpec::CACHE_POLICY),
 //!   [`CachePolicy::COMPACT`](crate::runtime::factory::CachePolicy::COMPACT)): every cache
@@ -225,14 +227,19 @@
 //! To change the default: cache decoded objects (every read an `Arc` clone, 27 KB per Pod)
 //! by building the controller over a factory of your own,
 //! `Deployments.into_controller(&InformerFactory::new(client).cache_policy(CachePolicy::Decoded))`
-//! (or `add_to` a [`Manager`](crate::runtime::Manager) made with such a factory); with
-//! `add_to` and `into_controller` the factory given decides both settings
+//! (or `add_to` a [`Manager`](crate::runtime::Manager) made with such a factory,
+//! `Manager::with_factory`); with `add_to` and `into_controller` the factory given decides
+//! both settings (a controller with `keep_managed_fields` added to a manager whose factory
+//! drops them is an error)
 //! ([`InformerFactory::cache_policy`](crate::runtime::InformerFactory::cache_policy),
 //! [`InformerFactory::drop_managed_fields`](crate::runtime::InformerFactory::drop_managed_fields)).
 //! Or read a *view* of the resource: `#[controller(for = PodView)]` with a struct holding
 //! only the fields the controller reads (`#[derive(View)]`, see [`crate::view`]): about
-//! 1.2 KB per Pod and reads as fast as decoded objects. A store of your own is one
-//! attribute away (`store = ...`, above).
+//! 1.2 KB per Pod decoded. Under the compact policy (the default of `run` and
+//! [`Manager::new`](crate::runtime::Manager::new)) a view is kept compressed too, and a read
+//! that is not hot decodes the view's few fields; to keep views decoded (every read an `Arc`
+//! clone), use a factory with `cache_policy(CachePolicy::Decoded)` as above. A store of your
+//! own is one attribute away (`store = ...`, above).
 //!
 //! # `#[indexer(T)]`
 //! On a function from `&T` to the values an object is filed under (`Vec<String>`,

@@ -21,7 +21,8 @@
 //! | a [view] (`#[derive(View)]`: a struct of the fields you read) | ~1.2 KB | an `Arc` clone | you read a known handful of fields: smallest and fastest |
 //! | the full type, compact ([`CompactStore`](runtime::compact_store::CompactStore), [`CachePolicy::Compact`](runtime::factory::CachePolicy)) | ~1.5 KB + hot objects | a decode (11–18 µs) unless hot | you need the full type but not its memory, and reads are rare next to API calls |
 //!
-//! Derived controllers cache compactly by default (see [`derive`](mod@derive)); the factory caches
+//! Derived controllers and [`Manager::new`](runtime::Manager::new) cache compactly by
+//! default (see [`derive`](mod@derive)); a factory of your own caches
 //! decoded objects unless told otherwise
 //! ([`InformerFactory::cache_policy`](runtime::InformerFactory::cache_policy)).
 //!

@@ -354,3 +354,46 @@ async fn a_mapper_reads_the_controllers_index_through_its_context() {
     cancel.cancel();
     run.await.unwrap().unwrap();
 }
+
+/// A controller that reads managed fields.
+#[derive(ControllerSpec)]
+#[controller(for = ConfigMap, keep_managed_fields)]
+struct FieldOwners;
+
+impl Reconcile for FieldOwners {
+    async fn reconcile(
+        &self,
+        _ctx: &Context<Self>,
+        _key: &ObjectKey,
+        _cm: Option<Arc<ConfigMap>>,
+    ) -> Result<Action, ReconcileError> {
+        Ok(Action::Done)
+    }
+}
+
+#[tokio::test]
+async fn a_manager_caches_as_run_does_and_refuses_a_controller_its_factory_would_starve() {
+    let server = TestApiServer::start().await.unwrap();
+    let mut manager = informer::runtime::Manager::new(server.client());
+    assert_eq!(
+        manager.factory().cache(),
+        informer::runtime::factory::CachePolicy::COMPACT
+    );
+    assert!(manager.factory().drops_managed_fields());
+    let err = FieldOwners.add_to(&mut manager).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            informer::runtime::manager::ManagerError::ManagedFieldsDropped(name) if name == "FieldOwners"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("drop_managed_fields(false)"),
+        "{err}"
+    );
+    // With a factory that keeps them, it is added.
+    let factory = informer::runtime::InformerFactory::new(server.client());
+    let mut manager = informer::runtime::Manager::with_factory(factory).client(server.client());
+    FieldOwners.add_to(&mut manager).unwrap();
+}

@@ -57,14 +57,21 @@ use crate::factory::InformerFactory;
 pub trait RunController: Reconcile {
     /// Builds the controller over `manager`'s factory and adds it to the manager, which
     /// runs it with the others (metrics, health, leader election). The manager's factory
-    /// decides whether managed fields are cached (see
-    /// [`KEEP_MANAGED_FIELDS`](crate::controller::ControllerSpec::KEEP_MANAGED_FIELDS)); if it keeps them and
-    /// the controller does not ask to, an info line says how to drop them.
+    /// decides how objects are cached ([`Manager::new`]'s: compactly, without managed
+    /// fields, as [`run`](Self::run) does); if it keeps managed fields and the controller does
+    /// not ask to, an info line says how to drop them.
     ///
     /// # Errors
-    /// [`ManagerError::Build`] if the controller cannot be built, or
-    /// [`ManagerError::DuplicateController`] if one with the same name was added.
+    /// [`ManagerError::Build`] if the controller cannot be built,
+    /// [`ManagerError::DuplicateController`] if one with the same name was added, or
+    /// [`ManagerError::ManagedFieldsDropped`] if the controller keeps managed fields
+    /// (`keep_managed_fields`) and the manager's factory drops them.
     fn add_to(self, manager: &mut Manager) -> Result<(), ManagerError> {
+        if Self::KEEP_MANAGED_FIELDS && manager.factory().drops_managed_fields() {
+            let name = std::any::type_name::<Self>();
+            let name = name.rsplit("::").next().unwrap_or(name);
+            return Err(ManagerError::ManagedFieldsDropped(name.to_owned()));
+        }
         let controller = self.into_controller(manager.factory())?;
         if !Self::KEEP_MANAGED_FIELDS && !manager.factory().drops_managed_fields() {
             tracing::info!(
