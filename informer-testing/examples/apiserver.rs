@@ -8,7 +8,8 @@
 //!
 //! The server speaks HTTPS; the kubeconfig holds its CA and bearer token.
 //! Options: `--kubeconfig PATH` (write a kubeconfig there), `--port N`
-//! (default: a free port), `--bookmark-interval-ms N`, `--plain-http` (no TLS, no token).
+//! (default: a free port), `--bookmark-interval-ms N`, `--history-limit N` (changes kept for
+//! watches and continue tokens; older ones answer `410 Gone`), `--plain-http` (no TLS, no token).
 //! Serves until Ctrl-C.
 
 use std::path::PathBuf;
@@ -21,16 +22,18 @@ struct Options {
     kubeconfig: Option<PathBuf>,
     port: u16,
     bookmark_interval: Option<Duration>,
+    history_limit: Option<usize>,
     plain_http: bool,
 }
 
-const USAGE: &str = "usage: apiserver [--kubeconfig PATH] [--port PORT] [--bookmark-interval-ms MILLISECONDS] [--plain-http]";
+const USAGE: &str = "usage: apiserver [--kubeconfig PATH] [--port PORT] [--bookmark-interval-ms MILLISECONDS] [--history-limit CHANGES] [--plain-http]";
 
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {
         kubeconfig: None,
         port: 0,
         bookmark_interval: None,
+        history_limit: None,
         plain_http: false,
     };
     let mut args = std::env::args().skip(1);
@@ -58,6 +61,12 @@ fn parse_args() -> Result<Options, String> {
                     .map_err(|_| format!("--bookmark-interval-ms must be a number\n{USAGE}"))?;
                 options.bookmark_interval = Some(Duration::from_millis(millis));
             }
+            "--history-limit" => {
+                let changes: usize = value("--history-limit")?
+                    .parse()
+                    .map_err(|_| format!("--history-limit must be a number\n{USAGE}"))?;
+                options.history_limit = Some(changes);
+            }
             "--plain-http" => options.plain_http = true,
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
@@ -78,6 +87,9 @@ async fn main() -> ExitCode {
     let mut builder = TestApiServer::builder().port(options.port);
     if let Some(interval) = options.bookmark_interval {
         builder = builder.bookmark_interval(interval);
+    }
+    if let Some(changes) = options.history_limit {
+        builder = builder.history_limit(changes);
     }
     if options.plain_http {
         builder = builder.plain_http();

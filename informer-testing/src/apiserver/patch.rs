@@ -105,8 +105,9 @@ pub(crate) use super::json_patch::{JsonPatchError, json_patch};
 
 /// Fields whose list elements merge by a key under strategic merge patch.
 ///
-/// The real server reads this from Go struct tags; this table covers the
-/// built-in types the server registers. `ports` is ambiguous (container ports
+/// The real server reads this from Go struct tags (`patchStrategy:"merge"`,
+/// `patchMergeKey`); this table covers the built-in types the server registers. Lists
+/// without the tag (`tolerations`, `readinessGates`, `args`, ...) are replaced. `ports` is ambiguous (container ports
 /// merge on `containerPort`, service ports on `port`) and is resolved from the
 /// elements themselves.
 fn merge_key(field: &str, elements: &[&Value]) -> Option<&'static str> {
@@ -119,10 +120,14 @@ fn merge_key(field: &str, elements: &[&Value]) -> Option<&'static str> {
         | "volumes"
         | "imagePullSecrets"
         | "resourceClaims"
-        | "readinessGates" => Some("name"),
+        | "resourceClaimStatuses"
+        | "schedulingGates"
+        | "secrets" => Some("name"),
         "volumeMounts" => Some("mountPath"),
         "volumeDevices" => Some("devicePath"),
-        "hostAliases" => Some("ip"),
+        "hostAliases" | "podIPs" | "hostIPs" => Some("ip"),
+        // A Node's addresses; an Endpoints subset's (no `type`) replace.
+        "addresses" if has("type") => Some("type"),
         "ownerReferences" => Some("uid"),
         "conditions" => Some("type"),
         "topologySpreadConstraints" => Some("topologyKey"),
@@ -134,7 +139,7 @@ fn merge_key(field: &str, elements: &[&Value]) -> Option<&'static str> {
 
 /// Lists of primitives that strategic merge patch unions instead of replacing.
 fn merges_primitives(field: &str) -> bool {
-    matches!(field, "finalizers")
+    matches!(field, "finalizers" | "podCIDRs")
 }
 
 const DIRECTIVE: &str = "$patch";

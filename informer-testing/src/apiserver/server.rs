@@ -1474,7 +1474,19 @@ fn handle_posted_subresource(
     let posted = codec::decode_object(request.headers, body)?.value;
     let answer = if path.subresource.as_deref() == Some("token") {
         let account = shared.store.get(&path.resource, Some(namespace), name)?;
-        let (answer, token) = service_accounts::token_request(&account, posted)?;
+        let lookup = |plural: &str, namespace: Option<&str>, name: &str| {
+            let resource = shared
+                .registry
+                .read()
+                .by_path("", "v1", plural)
+                .ok_or_else(|| ApiError::not_found(plural, name))?;
+            Ok(shared
+                .store
+                .get(&resource, namespace, name)?
+                .as_ref()
+                .clone())
+        };
+        let (answer, token) = service_accounts::token_request_bound(&account, posted, &lookup)?;
         let user = service_accounts::user_name(namespace, name);
         shared.users.write().insert(token, Arc::from(user));
         answer

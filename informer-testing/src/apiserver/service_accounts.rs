@@ -10,6 +10,9 @@
 //!   runs, shaped as the JWT a cluster issues (its claims readable; its signature checked by
 //!   no one).
 //!
+//!   A token bound to a Pod, Node or Secret (`kubectl create token --bound-object-kind`) needs
+//!   the object (`404`), a Pod running as the account (`400`) and, if given, its `uid` (`409`).
+//!
 //! Not done: the plugin's token volume (`kube-api-access-*`) and its refusal of a Pod whose
 //! ServiceAccount does not exist; tokens expiring, bound objects' deletion revoking them.
 
@@ -160,10 +163,28 @@ const DEFAULT_EXPIRATION: i64 = 3600;
 const MIN_EXPIRATION: i64 = 600;
 const MAX_EXPIRATION: i64 = 1 << 32;
 
+/// How a TokenRequest reads the object its token is bound to: `(plural, namespace, name)`
+/// of a core v1 object to the stored object or the store's `404`.
+pub(crate) type BoundObjectLookup<'a> =
+    &'a dyn Fn(&str, Option<&str>, &str) -> Result<Value, ApiError>;
+
+/// [`token_request_bound`] of a request bound to no object.
+#[cfg(test)]
+pub(crate) fn token_request(account: &Value, request: Value) -> Result<(Value, String), ApiError> {
+    token_request_bound(account, request, &|plural, _, name| {
+        Err(ApiError::not_found(plural, name))
+    })
+}
+
 /// Answers a TokenRequest for the ServiceAccount `account` (as stored): the request with its
 /// `status.token` and `status.expirationTimestamp`, and the token, to be registered as the
-/// user [`user_name`] of the account.
-pub(crate) fn token_request(account: &Value, request: Value) -> Result<(Value, String), ApiError> {
+/// user [`user_name`] of the account. A `spec.boundObjectRef` is checked as kube-apiserver's
+/// `TokenREST` checks it (see [`bound_object`]) and named in the token's claims.
+pub(crate) fn token_request_bound(
+    account: &Value,
+    request: Value,
+    lookup: BoundObjectLookup<'_>,
+) -> Result<(Value, String), ApiError> {
     let namespace = str_at(account, "/metadata/namespace");
     let name = str_at(account, "/metadata/name");
     let uid = str_at(account, "/metadata/uid");
@@ -208,11 +229,12 @@ pub(crate) fn token_request(account: &Value, request: Value) -> Result<(Value, S
     spec.insert("audiences".into(), Value::Array(audiences.clone()));
     spec.insert("expirationSeconds".into(), json!(expiration));
     spec.entry("boundObjectRef").or_insert(Value::Null);
+    let bound = bound_object(account, spec.get("boundObjectRef"), lookup)?;
     let now = jiff::Timestamp::now();
     let expires = now
         .checked_add(jiff::SignedDuration::from_secs(expiration))
         .unwrap_or(now);
-    let claims = json!({
+    let mut claims = json!({
         "aud": audiences,
         "exp": expires.as_second(),
         "iat": now.as_second(),
@@ -225,6 +247,9 @@ pub(crate) fn token_request(account: &Value, request: Value) -> Result<(Value, S
         "nbf": now.as_second(),
         "sub": user_name(namespace, name),
     });
+    for (claim, value) in bound {
+        claims["kubernetes.io"][claim] = value;
+    }
     let encode =
         |value: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(value.to_string());
     let token = format!(
@@ -248,6 +273,76 @@ pub(crate) fn token_request(account: &Value, request: Value) -> Result<(Value, S
         },
     });
     Ok((answer, token))
+}
+
+/// A TokenRequest's `boundObjectRef` checked as kube-apiserver's `TokenREST.Create` checks
+/// it: a Pod (running as the account), a Node or a Secret that exists (the store's `404`
+/// otherwise), `400` for another kind, `409` for a `uid` that is not the object's. Returns the
+/// token's claims naming it (`pod`, with its node when it has one, `node` or `secret`).
+fn bound_object(
+    account: &Value,
+    reference: Option<&Value>,
+    lookup: BoundObjectLookup<'_>,
+) -> Result<Vec<(&'static str, Value)>, ApiError> {
+    let Some(reference) = reference.filter(|r| r.is_object()) else {
+        return Ok(Vec::new());
+    };
+    let text = |field: &str| reference.get(field).and_then(Value::as_str).unwrap_or("");
+    let (api_version, kind, name) = (text("apiVersion"), text("kind"), text("name"));
+    let (group, version) = match api_version.split_once('/') {
+        Some((group, version)) => (group, version),
+        None => ("", api_version),
+    };
+    let namespace = str_at(account, "/metadata/namespace");
+    let account_name = str_at(account, "/metadata/name");
+    let named = |object: &Value| json!({"name": str_at(object, "/metadata/name"), "uid": str_at(object, "/metadata/uid")});
+    let mut claims = Vec::new();
+    let object = match (group, kind) {
+        ("", "Pod") => {
+            let pod = lookup("pods", Some(namespace), name)?;
+            if str_at(&pod, "/spec/serviceAccountName") != account_name {
+                return Err(ApiError::bad_request(format!(
+                    "cannot bind token for serviceaccount {account_name:?} to pod running with different serviceaccount name."
+                )));
+            }
+            claims.push(("pod", named(&pod)));
+            let node = str_at(&pod, "/spec/nodeName");
+            if !node.is_empty() {
+                let claim = match lookup("nodes", None, node) {
+                    Ok(found) => named(&found),
+                    Err(_) => json!({"name": node}),
+                };
+                claims.push(("node", claim));
+            }
+            pod
+        }
+        ("", "Node") => {
+            let node = lookup("nodes", None, name)?;
+            claims.push(("node", named(&node)));
+            node
+        }
+        ("", "Secret") => {
+            let secret = lookup("secrets", Some(namespace), name)?;
+            claims.push(("secret", named(&secret)));
+            secret
+        }
+        _ => {
+            return Err(ApiError::bad_request(format!(
+                "cannot bind token to object of type {group}/{version}, Kind={kind}"
+            )));
+        }
+    };
+    let wanted = text("uid");
+    if !wanted.is_empty() && wanted != str_at(&object, "/metadata/uid") {
+        return Err(ApiError::conflict(
+            kind,
+            name,
+            &format!(
+                "the UID in the bound object reference ({wanted}) does not match the UID in record. The object might have been deleted and then recreated"
+            ),
+        ));
+    }
+    Ok(claims)
 }
 
 /// The user a service account's tokens authenticate as.

@@ -7,8 +7,9 @@
 //! for is checked against the other Services' (`422`: "provided IP is already allocated").
 //! An update keeps what was allocated where the new object leaves it out, as the real
 //! registry does, so that `kubectl replace` or an apply that does not mention `clusterIP`
-//! does not change it. What is allocated is read from the stored Services, so deleting a
-//! Service frees its address and ports.
+//! does not change it; a cluster IP it changes is refused (`422`: "may not change once
+//! set"), as `validateUpgradeDowngradeClusterIPs` refuses it. What is allocated is read from
+//! the stored Services, so deleting a Service frees its address and ports.
 
 use std::collections::HashSet;
 use std::net::Ipv4Addr;
@@ -97,7 +98,12 @@ pub(crate) fn allocate(
         return Ok(());
     }
     if let Some(old_spec) = old.and_then(|o| o.get("spec")) {
+        normalize_cluster_ips(old_spec, spec);
         keep_allocated(old_spec, spec);
+        let errors = cluster_ips_kept(old_spec, spec);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
     }
     let mut errors = Vec::new();
     let wanted = spec
@@ -183,6 +189,82 @@ fn set_if_missing(spec: &mut Map<String, Value>, key: &str, value: Value) {
     if missing {
         spec.insert(key.to_string(), value);
     }
+}
+
+fn cluster_ips(spec: &Map<String, Value>) -> Vec<&str> {
+    spec.get("clusterIPs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
+/// The registry's `normalizeClusterIPs`: an update that changes or clears `clusterIP` and
+/// leaves `clusterIPs` as they were changes or clears them too.
+fn normalize_cluster_ips(old: &Value, new: &mut Map<String, Value>) {
+    let Value::Object(old) = old else { return };
+    let old_ip = old.get("clusterIP").and_then(Value::as_str).unwrap_or("");
+    let old_ips = cluster_ips(old);
+    if old_ip.is_empty() || old_ips.first() != Some(&old_ip) {
+        return;
+    }
+    if cluster_ips(new) != old_ips {
+        return;
+    }
+    match new.get("clusterIP").and_then(Value::as_str).unwrap_or("") {
+        "" => {
+            new.remove("clusterIPs");
+        }
+        ip if ip != old_ip => {
+            let ip = json!(ip);
+            if let Some(Value::Array(ips)) = new.get_mut("clusterIPs") {
+                ips[0] = ip;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `validateUpgradeDowngradeClusterIPs`: a cluster IP, once set, stays (a second family may
+/// be added or removed; a headless Service stays headless).
+fn cluster_ips_kept(old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
+    let Value::Object(old) = old else {
+        return Vec::new();
+    };
+    let external = |spec: &Map<String, Value>| {
+        spec.get("type").and_then(Value::as_str) == Some("ExternalName")
+    };
+    let headless =
+        |spec: &Map<String, Value>| spec.get("clusterIP").and_then(Value::as_str) == Some("None");
+    if external(old) || external(new) || (headless(old) && headless(new)) {
+        return Vec::new();
+    }
+    let (before, after) = (cluster_ips(old), cluster_ips(new));
+    if before.len() != after.len() {
+        return Vec::new();
+    }
+    let go_ips = format!(
+        "[]string{{{}}}",
+        after
+            .iter()
+            .map(|ip| format!("{ip:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    before
+        .iter()
+        .zip(&after)
+        .enumerate()
+        .filter(|(_, (b, a))| b != a)
+        .map(|(i, _)| {
+            FieldError::invalid_go(
+                &format!("spec.clusterIPs[{i}]"),
+                &go_ips,
+                "may not change once set",
+            )
+        })
+        .collect()
 }
 
 /// An update keeps the old cluster IPs, IP families and node ports where the new object

@@ -15,6 +15,7 @@
 //! | Secret | `type` never changes |
 //! | Service | `spec.type` supported; `spec.ports[*].port` in 1..=65535 |
 //! | ConfigMap, Secret | once `immutable` is true, `data`, `binaryData` and `immutable` stay |
+//! | Pod, StatefulSet, Job, RoleBinding, ClusterRoleBinding | an update changes only what the type lets change (`updates`: a Pod's images, a StatefulSet's replicas and template, a binding never its `roleRef`, ...) |
 
 use std::collections::HashSet;
 
@@ -88,6 +89,7 @@ pub(crate) fn validate_update(
     no_new_finalizers(old, new, &mut errors);
     spec(resource, new, &mut errors);
     immutability(resource, old, new, &mut errors);
+    updates::spec_updates(resource, old, new, &mut errors);
     custom(resource, new, &mut errors);
     if crd::is_definition(resource) {
         errors.extend(crd::validation::validate(new, Some(old)));
@@ -506,6 +508,8 @@ fn immutability(resource: &ResourceType, old: &Value, new: &Value, errors: &mut 
         }
     }
 }
+
+mod updates;
 
 #[cfg(test)]
 mod tests;

@@ -458,36 +458,55 @@ async fn merge_strategic_and_json_patches() {
         BTreeMap::from([("b".into(), "2".into()), ("c".into(), "3".into())])
     );
 
-    // Strategic merge: containers merge by name instead of being replaced.
-    let strategic = json!({"spec": {"containers": [
-        {"name": "app", "image": "nginx:1.28"},
-        {"name": "sidecar", "image": "envoy:1"}
-    ]}});
-    let patched = within(pods.patch("p", &PatchParams::default(), &Patch::Strategic(&strategic)))
+    // Strategic merge: containers merge by name instead of being replaced (in a pod
+    // template: a Pod's containers cannot be added or removed).
+    let deployments: Api<Deployment> = Api::namespaced(server.client(), "default");
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "d"},
+        "spec": {"selector": {"matchLabels": {"a": "1"}}, "template": {
+            "metadata": {"labels": {"a": "1"}},
+            "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}}}
+    }))
+    .unwrap();
+    within(deployments.create(&PostParams::default(), &deployment))
         .await
         .unwrap();
-    let containers = patched.spec.unwrap().containers;
+    let template_spec = |d: Deployment| d.spec.unwrap().template.spec.unwrap();
+    let strategic = json!({"spec": {"template": {"spec": {"containers": [
+        {"name": "app", "image": "nginx:1.28"},
+        {"name": "sidecar", "image": "envoy:1"}
+    ]}}}});
+    let patched =
+        within(deployments.patch("d", &PatchParams::default(), &Patch::Strategic(&strategic)))
+            .await
+            .unwrap();
+    assert_eq!(patched.metadata.generation, Some(2));
+    let containers = template_spec(patched).containers;
     assert_eq!(containers.len(), 2);
     assert_eq!(containers[0].image.as_deref(), Some("nginx:1.28"));
     assert_eq!(containers[1].name, "sidecar");
-    assert_eq!(patched.metadata.generation, Some(2));
 
-    let delete_sidecar = json!({"spec": {"containers": [{"name": "sidecar", "$patch": "delete"}]}});
-    let patched = within(pods.patch(
-        "p",
+    let delete_sidecar = json!({"spec": {"template": {"spec": {"containers": [
+        {"name": "sidecar", "$patch": "delete"}
+    ]}}}});
+    let patched = within(deployments.patch(
+        "d",
         &PatchParams::default(),
         &Patch::Strategic(&delete_sidecar),
     ))
     .await
     .unwrap();
-    assert_eq!(patched.spec.unwrap().containers.len(), 1);
+    assert_eq!(template_spec(patched).containers.len(), 1);
 
     // A JSON merge patch replaces lists.
-    let merge_list = json!({"spec": {"containers": [{"name": "only", "image": "x"}]}});
-    let patched = within(pods.patch("p", &PatchParams::default(), &Patch::Merge(&merge_list)))
-        .await
-        .unwrap();
-    assert_eq!(patched.spec.unwrap().containers[0].name, "only");
+    let merge_list = json!({"spec": {"template": {"spec": {"containers": [
+        {"name": "only", "image": "x"}
+    ]}}}});
+    let patched =
+        within(deployments.patch("d", &PatchParams::default(), &Patch::Merge(&merge_list)))
+            .await
+            .unwrap();
+    assert_eq!(template_spec(patched).containers[0].name, "only");
 
     // A patch carrying a stale resourceVersion conflicts.
     let stale = json!({"metadata": {"resourceVersion": "1", "labels": {"x": "y"}}});

@@ -1,8 +1,10 @@
 //! Validation failures as kube-apiserver reports them (422 with `details.causes`), JSON
 //! patches that cannot reach a panic, and which types keep `metadata.generation`.
 
-use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use k8s_openapi::api::rbac::v1::RoleBinding;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::core::ObjectMeta;
 use proptest::prelude::*;
@@ -208,6 +210,214 @@ async fn a_workloads_selector_must_select_its_template_and_never_changes() {
     assert_eq!(
         err.message,
         "Deployment.apps \"web\" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"web\", \"v\":\"2\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"
+    );
+}
+
+/// What `ValidatePodUpdate` says when anything but the updatable fields changes.
+const POD_UPDATABLE: &str = "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
+
+async fn merge_patch_error<K>(api: &Api<K>, name: &str, patch: Value) -> kube::core::Status
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    status(
+        within(api.patch(name, &PatchParams::default(), &Patch::Merge(&patch)))
+            .await
+            .unwrap_err(),
+    )
+}
+
+#[tokio::test]
+async fn a_pod_update_changes_only_images_a_lower_deadline_and_added_tolerations() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    within(pods.create(&PostParams::default(), &pod("p", &[])))
+        .await
+        .unwrap();
+    let allowed = [
+        json!({"metadata": {"labels": {"a": "b"}}}),
+        json!({"spec": {"containers": [{"name": "app", "image": "nginx:1.28"}]}}),
+        json!({"spec": {"activeDeadlineSeconds": 60}}),
+        json!({"spec": {"activeDeadlineSeconds": 30}}),
+    ];
+    for patch in allowed {
+        within(pods.patch("p", &PatchParams::default(), &Patch::Strategic(&patch)))
+            .await
+            .unwrap_or_else(|err| panic!("{patch}: {err}"));
+    }
+    // The tolerations the admission plugins added stay; another may join them.
+    let mut p = within(pods.get("p")).await.unwrap();
+    let spec = p.spec.as_mut().unwrap();
+    let mut tolerations = spec.tolerations.clone().unwrap_or_default();
+    assert!(
+        !tolerations.is_empty(),
+        "DefaultTolerationSeconds added some"
+    );
+    tolerations.push(serde_json::from_value(json!({"key": "k", "operator": "Exists"})).unwrap());
+    spec.tolerations = Some(tolerations);
+    let p = within(pods.replace("p", &PostParams::default(), &p))
+        .await
+        .unwrap();
+    assert_eq!(p.metadata.generation, Some(5), "each spec change counts");
+
+    let err = merge_patch_error(&pods, "p", json!({"spec": {"activeDeadlineSeconds": 90}})).await;
+    assert_eq!(
+        err.message,
+        "Pod \"p\" is invalid: spec.activeDeadlineSeconds: Invalid value: 90: must be less than or equal to previous value"
+    );
+    let err = merge_patch_error(
+        &pods,
+        "p",
+        json!({"spec": {"tolerations": [{"key": "k", "operator": "Exists"}]}}),
+    )
+    .await;
+    assert_eq!(
+        err.message,
+        "Pod \"p\" is invalid: spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds"
+    );
+    let env = json!({"spec": {"containers": [{"name": "app", "image": "nginx:1.28",
+        "env": [{"name": "A", "value": "1"}]}]}});
+    let err = status(
+        within(pods.patch("p", &PatchParams::default(), &Patch::Strategic(&env)))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
+    assert_eq!(
+        err.message,
+        format!("Pod \"p\" is invalid: spec: Forbidden: {POD_UPDATABLE}")
+    );
+    let err = merge_patch_error(&pods, "p", json!({"spec": {"nodeName": "n1"}})).await;
+    assert_eq!(
+        err.message,
+        format!("Pod \"p\" is invalid: spec: Forbidden: {POD_UPDATABLE}")
+    );
+    let sidecar = json!({"spec": {"containers": [{"name": "sidecar", "image": "envoy"}]}});
+    let err = status(
+        within(pods.patch("p", &PatchParams::default(), &Patch::Strategic(&sidecar)))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        err.message,
+        "Pod \"p\" is invalid: spec.containers: Forbidden: pod updates may not add or remove containers"
+    );
+    // The status subresource and metadata are not the spec.
+    let running = json!({"status": {"phase": "Running"}});
+    within(pods.patch_status("p", &PatchParams::default(), &Patch::Merge(&running)))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_statefulset_update_changes_only_replicas_template_and_the_update_settings() {
+    let server = server().await;
+    let sets: Api<StatefulSet> = Api::namespaced(server.client(), "default");
+    let set: StatefulSet = serde_json::from_value(json!({
+        "metadata": {"name": "db"},
+        "spec": {"serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+            "template": {"metadata": {"labels": {"app": "db"}},
+                "spec": {"containers": [{"name": "db", "image": "postgres:16"}]}},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}}}}]}
+    }))
+    .unwrap();
+    within(sets.create(&PostParams::default(), &set))
+        .await
+        .unwrap();
+    let allowed = json!({"spec": {"replicas": 3, "minReadySeconds": 5,
+        "template": {"spec": {"containers": [{"name": "db", "image": "postgres:17"}]}},
+        "updateStrategy": {"type": "OnDelete"}}});
+    within(sets.patch("db", &PatchParams::default(), &Patch::Strategic(&allowed)))
+        .await
+        .unwrap();
+    let forbidden = "StatefulSet.apps \"db\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden";
+    let bigger = json!({"spec": {"volumeClaimTemplates": [{"metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "2Gi"}}}}]}});
+    let err = merge_patch_error(&sets, "db", bigger).await;
+    assert_eq!((err.code, err.message.as_str()), (422, forbidden));
+    let err = merge_patch_error(&sets, "db", json!({"spec": {"serviceName": "other"}})).await;
+    assert_eq!(err.message, forbidden);
+}
+
+#[tokio::test]
+async fn a_jobs_template_and_selector_are_immutable_unless_suspended_before_it_started() {
+    let server = server().await;
+    let jobs: Api<Job> = Api::namespaced(server.client(), "default");
+    let job = |name: &str, suspend: bool| -> Job {
+        serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {"suspend": suspend, "template": {"spec": {"restartPolicy": "Never",
+                "containers": [{"name": "work", "image": "busybox"}]}}}
+        }))
+        .unwrap()
+    };
+    within(jobs.create(&PostParams::default(), &job("run", false)))
+        .await
+        .unwrap();
+    let image = json!({"spec": {"template": {"spec": {"containers": [
+        {"name": "work", "image": "busybox:2"}]}}}});
+    let err = status(
+        within(jobs.patch("run", &PatchParams::default(), &Patch::Strategic(&image)))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        err.message,
+        "Job.batch \"run\" is invalid: spec.template: Invalid value: core.PodTemplateSpec{...}: field is immutable"
+    );
+    let err = merge_patch_error(&jobs, "run", json!({"spec": {"completions": 3}})).await;
+    assert_eq!(
+        err.message,
+        "Job.batch \"run\" is invalid: spec.completions: Invalid value: 3: field is immutable"
+    );
+    // What may change: parallelism, suspension, deadlines.
+    let allowed = json!({"spec": {"parallelism": 2, "suspend": true, "activeDeadlineSeconds": 60}});
+    within(jobs.patch("run", &PatchParams::default(), &Patch::Merge(&allowed)))
+        .await
+        .unwrap();
+
+    // A suspended Job that never started may be told where its pods go, not what they run.
+    within(jobs.create(&PostParams::default(), &job("held", true)))
+        .await
+        .unwrap();
+    let placement = json!({"spec": {"template": {
+        "metadata": {"labels": {"zone": "a"}},
+        "spec": {"nodeSelector": {"zone": "a"}}}}});
+    within(jobs.patch("held", &PatchParams::default(), &Patch::Merge(&placement)))
+        .await
+        .unwrap();
+    let err = status(
+        within(jobs.patch("held", &PatchParams::default(), &Patch::Strategic(&image)))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 422);
+}
+
+#[tokio::test]
+async fn a_bindings_role_ref_never_changes() {
+    let server = server().await;
+    let bindings: Api<RoleBinding> = Api::namespaced(server.client(), "default");
+    let binding: RoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": "readers"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+        "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}]
+    }))
+    .unwrap();
+    within(bindings.create(&PostParams::default(), &binding))
+        .await
+        .unwrap();
+    let subjects = json!({"subjects": [{"kind": "User", "name": "bob",
+        "apiGroup": "rbac.authorization.k8s.io"}]});
+    within(bindings.patch("readers", &PatchParams::default(), &Patch::Merge(&subjects)))
+        .await
+        .unwrap();
+    let err = merge_patch_error(&bindings, "readers", json!({"roleRef": {"name": "edit"}})).await;
+    assert_eq!(
+        err.message,
+        "RoleBinding.rbac.authorization.k8s.io \"readers\" is invalid: roleRef: Invalid value: rbac.RoleRef{APIGroup:\"rbac.authorization.k8s.io\", Kind:\"ClusterRole\", Name:\"edit\"}: cannot change roleRef"
     );
 }
 

@@ -193,3 +193,52 @@ fn service_ports_merge_on_port() {
         json!([{"port": 80, "name": "http", "targetPort": 8080}, {"port": 443}])
     );
 }
+
+#[test]
+fn strategic_merge_patch_merges_the_lists_go_tags_merge_and_replaces_the_rest() {
+    // PodStatus' `podIPs` and `hostIPs` merge on `ip`, a Node's `addresses` on `type`, its
+    // `podCIDRs` as a set; a ServiceAccount's `secrets` and a Pod's `schedulingGates` on
+    // `name`.
+    let mut status = json!({"status": {
+        "podIPs": [{"ip": "10.0.0.1"}],
+        "addresses": [{"type": "InternalIP", "address": "10.1.0.1"},
+            {"type": "Hostname", "address": "n1"}]}});
+    let patch = json!({"status": {
+        "podIPs": [{"ip": "fd00::1"}],
+        "addresses": [{"type": "InternalIP", "address": "10.1.0.2"}]}});
+    strategic_merge_patch(&mut status, &patch).unwrap();
+    assert_eq!(
+        status["status"]["podIPs"],
+        json!([{"ip": "10.0.0.1"}, {"ip": "fd00::1"}])
+    );
+    assert_eq!(
+        status["status"]["addresses"],
+        json!([{"type": "InternalIP", "address": "10.1.0.2"},
+            {"type": "Hostname", "address": "n1"}])
+    );
+    let mut node = json!({"spec": {"podCIDRs": ["10.244.0.0/24"]}});
+    strategic_merge_patch(&mut node, &json!({"spec": {"podCIDRs": ["fd00::/64"]}})).unwrap();
+    assert_eq!(
+        node["spec"]["podCIDRs"],
+        json!(["10.244.0.0/24", "fd00::/64"])
+    );
+    let mut account = json!({"secrets": [{"name": "a"}]});
+    strategic_merge_patch(&mut account, &json!({"secrets": [{"name": "b"}]})).unwrap();
+    assert_eq!(account["secrets"], json!([{"name": "a"}, {"name": "b"}]));
+    let mut gated = json!({"spec": {"schedulingGates": [{"name": "a"}, {"name": "b"}]}});
+    let ungate = json!({"spec": {"schedulingGates": [{"name": "a", "$patch": "delete"}]}});
+    strategic_merge_patch(&mut gated, &ungate).unwrap();
+    assert_eq!(gated["spec"]["schedulingGates"], json!([{"name": "b"}]));
+
+    // Readiness gates and an Endpoints subset's addresses carry no merge tag: replaced.
+    let mut gates = json!({"spec": {"readinessGates": [{"conditionType": "a"}]}});
+    let patch = json!({"spec": {"readinessGates": [{"conditionType": "b"}]}});
+    strategic_merge_patch(&mut gates, &patch).unwrap();
+    assert_eq!(
+        gates["spec"]["readinessGates"],
+        json!([{"conditionType": "b"}])
+    );
+    let mut subset = json!({"addresses": [{"ip": "10.0.0.1"}]});
+    strategic_merge_patch(&mut subset, &json!({"addresses": [{"ip": "10.0.0.2"}]})).unwrap();
+    assert_eq!(subset["addresses"], json!([{"ip": "10.0.0.2"}]));
+}

@@ -126,3 +126,67 @@ fn a_token_request_keeps_its_audiences_and_lifetime_within_bounds() {
     .unwrap_err();
     assert!(long.message().contains("larger than 2^32 seconds"));
 }
+
+#[test]
+fn a_bound_token_needs_its_object_running_as_the_account_with_its_uid() {
+    let objects = |plural: &str, _: Option<&str>, name: &str| -> Result<Value, ApiError> {
+        match (plural, name) {
+            ("pods", "web-0") => Ok(json!({"metadata": {"name": "web-0", "uid": "p-1"},
+                "spec": {"serviceAccountName": "builder", "nodeName": "n1"}})),
+            ("pods", "other") => Ok(json!({"metadata": {"name": "other", "uid": "p-2"},
+                "spec": {"serviceAccountName": "default"}})),
+            ("nodes", "n1") => Ok(json!({"metadata": {"name": "n1", "uid": "n-1"}})),
+            _ => Err(ApiError::not_found(plural, name)),
+        }
+    };
+    let bound = |reference: Value| {
+        token_request_bound(
+            &account(),
+            json!({"spec": {"boundObjectRef": reference}}),
+            &objects,
+        )
+    };
+    let (answer, token) =
+        bound(json!({"apiVersion": "v1", "kind": "Pod", "name": "web-0"})).unwrap();
+    assert_eq!(answer["spec"]["boundObjectRef"]["name"], "web-0");
+    let claims = claims(&token);
+    assert_eq!(
+        claims["kubernetes.io"]["pod"],
+        json!({"name": "web-0", "uid": "p-1"})
+    );
+    assert_eq!(
+        claims["kubernetes.io"]["node"],
+        json!({"name": "n1", "uid": "n-1"})
+    );
+
+    let missing = bound(json!({"apiVersion": "v1", "kind": "Pod", "name": "gone"})).unwrap_err();
+    assert_eq!(
+        (missing.code(), missing.message()),
+        (404, "pods \"gone\" not found")
+    );
+    let foreign = bound(json!({"apiVersion": "v1", "kind": "Pod", "name": "other"})).unwrap_err();
+    assert_eq!(
+        (foreign.code(), foreign.message()),
+        (
+            400,
+            "cannot bind token for serviceaccount \"builder\" to pod running with different serviceaccount name."
+        )
+    );
+    let recreated =
+        bound(json!({"apiVersion": "v1", "kind": "Pod", "name": "web-0", "uid": "p-0"}))
+            .unwrap_err();
+    assert_eq!(recreated.code(), 409);
+    assert_eq!(
+        recreated.message(),
+        "Operation cannot be fulfilled on Pod \"web-0\": the UID in the bound object reference (p-0) does not match the UID in record. The object might have been deleted and then recreated"
+    );
+    let other_kind =
+        bound(json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"})).unwrap_err();
+    assert_eq!(
+        (other_kind.code(), other_kind.message()),
+        (
+            400,
+            "cannot bind token to object of type apps/v1, Kind=Deployment"
+        )
+    );
+}

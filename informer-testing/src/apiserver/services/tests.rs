@@ -73,3 +73,25 @@ fn an_update_that_leaves_out_what_was_allocated_keeps_it() {
     assert_eq!(new["spec"]["ports"][0]["nodePort"], 30123);
     assert_eq!(new["spec"]["ports"][1]["nodePort"], 30000);
 }
+
+#[test]
+fn a_cluster_ip_may_not_change_once_set() {
+    let old = service(json!({"type": "ClusterIP", "clusterIP": "10.96.0.11",
+        "clusterIPs": ["10.96.0.11"], "ports": [{"port": 80}]}));
+    // Changing `clusterIP` alone changes `clusterIPs[0]` too, which may not change.
+    let mut moved = service(json!({"type": "ClusterIP", "clusterIP": "10.96.0.99",
+        "clusterIPs": ["10.96.0.11"], "ports": [{"port": 80}]}));
+    let errors = allocate(Allocated::default(), Some(&old), &mut moved).unwrap_err();
+    assert_eq!(
+        errors.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        ["spec.clusterIPs[0]: Invalid value: []string{\"10.96.0.99\"}: may not change once set"]
+    );
+    let mut both = service(json!({"clusterIP": "10.96.0.98", "clusterIPs": ["10.96.0.98"]}));
+    assert!(allocate(Allocated::default(), Some(&old), &mut both).is_err());
+    // Leaving it out keeps it; an ExternalName Service has none to keep.
+    let mut kept = service(json!({"type": "ClusterIP", "ports": [{"port": 81}]}));
+    allocate(Allocated::default(), Some(&old), &mut kept).unwrap();
+    assert_eq!(kept["spec"]["clusterIPs"], json!(["10.96.0.11"]));
+    let mut external = service(json!({"type": "ExternalName", "externalName": "example.com"}));
+    allocate(Allocated::default(), Some(&old), &mut external).unwrap();
+}

@@ -74,7 +74,7 @@ fn update_conflicts_and_generation() {
         .unwrap_err();
     assert_eq!(err.code(), 409);
     let mut spec = updated.as_ref().clone();
-    spec["spec"]["nodeName"] = json!("n2");
+    spec["spec"]["activeDeadlineSeconds"] = json!(60);
     spec["status"]["phase"] = json!("Running");
     let updated = store
         .update(&rt, Some("ns"), "a", spec, Subresource::Main, false)
@@ -91,7 +91,8 @@ fn update_conflicts_and_generation() {
         .update(&rt, Some("ns"), "a", status, Subresource::Status, false)
         .unwrap();
     assert_eq!(updated["status"]["phase"], "Running");
-    assert_eq!(updated["spec"]["nodeName"], "n2");
+    assert_eq!(updated["spec"]["nodeName"], "n1");
+    assert_eq!(updated["spec"]["activeDeadlineSeconds"], 60);
     assert_eq!(updated["metadata"]["generation"], 2);
     // No-op updates don't bump the revision.
     let rv = store.revision();
