@@ -1486,7 +1486,7 @@ fn handle_posted_subresource(
                 .as_ref()
                 .clone())
         };
-        let (answer, token) = service_accounts::token_request_bound(&account, posted, &lookup)?;
+        let (answer, token) = service_accounts::token_request(&account, posted, &lookup)?;
         let user = service_accounts::user_name(namespace, name);
         shared.users.write().insert(token, Arc::from(user));
         answer
@@ -1985,7 +1985,7 @@ fn watch(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<
     let body = StreamBody::new(chunks.map(move |chunk| {
         Ok(Frame::data(match output {
             codec::Output::Table => {
-                table::event_as_table_with(&resource, chunk, include, &mut first_table)
+                table::event_as_table(&resource, chunk, include, &mut first_table)
             }
             codec::Output::Metadata => codec::event_as_metadata(chunk),
             codec::Output::Json | codec::Output::Yaml | codec::Output::AggregatedDiscovery => chunk,

@@ -168,19 +168,11 @@ const MAX_EXPIRATION: i64 = 1 << 32;
 pub(crate) type BoundObjectLookup<'a> =
     &'a dyn Fn(&str, Option<&str>, &str) -> Result<Value, ApiError>;
 
-/// [`token_request_bound`] of a request bound to no object.
-#[cfg(test)]
-pub(crate) fn token_request(account: &Value, request: Value) -> Result<(Value, String), ApiError> {
-    token_request_bound(account, request, &|plural, _, name| {
-        Err(ApiError::not_found(plural, name))
-    })
-}
-
 /// Answers a TokenRequest for the ServiceAccount `account` (as stored): the request with its
 /// `status.token` and `status.expirationTimestamp`, and the token, to be registered as the
 /// user [`user_name`] of the account. A `spec.boundObjectRef` is checked as kube-apiserver's
 /// `TokenREST` checks it (see [`bound_object`]) and named in the token's claims.
-pub(crate) fn token_request_bound(
+pub(crate) fn token_request(
     account: &Value,
     request: Value,
     lookup: BoundObjectLookup<'_>,

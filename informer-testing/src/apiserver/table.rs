@@ -664,24 +664,6 @@ fn row(resource: &ResourceType, object: &Value, include: IncludeObject) -> Value
     json!({"cells": cells(resource, object), "object": embedded})
 }
 
-/// A `Table` of objects, with list metadata when given.
-#[cfg(test)]
-pub(crate) fn table<T: Borrow<Value>>(
-    resource: &ResourceType,
-    objects: &[T],
-    revision: Option<u64>,
-    continue_token: Option<&str>,
-) -> Value {
-    let mut metadata = json!({});
-    if let Some(revision) = revision {
-        metadata["resourceVersion"] = json!(revision.to_string());
-    }
-    if let Some(token) = continue_token {
-        metadata["continue"] = json!(token);
-    }
-    table_of(resource, objects, metadata, IncludeObject::Metadata, true)
-}
-
 /// A `Table` of objects with this metadata, rows holding what `include` says, and column
 /// definitions or `null` for them.
 pub(crate) fn table_of<T: Borrow<Value>>(
@@ -724,16 +706,10 @@ pub(crate) fn object_table(
     )
 }
 
-/// Rewrites one watch event line so its object is a one-row `Table`.
-#[cfg(test)]
-pub(crate) fn event_as_table(resource: &ResourceType, chunk: Bytes) -> Bytes {
-    event_as_table_with(resource, chunk, IncludeObject::Metadata, &mut true)
-}
-
-/// Like [`event_as_table`], with rows holding what `include` says; the column definitions
-/// only in the first table of a stream (`first`, then false), `null` after it, as the
-/// real server sends them.
-pub(crate) fn event_as_table_with(
+/// Rewrites one watch event line so its object is a one-row `Table`, its row holding what
+/// `include` says; the column definitions only in the first table of a stream (`first`,
+/// then false), `null` after it, as the real server sends them.
+pub(crate) fn event_as_table(
     resource: &ResourceType,
     chunk: Bytes,
     include: IncludeObject,

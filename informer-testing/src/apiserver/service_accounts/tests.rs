@@ -4,6 +4,13 @@ use super::*;
 use crate::apiserver::controllers::test_support::Harness;
 use crate::apiserver::storage::DeleteOptions;
 
+/// [`token_request`] of a request bound to no object (a lookup finds nothing).
+fn unbound(account: &Value, request: Value) -> Result<(Value, String), ApiError> {
+    token_request(account, request, &|plural, _, name| {
+        Err(ApiError::not_found(plural, name))
+    })
+}
+
 fn harness() -> Harness<ServiceAccountController> {
     let mut h = Harness::new(ServiceAccountController::new);
     h.create("namespaces", None, "team", json!({}));
@@ -88,7 +95,7 @@ fn claims(token: &str) -> Value {
 
 #[test]
 fn a_token_request_gets_a_jwt_of_the_account_with_the_defaults() {
-    let (answer, token) = token_request(&account(), json!({"spec": {}})).unwrap();
+    let (answer, token) = unbound(&account(), json!({"spec": {}})).unwrap();
     assert_eq!(answer["kind"], "TokenRequest");
     assert_eq!(answer["status"]["token"], token.as_str());
     assert_eq!(answer["spec"]["expirationSeconds"], 3600);
@@ -101,25 +108,25 @@ fn a_token_request_gets_a_jwt_of_the_account_with_the_defaults() {
         claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap(),
         3600
     );
-    let (_, other) = token_request(&account(), json!({})).unwrap();
+    let (_, other) = unbound(&account(), json!({})).unwrap();
     assert_ne!(token, other, "each request gets a token of its own");
 }
 
 #[test]
 fn a_token_request_keeps_its_audiences_and_lifetime_within_bounds() {
-    let (answer, token) = token_request(
+    let (answer, token) = unbound(
         &account(),
         json!({"spec": {"audiences": ["vault"], "expirationSeconds": 7200}}),
     )
     .unwrap();
     assert_eq!(answer["spec"]["audiences"], json!(["vault"]));
     assert_eq!(claims(&token)["aud"], json!(["vault"]));
-    let short = token_request(&account(), json!({"spec": {"expirationSeconds": 60}})).unwrap_err();
+    let short = unbound(&account(), json!({"spec": {"expirationSeconds": 60}})).unwrap_err();
     assert_eq!(
         short.message(),
         "TokenRequest.authentication.k8s.io \"builder\" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes"
     );
-    let long = token_request(
+    let long = unbound(
         &account(),
         json!({"spec": {"expirationSeconds": 1_i64 << 33}}),
     )
@@ -140,7 +147,7 @@ fn a_bound_token_needs_its_object_running_as_the_account_with_its_uid() {
         }
     };
     let bound = |reference: Value| {
-        token_request_bound(
+        token_request(
             &account(),
             json!({"spec": {"boundObjectRef": reference}}),
             &objects,

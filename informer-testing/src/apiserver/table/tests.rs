@@ -2,6 +2,23 @@ use super::*;
 use crate::apiserver::resource::Registry;
 use crate::apiserver::time::format_time;
 
+/// A `Table` of objects with list metadata when given, rows holding their metadata.
+fn table<T: Borrow<Value>>(
+    resource: &ResourceType,
+    objects: &[T],
+    revision: Option<u64>,
+    continue_token: Option<&str>,
+) -> Value {
+    let mut metadata = json!({});
+    if let Some(revision) = revision {
+        metadata["resourceVersion"] = json!(revision.to_string());
+    }
+    if let Some(token) = continue_token {
+        metadata["continue"] = json!(token);
+    }
+    table_of(resource, objects, metadata, IncludeObject::Metadata, true)
+}
+
 #[test]
 fn printer_columns_replace_age_and_type_their_cells() {
     let mut registry = Registry::builtin();
@@ -78,6 +95,8 @@ fn pod_rows() {
     let event = event_as_table(
         &pods,
         Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"x\"}}}\n"),
+        IncludeObject::Metadata,
+        &mut true,
     );
     let event: Value = serde_json::from_slice(&event).unwrap();
     assert_eq!(event["object"]["kind"], "Table");
@@ -617,7 +636,7 @@ fn a_watch_as_tables_sends_column_definitions_in_its_first_table_only() {
         let chunk = Bytes::from_static(
             b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"x\",\"resourceVersion\":\"3\"}}}\n",
         );
-        let event = event_as_table_with(&pods, chunk, IncludeObject::Metadata, first);
+        let event = event_as_table(&pods, chunk, IncludeObject::Metadata, first);
         serde_json::from_slice::<Value>(&event).unwrap()
     };
     let one = event(&mut first);
