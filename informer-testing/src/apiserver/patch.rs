@@ -107,9 +107,9 @@ pub(crate) use super::json_patch::{JsonPatchError, json_patch};
 ///
 /// The real server reads this from Go struct tags (`patchStrategy:"merge"`,
 /// `patchMergeKey`); this table covers the built-in types the server registers. Lists
-/// without the tag (`tolerations`, `readinessGates`, `args`, ...) are replaced. `ports` is ambiguous (container ports
-/// merge on `containerPort`, service ports on `port`) and is resolved from the
-/// elements themselves.
+/// without the tag (`tolerations`, `readinessGates`, `args`, ...) are replaced. `ports` is
+/// ambiguous (container ports merge on `containerPort`, service ports on `port`) and is
+/// resolved from the elements themselves.
 fn merge_key(field: &str, elements: &[&Value]) -> Option<&'static str> {
     let has = |key: &str| elements.iter().any(|e| e.get(key).is_some());
     match field {

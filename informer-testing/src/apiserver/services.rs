@@ -17,6 +17,7 @@ use std::net::Ipv4Addr;
 use serde_json::{Map, Value, json};
 
 use super::status::FieldError;
+use super::validation::go_string_slice;
 
 /// The address of the `kubernetes` Service every cluster has (the range's first).
 pub(crate) const KUBERNETES_SERVICE_IP: &str = "10.96.0.1";
@@ -244,14 +245,7 @@ fn cluster_ips_kept(old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
     if before.len() != after.len() {
         return Vec::new();
     }
-    let go_ips = format!(
-        "[]string{{{}}}",
-        after
-            .iter()
-            .map(|ip| format!("{ip:?}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    let go_ips = go_string_slice(after.iter().copied());
     before
         .iter()
         .zip(&after)

@@ -170,15 +170,11 @@ fn no_new_finalizers(old: &Value, new: &Value, errors: &mut Vec<FieldError>) {
     if added.is_empty() {
         return;
     }
-    let go_list = added
-        .iter()
-        .map(|f| format!("{f:?}"))
-        .collect::<Vec<_>>()
-        .join(", ");
     let error = FieldError::forbidden(
         "metadata.finalizers",
         &format!(
-            "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{go_list}}}"
+            "no new finalizers can be added if the object is being deleted, found new finalizers {}",
+            go_string_slice(added.iter().map(String::as_str))
         ),
     );
     errors.push(error.clone());
@@ -359,6 +355,12 @@ fn selector_matches_template(object: &Value, errors: &mut Vec<FieldError>) {
         &go_string_map(labels),
         "`selector` does not match template `labels`",
     ));
+}
+
+/// A slice of strings as Go's `%#v` prints it: `[]string{"a", "b"}`.
+pub(crate) fn go_string_slice<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
+    let inner: Vec<String> = items.into_iter().map(|s| format!("{s:?}")).collect();
+    format!("[]string{{{}}}", inner.join(", "))
 }
 
 /// A map of strings as Go's `%#v` prints it: `map[string]string{"a":"b", "c":"d"}`.
