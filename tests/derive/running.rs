@@ -23,6 +23,20 @@ struct Seen {
     secrets_in_cache: usize,
 }
 
+/// Sends what a reconcile of `key` saw (the test may have stopped listening).
+fn report(
+    seen: &mpsc::UnboundedSender<Seen>,
+    key: &ObjectKey,
+    secret: &Option<Arc<Secret>>,
+    secrets_in_cache: usize,
+) {
+    let _ = seen.send(Seen {
+        key: key.to_string(),
+        present: secret.is_some(),
+        secrets_in_cache,
+    });
+}
+
 /// Secrets own ConfigMaps; the controller reports what it sees.
 #[derive(ControllerSpec)]
 #[controller(for = Secret, owns(ConfigMap), workers = 2)]
@@ -37,11 +51,7 @@ impl Reconcile for SecretReporter {
         key: &ObjectKey,
         secret: Option<Arc<Secret>>,
     ) -> Result<Action, ReconcileError> {
-        let _ = self.seen.send(Seen {
-            key: key.to_string(),
-            present: secret.is_some(),
-            secrets_in_cache: ctx.secrets().len(),
-        });
+        report(&self.seen, key, &secret, ctx.secrets().len());
         let _ = ctx.config_maps().len();
         Ok(Action::Done)
     }
@@ -214,11 +224,7 @@ impl Reconcile for OwnsAndWatches {
         secret: Option<Arc<Secret>>,
     ) -> Result<Action, ReconcileError> {
         assert_eq!(ctx.config_maps().len(), ctx.sources().len(), "one cache");
-        let _ = self.seen.send(Seen {
-            key: key.to_string(),
-            present: secret.is_some(),
-            secrets_in_cache: ctx.secrets().len(),
-        });
+        report(&self.seen, key, &secret, ctx.secrets().len());
         Ok(Action::Done)
     }
 }
@@ -307,11 +313,7 @@ impl Reconcile for ConfigUsers {
         key: &ObjectKey,
         secret: Option<Arc<Secret>>,
     ) -> Result<Action, ReconcileError> {
-        let _ = self.seen.send(Seen {
-            key: key.to_string(),
-            present: secret.is_some(),
-            secrets_in_cache: ctx.secrets().len(),
-        });
+        report(&self.seen, key, &secret, ctx.secrets().len());
         Ok(Action::Done)
     }
 }

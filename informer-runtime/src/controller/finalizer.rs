@@ -138,7 +138,7 @@ where
         .await
     {
         Ok(patched) => Ok(Some(patched)),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(None),
         Err(e) => Err(e.into()),
     }
 }

@@ -68,7 +68,7 @@ impl<P: ControllerResource + serde::Serialize> StatusSet<P> {
             }
             // Deleted since the cache saw it: a parent that is gone gets no status, and
             // its deletion reconciles it again.
-            Err(kube::Error::Api(status)) if status.code == 404 => {
+            Err(kube::Error::Api(status)) if status.is_not_found() => {
                 tracing::debug!(parent = %key, "the parent is gone; its status is not written");
                 Ok(())
             }
