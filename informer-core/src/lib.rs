@@ -14,8 +14,10 @@
 //! | source | [`ListerWatcher`] | (in `informer-runtime`, over `kube::Api`) |
 //! | reflector → cache | [`Fifo`] | [`RealFifo`] (in order), [`DeltaFifo`] (per key) |
 //! | cache | [`Store`], [`Indexer`] | [`ThreadSafeStore`] |
+//! | other stores (client-go's `ExpirationCache`, `UndeltaStore`) | [`Store`] | [`ExpirationCache`] (entries expire under a policy), [`UndeltaStore`] (the whole state pushed after each write) |
 //! | change → key | [`Handler`] | closures, [`HandlerFns`] |
 //! | keys → workers | [`Queue`], [`RateLimiter`] | [`WorkQueue`], [`PriorityQueue`] |
+//! | queues of objects (client-go's `FIFO`, `Heap`) | [`Fifo`] (`ObjectFifo` only) | [`ObjectFifo`] (latest object per key), [`Heap`] (by priority) |
 //!
 //! Every trait is object safe, so a custom backend can be passed as `Arc<dyn Trait<..>>`.
 //! This crate spawns no task and opens no connection.
@@ -32,7 +34,7 @@ pub mod selector;
 pub mod store;
 
 pub use error::{FifoError, IndexError, KeyError, StoreError};
-pub use fifo::{Delta, DeltaFifo, Fifo, RealFifo};
+pub use fifo::{Delta, DeltaFifo, Fifo, Heap, ObjectFifo, RealFifo};
 pub use handler::{Deleted, EnqueueKeys, Handler, HandlerFns, Notification};
 pub use key::{KeyFn, ObjectKey, resource_key};
 pub use lister_watcher::{ListWatchError, ListerWatcher, WatchStream};
@@ -40,6 +42,6 @@ pub use queue::{PriorityQueue, Queue, QueueWrapper, RateLimiter, WorkQueue};
 pub use resource_version::ResourceVersion;
 pub use selector::{SelectorParseError, parse_label_selector};
 pub use store::{
-    IndexFn, Indexer, Indexers, NAMESPACE_INDEX, Store, StoreOp, StoreWrapper, ThreadSafeStore,
-    index_fn,
+    ExpirationCache, ExpirationPolicy, IndexFn, Indexer, Indexers, NAMESPACE_INDEX, Store, StoreOp,
+    StoreWrapper, ThreadSafeStore, TtlPolicy, UndeltaStore, index_fn,
 };

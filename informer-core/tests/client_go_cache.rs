@@ -6,12 +6,12 @@
 //! documents it, the test asserts the documented behaviour and says so.
 //!
 //! Sources: `store_test.go`, `index_test.go`, `thread_safe_store_test.go`,
-//! `delta_fifo_test.go`, `the_real_fifo_test.go`, `object-names_test.go` (`fifo_test.go` tests client-go's plain
-//! `FIFO`, which this library does not have: none of its tests is ported).
+//! `delta_fifo_test.go`, `the_real_fifo_test.go`, `object-names_test.go`. client-go's plain
+//! `FIFO` and `Heap` (`fifo_test.go`, `heap_test.go`) are ported in `client_go_fifo.rs`; its
+//! `ExpirationCache` and `UndeltaStore` (`expiration_cache_test.go`, `undelta_store_test.go`,
+//! and `TestUndeltaStore` of `store_test.go`) in `client_go_store_extras.rs`.
 //!
 //! Not ported (Go-only or no counterpart):
-//! - `TestFIFO_*` (all of `fifo_test.go`), `TestFIFOCache`, `TestUndeltaStore`: client-go's
-//!   plain `FIFO` and `UndeltaStore` have no counterpart here.
 //! - `TestDeltaFIFO_requeueOnPop`, `TestDeltaFIFO_addIfNotPresent`: `ErrRequeue` and
 //!   `AddIfNotPresent` no longer exist in client-go v0.36 (nor here).
 //! - `TestDeltaFIFO_KeyOf`, `TestRealFIFO_KeyOf`: `KeyOf` of an untyped `interface{}`

@@ -7,8 +7,18 @@
 //! - [`RealFifo`] (the default, as client-go's informers since 1.36): every event kept in
 //!   order, no per-key merging; a relist is one atomic [`Delta::ReplacedAll`] item.
 //! - [`DeltaFifo`]: deltas accumulate per key and pop together, oldest key first.
+//!
+//! Two more queues keep client-go's other building blocks of `tools/cache`, for code (and
+//! ports of client-go's tests) that wants them; neither feeds an informer's cache:
+//!
+//! - [`ObjectFifo`] (client-go's plain `FIFO`): the latest object per key, in the order keys
+//!   were queued; deletes take a key out. It implements [`Fifo`], so a reflector can fill it.
+//! - [`Heap`] (client-go's `Heap`): one object per key, popped in the order of a `less`
+//!   function.
 
 mod delta_fifo;
+mod heap;
+mod object_fifo;
 mod real_fifo;
 
 use std::collections::HashSet;
@@ -22,6 +32,8 @@ use crate::handler::Deleted;
 use crate::key::ObjectKey;
 
 pub use delta_fifo::DeltaFifo;
+pub use heap::Heap;
+pub use object_fifo::ObjectFifo;
 pub use real_fifo::RealFifo;
 
 /// One change pushed by the reflector, popped by the informer.

@@ -2,8 +2,16 @@
 //!
 //! The informer applies what the FIFO pops to a store; listers read from it. Objects live in
 //! `Arc<K>` and are shared, never deep-copied, between the store, notifications and readers.
+//!
+//! Other stores, each a drop-in [`Store`]: [`ExpirationCache`] (entries expire under an
+//! [`ExpirationPolicy`], by default a [`TtlPolicy`], on a [`Clock`] tests can set:
+//! [`FakeClock`]) and [`UndeltaStore`] (pushes its whole content to a function after every
+//! write).
 
+mod clock;
+mod expiration;
 mod thread_safe;
+mod undelta;
 mod wrapper;
 
 use std::collections::HashMap;
@@ -12,7 +20,10 @@ use std::sync::Arc;
 use crate::error::{IndexError, StoreError};
 use crate::key::ObjectKey;
 
+pub use clock::{Clock, FakeClock, RealClock};
+pub use expiration::{ExpirationCache, ExpirationPolicy, TimestampedEntry, TtlPolicy};
 pub use thread_safe::ThreadSafeStore;
+pub use undelta::UndeltaStore;
 pub use wrapper::StoreWrapper;
 
 /// The name of the index every [`ThreadSafeStore`] has from the start: objects by namespace
