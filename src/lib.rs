@@ -80,6 +80,7 @@ pub mod prelude {
     pub use informer_runtime::lister::{ByControllerUid, Index};
     pub use informer_runtime::manager::ManagerError;
     pub use informer_runtime::manager::RunController;
+    pub use informer_runtime::manager::Task;
     pub use informer_runtime::view::View;
     pub use std::sync::Arc;
 

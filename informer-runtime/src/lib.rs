@@ -14,9 +14,10 @@
 //! | [`factory`] | one shared informer per type, namespace and selectors |
 //! | [`lister`] | typed reads of a cache |
 //! | [`controller`] | handlers → workqueue → workers → [`KeyReconciler`] |
-//! | [`manager`] | many controllers, `/metrics`, `/healthz`, `/readyz`, signals |
+//! | [`manager`] | many controllers and your own tasks, `/metrics`, `/healthz`, `/readyz` with your checks, signals |
 //! | [`metrics`] | Prometheus metrics with client-go's names |
 //! | [`leader`], [`shard`] | scaling past one replica with Leases (both on [`lease`]) |
+//! | [`parallelize`] | client-go's `ParallelizeUntil`: pieces of work on a few threads |
 
 pub mod compact_store;
 pub mod controller;
@@ -28,6 +29,7 @@ pub mod lister;
 pub mod lister_watcher;
 pub mod manager;
 pub mod metrics;
+pub mod parallelize;
 pub mod reflector;
 pub mod shard;
 pub mod view;
@@ -94,4 +96,5 @@ pub use informer::{CancellationToken, SharedIndexInformer};
 pub use lister::{Lister, NamespacedLister};
 pub use lister_watcher::{KubeListerWatcher, MetadataListerWatcher};
 pub use manager::Manager;
+pub use parallelize::{ParallelizeError, ParallelizeOptions, parallelize_until};
 pub use reflector::{Reflector, ReflectorConfig, ReflectorError, ReflectorStats};

@@ -11,6 +11,7 @@ mod integration {
     mod leader;
     mod lister_watcher;
     mod manager;
+    mod manager_parity;
     mod read_your_writes;
     mod recovery;
     mod reflector;

@@ -3,7 +3,7 @@
 //! its user's back; this prints only while there is none).
 //!
 //! Used at the sites that report a controller failing: a reconcile that fails, panics or
-//! times out, and caches that do not sync. Every such site logs through `tracing` first;
+//! times out, and caches that do not sync; and by the manager for a task that fails. Every such site logs through `tracing` first;
 //! [`report`] adds the stderr line when nothing would receive the event. Installing any
 //! subscriber (even one that filters everything out) turns the fallback off.
 
@@ -29,7 +29,7 @@ pub(crate) fn report(line: fmt::Arguments<'_>) {
 static HINT: Once = Once::new();
 
 /// What the first report of a process prints before its line.
-pub(crate) const HINT_LINE: &str = "informer: no tracing subscriber is installed, so controller failures are printed here; install one (such as tracing_subscriber::fmt::init()) to see every log";
+pub(crate) const HINT_LINE: &str = "informer: no tracing subscriber is installed, so controller and task failures are printed here; install one (such as tracing_subscriber::fmt::init()) to see every log";
 
 /// Writes `line` (prefixed) to `out`, and [`HINT_LINE`] first if `hint` has not run yet.
 /// Errors writing to stderr are ignored: there is nowhere else to report them.

@@ -54,7 +54,8 @@
 //!   ([`Context::client`]).
 //! - **Failures:** there is no `error_policy`: a reconcile's [`ReconcileError`] is logged,
 //!   counted and retried after the key's exponential backoff (a terminal one is not
-//!   retried); [`Action::RequeueAfter`] asks for a later reconcile after success. To record
+//!   retried); [`Action::RequeueAfter`] asks for a later reconcile after success,
+//!   [`Action::Requeue`] for one after the key's backoff without counting an error. To record
 //!   an event on failure, do it in the reconcile, where the error is known.
 
 #![warn(missing_docs)]
@@ -64,7 +65,7 @@ pub(crate) mod children;
 mod consistency;
 mod context;
 mod enqueue;
-mod fallback;
+pub(crate) mod fallback;
 mod filter;
 mod finalizer;
 mod owner;

@@ -32,6 +32,7 @@ use informer_core::ObjectKey;
 /// | --- | --- |
 /// | `Ok(Action::Done)` | forgets the key's backoff |
 /// | `Ok(Action::RequeueAfter(d))` | forgets the backoff and queues the key again after `d` |
+/// | `Ok(Action::Requeue)` | queues the key again after its rate-limited backoff, which it keeps (not an error) |
 /// | `Err(e)`, [transient](ReconcileError::transient) | queues the key again after its rate-limited backoff |
 /// | `Err(e)`, [terminal](ReconcileError::terminal) | logs and counts it, forgets the backoff, does not retry |
 /// | a panic, or the [timeout](crate::controller::ControllerBuilder::timeout) passed | as a transient error (also logged and counted) |
@@ -179,12 +180,22 @@ where
 
 /// What to do with a key after a successful reconcile.
 ///
+/// The three answers are controller-runtime's `reconcile.Result`s, acted on the same way and
+/// counted under the same `controller_runtime_reconcile_total{result}` label:
+///
+/// | `Action` | controller-runtime | the key's backoff | queued again | `result` |
+/// | --- | --- | --- | --- | --- |
+/// | [`Done`](Action::Done) | `Result{}` | forgotten | on its next change | `success` |
+/// | [`RequeueAfter(d)`](Action::RequeueAfter) | `Result{RequeueAfter: d}` | forgotten | after `d` | `requeue_after` |
+/// | [`Requeue`](Action::Requeue) | `Result{Requeue: true}` | kept, one step longer | after the backoff | `requeue` |
+///
 /// ```
 /// use std::time::Duration;
 /// use informer_runtime::controller::Action;
 ///
 /// assert_eq!(Action::done(), Action::Done);
 /// assert_eq!(Action::requeue_after(Duration::from_secs(30)).requeue_delay(), Some(Duration::from_secs(30)));
+/// assert_eq!(Action::requeue(), Action::Requeue);
 /// assert_eq!(Action::default(), Action::Done);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -195,8 +206,20 @@ pub enum Action {
     Done,
     /// Reconcile again after this delay (say, to poll an external system), even if nothing
     /// changes. The key's backoff is forgotten. If the key is queued again sooner (a change),
-    /// the earlier time wins.
+    /// the earlier time wins. A zero delay queues the key again at once.
     RequeueAfter(Duration),
+    /// Reconcile again after the key's rate-limited backoff (the queue's `add_rate_limited`,
+    /// as for a transient error), without counting an error: controller-runtime's
+    /// `Result{Requeue: true}`. The backoff is **not** forgotten, so a key that keeps asking
+    /// waits longer each time (with the default limiter: 5 ms, 10 ms, 20 ms, ... up to
+    /// 1000 s), until a [`Done`](Action::Done) or [`RequeueAfter`](Action::RequeueAfter)
+    /// forgets it.
+    ///
+    /// For waiting on something outside the cluster, prefer
+    /// [`RequeueAfter`](Action::RequeueAfter) with the time it should take or a poll
+    /// interval: controller-runtime deprecated `Requeue` for that reason, since a backoff
+    /// meant for failures is not a polling schedule.
+    Requeue,
 }
 
 impl Action {
@@ -221,7 +244,19 @@ impl Action {
         Action::RequeueAfter(delay)
     }
 
-    /// The requeue delay, if any.
+    /// [`Action::Requeue`]: reconcile again after the key's rate-limited backoff.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::Action;
+    /// assert_eq!(Action::requeue(), Action::Requeue);
+    /// assert_eq!(Action::requeue().requeue_delay(), None, "the rate limiter picks the delay");
+    /// ```
+    pub fn requeue() -> Self {
+        Action::Requeue
+    }
+
+    /// The requeue delay the action names, if any: `None` for [`Action::Done`], and for
+    /// [`Action::Requeue`], whose delay the queue's rate limiter picks.
     ///
     /// ```
     /// # use informer_runtime::controller::{Action, ErrorKind, ReconcileError};
@@ -229,7 +264,7 @@ impl Action {
     /// ```
     pub fn requeue_delay(&self) -> Option<Duration> {
         match self {
-            Action::Done => None,
+            Action::Done | Action::Requeue => None,
             Action::RequeueAfter(delay) => Some(*delay),
         }
     }

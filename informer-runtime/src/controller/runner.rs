@@ -7,6 +7,7 @@
 //!                  +--cache.get(key)--> reconcile (catch_unwind, timeout, cancel)
 //!                  |  Ok(Done)            -> forget
 //!                  |  Ok(RequeueAfter(d)) -> forget + add_after(d)
+//!                  |  Ok(Requeue)         -> add_rate_limited (backoff kept, not an error)
 //!                  |  Err(transient), panic, timeout -> add_rate_limited
 //!                  |  Err(terminal)       -> forget (logged, counted)
 //!                  \-> done(key)   (always, also when the reconcile is dropped)
@@ -40,6 +41,7 @@ use crate::panic;
 pub(crate) struct Counters {
     pub(crate) success: AtomicU64,
     pub(crate) requeue_after: AtomicU64,
+    pub(crate) requeue: AtomicU64,
     pub(crate) errors: AtomicU64,
     pub(crate) terminal_errors: AtomicU64,
     pub(crate) panics: AtomicU64,
@@ -102,6 +104,7 @@ impl RunnerState {
         ControllerStats {
             successes: get(&c.success),
             requeues_after: get(&c.requeue_after),
+            requeues: get(&c.requeue),
             errors: get(&c.errors),
             terminal_errors: get(&c.terminal_errors),
             panics: get(&c.panics),
@@ -416,6 +419,18 @@ impl<K: Send + Sync + 'static> Runner<K> {
                 queue.forget(key);
                 inc(&c.retries);
                 queue.add_after(key.clone(), delay);
+            }
+            Outcome::Done(Action::Requeue) => {
+                // controller-runtime's `Result{Requeue: true}`: through the rate limiter,
+                // whose count for the key is kept (no `forget`), so the delay grows.
+                inc(&c.requeue);
+                tracing::debug!(
+                    controller = name,
+                    %key,
+                    requeues = queue.num_requeues(key),
+                    "reconcile asked to be requeued; queued again after the key's backoff",
+                );
+                self.retry(key);
             }
             Outcome::Failed(error) if error.is_terminal() => {
                 inc(&c.errors);

@@ -278,6 +278,125 @@ async fn requeue_after_reconciles_the_key_again_after_the_delay() {
     run.await.unwrap();
 }
 
+/// A reconciler answering `script[n]` on its n-th call (`Done` past the end) and sending the
+/// time of each call.
+fn scripted(script: Vec<Action>, tx: UnboundedSender<Instant>) -> impl KeyReconciler<ConfigMap> {
+    let calls = AtomicUsize::new(0);
+    reconciler_fn(move |_key, _obj: Option<Arc<ConfigMap>>| {
+        let n = calls.fetch_add(1, Ordering::SeqCst);
+        let action = script.get(n).copied().unwrap_or(Action::Done);
+        let _ = tx.send(Instant::now());
+        async move { Ok(action) }
+    })
+}
+
+async fn times(rx: &mut UnboundedReceiver<Instant>, n: usize) -> Vec<Instant> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(
+            timeout(Duration::from_secs(3600), rx.recv())
+                .await
+                .expect("a reconcile within the hour")
+                .expect("the reconciler is alive"),
+        );
+    }
+    out
+}
+
+fn gaps(times: &[Instant]) -> Vec<Duration> {
+    times.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn requeue_goes_through_the_rate_limiter_which_it_does_not_forget() {
+    let h = Harness::new();
+    h.create("ns", "a");
+    let (tx, mut rx) = unbounded_channel();
+    let script = vec![Action::requeue(); 4];
+    let controller = h.builder().build(scripted(script, tx)).unwrap();
+    let state = controller.runner.state.clone();
+    let (cancel, run) = spawn_run(controller);
+
+    let seen = times(&mut rx, 4).await;
+    // controller-runtime's `Result{Requeue: true}`: `AddRateLimited` without `Forget`, so the
+    // key's backoff grows as for failures (client-go's default limiter: 5 ms doubling).
+    assert_eq!(gaps(&seen), [5 * MS, 10 * MS, 20 * MS]);
+    settle().await;
+    assert_eq!(
+        state.queue.num_requeues(&key("ns", "a")),
+        4,
+        "the fourth requeue is waiting with the backoff of four"
+    );
+    let stats = state.stats();
+    assert_eq!(
+        (stats.requeues, stats.errors, stats.successes, stats.retries),
+        (4, 0, 0, 4),
+        "requeues are neither errors nor successes; each is a workqueue retry"
+    );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn done_after_requeues_forgets_the_backoff() {
+    let h = Harness::new();
+    h.create("ns", "a");
+    let (tx, mut rx) = unbounded_channel();
+    let script = vec![
+        Action::Requeue,
+        Action::Requeue,
+        Action::Requeue,
+        Action::Done,
+    ];
+    let controller = h.builder().build(scripted(script.clone(), tx)).unwrap();
+    let state = controller.runner.state.clone();
+    let (cancel, run) = spawn_run(controller);
+
+    times(&mut rx, 4).await;
+    settle().await;
+    assert_eq!(
+        state.queue.num_requeues(&key("ns", "a")),
+        0,
+        "Done forgot it"
+    );
+    let stats = state.stats();
+    assert_eq!((stats.requeues, stats.successes), (3, 1));
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn requeue_after_forgets_the_backoff_built_by_requeues() {
+    let h = Harness::new();
+    h.create("ns", "a");
+    let (tx, mut rx) = unbounded_channel();
+    let script = vec![
+        Action::Requeue,
+        Action::Requeue,
+        Action::requeue_after(Duration::from_secs(30)),
+        Action::Requeue,
+    ];
+    let controller = h.builder().build(scripted(script, tx)).unwrap();
+    let state = controller.runner.state.clone();
+    let (cancel, run) = spawn_run(controller);
+
+    let seen = times(&mut rx, 5).await;
+    assert_eq!(
+        gaps(&seen),
+        [5 * MS, 10 * MS, Duration::from_secs(30), 5 * MS],
+        "after RequeueAfter the backoff starts over at 5 ms"
+    );
+    settle().await;
+    let stats = state.stats();
+    assert_eq!(
+        (stats.requeues, stats.requeues_after, stats.successes),
+        (3, 1, 1)
+    );
+    assert_eq!(state.queue.num_requeues(&key("ns", "a")), 0);
+    cancel.cancel();
+    run.await.unwrap();
+}
+
 #[tokio::test(start_paused = true)]
 async fn terminal_error_is_counted_and_not_retried() {
     let h = Harness::new();

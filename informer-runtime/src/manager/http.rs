@@ -1,12 +1,13 @@
-//! The manager's HTTP endpoint: `/metrics`, `/healthz`, `/readyz`.
+//! The manager's HTTP endpoints: `/metrics`, and the probes `/healthz` (`/livez`) and
+//! `/readyz` with a path per check, on one address or on two (the probes on
+//! [`Manager::health_probe_address`](super::Manager::health_probe_address)).
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Method, Request, Response, StatusCode, header};
+use http::{Method, Request, Response, StatusCode, Uri, header};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -17,18 +18,24 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use super::health::{self, NamedCheck, ProbeQuery};
+
 /// The OpenMetrics text format, as prometheus-client writes it.
 pub(crate) const METRICS_CONTENT_TYPE: &str =
     "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-/// A readiness check: `Ok` when ready, otherwise what is missing.
-pub(crate) type ReadyFn = Box<dyn Fn() -> Result<(), String> + Send + Sync>;
+/// The checks behind `/healthz` and `/readyz`: the user's and the manager's own, in one list
+/// each (names unique within a list).
+pub(crate) struct Probes {
+    pub(crate) health: Vec<NamedCheck>,
+    pub(crate) ready: Vec<NamedCheck>,
+}
 
-/// What the endpoint serves.
+/// What one endpoint serves: `/metrics` when it has the registry, the probes when it has
+/// them.
 pub(crate) struct HttpState {
-    pub(crate) registry: Registry,
-    pub(crate) ready: ReadyFn,
-    pub(crate) shutting_down: AtomicBool,
+    pub(crate) registry: Option<Registry>,
+    pub(crate) probes: Option<Arc<Probes>>,
 }
 
 /// Serves `listener` until `stop` is cancelled; then open connections are closed.
@@ -46,20 +53,23 @@ pub(crate) async fn serve(listener: TcpListener, state: Arc<HttpState>, stop: Ca
                 let state = state.clone();
                 connections.spawn(async move {
                     let service = service_fn(move |request: Request<Incoming>| {
-                        let response = respond(&state, request.method(), request.uri().path());
-                        async move { Ok::<_, Infallible>(response) }
+                        let state = state.clone();
+                        async move {
+                            let response = respond(&state, request.method(), request.uri()).await;
+                            Ok::<_, Infallible>(response)
+                        }
                     });
                     if let Err(e) = http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), service)
                         .await
                     {
-                        tracing::debug!(error = %e, "metrics connection ended with an error");
+                        tracing::debug!(error = %e, "HTTP connection ended with an error");
                     }
                 });
             }
             Err(e) => {
                 // Say, too many open files: back off a little instead of spinning.
-                tracing::warn!(error = %e, "the metrics endpoint failed to accept a connection");
+                tracing::warn!(error = %e, "the manager's HTTP endpoint failed to accept a connection");
                 tokio::select! {
                     _ = stop.cancelled() => break,
                     _ = tokio::time::sleep(Duration::from_millis(100)) => {}
@@ -74,19 +84,76 @@ pub(crate) async fn serve(listener: TcpListener, state: Arc<HttpState>, stop: Ca
 fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(body.into()));
     *response.status_mut() = status;
-    response.headers_mut().insert(
+    let headers = response.headers_mut();
+    headers.insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        header::HeaderValue::from_static("nosniff"),
     );
     response
 }
 
-/// The response to `method path`.
-pub(crate) fn respond(state: &HttpState, method: &Method, path: &str) -> Response<Full<Bytes>> {
-    let known = matches!(path, "/metrics" | "/healthz" | "/livez" | "/readyz");
-    if !known {
-        return text(StatusCode::NOT_FOUND, "not found\n");
+/// Which probe a path asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Probe {
+    Health,
+    Ready,
+}
+
+impl Probe {
+    fn endpoint(self) -> &'static str {
+        match self {
+            Probe::Health => "healthz",
+            Probe::Ready => "readyz",
+        }
     }
+
+    /// The status of a failure: 500 for liveness (controller-runtime's), 503 for readiness
+    /// (what `/readyz` always answered; kubelet counts any status from 400 as a failure).
+    fn failure(self) -> StatusCode {
+        match self {
+            Probe::Health => StatusCode::INTERNAL_SERVER_ERROR,
+            Probe::Ready => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+}
+
+/// What a request asks for.
+enum Route<'a> {
+    Metrics,
+    /// A probe, and the rest of the path after its prefix (`""`, `/`, or `/<name>`).
+    Probe(Probe, &'a str),
+}
+
+fn route<'a>(state: &HttpState, path: &'a str) -> Option<Route<'a>> {
+    if path == "/metrics" && state.registry.is_some() {
+        return Some(Route::Metrics);
+    }
+    state.probes.as_ref()?;
+    [
+        ("/healthz", Probe::Health),
+        ("/livez", Probe::Health),
+        ("/readyz", Probe::Ready),
+    ]
+    .into_iter()
+    .find_map(|(prefix, probe)| {
+        let rest = path.strip_prefix(prefix)?;
+        (rest.is_empty() || rest.starts_with('/')).then_some(Route::Probe(probe, rest))
+    })
+}
+
+/// The response to `method uri`.
+pub(crate) async fn respond(
+    state: &HttpState,
+    method: &Method,
+    uri: &Uri,
+) -> Response<Full<Bytes>> {
+    let Some(route) = route(state, uri.path()) else {
+        return text(StatusCode::NOT_FOUND, "not found\n");
+    };
     if method != Method::GET && method != Method::HEAD {
         let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
         response
@@ -94,36 +161,58 @@ pub(crate) fn respond(state: &HttpState, method: &Method, path: &str) -> Respons
             .insert(header::ALLOW, header::HeaderValue::from_static("GET, HEAD"));
         return response;
     }
-    match path {
-        "/metrics" => {
-            let mut body = String::new();
-            match prometheus_client::encoding::text::encode(&mut body, &state.registry) {
-                Ok(()) => {
-                    let mut response = text(StatusCode::OK, body);
-                    response.headers_mut().insert(
-                        header::CONTENT_TYPE,
-                        header::HeaderValue::from_static(METRICS_CONTENT_TYPE),
-                    );
-                    response
-                }
-                Err(_) => text(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "failed to encode metrics\n",
-                ),
+    match route {
+        Route::Metrics => metrics(state.registry.as_ref()),
+        Route::Probe(probe, rest) => {
+            let Some(probes) = &state.probes else {
+                return text(StatusCode::NOT_FOUND, "not found\n");
+            };
+            let checks = match probe {
+                Probe::Health => &probes.health,
+                Probe::Ready => &probes.ready,
+            };
+            // As Go's `path.Clean` leaves it: `/readyz/` is `/readyz`, `/readyz/x/` is `x`.
+            let name = rest.trim_matches('/');
+            if name.is_empty() {
+                let query = ProbeQuery::parse(uri.query());
+                let answer = health::aggregate(probe.endpoint(), checks, &query).await;
+                let status = if answer.passed {
+                    StatusCode::OK
+                } else {
+                    probe.failure()
+                };
+                return text(status, answer.body);
+            }
+            match checks.iter().find(|c| c.name == name) {
+                None => text(StatusCode::NOT_FOUND, "not found\n"),
+                Some(check) => match check.check.run().await {
+                    Ok(()) => text(StatusCode::OK, "ok\n"),
+                    Err(error) => {
+                        text(probe.failure(), format!("internal server error: {error}\n"))
+                    }
+                },
             }
         }
-        "/healthz" | "/livez" => text(StatusCode::OK, "ok\n"),
-        _ => {
-            if state.shutting_down.load(Ordering::Acquire) {
-                return text(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n");
-            }
-            match (state.ready)() {
-                Ok(()) => text(StatusCode::OK, "ok\n"),
-                Err(missing) => text(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    format!("not ready: {missing}\n"),
-                ),
-            }
+    }
+}
+
+fn metrics(registry: Option<&Registry>) -> Response<Full<Bytes>> {
+    let Some(registry) = registry else {
+        return text(StatusCode::NOT_FOUND, "not found\n");
+    };
+    let mut body = String::new();
+    match prometheus_client::encoding::text::encode(&mut body, registry) {
+        Ok(()) => {
+            let mut response = Response::new(Full::new(Bytes::from(body)));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static(METRICS_CONTENT_TYPE),
+            );
+            response
         }
+        Err(_) => text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "failed to encode metrics\n",
+        ),
     }
 }

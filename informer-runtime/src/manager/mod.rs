@@ -1,25 +1,28 @@
-//! [`Manager`]: runs many controllers over one [`InformerFactory`], serves `/metrics`,
-//! `/healthz` and `/readyz`, shuts down on SIGTERM/SIGINT or a cancellation token, and
-//! scales past one replica with leader election or sharding.
+//! [`Manager`]: runs many controllers and the user's [`Task`]s over one
+//! [`InformerFactory`], serves `/metrics` and the probes `/healthz` and `/readyz` (with the
+//! user's named checks, in controller-runtime's format), shuts down on SIGTERM/SIGINT or a
+//! cancellation token, and scales past one replica with leader election or sharding.
 //!
 //! ```text
 //!                 +-------------------- Manager --------------------+
-//!  SIGTERM/INT -->| shutdown token                                  |--> HTTP: /metrics /healthz /readyz
-//!  cancel      -->|   informers (always: standbys keep caches warm)  |
-//!                 |   controllers' workers: always | while leading | on held shards
+//!  SIGTERM/INT -->| shutdown token                                  |--> HTTP: /metrics
+//!  cancel      -->|   informers (always: standbys keep caches warm)  |--> probes: /healthz /readyz
+//!                 |   controllers' workers: always | while leading | on held shards  (same or own address)
+//!                 |   tasks: once caches synced; always | while leading
 //!                 |   LeaderElector / ShardManager (Leases)          |
 //!                 +--------------------------------------------------+
 //! ```
 
 #![warn(missing_docs)]
 
+mod health;
 mod http;
 mod run_controller;
+mod task;
 
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use futures::future::join_all;
 use kube::Client;
@@ -37,9 +40,19 @@ use crate::lease::ConfigError;
 use crate::metrics::Metrics;
 use crate::shard::{ShardConfig, ShardConfigError, ShardManager, shard_of};
 
-use http::{HttpState, ReadyFn};
+use health::{NamedCheck, Reason};
+use http::{HttpState, Probes};
 
+pub use health::{AsyncCheck, Check, CheckResult, IntoCheck, SyncCheck};
 pub use run_controller::RunController;
+pub use task::Task;
+
+/// The readiness check the manager adds: every controller's caches have synced.
+const INFORMER_SYNC_CHECK: &str = "informer-sync";
+/// The readiness check the manager adds: shutdown has not begun.
+const SHUTDOWN_CHECK: &str = "shutdown";
+/// The health check served when the user added none (controller-runtime's `healthz.Ping`).
+const PING_CHECK: &str = "ping";
 
 /// The address the HTTP endpoint binds by default: every interface, port 8080
 /// (controller-runtime's metrics port).
@@ -86,20 +99,61 @@ pub enum ManagerError {
     /// Leader election and sharding were both set; a manager uses one or the other.
     #[error("leader election and sharding are exclusive: choose one")]
     LeaderElectionAndSharding,
+    /// The health probe endpoint ([`Manager::health_probe_address`]) could not bind its
+    /// address.
+    #[error("cannot serve the health probes on {address}: {source}")]
+    BindHealthProbe {
+        /// The address.
+        address: SocketAddr,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A check with this name was already added to this endpoint (or the manager's own
+    /// readiness checks, `informer-sync` and `shutdown`, have it).
+    #[error("a /{endpoint} check named {name:?} was already added")]
+    DuplicateCheck {
+        /// `healthz` or `readyz`.
+        endpoint: &'static str,
+        /// The name.
+        name: String,
+    },
+    /// A check name must be a path segment: letters, digits, `-`, `_` and `.`, at least one.
+    #[error("invalid check name {0:?}: use letters, digits, '-', '_' and '.'")]
+    InvalidCheckName(String),
+    /// Two tasks have the same name: give one another [`Task::new`] name.
+    #[error("a task named {0:?} was already added")]
+    DuplicateTask(String),
+    /// A task that needs leader election was added to a manager that shards, where no
+    /// replica leads: set [`Task::needs_leader_election(false)`](Task::needs_leader_election)
+    /// to run it on every replica, or use leader election.
+    #[error(
+        "task {0:?} needs leader election, but the manager shards instead: set needs_leader_election(false) to run it on every replica"
+    )]
+    TaskNeedsLeaderElection(String),
 }
 
 /// Runs controllers over one [`InformerFactory`]: starts the informers, waits for the
-/// caches, runs the workers, serves metrics and health, and shuts everything down in order.
+/// caches, runs the workers and the user's [tasks](Task), serves metrics and health, and
+/// shuts everything down in order.
 ///
 /// # Guarantees
 /// - **One watch per informer identity.** Controllers built with
 ///   [`controller`](Self::controller) take their informers from the manager's factory, so
 ///   two controllers watching Pods open one watch.
 /// - **`/readyz` is ready once every cache has synced** (every controller's informers, and
-///   each handler has queued its initial list); it answers 503 with the missing caches
-///   before, and 503 again once shutdown has begun. `/healthz` (and `/livez`) answer 200
-///   while the manager runs. `/metrics` serves the OpenMetrics text of
-///   [`registry_mut`](Self::registry_mut), which holds the [`Metrics`] of every controller.
+///   each handler has queued its initial list) and every check added with
+///   [`add_readyz_check`](Self::add_readyz_check) passes; it answers 503 before, naming the
+///   missing caches, and 503 again once shutdown has begun. `/healthz` (and `/livez`) answer
+///   200 while the manager runs and every check added with
+///   [`add_healthz_check`](Self::add_healthz_check) passes, 500 otherwise. Both answer in
+///   controller-runtime's format, with a path per check and `?verbose` and `?exclude=`: see
+///   [`add_healthz_check`](Self::add_healthz_check). `/metrics` serves the OpenMetrics text
+///   of [`registry_mut`](Self::registry_mut), which holds the [`Metrics`] of every
+///   controller. The probes are served beside `/metrics`, or on their own address with
+///   [`health_probe_address`](Self::health_probe_address).
+/// - **Tasks** ([`add_task`](Self::add_task)) start once the caches have synced, only while
+///   this replica leads if they ask (the default), are cancelled on shutdown with the
+///   workers, and are reported as controllers are when they fail: see [`Task`].
 /// - **Leader election** ([`leader_election`](Self::leader_election)): informers run on
 ///   every replica (standbys keep their caches and queues warm, so a new leader starts
 ///   reconciling at once); workers run only while this replica leads. When the term ends,
@@ -111,9 +165,10 @@ pub enum ManagerError {
 ///   from the queue (`forget` + `done`); reconciles of a key whose shard is lost are
 ///   dropped; when shards are gained, every cached key of the new shards is queued.
 /// - **Shutdown** on SIGTERM, SIGINT (unless [`handle_signals(false)`](Self::handle_signals))
-///   or the token given to [`run`](Self::run): workers stop taking keys and reconciles in
-///   flight finish (up to each controller's shutdown timeout); then the lease or shards are
-///   released, the informers stopped, and the HTTP endpoint closed.
+///   or the token given to [`run`](Self::run): `/readyz` fails at once; workers stop taking
+///   keys and reconciles in flight finish (up to each controller's shutdown timeout), while
+///   tasks' tokens are cancelled (each has its own timeout); then the lease or shards are
+///   released, the informers stopped, and the HTTP endpoints closed.
 ///
 /// ```no_run
 /// # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
@@ -140,10 +195,15 @@ pub struct Manager {
     factory: InformerFactory,
     client: Option<Client>,
     controllers: Vec<Box<dyn ErasedController>>,
+    tasks: Vec<Task>,
+    health_checks: Vec<NamedCheck>,
+    ready_checks: Vec<NamedCheck>,
     metrics: Metrics,
     registry: Registry,
     address: Option<SocketAddr>,
     listener: Option<TcpListener>,
+    probe_address: Option<SocketAddr>,
+    probe_listener: Option<TcpListener>,
     signals: bool,
     leader: Option<LeaderElectionConfig>,
     sharding: Option<ShardConfig>,
@@ -162,7 +222,28 @@ impl fmt::Debug for Manager {
                     .map(|c| c.name())
                     .collect::<Vec<_>>(),
             )
+            .field(
+                "tasks",
+                &self.tasks.iter().map(Task::name).collect::<Vec<_>>(),
+            )
+            .field(
+                "healthz_checks",
+                &self
+                    .health_checks
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .field(
+                "readyz_checks",
+                &self
+                    .ready_checks
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>(),
+            )
             .field("address", &self.address)
+            .field("health_probe_address", &self.probe_address)
             .field("signals", &self.signals)
             .finish_non_exhaustive()
     }
@@ -211,10 +292,15 @@ impl Manager {
             factory,
             client: None,
             controllers: Vec::new(),
+            tasks: Vec::new(),
+            health_checks: Vec::new(),
+            ready_checks: Vec::new(),
             metrics,
             registry,
             address: Some(DEFAULT_ADDRESS),
             listener: None,
+            probe_address: None,
+            probe_listener: None,
             signals: true,
             leader: None,
             sharding: None,
@@ -240,8 +326,10 @@ impl Manager {
         self
     }
 
-    /// Serves `/metrics`, `/healthz` and `/readyz` on `address` (default
-    /// [`DEFAULT_ADDRESS`]). Port 0 picks a free port: read it with [`bind`](Self::bind).
+    /// Serves `/metrics` on `address` (default [`DEFAULT_ADDRESS`]), and `/healthz` and
+    /// `/readyz` too unless they have their own
+    /// [`health_probe_address`](Self::health_probe_address). Port 0 picks a free port: read
+    /// it with [`bind`](Self::bind).
     ///
     /// ```
     /// # use informer_runtime::factory::InformerFactory;
@@ -256,7 +344,8 @@ impl Manager {
         self
     }
 
-    /// Serves no HTTP endpoint.
+    /// Serves no `/metrics` endpoint, and no probes unless they have their own
+    /// [`health_probe_address`](Self::health_probe_address).
     ///
     /// ```
     /// # use informer_runtime::factory::InformerFactory;
@@ -268,6 +357,191 @@ impl Manager {
         self.address = None;
         self.listener = None;
         self
+    }
+
+    /// Serves the probes `/healthz` (`/livez`) and `/readyz`, with their per-check paths, on
+    /// their own `address` (controller-runtime's `HealthProbeBindAddress`), and `/metrics`
+    /// alone on the [`metrics_address`](Self::metrics_address); each endpoint answers 404 for
+    /// the other's paths. By default the probes are served beside `/metrics`. The same
+    /// address as the metrics one (with a port other than 0) serves everything on one
+    /// endpoint, as without this call. Port 0 picks a free port: read it with
+    /// [`bind_health_probe`](Self::bind_health_probe).
+    ///
+    /// ```
+    /// # use informer_runtime::factory::InformerFactory;
+    /// # use informer_runtime::manager::Manager;
+    /// let manager = Manager::with_factory(InformerFactory::without_client())
+    ///     .metrics_address("127.0.0.1:8080".parse().unwrap())
+    ///     .health_probe_address("0.0.0.0:8081".parse().unwrap());
+    /// # let _ = manager;
+    /// ```
+    pub fn health_probe_address(mut self, address: SocketAddr) -> Self {
+        self.probe_address = Some(address);
+        self.probe_listener = None;
+        self
+    }
+
+    /// Adds a named health check to `/healthz` (and `/livez`): controller-runtime's
+    /// `mgr.AddHealthzCheck(name, checker)`. `check` is a closure answering
+    /// `Result<(), BoxError>`, directly or through a future (see [`IntoCheck`]); it runs at
+    /// each request of `/healthz`, with the others at once. A liveness check should fail
+    /// only when restarting the process helps (kubelet restarts it): say, a task that must
+    /// be alive has stopped.
+    ///
+    /// What the probes answer, as controller-runtime's `healthz` package:
+    /// - `/healthz`: 200 `ok` when every check passes; otherwise (the verbose form is always
+    ///   given on failure) 500 with one line per check in name order, `[+]name ok` or
+    ///   `[-]name failed: reason withheld` (the error of a check of yours is not shown on
+    ///   this unauthenticated path; it is logged at `debug`), then `healthz check failed`.
+    /// - `?verbose`: the list even when every check passes, ending in `healthz check passed`.
+    /// - `?exclude=name` (repeatable): that check is not run and is listed as
+    ///   `[+]name excluded: ok`; an exclude that names no check adds
+    ///   `warn: some health checks cannot be excluded: no matches for "name"`.
+    /// - `/healthz/<name>`: that check alone: 200 `ok`, or 500
+    ///   `internal server error: <its error>`; 404 for a name that is not a check.
+    /// - With no check added, one named `ping` always passes.
+    ///
+    /// `/readyz` answers the same way for [`add_readyz_check`](Self::add_readyz_check)'s
+    /// checks, failing with 503. Differences from controller-runtime: `ok` ends with a
+    /// newline, and the manager's own readiness checks show their reason.
+    ///
+    /// # Errors
+    /// [`ManagerError::InvalidCheckName`] for a name that is empty or holds more than
+    /// letters, digits, `-`, `_` and `.`; [`ManagerError::DuplicateCheck`] for a name taken.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use informer_runtime::factory::InformerFactory;
+    /// use informer_runtime::manager::{Manager, ManagerError};
+    /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    ///
+    /// let mut manager = Manager::with_factory(InformerFactory::without_client())
+    ///     .metrics_address("127.0.0.1:0".parse().unwrap())
+    ///     .handle_signals(false);
+    /// let alive = Arc::new(AtomicBool::new(true));
+    /// let flag = alive.clone();
+    /// manager
+    ///     .add_healthz_check("loop", move || {
+    ///         if flag.load(Ordering::Acquire) { Ok(()) } else { Err("the loop stopped".into()) }
+    ///     })
+    ///     .unwrap();
+    /// manager.add_healthz_check("upstream", || async { Ok(()) }).unwrap();
+    /// assert!(matches!(
+    ///     manager.add_healthz_check("loop", || Ok(())),
+    ///     Err(ManagerError::DuplicateCheck { .. })
+    /// ));
+    ///
+    /// let address = manager.bind().await.unwrap().unwrap();
+    /// let stop = tokio_util::sync::CancellationToken::new();
+    /// let run = tokio::spawn(manager.run(stop.clone()));
+    /// let get = async |path: &str| {
+    ///     let mut s = tokio::net::TcpStream::connect(address).await.unwrap();
+    ///     s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes()).await.unwrap();
+    ///     let mut out = String::new();
+    ///     s.read_to_string(&mut out).await.unwrap();
+    ///     out.split_once("\r\n\r\n").unwrap().1.to_owned()
+    /// };
+    /// assert_eq!(get("/healthz").await, "ok\n");
+    /// alive.store(false, Ordering::Release);
+    /// assert_eq!(
+    ///     get("/healthz").await,
+    ///     "[-]loop failed: reason withheld\n[+]upstream ok\nhealthz check failed\n"
+    /// );
+    /// assert_eq!(get("/healthz/loop").await, "internal server error: the loop stopped\n");
+    /// stop.cancel();
+    /// run.await.unwrap().unwrap();
+    /// # }
+    /// ```
+    pub fn add_healthz_check<M>(
+        &mut self,
+        name: impl Into<String>,
+        check: impl IntoCheck<M>,
+    ) -> Result<(), ManagerError> {
+        let name = name.into();
+        add_check(
+            &mut self.health_checks,
+            "healthz",
+            &[],
+            name,
+            check.into_check(),
+        )
+    }
+
+    /// Adds a named readiness check to `/readyz`: controller-runtime's
+    /// `mgr.AddReadyzCheck(name, checker)`. `/readyz` passes once the manager's own checks
+    /// pass (`informer-sync`: every controller's caches have synced; `shutdown`: shutdown has
+    /// not begun) and every check added here passes; it fails with 503. A readiness check
+    /// should fail while this replica cannot serve (kubelet takes it out of its Services'
+    /// endpoints, without restarting it). The format, `?verbose`, `?exclude=` and
+    /// `/readyz/<name>` are as for [`add_healthz_check`](Self::add_healthz_check).
+    ///
+    /// # Errors
+    /// [`ManagerError::InvalidCheckName`], or [`ManagerError::DuplicateCheck`] for a name
+    /// taken, `informer-sync` and `shutdown` included.
+    ///
+    /// ```
+    /// # use informer_runtime::factory::InformerFactory;
+    /// # use informer_runtime::manager::{Manager, ManagerError};
+    /// let mut manager = Manager::with_factory(InformerFactory::without_client());
+    /// manager
+    ///     .add_readyz_check("database", || async {
+    ///         // say, ping the database with a short timeout
+    ///         Ok(())
+    ///     })
+    ///     .unwrap();
+    /// assert!(matches!(
+    ///     manager.add_readyz_check("shutdown", || Ok(())),
+    ///     Err(ManagerError::DuplicateCheck { .. })
+    /// ));
+    /// assert!(matches!(
+    ///     manager.add_readyz_check("two words", || Ok(())),
+    ///     Err(ManagerError::InvalidCheckName(_))
+    /// ));
+    /// ```
+    pub fn add_readyz_check<M>(
+        &mut self,
+        name: impl Into<String>,
+        check: impl IntoCheck<M>,
+    ) -> Result<(), ManagerError> {
+        let name = name.into();
+        add_check(
+            &mut self.ready_checks,
+            "readyz",
+            &[INFORMER_SYNC_CHECK, SHUTDOWN_CHECK],
+            name,
+            check.into_check(),
+        )
+    }
+
+    /// Adds a task the manager runs beside its controllers (controller-runtime's
+    /// `mgr.Add(runnable)`): once the caches have synced, while this replica leads unless
+    /// the task says otherwise, until shutdown. See [`Task`] for when it starts and stops
+    /// and how its failures are reported.
+    ///
+    /// # Errors
+    /// [`ManagerError::DuplicateTask`] if a task with the same name was added.
+    ///
+    /// ```
+    /// # use informer_runtime::factory::InformerFactory;
+    /// # use informer_runtime::manager::{Manager, ManagerError, Task};
+    /// use tokio_util::sync::CancellationToken;
+    /// let mut manager = Manager::with_factory(InformerFactory::without_client());
+    /// let gc = || Task::new("gc", |cancel: CancellationToken| async move {
+    ///     cancel.cancelled().await;
+    ///     Ok(())
+    /// });
+    /// manager.add_task(gc()).unwrap();
+    /// assert!(matches!(manager.add_task(gc()), Err(ManagerError::DuplicateTask(_))));
+    /// ```
+    pub fn add_task(&mut self, task: Task) -> Result<(), ManagerError> {
+        if self.tasks.iter().any(|t| t.name == task.name) {
+            return Err(ManagerError::DuplicateTask(task.name));
+        }
+        self.tasks.push(task);
+        Ok(())
     }
 
     /// Whether SIGTERM and SIGINT shut the manager down (default: true).
@@ -434,21 +708,61 @@ impl Manager {
     /// # Ok(()) }
     /// ```
     pub async fn bind(&mut self) -> Result<Option<SocketAddr>, ManagerError> {
-        let Some(address) = self.address else {
-            return Ok(None);
-        };
-        if self.listener.is_none() {
+        if let Some(address) = self.address
+            && self.listener.is_none()
+        {
             let listener = TcpListener::bind(address)
                 .await
                 .map_err(|source| ManagerError::Bind { address, source })?;
             self.listener = Some(listener);
         }
-        let bound = self
-            .listener
-            .as_ref()
-            .and_then(|l| l.local_addr().ok())
-            .unwrap_or(address);
-        Ok(Some(bound))
+        if let Some(address) = self.separate_probe_address()
+            && self.probe_listener.is_none()
+        {
+            let listener = TcpListener::bind(address)
+                .await
+                .map_err(|source| ManagerError::BindHealthProbe { address, source })?;
+            self.probe_listener = Some(listener);
+        }
+        Ok(bound(self.listener.as_ref(), self.address))
+    }
+
+    /// Binds the HTTP endpoints now, as [`bind`](Self::bind), and returns the address the
+    /// probes are served on: the [`health_probe_address`](Self::health_probe_address) (with
+    /// port 0, the port the system picked), or else the metrics address; `None` when neither
+    /// is served.
+    ///
+    /// # Errors
+    /// [`ManagerError::Bind`] or [`ManagerError::BindHealthProbe`] if an address cannot be
+    /// bound.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), informer_runtime::manager::ManagerError> {
+    /// use informer_runtime::factory::InformerFactory;
+    /// use informer_runtime::manager::Manager;
+    ///
+    /// let mut manager = Manager::with_factory(InformerFactory::without_client())
+    ///     .metrics_address("127.0.0.1:0".parse().unwrap())
+    ///     .health_probe_address("127.0.0.1:0".parse().unwrap());
+    /// let metrics = manager.bind().await?.expect("metrics are served");
+    /// let probes = manager.bind_health_probe().await?.expect("probes are served");
+    /// assert_ne!(metrics, probes);
+    /// # Ok(()) }
+    /// ```
+    pub async fn bind_health_probe(&mut self) -> Result<Option<SocketAddr>, ManagerError> {
+        let metrics = self.bind().await?;
+        Ok(match self.separate_probe_address() {
+            Some(address) => bound(self.probe_listener.as_ref(), Some(address)),
+            None => metrics,
+        })
+    }
+
+    /// The address the probes bind apart from `/metrics`, if they do.
+    fn separate_probe_address(&self) -> Option<SocketAddr> {
+        let probe = self.probe_address?;
+        let shared = self.address == Some(probe) && probe.port() != 0;
+        (!shared).then_some(probe)
     }
 
     /// Runs every controller until `cancel` is cancelled (or SIGTERM/SIGINT arrives), then
@@ -456,11 +770,17 @@ impl Manager {
     /// shards, the informers, the HTTP endpoint. See [`Manager`] for the guarantees.
     ///
     /// # Errors
-    /// Before anything runs: [`ManagerError::Bind`], [`ManagerError::Config`],
-    /// [`ManagerError::ShardConfig`], [`ManagerError::NoClient`],
-    /// [`ManagerError::LeaderElectionAndSharding`].
+    /// Before anything runs: [`ManagerError::Bind`], [`ManagerError::BindHealthProbe`],
+    /// [`ManagerError::Config`], [`ManagerError::ShardConfig`], [`ManagerError::NoClient`],
+    /// [`ManagerError::LeaderElectionAndSharding`],
+    /// [`ManagerError::TaskNeedsLeaderElection`].
     pub async fn run(mut self, cancel: CancellationToken) -> Result<(), ManagerError> {
         self.mode()?;
+        if matches!(self.mode, Some(Mode::Shards(_)))
+            && let Some(task) = self.tasks.iter().find(|t| t.needs_leader_election)
+        {
+            return Err(ManagerError::TaskNeedsLeaderElection(task.name.clone()));
+        }
         let mode = self.mode.take().unwrap_or(Mode::Single);
         self.bind().await?;
         let shutdown = cancel.child_token();
@@ -475,37 +795,45 @@ impl Manager {
 
         let controllers: Arc<Vec<Box<dyn ErasedController>>> =
             Arc::new(std::mem::take(&mut self.controllers));
-        let ready: ReadyFn = {
-            let controllers = controllers.clone();
-            Box::new(move || {
-                let missing: Vec<String> = controllers
-                    .iter()
-                    .flat_map(|c| c.sources().unsynced())
-                    .collect();
-                if missing.is_empty() {
-                    Ok(())
-                } else {
-                    Err(missing.join("; "))
-                }
-            })
-        };
-        let state = Arc::new(HttpState {
-            registry: std::mem::take(&mut self.registry),
-            ready,
-            shutting_down: Default::default(),
+        let tasks = std::mem::take(&mut self.tasks);
+        let probes = Arc::new(self.probes(&controllers, &shutdown));
+        let registry = std::mem::take(&mut self.registry);
+        let separate = self.separate_probe_address().is_some();
+        let metrics_state = Arc::new(HttpState {
+            registry: Some(registry),
+            probes: (!separate).then(|| probes.clone()),
+        });
+        let probe_state = Arc::new(HttpState {
+            registry: None,
+            probes: Some(probes),
         });
 
         // Everything below runs inside this future (nothing is detached), so dropping it
         // (say, aborting its task) stops it all at once, like a crash: the lease is then
         // not released and expires on its own.
         let http_stop = CancellationToken::new();
-        let http = async {
+        let serve_metrics = async {
             if let Some(listener) = self.listener.take() {
                 if let Ok(address) = listener.local_addr() {
-                    tracing::info!(%address, "serving /metrics, /healthz and /readyz");
+                    if separate {
+                        tracing::info!(%address, "serving /metrics");
+                    } else {
+                        tracing::info!(%address, "serving /metrics, /healthz and /readyz");
+                    }
                 }
-                http::serve(listener, state.clone(), http_stop.clone()).await;
+                http::serve(listener, metrics_state, http_stop.clone()).await;
             }
+        };
+        let serve_probes = async {
+            if let Some(listener) = self.probe_listener.take() {
+                if let Ok(address) = listener.local_addr() {
+                    tracing::info!(%address, "serving the health probes /healthz and /readyz");
+                }
+                http::serve(listener, probe_state, http_stop.clone()).await;
+            }
+        };
+        let http = async {
+            tokio::join!(serve_metrics, serve_probes);
         };
         let signals = async {
             if self.signals {
@@ -526,15 +854,33 @@ impl Manager {
             for controller in controllers.iter() {
                 controller.sources().start();
             }
-            tracing::info!(controllers = controllers.len(), "manager started");
-            // A controller whose informer stopped before syncing returns early; the others
-            // (and the endpoint) keep running until shutdown.
+            tracing::info!(
+                controllers = controllers.len(),
+                tasks = tasks.len(),
+                "manager started"
+            );
+            // Controllers whose caches are still syncing; tasks start at 0.
+            let (syncing, synced) = watch::channel(controllers.len());
+            let elector = match &mode {
+                Mode::Leader(elector) => Some(elector),
+                _ => None,
+            };
+            // A controller whose informer stopped before syncing returns early, as does a
+            // task that returns; the others (and the endpoint) keep running until shutdown.
             tokio::join!(
-                join_all(controllers.iter().map(|c| drive(&**c, &shutdown, &mode))),
+                join_all(
+                    controllers
+                        .iter()
+                        .map(|c| drive(&**c, &shutdown, &mode, &syncing))
+                ),
+                join_all(
+                    tasks
+                        .iter()
+                        .map(|t| task::drive(t, &shutdown, elector, synced.clone()))
+                ),
                 shutdown.cancelled(),
             );
             tracing::info!("manager shutting down");
-            state.shutting_down.store(true, Ordering::Release);
             scale_stop.cancel();
         };
         let stop_all = async {
@@ -596,6 +942,54 @@ impl Manager {
         })
     }
 
+    /// The checks `/healthz` and `/readyz` serve: the user's, and the manager's own.
+    fn probes(
+        &mut self,
+        controllers: &Arc<Vec<Box<dyn ErasedController>>>,
+        shutdown: &CancellationToken,
+    ) -> Probes {
+        let mut health = std::mem::take(&mut self.health_checks);
+        if health.is_empty() {
+            health.push(NamedCheck {
+                name: PING_CHECK.to_owned(),
+                check: (|| Ok(())).into_check(),
+                reason: Reason::Shown,
+            });
+        }
+        let mut ready = std::mem::take(&mut self.ready_checks);
+        let controllers = controllers.clone();
+        ready.push(NamedCheck {
+            name: INFORMER_SYNC_CHECK.to_owned(),
+            check: (move || {
+                let missing: Vec<String> = controllers
+                    .iter()
+                    .flat_map(|c| c.sources().unsynced())
+                    .collect();
+                if missing.is_empty() {
+                    Ok(())
+                } else {
+                    Err(format!("caches not synced: {}", missing.join("; ")).into())
+                }
+            })
+            .into_check(),
+            reason: Reason::Shown,
+        });
+        let shutdown = shutdown.clone();
+        ready.push(NamedCheck {
+            name: SHUTDOWN_CHECK.to_owned(),
+            check: (move || {
+                if shutdown.is_cancelled() {
+                    Err("shutting down".into())
+                } else {
+                    Ok(())
+                }
+            })
+            .into_check(),
+            reason: Reason::Shown,
+        });
+        Probes { health, ready }
+    }
+
     /// Checks the scale-out settings and builds the elector or shard manager (once).
     fn mode(&mut self) -> Result<&Mode, ManagerError> {
         if self.mode.is_none() {
@@ -617,6 +1011,34 @@ impl Manager {
     }
 }
 
+/// Adds `check` as `name` to `checks` (the checks of `/endpoint`, whose built-in names are
+/// `reserved`), refusing invalid and taken names.
+fn add_check(
+    checks: &mut Vec<NamedCheck>,
+    endpoint: &'static str,
+    reserved: &[&str],
+    name: String,
+    check: Check,
+) -> Result<(), ManagerError> {
+    if !health::valid_name(&name) {
+        return Err(ManagerError::InvalidCheckName(name));
+    }
+    if reserved.contains(&name.as_str()) || checks.iter().any(|c| c.name == name) {
+        return Err(ManagerError::DuplicateCheck { endpoint, name });
+    }
+    checks.push(NamedCheck {
+        name,
+        check,
+        reason: Reason::Withheld,
+    });
+    Ok(())
+}
+
+/// The address `listener` is bound to, or `address` if it cannot say; `None` without either.
+fn bound(listener: Option<&TcpListener>, address: Option<SocketAddr>) -> Option<SocketAddr> {
+    listener.and_then(|l| l.local_addr().ok()).or(address)
+}
+
 /// How replicas share the work, once set up.
 enum Mode {
     Single,
@@ -624,14 +1046,20 @@ enum Mode {
     Shards(ShardManager),
 }
 
-/// Drives one controller: waits for its caches, then runs its workers as the mode says,
-/// until `shutdown`.
-async fn drive(controller: &dyn ErasedController, shutdown: &CancellationToken, mode: &Mode) {
-    if !controller
+/// Drives one controller: waits for its caches (then counts itself out of `syncing`), then
+/// runs its workers as the mode says, until `shutdown`.
+async fn drive(
+    controller: &dyn ErasedController,
+    shutdown: &CancellationToken,
+    mode: &Mode,
+    syncing: &watch::Sender<usize>,
+) {
+    let synced = controller
         .sources()
         .wait_synced(controller.name(), shutdown)
-        .await
-    {
+        .await;
+    syncing.send_modify(|n| *n = n.saturating_sub(1));
+    if !synced {
         return;
     }
     let never = CancellationToken::new();

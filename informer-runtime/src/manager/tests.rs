@@ -14,7 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
 
-use super::http::{HttpState, respond};
+use super::http::{HttpState, Probes, respond};
 use super::*;
 use crate::controller::{Action, ReconcileError, reconciler_fn};
 use crate::factory::{InformerHandle, InformerParams};
@@ -101,7 +101,14 @@ async fn readyz_turns_ready_once_every_cache_synced() {
 
     let (status, body) = get(address, "/readyz").await;
     assert_eq!(status, 503);
-    assert!(body.starts_with("not ready: configmaps.v1"), "{body}");
+    assert!(
+        body.starts_with("[-]informer-sync failed: caches not synced: configmaps.v1"),
+        "{body}"
+    );
+    assert!(
+        body.ends_with("[+]shutdown ok\nhealthz check failed\n"),
+        "{body}"
+    );
     assert_eq!(get(address, "/healthz").await.0, 200);
     eventually_async("/readyz is 200", async || {
         get(address, "/readyz").await.0 == 200
@@ -196,23 +203,32 @@ async fn metrics_use_client_go_and_controller_runtime_names() {
         0.0
     );
     assert_eq!(
-        v(r#"workqueue_adds_total{name="shop"}"#),
+        v(r#"workqueue_adds_total{controller="shop",name="shop"}"#),
         4.0,
         "3 initial + 1 retry"
     );
-    assert_eq!(v(r#"workqueue_retries_total{name="shop"}"#), 1.0);
-    assert_eq!(v(r#"workqueue_depth{name="shop"}"#), 0.0);
     assert_eq!(
-        v(r#"workqueue_queue_duration_seconds_count{name="shop"}"#),
+        v(r#"workqueue_retries_total{controller="shop",name="shop"}"#),
+        1.0
+    );
+    assert_eq!(
+        v(r#"workqueue_depth{controller="shop",name="shop",priority=""}"#),
+        0.0
+    );
+    assert_eq!(
+        v(r#"workqueue_queue_duration_seconds_count{controller="shop",name="shop"}"#),
         4.0
     );
     assert_eq!(
-        v(r#"workqueue_work_duration_seconds_count{name="shop"}"#),
+        v(r#"workqueue_work_duration_seconds_count{controller="shop",name="shop"}"#),
         4.0
     );
-    assert_eq!(v(r#"workqueue_unfinished_work_seconds{name="shop"}"#), 0.0);
     assert_eq!(
-        v(r#"workqueue_longest_running_processor_seconds{name="shop"}"#),
+        v(r#"workqueue_unfinished_work_seconds{controller="shop",name="shop"}"#),
+        0.0
+    );
+    assert_eq!(
+        v(r#"workqueue_longest_running_processor_seconds{controller="shop",name="shop"}"#),
         0.0
     );
     let informer = r#"informer="configmaps.v1 in all namespaces""#;
@@ -276,8 +292,11 @@ async fn metrics_report_work_in_flight_and_informers_once() {
         s[r#"controller_runtime_active_workers{controller="stuck"}"#],
         1.0
     );
-    assert!(s[r#"workqueue_unfinished_work_seconds{name="stuck"}"#] >= 0.04);
-    assert!(s[r#"workqueue_longest_running_processor_seconds{name="stuck"}"#] >= 0.04);
+    assert!(s[r#"workqueue_unfinished_work_seconds{controller="stuck",name="stuck"}"#] >= 0.04);
+    assert!(
+        s[r#"workqueue_longest_running_processor_seconds{controller="stuck",name="stuck"}"#]
+            >= 0.04
+    );
     assert_eq!(
         text.matches("informer_relists_total{").count(),
         1,
@@ -300,39 +319,342 @@ async fn metrics_report_work_in_flight_and_informers_once() {
     }
 }
 
+/// The status and body of a response.
+async fn body(r: ::http::Response<http_body_util::Full<bytes::Bytes>>) -> (u16, String) {
+    (
+        r.status().as_u16(),
+        String::from_utf8(r.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap(),
+    )
+}
+
+/// `GET uri` answered by `state`.
+async fn ask(state: &HttpState, uri: &str) -> (u16, String) {
+    body(respond(state, &Method::GET, &uri.parse().unwrap()).await).await
+}
+
+/// The probes of a manager with `configure`d checks and no controller, whose shutdown is
+/// `shutdown`.
+fn probes_of(configure: impl FnOnce(&mut Manager), shutdown: &CancellationToken) -> Arc<Probes> {
+    let mut manager = Manager::with_factory(InformerFactory::without_client());
+    configure(&mut manager);
+    Arc::new(manager.probes(&Arc::new(Vec::new()), shutdown))
+}
+
+fn serving(probes: Arc<Probes>) -> HttpState {
+    HttpState {
+        registry: Some(Registry::default()),
+        probes: Some(probes),
+    }
+}
+
 #[tokio::test]
 async fn http_unknown_paths_are_not_found_and_other_methods_not_allowed() {
-    let state = HttpState {
-        registry: Registry::default(),
-        ready: Box::new(|| Err("caches".into())),
-        shutting_down: Default::default(),
-    };
-    let body = |r: ::http::Response<http_body_util::Full<bytes::Bytes>>| async move {
-        (
-            r.status().as_u16(),
-            String::from_utf8(r.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap(),
-        )
-    };
-    assert_eq!(body(respond(&state, &Method::GET, "/nope")).await.0, 404);
+    let state = serving(probes_of(|_| {}, &CancellationToken::new()));
+    assert_eq!(ask(&state, "/nope").await.0, 404);
     assert_eq!(
-        body(respond(&state, &Method::POST, "/metrics")).await.0,
+        ask(&state, "/healthzz").await.0,
+        404,
+        "a prefix is not a path"
+    );
+    assert_eq!(
+        body(respond(&state, &Method::POST, &"/metrics".parse().unwrap()).await)
+            .await
+            .0,
         405
     );
     assert_eq!(
-        body(respond(&state, &Method::GET, "/readyz")).await,
-        (503, "not ready: caches\n".to_owned())
+        body(respond(&state, &Method::PUT, &"/readyz/shutdown".parse().unwrap()).await)
+            .await
+            .0,
+        405
     );
-    let metrics = respond(&state, &Method::GET, "/metrics");
+    let metrics = respond(&state, &Method::GET, &"/metrics".parse().unwrap()).await;
     assert_eq!(
         metrics.headers()[::http::header::CONTENT_TYPE],
         super::http::METRICS_CONTENT_TYPE
     );
     assert_eq!(body(metrics).await, (200, "# EOF\n".to_owned()));
-    state.shutting_down.store(true, Ordering::SeqCst);
+    let probe = respond(&state, &Method::GET, &"/healthz".parse().unwrap()).await;
     assert_eq!(
-        body(respond(&state, &Method::GET, "/readyz")).await,
-        (503, "shutting down\n".to_owned())
+        probe.headers()[::http::header::CONTENT_TYPE],
+        "text/plain; charset=utf-8"
     );
+    assert_eq!(probe.headers()["x-content-type-options"], "nosniff");
+}
+
+#[tokio::test]
+async fn without_checks_of_its_own_healthz_answers_ok_with_a_ping_check() {
+    let state = serving(probes_of(|_| {}, &CancellationToken::new()));
+    for path in ["/healthz", "/livez", "/healthz/", "/healthz/ping"] {
+        assert_eq!(ask(&state, path).await, (200, "ok\n".to_owned()), "{path}");
+    }
+    assert_eq!(
+        ask(&state, "/healthz?verbose").await,
+        (200, "[+]ping ok\nhealthz check passed\n".to_owned())
+    );
+}
+
+#[tokio::test]
+async fn a_failing_health_check_fails_healthz_with_500_and_readyz_with_503() {
+    let shutdown = CancellationToken::new();
+    let state = serving(probes_of(
+        |m| {
+            m.add_healthz_check("loop", || Err("stalled".into()))
+                .unwrap();
+            m.add_readyz_check("db", || async { Err("refused".into()) })
+                .unwrap();
+        },
+        &shutdown,
+    ));
+    assert_eq!(
+        ask(&state, "/healthz").await,
+        (
+            500,
+            "[-]loop failed: reason withheld\nhealthz check failed\n".to_owned()
+        )
+    );
+    assert_eq!(ask(&state, "/livez").await.0, 500);
+    assert_eq!(
+        ask(&state, "/healthz/ping").await.0,
+        404,
+        "no ping once a check is added"
+    );
+    assert_eq!(
+        ask(&state, "/readyz").await,
+        (
+            503,
+            "[-]db failed: reason withheld\n[+]informer-sync ok\n[+]shutdown ok\nhealthz check failed\n"
+                .to_owned()
+        )
+    );
+    assert_eq!(
+        ask(&state, "/readyz?exclude=db").await,
+        (200, "ok\n".to_owned())
+    );
+}
+
+#[tokio::test]
+async fn a_checks_own_path_runs_it_alone_and_shows_its_error() {
+    let state = serving(probes_of(
+        |m| {
+            m.add_healthz_check("fine", || Ok(())).unwrap();
+            m.add_readyz_check("db", || async { Err("connection refused".into()) })
+                .unwrap();
+        },
+        &CancellationToken::new(),
+    ));
+    assert_eq!(ask(&state, "/healthz/fine").await, (200, "ok\n".to_owned()));
+    assert_eq!(ask(&state, "/livez/fine/").await, (200, "ok\n".to_owned()));
+    assert_eq!(
+        ask(&state, "/readyz/db").await,
+        (
+            503,
+            "internal server error: connection refused\n".to_owned()
+        )
+    );
+    assert_eq!(ask(&state, "/readyz/informer-sync").await.0, 200);
+    assert_eq!(ask(&state, "/readyz/fine").await.0, 404, "a health check");
+    assert_eq!(ask(&state, "/healthz/db").await.0, 404, "a readiness check");
+    assert_eq!(ask(&state, "/healthz/fine/more").await.0, 404);
+}
+
+#[tokio::test]
+async fn readyz_fails_once_shutdown_has_begun() {
+    let shutdown = CancellationToken::new();
+    let state = serving(probes_of(|_| {}, &shutdown));
+    assert_eq!(ask(&state, "/readyz").await, (200, "ok\n".to_owned()));
+    shutdown.cancel();
+    assert_eq!(
+        ask(&state, "/readyz").await,
+        (
+            503,
+            "[+]informer-sync ok\n[-]shutdown failed: shutting down\nhealthz check failed\n"
+                .to_owned()
+        )
+    );
+    assert_eq!(ask(&state, "/healthz").await.0, 200, "still alive");
+}
+
+#[test]
+fn check_names_must_be_path_segments_and_unique_per_endpoint() {
+    let mut m = Manager::with_factory(InformerFactory::without_client());
+    m.add_healthz_check("db", || Ok(())).unwrap();
+    m.add_readyz_check("db", || Ok(())).unwrap();
+    assert!(matches!(
+        m.add_healthz_check("db", || Ok(())),
+        Err(ManagerError::DuplicateCheck { endpoint: "healthz", name }) if name == "db"
+    ));
+    for reserved in ["informer-sync", "shutdown"] {
+        assert!(matches!(
+            m.add_readyz_check(reserved, || Ok(())),
+            Err(ManagerError::DuplicateCheck {
+                endpoint: "readyz",
+                ..
+            })
+        ));
+    }
+    m.add_healthz_check("ping", || Ok(()))
+        .expect("ping is the manager's only while no health check is added");
+    for bad in ["", "a/b", "with space"] {
+        assert!(matches!(
+            m.add_healthz_check(bad, || Ok(())),
+            Err(ManagerError::InvalidCheckName(n)) if n == bad
+        ));
+    }
+}
+
+#[tokio::test]
+async fn a_health_probe_address_serves_the_probes_apart_from_metrics() {
+    let source = source_with(&[]);
+    let (manager, _registered) = manager(&source);
+    let mut manager = manager.health_probe_address("127.0.0.1:0".parse().unwrap());
+    manager.add_readyz_check("warm", || Ok(())).unwrap();
+    let metrics = manager.bind().await.unwrap().unwrap();
+    let probes = manager.bind_health_probe().await.unwrap().unwrap();
+    assert_ne!(metrics, probes);
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(manager.run(cancel.clone()));
+
+    assert_eq!(get(probes, "/healthz").await, (200, "ok\n".to_owned()));
+    assert_eq!(get(probes, "/readyz/warm").await.0, 200);
+    assert_eq!(get(probes, "/metrics").await.0, 404);
+    assert_eq!(get(metrics, "/metrics").await.0, 200);
+    for path in ["/healthz", "/livez", "/readyz"] {
+        assert_eq!(get(metrics, path).await.0, 404, "{path}");
+    }
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+    assert!(TcpStream::connect(probes).await.is_err(), "closed");
+}
+
+#[tokio::test]
+async fn the_metrics_address_as_probe_address_serves_one_endpoint() {
+    let taken = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = taken.local_addr().unwrap();
+    drop(taken);
+    let source = source_with(&[]);
+    let (manager, _registered) = manager(&source);
+    let mut manager = manager
+        .metrics_address(address)
+        .health_probe_address(address);
+    assert_eq!(manager.bind().await.unwrap(), Some(address));
+    assert_eq!(manager.bind_health_probe().await.unwrap(), Some(address));
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(manager.run(cancel.clone()));
+    assert_eq!(get(address, "/metrics").await.0, 200);
+    assert_eq!(get(address, "/healthz").await.0, 200);
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn without_http_a_health_probe_address_still_serves_the_probes() {
+    let source = source_with(&[]);
+    let (manager, _registered) = manager(&source);
+    let mut manager = manager
+        .without_http()
+        .health_probe_address("127.0.0.1:0".parse().unwrap());
+    assert_eq!(manager.bind().await.unwrap(), None, "no metrics");
+    let probes = manager.bind_health_probe().await.unwrap().unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(manager.run(cancel.clone()));
+    assert_eq!(get(probes, "/readyz").await.0, 200);
+    assert_eq!(get(probes, "/metrics").await.0, 404);
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn manager_fails_to_start_when_the_probe_address_is_taken() {
+    let taken = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = taken.local_addr().unwrap();
+    let source = source_with(&[]);
+    let (manager, _registered) = manager(&source);
+    let result = manager
+        .health_probe_address(address)
+        .run(CancellationToken::new())
+        .await;
+    assert!(
+        matches!(result, Err(ManagerError::BindHealthProbe { address: a, .. }) if a == address)
+    );
+}
+
+#[tokio::test]
+async fn a_failing_task_leaves_the_manager_and_its_controllers_running() {
+    let source = source_with(&["a"]);
+    let (mut manager, _registered) = manager(&source);
+    let reconciled = Arc::new(AtomicUsize::new(0));
+    let counter = reconciled.clone();
+    let controller = manager
+        .controller::<ConfigMap>()
+        .build(reconciler_fn(move |_k, _o: Option<Arc<ConfigMap>>| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            async { Ok(Action::Done) }
+        }))
+        .unwrap();
+    manager.add(controller).unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let (r1, r2) = (ran.clone(), ran.clone());
+    manager
+        .add_task(Task::new("failing", move |_c: CancellationToken| {
+            r1.fetch_add(1, Ordering::SeqCst);
+            async { Err("gave up".into()) }
+        }))
+        .unwrap();
+    manager
+        .add_task(Task::new("panicking", move |_c: CancellationToken| {
+            r2.fetch_add(1, Ordering::SeqCst);
+            async { panic!("boom") }
+        }))
+        .unwrap();
+    let address = manager.bind().await.unwrap().unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(manager.run(cancel.clone()));
+    eventually_async("both tasks ran", async || ran.load(Ordering::SeqCst) == 2).await;
+    eventually_async("a is reconciled", async || {
+        reconciled.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    source.create(cm("ns", "b"));
+    eventually_async("b is reconciled after the tasks failed", async || {
+        reconciled.load(Ordering::SeqCst) == 2
+    })
+    .await;
+    assert_eq!(get(address, "/healthz").await.0, 200);
+    assert_eq!(ran.load(Ordering::SeqCst), 2, "not restarted");
+    cancel.cancel();
+    run.await.unwrap().expect("run still returns Ok");
+}
+
+#[tokio::test]
+async fn tasks_need_unique_names_and_leader_election_is_refused_when_sharding() {
+    let source = source_with(&[]);
+    let (mut manager, _registered) = manager(&source);
+    let idle = |name: &str| {
+        Task::new(name, |c: CancellationToken| async move {
+            c.cancelled().await;
+            Ok(())
+        })
+    };
+    manager.add_task(idle("a")).unwrap();
+    assert!(matches!(
+        manager.add_task(idle("a")),
+        Err(ManagerError::DuplicateTask(n)) if n == "a"
+    ));
+    manager
+        .add_task(idle("everywhere").needs_leader_election(false))
+        .unwrap();
+    // A sharding manager (its shard manager built over a fake, as `mode()` would).
+    let shards = crate::shard::ShardManager::with_api(
+        crate::lease::fake::FakeLeases::new(),
+        ShardConfig::new(4, "ctl", "default", "p"),
+    )
+    .unwrap();
+    manager.mode = Some(Mode::Shards(shards));
+    assert!(matches!(
+        manager.run(CancellationToken::new()).await,
+        Err(ManagerError::TaskNeedsLeaderElection(n)) if n == "a"
+    ));
 }
 
 #[tokio::test]

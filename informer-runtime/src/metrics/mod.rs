@@ -4,14 +4,14 @@
 //!
 //! | metric | type | labels | what |
 //! | --- | --- | --- | --- |
-//! | `workqueue_depth` | gauge | `name` | keys waiting |
-//! | `workqueue_adds_total` | counter | `name` | keys that became ready |
-//! | `workqueue_queue_duration_seconds` | histogram | `name` | how long keys waited before a worker took them |
-//! | `workqueue_work_duration_seconds` | histogram | `name` | how long workers held keys |
-//! | `workqueue_unfinished_work_seconds` | gauge | `name` | sum of the running times of keys in flight |
-//! | `workqueue_longest_running_processor_seconds` | gauge | `name` | running time of the oldest key in flight |
-//! | `workqueue_retries_total` | counter | `name` | `add_after` and `add_rate_limited` calls |
-//! | `controller_runtime_reconcile_total` | counter | `controller`, `result` | reconciles by result: `success`, `requeue_after`, `error` |
+//! | `workqueue_depth` | gauge | `controller`, `name`, `priority` | keys waiting |
+//! | `workqueue_adds_total` | counter | `controller`, `name` | keys that became ready |
+//! | `workqueue_queue_duration_seconds` | histogram | `controller`, `name` | how long keys waited before a worker took them |
+//! | `workqueue_work_duration_seconds` | histogram | `controller`, `name` | how long workers held keys |
+//! | `workqueue_unfinished_work_seconds` | gauge | `controller`, `name` | sum of the running times of keys in flight |
+//! | `workqueue_longest_running_processor_seconds` | gauge | `controller`, `name` | running time of the oldest key in flight |
+//! | `workqueue_retries_total` | counter | `controller`, `name` | `add_after` and `add_rate_limited` calls |
+//! | `controller_runtime_reconcile_total` | counter | `controller`, `result` | reconciles by result: `success`, `requeue_after` (`Action::RequeueAfter`), `requeue` (`Action::Requeue`), `error` |
 //! | `controller_runtime_reconcile_errors_total` | counter | `controller` | failed reconciles (all kinds) |
 //! | `controller_runtime_terminal_reconcile_errors_total` | counter | `controller` | failed reconciles not retried |
 //! | `controller_runtime_reconcile_panics_total` | counter | `controller` | reconciles that panicked |
@@ -27,7 +27,10 @@
 //! | `informer_handler_pending_notifications` | gauge | `informer`, `handler` | notifications buffered for a controller's handler |
 //! | `leader_election_master_status` | gauge | `name` | 1 while this replica leads (with leader election) |
 //!
-//! The workqueue `name` and the `controller` label are the controller's name. Informers
+//! The workqueue `name` and the `controller` label are the controller's name. Workqueue
+//! series carry both, as controller-runtime labels them (`controller` and `name`, the same
+//! value), and `workqueue_depth` also `priority`: always `""` here, one series per queue
+//! (controller-runtime's priority queue reports one series per priority). Informers
 //! shared by several controllers are reported once. Values are read when scraped: recording
 //! costs a few atomic operations per key, and nothing is allocated per event.
 
@@ -159,7 +162,7 @@ struct Inner {
 /// metrics.register(&mut registry);
 /// let mut text = String::new();
 /// prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
-/// assert!(text.contains(r#"workqueue_depth{name="configmap"} 0"#));
+/// assert!(text.contains(r#"workqueue_depth{controller="configmap",name="configmap",priority=""} 0"#));
 /// # }
 /// ```
 #[derive(Clone, Default)]
@@ -276,7 +279,21 @@ impl Collector for Metrics {
     fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
         let controllers = self.samples();
         let e = &mut encoder;
-        let by_name = |c: &ControllerSample| [("name".to_owned(), c.name.to_string())];
+        // controller-runtime labels each queue series with the controller's name twice, as
+        // `controller` and `name` (in Go's label order), and its depth by priority too.
+        let by_name = |c: &ControllerSample| {
+            [
+                ("controller".to_owned(), c.name.to_string()),
+                ("name".to_owned(), c.name.to_string()),
+            ]
+        };
+        let by_priority = |c: &ControllerSample| {
+            [
+                ("controller".to_owned(), c.name.to_string()),
+                ("name".to_owned(), c.name.to_string()),
+                ("priority".to_owned(), String::new()),
+            ]
+        };
         let by_controller = |c: &ControllerSample| [("controller".to_owned(), c.name.to_string())];
         let counter = |v: u64| ConstCounter::new(v);
         let gauge = |v: usize| ConstGauge::new(i64::try_from(v).unwrap_or(i64::MAX));
@@ -290,7 +307,7 @@ impl Collector for Metrics {
             MetricType::Gauge,
             controllers
                 .iter()
-                .map(|c| (by_name(c), gauge(c.stats.queue_depth))),
+                .map(|c| (by_priority(c), gauge(c.stats.queue_depth))),
         )?;
         family(
             e,
@@ -348,11 +365,12 @@ impl Collector for Metrics {
         )?;
 
         // Reconciles (controller-runtime names).
-        let mut totals = Vec::with_capacity(controllers.len() * 3);
+        let mut totals = Vec::with_capacity(controllers.len() * 4);
         for c in &controllers {
             for (result, value) in [
                 ("success", c.stats.successes),
                 ("requeue_after", c.stats.requeues_after),
+                ("requeue", c.stats.requeues),
                 ("error", c.stats.errors),
             ] {
                 let labels = vec![

@@ -12,8 +12,8 @@ use super::WorkqueueHooks;
 /// A snapshot of a controller's counters (monotonic since the controller was built, except
 /// `active_workers` and `queue_depth`).
 ///
-/// `reconciles()` = `successes + requeues_after + errors`; `errors` includes terminal
-/// errors, panics and timeouts.
+/// `reconciles()` = `successes + requeues_after + requeues + errors`; `errors` includes
+/// terminal errors, panics and timeouts.
 ///
 /// ```
 /// use informer_runtime::controller::ControllerStats;
@@ -27,6 +27,9 @@ pub struct ControllerStats {
     pub successes: u64,
     /// Reconciles that returned `Ok(Action::RequeueAfter(_))`.
     pub requeues_after: u64,
+    /// Reconciles that returned `Ok(Action::Requeue)` (queued again through the rate
+    /// limiter, not counted as errors).
+    pub requeues: u64,
     /// Failed reconciles: errors of both kinds, panics and timeouts.
     pub errors: u64,
     /// Failed reconciles that were terminal (`ErrorKind::Terminal`) (not
@@ -52,14 +55,14 @@ pub struct ControllerStats {
 }
 
 impl ControllerStats {
-    /// Reconciles that ran to an answer (success, requeue or error).
+    /// Reconciles that ran to an answer (success, either requeue, or error).
     ///
     /// ```
     /// use informer_runtime::controller::ControllerStats;
     /// assert_eq!(ControllerStats::default().reconciles(), 0);
     /// ```
     pub fn reconciles(&self) -> u64 {
-        self.successes + self.requeues_after + self.errors
+        self.successes + self.requeues_after + self.requeues + self.errors
     }
 }
 

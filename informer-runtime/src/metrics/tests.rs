@@ -74,3 +74,43 @@ fn an_untracked_store_resource_version_is_left_out() {
     assert!(!text.contains("store_resource_version{"), "{text}");
     assert!(text.contains(r#"informer_stale_refusals_total{informer="widgets.example.com"} 0"#));
 }
+
+#[test]
+fn reconcile_total_counts_each_answer_under_controller_runtimes_result_label() {
+    let metrics = Metrics::new();
+    let mut sample = controller(InformerSample {
+        informer: "configmaps.v1".into(),
+        handler: "shop".into(),
+        relists: 0,
+        watch_restarts: 0,
+        stale_refusals: 0,
+        pending: Some(0),
+        store_resource_version: None,
+    })
+    .0
+    .sample();
+    sample.stats = ControllerStats {
+        successes: 1,
+        requeues_after: 2,
+        requeues: 3,
+        errors: 4,
+        ..ControllerStats::default()
+    };
+    metrics.add_controller(&Fixed(Arc::new(FixedProbe(sample))));
+    let text = metrics.encode();
+    // controller-runtime's labels: `Result{}`, `Result{RequeueAfter}`, `Result{Requeue}`, an error.
+    for line in [
+        r#"controller_runtime_reconcile_total{controller="shop",result="success"} 1"#,
+        r#"controller_runtime_reconcile_total{controller="shop",result="requeue_after"} 2"#,
+        r#"controller_runtime_reconcile_total{controller="shop",result="requeue"} 3"#,
+        r#"controller_runtime_reconcile_total{controller="shop",result="error"} 4"#,
+        r#"controller_runtime_reconcile_errors_total{controller="shop"} 4"#,
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+    }
+    assert_eq!(
+        text.matches("controller_runtime_reconcile_total{").count(),
+        4,
+        "one series per result"
+    );
+}
