@@ -549,7 +549,15 @@ impl Run {
                     if !set_pointer(&mut object, pointer, value.clone()) {
                         return Err(format!("{target} has no place for {pointer}"));
                     }
-                    match server.update_json(object) {
+                    // A status field goes through the status subresource, as a controller
+                    // or kubelet writes it (a write of the main resource ignores status).
+                    let in_status = pointer == "/status" || pointer.starts_with("/status/");
+                    let written = if in_status {
+                        server.update_status_json(object)
+                    } else {
+                        server.update_json(object)
+                    };
+                    match written {
                         Ok(updated) => return Ok(format!("updated @{}", revision_of(&updated))),
                         Err(Error::Api(err)) if err.code() == 409 => continue,
                         Err(Error::Api(err)) if err.code() == 404 => {

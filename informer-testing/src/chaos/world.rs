@@ -328,6 +328,8 @@ impl World {
 
     /// Lets the generator set the field at `pointer` (a JSON pointer such as
     /// `/spec/replicas`) of seed objects that have a value there, to one of `values`.
+    /// A pointer under `/status` is written through the status subresource (as kubelet or
+    /// another controller would write it), anything else through the main resource.
     ///
     /// # Panics
     /// If a value does not serialize to JSON.

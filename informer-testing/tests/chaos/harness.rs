@@ -151,3 +151,52 @@ async fn a_controller_that_returns_while_it_should_run_fails() {
         other => panic!("{other}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_world_step_under_status_writes_the_status_subresource() {
+    // A main-resource write ignores `status` on a type with a status subresource, so a
+    // `/status/...` step must go through the subresource to take effect.
+    let web = serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": mirror::NAMESPACE},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+            },
+        },
+    });
+    Chaos::new(
+        |_client, stop: tokio_util::sync::CancellationToken| async move {
+            stop.cancelled().await;
+            Ok::<(), kube::Error>(())
+        },
+    )
+    .name("status step")
+    .faults([])
+    .scenario([
+        Step::World(WorldStep::create(&web)),
+        Step::World(WorldStep::set(&web, "/status/readyReplicas", 2)),
+        Step::World(WorldStep::set(&web, "/spec/replicas", 3)),
+        Step::Settle,
+    ])
+    .converges(|cluster| {
+        let web = cluster
+            .get_json("apps/v1", "Deployment", Some(mirror::NAMESPACE), "web")
+            .ok_or("the Deployment is gone")?;
+        let ready = web.pointer("/status/readyReplicas").cloned();
+        let replicas = web.pointer("/spec/replicas").cloned();
+        if ready == Some(2.into()) && replicas == Some(3.into()) {
+            Ok(())
+        } else {
+            Err(format!(
+                "status.readyReplicas {ready:?}, spec.replicas {replicas:?}"
+            ))
+        }
+    })
+    .check()
+    .await
+    .unwrap_or_else(|report| panic!("{report}"));
+}
