@@ -83,6 +83,25 @@ impl<C: ControllerSpec> Context<C> {
         self.core.client_or_failing()
     }
 
+    /// What the declared children step did for the key this reconcile is for (the
+    /// children created, updated and deleted, and whether the status was written), as
+    /// [`ChildrenReport::current`](super::ChildrenReport::current) describes: say, to record an Event for each child
+    /// created. `None` for a controller without declared children, and outside a reconcile.
+    ///
+    /// ```no_run
+    /// # use informer_runtime::controller::{Context, ControllerSpec};
+    /// # fn demo<C: ControllerSpec>(ctx: &Context<C>) {
+    /// if let Some(report) = ctx.children_report() {
+    ///     for child in &report.created {
+    ///         println!("created {child}"); // or publish an Event with kube's Recorder
+    ///     }
+    /// }
+    /// # }
+    /// ```
+    pub fn children_report(&self) -> Option<super::ChildrenReport> {
+        super::ChildrenReport::current()
+    }
+
     /// A typed `Api` of `T` over [`client`](Self::client): in `namespace` (a `&str`, or
     /// `key.namespace()`), or across all namespaces with `None`; cluster-scoped types ignore
     /// the namespace.

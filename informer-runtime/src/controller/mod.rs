@@ -51,7 +51,9 @@
 //!   finalizer (kube-runtime's `finalizer`, controller-runtime's `AddFinalizer` /
 //!   `RemoveFinalizer`). The `crd_controller` example uses it.
 //! - **Events:** kube's `kube::runtime::events::Recorder` works with the controller's client
-//!   ([`Context::client`]).
+//!   ([`Context::client`]). For Events about declared children, the reconcile reads what
+//!   the children step created, updated and deleted with [`Context::children_report`]
+//!   ([`ChildrenReport::current`] without the derive).
 //! - **Failures:** there is no `error_policy`: a reconcile's [`ReconcileError`] is logged,
 //!   counted and retried after the key's exponential backoff (a terminal one is not
 //!   retried); [`Action::RequeueAfter`] asks for a later reconcile after success,

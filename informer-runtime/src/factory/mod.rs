@@ -143,6 +143,8 @@ struct State {
     entries: HashMap<InformerId, Entry>,
     /// Tasks of informers released while running: awaited by `shutdown`.
     stopping: Vec<JoinHandle<()>>,
+    /// `start` was called: informers asked for from then on start at once.
+    started: bool,
     shut_down: bool,
 }
 
@@ -172,8 +174,10 @@ impl Drop for Inner {
 /// - **One informer per identity** ([`InformerId`]): one list+watch and one cache per
 ///   resource type (including the `ApiResource` of a `DynamicObject`, and metadata-only
 ///   informers as their own type), namespace, label selector and field selector.
-/// - **Started together**: [`start`](Self::start) starts every informer not yet started
-///   (informers asked for later need another `start`).
+/// - **Started together**: [`start`](Self::start) starts every informer not yet started;
+///   once it has been called, an informer asked for later starts at once (as
+///   controller-runtime's cache starts informers on demand; client-go's factory needs
+///   another `Start`), so a lister taken after start-up (in a manager's task, say) fills.
 /// - **Synced together, or told why not**: [`wait_for_sync`](Self::wait_for_sync) returns
 ///   which informers have not synced and the reflector's last error for each (403 Forbidden
 ///   by RBAC, 404 for a resource the server does not serve, ...).
@@ -245,6 +249,7 @@ impl InformerFactory {
                 state: Mutex::new(State {
                     entries: HashMap::new(),
                     stopping: Vec::new(),
+                    started: false,
                     shut_down: false,
                 }),
                 next_serial: AtomicU64::new(1),
@@ -590,14 +595,26 @@ impl InformerFactory {
         if state.shut_down {
             cancel.cancel();
         }
+        let erased: Arc<dyn ErasedInformer> = Arc::new(informer.clone());
+        // After `start`, a new informer starts at once (it needs a runtime to run on).
+        let task = match tokio::runtime::Handle::try_current() {
+            Ok(runtime) if state.started && !state.shut_down => {
+                Some(runtime.spawn(erased.run(cancel.clone())))
+            }
+            Err(_) if state.started && !state.shut_down => {
+                tracing::warn!(informer = %id, "informer asked for outside a Tokio runtime after the factory started: call InformerFactory::start again from inside one to start it");
+                None
+            }
+            _ => None,
+        };
         state.entries.insert(
             id.clone(),
             Entry {
                 serial,
-                informer: Arc::new(informer.clone()),
+                informer: erased,
                 users: 1,
                 cancel,
-                task: None,
+                task,
             },
         );
         InformerHandle {
@@ -644,8 +661,9 @@ impl InformerFactory {
         builder.build()
     }
 
-    /// Starts every informer not started yet, each on its own task. Informers asked for
-    /// later need another `start`. Does nothing after [`shutdown`](Self::shutdown).
+    /// Starts every informer not started yet, each on its own task; informers asked for
+    /// from then on start as they are asked for (on the runtime of the caller that asks).
+    /// Does nothing after [`shutdown`](Self::shutdown).
     ///
     /// # Panics
     /// Outside a Tokio runtime (as `tokio::spawn`).
@@ -654,6 +672,7 @@ impl InformerFactory {
         if state.shut_down {
             return;
         }
+        state.started = true;
         for entry in state.entries.values_mut() {
             if entry.task.is_none() {
                 entry.task = Some(tokio::spawn(entry.informer.run(entry.cancel.clone())));

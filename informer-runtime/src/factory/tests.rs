@@ -154,7 +154,11 @@ async fn last_user_drop_stops_and_removes_the_informer() {
         2,
         "asking again builds a fresh informer"
     );
-    assert!(!again.is_running());
+    eventually(
+        "the fresh informer started (the factory was started)",
+        || again.is_running(),
+    )
+    .await;
     factory.shutdown().await;
 }
 
@@ -173,8 +177,29 @@ async fn wait_for_sync_reports_which_informers_have_not_synced_and_why() {
     }
     let _ok = factory.informer_from(InformerParams::all(), counting(&healthy, &built));
     let _denied = factory.informer_from(InformerParams::all(), counting(&forbidden, &built));
+    let late = factory.informer_from(InformerParams::namespaced("x"), counting(&healthy, &built));
+    let before = factory
+        .wait_for_sync(Duration::from_secs(1))
+        .await
+        .expect_err("nothing runs before start");
+    assert_eq!(before.unsynced.len(), 3, "{before}");
+    assert!(
+        before
+            .unsynced
+            .iter()
+            .all(|u| matches!(u.reason, UnsyncedReason::NotStarted)),
+        "{before}"
+    );
+    drop(late);
     factory.start();
-    let _late = factory.informer_from(InformerParams::namespaced("x"), counting(&healthy, &built));
+    // Not started: asked for from outside any Tokio runtime after the start.
+    let outside = std::thread::scope(|s| {
+        s.spawn(|| {
+            factory.informer_from(InformerParams::namespaced("x"), counting(&healthy, &built))
+        })
+        .join()
+        .unwrap()
+    });
 
     let err = factory
         .wait_for_sync(Duration::from_secs(5))
@@ -211,6 +236,28 @@ async fn wait_for_sync_reports_which_informers_have_not_synced_and_why() {
         err.to_string().contains("2 informer(s) have not synced"),
         "{err}"
     );
+    drop(outside);
+    factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn informers_asked_for_after_start_start_at_once() {
+    let factory = InformerFactory::without_client();
+    let source = MemoryListerWatcher::<ConfigMap>::new();
+    source.create(cm("web", &[("app", "web")]));
+    let built = Arc::new(AtomicUsize::new(0));
+    let _first = factory.informer_from(InformerParams::all(), counting(&source, &built));
+    factory.start();
+    // Asked for later (a manager's task reading a cache, say): no second `start`.
+    let late = factory.informer_from(
+        InformerParams::all().labels("app=web"),
+        counting(&source, &built),
+    );
+    factory
+        .wait_for_sync(Duration::from_secs(10))
+        .await
+        .expect("the late informer syncs without another start");
+    assert_eq!(late.lister().list().len(), 1);
     factory.shutdown().await;
 }
 
@@ -286,10 +333,8 @@ async fn start_starts_only_informers_not_yet_started() {
     factory.start();
     eventually("a runs", || a.is_running()).await;
     let b = factory.informer_from(InformerParams::namespaced("ns"), counting(&source, &built));
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    assert!(!b.is_running());
-    factory.start(); // must not start (or restart) `a` a second time
-    eventually("b runs", || b.is_running()).await;
+    eventually("b runs without a second start", || b.is_running()).await;
+    factory.start(); // must not start (or restart) `a` or `b` a second time
     factory
         .wait_for_sync(Duration::from_secs(10))
         .await

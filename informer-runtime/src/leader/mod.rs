@@ -82,7 +82,9 @@ use crate::lease::{ConfigError, LeaseTimings};
 /// Settings of a [`LeaderElector`]: which Lease, who we are, and the [`LeaseTimings`].
 ///
 /// [`LeaderElectionConfig::new`] gives client-go's defaults (15 s lease, 10 s renew
-/// deadline, 2 s retry, release on cancel). The timings must satisfy
+/// deadline, 2 s retry, release on cancel); [`LeaderElectionConfig::for_client`] also picks
+/// the namespace and identity as controller-runtime does (the pod's namespace, the host name
+/// with a random suffix). The timings must satisfy
 /// `lease_duration > renew_deadline > 1.2 × retry_period > 0`
 /// ([`LeaderElectionConfig::validate`]); see [`LeaseTimings`].
 ///
@@ -131,6 +133,24 @@ impl LeaderElectionConfig {
             timings: LeaseTimings::default(),
             release_on_cancel: true,
         }
+    }
+
+    /// A config for the Lease `lease_name` with controller-runtime's defaults for the rest:
+    /// the Lease in the client's default namespace (the pod's own namespace in a cluster,
+    /// read from its service account; the kubeconfig context's namespace outside), and an
+    /// identity of the host name (the pod name in a cluster) joined with `_` to a random
+    /// suffix, unique per process; client-go's timings, release on cancel.
+    ///
+    /// ```
+    /// # async fn demo(client: kube::Client) {
+    /// use informer_runtime::leader::LeaderElectionConfig;
+    /// let config = LeaderElectionConfig::for_client("my-controller", &client);
+    /// assert_eq!(config.namespace, client.default_namespace());
+    /// assert!(config.identity.contains('_'));
+    /// # }
+    /// ```
+    pub fn for_client(lease_name: impl Into<String>, client: &kube::Client) -> Self {
+        Self::new(lease_name, client.default_namespace(), default_identity())
     }
 
     /// Replaces the three timings (not checked here; see [`LeaderElectionConfig::validate`]).
@@ -248,4 +268,17 @@ impl LeaderState {
             LeaderState::Leading { .. } => None,
         }
     }
+}
+
+/// This process's default identity: the host name (a pod's name in a cluster), `_`, and a
+/// random suffix, as controller-runtime's `hostname_<uuid>`.
+fn default_identity() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string());
+    format!("{host}_{:016x}", rand::random::<u64>())
 }

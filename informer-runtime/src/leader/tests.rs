@@ -466,3 +466,23 @@ async fn never_two_leaders_under_partitions_stalls_lost_responses_and_crashes() 
     assert!(!checker.is_finished(), "the checker failed");
     checker.abort();
 }
+
+#[tokio::test]
+async fn for_client_takes_the_clients_namespace_and_a_unique_identity_per_process() {
+    let mut config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+    config.default_namespace = "ops".into();
+    let client = kube::Client::try_from(config).unwrap();
+    let a = LeaderElectionConfig::for_client("lock", &client);
+    let b = LeaderElectionConfig::for_client("lock", &client);
+    assert_eq!(
+        (a.lease_name.as_str(), a.namespace.as_str()),
+        ("lock", "ops")
+    );
+    let (host, suffix) = a.identity.rsplit_once('_').expect("host_suffix");
+    assert!(!host.is_empty() && suffix.len() == 16, "{}", a.identity);
+    assert_ne!(
+        a.identity, b.identity,
+        "two electors of one host never share an identity"
+    );
+    assert!(a.validate().is_ok());
+}

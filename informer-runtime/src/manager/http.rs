@@ -111,13 +111,10 @@ impl Probe {
         }
     }
 
-    /// The status of a failure: 500 for liveness (controller-runtime's), 503 for readiness
-    /// (what `/readyz` always answered; kubelet counts any status from 400 as a failure).
+    /// The status of a failure: 500 for both probes, as controller-runtime's healthz and
+    /// kube-apiserver's answer (kubelet counts any status from 400 as a failure).
     fn failure(self) -> StatusCode {
-        match self {
-            Probe::Health => StatusCode::INTERNAL_SERVER_ERROR,
-            Probe::Ready => StatusCode::SERVICE_UNAVAILABLE,
-        }
+        StatusCode::INTERNAL_SERVER_ERROR
     }
 }
 

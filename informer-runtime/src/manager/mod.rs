@@ -142,8 +142,8 @@ pub enum ManagerError {
 ///   two controllers watching Pods open one watch.
 /// - **`/readyz` is ready once every cache has synced** (every controller's informers, and
 ///   each handler has queued its initial list) and every check added with
-///   [`add_readyz_check`](Self::add_readyz_check) passes; it answers 503 before, naming the
-///   missing caches, and 503 again once shutdown has begun. `/healthz` (and `/livez`) answer
+///   [`add_readyz_check`](Self::add_readyz_check) passes; it answers 500 before, naming the
+///   missing caches, and 500 again once shutdown has begun. `/healthz` (and `/livez`) answer
 ///   200 while the manager runs and every check added with
 ///   [`add_healthz_check`](Self::add_healthz_check) passes, 500 otherwise. Both answer in
 ///   controller-runtime's format, with a path per check and `?verbose` and `?exclude=`: see
@@ -402,7 +402,7 @@ impl Manager {
     /// - With no check added, one named `ping` always passes.
     ///
     /// `/readyz` answers the same way for [`add_readyz_check`](Self::add_readyz_check)'s
-    /// checks, failing with 503. Differences from controller-runtime: `ok` ends with a
+    /// checks, failing with 500 too. Differences from controller-runtime: `ok` ends with a
     /// newline, and the manager's own readiness checks show their reason.
     ///
     /// # Errors
@@ -473,7 +473,7 @@ impl Manager {
     /// Adds a named readiness check to `/readyz`: controller-runtime's
     /// `mgr.AddReadyzCheck(name, checker)`. `/readyz` passes once the manager's own checks
     /// pass (`informer-sync`: every controller's caches have synced; `shutdown`: shutdown has
-    /// not begun) and every check added here passes; it fails with 503. A readiness check
+    /// not begun) and every check added here passes; it fails with 500. A readiness check
     /// should fail while this replica cannot serve (kubelet takes it out of its Services'
     /// endpoints, without restarting it). The format, `?verbose`, `?exclude=` and
     /// `/readyz/<name>` are as for [`add_healthz_check`](Self::add_healthz_check).

@@ -43,6 +43,17 @@ type RunFn =
 ///   needs leader election). controller-runtime stops the whole manager on a runnable's
 ///   error instead; to do that, cancel the manager's token from the task.
 ///
+/// # Reading the caches
+/// controller-runtime hands a runnable `mgr.GetCache()`; here, take a lister from the
+/// manager's [`factory`](super::Manager::factory) (a cheap handle, clone it into the task).
+/// Asking for the same type, namespace and selectors as a controller's informer
+/// ([`InformerParams`](crate::factory::InformerParams)) shares that controller's cache; any
+/// other identity is a new informer, which starts at once once the manager has started its
+/// informers, and has synced when its
+/// [`has_synced`](crate::informer::SharedIndexInformer::has_synced) says so. Keep the
+/// [`InformerHandle`](crate::factory::InformerHandle) while you read: the last handle
+/// dropped stops an informer no controller uses.
+///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {

@@ -100,7 +100,7 @@ async fn readyz_turns_ready_once_every_cache_synced() {
     let run = tokio::spawn(manager.run(cancel.clone()));
 
     let (status, body) = get(address, "/readyz").await;
-    assert_eq!(status, 503);
+    assert_eq!(status, 500);
     assert!(
         body.starts_with("[-]informer-sync failed: caches not synced: configmaps.v1"),
         "{body}"
@@ -395,7 +395,7 @@ async fn without_checks_of_its_own_healthz_answers_ok_with_a_ping_check() {
 }
 
 #[tokio::test]
-async fn a_failing_health_check_fails_healthz_with_500_and_readyz_with_503() {
+async fn a_failing_check_fails_healthz_and_readyz_with_500() {
     let shutdown = CancellationToken::new();
     let state = serving(probes_of(
         |m| {
@@ -422,7 +422,7 @@ async fn a_failing_health_check_fails_healthz_with_500_and_readyz_with_503() {
     assert_eq!(
         ask(&state, "/readyz").await,
         (
-            503,
+            500,
             "[-]db failed: reason withheld\n[+]informer-sync ok\n[+]shutdown ok\nhealthz check failed\n"
                 .to_owned()
         )
@@ -448,7 +448,7 @@ async fn a_checks_own_path_runs_it_alone_and_shows_its_error() {
     assert_eq!(
         ask(&state, "/readyz/db").await,
         (
-            503,
+            500,
             "internal server error: connection refused\n".to_owned()
         )
     );
@@ -467,7 +467,7 @@ async fn readyz_fails_once_shutdown_has_begun() {
     assert_eq!(
         ask(&state, "/readyz").await,
         (
-            503,
+            500,
             "[+]informer-sync ok\n[-]shutdown failed: shutting down\nhealthz check failed\n"
                 .to_owned()
         )

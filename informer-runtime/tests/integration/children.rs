@@ -994,3 +994,50 @@ async fn a_field_no_longer_wanted_is_removed_from_its_child() {
     cancel.cancel();
     run.await.unwrap();
 }
+
+#[tokio::test]
+async fn the_reconcile_after_the_children_reads_what_they_did() {
+    use informer_runtime::controller::{Action, ChildrenReport, reconciler_fn};
+    let server = server().await;
+    let client = server.client();
+    let (seen, mut reports) = tokio::sync::mpsc::unbounded_channel();
+    let factory = InformerFactory::new(client.clone());
+    let controller = Controller::<ConfigMap>::builder(&factory)
+        .name("secrets-reported")
+        .namespace("default")
+        .label_selector("role=parent")
+        .children(secrets_for)
+        .build(reconciler_fn(move |_key, _parent: Option<_>| {
+            let seen = seen.clone();
+            async move {
+                let _ = seen.send(ChildrenReport::current());
+                Ok(Action::Done)
+            }
+        }))
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(controller.run(cancel.clone()));
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("token", "t1")]),
+        )
+        .await
+        .unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(10), reports.recv())
+        .await
+        .expect("a reconcile")
+        .unwrap()
+        .expect("a report inside the reconcile");
+    let created: Vec<String> = first.created.iter().map(ToString::to_string).collect();
+    assert_eq!(created.len(), 1, "{first}");
+    assert!(created[0].contains("app-token"), "{first}");
+    assert!(
+        first.updated.is_empty() && first.deleted.is_empty(),
+        "{first}"
+    );
+    assert_eq!(ChildrenReport::current(), None, "outside a reconcile");
+    cancel.cancel();
+    run.await.unwrap();
+}

@@ -283,7 +283,7 @@ async fn readyz_turns_ready_after_the_caches_sync() {
     let run = tokio::spawn(manager.run(cancel.clone()));
 
     let (status, body) = get(address, "/readyz").await;
-    assert_eq!(status, 503, "{body}");
+    assert_eq!(status, 500, "{body}");
     assert!(
         body.contains("configmaps.v1"),
         "names the unsynced cache: {body}"

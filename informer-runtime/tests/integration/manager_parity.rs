@@ -181,7 +181,7 @@ async fn probes_on_their_own_address_answer_in_controller_runtimes_format() {
     // Not ready: the failure is always listed; the user's reason is withheld, the manager's
     // own names the cache.
     let (status, body) = get(probes, "/readyz").await;
-    assert_eq!(status, 503, "{body}");
+    assert_eq!(status, 500, "{body}");
     let lines: Vec<&str> = body.lines().collect();
     assert_eq!(lines[0], "[-]gate failed: reason withheld", "{body}");
     assert!(
@@ -191,7 +191,7 @@ async fn probes_on_their_own_address_answer_in_controller_runtimes_format() {
     assert_eq!(lines[2..], ["[+]shutdown ok", "healthz check failed"]);
     assert_eq!(
         get(probes, "/readyz/gate").await,
-        (503, "internal server error: gate closed\n".to_owned())
+        (500, "internal server error: gate closed\n".to_owned())
     );
     assert_eq!(get(probes, "/healthz").await, (200, "ok\n".to_owned()));
 
@@ -200,7 +200,7 @@ async fn probes_on_their_own_address_answer_in_controller_runtimes_format() {
         get(probes, "/readyz?exclude=gate").await == (200, "ok\n".to_owned())
     })
     .await;
-    assert_eq!(get(probes, "/readyz").await.0, 503, "the gate still fails");
+    assert_eq!(get(probes, "/readyz").await.0, 500, "the gate still fails");
     assert_eq!(
         get(probes, "/readyz?exclude=gate&verbose").await.1,
         "[+]gate excluded: ok\n[+]informer-sync ok\n[+]shutdown ok\nhealthz check passed\n"

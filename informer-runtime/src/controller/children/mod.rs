@@ -272,7 +272,28 @@ pub struct ChildrenReport {
     pub status_written: bool,
 }
 
+tokio::task_local! {
+    /// The report of the declared children step, while the reconcile after it runs.
+    static CURRENT: ChildrenReport;
+}
+
 impl ChildrenReport {
+    /// What the declared children step did for the key being reconciled, read from inside
+    /// the reconcile that runs after it (on the same task): say, to record an Event for
+    /// each child created. `None` outside a reconcile, in a task the reconcile spawned, and
+    /// for a controller that declares no children. The reconcile runs only when the step
+    /// succeeded, so the report is of a step that brought every child in line.
+    /// [`Context::children_report`](crate::controller::Context::children_report) is the
+    /// same for derived controllers.
+    ///
+    /// ```
+    /// use informer_runtime::controller::ChildrenReport;
+    /// assert_eq!(ChildrenReport::current(), None); // not in a reconcile
+    /// ```
+    pub fn current() -> Option<ChildrenReport> {
+        CURRENT.try_with(Clone::clone).ok()
+    }
+
     /// Whether nothing was written.
     pub fn is_unchanged(&self) -> bool {
         self.created.is_empty()
@@ -523,7 +544,7 @@ where
         if let Some(error) = first_error {
             return Err(error.into_reconcile_error());
         }
-        self.inner.reconcile(key, obj).await
+        CURRENT.scope(report, self.inner.reconcile(key, obj)).await
     }
 }
 
