@@ -329,6 +329,78 @@ pub(crate) fn check_fields(
     }
 }
 
+/// What decoding a custom resource's create or update body into an `Unstructured` refuses
+/// (400): a body without `kind` (`the object provided is unrecognized ...: Object 'Kind' is
+/// missing in '<body>' (<its first 30 bytes> ...)`), then one whose `apiVersion` is not the
+/// request's (an unset one included). Built-in types take both from the URL instead.
+pub(crate) fn check_custom_type_meta(
+    resource: &ResourceType,
+    body: &[u8],
+    object: &Value,
+) -> Result<(), ApiError> {
+    if !resource.custom {
+        return Ok(());
+    }
+    let text = |field: &str| object.get(field).and_then(Value::as_str).unwrap_or("");
+    if text("kind").is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {}): Object 'Kind' is missing in '{}' ({})",
+            resource.kind,
+            String::from_utf8_lossy(body),
+            summarize_body(body)
+        )));
+    }
+    let expected = resource.api_version();
+    if text("apiVersion") != expected {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({}) does not match the expected API version ({expected})",
+            text("apiVersion")
+        )));
+    }
+    Ok(())
+}
+
+/// `summarizeData(body, 30)`: a JSON object's first 30 bytes as text, anything else's in hex.
+fn summarize_body(body: &[u8]) -> String {
+    const MAX: usize = 30;
+    let (shown, more) = if body.len() > MAX {
+        (&body[..MAX], " ...")
+    } else {
+        (body, "")
+    };
+    match body.first() {
+        None => "<empty>".to_string(),
+        Some(b'{') => format!("{}{more}", String::from_utf8_lossy(shown)),
+        Some(_) => {
+            let hex: String = shown.iter().map(|b| format!("{b:02x}")).collect();
+            format!("{hex}{more}")
+        }
+    }
+}
+
+/// The field manager's version check (`versionCheckManager`, the first step of every
+/// server-side apply, of built-in types and custom resources alike): an apply configuration
+/// must name the request's group, version and kind, or it is a 400
+/// `invalid object type: <group>/<version>, Kind=<kind>` (as Go prints the configuration's).
+pub(crate) fn check_apply_type(resource: &ResourceType, config: &Value) -> Result<(), ApiError> {
+    let text = |field: &str| config.get(field).and_then(Value::as_str).unwrap_or("");
+    let (api_version, kind) = (text("apiVersion"), text("kind"));
+    if api_version == resource.api_version() && kind == resource.kind {
+        return Ok(());
+    }
+    // `schema.ParseGroupVersion`: "v1" is the core group's; more than one '/' is no
+    // version at all, and then no kind either (`Unstructured.GroupVersionKind`).
+    let (group, version, kind) = match api_version.split('/').collect::<Vec<_>>()[..] {
+        [""] => ("", "", kind),
+        [version] => ("", version, kind),
+        [group, version] => (group, version, kind),
+        _ => ("", "", ""),
+    };
+    Err(ApiError::bad_request(format!(
+        "invalid object type: {group}/{version}, Kind={kind}"
+    )))
+}
+
 /// What Go's JSON decoder refuses in `object` as a built-in type (see
 /// [`Schema::go_decode_error`]); `None` for custom resources, whose schemas validate them.
 pub(crate) fn go_decode_error(resource: &ResourceType, object: &Value) -> Option<String> {

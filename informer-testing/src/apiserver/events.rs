@@ -270,8 +270,18 @@ fn is_unset(event: &Value, pointer: &str) -> bool {
     zeroless(event.pointer(pointer)).is_null()
 }
 
-/// `legacyValidateEvent`: what every Event must pass.
-fn legacy(event: &Value, errors: &mut Vec<FieldError>) {
+/// `legacyValidateEvent`: what every Event must pass, through either API. A core v1 write is
+/// checked by this alone (`ValidateEventCreate` and `ValidateEventUpdate` of that version),
+/// and names `reportingController` by its v1 field, `source`.
+pub(crate) fn validate_core(event: &Value) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    legacy(event, "source", &mut errors);
+    errors
+}
+
+/// `legacyValidateEvent`, with `controller` the name the request's version gives
+/// `reportingController`.
+fn legacy(event: &Value, controller_field: &str, errors: &mut Vec<FieldError>) {
     let namespace = str_of(event, "/metadata/namespace");
     let involved = str_of(event, "/involvedObject/namespace");
     let mismatch = || {
@@ -296,14 +306,10 @@ fn legacy(event: &Value, errors: &mut Vec<FieldError>) {
     }
     let controller = str_of(event, "/reportingComponent");
     if controller.is_empty() {
-        errors.push(FieldError::required("reportingController", ""));
+        errors.push(FieldError::required(controller_field, ""));
     }
     for message in qualified_name_errors(controller) {
-        errors.push(FieldError::invalid(
-            "reportingController",
-            controller,
-            &message,
-        ));
+        errors.push(FieldError::invalid(controller_field, controller, &message));
     }
     let lengths = [
         ("reportingInstance", REPORTING_INSTANCE_LIMIT, true),
@@ -383,7 +389,7 @@ fn series(event: &Value, errors: &mut Vec<FieldError>) {
 /// `ValidateEventCreate` for a request to events.k8s.io/v1 (the object in the core shape).
 fn create_errors(event: &Value) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    legacy(event, &mut errors);
+    legacy(event, "reportingController", &mut errors);
     series(event, &mut errors);
     if is_unset(event, "/eventTime") {
         errors.push(FieldError::required("eventTime", ""));
@@ -411,7 +417,7 @@ fn create_errors(event: &Value) -> Vec<FieldError> {
 /// only `series` (and metadata) may change.
 fn update_errors(old: &Value, new: &Value) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    legacy(new, &mut errors);
+    legacy(new, "reportingController", &mut errors);
     if zeroless(old.get("series")) != zeroless(new.get("series")) {
         series(new, &mut errors);
     }

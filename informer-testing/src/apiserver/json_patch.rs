@@ -99,6 +99,10 @@ fn display(path: &[String]) -> String {
 }
 
 fn decode(patch: &Value) -> Result<Vec<Operation>, JsonPatchError> {
+    // `null` decodes into no operations at all, as Go's decoder reads it.
+    if patch.is_null() {
+        return Ok(Vec::new());
+    }
     let Value::Array(items) = patch else {
         return Err(JsonPatchError::Malformed(
             "json: cannot unmarshal object into Go value of type jsonpatch.Patch".into(),

@@ -535,6 +535,7 @@ impl TestApiServerBuilder {
                 .install_crd(crd, true)
                 .map_err(|err| Error::InvalidCustomResource(err.message().to_string()))?;
         }
+        shared.start_watch_caches();
         let task = tokio::spawn(server::serve(listener, shared.clone()));
         let mut controllers = vec![
             tokio::spawn(controllers::run(shared.clone(), namespace_controller)),

@@ -41,6 +41,9 @@ pub(crate) fn patched(
             "the patched object is not a JSON object",
         ));
     }
+    if resource.custom {
+        custom_type_meta_kept(&doc)?;
+    }
     if let Some(error) = codec::go_decode_error(resource, &doc) {
         return Err(ApiError::invalid_fields(
             "",
@@ -49,6 +52,92 @@ pub(crate) fn patched(
         ));
     }
     Ok(doc)
+}
+
+/// A patched custom resource is decoded again as an `Unstructured`: without a `kind` that
+/// fails as a 422 on the `patch` (`Object 'Kind' is missing in '<the patched object>'`),
+/// without an `apiVersion` the store's encoding fails (500).
+fn custom_type_meta_kept(doc: &Value) -> Result<(), ApiError> {
+    let unset = |field: &str| {
+        doc.get(field)
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+    };
+    if unset("kind") {
+        let json = doc.to_string();
+        return Err(ApiError::invalid_fields(
+            "",
+            "",
+            vec![FieldError::invalid(
+                "patch",
+                json.clone(),
+                &format!("Object 'Kind' is missing in '{json}'"),
+            )],
+        ));
+    }
+    if unset("apiVersion") {
+        let why = "Object 'apiVersion' is missing in 'object has no apiVersion field'";
+        return Err(
+            ApiError::internal(format!("Internal error occurred: {why}"))
+                .with_details(serde_json::json!({"causes": [{"message": why}]})),
+        );
+    }
+    Ok(())
+}
+
+/// A merge patch that is not an object, or a JSON patch that is not a list, refused as the
+/// patch handler decodes it first: with `fieldValidation` `Strict` or `Warn` (the default) it
+/// is decoded into Go's types, a 400 (`error decoding patch: json: cannot unmarshal array
+/// into Go value of type map[string]interface {}`). With `Ignore`, a merge patch that is not
+/// an object replaces the object (RFC 7386), which then does not decode (422 on the `patch`,
+/// `body` quoted as sent), and a JSON patch fails in its decoder (400, `json: cannot unmarshal
+/// object into Go value of type jsonpatch.Patch`). A `null` merge patch is the merge
+/// library's `Invalid JSON Patch` (400) either way.
+pub(crate) fn decode_error(
+    kind: PatchKind,
+    patch: &Value,
+    body: &[u8],
+    validation: codec::FieldValidation,
+) -> Option<ApiError> {
+    let go_type = match patch {
+        Value::Null if kind == PatchKind::Merge => {
+            return Some(ApiError::bad_request("Invalid JSON Patch"));
+        }
+        // Go decodes `null` into an empty list of operations.
+        Value::Null => return None,
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    let strict = validation != codec::FieldValidation::Ignore;
+    let error = match kind {
+        PatchKind::Merge if patch.is_object() => return None,
+        PatchKind::Merge if strict => ApiError::bad_request(format!(
+            "error decoding patch: json: cannot unmarshal {go_type} into Go value of type map[string]interface {{}}"
+        )),
+        PatchKind::Merge => ApiError::invalid_fields(
+            "",
+            "",
+            vec![FieldError::invalid(
+                "patch",
+                String::from_utf8_lossy(body).into_owned(),
+                &format!(
+                    "couldn't get version/kind; json parse error: json: cannot unmarshal {go_type} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}"
+                ),
+            )],
+        ),
+        PatchKind::Json if patch.is_array() => return None,
+        PatchKind::Json if strict => ApiError::bad_request(format!(
+            "error decoding patch: json: cannot unmarshal {go_type} into Go value of type []handlers.jsonPatchOp"
+        )),
+        PatchKind::Json => ApiError::bad_request(format!(
+            "json: cannot unmarshal {go_type} into Go value of type jsonpatch.Patch"
+        )),
+        _ => return None,
+    };
+    Some(error)
 }
 
 /// The patch formats the server accepts, keyed by `Content-Type`.

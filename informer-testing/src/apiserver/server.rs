@@ -81,6 +81,11 @@ pub(crate) struct Shared {
     /// What `pods/log` returns, by namespace, Pod and container
     /// (`TestApiServer::set_pod_log`).
     pub(crate) pod_logs: RwLock<HashMap<(String, String, String), String>>,
+    /// The revision the built-in types' watch caches start at: the server's state once it
+    /// started. As kube-apiserver's watch cache, filled by a list when the server starts, a
+    /// watch of a built-in type from an older version gets `410 Gone` (custom resources
+    /// start at [`ResourceType::served_since`](super::resource::ResourceType)).
+    watch_cache_start: AtomicU64,
 }
 
 /// How the server serves requests, and how much it keeps.
@@ -109,6 +114,7 @@ impl Shared {
     ) -> Self {
         let store = Storage::new(settings.limits);
         seed(&mut store.lock(), &registry, address.port());
+        let watch_cache_start = AtomicU64::new(store.revision());
         Self {
             store,
             registry: RwLock::new(registry),
@@ -124,7 +130,15 @@ impl Shared {
             crd_lock: Mutex::new(()),
             seed_crds: Mutex::new(Vec::new()),
             pod_logs: RwLock::new(HashMap::new()),
+            watch_cache_start,
         }
+    }
+
+    /// Marks the server started: the built-in types' watch caches start at the current
+    /// revision (what the server was started with is in their first list, not in a watch).
+    pub(crate) fn start_watch_caches(&self) {
+        self.watch_cache_start
+            .store(self.store.revision(), Ordering::Relaxed);
     }
 
     /// Who sent a request: `Ok(None)` for the server's own token (or any request to a
@@ -893,6 +907,9 @@ impl ResourceRequest<'_> {
         } else {
             codec::decode_yaml(body)?
         };
+        if kind == codec::BodyKind::Object {
+            codec::check_custom_type_meta(resource, body, &decoded.value)?;
+        }
         let warnings = codec::check_fields(resource, &mut decoded, validation, kind)?;
         Ok((decoded.value, warnings))
     }
@@ -1296,7 +1313,11 @@ fn handle_resource(
                 let (mut patch, warnings) = match kind {
                     // A JSON patch is a list of operations, not an object of the type.
                     PatchKind::Json => (codec::decode_json(&body)?.value, Vec::new()),
-                    PatchKind::Apply => request.apply_configuration(&body)?,
+                    PatchKind::Apply => {
+                        let (config, warnings) = request.apply_configuration(&body)?;
+                        codec::check_apply_type(&resource, &config)?;
+                        (config, warnings)
+                    }
                     PatchKind::Merge => {
                         request.object(&resource, &body, codec::BodyKind::MergePatch)?
                     }
@@ -1304,6 +1325,11 @@ fn handle_resource(
                         request.object(&resource, &body, codec::BodyKind::StrategicPatch)?
                     }
                 };
+                let validation =
+                    codec::FieldValidation::parse(query.get("fieldValidation"), "PatchOptions")?;
+                if let Some(err) = patch::decode_error(kind, &patch, &body, validation) {
+                    return Err(err);
+                }
                 if kind == PatchKind::Apply {
                     resource.to_storage(&mut patch);
                 }
@@ -1945,6 +1971,7 @@ fn watch(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<
     let start = faults::lagged_watch(shared, start);
     let output = request.output;
     let resource = path.resource.clone();
+    let watch_cache_start = shared.watch_cache_start.load(Ordering::Relaxed);
     let result = {
         let mut store = shared.store.lock();
         match (send_initial_events, revision, start) {
@@ -1956,6 +1983,16 @@ fn watch(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<
             (_, _, WatchStart::After(after)) if after < resource.served_since => Err(
                 ApiError::too_old_resource_version(after, resource.served_since),
             ),
+            // A built-in type's starts when the server starts (`getAllEventsSinceLocked`: a
+            // version older than the cache's first list is too old).
+            (_, Some(requested), WatchStart::After(_))
+                if !resource.custom && requested < watch_cache_start =>
+            {
+                Err(ApiError::too_old_resource_version(
+                    requested,
+                    watch_cache_start,
+                ))
+            }
             _ => store.watch(filter, start),
         }
     };

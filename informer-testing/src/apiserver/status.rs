@@ -332,7 +332,11 @@ impl ApiError {
             .iter()
             .map(|e| json!({"reason": e.kind.cause(), "message": e.body(), "field": e.field}))
             .collect();
-        let mut details = json!({ "kind": kind, "causes": causes });
+        // `StatusDetails` leaves empty fields out (a patch that does not decode names no kind).
+        let mut details = json!({ "causes": causes });
+        if !kind.is_empty() {
+            details["kind"] = json!(kind);
+        }
         if !name.is_empty() {
             details["name"] = json!(name);
         }

@@ -290,6 +290,9 @@ fn as_str(bound: &Bound<String>) -> Bound<&str> {
 struct Watcher {
     filter: Filter,
     queue: Arc<Queue<WatchMessage>>,
+    /// Changes up to this revision are not sent (a watch from a version the store has not
+    /// reached yet waits for it, as the watch cache does).
+    after: u64,
 }
 
 /// Which state a list reads.
@@ -680,6 +683,9 @@ pub(crate) struct Registration {
     pub id: u64,
     pub queue: Arc<Queue<WatchMessage>>,
     pub initial: Option<InitialEvents>,
+    /// What the watch sends starts after this revision (bookmarks too): the version it
+    /// asked for when the store had not reached it, 0 otherwise.
+    pub after: u64,
 }
 
 /// Every change committed after a revision, of every type, in order; for in-process
@@ -1178,6 +1184,7 @@ impl Store {
         start: WatchStart,
     ) -> Result<Registration, ApiError> {
         let queue = Arc::new(Queue::new(self.limits.watch_backlog));
+        let mut after = 0;
         let key = filter.resource.key();
         let mut initial = None;
         match start {
@@ -1202,13 +1209,11 @@ impl Store {
                     });
                 }
             }
+            // A version the store has not reached: nothing to replay, the changes after it
+            // come as they are made (the watch cache's `getAllEventsSinceLocked` serves an
+            // empty interval and its watchers skip events up to the version asked for).
+            WatchStart::After(revision) if revision > self.revision => after = revision,
             WatchStart::After(revision) => {
-                if revision > self.revision {
-                    return Err(ApiError::too_large_resource_version(
-                        revision,
-                        self.revision,
-                    ));
-                }
                 let Some(changes) = self.changes_between(&key, revision, self.revision) else {
                     return Err(ApiError::too_old_resource_version(
                         revision,
@@ -1236,10 +1241,16 @@ impl Store {
             Watcher {
                 filter,
                 queue: queue.clone(),
+                after,
             },
         );
         self.watch_count += 1;
-        Ok(Registration { id, queue, initial })
+        Ok(Registration {
+            id,
+            queue,
+            initial,
+            after,
+        })
     }
 
     /// Subscribes to every change after `after` (or from now).
@@ -1360,6 +1371,9 @@ impl Store {
         if let Some(watchers) = self.watchers.get(&change.resource) {
             let mut gone = None;
             for (id, watcher) in watchers {
+                if change.revision <= watcher.after {
+                    continue;
+                }
                 let Some((event, object)) = watcher.filter.translate(
                     change.event,
                     &change.object,
@@ -1756,6 +1770,9 @@ fn check_body(resource: &ResourceType, body: Value) -> Result<Value, ApiError> {
             "the body of the request was in an unknown format - accepted media types include: application/json",
         ));
     };
+    if resource.custom {
+        custom_type_meta(resource, &map)?;
+    }
     if let Some(kind) = map.get("kind") {
         let kind = kind.as_str().unwrap_or("");
         if !kind.is_empty() && kind != resource.kind {
@@ -1777,6 +1794,57 @@ fn check_body(resource: &ResourceType, body: Value) -> Result<Value, ApiError> {
     map.insert("kind".into(), json!(resource.kind));
     map.insert("apiVersion".into(), json!(resource.api_version()));
     Ok(Value::Object(map))
+}
+
+/// A custom resource's `kind` and `apiVersion`, as its validation checks them first
+/// (`customResourceValidator.ValidateTypeMeta`): a 422 naming the object's own kind and group
+/// when either is not the type's. Unset ones are defaulted by the caller (a request's body
+/// without them was refused before, as [`codec::check_custom_type_meta`] refuses it).
+///
+/// [`codec::check_custom_type_meta`]: super::codec::check_custom_type_meta
+fn custom_type_meta(resource: &ResourceType, map: &Map<String, Value>) -> Result<(), ApiError> {
+    let text = |field: &str| map.get(field).and_then(Value::as_str).unwrap_or("");
+    let (kind, api_version) = (text("kind"), text("apiVersion"));
+    let mut errors = Vec::new();
+    if !kind.is_empty() && kind != resource.kind {
+        errors.push(FieldError::invalid(
+            "kind",
+            kind,
+            &format!("must be {}", resource.kind),
+        ));
+    }
+    let expected = resource.api_version();
+    if !api_version.is_empty() && api_version != expected {
+        errors.push(FieldError::invalid(
+            "apiVersion",
+            api_version,
+            &format!("must be {expected}"),
+        ));
+    }
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let kind = if kind.is_empty() {
+        &resource.kind
+    } else {
+        kind
+    };
+    let group = match api_version.split_once('/') {
+        Some((group, _)) => group,
+        None if api_version.is_empty() => &resource.group,
+        None => "",
+    };
+    let qualified = if group.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind}.{group}")
+    };
+    let name = map
+        .get("metadata")
+        .and_then(|meta| meta.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    Err(ApiError::invalid_fields(&qualified, name, errors))
 }
 
 fn metadata_mut<'a>(
@@ -1856,6 +1924,16 @@ fn prepare_update(
     subresource: Subresource,
     options: &WriteOptions,
 ) -> Result<Value, ApiError> {
+    let mut body = body;
+    if resource.custom
+        && subresource != Subresource::Main
+        && let Value::Object(map) = &mut body
+    {
+        // A custom resource's status strategy keeps all but the status of the stored
+        // object, its kind and apiVersion too: the body's are not validated.
+        map.remove("kind");
+        map.remove("apiVersion");
+    }
     let mut new = check_body(resource, body)?;
     let name = old
         .pointer("/metadata/name")

@@ -14,7 +14,9 @@
 //! | Deployment, ReplicaSet, StatefulSet, DaemonSet | `spec.replicas` not negative; the selector selects the template's labels; the selector never changes |
 //! | Secret | `type` never changes |
 //! | Service | `spec.type` supported; `spec.ports[*].port` in 1..=65535 |
-//! | ConfigMap, Secret | once `immutable` is true, `data`, `binaryData` and `immutable` stay |
+//! | ConfigMap, Secret | once `immutable` is true, `data`, `binaryData` and `immutable` stay; keys are config keys, values at most 1 MiB together (`data`) |
+//! | Secret | the keys or annotation its `type` needs (`data`) |
+//! | Event | `legacyValidateEvent` (`events`) |
 //! | Pod, StatefulSet, Job, RoleBinding, ClusterRoleBinding | an update changes only what the type lets change (`updates`: a Pod's images, a StatefulSet's replicas and template, a binding never its `roleRef`, ...) |
 
 use std::collections::HashSet;
@@ -123,8 +125,12 @@ fn custom(resource: &ResourceType, object: &Value, errors: &mut Vec<FieldError>)
                     &scale.spec_replicas_path,
                     0,
                     &format!(
-                        "{} accessor error: {replicas} is of the type {}, expected int64",
+                        "{} accessor error: {} is of the type {}, expected int64",
                         scale.spec_replicas_path,
+                        // Go's `%v`: a string unquoted.
+                        replicas
+                            .as_str()
+                            .map_or_else(|| replicas.to_string(), str::to_string),
                         json_type(replicas)
                     ),
                 )),
@@ -330,6 +336,9 @@ fn spec(resource: &ResourceType, object: &Value, errors: &mut Vec<FieldError>) {
             );
         }
         ("", "Service") => service_spec(object.get("spec"), errors),
+        ("", "Event") => errors.extend(super::events::validate_core(object)),
+        ("", "ConfigMap") => data::config_map(object, errors),
+        ("", "Secret") => data::secret(object, errors),
         _ => {}
     }
 }
@@ -511,6 +520,7 @@ fn immutability(resource: &ResourceType, old: &Value, new: &Value, errors: &mut 
     }
 }
 
+mod data;
 mod updates;
 
 #[cfg(test)]

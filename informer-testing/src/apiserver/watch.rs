@@ -55,6 +55,9 @@ pub(crate) struct WatchStream {
     bookmarks: Option<Interval>,
     deadline: Option<Pin<Box<Sleep>>>,
     done: bool,
+    /// No bookmark names a revision up to this one (the version a watch from the future
+    /// asked for).
+    after: u64,
 }
 
 impl WatchStream {
@@ -80,6 +83,7 @@ impl WatchStream {
             bookmarks,
             deadline: timeout.map(|t| Box::pin(tokio::time::sleep(t))),
             done: false,
+            after: registration.after,
         }
     }
 
@@ -98,6 +102,7 @@ impl WatchStream {
             bookmarks: None,
             deadline: None,
             done: false,
+            after: 0,
         }
     }
 
@@ -175,7 +180,7 @@ impl WatchStream {
                     // Read the revision first: every event up to it is queued by then, so
                     // with nothing queued, none is still to come below it.
                     let revision = self.shared.store.revision();
-                    if self.queue.is_idle() {
+                    if self.queue.is_idle() && revision > self.after {
                         return Some(value_line("BOOKMARK", &bookmark(&self.resource, revision, false)));
                     }
                 }

@@ -333,6 +333,157 @@ async fn apply_needs_a_field_manager_and_forbids_force_on_other_patches() {
     forced.assert_status(422, "Invalid");
 }
 
+/// `kubectl apply --server-side` on an object `kubectl apply` made: the `kubectl` manager takes
+/// over without conflicts the fields the last-applied annotation still describes, and the
+/// annotation then holds what it applied; any other manager conflicts, and so does `kubectl`
+/// on a field someone else changed since.
+#[tokio::test]
+async fn kubectl_server_side_apply_takes_over_what_client_side_apply_set() {
+    let server = server().await;
+    let maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    const ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+    // What `kubectl apply` creates: the object with its configuration in the annotation.
+    let last = "{\"apiVersion\":\"v1\",\"data\":{\"a\":\"1\",\"b\":\"x\"},\"kind\":\"ConfigMap\",\"metadata\":{\"annotations\":{},\"name\":\"settings\",\"namespace\":\"default\"}}\n";
+    let created: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "settings", "annotations": {ANNOTATION: last}},
+        "data": {"a": "1", "b": "x"},
+    }))
+    .unwrap();
+    within(maps.create(
+        &PostParams {
+            field_manager: Some("kubectl-client-side-apply".into()),
+            ..PostParams::default()
+        },
+        &created,
+    ))
+    .await
+    .unwrap();
+    let applied = config_map(json!({"a": "2", "b": "x"}));
+
+    let err = status(
+        within(maps.patch(
+            "settings",
+            &PatchParams::apply("other"),
+            &Patch::Apply(&applied),
+        ))
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!(err.code, 409, "only kubectl's applies take over");
+
+    let result = within(maps.patch(
+        "settings",
+        &PatchParams::apply("kubectl"),
+        &Patch::Apply(&applied),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(result.data.as_ref().unwrap()["a"], "2");
+    assert_eq!(
+        result.metadata.annotations.as_ref().unwrap()[ANNOTATION],
+        "{\"apiVersion\":\"v1\",\"data\":{\"a\":\"2\",\"b\":\"x\"},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"settings\"}}\n",
+        "the annotation holds the applied configuration"
+    );
+    let kubectl = entries(result.metadata.managed_fields.as_ref())
+        .into_iter()
+        .find(|e| e.0 == "kubectl")
+        .unwrap();
+    assert_eq!(kubectl.3["f:data"], json!({"f:a": {}, "f:b": {}}));
+
+    // A field changed by another writer since the last client-side apply still conflicts.
+    let replaced: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "other", "annotations": {ANNOTATION: last.replace("settings", "other")}},
+        "data": {"a": "1", "b": "x"},
+    }))
+    .unwrap();
+    within(maps.create(
+        &PostParams {
+            field_manager: Some("kubectl-client-side-apply".into()),
+            ..PostParams::default()
+        },
+        &replaced,
+    ))
+    .await
+    .unwrap();
+    within(maps.patch(
+        "other",
+        &PatchParams {
+            field_manager: Some("editor".into()),
+            ..PatchParams::default()
+        },
+        &Patch::Merge(json!({"data": {"b": "edited"}})),
+    ))
+    .await
+    .unwrap();
+    let mut applied = config_map(json!({"a": "2", "b": "y"}));
+    applied["metadata"]["name"] = json!("other");
+    let err = status(
+        within(maps.patch(
+            "other",
+            &PatchParams::apply("kubectl"),
+            &Patch::Apply(&applied),
+        ))
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!(err.code, 409);
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"editor\" using v1: .data.b"
+    );
+}
+
+/// The field manager checks an apply configuration's group, version and kind before anything
+/// else (`versionCheckManager`): another kind or version, or none, is a 400 naming what the
+/// configuration says, as Go prints a `GroupVersionKind`.
+#[tokio::test]
+async fn an_apply_configuration_of_another_type_is_an_invalid_object_type() {
+    let server = server().await;
+    let apply = async |body: Value| {
+        raw(
+            &server,
+            "PATCH",
+            "/api/v1/namespaces/default/configmaps/settings?fieldManager=test",
+            &[("Content-Type", "application/apply-patch+yaml")],
+            body.to_string().as_bytes(),
+        )
+        .await
+    };
+    for (body, gvk) in [
+        (
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "settings"}}),
+            "/v1, Kind=Secret",
+        ),
+        (
+            json!({"kind": "ConfigMap", "metadata": {"name": "settings"}}),
+            "/, Kind=ConfigMap",
+        ),
+        (
+            json!({"apiVersion": "v1", "metadata": {"name": "settings"}}),
+            "/v1, Kind=",
+        ),
+        (
+            json!({"apiVersion": "apps/v1", "kind": "ConfigMap", "metadata": {"name": "settings"}}),
+            "apps/v1, Kind=ConfigMap",
+        ),
+    ] {
+        let response = apply(body).await;
+        response.assert_status(400, "BadRequest");
+        assert_eq!(
+            response.json()["message"],
+            format!("invalid object type: {gvk}")
+        );
+    }
+    // Nothing was created; the right type is applied.
+    let response = apply(config_map(json!({"a": "1"}))).await;
+    assert_eq!(
+        response.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&response.body)
+    );
+}
+
 #[tokio::test]
 async fn managed_fields_are_reset_by_one_empty_entry() {
     let server = server().await;

@@ -828,3 +828,191 @@ async fn a_custom_resources_empty_metadata_collections_are_left_out() {
     let owned = metadata["managedFields"][0]["fieldsV1"].to_string();
     assert!(!owned.contains("f:metadata"), "{owned}");
 }
+
+/// A custom resource's `kind` and `apiVersion` as the real server checks them: a create or
+/// update body must carry both (the `Unstructured` decoder requires `kind`, the handler the
+/// request's `apiVersion`: 400s), a different `kind` (or, through a patch, `apiVersion`) is
+/// refused by validation (422, named by the object's own kind), a patch that removes `kind`
+/// does not decode (422 on the `patch`), the status subresource ignores both, and server-side
+/// apply checks the configuration's group, version and kind first (400).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_resources_kind_and_api_version_are_checked_as_the_real_server_checks_them() {
+    let server = server().await;
+    install(&server).await;
+    let path = "/apis/example.com/v1/namespaces/default/gadgets";
+    let json_body = [("Content-Type", "application/json")];
+    let post = async |body: &str| raw(&server, "POST", path, &json_body, body.as_bytes()).await;
+
+    let response =
+        post(r#"{"apiVersion":"example.com/v1","metadata":{"name":"g"},"spec":{"mode":"fast"}}"#)
+            .await;
+    response.assert_status(400, "BadRequest");
+    assert_eq!(
+        response.json()["message"],
+        r#"the object provided is unrecognized (must be of type Gadget): Object 'Kind' is missing in '{"apiVersion":"example.com/v1","metadata":{"name":"g"},"spec":{"mode":"fast"}}' ({"apiVersion":"example.com/v1" ...)"#
+    );
+    let response =
+        post(r#"{"kind":"Gadget","metadata":{"name":"g"},"spec":{"mode":"fast"}}"#).await;
+    response.assert_status(400, "BadRequest");
+    assert_eq!(
+        response.json()["message"],
+        "the API version in the data () does not match the expected API version (example.com/v1)"
+    );
+    // YAML is summarised in hex.
+    let yaml = "apiVersion: example.com/v1\nmetadata:\n  name: g\n";
+    let response = raw(
+        &server,
+        "POST",
+        path,
+        &[("Content-Type", "application/yaml")],
+        yaml.as_bytes(),
+    )
+    .await;
+    response.assert_status(400, "BadRequest");
+    let message = response.json()["message"].as_str().unwrap().to_string();
+    assert!(
+        message.ends_with("(61706956657273696f6e3a206578616d706c652e636f6d2f76310a6d6574 ...)"),
+        "{message}"
+    );
+
+    // Another kind: validation's 422, named by the body's kind.
+    let response = post(r#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"Bad_Name"},"spec":{}}"#).await;
+    response.assert_status(422, "Invalid");
+    let status = response.json();
+    assert_eq!(
+        status["message"],
+        r#"Widget.example.com "Bad_Name" is invalid: kind: Invalid value: "Widget": must be Gadget"#
+    );
+    assert_eq!(status["details"]["kind"], "Widget");
+    assert_eq!(status["details"]["group"], "example.com");
+    assert_eq!(status["details"]["causes"][0]["field"], "kind");
+
+    create_gadget(&server, "g", json!({"mode": "fast"})).await;
+    let item = format!("{path}/g");
+    let merge = [("Content-Type", "application/merge-patch+json")];
+    let patch = async |body: &str| raw(&server, "PATCH", &item, &merge, body.as_bytes()).await;
+    let response = patch(r#"{"kind":"Widget"}"#).await;
+    response.assert_status(422, "Invalid");
+    assert_eq!(response.json()["details"]["kind"], "Widget");
+    let response = patch(r#"{"apiVersion":"example.com/v9"}"#).await;
+    response.assert_status(422, "Invalid");
+    assert_eq!(
+        response.json()["message"],
+        r#"Gadget.example.com "g" is invalid: apiVersion: Invalid value: "example.com/v9": must be example.com/v1"#
+    );
+    let response = patch(r#"{"kind":null}"#).await;
+    response.assert_status(422, "Invalid");
+    let message = response.json()["message"].as_str().unwrap().to_string();
+    assert!(
+        message.starts_with(r#" "" is invalid: patch: Invalid value: "{"#),
+        "{message}"
+    );
+    assert!(
+        message.contains("Object 'Kind' is missing in '{"),
+        "{message}"
+    );
+    let response = patch(r#"{"apiVersion":null}"#).await;
+    response.assert_status(500, "InternalError");
+    assert_eq!(
+        response.json()["message"],
+        "Internal error occurred: Object 'apiVersion' is missing in 'object has no apiVersion field'"
+    );
+    // The status subresource keeps the stored kind.
+    let response = raw(
+        &server,
+        "PATCH",
+        &format!("{item}/status"),
+        &merge,
+        br#"{"kind":"Widget","status":{"replicas":1}}"#,
+    )
+    .await;
+    assert_eq!(
+        response.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&response.body)
+    );
+    assert_eq!(response.json()["kind"], "Gadget");
+    assert_eq!(response.json()["status"]["replicas"], 1);
+
+    // An update without kind is refused before anything else.
+    let mut stored = response.json();
+    stored.as_object_mut().unwrap().remove("kind");
+    let response = raw(
+        &server,
+        "PUT",
+        &item,
+        &json_body,
+        stored.to_string().as_bytes(),
+    )
+    .await;
+    response.assert_status(400, "BadRequest");
+
+    // Server-side apply: the field manager's version check.
+    let apply = async |name: &str, body: &str| {
+        raw(
+            &server,
+            "PATCH",
+            &format!("{path}/{name}?fieldManager=test"),
+            &[("Content-Type", "application/apply-patch+yaml")],
+            body.as_bytes(),
+        )
+        .await
+    };
+    for (body, gvk) in [
+        (
+            r#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"g"}}"#,
+            "example.com/v1, Kind=Widget",
+        ),
+        (
+            r#"{"apiVersion":"example.com/v9","kind":"Gadget","metadata":{"name":"g"}}"#,
+            "example.com/v9, Kind=Gadget",
+        ),
+        (
+            r#"{"kind":"Gadget","metadata":{"name":"g"}}"#,
+            "/, Kind=Gadget",
+        ),
+        (
+            r#"{"apiVersion":"example.com/v1","metadata":{"name":"g"}}"#,
+            "example.com/v1, Kind=",
+        ),
+    ] {
+        let response = apply("g", body).await;
+        response.assert_status(400, "BadRequest");
+        assert_eq!(
+            response.json()["message"],
+            format!("invalid object type: {gvk}")
+        );
+    }
+    // Also when the apply would create the object.
+    let response = apply(
+        "new",
+        r#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"new"}}"#,
+    )
+    .await;
+    response.assert_status(400, "BadRequest");
+}
+
+/// The scale subresource's replicas of another type are reported as Go prints the value
+/// (`%v`: a string unquoted), after the schema's own type error.
+#[tokio::test]
+async fn scale_replicas_of_another_type_are_reported_as_go_prints_them() {
+    let server = server().await;
+    install(&server).await;
+    let body = json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+        "metadata": {"name": "g"}, "spec": {"mode": "fast", "replicas": "x"}});
+    let response = raw(
+        &server,
+        "POST",
+        "/apis/example.com/v1/namespaces/default/gadgets",
+        &[("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    )
+    .await;
+    response.assert_status(422, "Invalid");
+    let causes = response.json()["details"]["causes"].clone();
+    assert_eq!(
+        causes[1]["message"],
+        "Invalid value: 0: .spec.replicas accessor error: x is of the type string, expected int64"
+    );
+}

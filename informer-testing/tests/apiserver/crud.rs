@@ -687,9 +687,31 @@ async fn deletes() {
         }),
         ..DeleteParams::default()
     };
+    // Worded as `rest.BeforeDelete` words them, naming the kind.
+    let err = status(within(pods.delete("q", &wrong_uid)).await.unwrap_err());
+    assert_eq!(err.code, 409);
     assert_eq!(
-        status(within(pods.delete("q", &wrong_uid)).await.unwrap_err()).code,
-        409
+        err.message,
+        format!(
+            "Operation cannot be fulfilled on Pod \"q\": the UID in the precondition (not-the-uid) does not match the UID in record ({}). The object might have been deleted and then recreated",
+            p.metadata.uid.as_deref().unwrap()
+        )
+    );
+    assert_eq!(err.details.as_ref().unwrap().kind, "Pod");
+    let stale = DeleteParams {
+        preconditions: Some(kube::api::Preconditions {
+            uid: None,
+            resource_version: Some("1".into()),
+        }),
+        ..DeleteParams::default()
+    };
+    let err = status(within(pods.delete("q", &stale)).await.unwrap_err());
+    assert_eq!(
+        err.message,
+        format!(
+            "Operation cannot be fulfilled on Pod \"q\": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record ({}). The object might have been modified",
+            p.metadata.resource_version.as_deref().unwrap()
+        )
     );
     let right = DeleteParams {
         preconditions: Some(kube::api::Preconditions {
@@ -767,6 +789,8 @@ async fn every_builtin_type_round_trips() {
     };
     event.involved_object.kind = Some("Pod".into());
     event.involved_object.name = Some("p".into());
+    // Without an event time, the involved object's namespace must be the event's.
+    event.involved_object.namespace = Some("team-a".into());
     within(events.create(&pp, &event)).await.unwrap();
     let by_object = within(
         events.list(&ListParams::default().fields("involvedObject.kind=Pod,reason=Started")),

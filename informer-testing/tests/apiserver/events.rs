@@ -517,6 +517,85 @@ async fn an_events_k8s_io_event_without_the_v1_fields_is_invalid() {
     core.create(&PostParams::default(), &legacy).await.unwrap();
 }
 
+/// A core v1 Event passes `legacyValidateEvent` on create and update: without `eventTime`
+/// its `involvedObject.namespace` is its own (or empty in `default`); with one, a reporter
+/// (named `source` in v1), an instance, an action and a reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_core_event_passes_the_legacy_validation() {
+    let server = server().await;
+    super::common::namespace(&server, "team");
+    let core: Api<CoreEvent> = Api::namespaced(server.client(), "team");
+    let invalid = async |event: Value| {
+        let event: CoreEvent = serde_json::from_value(event).unwrap();
+        let error = core
+            .create(&PostParams::default(), &event)
+            .await
+            .unwrap_err();
+        let kube::Error::Api(status) = error else {
+            panic!("unexpected {error}");
+        };
+        assert_eq!((status.code, status.reason.as_str()), (422, "Invalid"));
+        status.message
+    };
+    // The involved object's namespace left out, in a namespace other than `default`.
+    let unqualified = json!({
+        "metadata": {"name": "unqualified"},
+        "involvedObject": {"kind": "Pod", "name": "web"},
+        "reason": "Started",
+        "message": "started",
+    });
+    assert_eq!(
+        invalid(unqualified.clone()).await,
+        "Event \"unqualified\" is invalid: involvedObject.namespace: Invalid value: \"\": does not match event.namespace"
+    );
+    let mut elsewhere = unqualified.clone();
+    elsewhere["metadata"]["name"] = json!("elsewhere");
+    elsewhere["involvedObject"]["namespace"] = json!("default");
+    assert_eq!(
+        invalid(elsewhere).await,
+        "Event \"elsewhere\" is invalid: involvedObject.namespace: Invalid value: \"default\": does not match event.namespace"
+    );
+    // With an event time, the reporter's fields are required.
+    let mut timed = unqualified.clone();
+    timed["metadata"]["name"] = json!("timed");
+    timed["involvedObject"]["namespace"] = json!("team");
+    timed["eventTime"] = json!("2024-01-02T03:04:05.123456Z");
+    let message = invalid(timed).await;
+    for expected in [
+        "source: Required value",
+        "reportingInstance: Required value",
+        "action: Required value",
+    ] {
+        assert!(message.contains(expected), "{expected} in {message}");
+    }
+
+    // In `default`, an empty namespace is accepted (old clients); a matching one anywhere.
+    let defaults: Api<CoreEvent> = Api::namespaced(server.client(), "default");
+    let event: CoreEvent = serde_json::from_value(unqualified.clone()).unwrap();
+    defaults
+        .create(&PostParams::default(), &event)
+        .await
+        .unwrap();
+    let mut matching = unqualified;
+    matching["involvedObject"]["namespace"] = json!("team");
+    let event: CoreEvent = serde_json::from_value(matching).unwrap();
+    core.create(&PostParams::default(), &event).await.unwrap();
+    // An update is checked too.
+    let moved = json!({"involvedObject": {"namespace": "default"}});
+    let error = core
+        .patch(
+            "unqualified",
+            &PatchParams::default(),
+            &Patch::Merge(&moved),
+        )
+        .await
+        .unwrap_err();
+    let kube::Error::Api(status) = error else {
+        panic!("unexpected {error}");
+    };
+    assert_eq!(status.code, 422);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_gets_events_through_both_apis() {
     let Some((server, kubectl)) = super::kubectl::started().await else {

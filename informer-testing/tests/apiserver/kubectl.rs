@@ -1,5 +1,6 @@
-//! `kubectl` against the server: get, apply -f, delete, get -w, get --chunk-size, the typed
-//! create subcommands (protobuf), scale, delete --cascade=orphan|foreground|background,
+//! `kubectl` against the server: get, apply -f (then --server-side), delete, get -w,
+//! get --chunk-size, the typed create subcommands (protobuf), scale,
+//! delete --cascade=orphan|foreground|background,
 //! delete ns, drain, auth can-i and whoami, create token, explain, and the errors a cluster
 //! gives.
 //! Skips (with a printed reason) when kubectl is not installed.
@@ -780,6 +781,73 @@ async fn kubectl_server_side_apply_with_two_managers_conflicts_and_forces() {
         .map(|e| e["manager"].as_str().unwrap())
         .collect();
     assert_eq!(managers, ["team-b"], "team-a lost its only field");
+    kubectl.cleanup();
+}
+
+/// Moving from `kubectl apply` to `kubectl apply --server-side`, as the Kubernetes docs
+/// describe it: no conflict with `kubectl-client-side-apply`, kubectl's migration of the
+/// managed fields afterwards is accepted, and a later client-side apply still works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_apply_then_server_side_apply_upgrades_without_conflicts() {
+    let Some((_server, kubectl)) = started().await else {
+        return;
+    };
+    let config = |mode: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: {mode}\n"
+        )
+    };
+    let first = write_manifest(&kubectl, "csa.yaml", &config("fast"));
+    assert_eq!(
+        kubectl.ok(&["apply", "-f", &first]).await.trim(),
+        "configmap/settings created"
+    );
+    let second = write_manifest(&kubectl, "ssa.yaml", &config("slow"));
+    assert_eq!(
+        kubectl
+            .ok(&["apply", "--server-side", "-f", &second])
+            .await
+            .trim(),
+        "configmap/settings serverside-applied"
+    );
+    let stored: serde_json::Value = serde_json::from_str(
+        &kubectl
+            .ok(&[
+                "get",
+                "configmap",
+                "settings",
+                "-o",
+                "json",
+                "--show-managed-fields",
+            ])
+            .await,
+    )
+    .unwrap();
+    assert_eq!(stored["data"]["mode"], "slow");
+    let annotation =
+        stored["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+            .as_str()
+            .unwrap();
+    let last: serde_json::Value = serde_json::from_str(annotation).unwrap();
+    assert_eq!(
+        last["data"]["mode"], "slow",
+        "the annotation follows the apply"
+    );
+    let managers: Vec<&str> = stored["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["manager"].as_str().unwrap())
+        .collect();
+    assert!(
+        !managers.contains(&"kubectl-client-side-apply"),
+        "kubectl migrated the ownership: {managers:?}"
+    );
+    let third = write_manifest(&kubectl, "csa2.yaml", &config("medium"));
+    assert_eq!(
+        kubectl.ok(&["apply", "-f", &third]).await.trim(),
+        "configmap/settings configured"
+    );
     kubectl.cleanup();
 }
 

@@ -1,7 +1,7 @@
 //! What a real server stores differs from what a client sent, as it decodes every write of
 //! a built-in type into its Go struct and encodes it back: empty `omitempty` lists and maps
-//! disappear (fields not tagged so keep their `[]`), and resource quantities are written
-//! in canonical form. Through a typed client and raw JSON, on create, update, patch and
+//! disappear (fields not tagged so keep their `[]`), resource quantities are written in
+//! canonical form, and timestamps in UTC at their type's precision. Through a typed client and raw JSON, on create, update, patch and
 //! apply; managed fields record what is stored.
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -260,4 +260,54 @@ async fn server_side_apply_stores_the_normalized_object() {
     .unwrap();
     assert_eq!(applied.metadata.annotations, None);
     assert_eq!(applied.data, None);
+}
+
+/// Timestamps are stored as Go writes `metav1.Time` and `metav1.MicroTime` back: in UTC, to
+/// the second and to the microsecond (always six digits). A client that wrote a Lease's
+/// `renewTime` without fractions, or with an offset, reads the canonical form back.
+#[tokio::test]
+async fn timestamps_are_stored_in_utc_at_their_types_precision() {
+    let server = server().await;
+    let path = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
+    let body = json!({
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "lock"},
+        "spec": {
+            "holderIdentity": "a",
+            "acquireTime": "2024-01-01T02:00:00.5+02:00",
+            "renewTime": "2024-01-01T00:00:00Z",
+        }
+    });
+    let created = raw(&server, "POST", path, &JSON, body.to_string().as_bytes()).await;
+    assert_eq!(created.status, 201);
+    let spec = created.json()["spec"].clone();
+    assert_eq!(spec["acquireTime"], "2024-01-01T00:00:00.500000Z");
+    assert_eq!(spec["renewTime"], "2024-01-01T00:00:00.000000Z");
+
+    let status = json!({"status": {"startTime": "2024-01-01T10:00:00.999+02:00"}});
+    within(
+        Api::<Pod>::namespaced(server.client(), "default").create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({
+                "metadata": {"name": "p"},
+                "spec": {"containers": [{"name": "app", "image": "nginx"}]}
+            }))
+            .unwrap(),
+        ),
+    )
+    .await
+    .unwrap();
+    let patched = raw(
+        &server,
+        "PATCH",
+        "/api/v1/namespaces/default/pods/p/status",
+        &[("Content-Type", "application/merge-patch+json")],
+        status.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(patched.status, 200);
+    assert_eq!(
+        patched.json()["status"]["startTime"],
+        "2024-01-01T08:00:00Z"
+    );
 }

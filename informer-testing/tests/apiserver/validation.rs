@@ -478,6 +478,87 @@ async fn immutable_config_maps_refuse_changes_with_forbidden_causes() {
     );
 }
 
+/// `ValidateConfigMap` and `ValidateSecret`: keys are config keys, a ConfigMap's key is in
+/// `data` or `binaryData` but not both, and a Secret has what its `type` needs (after its
+/// `stringData` was merged into `data`).
+#[tokio::test]
+async fn config_map_and_secret_data_are_validated_as_kube_apiserver_does() {
+    let server = server().await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let secrets: Api<Secret> = Api::namespaced(server.client(), "default");
+    let config_map: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "settings"},
+        "data": {"bad key": "x", "b": "y"},
+        "binaryData": {"b": "AAE="},
+    }))
+    .unwrap();
+    let err = status(
+        within(config_maps.create(&PostParams::default(), &config_map))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 422);
+    let fields: Vec<String> = err
+        .details
+        .unwrap()
+        .causes
+        .into_iter()
+        .map(|c| c.field)
+        .collect();
+    assert_eq!(fields, ["data[b]", "data[bad key]", "binaryData[b]"]);
+
+    let tls: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "cert"},
+        "type": "kubernetes.io/tls",
+        "stringData": {"tls.crt": "certificate"},
+    }))
+    .unwrap();
+    let err = status(
+        within(secrets.create(&PostParams::default(), &tls))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        err.message,
+        "Secret \"cert\" is invalid: data[tls.key]: Required value"
+    );
+    let tls: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "cert"},
+        "type": "kubernetes.io/tls",
+        "stringData": {"tls.crt": "certificate", "tls.key": "key"},
+    }))
+    .unwrap();
+    within(secrets.create(&PostParams::default(), &tls))
+        .await
+        .unwrap();
+    // An update is checked too.
+    let removal = json!([{"op": "remove", "path": "/data/tls.key"}]);
+    let err = status(
+        within(secrets.patch(
+            "cert",
+            &PatchParams::default(),
+            &Patch::Json::<()>(serde_json::from_value(removal).unwrap()),
+        ))
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!(err.code, 422);
+    let token: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "token"},
+        "type": "kubernetes.io/service-account-token",
+    }))
+    .unwrap();
+    let err = status(
+        within(secrets.create(&PostParams::default(), &token))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        err.message,
+        "Secret \"token\" is invalid: metadata.annotations[kubernetes.io/service-account.name]: Required value"
+    );
+}
+
 #[tokio::test]
 async fn grouped_kinds_name_their_group() {
     let server = server().await;
@@ -530,6 +611,65 @@ async fn generation_is_kept_only_for_types_that_have_it() {
         .await
         .unwrap();
     assert_eq!(created.metadata.generation, Some(1));
+}
+
+/// A patch body of the wrong shape (a merge patch that is not an object, as a client sends a
+/// list with the merge content type; a JSON patch that is not a list) is a 400 worded as the
+/// patch handler decodes it: into Go's types unless `fieldValidation=Ignore`, when a merge
+/// patch replaces the object instead (422) and a JSON patch fails in its library's decoder.
+#[tokio::test]
+async fn a_patch_of_the_wrong_shape_is_a_400_worded_as_the_handler_decodes_it() {
+    let server = server().await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let config_map: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "settings"}})).unwrap();
+    within(config_maps.create(&PostParams::default(), &config_map))
+        .await
+        .unwrap();
+    let send = async |query: &str, content_type: &str, body: &str| {
+        raw(
+            &server,
+            "PATCH",
+            &format!("/api/v1/namespaces/default/configmaps/settings{query}"),
+            &[("Content-Type", content_type)],
+            body.as_bytes(),
+        )
+        .await
+    };
+    let patch = async |query: &str, content_type: &str, body: &str| {
+        let response = send(query, content_type, body).await;
+        response.assert_status(400, "BadRequest");
+        response.json()["message"].as_str().unwrap().to_string()
+    };
+    const MERGE: &str = "application/merge-patch+json";
+    const JSON: &str = "application/json-patch+json";
+    assert_eq!(
+        patch("", MERGE, r#"[{"op": "add"}]"#).await,
+        "error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}"
+    );
+    assert_eq!(
+        patch("?fieldValidation=Strict", MERGE, "3").await,
+        "error decoding patch: json: cannot unmarshal number into Go value of type map[string]interface {}"
+    );
+    assert_eq!(patch("", MERGE, "null").await, "Invalid JSON Patch");
+    // Ignored, a merge patch that is not an object replaces the object, which then does not
+    // decode.
+    let replaced = send("?fieldValidation=Ignore", MERGE, "[ ]").await;
+    replaced.assert_status(422, "Invalid");
+    assert_eq!(
+        replaced.json()["message"],
+        " \"\" is invalid: patch: Invalid value: \"[ ]\": couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }"
+    );
+    // A null JSON patch is no operation at all.
+    assert_eq!(send("", JSON, "null").await.status, 200);
+    assert_eq!(
+        patch("", JSON, r#"{"a": 1}"#).await,
+        "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp"
+    );
+    assert_eq!(
+        patch("?fieldValidation=Ignore", JSON, r#"{"a": 1}"#).await,
+        "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
+    );
 }
 
 const POD: &str = "/api/v1/namespaces/default/pods/web";

@@ -396,6 +396,93 @@ async fn too_old_resource_version_is_a_410_error_event() {
     ));
 }
 
+/// kube-apiserver's watch cache of a built-in type is filled by a list when the server starts:
+/// a watch from a version older than that (the `resourceVersion="1"` a client uses to provoke
+/// a 410) is too old, while one from the start's own version is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_from_before_the_server_started_is_a_410_error_event() {
+    let server = server().await;
+    let start = server.resource_version();
+    assert!(start > 1, "the server starts with its namespaces");
+    let response = raw(
+        &server,
+        "GET",
+        "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=1&timeoutSeconds=1",
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(response.status, 200);
+    let event: serde_json::Value = serde_json::from_slice(response.body.trim_ascii()).unwrap();
+    assert_eq!(event["type"], "ERROR");
+    assert_eq!(event["object"]["code"], 410);
+    assert_eq!(event["object"]["reason"], "Expired");
+    assert_eq!(
+        event["object"]["message"],
+        format!("too old resource version: 1 ({start})")
+    );
+
+    // From the version the server started at: the changes after it.
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let mut stream = within(pods.watch(
+        &WatchParams::default().disable_bookmarks(),
+        &start.to_string(),
+    ))
+    .await
+    .unwrap()
+    .boxed();
+    within(pods.create(&PostParams::default(), &pod("a", &[])))
+        .await
+        .unwrap();
+    let event = within(stream.try_next()).await.unwrap().unwrap();
+    assert_eq!(describe(&event), "ADDED a");
+    // A streaming list from "1" is served: it starts from the current state.
+    let response = raw(
+        &server,
+        "GET",
+        "/api/v1/namespaces/default/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=1&timeoutSeconds=1",
+        &[],
+        b"",
+    )
+    .await;
+    let first: serde_json::Value =
+        serde_json::from_slice(response.body.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(first["type"], "ADDED");
+}
+
+/// A watch from a version the server has not reached is not an error (the watch cache serves
+/// it an empty interval): it waits, and sends only the changes made after that version, with
+/// no bookmark before it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_from_a_future_version_sends_the_changes_after_it() {
+    let server = informer_testing::TestApiServer::builder()
+        .bookmark_interval(Duration::from_millis(50))
+        .start()
+        .await
+        .unwrap();
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let future = server.resource_version() + 2;
+    let mut stream = within(pods.watch(&WatchParams::default(), &future.to_string()))
+        .await
+        .unwrap()
+        .boxed();
+    // No bookmark while the server is behind the version asked for.
+    let quiet = tokio::time::timeout(Duration::from_millis(300), stream.try_next()).await;
+    assert!(quiet.is_err(), "nothing is sent yet: {quiet:?}");
+    for name in ["a", "b", "c"] {
+        within(pods.create(&PostParams::default(), &pod(name, &[])))
+            .await
+            .unwrap();
+    }
+    // a and b were made at or before the version asked for.
+    let event = within(stream.try_next()).await.unwrap().unwrap();
+    assert_eq!(describe(&event), "ADDED c");
+    let WatchEvent::Added(c) = event else {
+        unreachable!()
+    };
+    assert!(rv(&c) > future);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn selector_watches_see_objects_enter_and_leave() {
     let server = server().await;

@@ -17,9 +17,13 @@
 //!   that has none does not start tracking it (as the real server: only a create or an apply
 //!   does).
 //!
-//! What the real server does that this does not: merging the client-side apply annotation
-//! into server-side apply's conflicts (`kubectl apply --server-side` after client-side
-//! applies), and converting ownership between versions of a type.
+//! - `kubectl apply --server-side` after client-side applies: an apply by the `kubectl`
+//!   manager may take over, without conflicts, the fields the object's last-applied annotation
+//!   still describes, and keeps that annotation up to date (`lastAppliedManager`,
+//!   `lastAppliedUpdater`).
+//!
+//! What the real server does that this does not: converting ownership between versions of a
+//! type.
 
 use serde_json::{Map, Value, json};
 
@@ -631,7 +635,18 @@ pub(crate) fn apply(
         }
     }
     if !force && !conflicts.is_empty() {
-        return Err(ApplyError::Conflicts(conflicts));
+        // `kubectl apply --server-side` after client-side applies: the fields the
+        // last-applied annotation still describes are taken over as if forced.
+        let allowed = (writer.manager == KUBECTL)
+            .then(|| allowed_by_last_applied(shape, &live, &writer.api_version))
+            .flatten();
+        let Some(allowed) = allowed else {
+            return Err(ApplyError::Conflicts(conflicts));
+        };
+        conflicts.retain(|(_, path)| !allowed.has(&path.0));
+        if !conflicts.is_empty() {
+            return Err(ApplyError::Conflicts(conflicts));
+        }
     }
     for entry in managed.0.iter_mut().filter(|e| !e.same_manager(&key)) {
         entry.set = entry.set.difference(&changed).difference(&removed);
@@ -646,8 +661,104 @@ pub(crate) fn apply(
     managed.drop_empty();
     managed.cap_updates();
     let mut result = if unchanged { live } else { merged };
+    if writer.manager == KUBECTL {
+        sync_last_applied(&mut result, config);
+    }
     managed.write_to(&mut result);
     Ok(result)
+}
+
+/// The field manager `kubectl apply --server-side` applies as by default: only its applies
+/// take over and update the client-side apply annotation (any other manager opts out).
+const KUBECTL: &str = "kubectl";
+
+/// The annotation client-side apply keeps the last applied configuration in.
+pub(crate) const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+fn last_applied(object: &Value) -> Option<&str> {
+    object
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(LAST_APPLIED))
+        .and_then(Value::as_str)
+        .filter(|text| !text.is_empty())
+}
+
+/// The conflicts an apply by `kubectl` may override (`lastAppliedManager`): the fields of the
+/// live object's last-applied configuration, of the same version, whose values the live
+/// object still has. `None` without a usable annotation.
+fn allowed_by_last_applied(shape: Shape<'_>, live: &Value, api_version: &str) -> Option<Set> {
+    let last: Value = serde_json::from_str(last_applied(live)?).ok()?;
+    if last.get("apiVersion").and_then(Value::as_str) != Some(api_version) {
+        return None;
+    }
+    let fields = field_set(shape, &last).ok()?;
+    let comparison = compare(shape, &last, live).ok()?;
+    Some(
+        fields
+            .difference(&comparison.modified)
+            .difference(&comparison.added)
+            .difference(&comparison.removed),
+    )
+}
+
+/// `lastAppliedUpdater`: when the object keeps a last-applied annotation, an apply by
+/// `kubectl` replaces it with the applied configuration (without that annotation), encoded as
+/// Go encodes an `Unstructured`: keys sorted, a newline at the end.
+fn sync_last_applied(result: &mut Value, config: &Value) {
+    if last_applied(result).is_none() {
+        return;
+    }
+    let mut applied = config.clone();
+    if let Some(annotations) = applied
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
+        annotations.remove(LAST_APPLIED);
+    }
+    let encoded = format!("{}\n", sorted(&applied));
+    if let Some(annotations) = result
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
+        annotations.insert(LAST_APPLIED.into(), Value::String(encoded));
+    }
+}
+
+/// `value` as JSON with every object's keys in order, as Go writes a map.
+fn sorted(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let fields: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", go_string(k), sorted(&map[k])))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(sorted).collect();
+            format!("[{}]", items.join(","))
+        }
+        Value::String(text) => go_string(text),
+        other => other.to_string(),
+    }
+}
+
+/// A JSON string as Go's encoder writes it: HTML characters and line separators escaped.
+fn go_string(text: &str) -> String {
+    let mut out = String::new();
+    for c in Value::String(text.to_string()).to_string().chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Removes what the applier applied last time and no longer applies, unless another manager

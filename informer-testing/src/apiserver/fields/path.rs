@@ -246,7 +246,6 @@ impl Set {
     }
 
     /// Whether a path is a member.
-    #[cfg(test)]
     pub(crate) fn has(&self, path: &[Element]) -> bool {
         match path {
             [] => false,

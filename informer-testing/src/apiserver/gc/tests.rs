@@ -371,8 +371,19 @@ fn a_resync_finds_work_from_before_the_collector_watched() {
 #[test]
 fn events_are_deleted_without_propagation() {
     let h = harness();
-    let event = h.create("events", NS, "e", json!({}));
     let events = h.resource("events");
+    // A valid core Event names its involved object in its own namespace.
+    let event = json!({
+        "metadata": {"name": "e"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "ns"},
+    });
+    let event = h
+        .storage
+        .lock()
+        .create(&events, NS, event, false)
+        .unwrap()
+        .as_ref()
+        .clone();
     let options = with(Propagation::Foreground);
     assert_eq!(deletion_finalizers(&events, &event, &options), None);
 }

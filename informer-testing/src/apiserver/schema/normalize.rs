@@ -8,7 +8,11 @@
 //!   (rbac's `rules: []` stays, absent stays absent);
 //! - resource quantities (`resources.limits`, a claim's `storage`, quota's `hard`) are
 //!   written in canonical form (`"0.5"` → `"500m"`, `1073741824` → `"1073741824"`), see
-//!   [`informer_core::quantity`].
+//!   [`informer_core::quantity`];
+//! - timestamps are written in UTC: a `metav1.Time` (a Pod's `startTime`, a condition's
+//!   `lastTransitionTime`) to the second (`2024-01-01T10:00:00.9+02:00` →
+//!   `2024-01-01T08:00:00Z`), a `metav1.MicroTime` (a Lease's `renewTime`, an Event's
+//!   `eventTime`) to the microsecond, always with six digits (`...T00:00:00.000000Z`).
 //!
 //! Which fields are `omitempty` comes from the Go struct tags (`schema/omit_zero.txt`); a
 //! message whose Go struct was not read loses nothing. Objects and values whose JSON type
@@ -16,7 +20,8 @@
 
 use serde_json::Value;
 
-use super::{Cardinality, Kind, QUANTITY, Schema, is_special};
+use super::super::time::{format_micro_time, format_time, parse_rfc3339};
+use super::{Cardinality, Kind, MICRO_TIME, QUANTITY, Schema, TIME, is_special};
 
 /// How deep objects are followed (the schema's messages nest far less).
 const MAX_DEPTH: usize = 64;
@@ -70,6 +75,14 @@ impl Schema {
                 if target == QUANTITY {
                     if let Some(canonical) = informer_core::quantity::canonical_json(value) {
                         *value = Value::String(canonical);
+                    }
+                } else if target == TIME || target == MICRO_TIME {
+                    if let Some(at) = value.as_str().and_then(parse_rfc3339) {
+                        *value = Value::String(if target == TIME {
+                            format_time(at)
+                        } else {
+                            format_micro_time(at)
+                        });
                     }
                 } else if !is_special(target) {
                     self.normalize_message(target, value, depth + 1);

@@ -97,31 +97,46 @@ fn check_preconditions(
     old: &Value,
     options: &DeleteOptions,
 ) -> Result<(), ApiError> {
+    // `rest.BeforeDelete` checks them first, naming the object by its kind; the CRD
+    // registry's own delete checks them as the storage does, naming the resource.
+    let definition = crd::is_definition(resource);
+    let conflict = |why: String| {
+        let named = if definition {
+            resource.qualified_resource()
+        } else {
+            resource.qualified_kind()
+        };
+        ApiError::conflict(&named, name, &why)
+    };
     if let Some(uid) = &options.uid {
         let actual = old
             .pointer("/metadata/uid")
             .and_then(Value::as_str)
             .unwrap_or("");
         if uid != actual {
-            return Err(ApiError::conflict(
-                &resource.plural,
-                name,
-                &format!(
+            return Err(conflict(if definition {
+                format!(
                     "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
-                ),
-            ));
+                )
+            } else {
+                format!(
+                    "the UID in the precondition ({uid}) does not match the UID in record ({actual}). The object might have been deleted and then recreated"
+                )
+            }));
         }
     }
     if let Some(rv) = &options.resource_version {
         let actual = resource_version(old);
         if *rv != actual {
-            return Err(ApiError::conflict(
-                &resource.plural,
-                name,
-                &format!(
+            return Err(conflict(if definition {
+                format!(
                     "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"
-                ),
-            ));
+                )
+            } else {
+                format!(
+                    "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({actual}). The object might have been modified"
+                )
+            }));
         }
     }
     Ok(())

@@ -60,12 +60,6 @@ pub const KNOWN: &[Known] = &[
     },
     // Status objects of errors.
     Known {
-        step: "delete: w1 with a wrong uid precondition",
-        path: "/body",
-        what: "real: 'Operation cannot be fulfilled on Widget.example.com \"w1\": the UID in the precondition (0000...) does not match the UID in record (<uid>). The object might have been deleted and then recreated', details {group, kind: Widget}; fake: 'Operation cannot be fulfilled on widgets \"w1\": Precondition failed: UID in precondition: ..., UID in object meta: ...', details {kind: widgets}",
-        fake: "storage/delete.rs check_preconditions (uid precondition)",
-    },
-    Known {
         step: "page: malformed continue token",
         path: "/body/message",
         what: "both 400; real: 'invalid continue token: continue key is not valid: invalid character 'o' in literal null (expecting 'u')'; fake: 'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)'",
@@ -113,12 +107,6 @@ pub const KNOWN: &[Known] = &[
         path: "/body/message",
         what: "both 400 BadRequest; real: Go's selector parser wording 'unable to parse requirement: found '', expected: ',' or ')''; fake: the shared parser's wording '... invalid label selector \"app in (a\" at byte 9: expected ',' or ')' in a value set'",
         fake: "selector.rs (informer_core::selector errors worded in the server's message)",
-    },
-    Known {
-        step: "validation: wrong kind in the body",
-        path: WHOLE,
-        what: "real: 422 Invalid 'Gadget.example.com \"v-kind\" is invalid: kind: Invalid value: \"Gadget\": must be Widget', causes [{FieldValueInvalid, kind}]; fake: 400 BadRequest 'the kind of the object (Gadget) does not match the expected kind (Widget)'",
-        fake: "storage.rs check_body",
     },
     Known {
         step: "validation: malformed JSON",

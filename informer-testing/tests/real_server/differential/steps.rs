@@ -493,6 +493,38 @@ pub fn steps() -> Vec<Step> {
             "patch: missing object (not found)",
             Request::patch(at("nope"), MERGE, json!({"spec": {"size": 1}})),
         ),
+        Step::fixed(
+            "patch: a merge patch that is a list",
+            Request::patch(at("w2"), MERGE, json!([{"op": "add"}])),
+        ),
+        Step::fixed(
+            "patch: a merge patch that is a list, fieldValidation=Ignore",
+            Request::patch(
+                format!("{}?fieldValidation=Ignore", at("w2")),
+                MERGE,
+                json!([]),
+            ),
+        ),
+        Step::fixed(
+            "patch: a null merge patch",
+            Request::patch(at("w2"), MERGE, Value::Null),
+        ),
+        Step::fixed(
+            "patch: a null JSON patch",
+            Request::patch(at("w2"), JSON_PATCH, Value::Null),
+        ),
+        Step::fixed(
+            "patch: a JSON patch that is an object",
+            Request::patch(at("w2"), JSON_PATCH, json!({"op": "add"})),
+        ),
+        Step::fixed(
+            "patch: a JSON patch that is an object, fieldValidation=Ignore",
+            Request::patch(
+                format!("{}?fieldValidation=Ignore", at("w2")),
+                JSON_PATCH,
+                json!({"op": "add"}),
+            ),
+        ),
         // Server-side apply with two managers.
         Step::fixed(
             "apply: manager a creates w4",
@@ -606,6 +638,21 @@ pub fn steps() -> Vec<Step> {
                 "preconditions": {"uid": "00000000-0000-0000-0000-000000000000"}
             })),
         ),
+        Step::fixed(
+            "delete: w1 with a stale resourceVersion precondition",
+            Request::delete(at("w1")).json(json!({
+                "apiVersion": "v1", "kind": "DeleteOptions",
+                "preconditions": {"resourceVersion": "1"}
+            })),
+        )
+        // The record's version differs between the servers: compared up to it.
+        .pick(|body| {
+            let message = body["message"].as_str().unwrap_or("");
+            json!({
+                "code": body["code"], "reason": body["reason"], "details": body["details"],
+                "message": message.split(" in record (").next(),
+            })
+        }),
     ];
     // Objects for the selectors and pages.
     for (name, step) in [
@@ -774,6 +821,10 @@ pub fn steps() -> Vec<Step> {
             "watch: malformed resourceVersion",
             Request::watch(format!("{WIDGETS}?resourceVersion=abc")),
         ),
+        Step::fixed(
+            "watch: from a resourceVersion not reached yet",
+            Request::watch(format!("{WIDGETS}?resourceVersion=99999999999")),
+        ),
         // Validation and malformed requests.
         Step::fixed(
             "validation: Strict refuses an unknown field",
@@ -821,6 +872,55 @@ pub fn steps() -> Vec<Step> {
                 WIDGETS,
                 json!({"apiVersion": "example.com/v2", "kind": "Widget",
                        "metadata": {"name": "v-version", "labels": {"probe": "yes"}}}),
+            ),
+        ),
+        Step::fixed(
+            "validation: no kind in the body",
+            Request::post(
+                WIDGETS,
+                json!({"apiVersion": "example.com/v1",
+                       "metadata": {"name": "v-nokind", "labels": {"probe": "yes"}}}),
+            ),
+        ),
+        Step::fixed(
+            "validation: no apiVersion in the body",
+            Request::post(
+                WIDGETS,
+                json!({"kind": "Widget",
+                       "metadata": {"name": "v-noversion", "labels": {"probe": "yes"}}}),
+            ),
+        ),
+        Step::fixed(
+            "validation: v-typemeta created",
+            Request::post(WIDGETS, widget("v-typemeta", probe(), json!({"size": 1}))),
+        ),
+        Step::fixed(
+            "validation: a patch to another kind",
+            Request::patch(at("v-typemeta"), MERGE, json!({"kind": "Gadget"})),
+        ),
+        Step::fixed(
+            "validation: an update without kind",
+            Request::put(
+                at("v-typemeta"),
+                json!({"apiVersion": "example.com/v1",
+                       "metadata": {"name": "v-typemeta", "labels": {"probe": "yes"}}}),
+            ),
+        ),
+        Step::fixed(
+            "validation: apply of another kind",
+            Request::patch(
+                format!("{}?fieldManager=a", at("v-typemeta")),
+                APPLY,
+                json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+                       "metadata": {"name": "v-typemeta"}}),
+            ),
+        ),
+        Step::fixed(
+            "validation: apply without apiVersion",
+            Request::patch(
+                format!("{}?fieldManager=a", at("v-typemeta")),
+                APPLY,
+                json!({"kind": "Widget", "metadata": {"name": "v-typemeta"}}),
             ),
         ),
         Step::fixed(
@@ -896,6 +996,14 @@ fn gadget_steps() -> Vec<Step> {
         .then_wait_until(GIZMOS_CRD, 200),
         Step::fixed("crd: gizmos' names are refused", Request::get(GIZMOS_CRD))
             .pick(|body| json!({"status": body["status"]["acceptedNames"], "conditions": body["status"]["conditions"]})),
+        Step::fixed(
+            "crd: delete gizmos with a wrong uid precondition",
+            Request::delete(GIZMOS_CRD).json(json!({
+                "apiVersion": "v1", "kind": "DeleteOptions",
+                "preconditions": {"uid": "00000000-0000-0000-0000-000000000000"}
+            })),
+        )
+        .pick(|body| json!({"code": body["code"], "reason": body["reason"], "details": body["details"]})),
         Step::fixed(
             "crd: delete gizmos",
             Request::delete(GIZMOS_CRD),

@@ -245,3 +245,30 @@ fn the_omit_zero_table_lists_omitempty_lists_and_maps() {
     assert!(!omitted("k8s.io.api.core.v1.PodSpec", "containers"));
     assert!(OMIT_ZERO.contains("k8s.io.api.core.v1.ConfigMap data binaryData"));
 }
+
+#[test]
+fn times_are_written_in_utc_to_the_second_and_micro_times_to_the_microsecond() {
+    let lease = normalized(
+        "k8s.io.api.coordination.v1.Lease",
+        json!({"spec": {
+            "renewTime": "2024-01-01T00:00:00Z",
+            "acquireTime": "2024-01-01T02:00:00.5+02:00",
+            "holderIdentity": "a",
+        }}),
+    );
+    assert_eq!(lease["spec"]["renewTime"], "2024-01-01T00:00:00.000000Z");
+    assert_eq!(lease["spec"]["acquireTime"], "2024-01-01T00:00:00.500000Z");
+    let pod = normalized(
+        POD,
+        json!({"status": {
+            "startTime": "2024-01-01T10:00:00.999+02:00",
+            "conditions": [{"type": "Ready", "status": "True",
+                            "lastTransitionTime": "2024-01-01T00:00:01.123456789Z"}],
+        }}),
+    );
+    assert_eq!(pod["status"]["startTime"], "2024-01-01T08:00:00Z");
+    assert_eq!(
+        pod["status"]["conditions"][0]["lastTransitionTime"],
+        "2024-01-01T00:00:01Z"
+    );
+}
