@@ -4,6 +4,8 @@
 //! `leaderelection_test_<go test>` in snake case (table cases get their name appended).
 //! `resourcelock/leaselock_test.go`'s tests are `leaselock_test_<go test>`: the lock is
 //! crate-private here, so they are ported through the elector where the rule is observable.
+//! `healthzadaptor_test.go`'s tests are `healthzadaptor_test_<go test>`, on
+//! [`HealthzAdaptor`] and [`LeaderElector::check`].
 //!
 //! Adaptations:
 //! - client-go's tests drive the elector's private `tryAcquireOrRenew` / `release` against
@@ -16,6 +18,13 @@
 //!   "observed long ago" / "observed just now" become "the record stayed unchanged for its
 //!   lease duration" / "a record with a long lease duration".
 //! - The elector reads tokio's clock: tests run under `start_paused`.
+//! - The healthz adaptor's tests seed client-go's elector with an observed record, an
+//!   observed time and a fake clock. Here an elector is run until it has observed the record
+//!   (it leads, or stands by behind another holder), then its loop is no longer polled (a
+//!   stuck loop, the case the check exists for), and paused time is advanced. The check's
+//!   message names the Lease ([`LeaderElectionConfig::lease_name`]): there is no separate
+//!   `Name` setting as in client-go's config, so the Go test's `foo` is this file's Lease,
+//!   `bar`.
 //! - No event recorder exists here: the Go tests' `expectedEvents` are not ported.
 
 use std::future::Future;
@@ -27,7 +36,7 @@ use std::time::Duration;
 use http_body_util::BodyExt;
 use informer_runtime::kube;
 use informer_runtime::leader::{
-    CancellationToken, LeaderElectionConfig, LeaderElector, LeaderState,
+    CancellationToken, HealthzAdaptor, LeaderElectionConfig, LeaderElector, LeaderState,
 };
 use informer_runtime::lease::ConfigError;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
@@ -815,9 +824,9 @@ async fn leaderelection_test_fast_path_leader_election_fallback_after_server_err
 // ---------------------------------------------------------------------------------------
 
 // Go: TestCheckMethodRace — a race-detector test of `Check` (the healthz adaptor) read while
-// `Run` writes the observed record. This crate has no `Check`; its readers are `is_leader`
-// and `subscribe`, read here throughout a run with the same aggressive timings (Rust's
-// types rule out the data race itself).
+// `Run` writes the observed record. Here `check`, `is_leader` and `subscribe` are read
+// throughout a run with the same aggressive timings (Rust's types rule out the data race
+// itself); a running loop passes the check.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leaderelection_test_check_method_race() {
     let api = FakeApi::serving(None);
@@ -827,6 +836,7 @@ async fn leaderelection_test_check_method_race() {
     while started.elapsed() < Duration::from_millis(200) {
         led |= run.elector.is_leader();
         let _ = run.elector.subscribe().borrow().holder().map(str::len);
+        assert_eq!(run.elector.check(20 * SEC), Ok(()), "a running loop passes");
         tokio::time::sleep(MS).await;
     }
     assert!(led, "became the leader");
@@ -888,4 +898,148 @@ async fn leaselock_test_label_update() {
         Some("custom-val-2")
     );
     run.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------
+// healthzadaptor_test.go: TestLeaderElectionHealthChecker
+// ---------------------------------------------------------------------------------------
+
+/// The Go test's tolerance (`adaptorTimeout`) and lease duration (`LeaseDuration`).
+const ADAPTOR_TIMEOUT: Duration = Duration::from_secs(20);
+const MINUTE: Duration = Duration::from_secs(60);
+
+/// The election loop of an elector, no longer polled once it has observed the record.
+type Stalled<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// Runs `elector`'s loop until its state satisfies `observed`, then stops polling it (the
+/// loop stays alive: stuck). Returns the loop; the record was observed at the current
+/// instant.
+async fn observe_then_stall<'a>(
+    elector: &'a LeaderElector,
+    observed: impl Fn(&LeaderState) -> bool,
+) -> Stalled<'a> {
+    let mut run: Stalled<'a> = Box::pin(elector.run(CancellationToken::new()));
+    let mut states = elector.subscribe();
+    let seen = async {
+        loop {
+            if observed(&states.borrow_and_update()) {
+                return;
+            }
+            states.changed().await.unwrap();
+        }
+    };
+    timeout(FOREVER, async {
+        tokio::select! {
+            () = seen => {}
+            () = &mut run => panic!("the election loop returned"),
+        }
+    })
+    .await
+    .expect("observed the record");
+    run
+}
+
+/// The Go test's elector: identity `healthTest`, a one-minute lease.
+fn health_elector(api: &Arc<FakeApi>) -> LeaderElector {
+    let config = LeaderElectionConfig::new(NAME, NAMESPACE, "healthTest").with_timings(
+        MINUTE,
+        40 * SEC,
+        2 * SEC,
+    );
+    LeaderElector::new(api.client(), config)
+}
+
+/// One table case: the adaptor's check after `since_observed`, with an elector leading
+/// (`holder` is `healthTest`) or standing by behind `holder`; `None`: no elector.
+async fn leader_election_health_checker(
+    holder: Option<&str>,
+    since_observed: Duration,
+) -> Result<(), String> {
+    let adaptor = HealthzAdaptor::new(ADAPTOR_TIMEOUT);
+    assert!(
+        adaptor.leader_elector().is_none(),
+        "the adaptor starts without an elector"
+    );
+    let api = match holder {
+        Some("healthTest") | None => FakeApi::serving(None),
+        Some(other) => FakeApi::serving(Some(record(other, 60))),
+    };
+    let elector = health_elector(&api);
+    let _stalled = match holder {
+        None => None,
+        Some(holder) => {
+            let leads = holder == "healthTest";
+            let stalled = observe_then_stall(&elector, |state| {
+                if leads {
+                    state.is_leading()
+                } else {
+                    state.holder() == Some(holder)
+                }
+            })
+            .await;
+            adaptor.set_leader_elector(elector.clone());
+            assert!(
+                adaptor.leader_elector().is_some(),
+                "the adaptor has the elector"
+            );
+            Some(stalled)
+        }
+    };
+    tokio::time::advance(since_observed).await;
+    adaptor.check().map_err(|e| e.to_string())
+}
+
+// Go: TestLeaderElectionHealthChecker, "call check before leader elector initialized".
+#[tokio::test(start_paused = true)]
+async fn healthzadaptor_test_leader_election_health_checker_call_check_before_leader_elector_initialized()
+ {
+    assert_eq!(
+        leader_election_health_checker(None, Duration::from_secs(3600)).await,
+        Ok(())
+    );
+}
+
+// Go: TestLeaderElectionHealthChecker, "call check when the lease is far expired": the
+// leader's record observed an hour ago.
+#[tokio::test(start_paused = true)]
+async fn healthzadaptor_test_leader_election_health_checker_call_check_when_the_lease_is_far_expired()
+ {
+    assert_eq!(
+        leader_election_health_checker(Some("healthTest"), Duration::from_secs(3600)).await,
+        Err(format!(
+            "failed election to renew leadership on lease {NAME}"
+        ))
+    );
+}
+
+// Go: TestLeaderElectionHealthChecker, "call check when the lease is far expired but held by
+// another server": a standby passes.
+#[tokio::test(start_paused = true)]
+async fn healthzadaptor_test_leader_election_health_checker_call_check_when_the_lease_is_far_expired_but_held_by_another_server()
+ {
+    assert_eq!(
+        leader_election_health_checker(Some("otherServer"), Duration::from_secs(3600)).await,
+        Ok(())
+    );
+}
+
+// Go: TestLeaderElectionHealthChecker, "call check when the lease is not expired".
+#[tokio::test(start_paused = true)]
+async fn healthzadaptor_test_leader_election_health_checker_call_check_when_the_lease_is_not_expired()
+ {
+    assert_eq!(
+        leader_election_health_checker(Some("healthTest"), Duration::ZERO).await,
+        Ok(())
+    );
+}
+
+// Go: TestLeaderElectionHealthChecker, "call check when the lease is expired but inside the
+// timeout": a minute and a second after the renewal, with 20 s of tolerance.
+#[tokio::test(start_paused = true)]
+async fn healthzadaptor_test_leader_election_health_checker_call_check_when_the_lease_is_expired_but_inside_the_timeout()
+ {
+    assert_eq!(
+        leader_election_health_checker(Some("healthTest"), MINUTE + SEC).await,
+        Ok(())
+    );
 }

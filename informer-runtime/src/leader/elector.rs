@@ -1,14 +1,14 @@
 //! The acquire / renew / step-down loop.
 
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until, timeout, timeout_at};
 use tokio_util::sync::CancellationToken;
 
-use super::{LeaderElectionConfig, LeaderState};
+use super::{LeaderCheckError, LeaderElectionConfig, LeaderState};
 use crate::jitter::jitter;
 use crate::lease::api::{KubeLeases, LeaseApi};
 use crate::lease::lock::LeaseLock;
@@ -59,6 +59,9 @@ struct Inner {
     config: LeaderElectionConfig,
     state: watch::Sender<LeaderState>,
     running: AtomicBool,
+    /// When the last renewal (or acquisition) that succeeded was seen to succeed, on tokio's
+    /// clock; `None` before the first. Written before a term's `Leading` is published.
+    last_renewed: Mutex<Option<Instant>>,
 }
 
 impl std::fmt::Debug for LeaderElector {
@@ -124,6 +127,7 @@ impl LeaderElector {
                 config,
                 state: watch::channel(LeaderState::Standby { holder: None }).0,
                 running: AtomicBool::new(false),
+                last_renewed: Mutex::new(None),
             }),
         })
     }
@@ -180,6 +184,7 @@ impl LeaderElector {
         );
         let mut term = Term {
             state: &inner.state,
+            last_renewed: &inner.last_renewed,
             token: None,
             last_renew: Instant::now(),
         };
@@ -291,11 +296,68 @@ impl LeaderElector {
     pub fn is_leader(&self) -> bool {
         self.inner.state.borrow().is_leading()
     }
+
+    /// A liveness check (client-go's `LeaderElector.Check`): fails when this replica still
+    /// believes it leads but has not seen a renewal succeed for longer than the lease
+    /// duration plus `max_tolerable_expired_lease`.
+    ///
+    /// A healthy leader never fails it: it renews every `retry_period` and steps down
+    /// by itself once `renew_deadline` (shorter than the lease duration) has passed
+    /// without a renewal. So a failure means the election loop is stuck (its task is
+    /// no longer polled, say because a thread of the runtime is blocked) while other
+    /// replicas may already have taken the lease over: serve it on `/healthz` so that
+    /// kubelet restarts the process. A replica that does not lead (standby, stepped down,
+    /// [`run`](Self::run) never started or returned) always passes. The elapsed time is
+    /// read on tokio's clock, as the loop reads it; at exactly the limit the check still
+    /// passes.
+    ///
+    /// # Errors
+    /// [`LeaderCheckError`] (`failed election to renew leadership on lease <name>`) when
+    /// leading and the last successful renewal is older than the limit.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # use informer_runtime::leader::{LeaderElectionConfig, LeaderElector};
+    /// # fn demo(client: kube::Client) {
+    /// let elector = LeaderElector::new(client, LeaderElectionConfig::new("lock", "default", "pod-a"));
+    /// assert!(elector.check(Duration::from_secs(20)).is_ok(), "not leading: passes");
+    /// # }
+    /// ```
+    pub fn check(&self, max_tolerable_expired_lease: Duration) -> Result<(), LeaderCheckError> {
+        let inner = &*self.inner;
+        if !inner.state.borrow().is_leading() {
+            return Ok(());
+        }
+        // A term publishes `Leading` only after it has stored its renewal time.
+        let Some(last_renewed) = *inner
+            .last_renewed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+        else {
+            return Ok(());
+        };
+        let since_renewal = Instant::now().saturating_duration_since(last_renewed);
+        let limit = inner
+            .config
+            .timings
+            .lease_duration
+            .saturating_add(max_tolerable_expired_lease);
+        if since_renewal > limit {
+            return Err(LeaderCheckError {
+                lease_name: inner.config.lease_name.clone(),
+                since_renewal,
+                limit,
+            });
+        }
+        Ok(())
+    }
 }
 
 /// The current term, if any. Dropping it (the `run` future dropped) cancels the term.
 struct Term<'a> {
     state: &'a watch::Sender<LeaderState>,
+    /// Where [`LeaderElector::check`] reads when the last renewal succeeded.
+    last_renewed: &'a Mutex<Option<Instant>>,
     token: Option<CancellationToken>,
     /// When the last successful renewal (or the acquisition) was sent.
     last_renew: Instant,
@@ -320,6 +382,10 @@ impl Term<'_> {
         config: &LeaderElectionConfig,
     ) {
         self.last_renew = sent;
+        *self
+            .last_renewed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
         if self.token.is_none() {
             let token = parent.child_token();
             self.token = Some(token.clone());

@@ -24,6 +24,12 @@
 //!   on a conflict it reads the Lease once and releases only if the record still names it.
 //! - **Crash safety.** If the task running [`LeaderElector::run`] is dropped or aborted,
 //!   the term is cancelled at once (nothing is written; the lease expires on its own).
+//! - **A stuck leader is visible.** [`LeaderElector::check`] (client-go's `Check`) fails
+//!   while this replica believes it leads but has seen no renewal succeed for longer than
+//!   the lease duration plus a tolerance: its loop is no longer running, yet its term was
+//!   never cancelled. Served on `/healthz` as `leaderElection` ([`HealthzAdaptor`]; a
+//!   [`Manager`](crate::manager::Manager) with leader election does it by itself), it gets
+//!   the process restarted.
 //!
 //! # Caveats
 //!
@@ -69,12 +75,14 @@
 //! ```
 
 mod elector;
+mod health;
 #[cfg(test)]
 mod tests;
 
 use std::time::Duration;
 
 pub use elector::LeaderElector;
+pub use health::{DEFAULT_MAX_TOLERABLE_EXPIRED_LEASE, HealthzAdaptor, LeaderCheckError};
 pub use tokio_util::sync::CancellationToken;
 
 use crate::lease::{ConfigError, LeaseTimings};

@@ -1,6 +1,8 @@
 //! The election loop against the in-memory fake, under paused tokio time, so every
 //! timing rule is checked exactly.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -15,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::{LeaderElectionConfig, LeaderElector, LeaderState};
+use super::{HealthzAdaptor, LeaderCheckError, LeaderElectionConfig, LeaderElector, LeaderState};
 use crate::lease::api::LeaseApi;
 use crate::lease::fake::{FakeLeases, Partition};
 use crate::lease::record::LeaseRecord;
@@ -393,7 +395,8 @@ async fn never_two_leaders_under_partitions_stalls_lost_responses_and_crashes() 
         .collect();
     let mut runs: Vec<Running> = electors.iter().map(start).collect();
 
-    // The checker: at every step of simulated time, at most one live term.
+    // The checker: at every step of simulated time, at most one live term, and no running
+    // loop ever fails its liveness check, even with no tolerance.
     let checker = tokio::spawn({
         let electors = electors.clone();
         async move {
@@ -404,6 +407,11 @@ async fn never_two_leaders_under_partitions_stalls_lost_responses_and_crashes() 
                     leaders <= 1,
                     "{leaders} leaders at once after {steps} steps"
                 );
+                for e in &electors {
+                    if let Err(err) = e.check(Duration::ZERO) {
+                        panic!("a running loop failed its check after {steps} steps: {err:?}");
+                    }
+                }
                 steps += 1;
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
@@ -485,4 +493,185 @@ async fn for_client_takes_the_clients_namespace_and_a_unique_identity_per_proces
         "two electors of one host never share an identity"
     );
     assert!(a.validate().is_ok());
+}
+
+// ---------------------------------------------------------------------------------------
+// The liveness check (`LeaderElector::check`, `HealthzAdaptor`)
+// ---------------------------------------------------------------------------------------
+
+/// kube-controller-manager's tolerance.
+const TOLERANCE: Duration = Duration::from_secs(20);
+
+/// Polls the election loop `run` only while `meanwhile` runs. Afterwards nothing polls it:
+/// it stays alive, but is stuck, as a loop behind a blocked thread would be.
+async fn poll_while<T>(
+    run: Pin<&mut (impl Future<Output = ()> + ?Sized)>,
+    meanwhile: impl Future<Output = T>,
+) -> T {
+    tokio::select! {
+        biased;
+        out = meanwhile => out,
+        () = run => panic!("the election loop returned"),
+    }
+}
+
+/// Leads with `elector` on `store`, renews twice, then stalls the loop. Returns the stalled
+/// loop and when its last renewal succeeded.
+async fn stalled_leader<'a>(
+    elector: &'a LeaderElector,
+    store: &FakeLeases,
+) -> (Pin<Box<dyn Future<Output = ()> + Send + 'a>>, Instant) {
+    let mut run: Pin<Box<dyn Future<Output = ()> + Send + 'a>> =
+        Box::pin(elector.run(CancellationToken::new()));
+    poll_while(run.as_mut(), leading(elector)).await;
+    poll_while(run.as_mut(), tokio::time::sleep(RETRY * 2 + RETRY / 2)).await;
+    assert_eq!(
+        store.writes.load(Ordering::SeqCst),
+        3,
+        "created, then renewed twice"
+    );
+    let renewed = store.last_write.lock().expect("renewed");
+    (run, renewed)
+}
+
+#[tokio::test(start_paused = true)]
+async fn check_fails_once_a_stuck_leader_goes_past_lease_duration_plus_tolerance() {
+    let store = FakeLeases::new();
+    let a = elector(store.clone(), "a");
+    let (_stalled, renewed) = stalled_leader(&a, &store).await;
+    tokio::time::advance(renewed + LEASE + TOLERANCE - Instant::now()).await;
+    assert!(a.is_leader(), "a stuck loop never cancels its term");
+    assert_eq!(a.check(TOLERANCE), Ok(()), "exactly at the limit: passes");
+    tokio::time::advance(Duration::from_millis(1)).await;
+    let error = a.check(TOLERANCE).expect_err("past the limit");
+    assert_eq!(
+        error,
+        LeaderCheckError {
+            lease_name: "lock".into(),
+            since_renewal: LEASE + TOLERANCE + Duration::from_millis(1),
+            limit: LEASE + TOLERANCE,
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        "failed election to renew leadership on lease lock"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn check_tolerance_moves_the_limit_past_the_lease_duration() {
+    let store = FakeLeases::new();
+    let a = elector(store.clone(), "a");
+    let (_stalled, renewed) = stalled_leader(&a, &store).await;
+    tokio::time::advance(renewed + LEASE + Duration::from_secs(1) - Instant::now()).await;
+    assert!(
+        a.check(Duration::ZERO).is_err(),
+        "no tolerance: the lease duration"
+    );
+    assert!(a.check(Duration::from_secs(1)).is_ok());
+    assert!(a.check(TOLERANCE).is_ok());
+    assert!(
+        a.check(Duration::MAX).is_ok(),
+        "the limit saturates instead of overflowing"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn check_passes_for_a_leader_that_keeps_renewing() {
+    let store = FakeLeases::new();
+    let a = elector(store.clone(), "a");
+    let _run = start(&a);
+    let term = leading(&a).await;
+    for _ in 0..20 {
+        tokio::time::sleep(LEASE).await;
+        assert_eq!(a.check(Duration::ZERO), Ok(()));
+    }
+    assert!(!term.is_cancelled(), "the same term throughout");
+}
+
+#[tokio::test(start_paused = true)]
+async fn check_passes_for_a_standby_and_an_elector_that_never_ran() {
+    let store = FakeLeases::new();
+    let a = elector(store.clone(), "a");
+    let _a = start(&a);
+    leading(&a).await;
+    let b = elector(store.clone(), "b");
+    let c = elector(store.clone(), "c");
+    let _b = start(&b);
+    tokio::time::sleep(LEASE * 10).await;
+    assert!(!b.is_leader(), "a renews: b stands by");
+    assert_eq!(b.check(Duration::ZERO), Ok(()), "a standby always passes");
+    assert_eq!(c.check(Duration::ZERO), Ok(()), "never ran");
+}
+
+#[tokio::test(start_paused = true)]
+async fn check_fails_for_a_stuck_leader_that_another_replica_took_over_from() {
+    let store = FakeLeases::new();
+    let a = elector(store.clone(), "a");
+    let (_stalled, renewed) = stalled_leader(&a, &store).await;
+    let b = elector(store.clone(), "b");
+    let _b = start(&b);
+    leading(&b).await;
+    assert!(Instant::now() - renewed >= LEASE, "b waited for a's lease");
+    tokio::time::sleep_until(renewed + LEASE + TOLERANCE + Duration::from_millis(1)).await;
+    assert!(a.is_leader() && b.is_leader(), "a still believes it leads");
+    assert!(a.check(TOLERANCE).is_err(), "the stuck one fails");
+    assert_eq!(b.check(Duration::ZERO), Ok(()), "the new leader renews");
+}
+
+#[tokio::test(start_paused = true)]
+async fn check_passes_once_a_leader_whose_renewals_fail_has_stepped_down() {
+    let store = FakeLeases::new();
+    let link = Partition::new(&store);
+    let a = elector(link.clone(), "a");
+    let _run = start(&a);
+    let term = leading(&a).await;
+    link.fail.store(true, Ordering::SeqCst);
+    term.cancelled().await;
+    tokio::time::sleep(LEASE * 10).await;
+    assert!(!a.is_leader());
+    assert_eq!(a.check(Duration::ZERO), Ok(()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn check_passes_once_the_loop_returned_or_was_dropped() {
+    let store = FakeLeases::new();
+    let a = elector(store.clone(), "a");
+    let (stalled, _renewed) = stalled_leader(&a, &store).await;
+    tokio::time::sleep(LEASE * 10).await;
+    assert!(a.check(TOLERANCE).is_err());
+    drop(stalled);
+    assert!(!a.is_leader(), "dropping the loop ended the term");
+    assert_eq!(a.check(Duration::ZERO), Ok(()), "dropped");
+
+    let b = elector(FakeLeases::new(), "b");
+    let run = start(&b);
+    leading(&b).await;
+    run.cancel.cancel();
+    run.task.await.unwrap();
+    tokio::time::sleep(LEASE * 10).await;
+    assert_eq!(b.check(Duration::ZERO), Ok(()), "returned");
+}
+
+#[tokio::test(start_paused = true)]
+async fn healthz_adaptor_passes_without_an_elector_then_checks_the_one_set() {
+    let store = FakeLeases::new();
+    let a = elector(store.clone(), "a");
+    let (_stalled, _renewed) = stalled_leader(&a, &store).await;
+    tokio::time::sleep(LEASE + TOLERANCE * 2).await;
+    let adaptor = HealthzAdaptor::new(TOLERANCE);
+    assert_eq!(HealthzAdaptor::NAME, "leaderElection");
+    assert_eq!(adaptor.check(), Ok(()), "no elector yet");
+    let registered = adaptor.clone();
+    adaptor.set_leader_elector(a.clone());
+    let error = registered.check().expect_err("clones share the elector");
+    assert_eq!(
+        error.to_string(),
+        "failed election to renew leadership on lease lock"
+    );
+    let lenient = HealthzAdaptor::new(TOLERANCE * 3);
+    lenient.set_leader_elector(a.clone());
+    assert_eq!(lenient.check(), Ok(()), "its own tolerance");
+    adaptor.set_leader_elector(elector(store.clone(), "b"));
+    assert_eq!(registered.check(), Ok(()), "replaced by a non-leader");
 }

@@ -182,8 +182,8 @@ pub(crate) enum Reason {
     /// A user's check: its error is withheld (the endpoint is public), as controller-runtime
     /// does; `/<endpoint>/<name>` and the debug log show it.
     Withheld,
-    /// One of the manager's own checks, whose errors only name caches or say that shutdown
-    /// began: shown, as `/readyz` always did.
+    /// One of the manager's own checks, whose errors only name caches or the Lease, or say
+    /// that shutdown began: shown, as `/readyz` always did.
     Shown,
 }
 

@@ -23,6 +23,7 @@ mod task;
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::join_all;
 use kube::Client;
@@ -35,7 +36,10 @@ use crate::controller::{
     Controller, ControllerBuilder, ControllerResource, ErasedController, Ownership,
 };
 use crate::factory::InformerFactory;
-use crate::leader::{LeaderElectionConfig, LeaderElector, LeaderState};
+use crate::leader::{
+    DEFAULT_MAX_TOLERABLE_EXPIRED_LEASE, HealthzAdaptor, LeaderElectionConfig, LeaderElector,
+    LeaderState,
+};
 use crate::lease::ConfigError;
 use crate::metrics::Metrics;
 use crate::shard::{ShardConfig, ShardConfigError, ShardManager, shard_of};
@@ -53,6 +57,8 @@ const INFORMER_SYNC_CHECK: &str = "informer-sync";
 const SHUTDOWN_CHECK: &str = "shutdown";
 /// The health check served when the user added none (controller-runtime's `healthz.Ping`).
 const PING_CHECK: &str = "ping";
+/// The health check the manager adds with leader election (kube-controller-manager's name).
+const LEADER_ELECTION_CHECK: &str = HealthzAdaptor::NAME;
 
 /// The address the HTTP endpoint binds by default: every interface, port 8080
 /// (controller-runtime's metrics port).
@@ -109,7 +115,9 @@ pub enum ManagerError {
         source: std::io::Error,
     },
     /// A check with this name was already added to this endpoint (or the manager's own
-    /// readiness checks, `informer-sync` and `shutdown`, have it).
+    /// checks have it: `informer-sync` and `shutdown` on `/readyz`, and `leaderElection` on
+    /// `/healthz` with [leader election](Manager::leader_election)). For a `leaderElection`
+    /// health check added before leader election was set, [`Manager::run`] gives this error.
     #[error("a /{endpoint} check named {name:?} was already added")]
     DuplicateCheck {
         /// `healthz` or `readyz`.
@@ -159,7 +167,9 @@ pub enum ManagerError {
 ///   reconciling at once); workers run only while this replica leads. When the term ends,
 ///   reconciles in flight are dropped at once (before another replica can take the lease
 ///   over; their keys stay queued); the lease is released only after the workers stopped
-///   on shutdown.
+///   on shutdown. `/healthz` gains a `leaderElection` check that fails if the election loop
+///   is stuck while this replica believes it leads (see
+///   [`leader_election_health_tolerance`](Self::leader_election_health_tolerance)).
 /// - **Sharding** ([`sharding`](Self::sharding)): workers run on every replica and
 ///   reconcile only keys whose shard this replica holds; keys of other shards are dropped
 ///   from the queue (`forget` + `done`); reconciles of a key whose shard is lost are
@@ -206,6 +216,8 @@ pub struct Manager {
     probe_listener: Option<TcpListener>,
     signals: bool,
     leader: Option<LeaderElectionConfig>,
+    /// The `leaderElection` health check's tolerance past the lease duration.
+    leader_health_tolerance: Duration,
     sharding: Option<ShardConfig>,
     /// Built from `leader` / `sharding` on first use.
     mode: Option<Mode>,
@@ -303,6 +315,7 @@ impl Manager {
             probe_listener: None,
             signals: true,
             leader: None,
+            leader_health_tolerance: DEFAULT_MAX_TOLERABLE_EXPIRED_LEASE,
             sharding: None,
             mode: None,
         }
@@ -400,6 +413,8 @@ impl Manager {
     /// - `/healthz/<name>`: that check alone: 200 `ok`, or 500
     ///   `internal server error: <its error>`; 404 for a name that is not a check.
     /// - With no check added, one named `ping` always passes.
+    /// - With [leader election](Self::leader_election), the manager adds `leaderElection`
+    ///   (see [`leader_election_health_tolerance`](Self::leader_election_health_tolerance)).
     ///
     /// `/readyz` answers the same way for [`add_readyz_check`](Self::add_readyz_check)'s
     /// checks, failing with 500 too. Differences from controller-runtime: `ok` ends with a
@@ -407,7 +422,8 @@ impl Manager {
     ///
     /// # Errors
     /// [`ManagerError::InvalidCheckName`] for a name that is empty or holds more than
-    /// letters, digits, `-`, `_` and `.`; [`ManagerError::DuplicateCheck`] for a name taken.
+    /// letters, digits, `-`, `_` and `.`; [`ManagerError::DuplicateCheck`] for a name taken,
+    /// `leaderElection` included once leader election is set.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -461,10 +477,15 @@ impl Manager {
         check: impl IntoCheck<M>,
     ) -> Result<(), ManagerError> {
         let name = name.into();
+        let reserved: &[&str] = if self.leader.is_some() {
+            &[LEADER_ELECTION_CHECK]
+        } else {
+            &[]
+        };
         add_check(
             &mut self.health_checks,
             "healthz",
-            &[],
+            reserved,
             name,
             check.into_check(),
         )
@@ -572,6 +593,36 @@ impl Manager {
     pub fn leader_election(mut self, config: LeaderElectionConfig) -> Self {
         self.leader = Some(config);
         self.mode = None;
+        self
+    }
+
+    /// How long past the lease duration this replica may go without renewing the Lease
+    /// while it believes it leads before the `leaderElection` health check fails
+    /// (default [`DEFAULT_MAX_TOLERABLE_EXPIRED_LEASE`], 20 s, as kube-controller-manager).
+    ///
+    /// With [leader election](Self::leader_election), `/healthz` (and `/livez`) serve a check
+    /// named `leaderElection`: [`LeaderElector::check`] with this tolerance. It fails only
+    /// when the election loop is stuck (a running loop steps down by itself at the renew
+    /// deadline, so a standby, or a leader that stepped down, always passes), so that
+    /// kubelet restarts a replica that may still be doing leader-only work after another
+    /// one took over. Its error is shown, as with the manager's other checks:
+    /// `[-]leaderElection failed: failed election to renew leadership on lease <name>`.
+    /// A probe that must ignore it can ask `/healthz?exclude=leaderElection`; sharding has
+    /// no such check.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use informer_runtime::leader::LeaderElectionConfig;
+    /// # use informer_runtime::manager::Manager;
+    /// # fn demo(client: kube::Client) {
+    /// let manager = Manager::new(client)
+    ///     .leader_election(LeaderElectionConfig::new("shop-controller", "shop", "pod-a"))
+    ///     .leader_election_health_tolerance(Duration::from_secs(60));
+    /// # let _ = manager;
+    /// # }
+    /// ```
+    pub fn leader_election_health_tolerance(mut self, tolerance: Duration) -> Self {
+        self.leader_health_tolerance = tolerance;
         self
     }
 
@@ -773,9 +824,21 @@ impl Manager {
     /// Before anything runs: [`ManagerError::Bind`], [`ManagerError::BindHealthProbe`],
     /// [`ManagerError::Config`], [`ManagerError::ShardConfig`], [`ManagerError::NoClient`],
     /// [`ManagerError::LeaderElectionAndSharding`],
-    /// [`ManagerError::TaskNeedsLeaderElection`].
+    /// [`ManagerError::TaskNeedsLeaderElection`], [`ManagerError::DuplicateCheck`] (a health
+    /// check of yours named `leaderElection` with leader election).
     pub async fn run(mut self, cancel: CancellationToken) -> Result<(), ManagerError> {
         self.mode()?;
+        if matches!(self.mode, Some(Mode::Leader(_)))
+            && self
+                .health_checks
+                .iter()
+                .any(|c| c.name == LEADER_ELECTION_CHECK)
+        {
+            return Err(ManagerError::DuplicateCheck {
+                endpoint: "healthz",
+                name: LEADER_ELECTION_CHECK.to_owned(),
+            });
+        }
         if matches!(self.mode, Some(Mode::Shards(_)))
             && let Some(task) = self.tasks.iter().find(|t| t.needs_leader_election)
         {
@@ -796,7 +859,7 @@ impl Manager {
         let controllers: Arc<Vec<Box<dyn ErasedController>>> =
             Arc::new(std::mem::take(&mut self.controllers));
         let tasks = std::mem::take(&mut self.tasks);
-        let probes = Arc::new(self.probes(&controllers, &shutdown));
+        let probes = Arc::new(self.probes(&controllers, &shutdown, &mode));
         let registry = std::mem::take(&mut self.registry);
         let separate = self.separate_probe_address().is_some();
         let metrics_state = Arc::new(HttpState {
@@ -942,17 +1005,28 @@ impl Manager {
         })
     }
 
-    /// The checks `/healthz` and `/readyz` serve: the user's, and the manager's own.
+    /// The checks `/healthz` and `/readyz` serve: the user's, and the manager's own
+    /// (`leaderElection` with leader election).
     fn probes(
         &mut self,
         controllers: &Arc<Vec<Box<dyn ErasedController>>>,
         shutdown: &CancellationToken,
+        mode: &Mode,
     ) -> Probes {
         let mut health = std::mem::take(&mut self.health_checks);
         if health.is_empty() {
             health.push(NamedCheck {
                 name: PING_CHECK.to_owned(),
                 check: (|| Ok(())).into_check(),
+                reason: Reason::Shown,
+            });
+        }
+        if let Mode::Leader(elector) = mode {
+            let adaptor = HealthzAdaptor::new(self.leader_health_tolerance);
+            adaptor.set_leader_elector(elector.clone());
+            health.push(NamedCheck {
+                name: LEADER_ELECTION_CHECK.to_owned(),
+                check: (move || adaptor.check().map_err(Into::into)).into_check(),
                 reason: Reason::Shown,
             });
         }

@@ -337,7 +337,7 @@ async fn ask(state: &HttpState, uri: &str) -> (u16, String) {
 fn probes_of(configure: impl FnOnce(&mut Manager), shutdown: &CancellationToken) -> Arc<Probes> {
     let mut manager = Manager::with_factory(InformerFactory::without_client());
     configure(&mut manager);
-    Arc::new(manager.probes(&Arc::new(Vec::new()), shutdown))
+    Arc::new(manager.probes(&Arc::new(Vec::new()), shutdown, &Mode::Single))
 }
 
 fn serving(probes: Arc<Probes>) -> HttpState {
@@ -746,4 +746,149 @@ async fn manager_fails_to_start_when_the_address_is_taken() {
         .run(CancellationToken::new())
         .await;
     assert!(matches!(result, Err(ManagerError::Bind { address: a, .. }) if a == address));
+}
+
+// ---------------------------------------------------------------------------------------
+// The `leaderElection` health check
+// ---------------------------------------------------------------------------------------
+
+const LEASE: Duration = Duration::from_secs(15);
+
+fn fake_elector(store: &Arc<crate::lease::fake::FakeLeases>, id: &str) -> LeaderElector {
+    LeaderElector::with_api(
+        store.clone(),
+        LeaderElectionConfig::new("lock", "default", id),
+    )
+    .unwrap()
+}
+
+/// The probes of a leader-elected manager (no controller) whose elector is `elector`, with
+/// `tolerance` for the `leaderElection` check.
+fn leader_probes(elector: &LeaderElector, tolerance: Duration) -> Arc<Probes> {
+    let mut manager = Manager::with_factory(InformerFactory::without_client())
+        .leader_election(elector.config().clone())
+        .leader_election_health_tolerance(tolerance);
+    manager.mode = Some(Mode::Leader(elector.clone()));
+    let mode = manager.mode.take().unwrap();
+    Arc::new(manager.probes(&Arc::new(Vec::new()), &CancellationToken::new(), &mode))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stuck_leader_fails_healthz_with_a_leader_election_line_and_a_standby_passes() {
+    let store = crate::lease::fake::FakeLeases::new();
+    let a = fake_elector(&store, "a");
+    // Drive a's loop until it leads, then never poll it again: it is stuck.
+    let mut stalled = Box::pin(a.run(CancellationToken::new()));
+    tokio::select! {
+        () = async { while !a.is_leader() { tokio::time::sleep(Duration::from_millis(1)).await } } => {}
+        () = &mut stalled => panic!("the loop returned"),
+    }
+    let renewed = store.last_write.lock().expect("acquired");
+    // Elsewhere (another Lease), a standby behind a leader that renews.
+    let other_store = crate::lease::fake::FakeLeases::new();
+    let (c, b) = (
+        fake_elector(&other_store, "c"),
+        fake_elector(&other_store, "b"),
+    );
+    let runs: Vec<_> = [c.clone(), b.clone()]
+        .into_iter()
+        .map(|e| tokio::spawn(async move { e.run(CancellationToken::new()).await }))
+        .collect();
+    while !c.is_leader() {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let tolerance = Duration::from_secs(5);
+    let leader = serving(leader_probes(&a, tolerance));
+    let other = serving(leader_probes(&b, tolerance));
+
+    assert_eq!(ask(&leader, "/healthz").await, (200, "ok\n".to_owned()));
+    assert_eq!(
+        ask(&leader, "/healthz?verbose").await,
+        (
+            200,
+            "[+]leaderElection ok\n[+]ping ok\nhealthz check passed\n".to_owned()
+        )
+    );
+    tokio::time::sleep_until(renewed + LEASE + tolerance).await;
+    assert_eq!(ask(&leader, "/healthz").await.0, 200, "at the limit");
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert!(a.is_leader(), "still believes it leads");
+    let failed = "[-]leaderElection failed: failed election to renew leadership on lease lock\n\
+                  [+]ping ok\nhealthz check failed\n";
+    assert_eq!(ask(&leader, "/healthz").await, (500, failed.to_owned()));
+    assert_eq!(ask(&leader, "/livez").await, (500, failed.to_owned()));
+    assert_eq!(
+        ask(&leader, "/healthz/leaderElection").await,
+        (
+            500,
+            "internal server error: failed election to renew leadership on lease lock\n".to_owned()
+        )
+    );
+    assert_eq!(
+        ask(&leader, "/healthz?exclude=leaderElection").await.0,
+        200,
+        "excluded"
+    );
+    assert_eq!(
+        ask(&leader, "/readyz").await.0,
+        200,
+        "a liveness check only"
+    );
+
+    assert!(!b.is_leader(), "c renews: b stands by");
+    assert_eq!(ask(&other, "/healthz").await, (200, "ok\n".to_owned()));
+    assert_eq!(ask(&other, "/healthz/leaderElection").await.0, 200);
+    for run in runs {
+        run.abort();
+    }
+}
+
+#[tokio::test]
+async fn the_leader_election_check_is_added_only_with_leader_election() {
+    let plain = serving(probes_of(|_| {}, &CancellationToken::new()));
+    assert_eq!(ask(&plain, "/healthz/leaderElection").await.0, 404);
+    let elector = fake_elector(&crate::lease::fake::FakeLeases::new(), "a");
+    let leader = serving(leader_probes(&elector, Duration::ZERO));
+    assert_eq!(
+        ask(&leader, "/healthz/leaderElection").await,
+        (200, "ok\n".to_owned()),
+        "not running: passes"
+    );
+}
+
+#[tokio::test]
+async fn a_users_leader_election_health_check_collides_only_with_leader_election() {
+    let config = LeaderElectionConfig::new("lock", "default", "a");
+    // Added after leader election: refused at once.
+    let mut after =
+        Manager::with_factory(InformerFactory::without_client()).leader_election(config.clone());
+    assert!(matches!(
+        after.add_healthz_check("leaderElection", || Ok(())),
+        Err(ManagerError::DuplicateCheck { endpoint: "healthz", name }) if name == "leaderElection"
+    ));
+    after
+        .add_readyz_check("leaderElection", || Ok(()))
+        .expect("/readyz has no such check");
+    // Added before: refused when the manager runs.
+    let mut before = Manager::with_factory(InformerFactory::without_client())
+        .metrics_address("127.0.0.1:0".parse().unwrap())
+        .handle_signals(false);
+    before
+        .add_healthz_check("leaderElection", || Ok(()))
+        .expect("no leader election yet");
+    let mut before = before.leader_election(config);
+    before.mode = Some(Mode::Leader(fake_elector(
+        &crate::lease::fake::FakeLeases::new(),
+        "a",
+    )));
+    assert!(matches!(
+        before.run(CancellationToken::new()).await,
+        Err(ManagerError::DuplicateCheck { endpoint: "healthz", name }) if name == "leaderElection"
+    ));
+    // Sharding has no such check: the name is free.
+    let mut sharded = Manager::with_factory(InformerFactory::without_client())
+        .sharding(ShardConfig::new(4, "ctl", "default", "a"));
+    sharded
+        .add_healthz_check("leaderElection", || Ok(()))
+        .expect("free with sharding");
 }
