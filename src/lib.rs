@@ -74,8 +74,9 @@ pub mod prelude {
     pub use informer_runtime::Reconciler;
     pub use informer_runtime::controller::{
         BuildError, Context, ControllerBuilder, ControllerSpec, FinalizerEvent, Reconcile,
-        WatchOptions, finalizer,
+        WatchOptions, controller_owner, finalizer,
     };
+    pub use informer_runtime::factory::InformerHandle;
     pub use informer_runtime::leader::LeaderElectionConfig;
     pub use informer_runtime::lister::{ByControllerUid, Index};
     pub use informer_runtime::manager::ManagerError;

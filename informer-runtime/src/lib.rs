@@ -34,6 +34,7 @@ pub mod reflector;
 pub mod shard;
 pub mod view;
 
+mod fallback;
 mod jitter;
 mod panic;
 mod pool;

@@ -67,7 +67,6 @@ pub(crate) mod children;
 mod consistency;
 mod context;
 mod enqueue;
-pub(crate) mod fallback;
 mod filter;
 mod finalizer;
 mod owner;

@@ -29,8 +29,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::consistency::Gate;
-use super::fallback;
 use super::reconciler::{Action, KeyReconciler, ReconcileError, RunnerFailure};
+use crate::fallback;
 use crate::metrics::{
     ControllerStats, WorkqueueHooks, reconcile_time_histogram, work_duration_histogram,
 };

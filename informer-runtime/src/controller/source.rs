@@ -72,6 +72,8 @@ pub(crate) struct InformerSource<C: Clone> {
     handler: String,
     informer: SharedIndexInformer<C>,
     registration: Mutex<Option<Arc<HandlerRegistration<C>>>>,
+    /// Removes the handler if the controller is dropped without being stopped.
+    detach_on_drop: Option<Box<dyn FnOnce() + Send + Sync>>,
     holder: Mutex<Holder<C>>,
 }
 
@@ -85,12 +87,15 @@ where
         handler: String,
         registration: HandlerRegistration<C>,
     ) -> Self {
+        // The controller's handler goes with its handle: dropping both is not a mistake.
+        let handle = handle.quiet();
         Self {
             label: handle.id().to_string(),
             resource: ResourceId::of::<C>(),
             params: handle.id().params().clone(),
             handler,
             informer: handle.informer().clone(),
+            detach_on_drop: Some(registration.detacher()),
             registration: Mutex::new(Some(Arc::new(registration))),
             holder: Mutex::new(Holder::Shared {
                 factory: factory.clone(),
@@ -112,6 +117,7 @@ where
             params,
             handler,
             informer,
+            detach_on_drop: Some(registration.detacher()),
             registration: Mutex::new(Some(Arc::new(registration))),
             holder: Mutex::new(Holder::Private {
                 cancel: CancellationToken::new(),
@@ -223,7 +229,11 @@ where
 
 impl<C: Clone> Drop for InformerSource<C> {
     fn drop(&mut self) {
-        // A private informer must not outlive its controller.
+        // A controller dropped without being stopped: its handler goes with it (a shared
+        // informer outlives it), and a private informer must not outlive it.
+        if let Some(detach) = self.detach_on_drop.take() {
+            detach();
+        }
         if let Holder::Private { cancel, .. } = &*self.holder.lock() {
             cancel.cancel();
         }
@@ -291,7 +301,7 @@ impl Sources {
                             ?unsynced,
                             "an informer stopped before its cache synced; the controller will not run",
                         );
-                        super::fallback::report(format_args!(
+                        crate::fallback::report(format_args!(
                             "controller {controller}: an informer stopped before its cache synced, so the controller does not run: {}",
                             unsynced.join("; ")
                         ));
@@ -314,7 +324,7 @@ impl Sources {
     fn warn_unsynced(&self, controller: &str) {
         let unsynced = self.unsynced();
         tracing::warn!(controller, ?unsynced, "still waiting for caches to sync");
-        super::fallback::report(format_args!(
+        crate::fallback::report(format_args!(
             "controller {controller}: still waiting for caches to sync: {}",
             unsynced.join("; ")
         ));

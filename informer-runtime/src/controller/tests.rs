@@ -1471,3 +1471,22 @@ fn the_same_kind_may_be_watched_twice_and_each_lister_is_found_by_position() {
     assert_eq!(factory.informers().len(), 2, "two informers of ConfigMaps");
     assert!(controller.lister_at::<ConfigMap>(0).is_some());
 }
+
+#[test]
+fn a_controller_dropped_without_being_stopped_takes_its_handler_off_the_shared_informer() {
+    let h = Harness::new();
+    let informer = h._registered.0.informer().clone();
+    let controller = h
+        .builder()
+        .build(reconciler_fn(|_k, _o: Option<Arc<ConfigMap>>| async {
+            Ok(Action::Done)
+        }))
+        .unwrap();
+    assert_eq!(informer.handler_count(), 1);
+    drop(controller);
+    assert_eq!(
+        informer.handler_count(),
+        0,
+        "the informer outlives the controller (the harness holds it), its handler does not"
+    );
+}

@@ -97,6 +97,7 @@ trait ErasedInformer: Send + Sync {
     fn sync_error(&self) -> Option<Arc<ReflectorError>>;
     fn wait_for_sync(&self) -> BoxFuture<'static, bool>;
     fn run(&self, cancel: CancellationToken) -> BoxFuture<'static, ()>;
+    fn handler_count(&self) -> usize;
 }
 
 impl<K> ErasedInformer for SharedIndexInformer<K>
@@ -114,6 +115,9 @@ where
     }
     fn sync_error(&self) -> Option<Arc<ReflectorError>> {
         SharedIndexInformer::sync_error(self)
+    }
+    fn handler_count(&self) -> usize {
+        SharedIndexInformer::handler_count(self)
     }
     fn wait_for_sync(&self) -> BoxFuture<'static, bool> {
         let informer = self.clone();
@@ -269,6 +273,8 @@ impl InformerFactory {
 
     /// The resync period of every informer built from now on (see
     /// [`SharedIndexInformer::default_resync`]). Set it before cloning or using the factory.
+    /// A handler gets it when it asks for it: `add_handler(h, informer.default_resync())`
+    /// (client-go's `AddEventHandler`); `add_handler(h, None)` has no resync.
     pub fn default_resync(self, period: Option<Duration>) -> Self {
         self.configure(|inner| inner.default_resync = period)
     }
@@ -587,6 +593,7 @@ impl InformerFactory {
                 factory: self.inner.clone(),
                 id: Arc::new(id),
                 serial: entry.serial,
+                report_orphans: true,
             };
         }
         let informer = self.build_informer(&id, make(), store, kube_source);
@@ -622,6 +629,7 @@ impl InformerFactory {
             factory: self.inner.clone(),
             id: Arc::new(id),
             serial,
+            report_orphans: true,
         }
     }
 
@@ -792,7 +800,7 @@ impl Inner {
         }
     }
 
-    fn release(&self, id: &InformerId, serial: u64) {
+    fn release(&self, id: &InformerId, serial: u64, report_orphans: bool) {
         let mut state = self.state.lock();
         let Some(entry) = state.entries.get_mut(id) else {
             return;
@@ -810,7 +818,22 @@ impl Inner {
             if let Some(task) = entry.task {
                 state.stopping.push(task);
             }
-            tracing::debug!(informer = %id, "last user gone; informer stopped and removed");
+            // Handlers still registered mean someone expects events: dropping the handle
+            // (as a client-go user drops `fooInformer` once its handler is added) is a
+            // mistake that would otherwise show only as a cache that never fills.
+            let handlers = entry.informer.handler_count();
+            if report_orphans && handlers > 0 {
+                tracing::warn!(
+                    informer = %id,
+                    handlers,
+                    "the last InformerHandle was dropped: the informer is stopped and its handlers get no more events; keep the handle for as long as you use the informer, its lister or its handlers"
+                );
+                crate::fallback::report(format_args!(
+                    "informer {id} stopped: its last InformerHandle was dropped while {handlers} handler(s) were registered; keep the handle for as long as you use the informer, its lister or its handlers"
+                ));
+            } else {
+                tracing::debug!(informer = %id, "last user gone; informer stopped and removed");
+            }
         }
     }
 }
@@ -821,11 +844,39 @@ impl Inner {
 /// Each handle, and each clone of one, counts as one user. When the last user of an
 /// informer is dropped, the factory stops the informer and forgets it. Handles keep the
 /// factory's shared state alive.
+///
+/// **Keep the handle for as long as you use the informer.** Listers, handler registrations
+/// and stores taken from it do not count as users (client-go's factory keeps every informer
+/// until it stops; here an informer nobody holds is stopped, so that dynamic watches can
+/// end). A handle dropped while handlers are registered is reported (a warning, and a line
+/// on stderr while no `tracing` subscriber is installed). Store it beside the listers, as a
+/// field of your controller:
+///
+/// ```no_run
+/// # async fn demo(client: kube::Client) {
+/// use informer_runtime::factory::{InformerFactory, InformerHandle, InformerParams};
+/// use informer_runtime::lister::Lister;
+/// use k8s_openapi::api::apps::v1::Deployment;
+///
+/// struct MyController {
+///     _deployments: InformerHandle<Deployment>, // keeps the informer running
+///     deployments: Lister<Deployment>,
+/// }
+/// let factory = InformerFactory::new(client);
+/// let informer = factory.informer::<Deployment>(InformerParams::all());
+/// let controller = MyController { deployments: informer.lister(), _deployments: informer };
+/// factory.start();
+/// # let _ = controller;
+/// # }
+/// ```
 pub struct InformerHandle<K: Clone> {
     informer: SharedIndexInformer<K>,
     factory: Arc<Inner>,
     id: Arc<InformerId>,
     serial: u64,
+    /// Whether dropping the last handle while handlers are registered is reported (not
+    /// when the library drops a handle whose handlers it owns).
+    report_orphans: bool,
 }
 
 impl<K: Clone> InformerHandle<K> {
@@ -844,6 +895,14 @@ impl<K: Clone> InformerHandle<K> {
     pub fn informer(&self) -> &SharedIndexInformer<K> {
         &self.informer
     }
+
+    /// This handle, dropped without reporting handlers left registered: for the library's
+    /// own handles, whose handlers go with them (a controller dropped without being
+    /// stopped).
+    pub(crate) fn quiet(mut self) -> Self {
+        self.report_orphans = false;
+        self
+    }
 }
 
 impl<K: Clone> Deref for InformerHandle<K> {
@@ -861,13 +920,15 @@ impl<K: Clone> Clone for InformerHandle<K> {
             factory: self.factory.clone(),
             id: self.id.clone(),
             serial: self.serial,
+            report_orphans: self.report_orphans,
         }
     }
 }
 
 impl<K: Clone> Drop for InformerHandle<K> {
     fn drop(&mut self) {
-        self.factory.release(&self.id, self.serial);
+        self.factory
+            .release(&self.id, self.serial, self.report_orphans);
     }
 }
 

@@ -242,6 +242,17 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
 
     /// Unregisters a listener, closes it and waits until its task has ended.
     pub(crate) async fn remove(&self, listener: &Arc<Listener<K>>) {
+        if let Some(task) = self.detach(listener) {
+            let _ = task.await;
+        }
+    }
+
+    /// Removes `listener` without waiting: it gets no notification from now on, and its
+    /// task (returned, if it has one) ends after the call in progress.
+    pub(crate) fn detach(
+        &self,
+        listener: &Arc<Listener<K>>,
+    ) -> Option<tokio::task::JoinHandle<()>> {
         {
             let mut state = self.state.lock();
             let before = state.entries.len();
@@ -252,10 +263,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
         }
         listener.close();
         self.resync_changed.notify_one();
-        let task = listener.task.lock().take();
-        if let Some(task) = task {
-            let _ = task.await;
-        }
+        listener.task.lock().take()
     }
 
     /// Closes every listener without waiting for their tasks; listeners added afterwards

@@ -103,4 +103,12 @@ impl<K: Resource + Send + Sync + 'static> HandlerRegistration<K> {
     pub async fn remove(self) {
         self.processor.remove(&self.listener).await;
     }
+
+    /// A function that removes the handler without waiting for its task (which ends after
+    /// the call in progress): for owners dropped without being stopped (a `Drop` cannot
+    /// await, nor always name this type's bounds).
+    pub(crate) fn detacher(&self) -> Box<dyn FnOnce() + Send + Sync> {
+        let (processor, listener) = (self.processor.clone(), self.listener.clone());
+        Box::new(move || drop(processor.detach(&listener)))
+    }
 }

@@ -476,6 +476,11 @@ where
     /// Registers a handler with a resync period (`None` or zero: no resync; at least one
     /// second). See [`add_handler_with`](Self::add_handler_with).
     ///
+    /// client-go's `AddEventHandler(h)` gives the handler the informer's default resync
+    /// period; here that is `add_handler(h, informer.default_resync())`
+    /// ([`default_resync`](Self::default_resync), set by the factory's or the builder's
+    /// `default_resync`): `None` is no resync, whatever the default.
+    ///
     /// ```
     /// use std::sync::Arc;
     /// use std::time::Duration;

@@ -300,13 +300,11 @@ fn report(task: &Task, ended: &Ended) {
         ),
         Ended::Failed(error) => {
             tracing::error!(task = %name, %error, "task failed; it is not restarted");
-            crate::controller::fallback::report(format_args!(
-                "task {name} failed (not restarted): {error}"
-            ));
+            crate::fallback::report(format_args!("task {name} failed (not restarted): {error}"));
         }
         Ended::Panicked(message) => {
             tracing::error!(task = %name, panic = %message, "task panicked; it is not restarted");
-            crate::controller::fallback::report(format_args!(
+            crate::fallback::report(format_args!(
                 "task {name} panicked (not restarted): {message}"
             ));
         }

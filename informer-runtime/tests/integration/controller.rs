@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::support::{eventually_async, server};
+use super::support::{Warnings, eventually_async, server};
 use informer_core::ObjectKey;
 use informer_runtime::controller::{Action, Controller, ReconcileError, reconciler_fn};
 use informer_runtime::factory::InformerFactory;
@@ -225,35 +225,6 @@ async fn two_controllers_watching_pods_open_one_watch() {
     for run in runs {
         run.await.unwrap();
     }
-}
-
-/// Records the messages of the warnings logged on the thread it is installed on.
-#[derive(Clone, Default)]
-struct Warnings(Arc<std::sync::Mutex<Vec<String>>>);
-
-impl tracing::Subscriber for Warnings {
-    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
-        *metadata.level() <= tracing::Level::WARN
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        struct Message<'a>(&'a mut String);
-        impl tracing::field::Visit for Message<'_> {
-            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-                use std::fmt::Write;
-                let _ = write!(self.0, " {}={value:?}", field.name());
-            }
-        }
-        let mut text = String::new();
-        event.record(&mut Message(&mut text));
-        self.0.lock().unwrap().push(text);
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
 }
 
 #[tokio::test]

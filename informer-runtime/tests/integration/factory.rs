@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::support::{eventually, server};
+use super::support::{Warnings, eventually, server};
 use informer_runtime::factory::{InformerFactory, InformerParams, UnsyncedReason};
 use informer_testing::{ApiError, FailureCode, RequestMatch, StatusReason, TestApiServer, Verb};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
@@ -242,4 +242,36 @@ async fn a_compact_cache_policy_keeps_objects_encoded_and_decodes_them_on_read()
         2
     );
     factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn dropping_the_last_handle_of_an_informer_with_handlers_is_reported() {
+    use informer_core::HandlerFns;
+    use informer_testing::MemoryListerWatcher;
+    let factory = InformerFactory::without_client();
+    let source = MemoryListerWatcher::<ConfigMap>::new();
+    let with_handler = factory.informer_from(InformerParams::all(), || {
+        std::sync::Arc::new(source.clone())
+    });
+    let _registration = with_handler.add_handler(HandlerFns::new(), None);
+    let without = factory.informer_from(InformerParams::namespaced("x"), || {
+        std::sync::Arc::new(source.clone())
+    });
+    let warnings = Warnings::default();
+    tracing::subscriber::with_default(warnings.clone(), || {
+        drop(without);
+        assert!(
+            warnings.0.lock().unwrap().is_empty(),
+            "no handler: nothing to report"
+        );
+        drop(with_handler);
+    });
+    let warnings = warnings.0.lock().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("the last InformerHandle was dropped")
+            && warnings[0].contains("keep the handle"),
+        "{warnings:?}"
+    );
+    assert!(factory.informers().is_empty());
 }

@@ -3,7 +3,9 @@
 //! its user's back; this prints only while there is none).
 //!
 //! Used at the sites that report a controller failing: a reconcile that fails, panics or
-//! times out, and caches that do not sync; and by the manager for a task that fails. Every such site logs through `tracing` first;
+//! times out, and caches that do not sync; by the manager for a task that fails; by the
+//! factory for an informer stopped because its last handle was dropped while handlers
+//! were registered. Every such site logs through `tracing` first;
 //! [`report`] adds the stderr line when nothing would receive the event. Installing any
 //! subscriber (even one that filters everything out) turns the fallback off.
 
