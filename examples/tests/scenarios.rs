@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each example's `main` and helpers only its binary uses
 
+#[path = "../client_go_style.rs"]
+mod client_go_style;
 #[path = "../config_mirror.rs"]
 mod config_mirror;
 #[path = "../crd_controller.rs"]
@@ -54,6 +56,24 @@ async fn replicaset_pods_keeps_the_pod_count_and_cleans_up() {
         .unwrap();
     assert!(names(&server, "apps/v1", "ReplicaSet").is_empty());
     assert!(names(&server, "v1", "Pod").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_go_style_copies_a_config_map_into_a_secret_and_cleans_up() {
+    let server = server().await;
+    client_go_style::scenario(server.client(), false)
+        .await
+        .unwrap();
+    assert!(
+        names(&server, "v1", "ConfigMap")
+            .iter()
+            .all(|n| n != "settings")
+    );
+    assert!(
+        names(&server, "v1", "Secret")
+            .iter()
+            .all(|n| n != "settings")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

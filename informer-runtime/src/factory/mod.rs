@@ -815,24 +815,27 @@ impl Inner {
         if let Some(entry) = state.entries.remove(id) {
             entry.cancel.cancel();
             state.stopping.retain(|t| !t.is_finished());
+            let started = entry.task.is_some();
             if let Some(task) = entry.task {
                 state.stopping.push(task);
             }
-            // Handlers still registered mean someone expects events: dropping the handle
-            // (as a client-go user drops `fooInformer` once its handler is added) is a
-            // mistake that would otherwise show only as a cache that never fills.
+            // Handlers registered on an informer that never ran mean someone expects events
+            // that will never come: the handle was dropped during setup (as a client-go user
+            // drops `fooInformer` once its handler is added), which would otherwise show only
+            // as a cache that never fills. Once it ran, dropping the last handle is how an
+            // informer is stopped (or how a program ends).
             let handlers = entry.informer.handler_count();
-            if report_orphans && handlers > 0 {
+            if report_orphans && handlers > 0 && !started && !state.shut_down {
                 tracing::warn!(
                     informer = %id,
                     handlers,
-                    "the last InformerHandle was dropped: the informer is stopped and its handlers get no more events; keep the handle for as long as you use the informer, its lister or its handlers"
+                    "the last InformerHandle was dropped before the informer started: it will never run and its handlers get no events; keep the handle for as long as you use the informer, its lister or its handlers"
                 );
                 crate::fallback::report(format_args!(
-                    "informer {id} stopped: its last InformerHandle was dropped while {handlers} handler(s) were registered; keep the handle for as long as you use the informer, its lister or its handlers"
+                    "informer {id} will never run: its last InformerHandle was dropped before it started, while {handlers} handler(s) were registered; keep the handle for as long as you use the informer, its lister or its handlers"
                 ));
             } else {
-                tracing::debug!(informer = %id, "last user gone; informer stopped and removed");
+                tracing::debug!(informer = %id, handlers, "last user gone; informer stopped and removed");
             }
         }
     }
@@ -848,9 +851,9 @@ impl Inner {
 /// **Keep the handle for as long as you use the informer.** Listers, handler registrations
 /// and stores taken from it do not count as users (client-go's factory keeps every informer
 /// until it stops; here an informer nobody holds is stopped, so that dynamic watches can
-/// end). A handle dropped while handlers are registered is reported (a warning, and a line
-/// on stderr while no `tracing` subscriber is installed). Store it beside the listers, as a
-/// field of your controller:
+/// end). A last handle dropped before its informer started, while handlers are registered,
+/// is reported (a warning, and a line on stderr while no `tracing` subscriber is
+/// installed). Store it beside the listers, as a field of your controller:
 ///
 /// ```no_run
 /// # async fn demo(client: kube::Client) {

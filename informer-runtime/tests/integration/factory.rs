@@ -269,7 +269,7 @@ async fn dropping_the_last_handle_of_an_informer_with_handlers_is_reported() {
     let warnings = warnings.0.lock().unwrap();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(
-        warnings[0].contains("the last InformerHandle was dropped")
+        warnings[0].contains("the last InformerHandle was dropped before the informer started")
             && warnings[0].contains("keep the handle"),
         "{warnings:?}"
     );
