@@ -21,6 +21,11 @@
 //!   transform function (the informer transforms objects before they reach the FIFO).
 //! - Benchmarks.
 
+mod client_go {
+    pub mod store_test;
+}
+
+use client_go::store_test::{StoreObj, do_test_store, store_obj, store_obj_key};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -295,54 +300,10 @@ async fn check_pop_unblocks_when_closed(fifo: Arc<dyn Fifo<Obj>>) {
 // store_test.go
 // =====================================================================================
 
-/// client-go's `testStoreObject`, keyed by `id` (`testStoreKeyFunc`).
-#[derive(Debug)]
-struct StoreObj {
-    id: String,
-    val: String,
-}
-
-fn store_obj(id: &str, val: &str) -> Arc<StoreObj> {
-    Arc::new(StoreObj {
-        id: id.to_owned(),
-        val: val.to_owned(),
-    })
-}
-
-fn store_obj_key(o: &StoreObj) -> Result<ObjectKey, KeyError> {
-    Ok(ObjectKey::cluster(&o.id))
-}
-
-fn vals(objs: &[Arc<StoreObj>]) -> Vec<String> {
-    let mut v: Vec<String> = objs.iter().map(|o| o.val.clone()).collect();
-    v.sort();
-    v
-}
-
 // Go: TestCache (doTestStore on NewStore)
 #[test]
 fn store_test_cache() {
-    let store = ThreadSafeStore::with_key_fn(store_obj_key);
-    let foo = ObjectKey::cluster("foo");
-
-    store.add(store_obj("foo", "bar")).unwrap();
-    assert_eq!(store.get(&foo).expect("inserted item").val, "bar");
-    store.update(store_obj("foo", "baz")).unwrap();
-    assert_eq!(store.get(&foo).expect("updated item").val, "baz");
-    store.delete(&foo);
-    assert!(store.get(&foo).is_none(), "found deleted item");
-
-    // List.
-    store.add(store_obj("a", "b")).unwrap();
-    store.add(store_obj("c", "d")).unwrap();
-    store.add(store_obj("e", "e")).unwrap();
-    assert_eq!(vals(&store.list()), ["b", "d", "e"]);
-
-    // Replace.
-    store
-        .replace(vec![store_obj("foo", "foo"), store_obj("bar", "bar")], "0")
-        .unwrap();
-    assert_eq!(vals(&store.list()), ["bar", "foo"]);
+    do_test_store(&ThreadSafeStore::with_key_fn(store_obj_key));
 }
 
 // Go: TestIndex (doTestIndex on NewIndexer with the "by_val" index)

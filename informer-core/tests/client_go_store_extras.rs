@@ -25,6 +25,11 @@
 //! - The `ttl = -1` case of `TestTTLPolicy`: a [`Duration`] cannot be negative; zero, which
 //!   client-go treats the same way (never expire), is tested.
 
+mod client_go {
+    pub mod store_test;
+}
+
+use client_go::store_test::{StoreObj, do_test_store, store_obj, store_obj_key};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -38,24 +43,6 @@ use informer_core::{KeyError, ObjectKey};
 // =====================================================================================
 // expiration_cache_test.go
 // =====================================================================================
-
-/// client-go's `testStoreObject`, keyed by `id` (`testStoreKeyFunc`).
-#[derive(Debug, PartialEq, Eq)]
-struct StoreObj {
-    id: String,
-    val: String,
-}
-
-fn store_obj(id: &str, val: &str) -> Arc<StoreObj> {
-    Arc::new(StoreObj {
-        id: id.to_owned(),
-        val: val.to_owned(),
-    })
-}
-
-fn store_obj_key(o: &StoreObj) -> Result<ObjectKey, KeyError> {
-    Ok(ObjectKey::cluster(&o.id))
-}
 
 /// client-go's `FakeExpirationPolicy`: every entry has expired but those whose key is in
 /// `never_expire`. It also records the keys it is asked about, which shows what the cache
@@ -306,34 +293,11 @@ fn undelta_store_test_replace_calls_push() {
 // store_test.go
 // =====================================================================================
 
-fn vals(objs: &[Arc<StoreObj>]) -> Vec<String> {
-    let mut v: Vec<String> = objs.iter().map(|o| o.val.clone()).collect();
-    v.sort();
-    v
-}
-
 // Go: TestUndeltaStore (doTestStore on NewUndeltaStore with a push function that does nothing)
 #[test]
 fn store_test_undelta_store() {
-    let store = UndeltaStore::with_key_fn(store_obj_key, |_: Vec<Arc<StoreObj>>| {});
-    let foo = ObjectKey::cluster("foo");
-
-    store.add(store_obj("foo", "bar")).unwrap();
-    assert_eq!(store.get(&foo).expect("inserted item").val, "bar");
-    store.update(store_obj("foo", "baz")).unwrap();
-    assert_eq!(store.get(&foo).expect("updated item").val, "baz");
-    store.delete(&foo);
-    assert!(store.get(&foo).is_none(), "found deleted item");
-
-    // List.
-    store.add(store_obj("a", "b")).unwrap();
-    store.add(store_obj("c", "d")).unwrap();
-    store.add(store_obj("e", "e")).unwrap();
-    assert_eq!(vals(&store.list()), ["b", "d", "e"]);
-
-    // Replace.
-    store
-        .replace(vec![store_obj("foo", "foo"), store_obj("bar", "bar")], "0")
-        .unwrap();
-    assert_eq!(vals(&store.list()), ["bar", "foo"]);
+    do_test_store(&UndeltaStore::with_key_fn(
+        store_obj_key,
+        |_: Vec<Arc<StoreObj>>| {},
+    ));
 }

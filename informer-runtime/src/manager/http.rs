@@ -110,13 +110,11 @@ impl Probe {
             Probe::Ready => "readyz",
         }
     }
-
-    /// The status of a failure: 500 for both probes, as controller-runtime's healthz and
-    /// kube-apiserver's answer (kubelet counts any status from 400 as a failure).
-    fn failure(self) -> StatusCode {
-        StatusCode::INTERNAL_SERVER_ERROR
-    }
 }
+
+/// The status of a failed probe, `/healthz` and `/readyz` alike: 500, as controller-runtime's
+/// healthz and kube-apiserver's answer (kubelet counts any status from 400 as a failure).
+const PROBE_FAILED: StatusCode = StatusCode::INTERNAL_SERVER_ERROR;
 
 /// What a request asks for.
 enum Route<'a> {
@@ -176,7 +174,7 @@ pub(crate) async fn respond(
                 let status = if answer.passed {
                     StatusCode::OK
                 } else {
-                    probe.failure()
+                    PROBE_FAILED
                 };
                 return text(status, answer.body);
             }
@@ -184,9 +182,7 @@ pub(crate) async fn respond(
                 None => text(StatusCode::NOT_FOUND, "not found\n"),
                 Some(check) => match check.check.run().await {
                     Ok(()) => text(StatusCode::OK, "ok\n"),
-                    Err(error) => {
-                        text(probe.failure(), format!("internal server error: {error}\n"))
-                    }
+                    Err(error) => text(PROBE_FAILED, format!("internal server error: {error}\n")),
                 },
             }
         }

@@ -1022,11 +1022,10 @@ impl Manager {
             });
         }
         if let Mode::Leader(elector) = mode {
-            let adaptor = HealthzAdaptor::new(self.leader_health_tolerance);
-            adaptor.set_leader_elector(elector.clone());
+            let (elector, tolerance) = (elector.clone(), self.leader_health_tolerance);
             health.push(NamedCheck {
                 name: LEADER_ELECTION_CHECK.to_owned(),
-                check: (move || adaptor.check().map_err(Into::into)).into_check(),
+                check: (move || elector.check(tolerance).map_err(Into::into)).into_check(),
                 reason: Reason::Shown,
             });
         }

@@ -284,6 +284,31 @@ async fn kubectl_get_apply_watch_chunk_and_delete() {
 }
 
 /// Writes a manifest into the kubectl test's directory.
+/// ConfigMap `settings` as `kubectl get -o json --show-managed-fields` prints it, and the
+/// names of its field managers in order.
+async fn settings_and_managers(kubectl: &Kubectl) -> (serde_json::Value, Vec<String>) {
+    let stored: serde_json::Value = serde_json::from_str(
+        &kubectl
+            .ok(&[
+                "get",
+                "configmap",
+                "settings",
+                "-o",
+                "json",
+                "--show-managed-fields",
+            ])
+            .await,
+    )
+    .unwrap();
+    let managers = stored["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["manager"].as_str().unwrap().to_owned())
+        .collect();
+    (stored, managers)
+}
+
 fn write_manifest(kubectl: &Kubectl, name: &str, text: &str) -> String {
     let path = kubectl.kubeconfig.parent().unwrap().join(name);
     std::fs::write(&path, text).unwrap();
@@ -760,26 +785,8 @@ async fn kubectl_server_side_apply_with_two_managers_conflicts_and_forces() {
             .trim(),
         "configmap/settings serverside-applied"
     );
-    let stored: serde_json::Value = serde_json::from_str(
-        &kubectl
-            .ok(&[
-                "get",
-                "configmap",
-                "settings",
-                "-o",
-                "json",
-                "--show-managed-fields",
-            ])
-            .await,
-    )
-    .unwrap();
+    let (stored, managers) = settings_and_managers(&kubectl).await;
     assert_eq!(stored["data"]["mode"], "slow");
-    let managers: Vec<&str> = stored["metadata"]["managedFields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["manager"].as_str().unwrap())
-        .collect();
     assert_eq!(managers, ["team-b"], "team-a lost its only field");
     kubectl.cleanup();
 }
@@ -810,19 +817,7 @@ async fn kubectl_apply_then_server_side_apply_upgrades_without_conflicts() {
             .trim(),
         "configmap/settings serverside-applied"
     );
-    let stored: serde_json::Value = serde_json::from_str(
-        &kubectl
-            .ok(&[
-                "get",
-                "configmap",
-                "settings",
-                "-o",
-                "json",
-                "--show-managed-fields",
-            ])
-            .await,
-    )
-    .unwrap();
+    let (stored, managers) = settings_and_managers(&kubectl).await;
     assert_eq!(stored["data"]["mode"], "slow");
     let annotation =
         stored["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
@@ -833,14 +828,8 @@ async fn kubectl_apply_then_server_side_apply_upgrades_without_conflicts() {
         last["data"]["mode"], "slow",
         "the annotation follows the apply"
     );
-    let managers: Vec<&str> = stored["metadata"]["managedFields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["manager"].as_str().unwrap())
-        .collect();
     assert!(
-        !managers.contains(&"kubectl-client-side-apply"),
+        !managers.iter().any(|m| m == "kubectl-client-side-apply"),
         "kubectl migrated the ownership: {managers:?}"
     );
     let third = write_manifest(&kubectl, "csa2.yaml", &config("medium"));
