@@ -82,6 +82,7 @@ pub mod prelude {
     pub use informer_runtime::manager::ManagerError;
     pub use informer_runtime::manager::RunController;
     pub use informer_runtime::manager::Task;
+    pub use informer_runtime::retry::{RetryBackoff, retry_on_conflict};
     pub use informer_runtime::view::View;
     pub use std::sync::Arc;
 

@@ -251,9 +251,16 @@ pub const CAUSE_RESOURCE_VERSION_TOO_LARGE: &str = "ResourceVersionTooLarge";
 /// The message of "Too large resource version" errors (and of their cause).
 const TOO_LARGE_MESSAGE: &str = "Too large resource version";
 
-/// The status reasons of `k8s.io/apimachinery` (`metav1.StatusReason*`), for
-/// [`ListWatchError::is_internal_error`].
-const KNOWN_STATUS_REASONS: &[&str] = &[
+/// The status reasons `k8s.io/apimachinery/pkg/api/errors` knows (`knownReasons`: every
+/// `metav1.StatusReason*` but the empty one). Its `Is*` checks fall back on the status code
+/// only when the reason is none of these, as [`ListWatchError::is_internal_error`] does.
+///
+/// ```
+/// use informer_core::lister_watcher::KNOWN_STATUS_REASONS;
+/// assert!(KNOWN_STATUS_REASONS.contains(&"AlreadyExists"));
+/// assert!(!KNOWN_STATUS_REASONS.contains(&""));
+/// ```
+pub const KNOWN_STATUS_REASONS: &[&str] = &[
     "Unauthorized",
     "Forbidden",
     "NotFound",

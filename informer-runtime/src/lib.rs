@@ -18,6 +18,7 @@
 //! | [`metrics`] | Prometheus metrics with client-go's names |
 //! | [`leader`], [`shard`] | scaling past one replica with Leases (both on [`lease`]) |
 //! | [`parallelize`] | client-go's `ParallelizeUntil`: pieces of work on a few threads |
+//! | [`retry`] | client-go's `RetryOnConflict`: a write retried after `409 Conflict` |
 
 pub mod compact_store;
 pub mod controller;
@@ -31,6 +32,7 @@ pub mod manager;
 pub mod metrics;
 pub mod parallelize;
 pub mod reflector;
+pub mod retry;
 pub mod shard;
 pub mod view;
 

@@ -15,6 +15,7 @@ mod integration {
     mod read_your_writes;
     mod recovery;
     mod reflector;
+    mod retry;
     mod shard;
     mod support;
     mod visible_errors;

@@ -295,6 +295,12 @@ pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 /// `?` works on `kube::Error`, `serde_json::Error` and friends. Use
 /// [`terminal`](Self::terminal) for errors that retrying cannot fix.
 ///
+/// A write that fails with `409 Conflict` (someone wrote the object since the cache saw it)
+/// is transient like any other error: the key is reconciled again after its backoff, from a
+/// cache that by then holds the newer object. To retry one write on the spot instead,
+/// re-reading the object each time, wrap it in
+/// [`retry_on_conflict`](crate::retry::retry_on_conflict).
+///
 /// `ReconcileError` deliberately does not implement `std::error::Error` itself (as
 /// `anyhow::Error` does not): that blanket conversion would otherwise conflict with the
 /// standard `From<T> for T`. Reach the underlying error through

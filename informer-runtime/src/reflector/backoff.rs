@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::jitter::jitter;
+use crate::jitter::{jitter, scale};
 
 /// The parameters of a [`Backoff`]. The default is client-go's reflector backoff: 800 ms,
 /// doubling up to 30 s, jitter 1.0 (each delay is stretched by a random factor in `[1, 2)`),
@@ -111,16 +111,6 @@ impl Backoff {
     pub fn reset(&mut self) {
         self.current = self.config.initial;
         self.last = None;
-    }
-}
-
-/// `d * factor` for a finite `factor >= 0`: exact for whole factors, saturating on overflow.
-fn scale(d: Duration, factor: f64) -> Duration {
-    if factor.fract() == 0.0 && factor <= f64::from(u32::MAX) {
-        // `factor` is a whole number that fits a u32.
-        d.checked_mul(factor as u32).unwrap_or(Duration::MAX)
-    } else {
-        Duration::try_from_secs_f64(d.as_secs_f64() * factor).unwrap_or(Duration::MAX)
     }
 }
 
