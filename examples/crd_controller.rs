@@ -23,7 +23,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use informer_examples as support;
 
 use informer::prelude::*;
-use informer::testing::CustomResourceSpec;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -315,7 +314,9 @@ pub async fn scenario(client: Client, follow: bool) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// On a real cluster: installs the CustomResourceDefinition and waits until it is served.
+/// Installs the CustomResourceDefinition through the API, as `kubectl apply -f crd.yaml`
+/// would (the in-process server serves it as a cluster does: its schema prunes, defaults
+/// and validates), and waits until it is served.
 async fn install_crd(client: &Client) -> Result<(), BoxError> {
     let crds = Api::<CustomResourceDefinition>::all(client.clone());
     let crd = Greeting::crd();
@@ -336,10 +337,7 @@ async fn install_crd(client: &Client) -> Result<(), BoxError> {
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
     let follow = support::follow_flag();
-    let greetings = CustomResourceSpec::for_resource::<Greeting>().with_status_subresource();
-    let (client, server) = support::connect(vec![greetings], follow).await?;
-    if server.is_none() {
-        install_crd(&client).await?;
-    }
+    let (client, _server) = support::connect(follow).await?;
+    install_crd(&client).await?;
     scenario(client, follow).await
 }

@@ -290,7 +290,7 @@ pub async fn scenario(client: Client, follow: bool) -> Result<Usage, BoxError> {
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
     let follow = support::follow_flag();
-    let (client, _server) = support::connect(Vec::new(), follow).await?;
+    let (client, _server) = support::connect(follow).await?;
     scenario(client, follow).await?;
     Ok(())
 }

@@ -153,6 +153,6 @@ pub async fn scenario(client: Client, follow: bool) -> Result<(), BoxError> {
 async fn main() -> Result<(), BoxError> {
     support::print_logs();
     let follow = support::follow_flag();
-    let (client, _server) = support::connect(Vec::new(), follow).await?;
+    let (client, _server) = support::connect(follow).await?;
     scenario(client, follow).await
 }

@@ -5,7 +5,7 @@
 use std::error::Error;
 use std::time::Duration;
 
-use informer::testing::{CustomResourceSpec, TestApiServer};
+use informer::testing::TestApiServer;
 use kube::Client;
 
 /// The error type of the examples.
@@ -19,22 +19,15 @@ pub fn follow_flag() -> bool {
     std::env::args().skip(1).any(|arg| arg == "--follow")
 }
 
-/// The cluster named by `KUBECONFIG` if it is set, otherwise a fresh in-process API server
-/// (serving `custom_resources` too), returned so that it lives as long as the caller keeps it.
-pub async fn connect(
-    custom_resources: Vec<CustomResourceSpec>,
-    follow: bool,
-) -> Result<(Client, Option<TestApiServer>), BoxError> {
+/// The cluster named by `KUBECONFIG` if it is set, otherwise a fresh in-process API server,
+/// returned so that it lives as long as the caller keeps it.
+pub async fn connect(follow: bool) -> Result<(Client, Option<TestApiServer>), BoxError> {
     if std::env::var_os("KUBECONFIG").is_some() {
         let client = Client::try_default().await?;
         println!("using the cluster of KUBECONFIG");
         return Ok((client, None));
     }
-    let mut builder = TestApiServer::builder();
-    for spec in custom_resources {
-        builder = builder.custom_resource(spec);
-    }
-    let server = builder.start().await?;
+    let server = TestApiServer::start().await?;
     println!("started the in-process API server at {}", server.url());
     if follow {
         let path = std::env::temp_dir().join("informer-example.kubeconfig");

@@ -196,6 +196,80 @@
 //! }
 //! ```
 //!
+//! Declared children and status are brought in line before `reconcile` runs, so a
+//! finalizer added in `reconcile` is added after the first children are written, and on
+//! deletion the children step runs before your `Cleanup`: nothing is applied for a parent
+//! being deleted, its children in other namespaces are deleted, and those with owner
+//! references wait for the garbage collector, which deletes them once the finalizer is
+//! removed and the parent goes. Cleanup that must happen before any child is touched
+//! belongs in a controller without declared children.
+//!
+//! # Testing a controller
+//! Against the in-process API server (the `testing` feature's `informer::testing`, or the
+//! `informer-testing` crate as a dev-dependency), through the controller's real entry
+//! point: start the server (with your CRDs: `TestApiServer::builder().crd(Widget::crd())`),
+//! run the controller until a token is cancelled, write what a user would, and wait with
+//! [`eventually`](informer_testing::eventually) for what the controller should do. The
+//! server runs the garbage collector and namespace lifecycle but no kubelet or workload
+//! controllers: a test writes a Pod's or a Deployment's status itself.
+//!
+//! ```
+//! use informer::prelude::*;
+//! use informer_testing::{TestApiServer, eventually};
+//! use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+//! use kube::api::{Api, DeleteParams, PostParams};
+//!
+//! fn copy(source: &ConfigMap) -> Option<ConfigMap> {
+//!     let mut copy = ConfigMap::default();
+//!     copy.metadata.name = Some(format!("{}.{}", source.metadata.namespace.as_deref()?, source.metadata.name.as_deref()?));
+//!     copy.data = source.data.clone();
+//!     Some(copy)
+//! }
+//!
+//! #[derive(ControllerSpec)]
+//! #[controller(for = ConfigMap, labels = "mirror=true", children(ConfigMap, from = copy, namespace = "mirror", lister = copies))]
+//! struct Mirror;
+//!
+//! impl Reconcile for Mirror {}
+//!
+//! # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = TestApiServer::start().await?;
+//! let client = server.client();
+//! let ns: Namespace = serde_json::from_value(serde_json::json!({"metadata": {"name": "mirror"}}))?;
+//! Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &ns).await?;
+//!
+//! let cancel = CancellationToken::new();
+//! let controller = tokio::spawn(Mirror.run_until(client.clone(), cancel.clone()));
+//!
+//! let sources = Api::<ConfigMap>::namespaced(client.clone(), "default");
+//! let copies = Api::<ConfigMap>::namespaced(client.clone(), "mirror");
+//! let source: ConfigMap = serde_json::from_value(serde_json::json!({
+//!     "metadata": {"name": "settings", "labels": {"mirror": "true"}},
+//!     "data": {"mode": "fast"},
+//! }))?;
+//! sources.create(&PostParams::default(), &source).await?;
+//! eventually("the copy holds the source's data", async || {
+//!     let copy = copies.get_opt("default.settings").await.unwrap();
+//!     copy.and_then(|c| c.data).is_some_and(|d| d["mode"] == "fast")
+//! })
+//! .await;
+//!
+//! sources.delete("settings", &DeleteParams::default()).await?;
+//! eventually("the copy is gone", async || {
+//!     copies.get_opt("default.settings").await.unwrap().is_none()
+//! })
+//! .await;
+//!
+//! cancel.cancel();
+//! controller.await??;
+//! # Ok(()) }
+//! ```
+//!
+//! For faults on top (crashes after writes, stale watches, failing requests), run the same
+//! controller under [`Chaos`](informer_testing::chaos::Chaos): seeded schedules, invariants
+//! checked at every state, a convergence check, a replayable seed.
+//!
 //! # Old names
 //! `#[derive(Controller)]` still works and warns: it is `#[derive(ControllerSpec)]` now, after
 //! the trait it implements (and `Controller` is the struct a builder makes). The generated

@@ -18,15 +18,12 @@ mod deployment_controller;
 #[path = "../replicaset_pods.rs"]
 mod replicaset_pods;
 
-use std::sync::Arc;
-
 use deployment_controller::Deployments;
 use informer::prelude::RunController as _;
-use informer::testing::CustomResourceSpec;
 use informer::testing::chaos::{Chaos, Cluster, World};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
-use kube::{Resource, ResourceExt};
+use kube::{CustomResourceExt as _, Resource, ResourceExt};
 use serde_json::{Value, json};
 
 /// Seeds of the test marked to run many.
@@ -259,10 +256,11 @@ fn crd_controller() -> Chaos {
             "spec": {"message": message},
         })
     };
-    let spec = Arc::new(CustomResourceSpec::for_resource::<Greeting>().with_status_subresource());
+    // The CRD itself, as the README says: objects are pruned, defaulted and validated
+    // against its schema, as on a cluster.
     Chaos::new(|client, stop| Greetings.run_until(client, stop))
         .name("crd_controller")
-        .server(move |builder| builder.custom_resource((*spec).clone()))
+        .server(|builder| builder.crd(Greeting::crd()))
         .world(
             World::generated([greeting("hello", "Hello"), greeting("bye", "Bye")])
                 .mutate("/spec/message", ["Hello", "Hi", "Bye"]),

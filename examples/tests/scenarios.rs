@@ -16,7 +16,7 @@ mod deployment_controller;
 #[path = "../replicaset_pods.rs"]
 mod replicaset_pods;
 
-use informer::testing::{CustomResourceSpec, TestApiServer};
+use informer::testing::TestApiServer;
 use serde_json::Value;
 
 async fn server() -> TestApiServer {
@@ -92,16 +92,16 @@ async fn custom_backends_are_used_by_the_controller() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crd_controller_cleans_up_through_its_finalizer() {
     use crd_controller::Greeting;
-    let spec = CustomResourceSpec::for_resource::<Greeting>().with_status_subresource();
+    use kube::CustomResourceExt as _;
     let server = TestApiServer::builder()
-        .custom_resource(spec.clone())
+        .crd(Greeting::crd())
         .start()
         .await
         .unwrap();
     crd_controller::scenario(server.client(), false)
         .await
         .unwrap();
-    assert!(names(&server, &spec.api_version(), "Greeting").is_empty());
+    assert!(names(&server, "examples.informer.dev/v1", "Greeting").is_empty());
     assert_eq!(
         names(&server, "v1", "ConfigMap"),
         ["greetings"],

@@ -404,9 +404,26 @@ impl<E: StdError + Send + Sync + 'static> From<E> for ReconcileError {
     }
 }
 
+/// An API server's error in one line, as its message, code and reason: kube's own `Display`
+/// of `kube::Error::Api` repeats the whole `Status`, metadata included. Any other error as
+/// it words itself.
+pub(crate) fn brief(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(status) => {
+            format!("{} ({} {})", status.message, status.code, status.reason)
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The error's own words, except that an API server's error (`kube::Error::Api`) is
+/// [`brief`]: `configmaps "a" not found (404 NotFound)`.
 impl fmt::Display for ReconcileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.error, f)
+        match self.error.downcast_ref::<kube::Error>() {
+            Some(err) => f.write_str(&brief(err)),
+            None => fmt::Display::fmt(&self.error, f),
+        }
     }
 }
 

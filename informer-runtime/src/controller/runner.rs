@@ -457,7 +457,7 @@ impl<K: Send + Sync + 'static> Runner<K> {
                     "reconcile failed; retrying with backoff",
                 );
                 fallback::report(format_args!(
-                    "controller {name}: reconcile of {key} failed (retry {}, with backoff): {error}",
+                    "controller {name}: reconcile of {key} failed (requeue {} with backoff since its last success, waits for the cache included): {error}",
                     requeues + 1
                 ));
                 self.retry(key);

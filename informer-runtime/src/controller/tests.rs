@@ -1490,3 +1490,17 @@ fn a_controller_dropped_without_being_stopped_takes_its_handler_off_the_shared_i
         "the informer outlives the controller (the harness holds it), its handler does not"
     );
 }
+
+#[test]
+fn a_reconcile_error_of_an_api_server_error_reads_as_one_line() {
+    let status =
+        kube::core::Status::failure(r#"configmaps "a" not found"#, "NotFound").with_code(404);
+    let e = ReconcileError::from(kube::Error::Api(Box::new(status)));
+    assert_eq!(e.to_string(), r#"configmaps "a" not found (404 NotFound)"#);
+    assert!(
+        e.as_error().downcast_ref::<kube::Error>().is_some(),
+        "the error itself is kept"
+    );
+    // Other errors read as they word themselves.
+    assert_eq!(ReconcileError::transient("plain").to_string(), "plain");
+}

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::support::{create_namespace, eventually, eventually_async, server};
+use super::support::{Warnings, create_namespace, eventually, eventually_async, server};
 use informer_runtime::controller::{
     APPLIED_HASH_ANNOTATION, CONTROLLER_LABEL, Controller, OWNER_ANNOTATION, OWNER_UID_LABEL,
     WatchOptions,
@@ -1038,6 +1038,47 @@ async fn the_reconcile_after_the_children_reads_what_they_did() {
         "{first}"
     );
     assert_eq!(ChildrenReport::current(), None, "outside a reconcile");
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_declared_status_of_a_type_without_a_status_subresource_fails_as_terminal_saying_so() {
+    // The API server answers 404 to a status write both for a parent deleted since the cache
+    // saw it and for a type without a status subresource (a ConfigMap here; a CRD that does
+    // not declare one): the controller tells them apart, and the second is a mistake to fix,
+    // not a parent that is gone.
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(&PostParams::default(), &parent("default", "app", &[]))
+        .await
+        .unwrap();
+    let warnings = Warnings::default();
+    let _guard = tracing::subscriber::set_default(warnings.clone());
+    let factory = InformerFactory::new(client.clone());
+    let controller = Controller::<ConfigMap>::builder(&factory)
+        .name("status-nowhere")
+        .label_selector("role=parent")
+        .status(|_: &ConfigMap| serde_json::json!({"ready": true}))
+        .build_children_only()
+        .unwrap();
+    let probe = controller.probe();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(controller.run(cancel.clone()));
+    eventually("the reconcile failed with a terminal error", || {
+        probe.sample().stats.terminal_errors >= 1
+    })
+    .await;
+    let stats = probe.sample().stats;
+    assert_eq!(stats.successes, 0, "{stats:?}");
+    let logged = warnings.0.lock().unwrap().join("\n");
+    assert!(
+        logged.contains("default/app has no status subresource")
+            && logged.contains("subresources: {status: {}}"),
+        "the failure says what to add: {logged}"
+    );
     cancel.cancel();
     run.await.unwrap();
 }

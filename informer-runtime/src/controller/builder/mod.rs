@@ -567,7 +567,10 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     /// A child's namespace, if it names none: the namespace its children are watched in
     /// (see [`children_with`](Self::children_with)), else its parent's. `status` is not
     /// applied (it is the child's own). A parent being deleted (`deletionTimestamp` set)
-    /// is treated as gone. The reconciler given to [`build`](Self::build) runs after, for
+    /// is treated as gone: nothing is applied for it, its children in other namespaces are
+    /// deleted by the controller, and those with owner references are left to the garbage
+    /// collector (they go when the parent goes, or stay if it is deleted with orphan
+    /// propagation). The reconciler given to [`build`](Self::build) runs after, for
     /// what children cannot express (say, the parent's status); with nothing else to do,
     /// [`build_children_only`](Self::build_children_only). One declaration per child type.
     ///
@@ -608,7 +611,9 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     /// object's own watch event, which reconciles it again, writes nothing more. Fields the
     /// function stops returning are removed by the next apply. A parent that is gone or
     /// being deleted gets no status. `K` needs a status subresource (every built-in type
-    /// with a status has one; a custom resource declares it). Metacontroller's sync hook
+    /// with a status has one; a custom resource declares it): without one, the reconcile
+    /// fails as terminal with [`ChildrenError::NoStatusSubresource`](crate::controller::ChildrenError::NoStatusSubresource),
+    /// saying what to add. Metacontroller's sync hook
     /// answers the same two things: the children, and the parent's status.
     ///
     /// ```

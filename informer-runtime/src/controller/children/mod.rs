@@ -35,7 +35,7 @@ use std::sync::Arc;
 
 use informer_core::ObjectKey;
 
-use super::reconciler::{BoxError, ErrorKind, ReconcileError};
+use super::reconciler::{BoxError, ErrorKind, ReconcileError, brief};
 use super::spec::NotBuilt;
 use super::{Action, Context, ContextCell, ControllerSpec, KeyReconciler};
 
@@ -427,14 +427,24 @@ pub enum ChildrenError {
         /// The function's error.
         source: BoxError,
     },
-    /// Writing the parent's status failed (a resource without a status subresource answers
-    /// 404).
+    /// Writing the parent's status failed.
     #[error("writing the status of {parent} failed: {}", brief(source))]
     StatusWrite {
         /// The parent.
         parent: ObjectKey,
         /// The API's error.
         source: kube::Error,
+    },
+    /// The parent's resource has no status subresource: the API server answered 404 to a
+    /// write of its status while the parent exists.
+    #[error(
+        "{parent} has no status subresource to write its status to (the API server answers 404): add `subresources: {{status: {{}}}}` to each version of the {kind} CustomResourceDefinition (kube's derive: `#[kube(status = \"...\")]`)"
+    )]
+    NoStatusSubresource {
+        /// The parent.
+        parent: ObjectKey,
+        /// The parent's kind.
+        kind: String,
     },
     /// The controller has no client (its factory was made without one).
     #[error("children cannot be written: this controller has no Kubernetes client")]
@@ -467,18 +477,6 @@ pub enum ChildrenError {
         /// The API's error.
         source: kube::Error,
     },
-}
-
-/// A request's error in one line: an API error as its message, code and reason (kube's own
-/// `Display` of one repeats the whole `Status`, metadata included); any other as kube
-/// words it. The whole error stays the `source`.
-fn brief(err: &kube::Error) -> String {
-    match err {
-        kube::Error::Api(status) => {
-            format!("{} ({} {})", status.message, status.code, status.reason)
-        }
-        other => other.to_string(),
-    }
 }
 
 impl ChildrenError {

@@ -66,11 +66,25 @@ impl<P: ControllerResource + serde::Serialize> StatusSet<P> {
                 report.status_written = true;
                 Ok(())
             }
-            // Deleted since the cache saw it: a parent that is gone gets no status, and
-            // its deletion reconciles it again.
+            // The API server answers 404 both when the parent was deleted since the cache
+            // saw it and when its resource has no status subresource: a read tells which.
             Err(kube::Error::Api(status)) if status.is_not_found() => {
-                tracing::debug!(parent = %key, "the parent is gone; its status is not written");
-                Ok(())
+                match api.get_opt(key.name()).await {
+                    Ok(Some(_)) => Err(ChildrenError::NoStatusSubresource {
+                        parent: key.clone(),
+                        kind,
+                    }),
+                    // Gone: it gets no status, and its deletion reconciles it again.
+                    Ok(None) => {
+                        tracing::debug!(parent = %key, "the parent is gone; its status is not written");
+                        Ok(())
+                    }
+                    // Cannot tell: report the write's own error (retried).
+                    Err(_) => Err(ChildrenError::StatusWrite {
+                        parent: key.clone(),
+                        source: kube::Error::Api(status),
+                    }),
+                }
             }
             Err(source) => Err(ChildrenError::StatusWrite {
                 parent: key.clone(),
