@@ -1037,6 +1037,17 @@ async fn the_reconcile_after_the_children_reads_what_they_did() {
         first.updated.is_empty() && first.deleted.is_empty(),
         "{first}"
     );
+    // The report names the child as an Event would: its type and the uid it was written with.
+    let child = first.created[0].object_ref();
+    let stored = Api::<Secret>::namespaced(client.clone(), "default")
+        .get(child.name.as_deref().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        (child.api_version.as_deref(), child.kind.as_deref()),
+        (Some("v1"), Some("Secret"))
+    );
+    assert_eq!(child.uid, stored.metadata.uid);
     assert_eq!(ChildrenReport::current(), None, "outside a reconcile");
     cancel.cancel();
     run.await.unwrap();

@@ -34,6 +34,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use informer_core::ObjectKey;
+use k8s_openapi::api::core::v1::ObjectReference;
 
 use super::reconciler::{BoxError, ErrorKind, ReconcileError, brief};
 use super::spec::NotBuilt;
@@ -234,13 +235,49 @@ where
     }
 }
 
-/// One child, as a report names it: its kind and key.
+/// One child, as a report names it: its type, key and (once written) uid.
+///
+/// ```
+/// use informer_core::ObjectKey;
+/// use informer_runtime::controller::ChildRef;
+///
+/// let child = ChildRef {
+///     api_version: "v1".into(),
+///     kind: "ConfigMap".into(),
+///     key: ObjectKey::new(Some("default"), "web-settings"),
+///     uid: Some("6f1c".into()),
+/// };
+/// assert_eq!(child.to_string(), "ConfigMap default/web-settings");
+/// let reference = child.object_ref(); // say, an Event's `related`
+/// assert_eq!(reference.namespace.as_deref(), Some("default"));
+/// assert_eq!(reference.uid.as_deref(), Some("6f1c"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ChildRef {
+    /// The child's `apiVersion` (`v1`, `apps/v1`).
+    pub api_version: String,
     /// The child's kind (`ConfigMap`).
     pub kind: String,
     /// The child's key.
     pub key: ObjectKey,
+    /// The child's uid: the one the API server answered a write with, the cached one for
+    /// a deletion; `None` where a request failed.
+    pub uid: Option<String>,
+}
+
+impl ChildRef {
+    /// A reference to the child (`apiVersion`, `kind`, namespace, name, uid), as an Event's
+    /// `regarding` or `related` names an object.
+    pub fn object_ref(&self) -> ObjectReference {
+        ObjectReference {
+            api_version: Some(self.api_version.clone()),
+            kind: Some(self.kind.clone()),
+            namespace: self.key.namespace().map(str::to_owned),
+            name: Some(self.key.name().to_owned()),
+            uid: self.uid.clone(),
+            ..ObjectReference::default()
+        }
+    }
 }
 
 impl fmt::Display for ChildRef {

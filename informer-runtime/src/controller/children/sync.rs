@@ -79,10 +79,13 @@ where
         C::kind(&C::DynamicType::default()).into_owned()
     }
 
-    fn child_ref(key: &ObjectKey) -> ChildRef {
+    fn child_ref(key: &ObjectKey, uid: Option<String>) -> ChildRef {
+        let dt = C::DynamicType::default();
         ChildRef {
+            api_version: C::api_version(&dt).into_owned(),
             kind: Self::kind(),
             key: key.clone(),
+            uid,
         }
     }
 
@@ -266,20 +269,22 @@ where
         }))
     }
 
-    async fn apply(&self, child: Prepared) -> Result<(), ChildrenError> {
+    /// Applies `child`; returns the uid the API server answered with.
+    async fn apply(&self, child: Prepared) -> Result<Option<String>, ChildrenError> {
         let client = self.client.get().ok_or(ChildrenError::NoClient)?;
         let api = <C::Scope as ControllerScope>::api::<C>(client.clone(), child.key.namespace());
         let params = PatchParams::apply(&self.field_manager).force();
         api.patch(child.key.name(), &params, &Patch::Apply(&child.body))
             .await
-            .map(drop)
+            .map(|written| written.meta().uid.clone())
             .map_err(|source| ChildrenError::Apply {
-                child: Self::child_ref(&child.key),
+                child: Self::child_ref(&child.key, None),
                 source,
             })
     }
 
-    async fn delete(&self, child: &C) -> Result<Option<ObjectKey>, ChildrenError> {
+    /// Deletes `child`; returns it as a report names it, `None` if it was gone already.
+    async fn delete(&self, child: &C) -> Result<Option<ChildRef>, ChildrenError> {
         let client = self.client.get().ok_or(ChildrenError::NoClient)?;
         let key = ObjectKey::new(child.namespace().as_deref(), &child.name_any());
         let api = <C::Scope as ControllerScope>::api::<C>(client.clone(), key.namespace());
@@ -292,13 +297,13 @@ where
             ..DeleteParams::default()
         };
         match api.delete(key.name(), &params).await {
-            Ok(_) => Ok(Some(key)),
+            Ok(_) => Ok(Some(Self::child_ref(&key, child.uid()))),
             // Gone already, or replaced by another object of that name: nothing of ours.
             Err(kube::Error::Api(status)) if status.is_not_found() || status.is_conflict() => {
                 Ok(None)
             }
             Err(source) => Err(ChildrenError::Delete {
-                child: Self::child_ref(&key),
+                child: Self::child_ref(&key, child.uid()),
                 source,
             }),
         }
@@ -410,7 +415,7 @@ where
     ) {
         for child in children {
             match self.delete(&child).await {
-                Ok(Some(deleted)) => report.deleted.push(Self::child_ref(&deleted)),
+                Ok(Some(deleted)) => report.deleted.push(deleted),
                 Ok(None) => {}
                 Err(error) => {
                     first_error.get_or_insert(error);
@@ -449,7 +454,7 @@ where
             if let Some(cached) = &cached {
                 if let Some(owner) = self.belongs_elsewhere(cached, key) {
                     first_error.get_or_insert(ChildrenError::OtherParent {
-                        child: Self::child_ref(&child.key),
+                        child: Self::child_ref(&child.key, cached.uid()),
                         parent: owner,
                     });
                     continue;
@@ -485,8 +490,10 @@ where
             }
             let child_key = child.key.clone();
             match self.apply(child).await {
-                Ok(()) if cached.is_some() => report.updated.push(Self::child_ref(&child_key)),
-                Ok(()) => report.created.push(Self::child_ref(&child_key)),
+                Ok(uid) if cached.is_some() => {
+                    report.updated.push(Self::child_ref(&child_key, uid))
+                }
+                Ok(uid) => report.created.push(Self::child_ref(&child_key, uid)),
                 Err(error) => {
                     first_error.get_or_insert(error);
                 }

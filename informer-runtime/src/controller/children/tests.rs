@@ -25,8 +25,10 @@ fn children_come_as_a_vec_an_option_or_a_result_of_either() {
 #[test]
 fn a_report_names_what_was_written() {
     let child = |name: &str| ChildRef {
+        api_version: "v1".into(),
         kind: "Secret".into(),
         key: ObjectKey::new(Some("default"), name),
+        uid: None,
     };
     let report = ChildrenReport {
         created: vec![child("a")],
