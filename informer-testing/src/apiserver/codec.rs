@@ -50,6 +50,16 @@ fn unsupported_media_type(content_type: &str) -> ApiError {
     )
 }
 
+/// Whether an object body is JSON by its `Content-Type` (also when absent, as the real
+/// server defaults).
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    matches!(media_type(content_type).as_str(), "" | JSON)
+}
+
 /// Reads an object body by its `Content-Type`: JSON (also when absent, as the real server
 /// defaults), YAML, or Kubernetes protobuf; anything else is 415.
 pub(crate) fn decode_object(headers: &HeaderMap, body: &[u8]) -> Result<Body, ApiError> {
@@ -268,9 +278,9 @@ impl FieldValidation {
 pub(crate) enum BodyKind {
     /// A whole object (a create or an update), in any format the headers name.
     Object,
-    /// A JSON merge patch (JSON or YAML).
+    /// A JSON merge patch.
     MergePatch,
-    /// A strategic merge patch (JSON or YAML), whose `$`-keys are directives.
+    /// A strategic merge patch, whose `$`-keys are directives.
     StrategicPatch,
 }
 
@@ -413,8 +423,9 @@ pub(crate) fn go_decode_error(resource: &ResourceType, object: &Value) -> Option
 }
 
 /// The format a response body is written in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Output {
+    #[default]
     Json,
     Yaml,
     /// A `meta.k8s.io/v1` `Table` (what `kubectl get` asks for).
@@ -478,6 +489,33 @@ pub(crate) fn negotiate(headers: &HeaderMap, route: Route) -> Result<Output, Api
                     "only the following media types are accepted: {}",
                     supported.join(", ")
                 ),
+            )
+        })
+}
+
+/// Whether `Accept` names one of kube-apiserver's serializers' media types, parameters aside
+/// (`application/json`, `application/yaml`, `application/vnd.kubernetes.protobuf`, or a
+/// wildcard): go-restful lets such a request through to the handler, which may still refuse
+/// its parameters.
+pub(crate) fn accepts_a_serializer(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter(|range| quality(range) > 0.0)
+        .map(|range| {
+            range
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .any(|media| {
+            matches!(
+                media.as_str(),
+                JSON | YAML | "application/vnd.kubernetes.protobuf" | "application/*" | "*/*"
             )
         })
 }

@@ -473,10 +473,11 @@ impl Faults {
         self.shared.store.lock().send_raw("{this is not json}")
     }
 
-    /// Writes an `ERROR` event with this status to every open watch stream, as the API
+    /// Ends every open watch stream with an `ERROR` event carrying this status, as the API
     /// server does when a watch fails (for example `500 StorageReadError` after an unsafe
-    /// delete of a corrupt object, or `410 Expired`). The stream stays open: clients end a
-    /// watch on an `ERROR` event. Returns how many watches got it.
+    /// delete of a corrupt object, or `410 Expired`): the event, then the end of the stream,
+    /// as kube-apiserver's watchers stop after an error (a client that waits for the stream
+    /// to end, as client-node's informer does, sees it end). Returns how many watches got it.
     ///
     /// ```no_run
     /// # async fn demo(server: informer_testing::TestApiServer) {
@@ -493,8 +494,7 @@ impl Faults {
             "reason": reason,
             "code": code,
         });
-        let line = json!({"type": "ERROR", "object": status}).to_string();
-        self.shared.store.lock().send_raw(&line)
+        self.shared.store.lock().end_watches_with_error(&status)
     }
 
     /// Delays every chunk (event, bookmark, error) of the watches opened from now on by

@@ -144,6 +144,7 @@ mod eviction;
 mod faults;
 mod fields;
 mod gc;
+mod go_json;
 pub(crate) mod intercept;
 mod json_patch;
 mod namespaces;

@@ -28,6 +28,7 @@ use super::eviction;
 use super::faults::{self, FaultState, RequestInfo, RestartMode, Verb};
 use super::fields;
 use super::gc::Propagation;
+use super::go_json;
 use super::intercept::{self, Interceptor};
 use super::namespaces;
 use super::openapi;
@@ -413,27 +414,20 @@ impl Query {
         self.get(name).filter(|v| !v.is_empty())
     }
 
-    /// A boolean parameter, parsed like Go's `strconv.ParseBool`.
-    fn bool(&self, name: &str) -> Result<Option<bool>, ApiError> {
-        match self.get(name) {
-            None | Some("") => Ok(None),
-            Some("1" | "t" | "T" | "true" | "TRUE" | "True") => Ok(Some(true)),
-            Some("0" | "f" | "F" | "false" | "FALSE" | "False") => Ok(Some(false)),
-            Some(other) => Err(ApiError::bad_request(format!(
-                "invalid value for {name}: {other:?} is not a boolean"
-            ))),
-        }
+    /// A boolean parameter, converted as kube-apiserver converts query parameters
+    /// (`runtime.Convert_Slice_string_To_bool`): `None` when absent; `0` and `false` (in any
+    /// case) are false; every other value is true, the empty one too (`?watch`).
+    fn bool(&self, name: &str) -> Option<bool> {
+        self.get(name)
+            .map(|v| !(v == "0" || v.eq_ignore_ascii_case("false")))
     }
 
-    fn u64(&self, name: &str) -> Result<Option<u64>, ApiError> {
-        match self.get(name) {
-            None | Some("") => Ok(None),
-            Some(v) => v.parse().map(Some).map_err(|_| {
-                ApiError::bad_request(format!(
-                    "invalid value for {name}: {v:?} is not a non-negative integer"
-                ))
-            }),
-        }
+    /// An integer parameter, converted as kube-apiserver converts query parameters
+    /// (`strconv.ParseInt`, a present but empty value included): `400` with Go's error.
+    fn i64(&self, name: &str) -> Result<Option<i64>, ApiError> {
+        self.get(name)
+            .map(|v| go_parse_int(v).map_err(ApiError::bad_request))
+            .transpose()
     }
 
     fn dry_run(&self) -> Result<bool, ApiError> {
@@ -557,9 +551,7 @@ fn request_info(method: &Method, route: &Route, query: &Query) -> RequestInfo {
     let (verb, resource) = match route {
         Route::Resource(path) => {
             let verb = match (method, path.name.is_some()) {
-                (&Method::GET, false) if query.bool("watch").ok().flatten() == Some(true) => {
-                    Verb::Watch
-                }
+                (&Method::GET, false) if query.bool("watch") == Some(true) => Verb::Watch,
                 (&Method::GET, false) => Verb::List,
                 (&Method::GET, true) => Verb::Get,
                 (&Method::POST, false) => Verb::Create,
@@ -666,9 +658,14 @@ async fn dispatch(
         // An unknown path is 404 whatever the client accepts.
         (Route::NotFound, _) => Ok(codec::Output::Json),
         (Route::OpenApiV2, _) => return openapi_v2(&parts.method, &parts.headers),
-        (Route::Resource(_), Verb::Watch) => codec::negotiate(&parts.headers, codec::Route::Watch),
-        (Route::Resource(_), Verb::Get | Verb::List) => {
-            codec::negotiate(&parts.headers, codec::Route::Read)
+        (Route::Resource(path), verb) => {
+            let route = match verb {
+                Verb::Watch => codec::Route::Watch,
+                Verb::Get | Verb::List => codec::Route::Read,
+                _ => codec::Route::Other,
+            };
+            codec::negotiate(&parts.headers, route)
+                .map_err(|_| not_acceptable(&parts.headers, path, verb))
         }
         (Route::Groups | Route::CoreVersions, _) => {
             codec::negotiate(&parts.headers, codec::Route::Discovery)
@@ -677,7 +674,16 @@ async fn dispatch(
     };
     let output = match negotiated {
         Ok(output) => output,
-        Err(err) => return error_response(&err),
+        Err(err) => {
+            // A watch asking for YAML is refused in YAML, the format its Accept chose first.
+            let output = match (&route, info.verb) {
+                (Route::Resource(_), Verb::Watch) => {
+                    codec::negotiate(&parts.headers, codec::Route::Read).unwrap_or_default()
+                }
+                _ => codec::Output::Json,
+            };
+            return error_response_as(&err, output);
+        }
     };
     let result = match route {
         // Lists, collection deletes and large bodies may take long: they run on the blocking
@@ -732,7 +738,7 @@ async fn dispatch(
         ),
         other => handle_non_resource(&shared, &parts.method, other, output),
     };
-    let response = result.unwrap_or_else(|err| error_response(&err));
+    let response = result.unwrap_or_else(|err| error_response_as(&err, output));
     if let (Some(interceptor), Some(ticket)) = (interceptor, ticket)
         && info.verb != Verb::Watch
     {
@@ -902,6 +908,7 @@ impl ResourceRequest<'_> {
     ) -> Result<(Value, Vec<String>), ApiError> {
         let validation =
             FieldValidation::parse(self.query.get("fieldValidation"), self.options_kind())?;
+        json_syntax(resource, self.headers, body, kind, validation)?;
         let mut decoded = if kind == codec::BodyKind::Object {
             codec::decode_object(self.headers, body)?
         } else {
@@ -998,7 +1005,7 @@ impl ResourceRequest<'_> {
                     .unwrap_or(""),
             ),
         };
-        let force = self.query.bool("force")?;
+        let force = self.query.bool("force");
         if force.is_some() && !apply && self.verb == Verb::Patch {
             return Err(ApiError::invalid(
                 &options,
@@ -1213,7 +1220,7 @@ fn handle_resource(
             Verb::Watch => watch(request, &path),
             Verb::Get => {
                 if let Some(requested) = query.string("resourceVersion").filter(|rv| *rv != "0") {
-                    let requested = parse_revision(requested)?;
+                    let requested = read_revision(requested)?;
                     let current = shared.store.revision();
                     if requested > current {
                         return Err(ApiError::too_large_resource_version(requested, current));
@@ -1312,7 +1319,19 @@ fn handle_resource(
                 let options = request.write_options(dry_run, kind == PatchKind::Apply)?;
                 let (mut patch, warnings) = match kind {
                     // A JSON patch is a list of operations, not an object of the type.
-                    PatchKind::Json => (codec::decode_json(&body)?.value, Vec::new()),
+                    PatchKind::Json => {
+                        let validation =
+                            FieldValidation::parse(query.get("fieldValidation"), "PatchOptions")?;
+                        if let Some(why) = go_json::syntax_error(&body) {
+                            // Decoded strictly (`error decoding patch: ...`) unless told to
+                            // ignore unknown fields, then by `jsonpatch.DecodePatch`.
+                            return Err(ApiError::bad_request(match validation {
+                                FieldValidation::Ignore => why,
+                                _ => format!("error decoding patch: {why}"),
+                            }));
+                        }
+                        (codec::decode_json(&body)?.value, Vec::new())
+                    }
                     PatchKind::Apply => {
                         let (config, warnings) = request.apply_configuration(&body)?;
                         codec::check_apply_type(&resource, &config)?;
@@ -1720,7 +1739,7 @@ fn delete_options(
                 .string("propagationPolicy")
                 .map(parse_propagation)
                 .transpose()?,
-            orphan_dependents: query.bool("orphanDependents")?,
+            orphan_dependents: query.bool("orphanDependents"),
             ..DeleteOptions::default()
         };
         return checked_delete_options(options, false);
@@ -1801,12 +1820,103 @@ fn checked_delete_options(
     Ok((options, dry_run))
 }
 
-fn parse_revision(value: &str) -> Result<u64, ApiError> {
+/// Refuses a body that is not JSON where kube-apiserver decodes JSON, with its words: an
+/// object sent as JSON (`transformDecodeError`: `the object provided is unrecognized (must be
+/// of type Widget): couldn't get version/kind; json parse error: ... (<the body's start>)`);
+/// a JSON merge patch (`error decoding patch: ...`, or json-patch's `Invalid JSON Patch` when
+/// unknown fields are ignored); a strategic merge patch (the decoder's error alone). YAML is
+/// no JSON: patches in YAML are refused, as by kube-apiserver.
+fn json_syntax(
+    resource: &ResourceType,
+    headers: &HeaderMap,
+    body: &[u8],
+    kind: codec::BodyKind,
+    validation: FieldValidation,
+) -> Result<(), ApiError> {
+    if kind == codec::BodyKind::Object && !codec::is_json(headers) {
+        return Ok(());
+    }
+    let Some(why) = go_json::syntax_error(body) else {
+        return Ok(());
+    };
+    Err(ApiError::bad_request(match kind {
+        codec::BodyKind::Object => format!(
+            "the object provided is unrecognized (must be of type {}): couldn't get version/kind; json parse error: {why} ({})",
+            resource.kind,
+            go_json::summarize(body)
+        ),
+        codec::BodyKind::MergePatch if validation == FieldValidation::Ignore => {
+            "Invalid JSON Patch".to_string()
+        }
+        codec::BodyKind::MergePatch => format!("error decoding patch: {why}"),
+        codec::BodyKind::StrategicPatch => why,
+    }))
+}
+
+/// A value as Go's `strconv.Quote` (`%q`) writes it in an error message.
+fn go_quote(value: &str) -> String {
+    let mut out = String::from("\"");
+    for c in value.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Go's `strconv.ParseInt(value, 10, 64)`, with its error text: how kube-apiserver reads the
+/// integer query parameters (`limit`, `timeoutSeconds`).
+fn go_parse_int(value: &str) -> Result<i64, String> {
+    let digits = value.strip_prefix(['+', '-']).unwrap_or(value);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "strconv.ParseInt: parsing {}: invalid syntax",
+            go_quote(value)
+        ));
+    }
     value.parse().map_err(|_| {
-        ApiError::bad_request(format!(
-            "invalid resource version {value:?}: not a decimal integer"
-        ))
+        format!(
+            "strconv.ParseInt: parsing {}: value out of range",
+            go_quote(value)
+        )
     })
+}
+
+/// A resource version as kube-apiserver's storage parses it
+/// (`APIObjectVersioner.ParseResourceVersion`: `strconv.ParseUint`, digits only); the error
+/// is the text of the storage's `InvalidError`
+/// (`resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax`).
+fn parse_revision(value: &str) -> Result<u64, String> {
+    let why = if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        "invalid syntax"
+    } else if let Ok(revision) = value.parse() {
+        return Ok(revision);
+    } else {
+        "value out of range"
+    };
+    let detail = format!("strconv.ParseUint: parsing {}: {why}", go_quote(value));
+    Err(FieldError::invalid("resourceVersion", value, &detail).to_string())
+}
+
+/// The resource version of a get or a watch: a malformed one fails in storage with an error
+/// that is no API status, which kube-apiserver answers as a `500` without a reason.
+fn read_revision(value: &str) -> Result<u64, ApiError> {
+    parse_revision(value).map_err(|why| ApiError::new(StatusReason::Unknown, why))
+}
+
+/// The resource version of a list: a malformed one is a `400` (`storage.ValidateListOptions`).
+fn list_revision(value: &str) -> Result<u64, ApiError> {
+    parse_revision(value)
+        .map_err(|why| ApiError::bad_request(format!("invalid resource version: {why}")))
 }
 
 fn filter(path: &ResourcePath, query: &Query) -> Result<Filter, ApiError> {
@@ -1827,84 +1937,169 @@ fn filter(path: &ResourcePath, query: &Query) -> Result<Filter, ApiError> {
     })
 }
 
-/// The list semantics of `resourceVersion`, `resourceVersionMatch`, `limit` and `continue`.
-fn read_version(query: &Query, paginated: bool, continuing: bool) -> Result<ReadVersion, ApiError> {
-    let rv = query.string("resourceVersion");
-    let matching = query.string("resourceVersionMatch");
-    // `sendInitialEvents` is for watches: a list with it is refused, its error listed after
-    // the resource version's (kube-apiserver's `validateListOptions`).
-    let forbidden = query.string("sendInitialEvents").and_then(|_| {
-        FieldError::parse("sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list")
-    });
-    let invalid = |why: &str| {
-        let errors = FieldError::parse(why)
-            .into_iter()
-            .chain(forbidden.clone())
-            .collect();
-        ApiError::invalid_fields("ListOptions.meta.k8s.io", "", errors)
-    };
-    let version = if continuing {
-        if rv.is_some_and(|rv| rv != "0") {
-            return Err(ApiError::bad_request(
-                "specifying resource version is not allowed when using continue",
+/// The options of a list or a watch as kube-apiserver's handlers read them (`listOpts`):
+/// each query parameter converted as Go converts them (a `400` with Go's error), then
+/// `SetListOptionsDefaults` (a watch from `""` or `"0"` streams its initial events, with
+/// `resourceVersionMatch=NotOlderThan`), then `ValidateListOptions` (one `422` listing every
+/// rule broken).
+struct ListOptions<'q> {
+    allow_bookmarks: bool,
+    resource_version: Option<&'q str>,
+    matching: Option<&'q str>,
+    timeout_seconds: Option<i64>,
+    limit: i64,
+    continue_token: Option<&'q str>,
+    send_initial_events: Option<bool>,
+}
+
+impl<'q> ListOptions<'q> {
+    fn parse(query: &'q Query, watch: bool) -> Result<Self, ApiError> {
+        let mut options = Self {
+            allow_bookmarks: query.bool("allowWatchBookmarks").unwrap_or(false),
+            resource_version: query.string("resourceVersion"),
+            matching: query.string("resourceVersionMatch"),
+            timeout_seconds: query.i64("timeoutSeconds")?,
+            limit: query.i64("limit")?.unwrap_or(0),
+            continue_token: query.string("continue"),
+            send_initial_events: query.bool("sendInitialEvents"),
+        };
+        if watch
+            && options.send_initial_events.is_none()
+            && options.matching.is_none()
+            && matches!(options.resource_version, None | Some("0"))
+        {
+            options.send_initial_events = Some(true);
+            options.matching = Some(NOT_OLDER_THAN);
+        }
+        let errors = if watch {
+            options.watch_errors()
+        } else {
+            options.list_errors()
+        };
+        if errors.is_empty() {
+            Ok(options)
+        } else {
+            Err(ApiError::invalid_fields(
+                "ListOptions.meta.k8s.io",
+                "",
+                errors,
+            ))
+        }
+    }
+
+    /// `ValidateListOptions` of a list.
+    fn list_errors(&self) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        if let Some(matching) = self.matching {
+            if self.resource_version.is_none() {
+                errors.push(FieldError::forbidden(
+                    MATCH,
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                ));
+            }
+            if self.continue_token.is_some() {
+                errors.push(FieldError::forbidden(
+                    MATCH,
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+            if matching != EXACT && matching != NOT_OLDER_THAN {
+                errors.push(FieldError::not_supported(
+                    MATCH,
+                    matching,
+                    &[EXACT, NOT_OLDER_THAN, ""],
+                ));
+            }
+            if matching == EXACT && self.resource_version == Some("0") {
+                errors.push(FieldError::forbidden(
+                    MATCH,
+                    "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                ));
+            }
+        }
+        if self.send_initial_events.is_some() {
+            errors.push(FieldError::forbidden(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for list",
             ));
         }
-        Ok(ReadVersion::MostRecent)
-    } else {
-        match (matching, rv) {
-            (None, None) => Ok(ReadVersion::MostRecent),
-            (None, Some("0")) => Ok(ReadVersion::Any),
-            (None, Some(rv)) if paginated => Ok(ReadVersion::Exact(parse_revision(rv)?)),
-            (None, Some(rv)) => Ok(ReadVersion::NotOlderThan(parse_revision(rv)?)),
-            (Some(_), None) => Err(invalid(
-                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
-            )),
-            (Some("NotOlderThan"), Some("0")) => Ok(ReadVersion::Any),
-            (Some("NotOlderThan"), Some(rv)) => Ok(ReadVersion::NotOlderThan(parse_revision(rv)?)),
-            (Some("Exact"), Some("0")) => Err(invalid(
-                "resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
-            )),
-            (Some("Exact"), Some(rv)) => Ok(ReadVersion::Exact(parse_revision(rv)?)),
-            (Some(other), _) => Err(invalid(&format!(
-                "resourceVersionMatch: Unsupported value: \"{other}\": supported values: \"Exact\", \"NotOlderThan\", \"\""
-            ))),
+        errors
+    }
+
+    /// `ValidateListOptions` of a watch (`validateWatchOptions`).
+    fn watch_errors(&self) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        if self.send_initial_events.is_some() && self.matching != Some(NOT_OLDER_THAN) {
+            errors.push(FieldError::forbidden(
+                MATCH,
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
         }
-    };
-    match (version, forbidden) {
-        (Ok(_), Some(forbidden)) => Err(ApiError::invalid_fields(
-            "ListOptions.meta.k8s.io",
-            "",
-            vec![forbidden],
-        )),
-        (version, _) => version,
+        if let Some(matching) = self.matching {
+            if self.send_initial_events.is_none() {
+                errors.push(FieldError::forbidden(
+                    MATCH,
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                ));
+            }
+            if matching != NOT_OLDER_THAN {
+                errors.push(FieldError::not_supported(
+                    MATCH,
+                    matching,
+                    &[NOT_OLDER_THAN],
+                ));
+            }
+            if self.continue_token.is_some() {
+                errors.push(FieldError::forbidden(
+                    MATCH,
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+        }
+        errors
+    }
+
+    /// What a list reads: the storage's rules for `resourceVersion`, `resourceVersionMatch`,
+    /// `limit` and `continue` (`storage.ValidateListOptions`), on options already validated.
+    fn read_version(&self) -> Result<ReadVersion, ApiError> {
+        let rv = self.resource_version;
+        if self.continue_token.is_some() {
+            if rv.is_some_and(|rv| rv != "0") {
+                return Err(ApiError::bad_request(
+                    "specifying resource version is not allowed when using continue",
+                ));
+            }
+            return Ok(ReadVersion::MostRecent);
+        }
+        Ok(match (self.matching, rv) {
+            (_, None) => ReadVersion::MostRecent,
+            (None | Some(NOT_OLDER_THAN), Some("0")) => ReadVersion::Any,
+            (None, Some(rv)) if self.limit > 0 => ReadVersion::Exact(list_revision(rv)?),
+            (Some(EXACT), Some(rv)) => ReadVersion::Exact(list_revision(rv)?),
+            (_, Some(rv)) => ReadVersion::NotOlderThan(list_revision(rv)?),
+        })
     }
 }
 
+const MATCH: &str = "resourceVersionMatch";
+const EXACT: &str = "Exact";
+const NOT_OLDER_THAN: &str = "NotOlderThan";
+
 fn list(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<Body>, ApiError> {
     let (shared, query) = (request.shared, request.query);
-    // Validate like the real server even though `watch=false` lists.
-    query.bool("watch")?;
     let filter = filter(path, query)?;
-    // A negative limit is no limit, as kube-apiserver reads its int64.
-    let negative = query
-        .string("limit")
-        .and_then(|l| l.strip_prefix('-'))
-        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
-    let limit = if negative { None } else { query.u64("limit")? };
-    let continue_token = query
-        .string("continue")
+    let options = ListOptions::parse(query, false)?;
+    let continue_token = options
+        .continue_token
         .map(ContinueToken::decode)
         .transpose()?;
-    let version = read_version(
-        query,
-        limit.is_some_and(|l| l > 0),
-        continue_token.is_some(),
-    )?;
+    let version = options.read_version()?;
     let version = faults::lagged_read(shared, version);
     let list_request = ListRequest {
         filter,
         version,
-        limit: limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
+        // A negative limit is no limit, as kube-apiserver reads its int64.
+        limit: (options.limit > 0).then(|| usize::try_from(options.limit).unwrap_or(usize::MAX)),
         continue_token,
     };
     let page = shared.store.list(&list_request)?;
@@ -1921,35 +2116,18 @@ fn list(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<B
 fn watch(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<Body>, ApiError> {
     let (shared, query) = (request.shared, request.query);
     let filter = filter(path, query)?;
-    let invalid = |why: &str| ApiError::invalid("ListOptions.meta.k8s.io", "", why);
-    let rv = query.string("resourceVersion");
-    let matching = query.string("resourceVersionMatch");
-    let send_initial_events = query.bool("sendInitialEvents")?;
-    let bookmarks = query.bool("allowWatchBookmarks")?.unwrap_or(false);
-    let timeout = query
-        .u64("timeoutSeconds")?
+    let options = ListOptions::parse(query, true)?;
+    let send_initial_events = options.send_initial_events;
+    let bookmarks = options.allow_bookmarks;
+    // kube-apiserver's watch ends after `timeoutSeconds`; a negative one has run out already.
+    let timeout = options
+        .timeout_seconds
         .filter(|t| *t > 0)
-        .map(Duration::from_secs);
-    if matching.is_some() && send_initial_events.is_none() {
-        return Err(invalid(
-            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
-        ));
-    }
-    if let Some(matching) = matching
-        && matching != "NotOlderThan"
-    {
-        return Err(invalid(&format!(
-            "resourceVersionMatch: Unsupported value: \"{matching}\": supported values: \"NotOlderThan\""
-        )));
-    }
-    if send_initial_events.is_some() && matching.is_none() {
-        return Err(invalid(
-            "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan",
-        ));
-    }
-    let revision = match rv {
+        .map(|t| Duration::from_secs(t.unsigned_abs()));
+    let expired = options.timeout_seconds.is_some_and(|t| t < 0);
+    let revision = match options.resource_version {
         None | Some("0") => None,
-        Some(rv) => Some(parse_revision(rv)?),
+        Some(rv) => Some(read_revision(rv)?),
     };
     // The initial-events-end bookmark ends the initial events of every watch that sends
     // them, when the client allows bookmarks: kube-apiserver defaults a watch from "" or
@@ -1993,18 +2171,21 @@ fn watch(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<
                     watch_cache_start,
                 ))
             }
-            _ => store.watch(filter, start),
+            // A watch whose time ran out before it started ends at once, empty.
+            _ if expired => Ok(None),
+            _ => store.watch(filter, start).map(Some),
         }
     };
     let interval = bookmarks.then_some(shared.settings.bookmark_interval);
     let stream = match result {
-        Ok(registration) => WatchStream::new(
+        Ok(Some(registration)) => WatchStream::new(
             shared.clone(),
             registration,
             resource.clone(),
             interval,
             timeout,
         ),
+        Ok(None) => WatchStream::finished(shared.clone(), resource.clone(), Queue::finished([])),
         // Like the real server: 200, then an ERROR event, then the end of the stream.
         Err(err) if err.code() == 410 => WatchStream::finished(
             shared.clone(),
@@ -2070,6 +2251,51 @@ fn text_response(status: StatusCode, text: &str) -> Response<Body> {
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// The `406` of a resource request, worded as kube-apiserver words it: a watch whose
+/// `Accept` names a document format but no stream format (YAML) is refused by the watch's own
+/// negotiation (`NegotiateOutputMediaTypeStream`); a custom resource by
+/// apiextensions-apiserver's handler, listing the serializers' media types; a built-in type
+/// by go-restful before any handler, listing every media type of the group's web service.
+fn not_acceptable(headers: &HeaderMap, path: &ResourcePath, verb: Verb) -> ApiError {
+    const DOCUMENTS: &str =
+        "application/json, application/yaml, application/vnd.kubernetes.protobuf";
+    const STREAMS: &str =
+        "application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch";
+    if verb == Verb::Watch && codec::negotiate(headers, codec::Route::Read).is_ok() {
+        return ApiError::new(
+            StatusReason::NotAcceptable,
+            format!("only the following media types are accepted: {STREAMS}"),
+        );
+    }
+    if path.resource.custom || codec::accepts_a_serializer(headers) {
+        return ApiError::new(
+            StatusReason::NotAcceptable,
+            format!("only the following media types are accepted: {DOCUMENTS}"),
+        );
+    }
+    ApiError::new(
+        StatusReason::NotAcceptable,
+        format!("406: Not Acceptable\n\nAvailable representations: {DOCUMENTS}, {STREAMS}"),
+    )
+    .with_details(json!({}))
+}
+
+/// An error as a `Status` in the format the request negotiated: YAML when it asked for YAML
+/// (kube-apiserver's `ErrorNegotiated`), JSON otherwise.
+fn error_response_as(err: &ApiError, output: codec::Output) -> Response<Body> {
+    if output != codec::Output::Yaml {
+        return error_response(err);
+    }
+    let mut response = error_response(err);
+    let (bytes, content_type) = codec::encode(&err.to_status(), output);
+    *response.body_mut() = full_body(bytes);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(content_type),
     );
     response
 }

@@ -382,7 +382,8 @@ impl ApiError {
     pub fn too_large_resource_version(requested: u64, current: u64) -> Self {
         Self::new(
             StatusReason::Timeout,
-            format!("Too large resource version: {requested}, current: {current}"),
+            // `NewTimeoutError` prefixes its message with "Timeout: ".
+            format!("Timeout: Too large resource version: {requested}, current: {current}"),
         )
         .with_details(json!({
             "causes": [{

@@ -334,34 +334,132 @@ pub(crate) struct ContinueToken {
 }
 
 impl ContinueToken {
-    /// Encodes like the real server: base64 of `{"v":"meta.k8s.io/v1","rv":N,"start":"key\u0000"}`.
+    /// Encodes like the real server (`storage.EncodeContinue`): unpadded URL-safe base64 of
+    /// `{"v":"meta.k8s.io/v1","rv":N,"start":"key\u0000"}`, with `"rv":-1` for an
+    /// inconsistent continuation (revision 0 here: it reads the latest state).
     pub(crate) fn encode(&self) -> String {
-        let json = json!({"v": "meta.k8s.io/v1", "rv": self.revision, "start": self.start});
-        base64::engine::general_purpose::URL_SAFE.encode(json.to_string())
+        let rv = match self.revision {
+            0 => json!(-1),
+            revision => json!(revision),
+        };
+        let json = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": self.start});
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json.to_string())
     }
 
+    /// Decodes as the real server does (`storage.DecodeContinue`), with its errors: `400`
+    /// `invalid continue token: continue key is not valid...`.
     pub(crate) fn decode(token: &str) -> Result<Self, ApiError> {
-        let invalid =
-            |why: &str| ApiError::bad_request(format!("continue key is not valid: {why}"));
-        let bytes = base64::engine::general_purpose::URL_SAFE
-            .decode(token)
-            .or_else(|_| base64::engine::general_purpose::STANDARD.decode(token))
-            .map_err(|_| {
-                invalid("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
-            })?;
-        let value: Value = serde_json::from_slice(&bytes).map_err(|_| invalid("not JSON"))?;
-        if value["v"] != "meta.k8s.io/v1" {
-            return Err(invalid("server does not recognize this encoded key"));
+        let invalid = |why: &str| {
+            ApiError::bad_request(format!(
+                "invalid continue token: continue key is not valid{why}"
+            ))
+        };
+        let bytes = decode_raw_url_base64(token)
+            .map_err(|at| invalid(&format!(": illegal base64 data at input byte {at}")))?;
+        if let Some(why) = super::go_json::syntax_error(&bytes) {
+            return Err(invalid(&format!(": {why}")));
         }
-        let revision = value["rv"]
-            .as_u64()
-            .ok_or_else(|| invalid("incorrect encoded start resourceVersion"))?;
-        let start = value["start"]
-            .as_str()
-            .ok_or_else(|| invalid("missing start key"))?
-            .to_string();
-        Ok(Self { revision, start })
+        let value: Value =
+            serde_json::from_slice(&bytes).map_err(|err| invalid(&format!(": {err}")))?;
+        // Go's decoding into `continueToken{v string, rv int64, start string}`: a value of
+        // another type is an error, null leaves the field empty.
+        let go_kind = |value: &Value| match value {
+            Value::Array(_) => "array".to_string(),
+            Value::Object(_) => "object".to_string(),
+            Value::String(_) => "string".to_string(),
+            Value::Bool(_) => "bool".to_string(),
+            Value::Number(n) if n.is_i64() => "number".to_string(),
+            Value::Number(n) => format!("number {n}"),
+            Value::Null => "null".to_string(),
+        };
+        let fields = match &value {
+            Value::Object(fields) => fields.clone(),
+            Value::Null => serde_json::Map::new(),
+            other => {
+                return Err(invalid(&format!(
+                    ": json: cannot unmarshal {} into Go value of type storage.continueToken",
+                    go_kind(other)
+                )));
+            }
+        };
+        for (field, go_type) in [("v", "string"), ("rv", "int64"), ("start", "string")] {
+            let fits = match fields.get(field) {
+                None | Some(Value::Null) => true,
+                Some(Value::String(_)) => go_type == "string",
+                Some(Value::Number(n)) => go_type == "int64" && n.is_i64(),
+                Some(_) => false,
+            };
+            if !fits {
+                return Err(invalid(&format!(
+                    ": json: cannot unmarshal {} into Go struct field continueToken.{field} of type {go_type}",
+                    go_kind(&fields[field])
+                )));
+            }
+        }
+        let version = fields.get("v").and_then(Value::as_str).unwrap_or("");
+        if version != "meta.k8s.io/v1" {
+            return Err(invalid(&format!(
+                ": server does not recognize this encoded version {version}"
+            )));
+        }
+        let rv = fields.get("rv").and_then(Value::as_i64).unwrap_or(0);
+        let revision = match u64::try_from(rv) {
+            Ok(0) => {
+                return Err(invalid(
+                    ": incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+                ));
+            }
+            Ok(revision) => revision,
+            // A negative version: the latest state (an inconsistent continuation).
+            Err(_) => 0,
+        };
+        let start = fields.get("start").and_then(Value::as_str).unwrap_or("");
+        if start.is_empty() {
+            return Err(invalid(
+                ": encoded start key empty (version meta.k8s.io/v1)",
+            ));
+        }
+        // Go cleans the key (`path.Clean`) and refuses one that cleaning changes.
+        let key = if start.starts_with('/') {
+            start.to_string()
+        } else {
+            format!("/{start}")
+        };
+        let unclean = key != "/"
+            && key
+                .split('/')
+                .skip(1)
+                .any(|segment| matches!(segment, "" | "." | ".."));
+        if unclean {
+            return Err(invalid(&format!(": {start}")));
+        }
+        Ok(Self {
+            revision,
+            start: start.to_string(),
+        })
     }
+}
+
+/// Go's `base64.RawURLEncoding.DecodeString` (unpadded, trailing bits ignored); the error is
+/// the byte offset Go's `CorruptInputError` names.
+fn decode_raw_url_base64(text: &str) -> Result<Vec<u8>, usize> {
+    let bytes = text.as_bytes();
+    if let Some(at) = bytes
+        .iter()
+        .position(|b| !(b.is_ascii_alphanumeric() || *b == b'-' || *b == b'_'))
+    {
+        return Err(at);
+    }
+    if bytes.len() % 4 == 1 {
+        return Err(bytes.len() - 1);
+    }
+    let engine = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::URL_SAFE,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_allow_trailing_bits(true)
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::RequireNone),
+    );
+    engine.decode(bytes).map_err(|_| bytes.len())
 }
 
 /// How a watch starts.
@@ -1048,6 +1146,27 @@ impl Store {
             watcher.queue.close();
         }
         self.watch_count = 0;
+    }
+
+    /// Ends every open watch with an `ERROR` event carrying `status`: kube-apiserver's
+    /// watchers stop after sending one. Returns how many watches got it.
+    pub(crate) fn end_watches_with_error(&mut self, status: &Value) -> usize {
+        let mut sent = 0;
+        for watcher in std::mem::take(&mut self.watchers)
+            .into_values()
+            .flat_map(BTreeMap::into_values)
+        {
+            if watcher
+                .queue
+                .push(WatchMessage::Error(status.clone()))
+                .is_ok()
+            {
+                sent += 1;
+            }
+            watcher.queue.close();
+        }
+        self.watch_count = 0;
+        sent
     }
 
     /// Closes one watch.

@@ -191,15 +191,24 @@ async fn accept_headers_the_server_cannot_serve_get_406() {
             response.assert_status(406, "NotAcceptable");
         }
     }
-    raw(
+    // A watch in YAML: refused by the watch's stream negotiation, in YAML (the format the
+    // request's Accept chose), as kube-apiserver's `NegotiateOutputMediaTypeStream`.
+    let response = raw(
         &server,
         "GET",
         &format!("{path}?watch=true"),
         &[("Accept", "application/yaml")],
         b"",
     )
-    .await
-    .assert_status(406, "NotAcceptable");
+    .await;
+    assert_eq!(response.status, 406);
+    assert_eq!(response.header("content-type"), Some("application/yaml"));
+    let status: serde_json::Value = serde_saphyr::from_slice(&response.body).unwrap();
+    assert_eq!(status["reason"], "NotAcceptable");
+    assert_eq!(
+        status["message"],
+        "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+    );
     raw(
         &server,
         "POST",
@@ -386,4 +395,168 @@ async fn creates_of_types_the_server_does_not_serve_are_not_found() {
         .await
         .unwrap();
     let _: Value = json!(null);
+}
+
+#[tokio::test]
+async fn refusals_of_accept_headers_are_worded_as_kube_apiserver_words_them() {
+    let server = super::common::server_with_widgets().await;
+    let message = |response: &RawResponse| {
+        response.assert_status(406, "NotAcceptable");
+        response.json()["message"].as_str().unwrap().to_string()
+    };
+    // A built-in type: go-restful refuses the request before any handler, offering every
+    // media type of the group's web service, with empty details.
+    let response = raw(
+        &server,
+        "GET",
+        "/api/v1/namespaces/default/configmaps",
+        &[("Accept", "text/html")],
+        b"",
+    )
+    .await;
+    assert_eq!(
+        message(&response),
+        "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+    );
+    assert_eq!(response.json()["details"], json!({}));
+    // A custom resource: apiextensions-apiserver's negotiation (protobuf listed, though
+    // custom resources never have it).
+    for path in [
+        "/apis/example.com/v1/namespaces/default/widgets",
+        "/apis/example.com/v1/namespaces/default/widgets?watch=1",
+    ] {
+        let response = raw(&server, "GET", path, &[("Accept", "text/html")], b"").await;
+        assert_eq!(
+            message(&response),
+            "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn errors_come_in_yaml_to_a_client_that_asks_for_yaml() {
+    // kube-apiserver writes a failed request's Status in the negotiated format
+    // (`ErrorNegotiated`).
+    let server = server().await;
+    let response = raw(
+        &server,
+        "GET",
+        "/api/v1/namespaces/default/configmaps/missing",
+        &[("Accept", "application/yaml")],
+        b"",
+    )
+    .await;
+    assert_eq!(response.status, 404);
+    assert_eq!(response.header("content-type"), Some("application/yaml"));
+    let status: Value = serde_saphyr::from_slice(&response.body).unwrap();
+    assert_eq!(status["kind"], "Status");
+    assert_eq!(status["reason"], "NotFound");
+    assert_eq!(status["message"], "configmaps \"missing\" not found");
+    // JSON to everyone else.
+    let response = raw(
+        &server,
+        "GET",
+        "/api/v1/namespaces/default/configmaps/missing",
+        &[("Accept", "application/json, application/yaml")],
+        b"",
+    )
+    .await;
+    response.assert_status(404, "NotFound");
+}
+
+#[tokio::test]
+async fn bodies_that_are_not_json_are_refused_in_kube_apiservers_words() {
+    let server = super::common::server_with_widgets().await;
+    let message = async |method: &str, path: &str, content_type: &str, body: &str| {
+        let response = raw(
+            &server,
+            method,
+            path,
+            &[("Content-Type", content_type)],
+            body.as_bytes(),
+        )
+        .await;
+        response.assert_status(400, "BadRequest");
+        response.json()["message"].as_str().unwrap().to_string()
+    };
+    let config_maps = "/api/v1/namespaces/default/configmaps";
+    let widgets = "/apis/example.com/v1/namespaces/default/widgets";
+    // Objects: `transformDecodeError`, with Go's JSON scanner error and the body's start.
+    assert_eq!(
+        message("POST", config_maps, "application/json", "{not json").await,
+        "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: invalid character 'n' looking for beginning of object key string ({not json)"
+    );
+    assert_eq!(
+        message("POST", widgets, "application/json", "").await,
+        "the object provided is unrecognized (must be of type Widget): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)"
+    );
+    assert_eq!(
+        message(
+            "PUT",
+            &format!("{widgets}/w"),
+            "application/json",
+            r#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},}"#
+        )
+        .await,
+        r#"the object provided is unrecognized (must be of type Widget): couldn't get version/kind; json parse error: invalid character '}' looking for beginning of object key string ({"apiVersion":"example.com/v1" ...)"#
+    );
+    server
+        .create_json(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}}))
+        .unwrap();
+    let config_map = format!("{config_maps}/c");
+    // Patches are JSON, never YAML: a merge patch is decoded strictly (`error decoding
+    // patch: ...`), or by json-patch's MergePatch when unknown fields are ignored.
+    assert_eq!(
+        message(
+            "PATCH",
+            &config_map,
+            "application/merge-patch+json",
+            "data: {a: b}"
+        )
+        .await,
+        "error decoding patch: invalid character 'd' looking for beginning of value"
+    );
+    assert_eq!(
+        message(
+            "PATCH",
+            &format!("{config_map}?fieldValidation=Ignore"),
+            "application/merge-patch+json",
+            "data: {a: b}"
+        )
+        .await,
+        "Invalid JSON Patch"
+    );
+    // A strategic merge patch: the decoder's error alone.
+    assert_eq!(
+        message(
+            "PATCH",
+            &config_map,
+            "application/strategic-merge-patch+json",
+            "{\"data\":"
+        )
+        .await,
+        "unexpected end of JSON input"
+    );
+    // A JSON patch: strictly decoded, or by jsonpatch.DecodePatch.
+    assert_eq!(
+        message(
+            "PATCH",
+            &config_map,
+            "application/json-patch+json",
+            "[{op: add}]"
+        )
+        .await,
+        "error decoding patch: invalid character 'o' looking for beginning of object key string"
+    );
+    assert_eq!(
+        message(
+            "PATCH",
+            &format!("{config_map}?fieldValidation=Ignore"),
+            "application/json-patch+json",
+            "[{op: add}]"
+        )
+        .await,
+        "invalid character 'o' looking for beginning of object key string"
+    );
 }

@@ -233,6 +233,10 @@ async fn watch_error_events_reach_watch_streams() {
         }
         other => panic!("expected an ERROR event, got {other:?}"),
     }
+    // As kube-apiserver's watchers, the stream ends after its ERROR event (a client that
+    // waits for the end to watch again, as client-node's informer does, sees it).
+    assert!(within(stream.try_next()).await.unwrap().is_none());
+    assert_eq!(server.faults().open_watches(), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

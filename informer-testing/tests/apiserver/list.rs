@@ -396,3 +396,175 @@ async fn get_reads_single_objects() {
     let other: Api<Pod> = Api::namespaced(server.client(), "other");
     assert_eq!(status(within(other.get("a")).await.unwrap_err()).code, 404);
 }
+
+#[tokio::test]
+async fn list_query_parameters_are_read_as_kube_apiserver_reads_them() {
+    let server = server().await;
+    let path = "/api/v1/namespaces/default/pods";
+    let bad_request = async |query: &str| {
+        let response = raw(&server, "GET", &format!("{path}?{query}"), &[], b"").await;
+        response.assert_status(400, "BadRequest");
+        response.json()["message"].as_str().unwrap().to_string()
+    };
+    // `limit` is an int64 (`strconv.ParseInt`), present but empty included.
+    assert_eq!(
+        bad_request("limit=abc").await,
+        r#"strconv.ParseInt: parsing "abc": invalid syntax"#
+    );
+    assert_eq!(
+        bad_request("limit=").await,
+        r#"strconv.ParseInt: parsing "": invalid syntax"#
+    );
+    assert_eq!(
+        bad_request("limit=99999999999999999999").await,
+        r#"strconv.ParseInt: parsing "99999999999999999999": value out of range"#
+    );
+    // The resource version is parsed by the storage (`strconv.ParseUint`: digits only).
+    for rv in ["abc", "-5", "%2B5"] {
+        let shown = rv.replace("%2B", "+");
+        assert_eq!(
+            bad_request(&format!("resourceVersion={rv}")).await,
+            format!(
+                "invalid resource version: resourceVersion: Invalid value: \"{shown}\": strconv.ParseUint: parsing \"{shown}\": invalid syntax"
+            )
+        );
+    }
+    // A get's malformed version is a storage error that is no API status: 500, no reason.
+    let response = raw(
+        &server,
+        "GET",
+        &format!("{path}/a?resourceVersion=x1"),
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(response.status, 500);
+    assert!(response.json().get("reason").is_none());
+    assert_eq!(
+        response.json()["message"],
+        r#"resourceVersion: Invalid value: "x1": strconv.ParseUint: parsing "x1": invalid syntax"#
+    );
+    // `NewTimeoutError` words a version from the future "Timeout: ...".
+    let response = raw(
+        &server,
+        "GET",
+        &format!("{path}?resourceVersion=999999"),
+        &[],
+        b"",
+    )
+    .await;
+    response.assert_status(504, "Timeout");
+    let message = response.json()["message"].as_str().unwrap().to_string();
+    assert!(
+        message.starts_with("Timeout: Too large resource version: 999999, current: "),
+        "{message}"
+    );
+    // Every broken rule of `ValidateListOptions` in one 422.
+    let response = raw(
+        &server,
+        "GET",
+        &format!("{path}?resourceVersionMatch=Latest&continue=x&limit=1"),
+        &[],
+        b"",
+    )
+    .await;
+    response.assert_status(422, "Invalid");
+    let causes: Vec<String> = response.json()["details"]["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        causes,
+        [
+            "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+            "Forbidden: resourceVersionMatch is forbidden when continue is provided",
+            "Unsupported value: \"Latest\": supported values: \"Exact\", \"NotOlderThan\", \"\"",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn continue_tokens_are_encoded_and_refused_as_kube_apiserver_does() {
+    use base64::Engine as _;
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    for name in ["p1", "p2"] {
+        within(pods.create(&PostParams::default(), &pod(name, &[])))
+            .await
+            .unwrap();
+    }
+    // `storage.EncodeContinue`: unpadded URL-safe base64 of {"v","rv","start"}.
+    let first = within(pods.list(&ListParams::default().limit(1)))
+        .await
+        .unwrap();
+    let token = first.metadata.continue_.unwrap();
+    assert!(!token.contains('='), "{token}");
+    let decoded = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(&token)
+        .unwrap();
+    let decoded: serde_json::Value = serde_json::from_slice(&decoded).unwrap();
+    assert_eq!(decoded["v"], "meta.k8s.io/v1");
+    assert_eq!(
+        decoded["rv"].to_string(),
+        first.metadata.resource_version.unwrap()
+    );
+    // The token of an inconsistent continuation (after compaction) has "rv": -1.
+    within(pods.create(&PostParams::default(), &pod("p3", &[])))
+        .await
+        .unwrap();
+    server.faults().compact();
+    let err = status(
+        within(pods.list(&ListParams::default().limit(1).continue_token(&token)))
+            .await
+            .unwrap_err(),
+    );
+    let inconsistent = err.metadata.and_then(|m| m.continue_).unwrap();
+    let decoded = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(&inconsistent)
+        .unwrap();
+    let decoded: serde_json::Value = serde_json::from_slice(&decoded).unwrap();
+    assert_eq!(decoded["rv"], -1);
+
+    // `storage.DecodeContinue`'s errors, behind "invalid continue token: ".
+    let encode = |json: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json);
+    for (token, why) in [
+        (
+            "garbage".to_string(),
+            r"invalid character '\x81' looking for beginning of value",
+        ),
+        ("ab=".to_string(), "illegal base64 data at input byte 2"),
+        (
+            encode(r#"{"v":"meta.k8s.io/v1","rv":0,"start":"x"}"#),
+            "incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+        ),
+        (
+            encode(r#"{"v":"meta.k8s.io/v1","rv":3,"start":""}"#),
+            "encoded start key empty (version meta.k8s.io/v1)",
+        ),
+        (
+            encode(r#"{"v":"v2","rv":3,"start":"x"}"#),
+            "server does not recognize this encoded version v2",
+        ),
+        (
+            encode(r#"{"v":"meta.k8s.io/v1","rv":3,"start":"../x"}"#),
+            "../x",
+        ),
+    ] {
+        let response = raw(
+            &server,
+            "GET",
+            &format!("/api/v1/namespaces/default/pods?limit=1&continue={token}"),
+            &[],
+            b"",
+        )
+        .await;
+        response.assert_status(400, "BadRequest");
+        assert_eq!(
+            response.json()["message"],
+            format!("invalid continue token: continue key is not valid: {why}"),
+            "{token}"
+        );
+    }
+}

@@ -659,3 +659,145 @@ async fn an_object_a_watch_delivered_can_be_read_at_once() {
     }
     writer.await.unwrap();
 }
+
+/// The causes of a 422's `details`, as `field: message`.
+fn causes(response: &super::common::RawResponse) -> Vec<String> {
+    response.json()["details"]["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c["field"].as_str().unwrap(),
+                c["message"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_query_parameters_are_read_as_kube_apiserver_reads_them() {
+    // kube-apiserver converts query parameters with `runtime.Convert_Slice_string_To_bool`
+    // (only "0" and "false" are false; "?watch" alone is true) and `strconv.ParseInt`.
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    within(pods.create(&PostParams::default(), &pod("a", &[])))
+        .await
+        .unwrap();
+    let path = "/api/v1/namespaces/default/pods";
+    for watch in ["watch", "watch=", "watch=yes", "watch=True"] {
+        let response = raw(
+            &server,
+            "GET",
+            &format!("{path}?{watch}&timeoutSeconds=1"),
+            &[],
+            b"",
+        )
+        .await;
+        assert_eq!(response.status, 200, "{watch}");
+        let body = String::from_utf8_lossy(&response.body);
+        assert!(body.starts_with(r#"{"type":"ADDED""#), "{watch}: {body}");
+    }
+    let response = raw(&server, "GET", &format!("{path}?watch=FALSE"), &[], b"").await;
+    assert_eq!(response.json()["kind"], "PodList");
+
+    for (timeout, why) in [
+        ("abc", r#"strconv.ParseInt: parsing "abc": invalid syntax"#),
+        ("", r#"strconv.ParseInt: parsing "": invalid syntax"#),
+        (
+            "99999999999999999999",
+            r#"strconv.ParseInt: parsing "99999999999999999999": value out of range"#,
+        ),
+    ] {
+        let response = raw(
+            &server,
+            "GET",
+            &format!("{path}?watch=1&timeoutSeconds={timeout}"),
+            &[],
+            b"",
+        )
+        .await;
+        response.assert_status(400, "BadRequest");
+        assert_eq!(response.json()["message"], why);
+    }
+    // A negative timeout has run out before the watch starts: 200, and the stream ends empty.
+    let started = Instant::now();
+    let response = raw(
+        &server,
+        "GET",
+        &format!("{path}?watch=1&timeoutSeconds=-1"),
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(response.status, 200);
+    assert!(
+        response.body.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&response.body)
+    );
+    assert!(started.elapsed() < Duration::from_secs(3));
+
+    // A malformed resource version fails in storage with an error that is no API status:
+    // 500 without a reason.
+    let response = raw(
+        &server,
+        "GET",
+        &format!("{path}?watch=1&resourceVersion=abc"),
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(response.status, 500);
+    let status = response.json();
+    assert!(status.get("reason").is_none(), "{status}");
+    assert_eq!(
+        status["message"],
+        r#"resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax"#
+    );
+}
+
+#[tokio::test]
+async fn watch_options_are_validated_as_kube_apiserver_validates_them() {
+    // `ValidateListOptions` (validateWatchOptions), after `SetListOptionsDefaults`.
+    let server = server().await;
+    let path = "/api/v1/namespaces/default/pods?watch=1";
+    let invalid = async |query: &str| {
+        let response = raw(&server, "GET", &format!("{path}&{query}"), &[], b"").await;
+        response.assert_status(422, "Invalid");
+        assert_eq!(response.json()["details"]["kind"], "ListOptions");
+        assert_eq!(response.json()["details"]["group"], "meta.k8s.io");
+        causes(&response)
+    };
+    assert_eq!(
+        invalid("sendInitialEvents=true").await,
+        [
+            "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+        ]
+    );
+    assert_eq!(
+        invalid("resourceVersionMatch=Exact").await,
+        [
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            "resourceVersionMatch: Unsupported value: \"Exact\": supported values: \"NotOlderThan\"",
+        ]
+    );
+    // A watch from "" is defaulted to a streaming list (resourceVersionMatch=NotOlderThan),
+    // which a continue token may not come with.
+    assert_eq!(
+        invalid("continue=abc").await,
+        [
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided"
+        ]
+    );
+    let response = raw(
+        &server,
+        "GET",
+        &format!("{path}&continue=abc&resourceVersion=1&timeoutSeconds=1"),
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(response.status, 200);
+}

@@ -39,6 +39,10 @@ pub(super) fn components(types: &[&ResourceType]) -> Map<String, Value> {
         }
     }
     while let Some(name) = messages.next() {
+        if let Some(scalar) = scalar_component(&name) {
+            out.insert(component_name(&name), scalar);
+            continue;
+        }
         let Some(message) = table.message(&name) else {
             continue;
         };
@@ -146,12 +150,6 @@ fn value_schema(field: &Field, messages: &mut Messages) -> Value {
                 return json!({"type": "object"});
             };
             match message {
-                schema::TIME | schema::MICRO_TIME => {
-                    json!({"type": "string", "format": "date-time"})
-                }
-                schema::DURATION | schema::QUANTITY => json!({"type": "string"}),
-                schema::INT_OR_STRING => json!({"type": "string", "format": "int-or-string"}),
-                schema::FIELDS_V1 | schema::RAW_EXTENSION => json!({"type": "object"}),
                 schema::AUTHORIZATION_EXTRA | schema::AUTHENTICATION_EXTRA => {
                     json!({"type": "array", "items": {"type": "string"}})
                 }
@@ -162,6 +160,25 @@ fn value_schema(field: &Field, messages: &mut Messages) -> Value {
             }
         }
     }
+}
+
+/// The component schema of a type with a JSON form of its own, as kube-openapi writes it in
+/// OpenAPI v3 (`OpenAPISchemaType`, `OpenAPIV3OneOfTypes`). Fields refer to these by name, as
+/// in kube-apiserver's documents, so `kubectl explain` shows `<IntOrString>`, `<Quantity>`,
+/// `<FieldsV1>`, `<RawExtension>` (and `<string>` for times and durations, whose schemas
+/// have a type).
+fn scalar_component(message: &str) -> Option<Value> {
+    Some(match message {
+        schema::TIME | schema::MICRO_TIME => json!({"type": "string", "format": "date-time"}),
+        schema::DURATION => json!({"type": "string"}),
+        schema::QUANTITY => json!({"oneOf": [{"type": "string"}, {"type": "number"}]}),
+        schema::INT_OR_STRING => json!({
+            "format": "int-or-string",
+            "oneOf": [{"type": "integer"}, {"type": "string"}],
+        }),
+        schema::FIELDS_V1 | schema::RAW_EXTENSION => json!({"type": "object"}),
+        _ => return None,
+    })
 }
 
 /// `example.com` -> `com.example`.

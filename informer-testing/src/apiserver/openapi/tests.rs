@@ -71,9 +71,26 @@ fn a_built_in_kind_has_a_schema_found_by_its_group_version_kind() {
         meta["properties"]["labels"],
         json!({"type": "object", "additionalProperties": {"type": "string"}})
     );
+    // Types with a JSON form of their own are components, as kube-openapi writes them.
     assert_eq!(
         meta["properties"]["creationTimestamp"],
-        json!({"type": "string", "format": "date-time"})
+        json!({"allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time"}]})
+    );
+    assert_eq!(
+        schema(&doc, "io.k8s.apimachinery.pkg.apis.meta.v1.Time"),
+        &json!({"type": "string", "format": "date-time"})
+    );
+    assert_eq!(
+        schema(&doc, "io.k8s.apimachinery.pkg.api.resource.Quantity"),
+        &json!({"oneOf": [{"type": "string"}, {"type": "number"}]})
+    );
+    assert_eq!(
+        schema(&doc, "io.k8s.apimachinery.pkg.util.intstr.IntOrString"),
+        &json!({"format": "int-or-string", "oneOf": [{"type": "integer"}, {"type": "string"}]})
+    );
+    assert_eq!(
+        schema(&doc, "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1"),
+        &json!({"type": "object"})
     );
     // Every reference resolves within the document.
     let text = doc.to_string();

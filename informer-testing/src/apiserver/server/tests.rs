@@ -79,67 +79,109 @@ fn routes() {
 
 #[test]
 fn list_read_versions() {
-    let q = |s: &str| Query::parse(Some(s));
+    // A list's options, read and validated as kube-apiserver does, then what it reads.
+    let read_version = |query: &str| {
+        let query = Query::parse(Some(query));
+        ListOptions::parse(&query, false).and_then(|options| options.read_version())
+    };
+    assert_eq!(read_version("").unwrap(), ReadVersion::MostRecent);
+    assert_eq!(read_version("resourceVersion=0").unwrap(), ReadVersion::Any);
     assert_eq!(
-        read_version(&q(""), false, false).unwrap(),
-        ReadVersion::MostRecent
+        read_version("resourceVersion=5").unwrap(),
+        ReadVersion::NotOlderThan(5)
     );
     assert_eq!(
-        read_version(&q("resourceVersion=0"), false, false).unwrap(),
+        read_version("resourceVersion=5&limit=1").unwrap(),
+        ReadVersion::Exact(5)
+    );
+    assert_eq!(
+        read_version("resourceVersion=5&resourceVersionMatch=Exact").unwrap(),
+        ReadVersion::Exact(5)
+    );
+    assert_eq!(
+        read_version("resourceVersion=5&resourceVersionMatch=NotOlderThan&limit=1").unwrap(),
+        ReadVersion::NotOlderThan(5)
+    );
+    assert_eq!(
+        read_version("resourceVersion=0&resourceVersionMatch=NotOlderThan").unwrap(),
         ReadVersion::Any
     );
     assert_eq!(
-        read_version(&q("resourceVersion=5"), false, false).unwrap(),
-        ReadVersion::NotOlderThan(5)
-    );
-    assert_eq!(
-        read_version(&q("resourceVersion=5"), true, false).unwrap(),
-        ReadVersion::Exact(5)
-    );
-    assert_eq!(
-        read_version(
-            &q("resourceVersion=5&resourceVersionMatch=Exact"),
-            false,
-            false
-        )
-        .unwrap(),
-        ReadVersion::Exact(5)
-    );
-    assert_eq!(
-        read_version(
-            &q("resourceVersion=5&resourceVersionMatch=NotOlderThan"),
-            true,
-            false
-        )
-        .unwrap(),
-        ReadVersion::NotOlderThan(5)
-    );
-    assert_eq!(
-        read_version(&q("resourceVersionMatch=Exact"), false, false)
+        read_version("resourceVersionMatch=Exact")
             .unwrap_err()
             .code(),
         422
     );
     assert_eq!(
-        read_version(
-            &q("resourceVersion=0&resourceVersionMatch=Exact"),
-            false,
-            false
-        )
-        .unwrap_err()
-        .code(),
+        read_version("resourceVersion=0&resourceVersionMatch=Exact")
+            .unwrap_err()
+            .code(),
         422
     );
+    assert_eq!(read_version("resourceVersion=x").unwrap_err().code(), 400);
     assert_eq!(
-        read_version(&q("resourceVersion=x"), false, false)
+        read_version("resourceVersion=3&limit=1&continue=x")
             .unwrap_err()
             .code(),
         400
     );
     assert_eq!(
-        read_version(&q("resourceVersion=3"), true, true)
-            .unwrap_err()
-            .code(),
-        400
+        read_version("resourceVersion=0&continue=x").unwrap(),
+        ReadVersion::MostRecent
     );
+}
+
+#[test]
+fn query_parameters_convert_as_go_converts_them() {
+    let q = |s: &str| Query::parse(Some(s));
+    // `runtime.Convert_Slice_string_To_bool`.
+    for (query, expected) in [
+        ("", None),
+        ("watch", Some(true)),
+        ("watch=", Some(true)),
+        ("watch=1", Some(true)),
+        ("watch=yes", Some(true)),
+        ("watch=0", Some(false)),
+        ("watch=false", Some(false)),
+        ("watch=FaLsE", Some(false)),
+    ] {
+        assert_eq!(q(query).bool("watch"), expected, "{query}");
+    }
+    // `strconv.ParseInt`.
+    assert_eq!(q("limit=%2B7").i64("limit").unwrap(), Some(7));
+    assert_eq!(q("limit=-7").i64("limit").unwrap(), Some(-7));
+    assert_eq!(q("").i64("limit").unwrap(), None);
+    for (query, message) in [
+        ("limit=", r#"strconv.ParseInt: parsing "": invalid syntax"#),
+        (
+            "limit=-",
+            r#"strconv.ParseInt: parsing "-": invalid syntax"#,
+        ),
+        (
+            "limit=1_0",
+            r#"strconv.ParseInt: parsing "1_0": invalid syntax"#,
+        ),
+        (
+            "limit=9223372036854775808",
+            r#"strconv.ParseInt: parsing "9223372036854775808": value out of range"#,
+        ),
+    ] {
+        let err = q(query).i64("limit").unwrap_err();
+        assert_eq!((err.code(), err.message()), (400, message), "{query}");
+    }
+    assert_eq!(
+        q("limit=-9223372036854775808").i64("limit").unwrap(),
+        Some(i64::MIN)
+    );
+    // `strconv.ParseUint` of resource versions: digits only.
+    assert_eq!(parse_revision("18446744073709551615"), Ok(u64::MAX));
+    assert_eq!(
+        parse_revision("+1").unwrap_err(),
+        r#"resourceVersion: Invalid value: "+1": strconv.ParseUint: parsing "+1": invalid syntax"#
+    );
+    assert_eq!(
+        parse_revision("18446744073709551616").unwrap_err(),
+        r#"resourceVersion: Invalid value: "18446744073709551616": strconv.ParseUint: parsing "18446744073709551616": value out of range"#
+    );
+    assert_eq!(go_quote("a\"b\\\n\u{1}"), r#""a\"b\\\n\x01""#);
 }

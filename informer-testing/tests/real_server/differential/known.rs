@@ -60,12 +60,6 @@ pub const KNOWN: &[Known] = &[
     },
     // Status objects of errors.
     Known {
-        step: "page: malformed continue token",
-        path: "/body/message",
-        what: "both 400; real: 'invalid continue token: continue key is not valid: invalid character 'o' in literal null (expecting 'u')'; fake: 'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)'",
-        fake: "storage.rs ContinueToken::decode",
-    },
-    Known {
         step: "page: limit with resourceVersion=0",
         path: "/body/items",
         what: "real: resourceVersion=0 is served whole from the watch cache, limit ignored (all 5 items); fake: 2 items",
@@ -78,41 +72,10 @@ pub const KNOWN: &[Known] = &[
         fake: "server.rs list / storage.rs Store::list",
     },
     Known {
-        step: "list: malformed resourceVersion",
-        path: "/body/message",
-        what: "both 400 BadRequest; real: 'invalid resource version: resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax'; fake: 'invalid resource version \"abc\": not a decimal integer'",
-        fake: "server.rs parse_revision",
-    },
-    Known {
-        step: "list: too large resourceVersion",
-        path: "/body/message",
-        what: "both 504 Timeout after about 3 s; real: 'Timeout: Too large resource version: N, current: M'; fake: without the 'Timeout: ' prefix",
-        fake: "status.rs ApiError::too_large_resource_version",
-    },
-    // Watches.
-    Known {
-        step: "watch: streaming list without resourceVersionMatch",
-        path: "/body",
-        what: "both 422; real: 'ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan', details {group meta.k8s.io, kind ListOptions, causes [{FieldValueForbidden, resourceVersionMatch}]}; fake: '... sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan', details {kind: ListOptions.meta.k8s.io, name: \"\"}",
-        fake: "server.rs watch (sendInitialEvents checks)",
-    },
-    Known {
-        step: "watch: malformed resourceVersion",
-        path: WHOLE,
-        what: "real: 500 (Status without reason) 'resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax'; fake: 400 BadRequest 'invalid resource version \"abc\": not a decimal integer'",
-        fake: "server.rs watch -> parse_revision",
-    },
-    Known {
         step: "list: malformed label selector",
         path: "/body/message",
         what: "both 400 BadRequest; real: Go's selector parser wording 'unable to parse requirement: found '', expected: ',' or ')''; fake: the shared parser's wording '... invalid label selector \"app in (a\" at byte 9: expected ',' or ')' in a value set'",
         fake: "selector.rs (informer_core::selector errors worded in the server's message)",
-    },
-    Known {
-        step: "validation: malformed JSON",
-        path: "/body/message",
-        what: "both 400; real: 'the object provided is unrecognized (must be of type Widget): couldn't get version/kind; json parse error: invalid character 'n' looking for beginning of object key string ({not json)'; fake: 'the request body is not valid JSON: key must be a string at line 1 column 2'",
-        fake: "server.rs parse_json",
     },
     Known {
         step: "get: unknown resource in a served group",

@@ -1,0 +1,267 @@
+//! The syntax errors of Go's `encoding/json`, as kube-apiserver words them: its scanner
+//! (`encoding/json/scanner.go`), which `json.Unmarshal` runs over a whole document before
+//! decoding it, so the first syntax error is what a client sees (`invalid character 'o' in
+//! literal null (expecting 'u')`, `unexpected end of JSON input`).
+
+/// Where the scanner is: what the next byte may be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    BeginValueOrEmpty,
+    BeginValue,
+    BeginStringOrEmpty,
+    BeginString,
+    EndValue,
+    EndTop,
+    InString,
+    InStringEsc,
+    /// In a `\u` escape, with this many hex digits still to come.
+    InStringEscU(u8),
+    Neg,
+    One,
+    Zero,
+    Dot,
+    Dot0,
+    E,
+    ESign,
+    E0,
+    /// In a literal (`true`, `false`, `null`), at this byte of it.
+    Literal(&'static [u8], usize),
+}
+
+/// What the scanner is inside of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Parse {
+    ObjectKey,
+    ObjectValue,
+    ArrayValue,
+}
+
+/// Go's JSON whitespace.
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+/// A byte as Go's scanner quotes it in an error (`quoteChar`): `'x'`, `'\''`, `'"'`,
+/// `'\n'`, `'\x81'`.
+pub(crate) fn quote_char(c: u8) -> String {
+    match c {
+        b'\'' => r"'\''".to_string(),
+        b'"' => r#"'"'"#.to_string(),
+        b'\n' => r"'\n'".to_string(),
+        b'\r' => r"'\r'".to_string(),
+        b'\t' => r"'\t'".to_string(),
+        0x07 => r"'\a'".to_string(),
+        0x08 => r"'\b'".to_string(),
+        0x0c => r"'\f'".to_string(),
+        0x0b => r"'\v'".to_string(),
+        b'\\' => r"'\\'".to_string(),
+        0x20..=0x7e => format!("'{}'", c as char),
+        _ => format!(r"'\x{c:02x}'"),
+    }
+}
+
+fn invalid(c: u8, context: &str) -> String {
+    format!("invalid character {} {context}", quote_char(c))
+}
+
+/// The error Go's `json.Unmarshal` reports for a document that is not valid JSON, or
+/// `None` when it is.
+pub(crate) fn syntax_error(data: &[u8]) -> Option<String> {
+    let mut step = Step::BeginValue;
+    let mut stack: Vec<Parse> = Vec::new();
+    for &c in data {
+        step = match next(step, &mut stack, c) {
+            Ok(step) => step,
+            Err(message) => return Some(message),
+        };
+    }
+    // The end of the input (`scanner.eof`): Go feeds the scanner a space, which ends a
+    // number or fails an unfinished literal; then only a complete value may end there.
+    match next(step, &mut stack, b' ') {
+        Err(message) => Some(message),
+        Ok(Step::EndTop) => None,
+        Ok(_) => Some("unexpected end of JSON input".to_string()),
+    }
+}
+
+/// One byte of the scanner's state machine.
+fn next(step: Step, stack: &mut Vec<Parse>, c: u8) -> Result<Step, String> {
+    match step {
+        Step::BeginValueOrEmpty => {
+            if is_space(c) {
+                Ok(step)
+            } else if c == b']' {
+                end_value(stack, c)
+            } else {
+                begin_value(stack, c)
+            }
+        }
+        Step::BeginValue => begin_value(stack, c),
+        Step::BeginStringOrEmpty => {
+            if is_space(c) {
+                Ok(step)
+            } else if c == b'}' {
+                stack.pop();
+                Ok(Step::EndValue)
+            } else {
+                begin_string(c)
+            }
+        }
+        Step::BeginString => begin_string(c),
+        Step::EndValue => end_value(stack, c),
+        Step::EndTop => {
+            if is_space(c) {
+                Ok(step)
+            } else {
+                Err(invalid(c, "after top-level value"))
+            }
+        }
+        Step::InString => match c {
+            b'"' => Ok(Step::EndValue),
+            b'\\' => Ok(Step::InStringEsc),
+            c if c < 0x20 => Err(invalid(c, "in string literal")),
+            _ => Ok(step),
+        },
+        Step::InStringEsc => match c {
+            b'b' | b'f' | b'n' | b'r' | b't' | b'\\' | b'/' | b'"' => Ok(Step::InString),
+            b'u' => Ok(Step::InStringEscU(4)),
+            _ => Err(invalid(c, "in string escape code")),
+        },
+        Step::InStringEscU(left) => {
+            if c.is_ascii_hexdigit() {
+                Ok(if left == 1 {
+                    Step::InString
+                } else {
+                    Step::InStringEscU(left - 1)
+                })
+            } else {
+                Err(invalid(c, r"in \u hexadecimal character escape"))
+            }
+        }
+        Step::Neg => match c {
+            b'0' => Ok(Step::Zero),
+            b'1'..=b'9' => Ok(Step::One),
+            _ => Err(invalid(c, "in numeric literal")),
+        },
+        Step::One if c.is_ascii_digit() => Ok(Step::One),
+        Step::One | Step::Zero => match c {
+            b'.' => Ok(Step::Dot),
+            b'e' | b'E' => Ok(Step::E),
+            _ => end_value(stack, c),
+        },
+        Step::Dot => {
+            if c.is_ascii_digit() {
+                Ok(Step::Dot0)
+            } else {
+                Err(invalid(c, "after decimal point in numeric literal"))
+            }
+        }
+        Step::Dot0 => match c {
+            c if c.is_ascii_digit() => Ok(Step::Dot0),
+            b'e' | b'E' => Ok(Step::E),
+            _ => end_value(stack, c),
+        },
+        Step::E if c == b'+' || c == b'-' => Ok(Step::ESign),
+        Step::E | Step::ESign => {
+            if c.is_ascii_digit() {
+                Ok(Step::E0)
+            } else {
+                Err(invalid(c, "in exponent of numeric literal"))
+            }
+        }
+        Step::E0 if c.is_ascii_digit() => Ok(Step::E0),
+        Step::E0 => end_value(stack, c),
+        Step::Literal(word, at) => {
+            if c != word[at] {
+                let word_text = String::from_utf8_lossy(word);
+                return Err(invalid(
+                    c,
+                    &format!(
+                        "in literal {word_text} (expecting {})",
+                        quote_char(word[at])
+                    ),
+                ));
+            }
+            Ok(if at + 1 == word.len() {
+                Step::EndValue
+            } else {
+                Step::Literal(word, at + 1)
+            })
+        }
+    }
+}
+
+fn begin_value(stack: &mut Vec<Parse>, c: u8) -> Result<Step, String> {
+    match c {
+        c if is_space(c) => Ok(Step::BeginValue),
+        b'{' => {
+            stack.push(Parse::ObjectKey);
+            Ok(Step::BeginStringOrEmpty)
+        }
+        b'[' => {
+            stack.push(Parse::ArrayValue);
+            Ok(Step::BeginValueOrEmpty)
+        }
+        b'"' => Ok(Step::InString),
+        b'-' => Ok(Step::Neg),
+        b'0' => Ok(Step::Zero),
+        b'1'..=b'9' => Ok(Step::One),
+        b't' => Ok(Step::Literal(b"true", 1)),
+        b'f' => Ok(Step::Literal(b"false", 1)),
+        b'n' => Ok(Step::Literal(b"null", 1)),
+        _ => Err(invalid(c, "looking for beginning of value")),
+    }
+}
+
+fn begin_string(c: u8) -> Result<Step, String> {
+    match c {
+        c if is_space(c) => Ok(Step::BeginString),
+        b'"' => Ok(Step::InString),
+        _ => Err(invalid(c, "looking for beginning of object key string")),
+    }
+}
+
+fn end_value(stack: &mut Vec<Parse>, c: u8) -> Result<Step, String> {
+    let Some(top) = stack.last_mut() else {
+        return if is_space(c) {
+            Ok(Step::EndTop)
+        } else {
+            Err(invalid(c, "after top-level value"))
+        };
+    };
+    if is_space(c) {
+        return Ok(Step::EndValue);
+    }
+    match (*top, c) {
+        (Parse::ObjectKey, b':') => {
+            *top = Parse::ObjectValue;
+            Ok(Step::BeginValue)
+        }
+        (Parse::ObjectKey, _) => Err(invalid(c, "after object key")),
+        (Parse::ObjectValue, b',') => {
+            *top = Parse::ObjectKey;
+            Ok(Step::BeginString)
+        }
+        (Parse::ObjectValue, b'}') | (Parse::ArrayValue, b']') => {
+            stack.pop();
+            Ok(Step::EndValue)
+        }
+        (Parse::ObjectValue, _) => Err(invalid(c, "after object key:value pair")),
+        (Parse::ArrayValue, b',') => Ok(Step::BeginValue),
+        (Parse::ArrayValue, _) => Err(invalid(c, "after array element")),
+    }
+}
+
+/// The start of a request body as kube-apiserver quotes it in a decoding error
+/// (`summarizeData`: at most 30 bytes, then ` ...`).
+pub(crate) fn summarize(data: &[u8]) -> String {
+    match data {
+        [] => "<empty>".to_string(),
+        [0x1f, 0x8b, ..] => "<gzipped>".to_string(),
+        _ if data.len() > 30 => format!("{} ...", String::from_utf8_lossy(&data[..30])),
+        _ => String::from_utf8_lossy(data).into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests;
