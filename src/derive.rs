@@ -57,7 +57,8 @@
 //! child that changes reconciles its parent) and logs what it did. A `reconcile` written
 //! beside the children runs after them and reads what they did with
 //! [`ctx.children_report()`](crate::runtime::controller::Context::children_report) (the
-//! children created, updated and deleted: say, to record an Event for each one created).
+//! children created, updated and deleted: say, to record an Event for each one created
+//! with [`ctx.recorder()`](crate::runtime::controller::Context::recorder)).
 //! The full rules are on
 //! [`ControllerBuilder::children`](crate::runtime::controller::ControllerBuilder::children).
 //!
@@ -146,7 +147,9 @@
 //! `ctx: &Context<Self>` ([`Context`](crate::runtime::controller::Context)) has
 //! `client()` (the controller's `kube::Client`), `api::<T>(namespace)` (a typed
 //! `kube::Api` over it, in one call: `ctx.api::<ReplicaSet>(key.namespace())`), `queue()`,
-//! `name()` and `lister()`, and through `Deref` the generated `<Name>Listers`: one accessor
+//! `name()`, `lister()` and `recorder()` (Kubernetes Events reported as the controller, an
+//! [`EventRecorder`](crate::runtime::events::EventRecorder)), and through `Deref` the
+//! generated `<Name>Listers`: one accessor
 //! per resource, named after the Rust type's plural in snake_case (`ctx.deployments()`,
 //! `ctx.replica_sets()`, `ctx.network_policies()`; a view `PodView` is `ctx.pod_views()`,
 //! unless named with `lister = pods`), each a
@@ -209,7 +212,7 @@
 //! `informer-testing` crate as a dev-dependency), through the controller's real entry
 //! point: start the server (with your CRDs: `TestApiServer::builder().crd(Widget::crd())`),
 //! run the controller until a token is cancelled, write what a user would, and wait with
-//! [`eventually`](informer_testing::eventually) for what the controller should do. The
+//! [`eventually`](crate::testing::eventually) for what the controller should do. The
 //! server runs the garbage collector and namespace lifecycle but no kubelet or workload
 //! controllers: a test writes a Pod's or a Deployment's status itself.
 //!
@@ -267,7 +270,7 @@
 //! ```
 //!
 //! For faults on top (crashes after writes, stale watches, failing requests), run the same
-//! controller under [`Chaos`](informer_testing::chaos::Chaos): seeded schedules, invariants
+//! controller under [`Chaos`](crate::testing::chaos::Chaos): seeded schedules, invariants
 //! checked at every state, a convergence check, a replayable seed.
 //!
 //! # Old names

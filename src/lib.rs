@@ -76,6 +76,7 @@ pub mod prelude {
         BuildError, Context, ControllerBuilder, ControllerSpec, FinalizerEvent, Reconcile,
         WatchOptions, controller_owner, finalizer,
     };
+    pub use informer_runtime::events::{Event, EventRecorder, EventType};
     pub use informer_runtime::factory::InformerHandle;
     pub use informer_runtime::leader::LeaderElectionConfig;
     pub use informer_runtime::lister::{ByControllerUid, Index};

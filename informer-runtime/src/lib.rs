@@ -19,9 +19,11 @@
 //! | [`leader`], [`shard`] | scaling past one replica with Leases (both on [`lease`]) |
 //! | [`parallelize`] | client-go's `ParallelizeUntil`: pieces of work on a few threads |
 //! | [`retry`] | client-go's `RetryOnConflict`: a write retried after `409 Conflict` |
+//! | [`events`] | Kubernetes Events with client-go's series: [`EventRecorder`](events::EventRecorder) |
 
 pub mod compact_store;
 pub mod controller;
+pub mod events;
 pub mod factory;
 pub mod informer;
 pub mod leader;

@@ -6,6 +6,7 @@ mod integration {
     mod chaos;
     mod children;
     mod controller;
+    mod events;
     mod factory;
     mod informer;
     mod leader;

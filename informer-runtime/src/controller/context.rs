@@ -14,6 +14,7 @@ use kube::{Api, Client};
 use super::consistency::ReconcileClient;
 use super::scope::ControllerScope;
 use super::{Controller, ControllerResource, ControllerSpec};
+use crate::events::EventRecorder;
 use crate::lister::Lister;
 
 /// What each reconcile of controller `C` reads and writes through: `ctx: &Context<Self>` in a
@@ -25,6 +26,7 @@ use crate::lister::Lister;
 ///   [`ControllerBuilder::read_your_writes`](super::ControllerBuilder::read_your_writes)).
 /// - [`lister`](Self::lister), [`queue`](Self::queue), [`name`](Self::name): the primary
 ///   resource's cache, the controller's queue and its name.
+/// - [`recorder`](Self::recorder): Kubernetes Events reported as the controller.
 /// - Everything of [`C::Listers`](ControllerSpec::Listers), through `Deref`: for a
 ///   `#[derive(ControllerSpec)]` struct `Deployments`, the generated `DeploymentsListers`
 ///   with one accessor per resource (`ctx.deployments()`, `ctx.replica_sets()`).
@@ -90,10 +92,22 @@ impl<C: ControllerSpec> Context<C> {
     ///
     /// ```no_run
     /// # use informer_runtime::controller::{Context, ControllerSpec};
-    /// # fn demo<C: ControllerSpec>(ctx: &Context<C>) {
+    /// use informer_runtime::events::{Event, EventType};
+    /// # async fn demo<C: ControllerSpec>(ctx: &Context<C>, parent: &C::Resource)
+    /// # where C::Resource: kube::Resource<DynamicType = ()> {
     /// if let Some(report) = ctx.children_report() {
     ///     for child in &report.created {
-    ///         println!("created {child}"); // or publish an Event with kube's Recorder
+    ///         let event = Event {
+    ///             type_: EventType::Normal,
+    ///             reason: "Created".into(),
+    ///             action: "Create".into(),
+    ///             note: Some(format!("created {child}")),
+    ///             related: Some(child.object_ref()),
+    ///         };
+    ///         // An Event about the parent; a failure is logged, the reconcile goes on.
+    ///         if let Err(error) = ctx.recorder().publish_for(parent, &event).await {
+    ///             tracing::warn!(%error, "event not recorded");
+    ///         }
     ///     }
     /// }
     /// # }
@@ -140,6 +154,25 @@ impl<C: ControllerSpec> Context<C> {
         self.core.name()
     }
 
+    /// The controller's Event recorder, as [`ControllerContext::recorder`] describes it:
+    /// Events reported as the controller's name, repeats counted in series.
+    ///
+    /// ```no_run
+    /// # use informer_runtime::controller::{Context, ControllerSpec};
+    /// use informer_runtime::events::{Event, EventType};
+    /// # async fn demo<C: ControllerSpec>(ctx: &Context<C>, object: &C::Resource)
+    /// # where C::Resource: kube::Resource<DynamicType = ()> {
+    /// let event = Event { type_: EventType::Warning, reason: "InvalidSpec".into(),
+    ///     action: "Validate".into(), note: Some("replicas < 0".into()), related: None };
+    /// if let Err(error) = ctx.recorder().publish_for(object, &event).await {
+    ///     tracing::warn!(%error, "event not recorded");
+    /// }
+    /// # }
+    /// ```
+    pub fn recorder(&self) -> &EventRecorder {
+        self.core.recorder()
+    }
+
     /// The spec's listers ([`ControllerSpec::Listers`]); also reached through `Deref`.
     pub fn listers(&self) -> &C::Listers {
         &self.listers
@@ -162,18 +195,9 @@ impl<C: ControllerSpec> fmt::Debug for Context<C> {
     }
 }
 
-/// The controller has no Kubernetes client: its factory was made with
-/// [`InformerFactory::without_client`](crate::factory::InformerFactory::without_client).
-///
-/// ```
-/// use informer_runtime::controller::{NoClient, ReconcileError};
-///
-/// let error: ReconcileError = NoClient.into();
-/// assert!(error.to_string().contains("no Kubernetes client"));
-/// ```
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("this controller has no Kubernetes client (its factory was made without one)")]
-pub struct NoClient;
+/// The controller has no Kubernetes client (defined beside the factory, whose lack of a
+/// client it reports, so that modules below the controller can name it too).
+pub use crate::factory::NoClient;
 
 /// What every controller's context holds: the primary resource's lister, the queue, the
 /// client and the controller's name. [`Context`] wraps one.
@@ -201,6 +225,7 @@ pub struct ControllerContext<K> {
     /// The client whose requests fail with [`NoClient`], made on first use.
     failing: Arc<OnceLock<Client>>,
     name: String,
+    recorder: EventRecorder,
 }
 
 impl<K> Clone for ControllerContext<K> {
@@ -211,6 +236,7 @@ impl<K> Clone for ControllerContext<K> {
             client: self.client.clone(),
             failing: self.failing.clone(),
             name: self.name.clone(),
+            recorder: self.recorder.clone(),
         }
     }
 }
@@ -235,6 +261,10 @@ impl<K: Clone + Send + Sync + 'static> ControllerContext<K> {
             client: controller.reconcile_client(),
             failing: Arc::new(OnceLock::new()),
             name: controller.name().to_owned(),
+            recorder: EventRecorder::of_controller(
+                controller.factory().client(),
+                controller.name(),
+            ),
         }
     }
 
@@ -270,6 +300,32 @@ impl<K: Clone + Send + Sync + 'static> ControllerContext<K> {
     /// The controller's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The controller's Event recorder ([`EventRecorder`]): reports as
+    /// [`Reporter::new`](crate::events::Reporter::new)`(name)` (the controller's name; the instance from `POD_NAME`, else
+    /// `HOSTNAME`), publishes through the factory's client as it is (Events are not writes
+    /// that read-your-own-writes waits for), and is made once with the context: its clones,
+    /// and so the controller's workers, share its memory of series. A controller whose
+    /// factory has no client gets a recorder whose every publish fails with [`NoClient`].
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use informer_runtime::controller::{Action, Controller, ControllerContext, reconciler_fn};
+    /// # use informer_runtime::factory::{InformerFactory, InformerParams};
+    /// # use informer_testing::MemoryListerWatcher;
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # let factory = InformerFactory::without_client();
+    /// # let _cms = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<ConfigMap>::new()));
+    /// # let controller = Controller::<ConfigMap>::builder(&factory)
+    /// #     .name("settings")
+    /// #     .build(reconciler_fn(|_k, _c: Option<Arc<ConfigMap>>| async { Ok(Action::Done) }))
+    /// #     .unwrap();
+    /// let ctx = ControllerContext::new(&controller);
+    /// assert_eq!(ctx.recorder().reporter().controller, "settings");
+    /// ```
+    pub fn recorder(&self) -> &EventRecorder {
+        &self.recorder
     }
 }
 

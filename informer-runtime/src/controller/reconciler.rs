@@ -417,7 +417,7 @@ pub(crate) fn brief(err: &kube::Error) -> String {
 }
 
 /// The error's own words, except that an API server's error (`kube::Error::Api`) is
-/// [`brief`]: `configmaps "a" not found (404 NotFound)`.
+/// in one line: `configmaps "a" not found (404 NotFound)`.
 impl fmt::Display for ReconcileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.error.downcast_ref::<kube::Error>() {

@@ -993,5 +993,18 @@ impl fmt::Display for NotSynced {
     }
 }
 
+/// The controller (or recorder) has no Kubernetes client: its factory was made with
+/// [`InformerFactory::without_client`].
+///
+/// ```
+/// use informer_runtime::controller::{NoClient, ReconcileError};
+///
+/// let error: ReconcileError = NoClient.into();
+/// assert!(error.to_string().contains("no Kubernetes client"));
+/// ```
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("this controller has no Kubernetes client (its factory was made without one)")]
+pub struct NoClient;
+
 #[cfg(test)]
 mod tests;

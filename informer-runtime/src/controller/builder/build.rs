@@ -180,7 +180,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
 }
 
 /// The given name, or the kind of `K` in lowercase.
-fn controller_name<K: ControllerResource>(name: Option<String>) -> Arc<str> {
+pub(super) fn controller_name<K: ControllerResource>(name: Option<String>) -> Arc<str> {
     name.unwrap_or_else(|| K::kind(&K::DynamicType::default()).to_lowercase())
         .into()
 }

@@ -390,6 +390,44 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         Some(tracking_client(plain, self.gate.clone()))
     }
 
+    /// An [`EventRecorder`](crate::events::EventRecorder) that reports as this controller
+    /// (its [`name`](Self::name) as set so far, so set the name first; the default is the
+    /// kind in lower case) and publishes through the factory's client: for a reconciler of
+    /// your own, taken before [`build`](Self::build) and moved into it. client-go's
+    /// `broadcaster.NewRecorder(scheme, name)`, controller-runtime's
+    /// `mgr.GetEventRecorderFor(name)`. Without a client, every publish fails with
+    /// [`NoClient`](crate::controller::NoClient). Derived controllers have one in their
+    /// context: `ctx.recorder()`.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::sync::Arc;
+    /// use informer_runtime::controller::{Action, Controller, reconciler_fn};
+    /// use informer_runtime::events::{Event, EventType};
+    /// use informer_runtime::factory::InformerFactory;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let factory = InformerFactory::new(client);
+    /// let builder = Controller::<ConfigMap>::builder(&factory).name("config-checker");
+    /// let recorder = builder.event_recorder();
+    /// let controller = builder.build(reconciler_fn(move |_key, cm: Option<Arc<ConfigMap>>| {
+    ///     let recorder = recorder.clone();
+    ///     async move {
+    ///         let Some(cm) = cm else { return Ok(Action::Done) };
+    ///         let event = Event { type_: EventType::Normal, reason: "Checked".into(), action: "Check".into(), ..Event::default() };
+    ///         if let Err(error) = recorder.publish_for(&*cm, &event).await {
+    ///             tracing::warn!(%error, "event not recorded"); // a report: the reconcile goes on
+    ///         }
+    ///         Ok(Action::Done)
+    ///     }
+    /// }))?;
+    /// # let _ = controller; Ok(()) }
+    /// ```
+    pub fn event_recorder(&self) -> crate::events::EventRecorder {
+        let name = build::controller_name::<K>(self.name.clone());
+        crate::events::EventRecorder::of_controller(self.factory.client(), &name)
+    }
+
     /// Watches `K` (and, by default, owned and watched types) only in `namespace`. Ignored
     /// for cluster-scoped types.
     ///

@@ -430,8 +430,8 @@ pub enum ChildrenError {
     /// A child is also wanted by another parent of this controller (which still exists).
     #[error("{child} is already a child of {parent}: give each parent's children their own names")]
     OtherParent {
-        /// The child.
-        child: ChildRef,
+        /// The child (boxed: it keeps the error small).
+        child: Box<ChildRef>,
         /// Its parent.
         parent: ObjectKey,
     },
@@ -489,16 +489,16 @@ pub enum ChildrenError {
     /// Applying a child failed.
     #[error("applying {child} failed: {}", brief(source))]
     Apply {
-        /// The child.
-        child: ChildRef,
+        /// The child (boxed: it keeps the error small).
+        child: Box<ChildRef>,
         /// The API's error.
         source: kube::Error,
     },
     /// Deleting a child failed.
     #[error("deleting {child} failed: {}", brief(source))]
     Delete {
-        /// The child.
-        child: ChildRef,
+        /// The child (boxed: it keeps the error small).
+        child: Box<ChildRef>,
         /// The API's error.
         source: kube::Error,
     },

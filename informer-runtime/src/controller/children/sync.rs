@@ -278,7 +278,7 @@ where
             .await
             .map(|written| written.meta().uid.clone())
             .map_err(|source| ChildrenError::Apply {
-                child: Self::child_ref(&child.key, None),
+                child: Box::new(Self::child_ref(&child.key, None)),
                 source,
             })
     }
@@ -303,7 +303,7 @@ where
                 Ok(None)
             }
             Err(source) => Err(ChildrenError::Delete {
-                child: Self::child_ref(&key, child.uid()),
+                child: Box::new(Self::child_ref(&key, child.uid())),
                 source,
             }),
         }
@@ -454,7 +454,7 @@ where
             if let Some(cached) = &cached {
                 if let Some(owner) = self.belongs_elsewhere(cached, key) {
                     first_error.get_or_insert(ChildrenError::OtherParent {
-                        child: Self::child_ref(&child.key, cached.uid()),
+                        child: Box::new(Self::child_ref(&child.key, cached.uid())),
                         parent: owner,
                     });
                     continue;
