@@ -73,7 +73,8 @@ impl fmt::Display for Verb {
 }
 
 /// Which requests a fault or a count applies to: optionally a verb, optionally a resource
-/// (by plural, e.g. `pods`, or kind, e.g. `Pod`) and optionally a user (a client made by
+/// (by plural, e.g. `pods`, or kind, e.g. `Pod`), optionally a subresource (`status`,
+/// `scale`) and optionally a user (a client made by
 /// [`TestApiServer::user_client`](super::TestApiServer::user_client)).
 ///
 /// A [`Verb`] converts into a matcher for that verb on any resource.
@@ -89,6 +90,8 @@ impl fmt::Display for Verb {
 pub struct RequestMatch {
     verb: Option<Verb>,
     resource: Option<String>,
+    /// `Some("")`: the object itself, no subresource.
+    subresource: Option<String>,
     user: Option<String>,
 }
 
@@ -127,6 +130,21 @@ impl RequestMatch {
         self
     }
 
+    /// Restricts to requests of a subresource (`status`, `scale`, `eviction`, `log`), or
+    /// with `""` to requests of the objects themselves (no subresource). Without it, a
+    /// matcher matches both: a patch of `pods/status` is a patch of `pods`.
+    ///
+    /// ```
+    /// # use informer_testing::{RequestMatch, Verb};
+    /// let status_writes = RequestMatch::verb(Verb::Patch).resource("widgets").subresource("status");
+    /// let spec_writes = RequestMatch::verb(Verb::Patch).resource("widgets").subresource("");
+    /// # let _ = (status_writes, spec_writes);
+    /// ```
+    pub fn subresource(mut self, subresource: &str) -> Self {
+        self.subresource = Some(subresource.to_string());
+        self
+    }
+
     /// Restricts to the requests of one user (see
     /// [`TestApiServer::user_client`](super::TestApiServer::user_client)).
     ///
@@ -145,6 +163,11 @@ impl RequestMatch {
         }
         if let Some(user) = &self.user
             && request.user.as_deref() != Some(user.as_str())
+        {
+            return false;
+        }
+        if let Some(subresource) = &self.subresource
+            && request.subresource.as_deref().unwrap_or("") != subresource
         {
             return false;
         }
@@ -214,6 +237,8 @@ pub(crate) struct RequestInfo {
     pub verb: Verb,
     pub resource: Option<String>,
     pub kind: Option<String>,
+    /// The subresource (`status`, `scale`), if the request is of one.
+    pub subresource: Option<String>,
     /// The resource's `apiVersion`.
     pub api_version: Option<String>,
     /// The user its token belongs to; `None` for the server's own token.
@@ -228,6 +253,7 @@ impl Default for RequestInfo {
             verb: Verb::Other,
             resource: None,
             kind: None,
+            subresource: None,
             api_version: None,
             user: None,
             namespace: None,
@@ -246,8 +272,14 @@ impl RequestInfo {
     }
 }
 
-/// Request counts by verb, resource, kind and user.
-type CountKey = (Verb, Option<String>, Option<String>, Option<Arc<str>>);
+/// Request counts by verb, resource, kind, subresource and user.
+type CountKey = (
+    Verb,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<Arc<str>>,
+);
 
 struct FailRule {
     matcher: RequestMatch,
@@ -288,6 +320,7 @@ impl FaultState {
                 request.verb,
                 request.resource.clone(),
                 request.kind.clone(),
+                request.subresource.clone(),
                 request.user.clone(),
             ))
             .or_default() += 1;
@@ -315,11 +348,12 @@ impl FaultState {
     fn count(&self, matcher: &RequestMatch) -> u64 {
         self.counts
             .iter()
-            .filter(|((verb, resource, kind, user), _)| {
+            .filter(|((verb, resource, kind, subresource, user), _)| {
                 matcher.matches(&RequestInfo {
                     verb: *verb,
                     resource: resource.clone(),
                     kind: kind.clone(),
+                    subresource: subresource.clone(),
                     user: user.clone(),
                     ..RequestInfo::default()
                 })

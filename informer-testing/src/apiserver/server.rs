@@ -573,6 +573,7 @@ fn request_info(method: &Method, route: &Route, query: &Query) -> RequestInfo {
                 verb,
                 resource: Some(review.plural.to_string()),
                 kind: Some(review.kind.to_string()),
+                subresource: None,
                 api_version: Some(review.api_version()),
                 user: None,
                 namespace: namespace.clone(),
@@ -582,14 +583,19 @@ fn request_info(method: &Method, route: &Route, query: &Query) -> RequestInfo {
         Route::NotFound => (Verb::Other, None),
         _ => (Verb::Discovery, None),
     };
-    let (namespace, name) = match route {
-        Route::Resource(path) => (path.namespace.clone(), path.name.clone()),
-        _ => (None, None),
+    let (namespace, name, subresource) = match route {
+        Route::Resource(path) => (
+            path.namespace.clone(),
+            path.name.clone(),
+            path.subresource.clone(),
+        ),
+        _ => (None, None, None),
     };
     RequestInfo {
         verb,
         resource: resource.as_ref().map(|r| r.plural.clone()),
         kind: resource.as_ref().map(|r| r.kind.clone()),
+        subresource,
         api_version: resource.as_ref().map(|r| r.api_version()),
         user: None,
         namespace,

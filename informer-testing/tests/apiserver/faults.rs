@@ -79,6 +79,50 @@ async fn fail_next_fails_matching_requests_then_recovers() {
 }
 
 #[tokio::test]
+async fn faults_and_counts_can_target_one_subresource() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    within(pods.create(&PostParams::default(), &pod("web", &[])))
+        .await
+        .unwrap();
+    let status_patches = RequestMatch::verb(Verb::Patch)
+        .resource("pods")
+        .subresource("status");
+    server
+        .faults()
+        .fail_next(status_patches.clone(), 1, FailureCode::InternalError);
+    let running = Patch::Merge(json!({"status": {"phase": "Running"}}));
+    let labelled = Patch::Merge(json!({"metadata": {"labels": {"a": "b"}}}));
+    // The object's own patch is not the status's: it goes through.
+    within(pods.patch("web", &PatchParams::default(), &labelled))
+        .await
+        .unwrap();
+    let err = status(
+        within(pods.patch_status("web", &PatchParams::default(), &running))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 500);
+    within(pods.patch_status("web", &PatchParams::default(), &running))
+        .await
+        .unwrap();
+    let faults = server.faults();
+    assert_eq!(faults.request_count(status_patches), 2);
+    assert_eq!(
+        faults.request_count(
+            RequestMatch::verb(Verb::Patch)
+                .resource("pods")
+                .subresource("")
+        ),
+        1
+    );
+    assert_eq!(
+        faults.request_count(RequestMatch::verb(Verb::Patch).resource("pods")),
+        3
+    );
+}
+
+#[tokio::test]
 async fn too_many_requests_carry_retry_after_and_kube_retries_them() {
     let server = server().await;
     server.faults().fail_next(

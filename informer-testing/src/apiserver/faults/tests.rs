@@ -76,3 +76,18 @@ fn stalls_expire() {
     assert_eq!(state.on_request(&get).0, Some(Duration::from_millis(5)));
     assert_eq!(state.on_request(&get).0, None);
 }
+
+#[test]
+fn a_subresource_matcher_tells_status_writes_from_writes_of_the_object() {
+    let spec = info(Verb::Patch, "pods", "Pod");
+    let status = RequestInfo {
+        subresource: Some("status".into()),
+        ..info(Verb::Patch, "pods", "Pod")
+    };
+    let any = RequestMatch::verb(Verb::Patch).resource("pods");
+    let of_status = any.clone().subresource("status");
+    let of_object = any.clone().subresource("");
+    assert!(any.matches(&spec) && any.matches(&status));
+    assert!(of_status.matches(&status) && !of_status.matches(&spec));
+    assert!(of_object.matches(&spec) && !of_object.matches(&status));
+}
