@@ -19,6 +19,10 @@
 //!   `Deleted::FinalStateUnknown` and keys are typed.
 //! - `TestRealFIFO_transformer`, `TestDeltaFIFO_transformer`: this library's FIFOs take no
 //!   transform function (the informer transforms objects before they reach the FIFO).
+//! - `TestRealFIFO_PopBrokenItemsInBatch`: Go puts items whose key function fails straight
+//!   into the FIFO's internal list and checks how `PopBatch` hands them out; here the key
+//!   function runs when an item is pushed, and a push whose key fails is refused
+//!   (`FifoError::Key`), so no keyless item can be queued.
 //! - Benchmarks.
 
 mod client_go {
@@ -1203,6 +1207,23 @@ fn the_real_fifo_test_replace_makes_deletions_for_objects_only_in_queue() {
             ],
             vec![added(&o), deleted(&o), added(&v2), gone(&v2)],
         ),
+        // Documented difference (`RealFifo`: "Bookmarks queue a `Delta::Bookmark` item";
+        // it has no mode without them): Go's non-atomic `RealFIFO` drops the bookmark.
+        // Applied, the bookmark changes nothing a handler or the cache sees, as Go's.
+        (
+            "Bookmark object should not be added without atomic",
+            Box::new(move |f| {
+                f.bookmark("123".into()).unwrap();
+                rep(f, &[], "0");
+                rep(f, &[], "1");
+            }),
+            vec![
+                vec!["Bookmark(123)"],
+                vec!["ReplacedAll[]@0"],
+                vec!["ReplacedAll[]@1"],
+            ],
+            vec![],
+        ),
     ];
     for (name, ops, want, go) in cases {
         let f = real_fifo(&[]);
@@ -1533,6 +1554,285 @@ fn the_real_fifo_test_has_synced() {
 #[tokio::test]
 async fn the_real_fifo_test_pop_should_unblock_when_closed() {
     check_pop_unblocks_when_closed(Arc::new(real_fifo(&[obj("foo", 5)]))).await;
+}
+
+/// Pops every ready batch, with whether it was handed out as part of the initial list
+/// (`!has_synced()` inside `process`: client-go's `isInInitialList`).
+fn drain_with_initial(f: &RealFifo<Obj>) -> Vec<(Vec<Delta<Obj>>, bool)> {
+    let mut out = Vec::new();
+    while !f.is_empty() {
+        let mut got = None;
+        f.pop(&mut |batch| got = Some((batch, !f.has_synced())))
+            .now_or_never()
+            .expect("a batch is ready")
+            .expect("the FIFO is open");
+        out.push(got.expect("process is called"));
+    }
+    out
+}
+
+// Go: TestRealFIFO_PopMultipleDeltaInBatch (with InOrderInformersBatchProcess). Documented
+// difference (`RealFifo`, atomic relists and batching rule 3): Go's test runs the non-atomic
+// `RealFIFO`, whose `Replace` queues one `Replaced` per listed object, batched like any
+// other item; here the relist is one `ReplacedAll`, alone in its batch whatever the batch
+// size. So the ports assert the documented batches, that the batches after the relist are
+// Go's, that exactly the listed objects are handed out as the initial list, and that an
+// informer applying them sees what it sees applying Go's batches.
+#[test]
+fn the_real_fifo_test_pop_multiple_delta_in_batch() {
+    const UNLIMITED: usize = 999_999;
+    let (o1, o2, o3, o4) = (
+        obj("foo1", 5),
+        obj("foo2", 5),
+        obj("foo3", 5),
+        obj("foo4", 5),
+    );
+    let upd = |o: &Arc<Obj>| Delta::Updated(o.clone());
+    // (name, initial items, updates after the relist, batch size, the library's batches,
+    // Go's expected batches)
+    type Case = (
+        &'static str,
+        Vec<Arc<Obj>>,
+        Vec<Arc<Obj>>,
+        usize,
+        Vec<Vec<&'static str>>,
+        Vec<Vec<Delta<Obj>>>,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "non-split: pop unique items should work",
+            vec![o1.clone(), o2.clone(), o3.clone()],
+            vec![],
+            UNLIMITED,
+            vec![vec!["ReplacedAll[foo1@5,foo2@5,foo3@5]@123"]],
+            vec![vec![replaced(&o1), replaced(&o2), replaced(&o3)]],
+        ),
+        (
+            "split due to initial list: initial 2 items with 2 updates should have 2 batches",
+            vec![o1.clone(), o2.clone()],
+            vec![o3.clone(), o4.clone()],
+            2,
+            vec![
+                vec!["ReplacedAll[foo1@5,foo2@5]@123"],
+                vec!["Updated(foo3@5)", "Updated(foo4@5)"],
+            ],
+            vec![vec![replaced(&o1), replaced(&o2)], vec![upd(&o3), upd(&o4)]],
+        ),
+        (
+            "split due to non-unique#1: update single item for multiple items should have separate batch",
+            vec![o1.clone()],
+            vec![o1.clone(), o1.clone()],
+            UNLIMITED,
+            vec![
+                vec!["ReplacedAll[foo1@5]@123"],
+                vec!["Updated(foo1@5)"],
+                vec!["Updated(foo1@5)"],
+            ],
+            vec![vec![replaced(&o1)], vec![upd(&o1)], vec![upd(&o1)]],
+        ),
+        (
+            "split due to non-unique#2: update 3 item for with non-unique item at the end should have separate batch",
+            vec![o1.clone(), o2.clone()],
+            vec![o2.clone(), o3.clone()],
+            UNLIMITED,
+            vec![
+                vec!["ReplacedAll[foo1@5,foo2@5]@123"],
+                vec!["Updated(foo2@5)", "Updated(foo3@5)"],
+            ],
+            vec![vec![replaced(&o1), replaced(&o2)], vec![upd(&o2), upd(&o3)]],
+        ),
+        (
+            "split due to non-unique#3: update 3 item for with non-unique item in the mid should have separate batch",
+            vec![o1.clone(), o2.clone(), o3.clone()],
+            vec![o2.clone()],
+            UNLIMITED,
+            vec![
+                vec!["ReplacedAll[foo1@5,foo2@5,foo3@5]@123"],
+                vec!["Updated(foo2@5)"],
+            ],
+            vec![
+                vec![replaced(&o1), replaced(&o2), replaced(&o3)],
+                vec![upd(&o2)],
+            ],
+        ),
+        (
+            "split due to batch size#1: batching initial list should work",
+            vec![o1.clone(), o2.clone(), o3.clone()],
+            vec![],
+            2,
+            vec![vec!["ReplacedAll[foo1@5,foo2@5,foo3@5]@123"]],
+            vec![vec![replaced(&o1), replaced(&o2)], vec![replaced(&o3)]],
+        ),
+        (
+            // Go's empty `Replace` queues nothing; here it is an empty `ReplacedAll`.
+            "split due to batch size#2: batching incoming non-initial deltas should work",
+            vec![],
+            vec![o1.clone(), o2.clone(), o3.clone()],
+            2,
+            vec![
+                vec!["ReplacedAll[]@123"],
+                vec!["Updated(foo1@5)", "Updated(foo2@5)"],
+                vec!["Updated(foo3@5)"],
+            ],
+            vec![vec![upd(&o1), upd(&o2)], vec![upd(&o3)]],
+        ),
+        (
+            "split due to batch size#3: pop 4 mixed initial & non-initial items with 2 batch size should have 3 batch",
+            vec![o1.clone(), o2.clone(), o3.clone()],
+            vec![o4.clone()],
+            2,
+            vec![
+                vec!["ReplacedAll[foo1@5,foo2@5,foo3@5]@123"],
+                vec!["Updated(foo4@5)"],
+            ],
+            vec![
+                vec![replaced(&o1), replaced(&o2)],
+                vec![replaced(&o3)],
+                vec![upd(&o4)],
+            ],
+        ),
+    ];
+    for (name, initial, updates, batch_size, want, go) in cases {
+        let f = real_fifo(&initial).with_batch_size(batch_size);
+        f.replace(initial.clone(), "123".into()).unwrap();
+        for o in &updates {
+            f.update(o.clone()).unwrap();
+        }
+        let got = drain_with_initial(&f);
+        assert_eq!(
+            got.iter().map(|(b, _)| show_all(b)).collect::<Vec<_>>(),
+            want,
+            "{name}"
+        );
+        // The batches after the relist are Go's batches after its `Replaced` items.
+        let go_later: Vec<Vec<String>> = go
+            .iter()
+            .filter(|b| !b.iter().any(|d| matches!(d, Delta::Replaced(_))))
+            .map(|b| show_all(b))
+            .collect();
+        let later: Vec<Vec<String>> = got.iter().skip(1).map(|(b, _)| show_all(b)).collect();
+        assert_eq!(later, go_later, "{name}: batches after the relist");
+        // Exactly the listed objects are handed out as the initial list.
+        let initial_objs: Vec<Arc<Obj>> = got
+            .iter()
+            .filter(|(_, init)| *init)
+            .flat_map(|(b, _)| b.iter())
+            .flat_map(|d| match d {
+                Delta::ReplacedAll { objects, .. } => objects.clone(),
+                other => panic!("{name}: {} in the initial list", show(other)),
+            })
+            .collect();
+        assert_eq!(initial_objs, initial, "{name}: the initial list");
+        assert!(f.has_synced(), "{name}");
+        let batches = got.into_iter().map(|(b, _)| b).collect();
+        assert_eq!(
+            effects(&[], batches),
+            effects(&[], go),
+            "{name}: what an informer sees"
+        );
+        f.close();
+    }
+}
+
+// Go: TestRealFIFO_ReplaceAtomic (`emitAtomicEvents` and `emitDeltaTypeBookmark` on: this
+// library's `RealFifo` always runs so). Go pops one item at a time; the items are compared
+// in order across batches.
+#[test]
+fn the_real_fifo_test_replace_atomic() {
+    let o = obj("foo", 2);
+    type Ops = Box<dyn Fn(&RealFifo<Obj>)>;
+    let cases: Vec<(&str, Ops, Vec<&str>)> = vec![
+        (
+            "Base replace",
+            Box::new(|f| f.replace(vec![], "123".into()).unwrap()),
+            vec!["ReplacedAll[]@123"],
+        ),
+        (
+            "Added object exists in deltas on Atomic Replace",
+            Box::new({
+                let o = o.clone();
+                move |f| {
+                    f.add(o.clone()).unwrap();
+                    f.replace(vec![], "123".into()).unwrap();
+                }
+            }),
+            vec!["Added(foo@2)", "ReplacedAll[]@123"],
+        ),
+        (
+            "Multiple replaces run in order",
+            Box::new({
+                let o = o.clone();
+                move |f| {
+                    f.add(o.clone()).unwrap();
+                    f.replace(vec![o.clone()], "10".into()).unwrap();
+                    f.replace(vec![o.clone()], "20".into()).unwrap();
+                    f.replace(vec![], "56".into()).unwrap();
+                }
+            }),
+            vec![
+                "Added(foo@2)",
+                "ReplacedAll[foo@2]@10",
+                "ReplacedAll[foo@2]@20",
+                "ReplacedAll[]@56",
+            ],
+        ),
+        (
+            "Bookmark object should not be included in Replace",
+            Box::new(|f| {
+                f.bookmark("123".into()).unwrap();
+                f.replace(vec![], "1234".into()).unwrap();
+            }),
+            vec!["Bookmark(123)", "ReplacedAll[]@1234"],
+        ),
+    ];
+    for (name, ops, want) in cases {
+        let f = real_fifo(&[]);
+        ops(&f);
+        let got: Vec<String> = drain(&f).into_iter().flatten().collect();
+        assert_eq!(got, want, "{name}");
+        assert!(f.is_empty(), "{name}: no extra deltas");
+    }
+}
+
+// Go: TestRealFIFO_ReplaceAtomicPop
+#[tokio::test]
+async fn the_real_fifo_test_replace_atomic_pop() {
+    let f = real_fifo(&[]);
+    f.add(obj("foo", 10)).unwrap();
+    f.replace(vec![obj("foo", 15)], "20".into()).unwrap();
+    assert_eq!(pop_now(&f), ["Added(foo@10)"]);
+    assert_eq!(pop_now(&f), ["ReplacedAll[foo@15]@20"]);
+    assert!(try_pop(&f).is_none(), "a third value");
+    assert!(f.is_empty(), "item did not get removed");
+    f.close();
+    assert!(matches!(try_pop(&f), Some(Err(FifoError::Closed))));
+}
+
+// Go: TestRealFIFO_ResyncAtomic. Documented difference (`RealFifo`, "Resyncs"): client-go's
+// atomic `RealFIFO` queues one `SyncAll` item, on which the consumer re-delivers every object
+// of its cache; here a resync queues a `Sync` of each object of the known-objects store
+// (the consumer's cache) that has nothing queued or being processed. With the empty cache of
+// Go's test, the resync queues nothing in both cases; in the second, Go's consumer would
+// re-deliver `foo` after applying the add, which this library does not (`foo` has an item
+// queued, and is not yet in the cache when the resync runs).
+#[test]
+fn the_real_fifo_test_resync_atomic() {
+    let o = obj("foo", 2);
+    // "Base resync": Go queues [SyncAll].
+    let f = real_fifo(&[]);
+    f.resync().unwrap();
+    assert!(f.is_empty(), "Base resync");
+    // "Added object exists in deltas on Atomic Resync": Go queues [Added, SyncAll].
+    let f = real_fifo(&[]);
+    f.add(o.clone()).unwrap();
+    f.resync().unwrap();
+    assert_eq!(drain(&f), [vec!["Added(foo@2)"]]);
+    assert!(f.is_empty());
+    // With the object cached and nothing queued for it, the resync re-delivers it, as Go's
+    // consumer does on `SyncAll`.
+    let f = real_fifo(std::slice::from_ref(&o));
+    f.resync().unwrap();
+    assert_eq!(drain(&f), [vec!["Sync(foo@2)"]]);
 }
 
 // =====================================================================================

@@ -16,6 +16,10 @@
 //! - `Get` returning `(item, shutdown)` becomes `get().await` returning `Option<T>`.
 //! - Tests of API this crate does not have (`Find`, added after v0.36; the `delayingType`
 //!   internals) are ported through the behaviour they observe, or left out (noted inline).
+//! - Not ported: `TestShutDownWithDrainWaitsForQueuedItems`, `TestShutDownWithDrainManyWorkers`
+//!   and `TestDoneIdempotent`, added to `queue_test.go` after v0.36 (v0.36's
+//!   `ShutDownWithDrain` waits for items being processed only, and a second `Done` of a
+//!   dirty item queues it twice there).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -437,19 +441,28 @@ async fn delaying_queue_test_simple_queue() {
     assert_eq!(q.len(), 0, "should not have added");
 }
 
-// Go: TestDeduping
+// Go: TestDeduping. client-go v0.36 also checks its metrics provider's `delayed` gauge
+// (items waiting for their delay) and `retries` counter (`AddAfter` calls); here they are
+// `stats().delayed` and `stats().retries_total`.
 #[tokio::test(start_paused = true)]
 async fn delaying_queue_test_deduping() {
     let q = WorkQueue::new();
     let first = "foo";
+    let delayed_retries = |q: &WorkQueue<&'static str>| {
+        let s = q.stats();
+        (s.delayed, s.retries_total)
+    };
 
     q.add_after(first, 50 * MS);
+    assert_eq!(delayed_retries(&q), (1, 1), "1 delayed, 1 retry");
     q.add_after(first, 70 * MS);
     assert_eq!(q.len(), 0, "should not have added");
+    assert_eq!(delayed_retries(&q), (1, 2), "1 delayed, 2 retries");
 
     // Step past the first block, we should receive now.
     advance(60 * MS).await;
     assert_eq!(q.len(), 1, "should have added");
+    assert_eq!(q.stats().delayed, 0, "0 delayed");
     let item = q.get().await.unwrap();
     q.done(&item);
 
@@ -461,9 +474,11 @@ async fn delaying_queue_test_deduping() {
     q.add_after(first, 50 * MS);
     q.add_after(first, 30 * MS);
     assert_eq!(q.len(), 0, "should not have added");
+    assert_eq!(delayed_retries(&q), (1, 4), "1 delayed, 4 retries");
 
     advance(40 * MS).await;
     assert_eq!(q.len(), 1, "should have added");
+    assert_eq!(q.stats().delayed, 0, "0 delayed");
     let item = q.get().await.unwrap();
     q.done(&item);
 

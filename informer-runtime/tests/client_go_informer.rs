@@ -32,8 +32,11 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use informer_core::lister_watcher::{ListParams, ListWatchError, Status, WatchEvent};
+use informer_core::store::ThreadSafeStore;
 use informer_core::store::index_fn;
-use informer_core::{Deleted, HandlerFns, Notification, ObjectKey, Store};
+use informer_core::{
+    Deleted, Delta, Fifo, HandlerFns, Notification, ObjectKey, RealFifo, Store, resource_key,
+};
 use informer_runtime::informer::{HandlerOptions, SharedIndexInformer};
 use informer_runtime::reflector::{
     BackoffConfig, CancellationToken, Reflector, ReflectorConfig, ReflectorError,
@@ -1500,6 +1503,135 @@ async fn shared_informer_test_shutdown() {
 // =====================================================================================
 // controller_test.go
 // =====================================================================================
+
+// Go: Example (controller_test.go's package example, run by `go test` for its output: a
+// `Config` whose queue is a `RealFIFO` with the downstream store as known objects, a full
+// resync every 100 ms, and a `Process` that caches and deletes from the source everything
+// that comes in, and reports every deletion). Here the `Config` is a reflector into a
+// `RealFifo` and a task popping from it. The relist comes as one `ReplacedAll` (documented,
+// `RealFifo`): the consumer caches its objects and deletes the cached objects it lacks, as
+// Go's per-object `Replaced` items and tombstones do.
+#[tokio::test(start_paused = true)]
+async fn controller_test_example() {
+    let source = MemoryListerWatcher::<Pod>::new();
+    let downstream: Arc<ThreadSafeStore<Pod>> = Arc::new(ThreadSafeStore::new());
+    let known: Arc<dyn Store<Pod>> = downstream.clone();
+    let fifo = Arc::new(RealFifo::<Pod>::new(Some(known)));
+    let mut cfg = config();
+    cfg.resync_period = Some(Duration::from_millis(100));
+    let running = run_reflector(Reflector::new(Arc::new(source.clone()), fifo.clone(), cfg));
+    let (tx, mut deletions) = mpsc::unbounded_channel::<String>();
+    let consumer = tokio::spawn({
+        let (fifo, downstream, source) = (fifo.clone(), downstream.clone(), source.clone());
+        async move {
+            let keep = |obj: Arc<Pod>| {
+                downstream.add(obj.clone()).unwrap();
+                source.delete(&resource_key(&*obj).unwrap());
+            };
+            let remove = |key: ObjectKey| {
+                downstream.delete(&key);
+                tx.send(key.to_string()).unwrap();
+            };
+            let mut process = |batch: Vec<Delta<Pod>>| {
+                for delta in batch {
+                    match delta {
+                        Delta::Added(o)
+                        | Delta::Updated(o)
+                        | Delta::Sync(o)
+                        | Delta::Replaced(o) => keep(o),
+                        Delta::Deleted(Deleted::Object(o)) => remove(resource_key(&*o).unwrap()),
+                        Delta::Deleted(Deleted::FinalStateUnknown { key, .. }) => remove(key),
+                        Delta::ReplacedAll { objects, .. } => {
+                            let listed: BTreeSet<ObjectKey> = objects
+                                .iter()
+                                .map(|o| resource_key(&**o).unwrap())
+                                .collect();
+                            for key in downstream.list_keys() {
+                                if !listed.contains(&key) {
+                                    remove(key);
+                                }
+                            }
+                            objects.into_iter().for_each(keep);
+                        }
+                        // A list the reflector hands over in parts (documented,
+                        // `Fifo::list_part`): cache each part, then delete what the whole
+                        // list lacks.
+                        Delta::ListPart(objects) => objects.into_iter().for_each(keep),
+                        Delta::ListEnd { listed, .. } => {
+                            for key in downstream.list_keys() {
+                                if !listed.contains(&key) {
+                                    remove(key);
+                                }
+                            }
+                        }
+                        Delta::Bookmark { .. } => {}
+                    }
+                }
+            };
+            while fifo.pop(&mut process).await.is_ok() {}
+        }
+    });
+    for name in ["a-hello", "b-controller", "c-framework"] {
+        source.create(pod(name, ""));
+    }
+    let mut output = BTreeSet::new();
+    for _ in 0..3 {
+        let key = tokio::time::timeout(PATIENCE, deletions.recv())
+            .await
+            .expect("a deletion is reported")
+            .unwrap();
+        output.insert(key);
+    }
+    assert_eq!(
+        output.into_iter().collect::<Vec<_>>(),
+        ["a-hello", "b-controller", "c-framework"]
+    );
+    running.stop().await;
+    fifo.close();
+    consumer.await.unwrap();
+}
+
+// Go: ExampleNewInformer (an informer, resyncing every 100 ms, whose handler deletes from the
+// source every object added and reports every deletion)
+#[tokio::test(start_paused = true)]
+async fn controller_test_example_new_informer() {
+    let source = MemoryListerWatcher::<Pod>::new();
+    let informer = SharedIndexInformer::new(Arc::new(source.clone()));
+    let (tx, mut deletions) = mpsc::unbounded_channel::<String>();
+    informer.add_handler(
+        {
+            let source = source.clone();
+            move |n: &Notification<Pod>| match n {
+                Notification::Add { object, .. } => {
+                    source.delete(&resource_key(&**object).unwrap());
+                }
+                Notification::Delete(_) => {
+                    let key = n.key().expect("a deletion has a key");
+                    tx.send(key.to_string()).unwrap();
+                }
+                Notification::Update { .. } => {}
+            }
+        },
+        Some(Duration::from_millis(100)),
+    );
+    let running = start(&informer);
+    for name in ["a-hello", "b-controller", "c-framework"] {
+        source.create(pod(name, ""));
+    }
+    let mut output = BTreeSet::new();
+    for _ in 0..3 {
+        let key = tokio::time::timeout(PATIENCE, deletions.recv())
+            .await
+            .expect("a deletion is reported")
+            .unwrap();
+        output.insert(key);
+    }
+    assert_eq!(
+        output.into_iter().collect::<Vec<_>>(),
+        ["a-hello", "b-controller", "c-framework"]
+    );
+    running.stop().await;
+}
 
 // Go: TestHammerController (Go asserts only HasSynced and the absence of deadlocks and
 // races; the port also checks that each key's notifications are a valid history ending in
