@@ -1571,24 +1571,31 @@ async fn controller_test_example() {
             while fifo.pop(&mut process).await.is_ok() {}
         }
     });
-    for name in ["a-hello", "b-controller", "c-framework"] {
+    expect_each_created_then_deleted(&source, &mut deletions).await;
+    running.stop().await;
+    fifo.close();
+    consumer.await.unwrap();
+}
+
+/// The two examples' scenario: three pods created in `source`, each reported deleted (in
+/// any order) through `deletions`, as Go's examples print them sorted.
+async fn expect_each_created_then_deleted(
+    source: &MemoryListerWatcher<Pod>,
+    deletions: &mut mpsc::UnboundedReceiver<String>,
+) {
+    let names = ["a-hello", "b-controller", "c-framework"];
+    for name in names {
         source.create(pod(name, ""));
     }
     let mut output = BTreeSet::new();
-    for _ in 0..3 {
+    for _ in 0..names.len() {
         let key = tokio::time::timeout(PATIENCE, deletions.recv())
             .await
             .expect("a deletion is reported")
             .unwrap();
         output.insert(key);
     }
-    assert_eq!(
-        output.into_iter().collect::<Vec<_>>(),
-        ["a-hello", "b-controller", "c-framework"]
-    );
-    running.stop().await;
-    fifo.close();
-    consumer.await.unwrap();
+    assert_eq!(output.into_iter().collect::<Vec<_>>(), names);
 }
 
 // Go: ExampleNewInformer (an informer, resyncing every 100 ms, whose handler deletes from the
@@ -1615,21 +1622,7 @@ async fn controller_test_example_new_informer() {
         Some(Duration::from_millis(100)),
     );
     let running = start(&informer);
-    for name in ["a-hello", "b-controller", "c-framework"] {
-        source.create(pod(name, ""));
-    }
-    let mut output = BTreeSet::new();
-    for _ in 0..3 {
-        let key = tokio::time::timeout(PATIENCE, deletions.recv())
-            .await
-            .expect("a deletion is reported")
-            .unwrap();
-        output.insert(key);
-    }
-    assert_eq!(
-        output.into_iter().collect::<Vec<_>>(),
-        ["a-hello", "b-controller", "c-framework"]
-    );
+    expect_each_created_then_deleted(&source, &mut deletions).await;
     running.stop().await;
 }
 
