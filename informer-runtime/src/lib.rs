@@ -38,6 +38,7 @@ pub mod retry;
 pub mod shard;
 pub mod view;
 
+mod api_error;
 mod fallback;
 mod jitter;
 mod panic;

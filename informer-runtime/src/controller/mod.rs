@@ -308,6 +308,16 @@ impl<K: Clone + Send + Sync + 'static> Controller<K> {
     /// A lister over the cache of an owned or watched type `C` (the first one added of that
     /// type), or `None` if the controller does not watch `C`.
     ///
+    /// A reconciler passed to [`build`](ControllerBuilder::build) is made before the
+    /// controller: to move a lister into it, take it from the factory first. Informers are
+    /// shared by type, namespace and selectors, so the factory's informer for what the
+    /// controller watches is the controller's own (ask for it as controllers do, with
+    /// [`informer_by_policy`](crate::factory::InformerFactory::informer_by_policy), which
+    /// follows the factory's cache policy; a [`Manager`](crate::manager::Manager)'s factory is
+    /// `manager.factory()`): `let pods = factory.informer_by_policy::<Pod>(InformerParams::all()).lister();`
+    /// then `.watches::<Pod>(...)` and `.build(...)` with a reconciler that reads `pods`.
+    /// Derived controllers have every lister in their context (`ctx.pods()`).
+    ///
     /// ```
     /// # use std::sync::Arc;
     /// # use informer_runtime::controller::{Action, Controller, reconciler_fn};

@@ -10,6 +10,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use informer_core::ObjectKey;
 
+use crate::api_error::brief;
+
 /// Brings the cluster in line with one object: the user's logic, as
 /// [`ControllerBuilder::build`](super::ControllerBuilder::build) takes it (a key and its
 /// cached object; no context). Not to be confused with [`Reconcile`](super::Reconcile), what
@@ -401,18 +403,6 @@ impl ReconcileError {
 impl<E: StdError + Send + Sync + 'static> From<E> for ReconcileError {
     fn from(error: E) -> Self {
         Self::transient(error)
-    }
-}
-
-/// An API server's error in one line, as its message, code and reason: kube's own `Display`
-/// of `kube::Error::Api` repeats the whole `Status`, metadata included. Any other error as
-/// it words itself.
-pub(crate) fn brief(err: &kube::Error) -> String {
-    match err {
-        kube::Error::Api(status) => {
-            format!("{} ({} {})", status.message, status.code, status.reason)
-        }
-        other => other.to_string(),
     }
 }
 

@@ -9,6 +9,7 @@ use tokio::time::{Instant, sleep_until, timeout, timeout_at};
 use tokio_util::sync::CancellationToken;
 
 use super::{LeaderCheckError, LeaderElectionConfig, LeaderState};
+use crate::api_error::brief;
 use crate::jitter::jitter;
 use crate::lease::api::{KubeLeases, LeaseApi};
 use crate::lease::lock::LeaseLock;
@@ -188,6 +189,7 @@ impl LeaderElector {
             token: None,
             last_renew: Instant::now(),
         };
+        let mut acquire_failures = AcquireFailures::default();
         'run: loop {
             let start = Instant::now();
             let bound = term
@@ -199,8 +201,12 @@ impl LeaderElector {
                 result = timeout_at(bound, lock.try_acquire_or_renew()) => result,
             };
             match result {
-                Ok(Ok(true)) => term.renewed(start, &cancel, config),
+                Ok(Ok(true)) => {
+                    acquire_failures.succeeded();
+                    term.renewed(start, &cancel, config);
+                }
                 Ok(Ok(false)) => {
+                    acquire_failures.succeeded();
                     if term.is_leading() {
                         tracing::warn!(
                             lease = %config.lease_name,
@@ -215,7 +221,7 @@ impl LeaderElector {
                     if term.is_leading() {
                         tracing::warn!(lease = %config.lease_name, error = %err, "failed to renew the lease");
                     } else {
-                        tracing::debug!(lease = %config.lease_name, error = %err, "failed to acquire the lease");
+                        acquire_failures.failed(config, &brief(&err), Instant::now());
                     }
                 }
                 Err(_elapsed) => {
@@ -446,5 +452,56 @@ impl Drop for Term<'_> {
             self.state
                 .send_replace(LeaderState::Standby { holder: None });
         }
+    }
+}
+
+/// How often a replica that keeps failing to read or take its Lease says so.
+const ACQUIRE_REPORT_EVERY: Duration = Duration::from_secs(60);
+
+/// Failed attempts to acquire the Lease (a request that failed, not a Lease held by another
+/// replica), reported as client-go's "error retrieving resource lock" is, but at most once a
+/// minute: a replica that can never lead (RBAC forbids Leases, the API is not served) would
+/// otherwise wait in silence, its controllers idle and its probes healthy.
+#[derive(Default)]
+struct AcquireFailures {
+    /// Failures since the last success.
+    count: u64,
+    /// When they were last reported.
+    reported: Option<Instant>,
+}
+
+impl AcquireFailures {
+    fn failed(&mut self, config: &LeaderElectionConfig, error: &str, now: Instant) {
+        self.count += 1;
+        if self
+            .reported
+            .is_some_and(|at| now.saturating_duration_since(at) < ACQUIRE_REPORT_EVERY)
+        {
+            tracing::debug!(lease = %config.lease_name, %error, "failed to acquire the lease");
+            return;
+        }
+        self.reported = Some(now);
+        let (lease, namespace, failures) = (&config.lease_name, &config.namespace, self.count);
+        tracing::warn!(
+            lease = %lease,
+            namespace = %namespace,
+            identity = %config.identity,
+            failures,
+            %error,
+            "cannot acquire the leader election lease: this replica does not lead (its controllers and leader-only tasks wait); it needs get, create and update on leases.coordination.k8s.io in the lease's namespace",
+        );
+        crate::fallback::report(format_args!(
+            "leader election: cannot acquire lease {namespace}/{lease} ({failures} failed attempts so far): {error}; this replica does not lead until it can (it needs get, create and update on leases.coordination.k8s.io in namespace {namespace})"
+        ));
+    }
+
+    fn succeeded(&mut self) {
+        if self.count > 0 && self.reported.is_some() {
+            tracing::info!(
+                failures = self.count,
+                "the leader election lease can be acquired again"
+            );
+        }
+        *self = Self::default();
     }
 }

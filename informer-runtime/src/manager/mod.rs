@@ -22,7 +22,7 @@ mod task;
 
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use futures::future::join_all;
@@ -138,6 +138,11 @@ pub enum ManagerError {
         "task {0:?} needs leader election, but the manager shards instead: set needs_leader_election(false) to run it on every replica"
     )]
     TaskNeedsLeaderElection(String),
+    /// This replica led and lost its Lease while running, and the manager was told to end
+    /// then ([`Manager::exit_on_leader_loss`]): it shut down in order and returns this, so
+    /// that the process exits and is restarted, as controller-runtime's manager does.
+    #[error("leader election lost: lease {0:?} is no longer held by this replica")]
+    LeaderElectionLost(String),
 }
 
 /// Runs controllers over one [`InformerFactory`]: starts the informers, waits for the
@@ -166,8 +171,11 @@ pub enum ManagerError {
 ///   every replica (standbys keep their caches and queues warm, so a new leader starts
 ///   reconciling at once); workers run only while this replica leads. When the term ends,
 ///   reconciles in flight are dropped at once (before another replica can take the lease
-///   over; their keys stay queued); the lease is released only after the workers stopped
-///   on shutdown. `/healthz` gains a `leaderElection` check that fails if the election loop
+///   over; their keys stay queued) and the replica goes on as a standby; controller-runtime's
+///   manager exits instead, which [`exit_on_leader_loss`](Self::exit_on_leader_loss) asks
+///   for. The lease is released only after the workers stopped on shutdown. A replica that
+///   cannot read or write its Lease (RBAC, an API not served) never leads and says so: a
+///   warning at the first failure, then at most once a minute. `/healthz` gains a `leaderElection` check that fails if the election loop
 ///   is stuck while this replica believes it leads (see
 ///   [`leader_election_health_tolerance`](Self::leader_election_health_tolerance)).
 /// - **Sharding** ([`sharding`](Self::sharding)): workers run on every replica and
@@ -218,6 +226,8 @@ pub struct Manager {
     leader: Option<LeaderElectionConfig>,
     /// The `leaderElection` health check's tolerance past the lease duration.
     leader_health_tolerance: Duration,
+    /// End `run` with an error when a term ends while running.
+    exit_on_leader_loss: bool,
     sharding: Option<ShardConfig>,
     /// Built from `leader` / `sharding` on first use.
     mode: Option<Mode>,
@@ -316,6 +326,7 @@ impl Manager {
             signals: true,
             leader: None,
             leader_health_tolerance: DEFAULT_MAX_TOLERABLE_EXPIRED_LEASE,
+            exit_on_leader_loss: false,
             sharding: None,
             mode: None,
         }
@@ -579,7 +590,9 @@ impl Manager {
     }
 
     /// Runs the workers only while this replica holds the Lease `config` describes
-    /// (exclusive with [`sharding`](Self::sharding)). Needs a [`client`](Self::client).
+    /// (exclusive with [`sharding`](Self::sharding)). Needs a [`client`](Self::client) that
+    /// may `get`, `create` and `update` `leases` of `coordination.k8s.io` in the Lease's
+    /// namespace (controller-runtime's leader election role).
     ///
     /// ```
     /// # use informer_runtime::leader::LeaderElectionConfig;
@@ -623,6 +636,33 @@ impl Manager {
     /// ```
     pub fn leader_election_health_tolerance(mut self, tolerance: Duration) -> Self {
         self.leader_health_tolerance = tolerance;
+        self
+    }
+
+    /// What this replica does when it loses the Lease while running (it stops renewing in
+    /// time, or another replica takes the Lease over).
+    ///
+    /// - `false` (the default): its workers and leader-only tasks stop at once, and it goes
+    ///   on as a standby with warm caches, ready to lead again.
+    /// - `true`: it shuts down in order, as on SIGTERM, and [`run`](Self::run) returns
+    ///   [`ManagerError::LeaderElectionLost`], so that `main` exits and the pod restarts:
+    ///   controller-runtime's behaviour (its manager ends with "leader election lost"). Use
+    ///   it when leader-only state lives outside the manager's tasks and must not outlive a
+    ///   term. A shutdown asked for (a signal, the token) is not a loss, even if it ends the
+    ///   term.
+    ///
+    /// ```
+    /// # use informer_runtime::leader::LeaderElectionConfig;
+    /// # use informer_runtime::manager::Manager;
+    /// # fn demo(client: kube::Client) {
+    /// let manager = Manager::new(client)
+    ///     .leader_election(LeaderElectionConfig::new("shop-controller", "shop", "pod-a"))
+    ///     .exit_on_leader_loss(true);
+    /// # let _ = manager;
+    /// # }
+    /// ```
+    pub fn exit_on_leader_loss(mut self, exit: bool) -> Self {
+        self.exit_on_leader_loss = exit;
         self
     }
 
@@ -903,6 +943,19 @@ impl Manager {
                 shutdown_on_signal(shutdown.clone()).await;
             }
         };
+        // With exit_on_leader_loss: the end of a term while running shuts the manager down.
+        let lost_lease: Option<String> = None;
+        let lost_lease = std::sync::Mutex::new(lost_lease);
+        let watch_term = async {
+            if let (true, Mode::Leader(elector)) = (self.exit_on_leader_loss, &mode) {
+                let lease = elector.config().lease_name.clone();
+                if watch_for_lost_term(elector.subscribe(), &shutdown).await {
+                    tracing::error!(%lease, "leader election lost: shutting down (exit_on_leader_loss)");
+                    *lost_lease.lock().unwrap_or_else(PoisonError::into_inner) = Some(lease);
+                    shutdown.cancel();
+                }
+            }
+        };
         // Leader election and sharding run until the workers have stopped, so that the
         // lease and shards are released only after the work in flight is done.
         let scale_stop = CancellationToken::new();
@@ -947,14 +1000,20 @@ impl Manager {
             scale_stop.cancel();
         };
         let stop_all = async {
-            tokio::join!(work, scale, signals);
+            tokio::join!(work, scale, signals, watch_term);
             join_all(controllers.iter().map(|c| c.shutdown())).await;
             self.factory.shutdown().await;
             http_stop.cancel();
         };
         tokio::join!(stop_all, http);
         tracing::info!("manager stopped");
-        Ok(())
+        match lost_lease
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner)
+        {
+            Some(lease) => Err(ManagerError::LeaderElectionLost(lease)),
+            None => Ok(()),
+        }
     }
 
     /// The leader elector the manager runs (with [`leader_election`](Self::leader_election)),
@@ -1172,6 +1231,28 @@ async fn drive(
                     changed = states.changed() => if changed.is_err() { return },
                 }
             }
+        }
+    }
+}
+
+/// Waits until a term of `states` has begun and ended while `shutdown` was not asked for
+/// (`true`), or until `shutdown` (`false`).
+async fn watch_for_lost_term(
+    mut states: watch::Receiver<LeaderState>,
+    shutdown: &CancellationToken,
+) -> bool {
+    let mut led = false;
+    loop {
+        let leading = states.borrow_and_update().is_leading();
+        if leading {
+            led = true;
+        } else if led {
+            return !shutdown.is_cancelled();
+        }
+        tokio::select! {
+            biased;
+            _ = shutdown.cancelled() => return false,
+            changed = states.changed() => if changed.is_err() { return false },
         }
     }
 }

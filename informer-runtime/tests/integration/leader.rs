@@ -373,3 +373,41 @@ async fn the_lease_record_follows_client_go() {
         LeaderState::Standby { .. }
     ));
 }
+
+#[tokio::test]
+async fn a_replica_that_cannot_read_its_lease_says_so_and_why() {
+    // RBAC forbids Leases: the replica never leads. client-go logs "error retrieving resource
+    // lock" at each attempt; here the first failure is a warning naming what is missing
+    // (later ones at most once a minute), and the replica stays a standby.
+    let server = server().await;
+    server.faults().fail_next(
+        RequestMatch::any().resource("leases"),
+        usize::MAX,
+        FailureCode::Status(informer_testing::ApiError::forbidden(
+            "system:serviceaccount:default:controller",
+            "get",
+            "leases",
+            Some("default"),
+        )),
+    );
+    let warnings = super::support::Warnings::default();
+    let _guard = tracing::subscriber::set_default(warnings.clone());
+    let elector = LeaderElector::new(server.client(), config("a"));
+    let candidate = start(&elector);
+    super::support::eventually("the failure is reported", || {
+        !warnings.0.lock().unwrap().is_empty()
+    })
+    .await;
+    // A few more attempts: not reported again within the minute.
+    tokio::time::sleep(RETRY * 5).await;
+    let reported = warnings.0.lock().unwrap().clone();
+    assert_eq!(reported.len(), 1, "{reported:#?}");
+    assert!(
+        reported[0].contains("leases.coordination.k8s.io") && reported[0].contains("forbidden"),
+        "{}",
+        reported[0]
+    );
+    assert!(!elector.is_leader());
+    candidate.cancel.cancel();
+    candidate.task.await.unwrap();
+}

@@ -548,3 +548,66 @@ async fn sharding_reconciles_each_key_on_its_shard_owner_and_rebalances_after_a_
         replica.task.await.unwrap();
     }
 }
+
+/// Runs a leader-electing manager with `exit_on_leader_loss(exit)`, waits until it leads,
+/// has another holder take its Lease over, and returns what `run` returned within 10 s
+/// (`None`: still running) and whether the replica is still the leader.
+async fn lose_the_lease(exit: bool) -> (Option<Result<(), String>>, bool) {
+    use k8s_openapi::api::coordination::v1::Lease;
+    use kube::api::{Patch, PatchParams};
+    let server = server().await;
+    let mut manager = Manager::new(server.client())
+        .without_http()
+        .handle_signals(false)
+        .leader_election(fast_lease("a"))
+        .exit_on_leader_loss(exit);
+    let elector = manager.leader_elector().unwrap().unwrap();
+    let cancel = CancellationToken::new();
+    let mut run = tokio::spawn({
+        let cancel = cancel.clone();
+        async move { manager.run(cancel).await.map_err(|e| e.to_string()) }
+    });
+    eventually_async("the replica leads", async || elector.is_leader()).await;
+    // Another holder takes the Lease over (as after a partition): the renewal conflicts.
+    let now = k8s_openapi::jiff::Timestamp::now();
+    let intruder = serde_json::json!({"spec": {
+        "holderIdentity": "intruder",
+        "leaseDurationSeconds": 3600,
+        "renewTime": k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(now),
+    }});
+    Api::<Lease>::namespaced(server.client(), "default")
+        .patch(
+            "settings-controller",
+            &PatchParams::default(),
+            &Patch::Merge(&intruder),
+        )
+        .await
+        .unwrap();
+    eventually_async("the replica steps down", async || !elector.is_leader()).await;
+    let ended = tokio::time::timeout(Duration::from_secs(10), &mut run).await;
+    let leading = elector.is_leader();
+    cancel.cancel();
+    let outcome = match ended {
+        Ok(result) => Some(result.unwrap()),
+        Err(_) => {
+            run.await.unwrap().unwrap();
+            None
+        }
+    };
+    (outcome, leading)
+}
+
+#[tokio::test]
+async fn with_exit_on_leader_loss_a_lost_lease_ends_run_with_an_error() {
+    let (outcome, leading) = lose_the_lease(true).await;
+    let error = outcome.expect("run returned").unwrap_err();
+    assert!(error.contains("leader election lost"), "{error}");
+    assert!(!leading);
+}
+
+#[tokio::test]
+async fn by_default_a_replica_that_lost_its_lease_stays_on_as_a_standby() {
+    let (outcome, leading) = lose_the_lease(false).await;
+    assert_eq!(outcome, None, "run goes on");
+    assert!(!leading);
+}

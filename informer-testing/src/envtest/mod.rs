@@ -8,9 +8,19 @@
 //!
 //! The API server is upstream `k8s.io/apiextensions-apiserver` (the CustomResourceDefinition
 //! server inside kube-apiserver) with its real watch cache and etcd3 storage, built by the
-//! repository's `shared/apiserver` harness: custom resources only (no core/v1, so no
-//! namespaces, pods or configmaps), anonymous access, no admission. It is the reference the
-//! in-process [`TestApiServer`](crate::TestApiServer) is compared against.
+//! repository's `shared/apiserver` harness: custom resources only, anonymous access, no
+//! admission. It is the reference the in-process [`TestApiServer`](crate::TestApiServer) is
+//! compared against. What it does not serve, so what cannot be tested against it:
+//!
+//! - core/v1: no namespaces (a namespaced custom resource needs no Namespace object here),
+//!   pods, configmaps, secrets or core Events;
+//! - `coordination.k8s.io` Leases: leader election and sharding never acquire anything
+//!   (the elector warns that it cannot read its Lease);
+//! - `events.k8s.io`: an `EventRecorder`'s publishes fail with 404;
+//! - the garbage collector and namespace lifecycle (kube-controller-manager's).
+//!
+//! For those, test against the in-process [`TestApiServer`](crate::TestApiServer), which
+//! serves them.
 //!
 //! # Finding the binaries
 //!

@@ -36,9 +36,10 @@ use std::sync::Arc;
 use informer_core::ObjectKey;
 use k8s_openapi::api::core::v1::ObjectReference;
 
-use super::reconciler::{BoxError, ErrorKind, ReconcileError, brief};
+use super::reconciler::{BoxError, ErrorKind, ReconcileError};
 use super::spec::NotBuilt;
 use super::{Action, Context, ContextCell, ControllerSpec, KeyReconciler};
+use crate::api_error::brief;
 
 pub use ownership::{APPLIED_HASH_ANNOTATION, CONTROLLER_LABEL, OWNER_ANNOTATION, OWNER_UID_LABEL};
 pub(crate) use ownership::{Ownership, parent_key};
