@@ -156,7 +156,11 @@ pub enum ManagerError {
 /// - **`/readyz` is ready once every cache has synced** (every controller's informers, and
 ///   each handler has queued its initial list) and every check added with
 ///   [`add_readyz_check`](Self::add_readyz_check) passes; it answers 500 before, naming the
-///   missing caches, and 500 again once shutdown has begun. `/healthz` (and `/livez`) answer
+///   missing caches and why they have not synced (the list's error: a 403 names the RBAC
+///   to grant), and 500 again once shutdown has begun. A cache that cannot sync is waited
+///   for without a limit, retried with backoff (it syncs once the permission comes), and
+///   reported while it waits; controller-runtime's controllers give up after their
+///   `CacheSyncTimeout` (2 minutes) and end the manager. `/healthz` (and `/livez`) answer
 ///   200 while the manager runs and every check added with
 ///   [`add_healthz_check`](Self::add_healthz_check) passes, 500 otherwise. Both answer in
 ///   controller-runtime's format, with a path per check and `?verbose` and `?exclude=`: see
