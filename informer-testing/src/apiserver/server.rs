@@ -1688,11 +1688,7 @@ fn handle_scale(
             .and_then(Value::as_str)
             != Some(rv)
     {
-        return Err(ApiError::conflict(
-            &resource.qualified_resource(),
-            name,
-            "the object has been modified; please apply your changes to the latest version and try again",
-        ));
+        return Err(ApiError::modified(&resource.qualified_resource(), name));
     }
     let replicas = scale::requested_replicas(name, &desired)?;
     let resized = scale::with_replicas(resource, &object, replicas)?;

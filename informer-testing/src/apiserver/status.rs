@@ -253,6 +253,17 @@ impl ApiError {
         .with_details(object_details(resource, name))
     }
 
+    /// 409 Conflict of a write at a stale `resourceVersion`, as the storage words it: "the
+    /// object has been modified; please apply your changes to the latest version and try
+    /// again".
+    pub(crate) fn modified(resource: &str, name: &str) -> Self {
+        Self::conflict(
+            resource,
+            name,
+            "the object has been modified; please apply your changes to the latest version and try again",
+        )
+    }
+
     /// 422 Invalid with one message. When `why` has the shape of a field error as the real
     /// server prints it (`<field>: <Required value|Invalid value|Unsupported value|Duplicate
     /// value|Too long|Too many|Forbidden|Not found>...`), it becomes the `details.causes`

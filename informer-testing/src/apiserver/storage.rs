@@ -1758,11 +1758,7 @@ impl Store {
                 // The configuration's resourceVersion is a precondition.
                 let wanted = resource_version(patch);
                 if !wanted.is_empty() && wanted != resource_version(&old) {
-                    return Err(ApiError::conflict(
-                        &resource.qualified_resource(),
-                        name,
-                        "the object has been modified; please apply your changes to the latest version and try again",
-                    ));
+                    return Err(ApiError::modified(&resource.qualified_resource(), name));
                 }
                 let mut doc = strategy::apply(resource, Some(&old), patch, subresource, &options)?;
                 set_meta(&mut doc, "resourceVersion", json!(resource_version(&old)));
@@ -2053,11 +2049,22 @@ fn prepare_update(
         map.remove("kind");
         map.remove("apiVersion");
     }
-    let mut new = check_body(resource, body)?;
     let name = old
         .pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or("");
+    // A custom resource's kind and apiVersion are validated with the object, after the
+    // storage's resourceVersion precondition: a stale update of another kind is a 409.
+    if resource.custom
+        && let Some(rv) = body
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+        && rv.parse::<u64>().is_ok()
+        && rv != resource_version(old)
+    {
+        return Err(ApiError::modified(&resource.qualified_resource(), name));
+    }
+    let mut new = check_body(resource, body)?;
     let meta = metadata_mut(&mut new, resource)?;
     match meta.get("name").and_then(Value::as_str) {
         None | Some("") => {}
@@ -2087,11 +2094,7 @@ fn prepare_update(
                 )));
             }
             if *rv != resource_version(old) {
-                return Err(ApiError::conflict(
-                    &resource.qualified_resource(),
-                    name,
-                    "the object has been modified; please apply your changes to the latest version and try again",
-                ));
+                return Err(ApiError::modified(&resource.qualified_resource(), name));
             }
         }
         Some(_) => {

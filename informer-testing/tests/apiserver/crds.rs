@@ -948,6 +948,26 @@ async fn a_custom_resources_kind_and_api_version_are_checked_as_the_real_server_
     .await;
     response.assert_status(400, "BadRequest");
 
+    // An update of another kind: the resourceVersion precondition comes first (409 when
+    // stale), the kind's validation after it (422).
+    let mut other_kind = response_of_get(&server, &item).await;
+    other_kind["kind"] = json!("Widget");
+    let current = other_kind["metadata"]["resourceVersion"].clone();
+    other_kind["metadata"]["resourceVersion"] = json!("1");
+    let put = async |body: &Value| {
+        raw(
+            &server,
+            "PUT",
+            &item,
+            &json_body,
+            body.to_string().as_bytes(),
+        )
+        .await
+    };
+    put(&other_kind).await.assert_status(409, "Conflict");
+    other_kind["metadata"]["resourceVersion"] = current;
+    put(&other_kind).await.assert_status(422, "Invalid");
+
     // Server-side apply: the field manager's version check.
     let apply = async |name: &str, body: &str| {
         raw(
@@ -991,6 +1011,13 @@ async fn a_custom_resources_kind_and_api_version_are_checked_as_the_real_server_
     )
     .await;
     response.assert_status(400, "BadRequest");
+}
+
+/// The object at `path`, as JSON.
+async fn response_of_get(server: &TestApiServer, path: &str) -> Value {
+    let response = raw(server, "GET", path, &[], b"").await;
+    assert_eq!(response.status, 200);
+    response.json()
 }
 
 /// The scale subresource's replicas of another type are reported as Go prints the value

@@ -907,6 +907,23 @@ pub fn steps() -> Vec<Step> {
             ),
         ),
         Step::fixed(
+            "validation: an update of another kind at a stale version",
+            Request::put(
+                at("v-typemeta"),
+                json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+                       "metadata": {"name": "v-typemeta", "resourceVersion": "1",
+                                    "labels": {"probe": "yes"}}}),
+            ),
+        ),
+        Step::fixed(
+            "validation: an update of another kind at no version",
+            Request::put(
+                at("v-typemeta"),
+                json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+                       "metadata": {"name": "v-typemeta", "labels": {"probe": "yes"}}}),
+            ),
+        ),
+        Step::fixed(
             "validation: apply of another kind",
             Request::patch(
                 format!("{}?fieldManager=a", at("v-typemeta")),
