@@ -6,11 +6,15 @@
 //! - otherwise the PodDisruptionBudgets of its namespace whose selector matches it decide:
 //!   none, it is deleted; more than one, `500`; one that the disruption controller has not
 //!   caught up with (`status.observedGeneration` behind `metadata.generation`) or that allows
-//!   no disruption (`status.disruptionsAllowed`), `429` with a `DisruptionBudget` cause; one
-//!   that allows it, the budget's `disruptionsAllowed` goes down by one and records the Pod in
+//!   no disruption (`status.disruptionsAllowed`), `429` with a `DisruptionBudget` cause (the
+//!   former with `Retry-After: 10`); one whose `disruptionsAllowed` is negative, `403`; one
+//!   that allows it, the budget's `disruptionsAllowed` goes down by one (its
+//!   `DisruptionAllowed` condition turning `False` at zero) and records the Pod in
 //!   `disruptedPods`, and the Pod is deleted.
 //!
 //! No disruption controller runs here: a budget's status is what clients write to it.
+
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -24,6 +28,10 @@ use super::time::now_rfc3339;
 
 /// The field manager of the budget's status writes (kube-apiserver's own).
 const MANAGER: &str = "kube-apiserver";
+
+/// The retry a `429` suggests while the disruption controller has not processed a budget
+/// (`createTooManyRequestsError` in `pkg/registry/core/pod/storage/eviction.go`).
+const PDB_PROCESSING_RETRY: Duration = Duration::from_secs(10);
 
 /// Evicts Pod `namespace/name` as `eviction` (the request's body, already decoded) asks,
 /// deleting it with `options`; returns the `Status` to answer `201` with.
@@ -98,28 +106,52 @@ fn check_budget(
     };
     let budget_name = str_at(budget, "/metadata/name");
     let number = |pointer: &str| budget.pointer(pointer).and_then(Value::as_i64).unwrap_or(0);
+    // A budget its controller has not seen yet suggests a retry in 10 s (`Retry-After` and
+    // `retryAfterSeconds`, `createTooManyRequestsError`); one without disruptions left, none.
     let refusal = if number("/status/observedGeneration") < number("/metadata/generation") {
-        Some(format!(
-            "The disruption budget {budget_name} is still being processed by the server."
+        Some((
+            format!("The disruption budget {budget_name} is still being processed by the server."),
+            Some(PDB_PROCESSING_RETRY),
         ))
-    } else if number("/status/disruptionsAllowed") <= 0 {
-        Some(format!(
-            "The disruption budget {budget_name} needs {} healthy pods and has {} currently",
-            number("/status/desiredHealthy"),
-            number("/status/currentHealthy")
+    } else if number("/status/disruptionsAllowed") < 0 {
+        return Err(ApiError::new(
+            StatusReason::Forbidden,
+            format!(
+                "poddisruptionbudget.policy \"{budget_name}\" is forbidden: pdb disruptions allowed is negative"
+            ),
+        )
+        .with_details(
+            json!({"name": budget_name, "group": "policy", "kind": "poddisruptionbudget"}),
+        ));
+    } else if number("/status/disruptionsAllowed") == 0 {
+        Some((
+            format!(
+                "The disruption budget {budget_name} needs {} healthy pods and has {} currently",
+                number("/status/desiredHealthy"),
+                number("/status/currentHealthy")
+            ),
+            None,
         ))
     } else {
         None
     };
-    if let Some(cause) = refusal {
-        return Err(ApiError::new(
+    if let Some((cause, retry_after)) = refusal {
+        let err = ApiError::new(
             StatusReason::TooManyRequests,
             "Cannot evict pod as it would violate the pod's disruption budget.",
         )
-        .with_details(json!({"causes": [{"reason": "DisruptionBudget", "message": cause}]})));
+        .with_details(json!({"causes": [{"reason": "DisruptionBudget", "message": cause}]}));
+        return Err(match retry_after {
+            Some(retry_after) => err.with_retry_after(retry_after),
+            None => err,
+        });
     }
     let mut updated = Value::clone(budget);
-    updated["status"]["disruptionsAllowed"] = json!(number("/status/disruptionsAllowed") - 1);
+    let allowed = number("/status/disruptionsAllowed") - 1;
+    updated["status"]["disruptionsAllowed"] = json!(allowed);
+    if allowed == 0 {
+        disruption_not_allowed(&mut updated["status"]);
+    }
     let pod_name = str_at(pod, "/metadata/name").to_string();
     match updated["status"]
         .get_mut("disruptedPods")
@@ -142,4 +174,42 @@ fn check_budget(
         options,
     )?;
     Ok(())
+}
+
+/// `pdbhelper.UpdateDisruptionAllowedCondition` once the last allowed disruption is taken:
+/// the `DisruptionAllowed` condition becomes `False` (`InsufficientPods`), as
+/// `meta.SetStatusCondition` sets it (its transition time changes only with its status).
+fn disruption_not_allowed(status: &mut Value) {
+    let observed = status
+        .get("observedGeneration")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if !status.get("conditions").is_some_and(Value::is_array) {
+        status["conditions"] = json!([]);
+    }
+    let Some(conditions) = status["conditions"].as_array_mut() else {
+        return;
+    };
+    let existing = conditions
+        .iter_mut()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some("DisruptionAllowed"));
+    let condition = match existing {
+        Some(condition) => condition,
+        None => {
+            conditions.push(json!({"type": "DisruptionAllowed", "message": ""}));
+            conditions.last_mut().expect("just pushed")
+        }
+    };
+    if condition.get("status").and_then(Value::as_str) != Some("False") {
+        condition["status"] = json!("False");
+        condition["lastTransitionTime"] = json!(now_rfc3339());
+    }
+    condition["reason"] = json!("InsufficientPods");
+    condition["message"] = json!("");
+    match condition.as_object_mut() {
+        Some(fields) if observed == 0 => {
+            fields.remove("observedGeneration");
+        }
+        _ => condition["observedGeneration"] = json!(observed),
+    }
 }

@@ -24,6 +24,8 @@ pub(crate) fn patched(
             }
             merge_patch(&mut doc, patch);
         }
+        // Go decodes a `null` strategic merge patch into an empty map: nothing changes.
+        PatchKind::Strategic if patch.is_null() => {}
         PatchKind::Strategic => {
             strategic_merge_patch(&mut doc, patch).map_err(|why| ApiError::patch_rejected(&why))?;
         }
@@ -92,7 +94,10 @@ fn custom_type_meta_kept(doc: &Value) -> Result<(), ApiError> {
 /// an object replaces the object (RFC 7386), which then does not decode (422 on the `patch`,
 /// `body` quoted as sent), and a JSON patch fails in its decoder (400, `json: cannot unmarshal
 /// object into Go value of type jsonpatch.Patch`). A `null` merge patch is the merge
-/// library's `Invalid JSON Patch` (400) either way.
+/// library's `Invalid JSON Patch` (400) either way. A strategic merge patch that is not an
+/// object (nor `null`) is a 400 either way (`json: cannot unmarshal string into Go value of
+/// type map[string]interface {}`, `strategicPatchObject` in
+/// `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go`).
 pub(crate) fn decode_error(
     kind: PatchKind,
     patch: &Value,
@@ -134,6 +139,12 @@ pub(crate) fn decode_error(
         )),
         PatchKind::Json => ApiError::bad_request(format!(
             "json: cannot unmarshal {go_type} into Go value of type jsonpatch.Patch"
+        )),
+        // `strategicPatchObject` decodes the patch into a map whatever the validation, and
+        // answers its error as a 400 without a prefix.
+        PatchKind::Strategic if patch.is_object() => return None,
+        PatchKind::Strategic => ApiError::bad_request(format!(
+            "json: cannot unmarshal {go_type} into Go value of type map[string]interface {{}}"
         )),
         _ => return None,
     };

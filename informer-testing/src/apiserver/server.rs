@@ -691,6 +691,10 @@ async fn dispatch(
             return error_response_as(&err, output);
         }
     };
+    let deprecation = match &route {
+        Route::Resource(path) => deprecation_warning(&path.resource),
+        _ => None,
+    };
     let result = match route {
         // Lists, collection deletes and large bodies may take long: they run on the blocking
         // pool, so the async workers keep serving everything else.
@@ -744,13 +748,33 @@ async fn dispatch(
         ),
         other => handle_non_resource(&shared, &parts.method, other, output),
     };
-    let response = result.unwrap_or_else(|err| error_response_as(&err, output));
+    let mut response = result.unwrap_or_else(|err| error_response_as(&err, output));
+    if let Some(warning) = deprecation
+        && let Ok(value) = header::HeaderValue::from_str(&format!(
+            "299 - {}",
+            serde_json::to_string(warning).unwrap_or_default()
+        ))
+    {
+        response.headers_mut().append(header::WARNING, value);
+    }
     if let (Some(interceptor), Some(ticket)) = (interceptor, ticket)
         && info.verb != Verb::Watch
     {
         interceptor.after(&info, response.status(), ticket).await;
     }
     response
+}
+
+/// The warning kube-apiserver adds to every request of a deprecated built-in type
+/// (`deprecation.WarningMessage` in `staging/src/k8s.io/apiserver/pkg/endpoints/deprecation`,
+/// wired for all of a resource's handlers in `installer.go`): core v1 Endpoints are
+/// deprecated since 1.33 in favour of EndpointSlices (KEP-4974).
+fn deprecation_warning(resource: &ResourceType) -> Option<&'static str> {
+    (!resource.custom
+        && resource.group.is_empty()
+        && resource.version == "v1"
+        && resource.plural == "endpoints")
+        .then_some("v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice")
 }
 
 fn openapi_v2(method: &Method, headers: &HeaderMap) -> Response<Body> {

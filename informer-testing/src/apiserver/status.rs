@@ -446,6 +446,16 @@ impl ApiError {
         self
     }
 
+    /// Advertises `retry_after` as `Retry-After` and `details.retryAfterSeconds` (as
+    /// `NewTooManyRequests` and `ErrorNegotiated` do), keeping the other details.
+    pub(crate) fn with_retry_after(mut self, retry_after: Duration) -> Self {
+        let mut details = self.details.take().unwrap_or_else(|| json!({}));
+        details["retryAfterSeconds"] = json!(retry_after.as_secs());
+        self.details = Some(details);
+        self.retry_after = Some(retry_after);
+        self
+    }
+
     /// Sets the `Status`'s list metadata (the real server puts a continue
     /// token there when an expired one is refused).
     pub(crate) fn with_metadata(mut self, metadata: Value) -> Self {

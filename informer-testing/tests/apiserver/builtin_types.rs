@@ -667,3 +667,58 @@ async fn kubectl_apply_prune_and_get_the_new_kinds() {
     let _ = std::fs::remove_dir_all(&dir);
     kubectl.cleanup();
 }
+
+/// kube-apiserver 1.33+ warns on every request of core v1 Endpoints, whatever its verb or
+/// outcome (`deprecation.WarningMessage`, `staging/src/k8s.io/apiserver/pkg/endpoints/
+/// deprecation/deprecation.go`, added for all of the resource's handlers in
+/// `endpoints/installer.go`): `kubectl get endpoints` prints `Warning: v1 Endpoints is
+/// deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice`. EndpointSlices get none.
+#[tokio::test]
+async fn core_endpoints_requests_carry_the_deprecation_warning() {
+    let server = server().await;
+    let expected =
+        "299 - \"v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice\"";
+    let list = raw(
+        &server,
+        "GET",
+        "/api/v1/namespaces/default/endpoints",
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(list.status, 200);
+    assert_eq!(list.header("warning"), Some(expected));
+    let created = raw(
+        &server,
+        "POST",
+        "/api/v1/namespaces/default/endpoints",
+        &[("Content-Type", "application/json")],
+        br#"{"apiVersion":"v1","kind":"Endpoints","metadata":{"name":"web"}}"#,
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    assert_eq!(created.header("warning"), Some(expected));
+    let missing = raw(&server, "GET", "/api/v1/endpoints?limit=abc", &[], b"").await;
+    assert_eq!(missing.status, 400);
+    assert_eq!(missing.header("warning"), Some(expected));
+    let missing = raw(
+        &server,
+        "GET",
+        "/api/v1/namespaces/default/endpoints/nope",
+        &[],
+        b"",
+    )
+    .await;
+    missing.assert_status(404, "NotFound");
+    assert_eq!(missing.header("warning"), Some(expected));
+    let slices = raw(
+        &server,
+        "GET",
+        "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices",
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(slices.status, 200);
+    assert_eq!(slices.header("warning"), None);
+}

@@ -560,3 +560,55 @@ async fn bodies_that_are_not_json_are_refused_in_kube_apiservers_words() {
         "invalid character 'o' looking for beginning of object key string"
     );
 }
+
+/// A strategic merge patch that is not a JSON object: `strategicPatchObject`
+/// (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go`) decodes it into a
+/// `map[string]interface{}` and answers the decoder's error as a 400, whatever the field
+/// validation (`kubectl patch -p notjson` sends the YAML string `"notjson"`); `null` decodes
+/// into an empty map and changes nothing.
+#[tokio::test]
+async fn strategic_merge_patches_that_are_not_objects_are_bad_requests() {
+    let server = server().await;
+    let created = raw(
+        &server,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        &[("Content-Type", "application/json")],
+        br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"1"}}"#,
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    let patch = async |query: &str, body: &str| {
+        raw(
+            &server,
+            "PATCH",
+            &format!("/api/v1/namespaces/default/configmaps/c{query}"),
+            &[("Content-Type", "application/strategic-merge-patch+json")],
+            body.as_bytes(),
+        )
+        .await
+    };
+    for (query, body, go_type) in [
+        ("", "\"notjson\"", "string"),
+        ("?fieldValidation=Ignore", "[]", "array"),
+        ("?fieldValidation=Strict", "7", "number"),
+        ("", "true", "bool"),
+    ] {
+        let response = patch(query, body).await;
+        response.assert_status(400, "BadRequest");
+        assert_eq!(
+            response.json()["message"],
+            format!(
+                "json: cannot unmarshal {go_type} into Go value of type map[string]interface {{}}"
+            )
+        );
+    }
+    let response = patch("", "null").await;
+    assert_eq!(
+        response.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&response.body)
+    );
+    assert_eq!(response.json()["data"], json!({"a": "1"}));
+}

@@ -6,7 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::{Api, EvictParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-use super::common::{client_without_retries, pod, server, status, within};
+use super::common::{client_without_retries, pod, raw, server, status, within};
 
 /// Creates Pod `name` labelled `app=web` and, as a kubelet would, writes it `Running`.
 async fn running(pods: &Api<Pod>, name: &str) {
@@ -177,5 +177,80 @@ async fn an_eviction_names_its_pod_and_may_be_a_dry_run() {
     assert_eq!(
         (refused.code, refused.message.as_str()),
         (400, "name in URL does not match name in Eviction object")
+    );
+}
+
+/// `createTooManyRequestsError` (`pkg/registry/core/pod/storage/eviction.go`): a budget its
+/// controller has not processed refuses with `NewTooManyRequests(..., 10)`, so the `Status`
+/// has `retryAfterSeconds: 10` and `ErrorNegotiated` sends `Retry-After: 10` (client-go waits
+/// that long before it retries); a budget without disruptions left suggests no delay. A
+/// negative `disruptionsAllowed` is a 403, and taking the last allowed disruption turns the
+/// budget's `DisruptionAllowed` condition `False` (`UpdateDisruptionAllowedCondition`).
+#[tokio::test]
+async fn eviction_refusals_carry_the_real_retry_advice() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::default_namespaced(server.client());
+    let budgets: Api<PodDisruptionBudget> = Api::default_namespaced(server.client());
+    running(&pods, "web-0").await;
+    budget(&budgets, "web", json!({"disruptionsAllowed": 5})).await;
+    let evict = async || {
+        raw(
+            &server,
+            "POST",
+            "/api/v1/namespaces/default/pods/web-0/eviction",
+            &[("Content-Type", "application/json")],
+            br#"{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"web-0"}}"#,
+        )
+        .await
+    };
+    let processing = evict().await;
+    processing.assert_status(429, "TooManyRequests");
+    assert_eq!(processing.header("retry-after"), Some("10"));
+    assert_eq!(processing.json()["details"]["retryAfterSeconds"], 10);
+
+    let set_status = async |status: serde_json::Value| {
+        within(budgets.patch_status(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({ "status": status })),
+        ))
+        .await
+        .unwrap();
+    };
+    set_status(json!({"observedGeneration": 1, "disruptionsAllowed": -1})).await;
+    let negative = evict().await;
+    negative.assert_status(403, "Forbidden");
+    assert_eq!(
+        negative.json()["message"],
+        "poddisruptionbudget.policy \"web\" is forbidden: pdb disruptions allowed is negative"
+    );
+    assert_eq!(
+        negative.json()["details"],
+        json!({"name": "web", "group": "policy", "kind": "poddisruptionbudget"})
+    );
+
+    set_status(json!({"disruptionsAllowed": 0, "desiredHealthy": 1, "currentHealthy": 1})).await;
+    let exhausted = evict().await;
+    exhausted.assert_status(429, "TooManyRequests");
+    assert_eq!(exhausted.header("retry-after"), None);
+    assert!(
+        exhausted.json()["details"]
+            .get("retryAfterSeconds")
+            .is_none()
+    );
+
+    set_status(json!({"disruptionsAllowed": 1})).await;
+    assert_eq!(evict().await.status, 201);
+    let status = within(budgets.get("web")).await.unwrap().status.unwrap();
+    assert_eq!(status.disruptions_allowed, 0);
+    let condition = &status.conditions.unwrap()[0];
+    assert_eq!(
+        (
+            condition.type_.as_str(),
+            condition.status.as_str(),
+            condition.reason.as_str(),
+            condition.observed_generation
+        ),
+        ("DisruptionAllowed", "False", "InsufficientPods", Some(1))
     );
 }

@@ -808,3 +808,57 @@ async fn random_json_patches_never_get_a_500() {
         }
     }
 }
+
+/// `ValidateSecret` (`pkg/apis/core/validation/validation.go`) decodes a docker config
+/// Secret's `.dockerconfigjson` / `.dockercfg` with Go's `json.Unmarshal` into a
+/// `map[string]interface{}`: its error is Go's scanner's (`kubectl create secret generic
+/// --type=kubernetes.io/dockerconfigjson --from-literal=.dockerconfigjson=notjson`), or the
+/// type mismatch for valid JSON that is not an object.
+#[tokio::test]
+async fn docker_config_secrets_report_go_json_errors() {
+    let server = server().await;
+    let secrets: Api<Secret> = Api::namespaced(server.client(), "default");
+    let message = async |kind: &str, key: &str, value: &str| {
+        let secret: Secret = serde_json::from_value(json!({
+            "metadata": {"name": "registry"},
+            "type": kind,
+            "stringData": {key: value},
+        }))
+        .unwrap();
+        let err = status(
+            within(secrets.create(&PostParams::default(), &secret))
+                .await
+                .unwrap_err(),
+        );
+        assert_eq!(err.code, 422);
+        err.message
+    };
+    let invalid = |key: &str, why: &str| {
+        format!(
+            "Secret \"registry\" is invalid: data[{key}]: Invalid value: \"<secret contents redacted>\": {why}"
+        )
+    };
+    assert_eq!(
+        message(
+            "kubernetes.io/dockerconfigjson",
+            ".dockerconfigjson",
+            "notjson"
+        )
+        .await,
+        invalid(
+            ".dockerconfigjson",
+            "invalid character 'o' in literal null (expecting 'u')"
+        )
+    );
+    assert_eq!(
+        message("kubernetes.io/dockercfg", ".dockercfg", "{\"a\":").await,
+        invalid(".dockercfg", "unexpected end of JSON input")
+    );
+    assert_eq!(
+        message("kubernetes.io/dockerconfigjson", ".dockerconfigjson", "[1]").await,
+        invalid(
+            ".dockerconfigjson",
+            "json: cannot unmarshal array into Go value of type map[string]interface {}"
+        )
+    );
+}

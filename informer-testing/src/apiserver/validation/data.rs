@@ -170,24 +170,24 @@ pub(crate) fn secret(object: &Value, errors: &mut Vec<FieldError>) {
 
 /// Why `bytes` does not decode into Go's `map[string]interface{}` (`null` does).
 fn json_object_error(bytes: &[u8]) -> Option<String> {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Object(_) | Value::Null) => None,
-        Ok(other) => {
-            let kind = match other {
-                Value::Array(_) => "array",
-                Value::String(_) => "string",
-                Value::Number(_) => "number",
-                _ => "bool",
-            };
-            Some(format!(
-                "json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
-            ))
-        }
-        Err(_) if bytes.iter().all(u8::is_ascii_whitespace) => {
-            Some("unexpected end of JSON input".to_string())
-        }
-        Err(err) => Some(err.to_string()),
+    // Go's scanner runs over the whole document first: its syntax errors, not serde's
+    // (`invalid character 'o' in literal null (expecting 'u')`, `unexpected end of JSON input`).
+    if let Some(why) = crate::apiserver::go_json::syntax_error(bytes) {
+        return Some(why);
     }
+    let first = bytes
+        .iter()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
+    let kind = match first {
+        Some(b'{' | b'n') | None => return None,
+        Some(b'[') => "array",
+        Some(b'"') => "string",
+        Some(b't' | b'f') => "bool",
+        Some(_) => "number",
+    };
+    Some(format!(
+        "json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+    ))
 }
 
 #[cfg(test)]
