@@ -154,7 +154,10 @@ impl<K: 'static> Filter<K> {
 impl<K: Resource + 'static> Filter<K> {
     /// Updates pass only when `metadata.generation` changed, which the API server bumps on
     /// changes of the spec (not of the status or metadata). Kinds without a generation (say,
-    /// ConfigMaps: always `None`) never pass on update.
+    /// ConfigMaps: always `None`) never pass on update. A deletion is not missed: the API
+    /// server also bumps the generation when it sets `deletionTimestamp` on an object that
+    /// finalizers hold (so a finalizer's cleanup runs), and the final delete always passes.
+    /// A change of the finalizers alone does not pass.
     ///
     /// ```
     /// use std::sync::Arc;

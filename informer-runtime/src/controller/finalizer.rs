@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::{Action, ReconcileError};
+use crate::api_error::brief;
 
 /// What the reconcile given to [`finalizer`] is asked to do with the object.
 #[derive(Debug, Clone)]
@@ -98,7 +99,7 @@ where
                     {"op": "add", "path": "/metadata/finalizers/-", "value": name},
                 ])
             };
-            match patch_finalizers(api, &object, patch).await? {
+            match patch_finalizers(api, &object, patch, name, "adding").await? {
                 Some(patched) => reconcile(FinalizerEvent::Apply(Arc::new(patched))).await,
                 // Deleted meanwhile (without our finalizer, nothing to clean up).
                 None => Ok(Action::Done),
@@ -111,18 +112,37 @@ where
                 {"op": "test", "path": path, "value": name},
                 {"op": "remove", "path": path},
             ]);
-            patch_finalizers(api, &object, patch).await?;
+            patch_finalizers(api, &object, patch, name, "removing").await?;
             Ok(action)
         }
         (true, None) => Ok(Action::Done),
     }
 }
 
-/// Applies a JSON patch of `object`'s finalizers; `None` if the object is gone.
+/// A failed patch of an object's finalizers, saying which finalizer, which object and what
+/// the patch did (the API's error stays its source: `is_conflict` and friends find it).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{doing} finalizer {finalizer} on {kind} {object} failed: {}",
+    brief(source)
+)]
+struct FinalizerPatchError {
+    doing: &'static str,
+    finalizer: String,
+    kind: String,
+    object: String,
+    #[source]
+    source: kube::Error,
+}
+
+/// Applies a JSON patch of `object`'s finalizers (`doing` what to `finalizer`, for an
+/// error's words); `None` if the object is gone.
 async fn patch_finalizers<K>(
     api: &Api<K>,
     object: &K,
     patch: Value,
+    finalizer: &str,
+    doing: &'static str,
 ) -> Result<Option<K>, ReconcileError>
 where
     K: Resource + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
@@ -139,7 +159,24 @@ where
     {
         Ok(patched) => Ok(Some(patched)),
         Err(kube::Error::Api(status)) if status.is_not_found() => Ok(None),
-        Err(e) => Err(e.into()),
+        Err(source) => {
+            // From the object: K's dynamic type (a DynamicObject's) may have no default.
+            let kind = serde_json::to_value(object)
+                .ok()
+                .and_then(|v| v.get("kind")?.as_str().map(str::to_owned))
+                .unwrap_or_else(|| "object".to_owned());
+            let object = match object.meta().namespace.as_deref() {
+                Some(namespace) => format!("{namespace}/{name}"),
+                None => name.to_owned(),
+            };
+            Err(ReconcileError::transient(FinalizerPatchError {
+                doing,
+                finalizer: finalizer.to_owned(),
+                kind,
+                object,
+                source,
+            }))
+        }
     }
 }
 

@@ -539,3 +539,70 @@ async fn stale_sync_skips_and_store_resource_version_are_exported() {
     cancel.cancel();
     run.await.unwrap();
 }
+
+#[tokio::test]
+async fn the_reconcile_after_a_finalizer_lets_its_object_go_does_not_clean_up_again() {
+    // Removing the last finalizer of an object being deleted deletes it; the API server
+    // answers with the object at the version the cache already holds (kube-apiserver's
+    // `deleteWithoutFinalizers`), and the watch brings only its deletion, later. A reconcile
+    // run again before that must not see the object as it was (finalizer on, being deleted)
+    // and clean up a second time: the gate waits for the deletion.
+    use informer_runtime::controller::{FinalizerEvent, finalizer};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let server = server().await;
+    let client = server.client();
+    create_namespace(&client, "clean").await;
+    server
+        .faults()
+        .delay_watch_events(Duration::from_millis(200));
+    let factory = InformerFactory::new(client.clone());
+    let builder = Controller::<ConfigMap>::builder(&factory).namespace("clean");
+    let writes = builder.reconcile_client().unwrap();
+    let cleanups = Arc::new(AtomicUsize::new(0));
+    let counted = cleanups.clone();
+    let controller = builder
+        .build(reconciler_fn(move |_key, cm: Option<Arc<ConfigMap>>| {
+            let api = Api::<ConfigMap>::namespaced(writes.clone(), "clean");
+            let counted = counted.clone();
+            async move {
+                let Some(cm) = cm else {
+                    return Ok(Action::Done);
+                };
+                finalizer(&api, "example.com/cleanup", cm, async |event| match event {
+                    FinalizerEvent::Apply(_) => Ok(Action::Done),
+                    FinalizerEvent::Cleanup(_) => {
+                        counted.fetch_add(1, Ordering::SeqCst);
+                        // Run again at once: before the watch brings the deletion.
+                        Ok(Action::requeue_after(Duration::ZERO))
+                    }
+                })
+                .await
+            }
+        }))
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(controller.run(cancel.clone()));
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "clean");
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("settings".into());
+    cms.create(&PostParams::default(), &cm).await.unwrap();
+    eventually_async("the finalizer is added", async || {
+        cms.get("settings")
+            .await
+            .unwrap()
+            .metadata
+            .finalizers
+            .is_some()
+    })
+    .await;
+    cms.delete("settings", &Default::default()).await.unwrap();
+    eventually_async("the object is gone", async || {
+        cms.get_opt("settings").await.unwrap().is_none()
+    })
+    .await;
+    // Well past the watch's delay: any second cleanup would have run by now.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(cleanups.load(Ordering::SeqCst), 1, "cleaned up once");
+    cancel.cancel();
+    run.await.unwrap();
+}

@@ -116,7 +116,13 @@ impl Write<'_> {
         let (parts, body) = response.into_parts();
         let bytes = body.collect().await?.to_bytes();
         let (gate, owner, resource) = (self.gate, self.owner, self.resource);
-        if let Some((object, rv, labels)) = Answer::parse(&bytes) {
+        if let Some((object, uid)) = Answer::deleted_by_write(&bytes) {
+            // The write emptied the finalizers of an object being deleted: the API server
+            // deleted it, answering with the object at the version it had (kube-apiserver's
+            // `deleteWithoutFinalizers`), which the cache already holds. Wait for the
+            // deletion instead, or the next reconcile would see the object as it was.
+            gate.deleted(owner, resource, &object, &uid);
+        } else if let Some((object, rv, labels)) = Answer::parse(&bytes) {
             gate.wrote_labelled(owner, resource, &object, &rv, Some(&labels));
         } else if let Some(namespace) = self.deletion_in
             && let Some((name, uid)) = deleted_status(&bytes)
@@ -239,6 +245,11 @@ struct AnswerMeta {
     resource_version: Option<String>,
     #[serde(default)]
     labels: BTreeMap<String, String>,
+    uid: Option<String>,
+    deletion_timestamp: Option<String>,
+    deletion_grace_period_seconds: Option<i64>,
+    #[serde(default)]
+    finalizers: Vec<String>,
 }
 
 impl Answer {
@@ -255,11 +266,37 @@ impl Answer {
             namespace,
             resource_version,
             labels,
+            ..
         } = answer.metadata;
         let name = name.filter(|n| !n.is_empty())?;
         let rv = resource_version.filter(|rv| !rv.is_empty())?;
         Some((ObjectKey::new(namespace.as_deref(), &name), rv, labels))
     }
+}
+
+impl Answer {
+    /// The key and uid of an object a write (an update or patch) deleted: its answer has a
+    /// `deletionTimestamp`, no finalizers left and no grace period to wait for, which is
+    /// when kube-apiserver deletes an object during an update (`ShouldDeleteDuringUpdate`).
+    fn deleted_by_write(body: &[u8]) -> Option<(ObjectKey, String)> {
+        let answer: Answer = serde_json::from_slice(body).ok()?;
+        let meta = answer.metadata;
+        let deleted = answer.kind != "Status"
+            && meta.deletion_timestamp.is_some()
+            && meta.finalizers.is_empty()
+            && meta.deletion_grace_period_seconds.unwrap_or(0) == 0;
+        if !deleted {
+            return None;
+        }
+        let name = meta.name.filter(|n| !n.is_empty())?;
+        let uid = meta.uid.filter(|u| !u.is_empty())?;
+        Some((ObjectKey::new(meta.namespace.as_deref(), &name), uid))
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn parse_deleted_by_write(body: &[u8]) -> Option<(ObjectKey, String)> {
+    Answer::deleted_by_write(body)
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@ use std::collections::HashSet;
 use parking_lot::Mutex;
 
 use super::client::{
-    deleted_status, namespace_of_path, parse_answer, resource_of_path, written_resource,
+    deleted_status, namespace_of_path, parse_answer, parse_deleted_by_write, resource_of_path,
+    written_resource,
 };
 use super::*;
 
@@ -501,4 +502,23 @@ fn a_write_a_caches_selector_matches_is_waited_for() {
     assert!(gate.check(&key("p")).is_err());
     version.set("15");
     assert_eq!(gate.check(&key("p")), Ok(()));
+}
+
+#[test]
+fn an_update_answer_that_emptied_the_finalizers_of_a_deleting_object_is_a_deletion() {
+    let gone = br#"{"kind":"ConfigMap","metadata":{"name":"c","namespace":"ns","uid":"u1",
+        "resourceVersion":"13","deletionTimestamp":"2026-01-01T00:00:00Z"}}"#;
+    assert_eq!(
+        parse_deleted_by_write(gone),
+        Some((key("c"), "u1".to_owned()))
+    );
+    // A finalizer left, no deletion asked for, or a grace period still running: alive.
+    let held = br#"{"kind":"ConfigMap","metadata":{"name":"c","namespace":"ns","uid":"u1",
+        "deletionTimestamp":"2026-01-01T00:00:00Z","finalizers":["other"]}}"#;
+    let live = br#"{"kind":"ConfigMap","metadata":{"name":"c","namespace":"ns","uid":"u1"}}"#;
+    let graceful = br#"{"kind":"Pod","metadata":{"name":"c","namespace":"ns","uid":"u1",
+        "deletionTimestamp":"2026-01-01T00:00:00Z","deletionGracePeriodSeconds":30}}"#;
+    for alive in [&held[..], &live[..], &graceful[..]] {
+        assert_eq!(parse_deleted_by_write(alive), None);
+    }
 }

@@ -158,7 +158,19 @@ async fn finalizers_changed_since_the_cache_read_fail_the_add_instead_of_losing_
         .await
         .unwrap();
     let (out, seen) = run(&api, stale, Ok(Action::Done)).await;
-    assert!(out.is_err(), "the test of the finalizers failed");
+    let error = out.expect_err("the test of the finalizers failed");
+    // The error says what failed, where, and keeps the API's error as its source.
+    let message = error.to_string();
+    assert!(
+        message.starts_with("adding finalizer ") && message.contains(" on ConfigMap "),
+        "{message}"
+    );
+    assert!(!error.is_terminal(), "retried");
+    assert!(
+        std::error::Error::source(error.as_error())
+            .is_some_and(|s| s.downcast_ref::<kube::Error>().is_some()),
+        "{error:?}"
+    );
     assert!(seen.is_empty(), "no reconcile on a failed add");
     assert_eq!(
         api.get("app").await.unwrap().finalizers(),
