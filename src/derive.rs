@@ -84,6 +84,13 @@
 //! With `status = g` beside it, a controller declares all it writes: the Deployment example
 //! (`examples/deployment_controller.rs`) has no `reconcile` body.
 //!
+//! With `create_only` (`children(Secret, from = f, create_only)`), a missing child is
+//! created and an existing one is never changed (java-operator-sdk's creator-only
+//! dependents): for what is made once and kept, such as a generated password. Without it,
+//! children are applied with `force`, so a function that computes a new value each time
+//! would overwrite the child whenever the cache does not hold it yet (after a restart).
+//! See [`WatchOptions::create_only`](crate::runtime::controller::WatchOptions::create_only).
+//!
 //! `f` is `fn(&Parent) -> R`, or `fn(&Parent, &Context<Self>) -> R` to read the context's
 //! listers, where `R` is `Vec<T>`, `Option<T>` (at most one), or a `Result` of either (an
 //! error fails the reconcile, and it is retried). A `reconcile`, if written, runs after
@@ -109,7 +116,7 @@
 //! | `for = Deployment` | the primary resource (required) | `Controller::<Deployment>::builder` |
 //! | `owns(ReplicaSet, ...)` | reconcile the controlling owner when one changes (repeatable) | `owns_with` |
 //! | `watches(ConfigMap, mapper = f, ...)` | reconcile the keys `f` returns: `fn(&ConfigMap) -> Vec<ObjectKey>` or `-> Option<ObjectKey>`, or `fn(&ConfigMap, &Context<Self>) -> ...` to read the controller's listers and indexes (the parents an index files under the ConfigMap) | `watches_with` |
-//! | `children(ReplicaSet, from = f, ...)` | the children `f` wants, applied, owned, watched and deleted for you (see above; one per type) | `children_with` |
+//! | `children(ReplicaSet, from = f, ...)` | the children `f` wants, applied, owned, watched and deleted for you (see above; one per type); `create_only`: created when missing, never changed | `children_with` |
 //! | `status = f` | the status `f` computes for each primary object (`fn(&T) -> S` or `fn(&T, &Context<Self>) -> S`, `S` its status type or an `Option` of it; for a resource that declares its status type, as kube's `#[kube(status = "...")]` does, any other return type is a compile error), written with server-side apply once the children are in line (not while one of them fails) when the cached object does not hold it | `status` |
 //! | `index = [ByOwner]` | typed indexes of the primary resource, registered up front | `indexed_by` |
 //! | `workers = 4` | reconciles at once (at least 1; default 1) | `workers` |

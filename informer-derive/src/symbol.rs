@@ -26,6 +26,7 @@ pub const CRATE: &str = "crate";
 pub const MAPPER: &str = "mapper";
 // children(...)
 pub const FROM: &str = "from";
+pub const CREATE_ONLY: &str = "create_only";
 pub const ALL_NAMESPACES: &str = "all_namespaces";
 
 /// The keys `#[controller(...)]` accepts, in the order the docs list them.
@@ -76,7 +77,7 @@ pub const WATCHES_KEYS: &[&str] = &[
 ];
 
 /// The keys after the type in `children(Type, ...)`.
-pub const CHILDREN_KEYS: &[&str] = &[FROM, NAMESPACE, ALL_NAMESPACES, INDEX, LISTER];
+pub const CHILDREN_KEYS: &[&str] = &[FROM, CREATE_ONLY, NAMESPACE, ALL_NAMESPACES, INDEX, LISTER];
 
 /// The keys of `#[indexer(Type, ...)]`.
 pub const INDEXER_KEYS: &[&str] = &[NAME, CRATE];

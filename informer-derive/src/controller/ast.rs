@@ -63,6 +63,8 @@ pub struct Related {
     pub mapper: Option<Expr>,
     /// `from = f` (`children`).
     pub from: Option<Expr>,
+    /// `create_only` (`children`): create missing children, never change existing ones.
+    pub create_only: Option<Ident>,
     pub namespace: Option<NamespaceChoice>,
     pub labels: Option<LitStr>,
     pub fields: Option<LitStr>,
@@ -298,6 +300,7 @@ impl Related {
             },
             mapper: None,
             from: None,
+            create_only: None,
             namespace: None,
             labels: None,
             fields: None,
@@ -331,6 +334,10 @@ impl Related {
                     key,
                     value(key, input, "from = path::to::fn")?,
                 ),
+                CREATE_ONLY => {
+                    flag(key, input)?;
+                    once(cx, &mut r.create_only, key, key.clone())
+                }
                 NAMESPACE => {
                     let ns = NamespaceChoice::One(value(key, input, "namespace = \"default\"")?);
                     once(cx, &mut r.namespace, key, ns)

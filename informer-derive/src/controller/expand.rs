@@ -316,6 +316,10 @@ fn related_step(krate: &syn::Path, r: &Related, parent: &TokenStream) -> TokenSt
         let Some(from) = &r.from else {
             return quote!(builder);
         };
+        if let Some(key) = &r.create_only {
+            let call = quote_spanned!(key.span()=> .create_only());
+            options = quote!(#options #call);
+        }
         // The user's function, checked against the forms `DesiredChildren` accepts; the
         // error lands on the function's name.
         let desired = quote_spanned! {from.span()=>

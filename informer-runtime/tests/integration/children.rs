@@ -1093,3 +1093,141 @@ async fn a_declared_status_of_a_type_without_a_status_subresource_fails_as_termi
     cancel.cancel();
     run.await.unwrap();
 }
+
+/// A controller of parent ConfigMaps in `default` whose Secret children are create-only:
+/// each holds a "password" made from a counter, different at every call (as a random one
+/// would be).
+fn run_create_only_controller(client: Client) -> (CancellationToken, JoinHandle<()>) {
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let factory = InformerFactory::new(client);
+    let controller = Controller::<ConfigMap>::builder(&factory)
+        .name("passwords")
+        .namespace("default")
+        .label_selector("role=parent")
+        .children_with(
+            move |cm: &ConfigMap| {
+                let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let mut secret = Secret::default();
+                secret.metadata.name = Some(format!("{}-password", cm.name_any()));
+                secret.string_data = Some(BTreeMap::from([(
+                    "password".to_owned(),
+                    format!("generated-{n}"),
+                )]));
+                Some(secret)
+            },
+            WatchOptions::new().create_only(),
+        )
+        .build_children_only()
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(controller.run(cancel.clone()));
+    (cancel, run)
+}
+
+fn password(secret: &Secret) -> String {
+    let data = secret.data.as_ref().expect("data");
+    String::from_utf8(data["password"].0.clone()).unwrap()
+}
+
+#[tokio::test]
+async fn a_create_only_child_is_created_once_and_never_changed() {
+    let server = server().await;
+    let client = server.client();
+    let secrets = Api::<Secret>::namespaced(client.clone(), "default");
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "db", &[("a", "1")]),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_create_only_controller(client.clone());
+    eventually_async("the password Secret is created", async || {
+        secrets.get_opt("db-password").await.unwrap().is_some()
+    })
+    .await;
+    let first = secrets.get("db-password").await.unwrap();
+    let owners = first.metadata.owner_references.clone().unwrap_or_default();
+    assert!(owners.iter().any(|o| o.controller == Some(true)), "owned");
+    let generated = password(&first);
+
+    // The parent changes (the function now wants another password): the child stays.
+    let touch = Patch::Merge(serde_json::json!({"data": {"b": "2"}}));
+    parents
+        .patch("db", &PatchParams::default(), &touch)
+        .await
+        .unwrap();
+    // Someone edits the child: it is not put back either.
+    let edit = Patch::Merge(serde_json::json!({"stringData": {"password": "rotated-by-hand"}}));
+    secrets
+        .patch("db-password", &PatchParams::default(), &edit)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        password(&secrets.get("db-password").await.unwrap()),
+        "rotated-by-hand",
+        "an existing create-only child is never changed (it was {generated})"
+    );
+
+    // Deleted: made again.
+    secrets
+        .delete("db-password", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually_async("the password Secret is made again", async || {
+        secrets.get_opt("db-password").await.unwrap().is_some()
+    })
+    .await;
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_create_only_child_the_cache_has_not_seen_is_kept_as_it_is() {
+    // The child exists on the server but not in the controller's cache (here: it lacks the
+    // controller's label; after a restart against a lagging server, the cache is behind):
+    // the create answers 409 AlreadyExists, and the existing child is kept, not overwritten.
+    let server = server().await;
+    let client = server.client();
+    let secrets = Api::<Secret>::namespaced(client.clone(), "default");
+    let mut existing = Secret::default();
+    existing.metadata.name = Some("db-password".into());
+    existing.string_data = Some(BTreeMap::from([("password".into(), "kept".into())]));
+    secrets
+        .create(&PostParams::default(), &existing)
+        .await
+        .unwrap();
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "db", &[("a", "1")]),
+        )
+        .await
+        .unwrap();
+    let faults = server.faults();
+    let creates = || faults.request_count(RequestMatch::verb(Verb::Create).resource("secrets"));
+    let before = creates();
+    let (cancel, run) = run_create_only_controller(client.clone());
+    eventually("the controller tried to create the child", || {
+        creates() > before
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(password(&secrets.get("db-password").await.unwrap()), "kept");
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn create_only_on_a_watch_is_a_build_error() {
+    let server = server().await;
+    let factory = InformerFactory::new(server.client());
+    let built = Controller::<ConfigMap>::builder(&factory)
+        .owns_with(WatchOptions::<Secret>::new().create_only())
+        .build_children_only();
+    let error = built.expect_err("refused").to_string();
+    assert!(error.contains("children_with"), "{error}");
+}

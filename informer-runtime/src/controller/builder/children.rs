@@ -30,6 +30,7 @@ where
         None => ownership.selector(),
     });
     let watched_namespace = params.namespace.clone();
+    let create_only = options.create_only;
     let for_index = ownership.clone();
     let for_mapper = ownership.clone();
     let index_name = ownership.index_name();
@@ -64,6 +65,7 @@ where
         ownership,
         watched_namespace,
         parent_view: ctx.parent_view.clone(),
+        create_only,
     }));
     Ok(related)
 }

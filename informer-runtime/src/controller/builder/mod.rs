@@ -73,6 +73,12 @@ pub enum BuildError {
     /// from one function.
     #[error("children of type {0} are declared twice: return them all from one function")]
     ChildrenTwice(&'static str),
+    /// [`WatchOptions::create_only`] was given to an owned or watched type, which the
+    /// controller never creates: give it to [`ControllerBuilder::children_with`].
+    #[error(
+        "create_only was given to the watch of {0}, which the controller does not create: give it to children_with"
+    )]
+    CreateOnlyNotChildren(&'static str),
 }
 
 /// Builds a queue, given the metric hooks to install in it.

@@ -42,6 +42,8 @@ pub struct WatchOptions<W> {
     /// A `MakeInformer<W>` (boxed as `Any`: `InformerHandle` needs `W: Clone`, which this
     /// type does not require).
     pub(super) informer: Option<Box<dyn Any + Send>>,
+    /// Children only: create missing children, never change existing ones.
+    pub(super) create_only: bool,
 }
 
 impl<W> Default for WatchOptions<W> {
@@ -53,6 +55,7 @@ impl<W> Default for WatchOptions<W> {
             filters: Vec::new(),
             indexes: Vec::new(),
             informer: None,
+            create_only: false,
         }
     }
 }
@@ -69,6 +72,7 @@ impl<W> fmt::Debug for WatchOptions<W> {
                 &self.indexes.iter().map(|i| i.name).collect::<Vec<_>>(),
             )
             .field("metadata_only", &self.informer.is_some())
+            .field("create_only", &self.create_only)
             .finish()
     }
 }
@@ -89,6 +93,47 @@ impl<W> WatchOptions<W> {
     /// ```
     pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
         self.namespace = NamespaceChoice::One(namespace.into());
+        self
+    }
+
+    /// For [children](super::ControllerBuilder::children_with) only: a child that is missing
+    /// is created, one that exists is never changed (java-operator-sdk's creator-only
+    /// dependent). For what must be made once and kept: a generated password, a key pair.
+    ///
+    /// - A missing child is created (a `POST`, not an apply), with the controller's marks
+    ///   (label, owner reference or owner labels); `409 AlreadyExists` counts as done: the
+    ///   cache may not have seen it yet (a controller just restarted against a lagging
+    ///   server), and the existing child is kept as it is.
+    /// - An existing child is left as it is, whatever the function returns for it now,
+    ///   ownership marks included (one orphaned by its parent's orphaning deletion is not
+    ///   adopted again).
+    /// - A child no longer wanted is deleted, as other children are.
+    ///
+    /// Without it, children are applied with server-side apply, `force`: a function that
+    /// computes a new value (a random password) after a restart, before the cache has the
+    /// child, overwrites the one in the cluster.
+    ///
+    /// Given to `owns_with` or `watches_with`, where nothing is created, building fails with
+    /// [`BuildError::CreateOnlyNotChildren`](super::BuildError::CreateOnlyNotChildren).
+    ///
+    /// ```
+    /// # use informer_runtime::controller::{Controller, WatchOptions};
+    /// # use informer_runtime::factory::InformerFactory;
+    /// use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+    /// # let factory = InformerFactory::without_client();
+    /// let builder = Controller::<ConfigMap>::builder(&factory).children_with(
+    ///     |cm: &ConfigMap| {
+    ///         let mut secret = Secret::default();
+    ///         secret.metadata.name = cm.metadata.name.clone();
+    ///         secret.string_data = Some([("password".to_owned(), "generated".to_owned())].into());
+    ///         Some(secret)
+    ///     },
+    ///     WatchOptions::new().create_only(),
+    /// );
+    /// # let _ = builder;
+    /// ```
+    pub fn create_only(mut self) -> Self {
+        self.create_only = true;
         self
     }
 

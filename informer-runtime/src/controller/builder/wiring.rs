@@ -127,6 +127,9 @@ pub(super) fn related<K, W: ControllerResource>(
     mapping: Mapping<W>,
     options: WatchOptions<W>,
 ) -> Result<Related<K>, BuildError> {
+    if options.create_only {
+        return Err(BuildError::CreateOnlyNotChildren(std::any::type_name::<W>()));
+    }
     let params = options.params(ctx.namespace);
     related_with(ctx, role, mapping, options, params, |_| Ok(()))
 }

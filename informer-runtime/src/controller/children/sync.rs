@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use informer_core::ObjectKey;
 use kube::ResourceExt;
-use kube::api::{DeleteParams, Patch, PatchParams, Preconditions, PropagationPolicy};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -61,6 +61,9 @@ pub(crate) struct ChildSet<P, C> {
     /// What of the parents' resource the cache of parents holds (namespace, selectors): a
     /// parent outside it is out of the controller's view.
     pub(crate) parent_view: InformerParams,
+    /// Create missing children only, never change existing ones
+    /// ([`WatchOptions::create_only`](crate::controller::WatchOptions::create_only)).
+    pub(crate) create_only: bool,
 }
 
 /// A child ready to apply: its key, and the JSON body.
@@ -283,6 +286,28 @@ where
             })
     }
 
+    /// Creates `child` (a create-only child): `Some` with the uid the API server answered
+    /// with, `None` if it exists already (`409 AlreadyExists`).
+    async fn create(&self, child: Prepared) -> Result<Option<Option<String>>, ChildrenError> {
+        let client = self.client.get().ok_or(ChildrenError::NoClient)?;
+        let api = <C::Scope as ControllerScope>::api::<C>(client.clone(), child.key.namespace());
+        let failed = |source| ChildrenError::Apply {
+            child: Box::new(Self::child_ref(&child.key, None)),
+            source,
+        };
+        let object: C = serde_json::from_value(child.body.clone())
+            .map_err(|source| failed(kube::Error::SerdeError(source)))?;
+        let params = PostParams {
+            field_manager: Some(self.field_manager.clone()),
+            ..PostParams::default()
+        };
+        match api.create(&params, &object).await {
+            Ok(created) => Ok(Some(created.meta().uid.clone())),
+            Err(kube::Error::Api(status)) if status.reason == "AlreadyExists" => Ok(None),
+            Err(source) => Err(failed(source)),
+        }
+    }
+
     /// Deletes `child`; returns it as a report names it, `None` if it was gone already.
     async fn delete(&self, child: &C) -> Result<Option<ChildRef>, ChildrenError> {
         let client = self.client.get().ok_or(ChildrenError::NoClient)?;
@@ -451,6 +476,11 @@ where
         let mut parent_live = None;
         for child in prepared {
             let cached = self.children.get(&child.key);
+            if self.create_only && cached.is_some() {
+                // Made once, never changed: what the function wants now is not applied.
+                report.unchanged += 1;
+                continue;
+            }
             if let Some(cached) = &cached {
                 if let Some(owner) = self.belongs_elsewhere(cached, key) {
                     first_error.get_or_insert(ChildrenError::OtherParent {
@@ -489,6 +519,17 @@ where
                 }
             }
             let child_key = child.key.clone();
+            if self.create_only {
+                match self.create(child).await {
+                    Ok(Some(uid)) => report.created.push(Self::child_ref(&child_key, uid)),
+                    // There already, unseen by the cache: kept as it is.
+                    Ok(None) => report.unchanged += 1,
+                    Err(error) => {
+                        first_error.get_or_insert(error);
+                    }
+                }
+                continue;
+            }
             match self.apply(child).await {
                 Ok(uid) if cached.is_some() => {
                     report.updated.push(Self::child_ref(&child_key, uid))

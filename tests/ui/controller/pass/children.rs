@@ -1,4 +1,4 @@
-// Every form of children function, a children-only controller, and children of the
+// Every form of children function, create-only children, a children-only controller, and children of the
 // primary's own kind in another namespace.
 use informer::prelude::*;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
@@ -28,7 +28,7 @@ fn status_of(d: &Deployment, ctx: &Context<Deployments>) -> Option<DeploymentSta
     status = status_of,
     children(ReplicaSet, from = replica_sets_for),
     children(Service, from = service_for),
-    children(Secret, from = secrets_for, all_namespaces)
+    children(Secret, from = secrets_for, create_only, all_namespaces)
 )]
 struct Deployments;
 

@@ -18,6 +18,7 @@ fn set(watched: Option<&str>) -> ChildSet<ConfigMap, Secret> {
         ownership: Ownership::of::<ConfigMap>("ctl"),
         watched_namespace: watched.map(str::to_owned),
         parent_view: InformerParams::default(),
+        create_only: false,
     }
 }
 
@@ -157,6 +158,7 @@ fn a_namespaced_child_of_a_cluster_scoped_parent_needs_a_namespace() {
         ownership: Ownership::of::<Namespace>("ctl"),
         watched_namespace: None,
         parent_view: InformerParams::default(),
+        create_only: false,
     };
     let mut ns = Namespace::default();
     ns.metadata.name = Some("team-a".into());
