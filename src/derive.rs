@@ -124,6 +124,7 @@
 //! | `timeout = "30s"` | a reconcile running longer is dropped and retried | `timeout` |
 //! | `namespace = "shop"` | watch one namespace (default: all) | `namespace` |
 //! | `labels = "app=web"`, `fields = "..."` | selectors of the primary resource | `label_selector`, `field_selector` |
+//! | `filter = f` | which changes of the primary queue its key: `fn() -> Filter<Resource>` (controller-runtime's predicates; `Filter::generation_changed()` for java-operator-sdk's generation-aware processing: status-only changes do not reconcile) | `filter` |
 //! | `metadata` | watch only metadata; the resource becomes `PartialObjectMeta<T>` | `metadata_only` |
 //! | `queue = "priority"` / `"plain"` | initial list and resyncs wait behind real changes / plain FIFO (default) | `priority_queue` |
 //! | `queue = my_queue` | your queue: `fn(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>`, or `fn(&Self, Arc<dyn QueueMetrics>) -> ...` to use the struct's state | `queue` ([`MakeQueue`](crate::runtime::controller::MakeQueue)) |

@@ -73,7 +73,7 @@ pub mod prelude {
     #[allow(deprecated)]
     pub use informer_runtime::Reconciler;
     pub use informer_runtime::controller::{
-        BuildError, Context, ControllerBuilder, ControllerSpec, FinalizerEvent, Reconcile,
+        BuildError, Context, ControllerBuilder, ControllerSpec, Filter, FinalizerEvent, Reconcile,
         WatchOptions, controller_owner, finalizer,
     };
     pub use informer_runtime::events::{Event, EventRecorder, EventType};

@@ -12,6 +12,7 @@ pub const TIMEOUT: &str = "timeout";
 pub const NAMESPACE: &str = "namespace";
 pub const LABELS: &str = "labels";
 pub const FIELDS: &str = "fields";
+pub const FILTER: &str = "filter";
 pub const METADATA: &str = "metadata";
 pub const QUEUE: &str = "queue";
 pub const STORE: &str = "store";
@@ -43,6 +44,7 @@ pub const CONTROLLER_KEYS: &[&str] = &[
     NAMESPACE,
     LABELS,
     FIELDS,
+    FILTER,
     METADATA,
     QUEUE,
     STORE,

@@ -23,6 +23,8 @@ pub struct Controller {
     pub namespace: Option<LitStr>,
     pub labels: Option<LitStr>,
     pub fields: Option<LitStr>,
+    /// `filter = f`: `fn() -> Filter<Resource>`, which changes of the primary are queued.
+    pub filter: Option<Path>,
     pub workers: Option<LitInt>,
     pub resync: Option<Spanned<Duration>>,
     pub timeout: Option<Spanned<Duration>>,
@@ -110,6 +112,7 @@ impl Controller {
             namespace: None,
             labels: None,
             fields: None,
+            filter: None,
             workers: None,
             resync: None,
             timeout: None,
@@ -203,6 +206,12 @@ impl Controller {
                                 flag(key, input)?;
                                 once(cx, &mut keep, key, ())
                             }
+                            FILTER => once(
+                                cx,
+                                &mut c.filter,
+                                key,
+                                value(key, input, "filter = path::to::fn")?,
+                            ),
                             READ_YOUR_WRITES => once(
                                 cx,
                                 &mut c.read_your_writes,

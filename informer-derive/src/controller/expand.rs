@@ -255,6 +255,10 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
     if let Some(on) = &c.read_your_writes {
         steps.push(quote!(builder.read_your_writes(#on)));
     }
+    if let Some(filter) = &c.filter {
+        // `fn() -> Filter<Resource>`: a mistake in its type lands on the path.
+        steps.push(quote_spanned!(filter.span()=> builder.filter(#filter())));
+    }
     if let Some(workers) = &c.workers {
         steps.push(quote!(builder.workers(#workers)));
     }

@@ -15,6 +15,10 @@ fn by_image(d: &Deployment) -> Vec<String> {
         .unwrap_or_default()
 }
 
+fn spec_changes() -> informer::runtime::controller::Filter<Deployment> {
+    informer::runtime::controller::Filter::generation_changed()
+}
+
 fn named_in_config(cm: &ConfigMap) -> Vec<ObjectKey> {
     vec![ObjectKey::new(cm.metadata.namespace.as_deref(), "web")]
 }
@@ -33,6 +37,7 @@ fn named_in_config(cm: &ConfigMap) -> Vec<ObjectKey> {
     namespace = "shop",
     labels = "tier=frontend",
     fields = "metadata.name!=legacy",
+    filter = spec_changes,
     queue = "priority",
     keep_managed_fields,
     name = "deployments",
