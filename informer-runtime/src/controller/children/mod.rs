@@ -50,6 +50,10 @@ pub(crate) use sync::{ChildSet, DesiredFn, SyncChildren};
 /// none), or a `Result` of either whose error converts into a boxed error (computing the
 /// children failed: the reconcile fails, transiently).
 ///
+/// An empty `Vec` or `None` means "no children": existing ones are deleted. To leave them
+/// as they are (a spec that cannot be read, say), return an error instead: nothing is
+/// applied or deleted, and the reconcile is retried with backoff.
+///
 /// ```
 /// use informer_runtime::controller::IntoChildren;
 /// use k8s_openapi::api::core::v1::ConfigMap;
