@@ -2,8 +2,8 @@ use informer::prelude::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 
-fn pod_changes() -> informer::runtime::controller::Filter<Pod> {
-    informer::runtime::controller::Filter::generation_changed()
+fn pod_changes() -> Filter<Pod> {
+    Filter::generation_changed()
 }
 
 #[derive(ControllerSpec)]

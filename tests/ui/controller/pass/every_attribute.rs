@@ -15,8 +15,8 @@ fn by_image(d: &Deployment) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn spec_changes() -> informer::runtime::controller::Filter<Deployment> {
-    informer::runtime::controller::Filter::generation_changed()
+fn spec_changes() -> Filter<Deployment> {
+    Filter::generation_changed()
 }
 
 fn named_in_config(cm: &ConfigMap) -> Vec<ObjectKey> {
