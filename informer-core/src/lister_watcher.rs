@@ -238,7 +238,7 @@ impl ListWatchError {
         match self {
             ListWatchError::Api(s) => {
                 s.reason == "InternalError"
-                    || (s.code == 500 && !KNOWN_STATUS_REASONS.contains(&s.reason.as_str()))
+                    || (s.code == 500 && !kube_core::response::reason::is_known(&s.reason))
             }
             _ => false,
         }
@@ -250,37 +250,6 @@ pub const CAUSE_RESOURCE_VERSION_TOO_LARGE: &str = "ResourceVersionTooLarge";
 
 /// The message of "Too large resource version" errors (and of their cause).
 const TOO_LARGE_MESSAGE: &str = "Too large resource version";
-
-/// The status reasons `k8s.io/apimachinery/pkg/api/errors` knows (`knownReasons`: every
-/// `metav1.StatusReason*` but the empty one). Its `Is*` checks fall back on the status code
-/// only when the reason is none of these, as [`ListWatchError::is_internal_error`] does.
-///
-/// ```
-/// use informer_core::lister_watcher::KNOWN_STATUS_REASONS;
-/// assert!(KNOWN_STATUS_REASONS.contains(&"AlreadyExists"));
-/// assert!(!KNOWN_STATUS_REASONS.contains(&""));
-/// ```
-pub const KNOWN_STATUS_REASONS: &[&str] = &[
-    "Unauthorized",
-    "Forbidden",
-    "NotFound",
-    "AlreadyExists",
-    "Conflict",
-    "Gone",
-    "Invalid",
-    "ServerTimeout",
-    "StorageReadError",
-    "Timeout",
-    "TooManyRequests",
-    "BadRequest",
-    "MethodNotAllowed",
-    "NotAcceptable",
-    "RequestEntityTooLarge",
-    "UnsupportedMediaType",
-    "InternalError",
-    "Expired",
-    "ServiceUnavailable",
-];
 
 #[cfg(test)]
 mod tests;

@@ -14,7 +14,7 @@ use std::error::Error as StdError;
 use std::future::Future;
 use std::time::Duration;
 
-use informer_core::lister_watcher::KNOWN_STATUS_REASONS;
+use kube::core::response::reason;
 
 use crate::controller::ReconcileError;
 use crate::jitter::{jitter, scale};
@@ -277,7 +277,7 @@ pub fn is_conflict(error: &(dyn StdError + 'static)) -> bool {
     while let Some(e) = next {
         if let Some(kube::Error::Api(status)) = e.downcast_ref::<kube::Error>() {
             return status.reason == "Conflict"
-                || (status.code == 409 && !KNOWN_STATUS_REASONS.contains(&status.reason.as_str()));
+                || (status.code == 409 && !reason::is_known(&status.reason));
         }
         next = e.source();
     }

@@ -948,8 +948,7 @@ impl Manager {
             }
         };
         // With exit_on_leader_loss: the end of a term while running shuts the manager down.
-        let lost_lease: Option<String> = None;
-        let lost_lease = std::sync::Mutex::new(lost_lease);
+        let lost_lease = std::sync::Mutex::new(None::<String>);
         let watch_term = async {
             if let (true, Mode::Leader(elector)) = (self.exit_on_leader_loss, &mode) {
                 let lease = elector.config().lease_name.clone();

@@ -116,13 +116,14 @@ impl Write<'_> {
         let (parts, body) = response.into_parts();
         let bytes = body.collect().await?.to_bytes();
         let (gate, owner, resource) = (self.gate, self.owner, self.resource);
-        if let Some((object, uid)) = Answer::deleted_by_write(&bytes) {
+        let answer = Answer::read(&bytes);
+        if let Some((object, uid)) = answer.as_ref().and_then(Answer::deleted_by_write) {
             // The write emptied the finalizers of an object being deleted: the API server
             // deleted it, answering with the object at the version it had (kube-apiserver's
             // `deleteWithoutFinalizers`), which the cache already holds. Wait for the
             // deletion instead, or the next reconcile would see the object as it was.
             gate.deleted(owner, resource, &object, &uid);
-        } else if let Some((object, rv, labels)) = Answer::parse(&bytes) {
+        } else if let Some((object, rv, labels)) = answer.and_then(Answer::written) {
             gate.wrote_labelled(owner, resource, &object, &rv, Some(&labels));
         } else if let Some(namespace) = self.deletion_in
             && let Some((name, uid)) = deleted_status(&bytes)
@@ -253,12 +254,16 @@ struct AnswerMeta {
 }
 
 impl Answer {
+    /// A write's answer, read once: `None` if it is not JSON of an object.
+    fn read(body: &[u8]) -> Option<Answer> {
+        serde_json::from_slice(body).ok()
+    }
+
     /// The written object's key, resource version and labels; `None` for a `Status` (a
     /// delete that returned no object, an eviction), a list (a collection delete) or
     /// anything else.
-    fn parse(body: &[u8]) -> Option<(ObjectKey, String, BTreeMap<String, String>)> {
-        let answer: Answer = serde_json::from_slice(body).ok()?;
-        if answer.kind == "Status" || answer.kind.ends_with("List") {
+    fn written(self) -> Option<(ObjectKey, String, BTreeMap<String, String>)> {
+        if self.kind == "Status" || self.kind.ends_with("List") {
             return None;
         }
         let AnswerMeta {
@@ -267,7 +272,7 @@ impl Answer {
             resource_version,
             labels,
             ..
-        } = answer.metadata;
+        } = self.metadata;
         let name = name.filter(|n| !n.is_empty())?;
         let rv = resource_version.filter(|rv| !rv.is_empty())?;
         Some((ObjectKey::new(namespace.as_deref(), &name), rv, labels))
@@ -278,28 +283,27 @@ impl Answer {
     /// The key and uid of an object a write (an update or patch) deleted: its answer has a
     /// `deletionTimestamp`, no finalizers left and no grace period to wait for, which is
     /// when kube-apiserver deletes an object during an update (`ShouldDeleteDuringUpdate`).
-    fn deleted_by_write(body: &[u8]) -> Option<(ObjectKey, String)> {
-        let answer: Answer = serde_json::from_slice(body).ok()?;
-        let meta = answer.metadata;
-        let deleted = answer.kind != "Status"
+    fn deleted_by_write(&self) -> Option<(ObjectKey, String)> {
+        let meta = &self.metadata;
+        let deleted = self.kind != "Status"
             && meta.deletion_timestamp.is_some()
             && meta.finalizers.is_empty()
             && meta.deletion_grace_period_seconds.unwrap_or(0) == 0;
         if !deleted {
             return None;
         }
-        let name = meta.name.filter(|n| !n.is_empty())?;
-        let uid = meta.uid.filter(|u| !u.is_empty())?;
-        Some((ObjectKey::new(meta.namespace.as_deref(), &name), uid))
+        let name = meta.name.as_deref().filter(|n| !n.is_empty())?;
+        let uid = meta.uid.clone().filter(|u| !u.is_empty())?;
+        Some((ObjectKey::new(meta.namespace.as_deref(), name), uid))
     }
 }
 
 #[cfg(test)]
 pub(crate) fn parse_deleted_by_write(body: &[u8]) -> Option<(ObjectKey, String)> {
-    Answer::deleted_by_write(body)
+    Answer::read(body)?.deleted_by_write()
 }
 
 #[cfg(test)]
 pub(crate) fn parse_answer(body: &[u8]) -> Option<(ObjectKey, String)> {
-    Answer::parse(body).map(|(key, rv, _)| (key, rv))
+    Answer::read(body)?.written().map(|(key, rv, _)| (key, rv))
 }
