@@ -20,8 +20,10 @@
 //! | [`parallelize`] | client-go's `ParallelizeUntil`: pieces of work on a few threads |
 //! | [`retry`] | client-go's `RetryOnConflict`: a write retried after `409 Conflict` |
 //! | [`events`] | Kubernetes Events with client-go's series: [`EventRecorder`](events::EventRecorder) |
+//! | [`conditions`] | apimachinery's `meta.SetStatusCondition` and the rest, on a status's `Vec<Condition>` |
 
 pub mod compact_store;
+pub mod conditions;
 pub mod controller;
 pub mod events;
 pub mod factory;
