@@ -97,6 +97,14 @@
 //! the children are in line (say, to write the parent's status); a controller whose
 //! children are all it does writes `impl Reconcile for Name {}`.
 //!
+//! A function that spreads children over namespaces (one copy per namespace a watched
+//! lister holds: `watches(Namespace, mapper = every_parent, labels = "team")` and
+//! `children(Secret, from = f, all_namespaces, lister = copies)`, `f` reading
+//! `ctx.namespaces()`) leaves out namespaces being deleted (`deletionTimestamp` set): the
+//! API server refuses new objects there, and the reconcile fails and is retried until the
+//! cache no longer holds the namespace. The mapper returns every parent's key
+//! (`ctx.lister().list()`), so that a namespace that comes or goes reconciles them all.
+//!
 //! # Entry points
 //! On the struct (traits [`RunController`](crate::runtime::manager::RunController) and
 //! [`ControllerSpec`](crate::runtime::controller::ControllerSpec), in the prelude):
@@ -136,9 +144,13 @@
 //! | `crate = path` | where `informer_runtime` is (default `::informer::runtime`) | |
 //!
 //! Inside `owns(T, ...)`, `watches(T, ...)` and `children(T, ...)`: `namespace = "..."` or
-//! `all_namespaces` (default: the controller's namespace), `index = [..]`, `lister = name`;
-//! `labels`, `fields` and `metadata` in `owns` and `watches`; `mapper = f` in `watches`
-//! only, `from = f` in `children` only.
+//! `all_namespaces` (default: the controller's namespace; a cluster-scoped `T` such as
+//! `Namespace` or `Node` is watched cluster-wide whatever the namespace), `index = [..]`,
+//! `lister = name`; `labels`, `fields` and `metadata` in `owns` and `watches`; `mapper = f`
+//! in `watches` only; `from = f` and `create_only` in `children` only. The derive's
+//! `filter = f` is of the primary resource only: a filter of an owned or watched type needs
+//! `ControllerSpec` written by hand
+//! ([`WatchOptions::filter`](crate::runtime::controller::WatchOptions::filter) in `configure`).
 //!
 //! # One kind, watched twice
 //! A kind may be watched more than once (the primary's own kind included: a controller that
@@ -220,12 +232,13 @@
 //! `informer-testing` crate as a dev-dependency), through the controller's real entry
 //! point: start the server (with your CRDs: `TestApiServer::builder().crd(Widget::crd())`),
 //! run the controller until a token is cancelled, write what a user would, and wait with
-//! [`eventually`](crate::testing::eventually) for what the controller should do. The
+//! `informer::testing::eventually` for what the controller should do. The
 //! server runs the garbage collector and namespace lifecycle but no kubelet or workload
 //! controllers: a test writes a Pod's or a Deployment's status itself.
 //!
 //! ```
 //! use informer::prelude::*;
+//! // In a controller's crate: `informer::testing::{...}` (the `testing` feature).
 //! use informer_testing::{TestApiServer, eventually};
 //! use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 //! use kube::api::{Api, DeleteParams, PostParams};
@@ -278,7 +291,7 @@
 //! ```
 //!
 //! For faults on top (crashes after writes, stale watches, failing requests), run the same
-//! controller under [`Chaos`](crate::testing::chaos::Chaos): seeded schedules, invariants
+//! controller under `informer::testing::chaos::Chaos`: seeded schedules, invariants
 //! checked at every state, a convergence check, a replayable seed.
 //!
 //! # Old names

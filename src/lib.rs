@@ -41,9 +41,10 @@ pub use informer_runtime as runtime;
 /// [`TestApiServer`](testing::TestApiServer), its [`Faults`](testing::Faults), the chaos
 /// harness [`Chaos`](testing::chaos::Chaos) (your controller under seeded fault schedules,
 /// with invariants, convergence, shrinking and a replayable seed), the memory
-/// [`MemoryListerWatcher`](testing::MemoryListerWatcher), and
-/// [`EnvTest`](testing::EnvTest), a real API server started for a test. This is the
-/// `informer-testing` crate.
+/// [`MemoryListerWatcher`](testing::MemoryListerWatcher),
+/// [`EnvTest`](testing::EnvTest), a real API server started for a test, and
+/// [`eventually`](testing::eventually), which waits until what the controller should do is
+/// done. This is the `informer-testing` crate.
 ///
 /// ```toml
 /// [dev-dependencies]
@@ -72,9 +73,14 @@ pub mod prelude {
     pub use informer_derive::Controller;
     #[allow(deprecated)]
     pub use informer_runtime::Reconciler;
+    pub use informer_runtime::conditions::{
+        CONDITION_FALSE, CONDITION_TRUE, CONDITION_UNKNOWN, find_status_condition,
+        is_status_condition_false, is_status_condition_present_and_equal, is_status_condition_true,
+        remove_status_condition, set_status_condition,
+    };
     pub use informer_runtime::controller::{
-        BuildError, Context, ControllerBuilder, ControllerSpec, Filter, FinalizerEvent, Reconcile,
-        WatchOptions, controller_owner, finalizer,
+        BuildError, ChildrenReport, Context, ControllerBuilder, ControllerSpec, Filter,
+        FinalizerEvent, Reconcile, WatchOptions, controller_owner, finalizer,
     };
     pub use informer_runtime::events::{Event, EventRecorder, EventType};
     pub use informer_runtime::factory::InformerHandle;

@@ -21,4 +21,5 @@ fn ui() {
     t.compile_fail("tests/ui/controller/fail/*.rs");
     t.pass("tests/ui/indexer/pass/*.rs");
     t.compile_fail("tests/ui/indexer/fail/*.rs");
+    t.compile_fail("tests/ui/factory/fail/*.rs");
 }

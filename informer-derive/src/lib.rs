@@ -1,14 +1,16 @@
 //! Derive macros for `informer`: [`macro@ControllerSpec`], [`macro@indexer`] and
 //! [`macro@View`].
 //!
-//! Both generate calls to public APIs of `informer-runtime` (the controller builder, the
-//! `Index` trait); nothing they do is out of reach of hand-written code. Use them through
-//! the `informer` crate, which re-exports them.
+//! All three generate code over public APIs of `informer-runtime` (the controller builder,
+//! the `Index` trait, the `View` trait); nothing they do is out of reach of hand-written
+//! code. Use them through the `informer` crate, which re-exports them.
 //!
-//! How this crate is built: each macro parses its input into a small IR (`controller::ast`),
-//! validates it with every mistake collected (`controller::check`), then generates code
-//! (`controller::expand`). On a mistake the user's item is still emitted with what can be
-//! generated, beside the errors, so the rest of their code keeps compiling.
+//! How this crate is built: `ControllerSpec` parses its input into a small IR
+//! (`controller::ast`), validates it with every mistake collected (`controller::check`),
+//! then generates code (`controller::expand`); `indexer` and `View` each parse, check and
+//! generate in one module (`indexer`, `view`). On a mistake the user's item is still emitted
+//! with what can be generated, beside the errors, so the rest of their code keeps
+//! compiling.
 
 mod controller;
 mod ctxt;

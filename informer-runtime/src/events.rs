@@ -3,9 +3,11 @@
 //! `EventBroadcaster`), controller-runtime's `mgr.GetEventRecorderFor(name)` and kube-runtime's
 //! `kube::runtime::events::Recorder` are to their users.
 //!
-//! In a controller, take the recorder of the context: [`Context::recorder`] (derived
-//! controllers) or [`ControllerContext::recorder`] (the builder's), which reports as the
-//! controller's name. Elsewhere, make one with [`EventRecorder::new`].
+//! In a controller, take the controller's recorder, which reports as the controller's name:
+//! [`Context::recorder`] in a [`Reconcile`] (derived controllers),
+//! [`ControllerBuilder::event_recorder`] before `build` for a reconciler of your own (moved
+//! into it), or [`ControllerContext::recorder`]. Elsewhere, make one with
+//! [`EventRecorder::new`].
 //!
 //! | client-go | here |
 //! | --- | --- |
@@ -25,6 +27,8 @@
 //!
 //! [`Context::recorder`]: crate::controller::Context::recorder
 //! [`ControllerContext::recorder`]: crate::controller::ControllerContext::recorder
+//! [`ControllerBuilder::event_recorder`]: crate::controller::ControllerBuilder::event_recorder
+//! [`Reconcile`]: crate::controller::Reconcile
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;

@@ -27,6 +27,8 @@ use crate::lister::Lister;
 /// - [`lister`](Self::lister), [`queue`](Self::queue), [`name`](Self::name): the primary
 ///   resource's cache, the controller's queue and its name.
 /// - [`recorder`](Self::recorder): Kubernetes Events reported as the controller.
+/// - [`children_report`](Self::children_report): what the declared children step did
+///   before this reconcile (the children created, updated and deleted).
 /// - Everything of [`C::Listers`](ControllerSpec::Listers), through `Deref`: for a
 ///   `#[derive(ControllerSpec)]` struct `Deployments`, the generated `DeploymentsListers`
 ///   with one accessor per resource (`ctx.deployments()`, `ctx.replica_sets()`).
@@ -200,7 +202,7 @@ impl<C: ControllerSpec> fmt::Debug for Context<C> {
 pub use crate::factory::NoClient;
 
 /// What every controller's context holds: the primary resource's lister, the queue, the
-/// client and the controller's name. [`Context`] wraps one.
+/// client, the controller's name and its Event recorder. [`Context`] wraps one.
 ///
 /// ```
 /// # use std::sync::Arc;
@@ -303,11 +305,12 @@ impl<K: Clone + Send + Sync + 'static> ControllerContext<K> {
     }
 
     /// The controller's Event recorder ([`EventRecorder`]): reports as
-    /// [`Reporter::new`](crate::events::Reporter::new)`(name)` (the controller's name; the instance from `POD_NAME`, else
-    /// `HOSTNAME`), publishes through the factory's client as it is (Events are not writes
-    /// that read-your-own-writes waits for), and is made once with the context: its clones,
-    /// and so the controller's workers, share its memory of series. A controller whose
-    /// factory has no client gets a recorder whose every publish fails with [`NoClient`].
+    /// [`Reporter::new`](crate::events::Reporter::new)`(name)` (the controller's name; the
+    /// instance from `POD_NAME`, else `HOSTNAME`, else the host name), publishes through the
+    /// factory's client as it is (Events are not writes that read-your-own-writes waits
+    /// for), and is made once with the context: its clones, and so the controller's workers,
+    /// share its memory of series. A controller whose factory has no client gets a recorder
+    /// whose every publish fails with [`NoClient`].
     ///
     /// ```
     /// # use std::sync::Arc;

@@ -11,7 +11,8 @@
 //! - [`KeyReconciler`], [`reconciler_fn`], [`Action`], [`ReconcileError`]: the user's logic and
 //!   its answers.
 //! - [`ControllerBuilder`] (from [`Controller::builder`]): what to watch (`owns`, `watches`,
-//!   namespace, selectors, [`Filter`]s), the queue, workers, timeouts, a custom store.
+//!   namespace, selectors, [`Filter`]s), declared children and status (`children`,
+//!   `status`), the queue, workers, timeouts, a custom store.
 //! - [`Controller`]: [`run`](Controller::run) it alone, or hand it to a
 //!   [`Manager`](crate::manager::Manager) with others (metrics, health, leader election).
 //!
@@ -40,7 +41,8 @@
 //! - **A builder and a reconciler** ([`Controller::builder`] and a [`KeyReconciler`] or
 //!   [`reconciler_fn`]), as with kube-runtime's `Controller`: the reconciler is a value of
 //!   yours holding what it needs (kube-runtime's context). Take the write client from
-//!   [`ControllerBuilder::reconcile_client`] before `build`; listers exist once it is built
+//!   [`ControllerBuilder::reconcile_client`] and the Event recorder from
+//!   [`ControllerBuilder::event_recorder`] before `build`; listers exist once it is built
 //!   ([`Controller::lister`], [`Controller::lister_of`]). A mapper that reads a lister needs
 //!   it before `build`: hand it an `Arc<OnceLock<Lister<_>>>` filled after `build`, or write
 //!   a spec.
@@ -50,10 +52,15 @@
 //!   `Apply` while the object lives and `Cleanup` once it is being deleted, then removes the
 //!   finalizer (kube-runtime's `finalizer`, controller-runtime's `AddFinalizer` /
 //!   `RemoveFinalizer`). The `crd_controller` example uses it.
-//! - **Events:** kube's `kube::runtime::events::Recorder` works with the controller's client
-//!   ([`Context::client`]). For Events about declared children, the reconcile reads what
-//!   the children step created, updated and deleted with [`Context::children_report`]
-//!   ([`ChildrenReport::current`] without the derive).
+//! - **Events:** every controller has an
+//!   [`EventRecorder`](crate::events::EventRecorder) that reports as its name:
+//!   [`Context::recorder`] in a spec's reconcile, [`ControllerContext::recorder`], or
+//!   [`ControllerBuilder::event_recorder`] for a reconciler of your own (client-go's
+//!   `EventRecorder`, controller-runtime's `GetEventRecorderFor`). A repeat within six
+//!   minutes is counted in the first Event's series. A publish that fails returns its error
+//!   and is not retried: log it and go on. For Events about declared children, the reconcile
+//!   reads what the children step created, updated and deleted with
+//!   [`Context::children_report`] ([`ChildrenReport::current`] without the derive).
 //! - **Failures:** there is no `error_policy`: a reconcile's [`ReconcileError`] is logged,
 //!   counted and retried after the key's exponential backoff (a terminal one is not
 //!   retried); [`Action::RequeueAfter`] asks for a later reconcile after success,
@@ -209,6 +216,9 @@ pub struct Controller<K: Clone> {
     factory: InformerFactory,
     /// The client reconciles write through (see [`ControllerBuilder::read_your_writes`]).
     reconcile_client: Arc<consistency::ReconcileClient>,
+    /// Whether it was run or handed to a manager (a controller dropped otherwise did
+    /// nothing, which its drop logs).
+    used: bool,
 }
 
 impl<K: Clone> fmt::Debug for Controller<K> {
@@ -311,11 +321,40 @@ impl<K: Clone + Send + Sync + 'static> Controller<K> {
     /// A reconciler passed to [`build`](ControllerBuilder::build) is made before the
     /// controller: to move a lister into it, take it from the factory first. Informers are
     /// shared by type, namespace and selectors, so the factory's informer for what the
-    /// controller watches is the controller's own (ask for it as controllers do, with
-    /// [`informer_by_policy`](crate::factory::InformerFactory::informer_by_policy), which
-    /// follows the factory's cache policy; a [`Manager`](crate::manager::Manager)'s factory is
-    /// `manager.factory()`): `let pods = factory.informer_by_policy::<Pod>(InformerParams::all()).lister();`
-    /// then `.watches::<Pod>(...)` and `.build(...)` with a reconciler that reads `pods`.
+    /// controller watches is the controller's own when asked for with the same parameters
+    /// and as controllers ask: with
+    /// [`informer_by_policy`](crate::factory::InformerFactory::informer_by_policy) (for a
+    /// cluster-scoped type such as `Namespace`,
+    /// [`cluster_informer_by_policy`](crate::factory::InformerFactory::cluster_informer_by_policy)),
+    /// which follows the factory's cache policy; a [`Manager`](crate::manager::Manager)'s
+    /// factory is `manager.factory()`. **Keep the handle until the controller is built:** a
+    /// lister does not keep its informer, and the factory forgets an informer whose last
+    /// handle is dropped, so a lister taken from a handle dropped at once reads a cache that
+    /// never fills (the controller then makes an informer of its own), with no error:
+    ///
+    /// ```no_run
+    /// # use std::sync::Arc;
+    /// # use informer_runtime::controller::{Action, Controller, reconciler_fn};
+    /// # use informer_runtime::factory::{InformerFactory, InformerParams};
+    /// # use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+    /// # fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let factory = InformerFactory::new(client);
+    /// let pods = factory.informer_by_policy::<Pod>(InformerParams::all()); // the handle
+    /// let lister = pods.lister();
+    /// let controller = Controller::<ConfigMap>::builder(&factory)
+    ///     .watches::<Pod>(|_pod| Vec::new())
+    ///     .build(reconciler_fn(move |_key, _cm: Option<Arc<ConfigMap>>| {
+    ///         let cached = lister.len(); // the controller's own cache of Pods
+    ///         async move {
+    ///             let _ = cached;
+    ///             Ok(Action::Done)
+    ///         }
+    ///     }))?;
+    /// drop(pods); // the controller holds the informer now
+    /// # let _ = controller;
+    /// # Ok(()) }
+    /// ```
+    ///
     /// Derived controllers have every lister in their context (`ctx.pods()`).
     ///
     /// ```
@@ -482,6 +521,11 @@ impl<K: Clone + Send + Sync + 'static> Controller<K> {
         self.reconcile_client.get()
     }
 
+    /// Records that a manager took the controller to run (so dropping it does not warn).
+    pub(crate) fn mark_used(&mut self) {
+        self.used = true;
+    }
+
     /// The client reconciles write through, handed to a context.
     pub(crate) fn reconcile_client(&self) -> Arc<consistency::ReconcileClient> {
         self.reconcile_client.handed_out();
@@ -496,7 +540,8 @@ impl<K: Clone + Send + Sync + 'static> Controller<K> {
     ///
     /// # Panics
     /// Outside a Tokio runtime.
-    pub async fn run(self, cancel: CancellationToken) {
+    pub async fn run(mut self, cancel: CancellationToken) {
+        self.used = true;
         self.sources.start();
         if self.sources.wait_synced(self.name(), &cancel).await {
             let never = CancellationToken::new();
@@ -520,6 +565,18 @@ impl<K: Clone + Send + Sync + 'static> ControllerMetrics for Controller<K> {
 
 impl<K: Clone> Drop for Controller<K> {
     fn drop(&mut self) {
+        if !self.used && !std::thread::panicking() {
+            let name = &self.runner.state.name;
+            tracing::warn!(
+                controller = %name,
+                "a controller was built and dropped without running: it reconciled nothing. \
+                 Pass it to Manager::add, or run it with Controller::run"
+            );
+            crate::fallback::report(format_args!(
+                "controller {name} was built and dropped without running: it reconciled \
+                 nothing. Pass it to Manager::add, or run it with Controller::run"
+            ));
+        }
         // A controller dropped without running must not let its queue grow forever: its
         // handlers stay registered until its informers are released, and keep adding.
         self.runner.state.queue.shut_down();

@@ -73,7 +73,7 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
     /// Whether the controller keeps `metadata.managedFields` in its caches when it creates
     /// its own factory ([`RunController::run`](crate::manager::RunController::run)). `false`
     /// unless `#[controller(keep_managed_fields)]`: `k8s-openapi` holds managed fields as a
-    /// JSON value tree (about 11 KB per pod), and controllers rarely read them.
+    /// JSON value tree (about 10 KB per Pod), and controllers rarely read them.
     const KEEP_MANAGED_FIELDS: bool = false;
 
     /// What the caches hold when the controller creates its own factory

@@ -33,6 +33,29 @@ use crate::reflector::{ReflectorConfig, ReflectorError};
 
 pub use id::{InformerId, InformerParams};
 
+/// The resource scopes the factory's namespaced informers take: kube's
+/// [`NamespaceScope`] (namespaced resources, and dynamic ones whose scope is known only at
+/// run time), with a compile error that names the method to use for a cluster-scoped
+/// resource instead of only saying that `ClusterResourceScope` is not a namespace scope.
+///
+/// ```compile_fail
+/// # use informer_runtime::factory::{InformerFactory, InformerParams};
+/// # fn f(factory: InformerFactory) {
+/// use k8s_openapi::api::core::v1::Node;
+/// // error: `Node` is cluster-scoped: use `cluster_informer`
+/// let nodes = factory.informer::<Node>(InformerParams::all());
+/// # }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "a cluster-scoped resource was given where a namespaced one is expected",
+    label = "the resource's scope is `{Self}`",
+    note = "a cluster-scoped resource (Node, Namespace, a cluster-scoped custom resource) takes `InformerFactory::cluster_informer` or `cluster_informer_by_policy`, not `informer` (a controller's builder takes either scope)"
+)]
+pub trait NamespacedScope: NamespaceScope {}
+
+impl NamespacedScope for kube::core::NamespaceResourceScope {}
+impl NamespacedScope for kube::core::DynamicResourceScope {}
+
 /// For `get_or_create`: the source is a `KubeListerWatcher` the factory made.
 const KUBE_SOURCE: bool = true;
 
@@ -98,6 +121,7 @@ trait ErasedInformer: Send + Sync {
     fn wait_for_sync(&self) -> BoxFuture<'static, bool>;
     fn run(&self, cancel: CancellationToken) -> BoxFuture<'static, ()>;
     fn handler_count(&self) -> usize;
+    fn cache_is_read(&self) -> bool;
 }
 
 impl<K> ErasedInformer for SharedIndexInformer<K>
@@ -118,6 +142,9 @@ where
     }
     fn handler_count(&self) -> usize {
         SharedIndexInformer::handler_count(self)
+    }
+    fn cache_is_read(&self) -> bool {
+        SharedIndexInformer::cache_is_read(self)
     }
     fn wait_for_sync(&self) -> BoxFuture<'static, bool> {
         let informer = self.clone();
@@ -363,7 +390,7 @@ impl InformerFactory {
     where
         K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
         K::DynamicType: Default,
-        K::Scope: NamespaceScope,
+        K::Scope: NamespacedScope,
     {
         self.informer_with(&K::DynamicType::default(), params)
     }
@@ -380,7 +407,7 @@ impl InformerFactory {
     ) -> InformerHandle<K>
     where
         K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
-        K::Scope: NamespaceScope,
+        K::Scope: NamespacedScope,
     {
         self.namespaced(dyntype, params, None)
     }
@@ -396,7 +423,7 @@ impl InformerFactory {
     where
         K: Resource + Clone + Serialize + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
         K::DynamicType: Default,
-        K::Scope: NamespaceScope,
+        K::Scope: NamespacedScope,
     {
         let store = self.inner.cache.store::<K>();
         self.namespaced(&K::DynamicType::default(), params, store)
@@ -516,7 +543,7 @@ impl InformerFactory {
     where
         K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
         K::DynamicType: Default,
-        K::Scope: NamespaceScope,
+        K::Scope: NamespacedScope,
     {
         let dyntype = K::DynamicType::default();
         let id = InformerId::new::<PartialObjectMeta<K>>(&dyntype, &params);
@@ -819,20 +846,29 @@ impl Inner {
             if let Some(task) = entry.task {
                 state.stopping.push(task);
             }
-            // Handlers registered on an informer that never ran mean someone expects events
-            // that will never come: the handle was dropped during setup (as a client-go user
-            // drops `fooInformer` once its handler is added), which would otherwise show only
-            // as a cache that never fills. Once it ran, dropping the last handle is how an
+            // Handlers registered on an informer that never ran, or a lister of its cache
+            // still held, mean someone expects events or objects that will never come: the
+            // handle was dropped during setup (as a client-go user drops `fooInformer` once
+            // its handler is added or its lister taken), which would otherwise show only as a
+            // cache that never fills. Once it ran, dropping the last handle is how an
             // informer is stopped (or how a program ends).
             let handlers = entry.informer.handler_count();
-            if report_orphans && handlers > 0 && !started && !state.shut_down {
+            let read = entry.informer.cache_is_read();
+            if report_orphans && (handlers > 0 || read) && !started && !state.shut_down {
+                let waiting = match (handlers, read) {
+                    (0, _) => "a lister of its cache is still held".to_owned(),
+                    (n, false) => format!("{n} handler(s) were registered"),
+                    (n, true) => format!(
+                        "{n} handler(s) were registered and a lister of its cache is still held"
+                    ),
+                };
                 tracing::warn!(
                     informer = %id,
                     handlers,
-                    "the last InformerHandle was dropped before the informer started: it will never run and its handlers get no events; keep the handle for as long as you use the informer, its lister or its handlers"
+                    "the last InformerHandle was dropped before the informer started, while {waiting}: it will never run, its handlers get no events and its listers stay empty; keep the handle for as long as you use the informer, its lister or its handlers"
                 );
                 crate::fallback::report(format_args!(
-                    "informer {id} will never run: its last InformerHandle was dropped before it started, while {handlers} handler(s) were registered; keep the handle for as long as you use the informer, its lister or its handlers"
+                    "informer {id} will never run: its last InformerHandle was dropped before it started, while {waiting}; keep the handle for as long as you use the informer, its lister or its handlers"
                 ));
             } else {
                 tracing::debug!(informer = %id, handlers, "last user gone; informer stopped and removed");
@@ -851,9 +887,9 @@ impl Inner {
 /// **Keep the handle for as long as you use the informer.** Listers, handler registrations
 /// and stores taken from it do not count as users (client-go's factory keeps every informer
 /// until it stops; here an informer nobody holds is stopped, so that dynamic watches can
-/// end). A last handle dropped before its informer started, while handlers are registered,
-/// is reported (a warning, and a line on stderr while no `tracing` subscriber is
-/// installed). Store it beside the listers, as a field of your controller:
+/// end). A last handle dropped before its informer started, while handlers are registered
+/// or a lister of its cache is held, is reported (a warning, and a line on stderr while no
+/// `tracing` subscriber is installed). Store it beside the listers, as a field of your controller:
 ///
 /// ```no_run
 /// # async fn demo(client: kube::Client) {

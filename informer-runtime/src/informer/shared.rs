@@ -199,10 +199,14 @@ where
             FifoKind::Real => StoreVersion::tracked(),
             FifoKind::Delta => StoreVersion::untracked(),
         });
+        let processor = Arc::new(Processor::new(store.clone()));
+        // The FIFO, the processor and `Inner` hold the cache (and whoever passed it in).
+        let own_store_refs = Arc::strong_count(&store);
         SharedIndexInformer {
             inner: Arc::new(Inner {
-                processor: Arc::new(Processor::new(store.clone())),
+                processor,
                 store,
+                own_store_refs,
                 store_version,
                 fifo,
                 reflector: Arc::new(reflector),
@@ -220,6 +224,9 @@ const STOPPED: u8 = 2;
 
 struct Inner<K: Clone> {
     store: Arc<dyn Indexer<K>>,
+    /// How many references to `store` the informer held when built: more now means a
+    /// lister (or a `store()`) is out.
+    own_store_refs: usize,
     /// The resource version the cache has reached (tracked with a `RealFifo` only).
     store_version: Arc<StoreVersion>,
     fifo: Arc<dyn Fifo<K>>,
@@ -530,6 +537,12 @@ where
     /// The number of registered handlers.
     pub fn handler_count(&self) -> usize {
         self.inner.processor.len()
+    }
+
+    /// Whether something besides the informer holds its cache (a [`Lister`] or the
+    /// [`store`](Self::store)): someone expects it to fill.
+    pub(crate) fn cache_is_read(&self) -> bool {
+        Arc::strong_count(&self.inner.store) > self.inner.own_store_refs
     }
 
     /// Whether the first complete list has been applied to the cache (and handed to every

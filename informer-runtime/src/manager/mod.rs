@@ -767,8 +767,9 @@ impl Manager {
     /// ```
     pub fn add<K: Clone + Send + Sync + 'static>(
         &mut self,
-        controller: Controller<K>,
+        mut controller: Controller<K>,
     ) -> Result<(), ManagerError> {
+        controller.mark_used();
         if self
             .controllers
             .iter()

@@ -76,7 +76,7 @@ pub trait RunController: Reconcile {
         if !Self::KEEP_MANAGED_FIELDS && !manager.factory().drops_managed_fields() {
             tracing::info!(
                 controller = controller.name(),
-                "the manager's factory caches metadata.managedFields; to save about 11 KB per \
+                "the manager's factory caches metadata.managedFields; to save about 10 KB per \
                  object, give the manager a factory with drop_managed_fields(true)"
             );
         }

@@ -273,3 +273,46 @@ async fn caches_failing_to_list_are_reported_after_seconds_not_half_a_minute() {
     cancel.cancel();
     run.await.unwrap();
 }
+
+#[tokio::test]
+async fn a_controller_dropped_without_running_says_so_and_one_run_or_added_does_not() {
+    use informer_runtime::factory::InformerParams;
+    use informer_runtime::manager::Manager;
+    use informer_testing::MemoryListerWatcher;
+
+    let warnings = Warnings::default();
+    let _guard = tracing::subscriber::set_default(warnings.clone());
+    let factory = InformerFactory::without_client();
+    let _cms = factory.informer_from(InformerParams::all(), || {
+        Arc::new(MemoryListerWatcher::<ConfigMap>::new())
+    });
+    let build = |name: &str| {
+        Controller::<ConfigMap>::builder(&factory)
+            .name(name)
+            .build(reconciler_fn(|_key, _cm: Option<Arc<ConfigMap>>| async {
+                Ok::<_, ReconcileError>(Action::Done)
+            }))
+            .unwrap()
+    };
+    let said = |name: &str| {
+        warnings
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|w| w.contains("dropped without running") && w.contains(name))
+    };
+
+    drop(build("forgotten"));
+    assert!(said("forgotten"), "{:?}", warnings.0.lock().unwrap());
+
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    build("ran").run(cancel).await;
+    assert!(!said("ran"));
+
+    let mut manager = Manager::with_factory(factory.clone());
+    manager.add(build("added")).unwrap();
+    drop(manager);
+    assert!(!said("added"));
+}

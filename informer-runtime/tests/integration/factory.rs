@@ -275,3 +275,35 @@ async fn dropping_the_last_handle_of_an_informer_with_handlers_is_reported() {
     );
     assert!(factory.informers().is_empty());
 }
+
+#[tokio::test]
+async fn a_lister_held_past_the_last_handle_of_an_informer_never_started_is_reported() {
+    use informer_testing::MemoryListerWatcher;
+    let factory = InformerFactory::without_client();
+    let source = MemoryListerWatcher::<ConfigMap>::new();
+    let warnings = Warnings::default();
+    tracing::subscriber::with_default(warnings.clone(), || {
+        // A lister read and dropped with its handle: nobody waits on the cache.
+        let handle = factory.informer_from(InformerParams::namespaced("a"), || {
+            std::sync::Arc::new(source.clone())
+        });
+        assert!(handle.lister().list().is_empty());
+        drop(handle);
+        assert!(warnings.0.lock().unwrap().is_empty(), "nothing held");
+        // The trap: the handle is a temporary, its lister is kept.
+        let lister = factory
+            .informer_from(InformerParams::namespaced("b"), || {
+                std::sync::Arc::new(source.clone())
+            })
+            .lister();
+        assert!(lister.list().is_empty());
+    });
+    let warnings = warnings.0.lock().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("a lister of its cache is still held")
+            && warnings[0].contains("keep the handle"),
+        "{warnings:?}"
+    );
+    assert!(factory.informers().is_empty());
+}

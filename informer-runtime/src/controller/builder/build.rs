@@ -146,6 +146,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             listers,
             factory: self.factory,
             reconcile_client,
+            used: false,
         })
     }
 

@@ -20,7 +20,7 @@ use std::time::Duration;
 use informer_core::queue::QueueMetrics;
 use informer_core::{Indexer, ListerWatcher, ObjectKey, Queue};
 use kube::Client;
-use kube::core::{NamespaceScope, PartialObjectMeta};
+use kube::core::PartialObjectMeta;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -31,7 +31,7 @@ use super::enqueue::{MapperFn, Mapping};
 use super::filter::Filter;
 use super::reconciler::BoxError;
 use super::{ContextCell, ControllerResource};
-use crate::factory::{InformerFactory, InformerParams};
+use crate::factory::{InformerFactory, InformerParams, NamespacedScope};
 use crate::lister::Index;
 use crate::metrics::WorkqueueHooks;
 use wiring::{MakeInformer, RelatedContext, RelatedFn, TypedIndex, metadata_informer, related};
@@ -102,14 +102,16 @@ enum QueueChoice {
 /// selectors): two controllers watching Pods in the same namespace share one informer, so
 /// one list and one watch. To use a custom [`ListerWatcher`] for some type (tests, other
 /// sources), register it in the factory first with
-/// [`InformerFactory::informer_from`] and the same parameters, or, for the primary type,
-/// pass it to [`source`](Self::source).
+/// [`InformerFactory::informer_from`] and the same parameters, keeping the handle it
+/// returns until the controller is built (the factory forgets an informer whose last
+/// handle is dropped), or, for the primary type, pass it to [`source`](Self::source).
 ///
 /// | method | default |
 /// | --- | --- |
 /// | [`name`](Self::name) | the kind of `K`, lowercase (`deployment`) |
 /// | [`namespace`](Self::namespace), [`label_selector`](Self::label_selector), [`field_selector`](Self::field_selector) | every namespace, no selector |
 /// | [`owns`](Self::owns), [`watches`](Self::watches) | nothing |
+/// | [`children`](Self::children), [`children_with`](Self::children_with), [`status`](Self::status) | none |
 /// | [`filter`](Self::filter) | none: every change of `K` is queued |
 /// | [`workers`](Self::workers) | 1 |
 /// | [`queue`](Self::queue), [`queue_with`](Self::queue_with), [`priority_queue`](Self::priority_queue) | a [`WorkQueue`](informer_core::WorkQueue) with client-go's default controller rate limiter |
@@ -587,6 +589,8 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     /// - **applies** each wanted child with server-side apply (field manager: the
     ///   controller's [name](Self::name), `force`), unless the cached child already holds
     ///   every field wanted (no write when nothing changed: no churn, no reconcile storm);
+    ///   children declared with [`WatchOptions::create_only`] are created when missing and
+    ///   never changed;
     /// - **owns** it: an owner reference (`controller: true`, `blockOwnerDeletion: true`) if
     ///   it is in the parent's namespace or the parent is cluster-scoped, so the cluster's
     ///   garbage collector deletes it with its parent (and an orphaning deletion keeps it);
@@ -1016,7 +1020,7 @@ impl<C> ControllerBuilder<PartialObjectMeta<C>>
 where
     C: kube::Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
     C::DynamicType: Default,
-    C::Scope: NamespaceScope,
+    C::Scope: NamespacedScope,
     PartialObjectMeta<C>: ControllerResource,
 {
     /// Watches only the metadata of the primary resource `C` (the factory's

@@ -3,12 +3,12 @@
 use std::any::Any;
 use std::fmt;
 
-use kube::core::{NamespaceScope, PartialObjectMeta};
+use kube::core::PartialObjectMeta;
 use serde::de::DeserializeOwned;
 
 use super::wiring::{TypedIndex, metadata_informer};
 use crate::controller::Filter;
-use crate::factory::InformerParams;
+use crate::factory::{InformerParams, NamespacedScope};
 use crate::lister::Index;
 
 /// Which namespace a related informer watches.
@@ -20,8 +20,10 @@ enum NamespaceChoice {
     One(String),
 }
 
-/// Where and what a controller watches of an owned or watched type: namespace, selectors
-/// and [`Filter`]s. By default: the controller's namespace, no selector, no filter.
+/// Where and what a controller watches of an owned, watched or child type: namespace,
+/// selectors and [`Filter`]s (and, for children, [`create_only`](Self::create_only)). By
+/// default: the controller's namespace, no selector, no filter. A cluster-scoped type
+/// (`Namespace`, `Node`) is watched cluster-wide whatever the namespace.
 ///
 /// ```
 /// use informer_runtime::controller::{Filter, WatchOptions};
@@ -236,7 +238,7 @@ impl<C> WatchOptions<PartialObjectMeta<C>>
 where
     C: kube::Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
     C::DynamicType: Default,
-    C::Scope: NamespaceScope,
+    C::Scope: NamespacedScope,
 {
     /// Watches only the metadata of `C` (the factory's
     /// [`metadata_informer`](crate::factory::InformerFactory::metadata_informer)): the cache holds

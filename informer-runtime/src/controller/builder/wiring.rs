@@ -7,7 +7,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use informer_core::{IndexError, Indexer, ObjectKey, Queue};
-use kube::core::{NamespaceScope, PartialObjectMeta};
+use kube::core::PartialObjectMeta;
 use serde::de::DeserializeOwned;
 
 use super::{BuildError, WatchOptions};
@@ -17,7 +17,7 @@ use crate::controller::enqueue::{EnqueueHandler, Mapping};
 use crate::controller::owner::OwnerMatcher;
 use crate::controller::source::{InformerSource, Source};
 use crate::controller::{ControllerResource, ControllerScope};
-use crate::factory::{InformerFactory, InformerHandle, InformerParams};
+use crate::factory::{InformerFactory, InformerHandle, InformerParams, NamespacedScope};
 use crate::informer::HandlerOptions;
 use crate::lister::{Index, Lister, ensure_index};
 
@@ -62,7 +62,7 @@ pub(super) fn metadata_informer<C>() -> MakeInformer<PartialObjectMeta<C>>
 where
     C: kube::Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
     C::DynamicType: Default,
-    C::Scope: NamespaceScope,
+    C::Scope: NamespacedScope,
 {
     Box::new(|factory, params| factory.metadata_informer::<C>(params))
 }

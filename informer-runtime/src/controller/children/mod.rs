@@ -6,6 +6,7 @@
 //!   each child: + apiVersion/kind, namespace, controller label, owner reference or owner labels
 //!               cached child already holds it? -> unchanged
 //!               otherwise -> server-side apply (field manager: the controller's name, force)
+//!               create-only children: missing -> created (POST); present -> never changed
 //!   each cached child of this parent not desired any more -> delete
 //!   parent gone (or being deleted) -> delete its children in other namespaces;
 //!                                     the garbage collector deletes those with owner references
@@ -302,7 +303,8 @@ impl fmt::Display for ChildRef {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ChildrenReport {
-    /// Children applied that were not in the cache.
+    /// Children written that were not in the cache (applied, or for create-only children,
+    /// created; one a create found already there counts as unchanged).
     pub created: Vec<ChildRef>,
     /// Children applied because the cached object did not hold what was wanted.
     pub updated: Vec<ChildRef>,
