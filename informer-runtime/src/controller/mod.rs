@@ -61,11 +61,16 @@
 //!   and is not retried: log it and go on. For Events about declared children, the reconcile
 //!   reads what the children step created, updated and deleted with
 //!   [`Context::children_report`] ([`ChildrenReport::current`] without the derive).
-//! - **Failures:** there is no `error_policy`: a reconcile's [`ReconcileError`] is logged,
-//!   counted and retried after the key's exponential backoff (a terminal one is not
-//!   retried); [`Action::RequeueAfter`] asks for a later reconcile after success,
-//!   [`Action::Requeue`] for one after the key's backoff without counting an error. To record
-//!   an event on failure, do it in the reconcile, where the error is known.
+//! - **Failures:** a reconcile's [`ReconcileError`] (its own, or the declared children's and
+//!   status's before it) is logged and counted, then its error policy decides: by default
+//!   a transient error is retried after the key's exponential backoff and a terminal one is
+//!   not. The policy is kube-runtime's `error_policy`: [`KeyReconciler::on_error`],
+//!   [`Reconcile::on_error`] for a derived controller, or
+//!   [`ReconcilerFn::error_policy`]. It may also write the failure into the object's
+//!   status (java-operator-sdk's `updateErrorStatus`; [`crate::conditions`] keeps a
+//!   `Ready=False` condition) or record an Event. [`Action::RequeueAfter`] asks for a later
+//!   reconcile after success, [`Action::Requeue`] for one after the key's backoff without
+//!   counting an error.
 
 #![warn(missing_docs)]
 
@@ -109,7 +114,8 @@ pub use owner::controller_owner;
 #[allow(deprecated)]
 pub use reconciler::Reconciler;
 pub use reconciler::{
-    Action, BoxError, ErrorKind, KeyReconciler, ReconcileError, ReconcilerFn, reconciler_fn,
+    Action, BoxError, DefaultErrorPolicy, ErrorKind, ErrorPolicy, KeyReconciler, ReconcileError,
+    ReconcilerFn, reconciler_fn,
 };
 pub use scope::ControllerScope;
 pub use spec::{ContextCell, ControllerSpec, MakeQueue, MakeStore, Mapper, Reconcile};

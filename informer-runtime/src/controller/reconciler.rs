@@ -84,6 +84,52 @@ pub trait KeyReconciler<K>: Send + Sync {
         key: &ObjectKey,
         obj: Option<Arc<K>>,
     ) -> Result<Action, ReconcileError>;
+
+    /// Decides what happens to `key` after [`reconcile`](Self::reconcile) returned `error`
+    /// (kube-runtime's `error_policy`; java-operator-sdk's `updateErrorStatus` when it also
+    /// writes the error into the object's status). `obj` is the object the failed reconcile
+    /// was given. Provided: [`ReconcileError::default_action`], a transient error retried
+    /// after the key's backoff, a terminal one not retried.
+    ///
+    /// The answer: [`Action::Requeue`] retries after the key's backoff (one step longer each
+    /// time), [`Action::RequeueAfter`] after that delay instead (the backoff is kept, not
+    /// forgotten), [`Action::Done`] not at all (the key waits for its next change). The error
+    /// is logged and counted whatever the answer.
+    ///
+    /// It runs on the reconcile's worker, within the reconcile's timeout and cancellation,
+    /// and its writes through the controller's client count as the key's own writes (for
+    /// read-your-own-writes). Not called for a reconcile that panicked or timed out: those
+    /// are retried after the backoff.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use informer_core::ObjectKey;
+    /// use informer_runtime::controller::{Action, KeyReconciler, ReconcileError};
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// struct Poller;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl KeyReconciler<ConfigMap> for Poller {
+    ///     async fn reconcile(&self, _key: &ObjectKey, _obj: Option<Arc<ConfigMap>>) -> Result<Action, ReconcileError> {
+    ///         Err(ReconcileError::transient("the upstream service is down"))
+    ///     }
+    ///
+    ///     async fn on_error(&self, _key: &ObjectKey, _obj: Option<Arc<ConfigMap>>, error: &ReconcileError) -> Action {
+    ///         // A fixed retry interval, as kube-runtime's error policies often have.
+    ///         if error.is_terminal() { Action::Done } else { Action::requeue_after(Duration::from_secs(5)) }
+    ///     }
+    /// }
+    /// # let _: Arc<dyn KeyReconciler<ConfigMap>> = Arc::new(Poller);
+    /// ```
+    async fn on_error(&self, key: &ObjectKey, obj: Option<Arc<K>>, error: &ReconcileError) -> Action
+    where
+        K: Send + Sync + 'static,
+    {
+        let _ = (key, obj);
+        error.default_action()
+    }
 }
 
 #[async_trait]
@@ -98,6 +144,14 @@ where
         obj: Option<Arc<K>>,
     ) -> Result<Action, ReconcileError> {
         (**self).reconcile(key, obj).await
+    }
+    async fn on_error(
+        &self,
+        key: &ObjectKey,
+        obj: Option<Arc<K>>,
+        error: &ReconcileError,
+    ) -> Action {
+        (**self).on_error(key, obj, error).await
     }
 }
 
@@ -114,6 +168,14 @@ where
     ) -> Result<Action, ReconcileError> {
         (**self).reconcile(key, obj).await
     }
+    async fn on_error(
+        &self,
+        key: &ObjectKey,
+        obj: Option<Arc<K>>,
+        error: &ReconcileError,
+    ) -> Action {
+        (**self).on_error(key, obj, error).await
+    }
 }
 
 /// The old name of [`KeyReconciler`], too close to [`Reconcile`](super::Reconcile). Kept so
@@ -126,11 +188,44 @@ pub trait Reconciler<K> {}
 
 /// A [`KeyReconciler`] made from a closure returning a future; see [`reconciler_fn`].
 #[derive(Clone)]
-pub struct ReconcilerFn<F> {
+pub struct ReconcilerFn<F, P = DefaultErrorPolicy> {
     f: F,
+    policy: P,
 }
 
-impl<F> fmt::Debug for ReconcilerFn<F> {
+/// The error policy of a [`reconciler_fn`] without one: [`ReconcileError::default_action`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DefaultErrorPolicy;
+
+impl<F> ReconcilerFn<F> {
+    /// Adds an error policy (kube-runtime's `error_policy`): called after a failed
+    /// reconcile, with the key, the object the reconcile was given and the error, it
+    /// answers what happens to the key (see [`KeyReconciler::on_error`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use informer_runtime::controller::{Action, KeyReconciler, ReconcileError, reconciler_fn};
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// let reconciler = reconciler_fn(|_key, _pod: Option<Arc<Pod>>| async {
+    ///     Err::<Action, _>(ReconcileError::transient("not yet"))
+    /// })
+    /// .error_policy(|_key, _pod: Option<Arc<Pod>>, error: &ReconcileError| {
+    ///     tracing::warn!(%error, "reconcile failed");
+    ///     Action::requeue_after(Duration::from_secs(5))
+    /// });
+    /// let _: Arc<dyn KeyReconciler<Pod>> = Arc::new(reconciler);
+    /// ```
+    pub fn error_policy<K, P>(self, policy: P) -> ReconcilerFn<F, P>
+    where
+        P: Fn(&ObjectKey, Option<Arc<K>>, &ReconcileError) -> Action + Send + Sync,
+    {
+        ReconcilerFn { f: self.f, policy }
+    }
+}
+
+impl<F, P> fmt::Debug for ReconcilerFn<F, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ReconcilerFn").finish_non_exhaustive()
     }
@@ -161,15 +256,19 @@ impl<F> fmt::Debug for ReconcilerFn<F> {
 /// let _: Arc<dyn KeyReconciler<Pod>> = Arc::new(reconciler);
 /// ```
 pub fn reconciler_fn<F>(f: F) -> ReconcilerFn<F> {
-    ReconcilerFn { f }
+    ReconcilerFn {
+        f,
+        policy: DefaultErrorPolicy,
+    }
 }
 
 #[async_trait]
-impl<K, F, Fut> KeyReconciler<K> for ReconcilerFn<F>
+impl<K, F, Fut, P> KeyReconciler<K> for ReconcilerFn<F, P>
 where
     K: Send + Sync + 'static,
     F: Fn(ObjectKey, Option<Arc<K>>) -> Fut + Send + Sync,
     Fut: Future<Output = Result<Action, ReconcileError>> + Send + 'static,
+    P: ErrorPolicy<K>,
 {
     async fn reconcile(
         &self,
@@ -177,6 +276,42 @@ where
         obj: Option<Arc<K>>,
     ) -> Result<Action, ReconcileError> {
         (self.f)(key.clone(), obj).await
+    }
+
+    async fn on_error(
+        &self,
+        key: &ObjectKey,
+        obj: Option<Arc<K>>,
+        error: &ReconcileError,
+    ) -> Action {
+        self.policy.decide(key, obj, error)
+    }
+}
+
+/// What [`ReconcilerFn::error_policy`] takes: `Fn(&ObjectKey, Option<Arc<K>>,
+/// &ReconcileError) -> Action` (or [`DefaultErrorPolicy`]).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an error policy for `{K}`",
+    label = "expected `Fn(&ObjectKey, Option<Arc<{K}>>, &ReconcileError) -> Action`",
+    note = "write `.error_policy(|key: &ObjectKey, obj: Option<Arc<{K}>>, error: &ReconcileError| Action::requeue_after(Duration::from_secs(5)))`"
+)]
+pub trait ErrorPolicy<K>: Send + Sync {
+    /// What happens to `key` after its reconcile failed with `error`.
+    fn decide(&self, key: &ObjectKey, obj: Option<Arc<K>>, error: &ReconcileError) -> Action;
+}
+
+impl<K> ErrorPolicy<K> for DefaultErrorPolicy {
+    fn decide(&self, _key: &ObjectKey, _obj: Option<Arc<K>>, error: &ReconcileError) -> Action {
+        error.default_action()
+    }
+}
+
+impl<K, P> ErrorPolicy<K> for P
+where
+    P: Fn(&ObjectKey, Option<Arc<K>>, &ReconcileError) -> Action + Send + Sync,
+{
+    fn decide(&self, key: &ObjectKey, obj: Option<Arc<K>>, error: &ReconcileError) -> Action {
+        self(key, obj, error)
     }
 }
 
@@ -375,6 +510,23 @@ impl ReconcileError {
     /// ```
     pub fn is_terminal(&self) -> bool {
         self.kind == ErrorKind::Terminal
+    }
+
+    /// What happens to the key when no error policy says otherwise
+    /// ([`KeyReconciler::on_error`]): [`Action::Requeue`] (after the key's backoff) for a
+    /// transient error, [`Action::Done`] (not retried) for a terminal one. An error policy
+    /// that only records the failure returns this.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::{Action, ReconcileError};
+    /// assert_eq!(ReconcileError::transient("later").default_action(), Action::Requeue);
+    /// assert_eq!(ReconcileError::terminal("never").default_action(), Action::Done);
+    /// ```
+    pub fn default_action(&self) -> Action {
+        match self.kind {
+            ErrorKind::Transient => Action::Requeue,
+            ErrorKind::Terminal => Action::Done,
+        }
     }
 
     /// The underlying error.

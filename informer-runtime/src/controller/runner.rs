@@ -8,8 +8,10 @@
 //!                  |  Ok(Done)            -> forget
 //!                  |  Ok(RequeueAfter(d)) -> forget + add_after(d)
 //!                  |  Ok(Requeue)         -> add_rate_limited (backoff kept, not an error)
-//!                  |  Err(transient), panic, timeout -> add_rate_limited
-//!                  |  Err(terminal)       -> forget (logged, counted)
+//!                  |  Err(e)              -> on_error(e) (the error policy; by default:)
+//!                  |      transient       -> add_rate_limited
+//!                  |      terminal        -> forget (logged, counted)
+//!                  |  panic, timeout      -> add_rate_limited
 //!                  \-> done(key)   (always, also when the reconcile is dropped)
 //! ```
 
@@ -152,7 +154,8 @@ impl Ownership {
 /// How a reconcile ended.
 enum Outcome {
     Done(Action),
-    Failed(ReconcileError),
+    /// The error, and what its error policy decided.
+    Failed(ReconcileError, Action),
     Panicked(String),
     TimedOut(Duration),
     Cancelled,
@@ -377,10 +380,21 @@ impl<K: Send + Sync + 'static> Runner<K> {
     ) -> Outcome {
         let scope = self.gate.as_ref().and_then(|gate| gate.scope(key));
         let reconcile = async {
+            // A failed reconcile's error policy runs in the same scope, timeout and
+            // cancellation: its writes (a status saying why) are the key's own too.
+            let run = async {
+                match self.reconciler.reconcile(key, obj.clone()).await {
+                    Ok(action) => Ok(action),
+                    Err(error) => {
+                        let decided = self.reconciler.on_error(key, obj, &error).await;
+                        Err((error, decided))
+                    }
+                }
+            };
             match scope {
                 // Writes made through the controller's client are attributed to `key`.
-                Some(scope) => scope.run(self.reconciler.reconcile(key, obj)).await,
-                None => self.reconciler.reconcile(key, obj).await,
+                Some(scope) => scope.run(run).await,
+                None => run.await,
             }
         };
         let reconcile = AssertUnwindSafe(reconcile).catch_unwind();
@@ -399,7 +413,7 @@ impl<K: Send + Sync + 'static> Runner<K> {
                 Err(limit) => Outcome::TimedOut(limit),
                 Ok(Err(payload)) => Outcome::Panicked(panic::message(&*payload)),
                 Ok(Ok(Ok(action))) => Outcome::Done(action),
-                Ok(Ok(Err(error))) => Outcome::Failed(error),
+                Ok(Ok(Err((error, decided)))) => Outcome::Failed(error, decided),
             },
         }
     }
@@ -432,35 +446,56 @@ impl<K: Send + Sync + 'static> Runner<K> {
                 );
                 self.retry(key);
             }
-            Outcome::Failed(error) if error.is_terminal() => {
+            Outcome::Failed(error, decided) => {
                 inc(&c.errors);
-                inc(&c.terminal_errors);
-                tracing::error!(
-                    controller = name,
-                    %key,
-                    error = %error,
-                    "reconcile failed with a terminal error; not retrying",
-                );
-                fallback::report(format_args!(
-                    "controller {name}: reconcile of {key} failed (terminal, not retried): {error}"
-                ));
-                queue.forget(key);
-            }
-            Outcome::Failed(error) => {
-                inc(&c.errors);
-                let requeues = queue.num_requeues(key);
-                tracing::warn!(
-                    controller = name,
-                    %key,
-                    error = %error,
-                    requeues,
-                    "reconcile failed; retrying with backoff",
-                );
-                fallback::report(format_args!(
-                    "controller {name}: reconcile of {key} failed (requeue {} with backoff since its last success, waits for the cache included): {error}",
-                    requeues + 1
-                ));
-                self.retry(key);
+                let terminal = error.is_terminal();
+                if terminal {
+                    inc(&c.terminal_errors);
+                }
+                let kind = if terminal { "terminal" } else { "transient" };
+                match decided {
+                    Action::Done => {
+                        tracing::error!(
+                            controller = name,
+                            %key,
+                            error = %error,
+                            "reconcile failed ({kind}); not retrying",
+                        );
+                        fallback::report(format_args!(
+                            "controller {name}: reconcile of {key} failed ({kind}, not retried): {error}"
+                        ));
+                        queue.forget(key);
+                    }
+                    Action::RequeueAfter(delay) => {
+                        tracing::warn!(
+                            controller = name,
+                            %key,
+                            error = %error,
+                            ?delay,
+                            "reconcile failed ({kind}); retrying after the error policy's delay",
+                        );
+                        fallback::report(format_args!(
+                            "controller {name}: reconcile of {key} failed ({kind}, retried in {delay:?} as the error policy says): {error}"
+                        ));
+                        inc(&c.retries);
+                        queue.add_after(key.clone(), delay);
+                    }
+                    Action::Requeue => {
+                        let requeues = queue.num_requeues(key);
+                        tracing::warn!(
+                            controller = name,
+                            %key,
+                            error = %error,
+                            requeues,
+                            "reconcile failed ({kind}); retrying with backoff",
+                        );
+                        fallback::report(format_args!(
+                            "controller {name}: reconcile of {key} failed (requeue {} with backoff since its last success, waits for the cache included): {error}",
+                            requeues + 1
+                        ));
+                        self.retry(key);
+                    }
+                }
             }
             Outcome::Panicked(message) => {
                 inc(&c.errors);

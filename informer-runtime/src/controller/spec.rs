@@ -180,6 +180,56 @@ pub trait Reconcile: ControllerSpec {
         let _ = (ctx, key, obj);
         async { Ok(Action::Done) }
     }
+
+    /// Decides what happens to `key` after a failed reconcile: an error returned by
+    /// [`reconcile`](Self::reconcile) or by the declared children and status before it
+    /// (kube-runtime's `error_policy`; with a status write, java-operator-sdk's
+    /// `updateErrorStatus`). `obj` is the object the reconcile was given. Provided:
+    /// [`ReconcileError::default_action`] (a transient error retried after the key's
+    /// backoff, a terminal one not retried). The answers, and where it runs, are those of
+    /// [`KeyReconciler::on_error`].
+    ///
+    /// A failure recorded in the object's status, then the default retry:
+    ///
+    /// ```no_run
+    /// # use std::sync::Arc;
+    /// # use informer_core::ObjectKey;
+    /// # use informer_runtime::controller::{Action, Context, Controller, ControllerBuilder, ControllerSpec, Reconcile, ReconcileError};
+    /// # use k8s_openapi::api::core::v1::Secret;
+    /// # struct Rotation;
+    /// # impl ControllerSpec for Rotation {
+    /// #     type Resource = Secret;
+    /// #     type Listers = ();
+    /// #     fn configure(&self, b: ControllerBuilder<Secret>) -> ControllerBuilder<Secret> { b }
+    /// #     fn listers(_: &Controller<Secret>) {}
+    /// # }
+    /// impl Reconcile for Rotation {
+    ///     async fn on_error(
+    ///         &self,
+    ///         ctx: &Context<Self>,
+    ///         key: &ObjectKey,
+    ///         _secret: Option<Arc<Secret>>,
+    ///         error: &ReconcileError,
+    ///     ) -> Action {
+    ///         // Say, patch a `Ready=False` condition (informer_runtime::conditions) into the
+    ///         // status with ctx.client(); here, an Event.
+    ///         let _ = (ctx, key);
+    ///         tracing::warn!(%key, %error, "rotation failed");
+    ///         error.default_action()
+    ///     }
+    /// }
+    /// ```
+    fn on_error(
+        &self,
+        ctx: &Context<Self>,
+        key: &ObjectKey,
+        obj: Option<Arc<Self::Resource>>,
+        error: &ReconcileError,
+    ) -> impl Future<Output = Action> + Send {
+        let _ = (ctx, key, obj);
+        let action = error.default_action();
+        async move { action }
+    }
 }
 
 /// The [`Context`] of the [`ControllerSpec`] being built, set once the controller is built:
@@ -230,6 +280,18 @@ impl<C: Reconcile> KeyReconciler<C::Resource> for Derived<C> {
         match self.context.get() {
             Some(ctx) => self.spec.reconcile(ctx, key, obj).await,
             None => Err(ReconcileError::transient(NotBuilt)),
+        }
+    }
+
+    async fn on_error(
+        &self,
+        key: &ObjectKey,
+        obj: Option<Arc<C::Resource>>,
+        error: &ReconcileError,
+    ) -> Action {
+        match self.context.get() {
+            Some(ctx) => self.spec.on_error(ctx, key, obj, error).await,
+            None => error.default_action(),
         }
     }
 }

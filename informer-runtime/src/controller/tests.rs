@@ -430,6 +430,174 @@ async fn terminal_error_is_counted_and_not_retried() {
     run.await.unwrap();
 }
 
+/// A reconciler failing every time with `error()`, its error policy answering `decided` and
+/// reporting the time of each reconcile and what the policy saw.
+fn failing_with_policy(
+    error: fn() -> ReconcileError,
+    decided: Action,
+    tx: UnboundedSender<Instant>,
+    seen: Arc<std::sync::Mutex<Vec<(ObjectKey, bool, String)>>>,
+) -> impl KeyReconciler<ConfigMap> {
+    reconciler_fn(move |_key, _obj: Option<Arc<ConfigMap>>| {
+        let _ = tx.send(Instant::now());
+        async move { Err::<Action, _>(error()) }
+    })
+    .error_policy(move |key, obj: Option<Arc<ConfigMap>>, error| {
+        seen.lock()
+            .unwrap()
+            .push((key.clone(), obj.is_some(), error.to_string()));
+        decided
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_error_policy_sees_the_key_the_object_and_the_error() {
+    let h = Harness::new();
+    h.create("ns", "a");
+    let seen = Arc::default();
+    let (tx, mut rx) = unbounded_channel();
+    let failing = failing_with_policy(
+        || ReconcileError::transient("boom"),
+        Action::Done,
+        tx,
+        Arc::clone(&seen),
+    );
+    let controller = h.builder().build(failing).unwrap();
+    let (cancel, run) = spawn_run(controller);
+    times(&mut rx, 1).await;
+    settle().await;
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [(key("ns", "a"), true, "boom".to_string())]
+    );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_error_policy_requeue_after_retries_after_its_delay_instead_of_the_backoff() {
+    let h = Harness::new();
+    h.create("ns", "a");
+    let (tx, mut rx) = unbounded_channel();
+    let failing = failing_with_policy(
+        || ReconcileError::transient("boom"),
+        Action::requeue_after(Duration::from_secs(5)),
+        tx,
+        Arc::default(),
+    );
+    let controller = h.builder().build(failing).unwrap();
+    let state = controller.runner.state.clone();
+    let (cancel, run) = spawn_run(controller);
+    let t = times(&mut rx, 4).await;
+    assert_eq!(
+        gaps(&t),
+        [Duration::from_secs(5); 3],
+        "fixed, not 5 ms doubling"
+    );
+    settle().await;
+    let stats = state.stats();
+    assert_eq!(
+        (stats.errors, stats.terminal_errors),
+        (4, 0),
+        "each counted"
+    );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_error_policy_done_stops_retrying_a_transient_error() {
+    let h = Harness::new();
+    h.create("ns", "a");
+    let (tx, mut rx) = unbounded_channel();
+    let failing = failing_with_policy(
+        || ReconcileError::transient("boom"),
+        Action::Done,
+        tx,
+        Arc::default(),
+    );
+    let controller = h.builder().build(failing).unwrap();
+    let state = controller.runner.state.clone();
+    let (cancel, run) = spawn_run(controller);
+    times(&mut rx, 1).await;
+    sleep(Duration::from_secs(3600)).await;
+    assert!(rx.try_recv().is_err(), "never retried");
+    let stats = state.stats();
+    assert_eq!((stats.errors, stats.retries), (1, 0));
+    assert_eq!(
+        state.queue.num_requeues(&key("ns", "a")),
+        0,
+        "backoff forgotten"
+    );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_error_policy_may_retry_a_terminal_error_with_backoff() {
+    let h = Harness::new();
+    h.create("ns", "a");
+    let (tx, mut rx) = unbounded_channel();
+    let failing = failing_with_policy(
+        || ReconcileError::terminal("invalid"),
+        Action::Requeue,
+        tx,
+        Arc::default(),
+    );
+    let controller = h.builder().build(failing).unwrap();
+    let state = controller.runner.state.clone();
+    let (cancel, run) = spawn_run(controller);
+    let t = times(&mut rx, 3).await;
+    assert_eq!(gaps(&t), [5 * MS, 10 * MS]);
+    let stats = state.stats();
+    assert!(stats.terminal_errors >= 2, "still counted as terminal");
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_error_policy_runs_within_the_reconcile_timeout() {
+    let h = Harness::new();
+    h.create("ns", "a");
+    let (tx, mut rx) = unbounded_channel();
+    struct SlowPolicy(UnboundedSender<Instant>);
+    #[async_trait::async_trait]
+    impl KeyReconciler<ConfigMap> for SlowPolicy {
+        async fn reconcile(
+            &self,
+            _key: &ObjectKey,
+            _obj: Option<Arc<ConfigMap>>,
+        ) -> Result<Action, ReconcileError> {
+            let _ = self.0.send(Instant::now());
+            Err(ReconcileError::transient("boom"))
+        }
+        async fn on_error(
+            &self,
+            _key: &ObjectKey,
+            _obj: Option<Arc<ConfigMap>>,
+            _error: &ReconcileError,
+        ) -> Action {
+            sleep(Duration::from_secs(3600)).await;
+            Action::Done
+        }
+    }
+    let controller = h
+        .builder()
+        .timeout(Duration::from_secs(1))
+        .build(SlowPolicy(tx))
+        .unwrap();
+    let state = controller.runner.state.clone();
+    let (cancel, run) = spawn_run(controller);
+    let t = times(&mut rx, 2).await;
+    assert!(
+        gaps(&t)[0] < Duration::from_secs(2),
+        "timed out, then retried"
+    );
+    assert!(state.stats().timeouts >= 1);
+    cancel.cancel();
+    run.await.unwrap();
+}
+
 #[tokio::test(start_paused = true)]
 async fn panic_in_reconcile_is_caught_counted_and_retried() {
     let h = Harness::new();

@@ -894,13 +894,10 @@ async fn the_status_of_a_parent_deleted_since_the_cache_saw_it_is_not_an_error()
     run.await.unwrap();
 }
 
-#[tokio::test]
-async fn the_status_waits_for_the_children_to_be_in_line() {
-    // The status reports on the children: while a child cannot be applied, the reconcile
-    // fails and no status is written (it would name a child that is not there).
-    let server = server().await;
-    let client = server.client();
-    let parents = Api::<Deployment>::namespaced(client.clone(), "default");
+/// Deployment `default/web` created, and every apply of a ConfigMap (its child) refused
+/// with a 500 until the faults are cleared.
+async fn web_with_children_refused(server: &TestApiServer) -> (Api<Deployment>, Faults) {
+    let parents = Api::<Deployment>::namespaced(server.client(), "default");
     let mut web = Deployment::default();
     web.metadata.name = Some("web".into());
     parents.create(&PostParams::default(), &web).await.unwrap();
@@ -910,6 +907,16 @@ async fn the_status_waits_for_the_children_to_be_in_line() {
         usize::MAX,
         FailureCode::InternalError,
     );
+    (parents, faults)
+}
+
+#[tokio::test]
+async fn the_status_waits_for_the_children_to_be_in_line() {
+    // The status reports on the children: while a child cannot be applied, the reconcile
+    // fails and no status is written (it would name a child that is not there).
+    let server = server().await;
+    let client = server.client();
+    let (parents, faults) = web_with_children_refused(&server).await;
     let child_patches =
         || faults.request_count(RequestMatch::verb(Verb::Patch).resource("configmaps"));
     let status_writes =
@@ -1230,4 +1237,73 @@ async fn create_only_on_a_watch_is_a_build_error() {
         .build_children_only();
     let error = built.expect_err("refused").to_string();
     assert!(error.contains("children_with"), "{error}");
+}
+
+#[tokio::test]
+async fn a_failed_child_reaches_the_error_policy_which_records_it_in_the_parents_status() {
+    // java-operator-sdk's updateErrorStatus: the children step fails (the API server refuses
+    // the child), the reconciler's error policy writes why into the parent's status and
+    // chooses the retry.
+    use informer_runtime::controller::{Action, KeyReconciler, ReconcileError, reconciler_fn};
+    use k8s_openapi::api::apps::v1::DeploymentCondition;
+    use std::sync::Arc;
+
+    let server = server().await;
+    let client = server.client();
+    let (parents, faults) = web_with_children_refused(&server).await;
+    let factory = InformerFactory::new(client.clone());
+    let builder = Controller::<Deployment>::builder(&factory)
+        .name("settings-of")
+        .children(|d: &Deployment| {
+            let mut settings = ConfigMap::default();
+            settings.metadata.name = Some(format!("{}-settings", d.name_any()));
+            vec![settings]
+        });
+    let writer = builder.reconcile_client().unwrap();
+    let reconciler = reconciler_fn(|_key, _d: Option<Arc<Deployment>>| async {
+        Ok::<_, ReconcileError>(Action::Done)
+    })
+    .error_policy(move |key, _d: Option<Arc<Deployment>>, error| {
+        let condition = DeploymentCondition {
+            type_: "ChildrenInLine".into(),
+            status: "False".into(),
+            reason: Some("ChildFailed".into()),
+            message: Some(error.to_string()),
+            ..Default::default()
+        };
+        let api = Api::<Deployment>::namespaced(writer.clone(), key.namespace().unwrap());
+        let name = key.name().to_owned();
+        tokio::spawn(async move {
+            let patch = Patch::Merge(serde_json::json!({"status": {"conditions": [condition]}}));
+            api.patch_status(&name, &PatchParams::default(), &patch)
+                .await
+                .unwrap();
+        });
+        Action::requeue_after(Duration::from_millis(200))
+    });
+    let _: &dyn KeyReconciler<Deployment> = &reconciler;
+    let controller = builder.build(reconciler).unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(controller.run(cancel.clone()));
+    eventually_async("the failure is in the status", async || {
+        let status = parents.get("web").await.unwrap().status.unwrap_or_default();
+        status.conditions.unwrap_or_default().iter().any(|c| {
+            c.type_ == "ChildrenInLine"
+                && c.message.as_deref().is_some_and(|m| {
+                    m.contains("ConfigMap default/web-settings") && m.contains("500")
+                })
+        })
+    })
+    .await;
+    faults.clear();
+    eventually_async("the child is applied on a later retry", async || {
+        Api::<ConfigMap>::namespaced(client.clone(), "default")
+            .get_opt("web-settings")
+            .await
+            .unwrap()
+            .is_some()
+    })
+    .await;
+    cancel.cancel();
+    run.await.unwrap();
 }

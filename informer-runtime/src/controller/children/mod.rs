@@ -588,6 +588,15 @@ where
         }
         CURRENT.scope(report, self.inner.reconcile(key, obj)).await
     }
+
+    async fn on_error(
+        &self,
+        key: &ObjectKey,
+        obj: Option<Arc<P>>,
+        error: &ReconcileError,
+    ) -> Action {
+        self.inner.on_error(key, obj, error).await
+    }
 }
 
 /// The reconciler of a controller whose work is all in its declared children.
