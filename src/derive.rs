@@ -145,12 +145,21 @@
 //!
 //! Inside `owns(T, ...)`, `watches(T, ...)` and `children(T, ...)`: `namespace = "..."` or
 //! `all_namespaces` (default: the controller's namespace; a cluster-scoped `T` such as
-//! `Namespace` or `Node` is watched cluster-wide whatever the namespace), `index = [..]`,
-//! `lister = name`; `labels`, `fields` and `metadata` in `owns` and `watches`; `mapper = f`
-//! in `watches` only; `from = f` and `create_only` in `children` only. The derive's
-//! `filter = f` is of the primary resource only: a filter of an owned or watched type needs
-//! `ControllerSpec` written by hand
-//! ([`WatchOptions::filter`](crate::runtime::controller::WatchOptions::filter) in `configure`).
+//! `Namespace` or `Node` is watched cluster-wide whatever the namespace), `filter = f`,
+//! `index = [..]`, `lister = name`; `labels`, `fields` and `metadata` in `owns` and
+//! `watches`; `mapper = f` in `watches` only; `from = f` and `create_only` in `children`
+//! only.
+//!
+//! `filter = f` there chooses which changes of `T` queue keys, as the top-level `filter`
+//! does for the primary: `fn() -> Filter<T>`, or `fn() -> Filter<PartialObjectMeta<T>>`
+//! with `metadata` (controller-runtime's `Owns(&T{}, builder.WithPredicates(...))` and
+//! `Watches(..., builder.WithPredicates(...))`;
+//! [`WatchOptions::filter`](crate::runtime::controller::WatchOptions::filter)). Say,
+//! `owns(Deployment, filter = spec_changes)` with `Filter::generation_changed()`: a child's
+//! status updates no longer reconcile its parent. The cache still holds every change, but
+//! on `children` a rejected change (a child edited by hand) is not undone until the
+//! parent's next reconcile. Adds and deletes pass the built-in filters; a filter of your
+//! own that rejects them leaves the parent unaware of a child created or deleted.
 //!
 //! # One kind, watched twice
 //! A kind may be watched more than once (the primary's own kind included: a controller that
@@ -226,6 +235,63 @@
 //! references wait for the garbage collector, which deletes them once the finalizer is
 //! removed and the parent goes. Cleanup that must happen before any child is touched
 //! belongs in a controller without declared children.
+//!
+//! # Failures
+//! An error of `reconcile`, or of the declared children and status before it, is logged and
+//! counted; then `on_error` decides what happens to the key (kube-runtime's
+//! `error_policy`). Unless you write it, a transient error is retried after the key's
+//! backoff and a [terminal](crate::runtime::ReconcileError::terminal) one is not. Write it
+//! to record the failure (an Event, or a `Ready=False` condition in the status with
+//! [`set_status_condition`](crate::runtime::conditions::set_status_condition), as
+//! java-operator-sdk's `updateErrorStatus`) or to choose another retry:
+//!
+//! ```no_run
+//! use informer::prelude::*;
+//! use informer::runtime::events::EventType;
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//!
+//! #[derive(ControllerSpec)]
+//! #[controller(for = ConfigMap)]
+//! struct Exporter;
+//!
+//! impl Reconcile for Exporter {
+//!     async fn reconcile(
+//!         &self,
+//!         _ctx: &Context<Self>,
+//!         _key: &ObjectKey,
+//!         _cm: Option<Arc<ConfigMap>>,
+//!     ) -> Result<Action, ReconcileError> {
+//!         Err(ReconcileError::transient("the export service is down"))
+//!     }
+//!
+//!     async fn on_error(
+//!         &self,
+//!         ctx: &Context<Self>,
+//!         _key: &ObjectKey,
+//!         cm: Option<Arc<ConfigMap>>,
+//!         error: &ReconcileError,
+//!     ) -> Action {
+//!         if let Some(cm) = cm {
+//!             let event = Event {
+//!                 type_: EventType::Warning,
+//!                 reason: "ExportFailed".into(),
+//!                 action: "Export".into(),
+//!                 note: Some(error.to_string()),
+//!                 related: None,
+//!             };
+//!             let _ = ctx.recorder().publish_for(&*cm, &event).await; // best effort
+//!         }
+//!         match error.is_terminal() {
+//!             true => Action::Done,
+//!             false => Action::requeue_after(std::time::Duration::from_secs(30)),
+//!         }
+//!     }
+//! }
+//! ```
+//!
+//! It runs on the reconcile's worker, inside its timeout, and its writes through the
+//! context's client are the key's own (read-your-own-writes waits for them). A reconcile
+//! that panicked or timed out is retried after the backoff without it.
 //!
 //! # Testing a controller
 //! Against the in-process API server (the `testing` feature's `informer::testing`, or the

@@ -5,6 +5,8 @@
 mod both_servers;
 #[path = "derive/children.rs"]
 mod children;
+#[path = "derive/filters.rs"]
+mod filters;
 #[path = "derive/generated.rs"]
 mod generated;
 #[path = "derive/running.rs"]

@@ -61,6 +61,7 @@ pub const OWNS_KEYS: &[&str] = &[
     ALL_NAMESPACES,
     LABELS,
     FIELDS,
+    FILTER,
     METADATA,
     INDEX,
     LISTER,
@@ -73,13 +74,22 @@ pub const WATCHES_KEYS: &[&str] = &[
     ALL_NAMESPACES,
     LABELS,
     FIELDS,
+    FILTER,
     METADATA,
     INDEX,
     LISTER,
 ];
 
 /// The keys after the type in `children(Type, ...)`.
-pub const CHILDREN_KEYS: &[&str] = &[FROM, CREATE_ONLY, NAMESPACE, ALL_NAMESPACES, INDEX, LISTER];
+pub const CHILDREN_KEYS: &[&str] = &[
+    FROM,
+    CREATE_ONLY,
+    NAMESPACE,
+    ALL_NAMESPACES,
+    FILTER,
+    INDEX,
+    LISTER,
+];
 
 /// The keys of `#[indexer(Type, ...)]`.
 pub const INDEXER_KEYS: &[&str] = &[NAME, CRATE];

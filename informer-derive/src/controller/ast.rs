@@ -70,6 +70,9 @@ pub struct Related {
     pub namespace: Option<NamespaceChoice>,
     pub labels: Option<LitStr>,
     pub fields: Option<LitStr>,
+    /// `filter = f`: `fn() -> Filter<T>` for the type watched (`PartialObjectMeta<T>` with
+    /// `metadata`), which of its changes queue keys.
+    pub filter: Option<Path>,
     /// Whether a key inside the parentheses was not understood (already reported): checks
     /// that would only repeat it, such as a missing `mapper` after a misspelt one, are
     /// skipped.
@@ -313,6 +316,7 @@ impl Related {
             namespace: None,
             labels: None,
             fields: None,
+            filter: None,
             had_unknown_key: false,
         };
         if content.is_empty() {
@@ -366,6 +370,12 @@ impl Related {
                     &mut r.fields,
                     key,
                     value(key, input, "fields = \"spec.nodeName=node-1\"")?,
+                ),
+                FILTER => once(
+                    cx,
+                    &mut r.filter,
+                    key,
+                    value(key, input, "filter = path::to::fn")?,
                 ),
                 METADATA => {
                     flag(key, input)?;

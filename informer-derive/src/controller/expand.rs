@@ -316,6 +316,11 @@ fn related_step(krate: &syn::Path, r: &Related, parent: &TokenStream) -> TokenSt
         let call = quote_spanned!(index.span()=> .indexed_by::<#index>());
         options = quote!(#options #call);
     }
+    if let Some(filter) = &r.filter {
+        // `fn() -> Filter<T>` (`T` the type cached): a mistake in its type lands on the path.
+        let call = quote_spanned!(filter.span()=> .filter(#filter()));
+        options = quote!(#options #call);
+    }
     if r.is_children() {
         let Some(from) = &r.from else {
             return quote!(builder);

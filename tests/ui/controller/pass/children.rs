@@ -1,5 +1,5 @@
-// Every form of children function, create-only children, a children-only controller, and children of the
-// primary's own kind in another namespace.
+// Every form of children function, create-only children, a filter of children's changes, a
+// children-only controller, and children of the primary's own kind in another namespace.
 use informer::prelude::*;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
@@ -17,6 +17,10 @@ fn secrets_for(_: &Deployment, ctx: &Context<Deployments>) -> Result<Vec<Secret>
     Ok(Vec::new())
 }
 
+fn service_spec() -> Filter<Service> {
+    Filter::generation_changed()
+}
+
 fn status_of(d: &Deployment, ctx: &Context<Deployments>) -> Option<DeploymentStatus> {
     let _ = ctx.replica_sets();
     Some(DeploymentStatus { observed_generation: d.metadata.generation, ..Default::default() })
@@ -27,7 +31,7 @@ fn status_of(d: &Deployment, ctx: &Context<Deployments>) -> Option<DeploymentSta
     for = Deployment,
     status = status_of,
     children(ReplicaSet, from = replica_sets_for),
-    children(Service, from = service_for),
+    children(Service, from = service_for, filter = service_spec),
     children(Secret, from = secrets_for, create_only, all_namespaces)
 )]
 struct Deployments;

@@ -19,6 +19,22 @@ fn spec_changes() -> Filter<Deployment> {
     Filter::generation_changed()
 }
 
+fn replica_set_labels() -> Filter<ReplicaSet> {
+    Filter::labels_changed()
+}
+
+fn config_data() -> Filter<ConfigMap> {
+    Filter::new(|n: &Notification<ConfigMap>| match n {
+        Notification::Update { old, new } => old.data != new.data,
+        _ => true,
+    })
+}
+
+// A metadata watch caches `PartialObjectMeta<Pod>`: its filter is of that type.
+fn pod_labels() -> Filter<kube::core::PartialObjectMeta<Pod>> {
+    Filter::labels_changed()
+}
+
 fn named_in_config(cm: &ConfigMap) -> Vec<ObjectKey> {
     vec![ObjectKey::new(cm.metadata.namespace.as_deref(), "web")]
 }
@@ -27,10 +43,21 @@ fn named_in_config(cm: &ConfigMap) -> Vec<ObjectKey> {
 #[controller(
     for = Deployment,
     index = [ByImage],
-    owns(ReplicaSet, index = [ByOwner], labels = "app=web", fields = "metadata.name!=x"),
+    owns(
+        ReplicaSet,
+        index = [ByOwner],
+        labels = "app=web",
+        fields = "metadata.name!=x",
+        filter = replica_set_labels,
+    ),
     owns(Secret, namespace = "vault", lister = vault_secrets),
-    watches(ConfigMap, mapper = named_in_config, all_namespaces),
-    watches(Pod, mapper = |_: &kube::core::PartialObjectMeta<Pod>| Vec::new(), metadata),
+    watches(ConfigMap, mapper = named_in_config, all_namespaces, filter = config_data),
+    watches(
+        Pod,
+        mapper = |_: &kube::core::PartialObjectMeta<Pod>| Vec::new(),
+        metadata,
+        filter = pod_labels,
+    ),
     workers = 4,
     resync = "1h30m",
     timeout = "45s",
