@@ -94,9 +94,10 @@ pub mod prelude {
     pub use std::sync::Arc;
 
     pub use informer_core::{
-        Deleted, DeltaFifo, EnqueueKeys, Fifo, Handler, HandlerFns, Indexer, ListWatchError,
-        ListerWatcher, Notification, ObjectKey, PriorityQueue, Queue, QueueWrapper, RateLimiter,
-        RealFifo, Store, StoreError, StoreOp, StoreWrapper, ThreadSafeStore, WorkQueue,
+        Deleted, DeltaFifo, EnqueueKeys, Fifo, FilteringHandler, Handler, HandlerFns, Indexer,
+        ListWatchError, ListerWatcher, Notification, ObjectKey, PriorityQueue, Queue, QueueWrapper,
+        RateLimiter, RealFifo, Store, StoreError, StoreOp, StoreWrapper, ThreadSafeStore,
+        WorkQueue,
     };
 }
 

@@ -50,6 +50,55 @@ impl<K> Deleted<K> {
     pub fn is_observed(&self) -> bool {
         matches!(self, Deleted::Object(_))
     }
+
+    /// The key of the deleted object: `key_of` of an observed delete's object, and the key
+    /// a delete whose final state is unknown carries (`key_of` is not called then, whether
+    /// or not a last state is known). `None` when `key_of` gives none.
+    ///
+    /// Use it where keys come from a custom key function; [`key`](Self::key) uses the
+    /// `namespace/name` key.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::{Deleted, ObjectKey};
+    ///
+    /// let seen = Deleted::Object(Arc::new("web".to_string()));
+    /// assert_eq!(seen.key_with(|name| Some(ObjectKey::cluster(name))), Some(ObjectKey::cluster("web")));
+    /// let gone: Deleted<String> = Deleted::FinalStateUnknown { key: ObjectKey::cluster("old"), last_known: None };
+    /// assert_eq!(gone.key_with(|_| None), Some(ObjectKey::cluster("old")));
+    /// ```
+    pub fn key_with(&self, key_of: impl FnOnce(&K) -> Option<ObjectKey>) -> Option<ObjectKey> {
+        match self {
+            Deleted::Object(object) => key_of(object),
+            Deleted::FinalStateUnknown { key, .. } => Some(key.clone()),
+        }
+    }
+}
+
+impl<K: Resource> Deleted<K> {
+    /// The `namespace/name` key of the deleted object, as [`key_with`](Self::key_with) says:
+    /// client-go's `DeletionHandlingMetaNamespaceKeyFunc` (and, as an [`ObjectKey`],
+    /// `DeletionHandlingObjectToName`). An observed delete of an object without a name
+    /// gives `None` (Go returns an error).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::{Deleted, ObjectKey};
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// let mut pod = Pod::default();
+    /// pod.metadata.namespace = Some("default".into());
+    /// pod.metadata.name = Some("web-0".into());
+    /// assert_eq!(Deleted::Object(Arc::new(pod)).key(), Some(ObjectKey::new(Some("default"), "web-0")));
+    /// let gone: Deleted<Pod> = Deleted::FinalStateUnknown {
+    ///     key: ObjectKey::new(Some("default"), "web-1"),
+    ///     last_known: None,
+    /// };
+    /// assert_eq!(gone.key(), Some(ObjectKey::new(Some("default"), "web-1")));
+    /// ```
+    pub fn key(&self) -> Option<ObjectKey> {
+        self.key_with(|object| ObjectKey::from_resource(object).ok())
+    }
 }
 
 impl<K> Clone for Deleted<K> {
@@ -152,8 +201,7 @@ impl<K> Notification<K> {
         match self {
             Notification::Add { object, .. } => key_of(object),
             Notification::Update { new, .. } => key_of(new),
-            Notification::Delete(Deleted::Object(object)) => key_of(object),
-            Notification::Delete(Deleted::FinalStateUnknown { key, .. }) => Some(key.clone()),
+            Notification::Delete(deleted) => deleted.key_with(key_of),
         }
     }
 }
@@ -436,6 +484,98 @@ impl<K> Handler<K> for HandlerFns<K> {
         if let Some(f) = &self.delete {
             f(deleted)
         }
+    }
+}
+
+type FilterFn<K> = Box<dyn Fn(&K) -> bool + Send + Sync>;
+
+/// A handler that passes on only the changes of objects a filter accepts, to another
+/// handler: client-go's `FilteringResourceEventHandler`. An object that starts passing the
+/// filter is added, one that stops passing it is deleted, for the inner handler.
+///
+/// The rules, one by one:
+/// - an add is passed on if the filter accepts the object;
+/// - an update whose old and new state the filter both accept is passed on as an update;
+/// - an update whose new state it accepts, but not the old one, is an add of the new state
+///   (`is_initial_list` false);
+/// - an update whose old state it accepts, but not the new one, is a delete of the old
+///   state, as [`Deleted::Object`] (the object still exists: it left the filter, not the
+///   cache);
+/// - an update it accepts neither state of is dropped;
+/// - a delete is passed on if the filter accepts the deleted object, which for a delete
+///   whose final state is unknown is its last known state (Go's filters unwrap the
+///   tombstone the same way); such a delete with no last known state is passed on, since
+///   nothing is left to judge and a spurious delete is safer than a missed one;
+/// - [`flush`](Handler::flush) is passed on.
+///
+/// The filter runs on the informer's task for this handler, once per object state it
+/// judges: keep it quick, and never change the objects (they are the cache's). It is not a
+/// filter of the cache: the informer still caches every object (use selectors to keep
+/// objects out).
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use informer_core::{FilteringHandler, Handler, HandlerFns};
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let log = seen.clone();
+/// let inner = HandlerFns::<String>::new()
+///     .on_add(move |obj, _| log.lock().unwrap().push(format!("add {obj}")));
+/// let handler = FilteringHandler::new(|name: &String| name.starts_with("web"), inner);
+/// handler.on_add(&Arc::new("web-0".to_string()), false);
+/// handler.on_add(&Arc::new("db-0".to_string()), false); // filtered out
+/// handler.on_update(&Arc::new("db-1".to_string()), &Arc::new("web-1".to_string())); // now passes: an add
+/// assert_eq!(*seen.lock().unwrap(), ["add web-0", "add web-1"]);
+/// ```
+pub struct FilteringHandler<K, H> {
+    filter: FilterFn<K>,
+    handler: H,
+}
+
+impl<K, H> FilteringHandler<K, H> {
+    /// Passes the changes of the objects `filter` accepts on to `handler`.
+    pub fn new(filter: impl Fn(&K) -> bool + Send + Sync + 'static, handler: H) -> Self {
+        Self {
+            filter: Box::new(filter),
+            handler,
+        }
+    }
+
+    /// The handler changes are passed on to.
+    pub fn inner(&self) -> &H {
+        &self.handler
+    }
+}
+
+impl<K, H: Handler<K>> Handler<K> for FilteringHandler<K, H> {
+    fn on_add(&self, obj: &Arc<K>, is_initial_list: bool) {
+        if (self.filter)(obj) {
+            self.handler.on_add(obj, is_initial_list)
+        }
+    }
+    fn on_update(&self, old: &Arc<K>, new: &Arc<K>) {
+        match ((self.filter)(old), (self.filter)(new)) {
+            (true, true) => self.handler.on_update(old, new),
+            (false, true) => self.handler.on_add(new, false),
+            (true, false) => self.handler.on_delete(&Deleted::Object(old.clone())),
+            (false, false) => {}
+        }
+    }
+    fn on_delete(&self, deleted: &Deleted<K>) {
+        if deleted.object().is_none_or(|obj| (self.filter)(obj)) {
+            self.handler.on_delete(deleted)
+        }
+    }
+    fn flush(&self) {
+        self.handler.flush()
+    }
+}
+
+impl<K, H: std::fmt::Debug> std::fmt::Debug for FilteringHandler<K, H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FilteringHandler")
+            .field("handler", &self.handler)
+            .finish_non_exhaustive()
     }
 }
 

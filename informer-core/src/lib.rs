@@ -15,7 +15,7 @@
 //! | reflector → cache | [`Fifo`] | [`RealFifo`] (in order), [`DeltaFifo`] (per key) |
 //! | cache | [`Store`], [`Indexer`] | [`ThreadSafeStore`] |
 //! | other stores (client-go's `ExpirationCache`, `UndeltaStore`) | [`Store`] | [`ExpirationCache`] (entries expire under a policy), [`UndeltaStore`] (the whole state pushed after each write) |
-//! | change → key | [`Handler`] | closures, [`HandlerFns`] |
+//! | change → key | [`Handler`] | closures, [`HandlerFns`], [`FilteringHandler`] (client-go's `FilteringResourceEventHandler`) |
 //! | keys → workers | [`Queue`], [`RateLimiter`] | [`WorkQueue`], [`PriorityQueue`] |
 //! | queues of objects (client-go's `FIFO`, `Heap`) | [`Fifo`] (`ObjectFifo` only) | [`ObjectFifo`] (latest object per key), [`Heap`] (by priority) |
 //!
@@ -35,7 +35,7 @@ pub mod store;
 
 pub use error::{FifoError, IndexError, KeyError, StoreError};
 pub use fifo::{Delta, DeltaFifo, Fifo, Heap, ObjectFifo, RealFifo};
-pub use handler::{Deleted, EnqueueKeys, Handler, HandlerFns, Notification};
+pub use handler::{Deleted, EnqueueKeys, FilteringHandler, Handler, HandlerFns, Notification};
 pub use key::{KeyFn, ObjectKey, resource_key};
 pub use lister_watcher::{ListWatchError, ListerWatcher, WatchStream};
 pub use queue::{PriorityQueue, Queue, QueueWrapper, RateLimiter, WorkQueue};

@@ -1968,11 +1968,13 @@ fn controller_test_deletion_handling_object_to_name() {
     let mut p = pod("testname", "");
     p.metadata.namespace = Some("testnamespace".into());
     let expected = ObjectKey::from_resource(&p).unwrap();
-    let deleted = Notification::Delete(Deleted::FinalStateUnknown {
+    // Go's `DeletionHandlingObjectToName(tombstone)` is `Deleted::key`.
+    let deleted = Deleted::FinalStateUnknown {
         key: expected.clone(),
         last_known: Some(Arc::new(p)),
-    });
-    assert_eq!(deleted.key(), Some(expected));
+    };
+    assert_eq!(deleted.key(), Some(expected.clone()));
+    assert_eq!(Notification::Delete(deleted).key(), Some(expected));
 }
 
 /// One recorded notification: action, key, event resource version, cached resource version.

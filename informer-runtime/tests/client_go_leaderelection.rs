@@ -402,6 +402,12 @@ async fn try_acquire_or_renew(case: AcquireCase) {
             "leader should not have transitioned but did"
         );
     }
+    // Go: `le.observedRecord.HolderIdentity != test.outHolder`, which is `GetLeader`.
+    assert_eq!(
+        run.elector.leader().as_deref(),
+        Some(case.out_holder),
+        "expected holder"
+    );
     assert_eq!(
         run.reported_leader().as_deref(),
         Some(case.out_holder),

@@ -303,3 +303,189 @@ fn enqueue_keys_skips_an_object_without_a_name() {
     handler.flush();
     assert_eq!(queue.len(), 0);
 }
+
+/// A handler that records each call as text, for the filtering handler's rules.
+#[derive(Clone, Default)]
+struct Recorder(Arc<Mutex<Vec<String>>>);
+
+impl Recorder {
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+impl Handler<String> for Recorder {
+    fn on_add(&self, obj: &Arc<String>, is_initial_list: bool) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("add {obj} {is_initial_list}"));
+    }
+    fn on_update(&self, old: &Arc<String>, new: &Arc<String>) {
+        self.0.lock().unwrap().push(format!("update {old}>{new}"));
+    }
+    fn on_delete(&self, deleted: &Deleted<String>) {
+        self.0.lock().unwrap().push(match deleted {
+            Deleted::Object(obj) => format!("delete {obj}"),
+            Deleted::FinalStateUnknown { key, last_known } => {
+                format!("unknown {key} {last_known:?}")
+            }
+        });
+    }
+    fn flush(&self) {
+        self.0.lock().unwrap().push("flush".into());
+    }
+}
+
+/// Passes the names starting with `in`.
+fn filtering() -> (FilteringHandler<String, Recorder>, Recorder) {
+    let recorder = Recorder::default();
+    let handler = FilteringHandler::new(|s: &String| s.starts_with("in"), recorder.clone());
+    (handler, recorder)
+}
+
+fn s(text: &str) -> Arc<String> {
+    Arc::new(text.to_owned())
+}
+
+#[test]
+fn filtering_handler_passes_on_an_add_only_if_the_filter_accepts_the_object() {
+    let (h, rec) = filtering();
+    h.on_add(&s("in-a"), true);
+    h.on_add(&s("out-a"), true);
+    h.on_add(&s("in-b"), false);
+    assert_eq!(rec.take(), ["add in-a true", "add in-b false"]);
+}
+
+#[test]
+fn filtering_handler_passes_on_an_update_both_states_pass_as_an_update() {
+    let (h, rec) = filtering();
+    h.on_update(&s("in-1"), &s("in-2"));
+    assert_eq!(rec.take(), ["update in-1>in-2"]);
+}
+
+#[test]
+fn filtering_handler_turns_an_update_that_starts_passing_into_an_add_of_the_new_state() {
+    let (h, rec) = filtering();
+    h.on_update(&s("out-1"), &s("in-2"));
+    assert_eq!(rec.take(), ["add in-2 false"]);
+}
+
+#[test]
+fn filtering_handler_turns_an_update_that_stops_passing_into_an_observed_delete_of_the_old_state() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let inner = HandlerFns::<String>::new().on_delete(move |d| {
+        log.lock()
+            .unwrap()
+            .push((d.is_observed(), d.object().map(|o| o.to_string())))
+    });
+    let h = FilteringHandler::new(|s: &String| s.starts_with("in"), inner);
+    h.on_update(&s("in-1"), &s("out-2"));
+    assert_eq!(*seen.lock().unwrap(), [(true, Some("in-1".to_string()))]);
+}
+
+#[test]
+fn filtering_handler_drops_an_update_neither_state_passes() {
+    let (h, rec) = filtering();
+    h.on_update(&s("out-1"), &s("out-2"));
+    assert!(rec.take().is_empty());
+}
+
+#[test]
+fn filtering_handler_judges_an_observed_delete_by_its_object() {
+    let (h, rec) = filtering();
+    h.on_delete(&Deleted::Object(s("in-a")));
+    h.on_delete(&Deleted::Object(s("out-a")));
+    assert_eq!(rec.take(), ["delete in-a"]);
+}
+
+#[test]
+fn filtering_handler_judges_an_unknown_delete_by_its_last_known_state() {
+    let (h, rec) = filtering();
+    let unknown = |key: &str, last: &str| Deleted::FinalStateUnknown {
+        key: ObjectKey::cluster(key),
+        last_known: Some(s(last)),
+    };
+    h.on_delete(&unknown("k1", "in-a"));
+    h.on_delete(&unknown("k2", "out-a"));
+    assert_eq!(rec.take(), ["unknown k1 Some(\"in-a\")"]);
+}
+
+#[test]
+fn filtering_handler_passes_on_an_unknown_delete_without_a_last_known_state() {
+    let (h, rec) = filtering();
+    h.on_delete(&Deleted::FinalStateUnknown {
+        key: ObjectKey::cluster("gone"),
+        last_known: None,
+    });
+    assert_eq!(rec.take(), ["unknown gone None"]);
+}
+
+#[test]
+fn filtering_handler_applies_its_rules_to_notifications_and_passes_on_flush() {
+    let (h, rec) = filtering();
+    h.notify(&Notification::Add {
+        object: s("out-a"),
+        is_initial_list: false,
+    });
+    h.notify(&Notification::Update {
+        old: s("out-a"),
+        new: s("in-a"),
+    });
+    h.flush();
+    assert_eq!(rec.take(), ["add in-a false", "flush"]);
+    assert!(h.inner().take().is_empty(), "inner() is the recorder");
+}
+
+#[test]
+fn filtering_handler_of_an_arc_dyn_handler_is_a_handler() {
+    let rec = Recorder::default();
+    let inner: Arc<dyn Handler<String>> = Arc::new(rec.clone());
+    let h: Arc<dyn Handler<String>> = Arc::new(FilteringHandler::new(|_: &String| true, inner));
+    h.on_add(&s("x"), false);
+    assert_eq!(rec.take(), ["add x false"]);
+}
+
+#[test]
+fn deleted_key_is_the_observed_objects_key() {
+    let deleted = Deleted::Object(pod("ns", "p"));
+    assert_eq!(deleted.key(), Some(ObjectKey::new(Some("ns"), "p")));
+}
+
+#[test]
+fn deleted_key_of_an_unknown_delete_is_the_key_it_carries_whatever_its_last_state() {
+    let carried = ObjectKey::new(Some("ns"), "carried");
+    for last_known in [None, Some(pod("other", "last"))] {
+        let deleted = Deleted::FinalStateUnknown {
+            key: carried.clone(),
+            last_known,
+        };
+        assert_eq!(deleted.key(), Some(carried.clone()));
+    }
+}
+
+#[test]
+fn deleted_key_of_an_object_without_a_name_is_none() {
+    let deleted = Deleted::Object(Arc::new(k8s_openapi::api::core::v1::Pod::default()));
+    assert_eq!(deleted.key(), None);
+}
+
+#[test]
+fn deleted_key_with_calls_the_key_function_only_for_an_observed_delete() {
+    let calls = std::cell::Cell::new(0);
+    let key_of = |name: &String| {
+        calls.set(calls.get() + 1);
+        Some(ObjectKey::cluster(name))
+    };
+    assert_eq!(
+        Deleted::Object(s("a")).key_with(key_of),
+        Some(ObjectKey::cluster("a"))
+    );
+    let unknown: Deleted<String> = Deleted::FinalStateUnknown {
+        key: ObjectKey::cluster("b"),
+        last_known: Some(s("c")),
+    };
+    assert_eq!(unknown.key_with(key_of), Some(ObjectKey::cluster("b")));
+    assert_eq!(calls.get(), 1);
+}

@@ -31,6 +31,7 @@ pub use priority::PriorityQueue;
 pub use rate_limiter::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,
     MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter, default_controller_rate_limiter,
+    default_item_based_rate_limiter,
 };
 pub use work_queue::WorkQueue;
 pub use wrapper::QueueWrapper;

@@ -12,7 +12,11 @@
 //!
 //! [`default_controller_rate_limiter`] is client-go's `DefaultControllerRateLimiter`: the
 //! max of a per-item exponential backoff (5 ms doubling to 1000 s) and an overall bucket of
-//! 10 retries per second with a burst of 100.
+//! 10 retries per second with a burst of 100. [`default_item_based_rate_limiter`] is its
+//! `DefaultItemBasedRateLimiter`: the per-item backoff alone, from 1 ms to 1000 s.
+//!
+//! client-go's `Typed*` names (`NewTypedItemExponentialFailureRateLimiter[T]`, ...) are the
+//! same limiters: every limiter here is generic over the item type.
 //!
 //! Every limiter is `Send + Sync` and [`RateLimiter`] is object safe, so a queue takes any of
 //! them (or a user's own) as `Arc<dyn RateLimiter<T>>`.
@@ -126,6 +130,28 @@ where
         Box::new(ItemExponentialFailureRateLimiter::<T>::default()),
         Box::new(BucketRateLimiter::default()),
     ])
+}
+
+/// client-go's `DefaultItemBasedRateLimiter`: a per-item exponential backoff from 1 ms,
+/// doubling on every failure, capped at 1000 s, with no overall bucket (so many items
+/// failing at once are not slowed down together).
+///
+/// Unlike [`default_controller_rate_limiter`], whose per-item part starts at 5 ms, and
+/// unlike [`ItemExponentialFailureRateLimiter::default`] (that same 5 ms part).
+///
+/// ```
+/// use std::time::Duration;
+/// use informer_core::queue::{RateLimiter, default_item_based_rate_limiter};
+///
+/// let limiter = default_item_based_rate_limiter::<&str>();
+/// assert_eq!(limiter.when(&"a"), Duration::from_millis(1));
+/// assert_eq!(limiter.when(&"a"), Duration::from_millis(2));
+/// assert_eq!(limiter.when(&"b"), Duration::from_millis(1)); // per item
+/// limiter.forget(&"a");
+/// assert_eq!(limiter.when(&"a"), Duration::from_millis(1));
+/// ```
+pub fn default_item_based_rate_limiter<T>() -> ItemExponentialFailureRateLimiter<T> {
+    ItemExponentialFailureRateLimiter::new(Duration::from_millis(1), Duration::from_secs(1000))
 }
 
 /// `base * 2^failures` per item, capped at `max` (client-go's

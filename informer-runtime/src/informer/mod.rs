@@ -11,6 +11,9 @@
 //! - [`SharedIndexInformer`]: build ([`InformerBuilder`]), [`run`](SharedIndexInformer::run)
 //!   with a cancellation token, add handlers, read the cache.
 //! - [`HandlerRegistration`]: a handler's own `has_synced`, counters and removal.
+//! - [`wait_for_cache_sync`], [`wait_for_named_cache_sync`]: waiting for several caches
+//!   (informers, handler registrations) until a cancellation, as client-go's
+//!   `WaitForCacheSync` and `WaitForNamedCacheSync`.
 //! - [`HandlerOptions`], [`BufferPolicy`], [`Overflow`]: resync period and buffering of one
 //!   handler.
 //! - [`transform`]: functions applied to objects before they are cached
@@ -22,6 +25,7 @@ mod processor;
 mod registration;
 mod shared;
 mod store_version;
+mod sync;
 pub mod transform;
 
 pub use handler_options::{
@@ -29,6 +33,7 @@ pub use handler_options::{
 };
 pub use registration::HandlerRegistration;
 pub use shared::{FifoKind, InformerBuilder, SharedIndexInformer};
+pub use sync::{wait_for_cache_sync, wait_for_named_cache_sync};
 pub use transform::Transform;
 
 pub(crate) use store_version::{Reached, StoreVersion};

@@ -303,6 +303,32 @@ impl LeaderElector {
         self.inner.state.borrow().is_leading()
     }
 
+    /// The identity of the last observed leader (client-go's `GetLeader`), for logs and
+    /// monitoring: this replica's identity while it leads, otherwise the holder named in
+    /// the last Lease record it read. `None` before any record was read, when the Lease
+    /// does not exist or names no holder (it was released), and after `run` returned
+    /// having released it.
+    ///
+    /// The holder of a record is not a leader that is known to be alive: a standby reports
+    /// the holder of an expired lease until it takes the lease over, as Go does. Right
+    /// after this replica steps down it may still report itself, while
+    /// [`is_leader`](Self::is_leader) is already `false`.
+    ///
+    /// ```no_run
+    /// # fn demo(elector: informer_runtime::leader::LeaderElector) {
+    /// match elector.leader() {
+    ///     Some(leader) => println!("the leader is {leader}"),
+    ///     None => println!("no leader observed yet"),
+    /// }
+    /// # }
+    /// ```
+    pub fn leader(&self) -> Option<String> {
+        match &*self.inner.state.borrow() {
+            LeaderState::Leading { .. } => Some(self.inner.config.identity.clone()),
+            LeaderState::Standby { holder } => holder.clone(),
+        }
+    }
+
     /// A liveness check (client-go's `LeaderElector.Check`): fails when this replica still
     /// believes it leads but has not seen a renewal succeed for longer than the lease
     /// duration plus `max_tolerable_expired_lease`.

@@ -675,3 +675,81 @@ async fn healthz_adaptor_passes_without_an_elector_then_checks_the_one_set() {
     adaptor.set_leader_elector(elector(store.clone(), "b"));
     assert_eq!(registered.check(), Ok(()), "replaced by a non-leader");
 }
+
+// ----- `leader()`: client-go's `GetLeader` -----
+
+#[tokio::test(start_paused = true)]
+async fn leader_is_unknown_before_any_record_is_read() {
+    let store = FakeLeases::new();
+    store.put(lease_with(&LeaseRecord::created("a", 15, Timestamp::now())));
+    let b = elector(store.clone(), "b");
+    assert_eq!(b.leader(), None, "not run: nothing observed");
+}
+
+#[tokio::test(start_paused = true)]
+async fn leader_is_this_replica_while_it_leads_and_the_holder_for_a_standby() {
+    let store = FakeLeases::new();
+    let a = elector(store.clone(), "a");
+    let _a = start(&a);
+    leading(&a).await;
+    assert_eq!(a.leader().as_deref(), Some("a"));
+    let b = elector(store.clone(), "b");
+    let _b = start(&b);
+    tokio::time::sleep(RETRY).await;
+    assert!(!b.is_leader());
+    assert_eq!(b.leader().as_deref(), Some("a"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn leader_of_a_standby_is_the_holder_of_an_expired_record_until_it_takes_over() {
+    let store = FakeLeases::new();
+    let hour_ago = Timestamp::now() - Duration::from_secs(3600);
+    store.put(lease_with(&LeaseRecord::created("ghost", 15, hour_ago)));
+    let b = elector(store.clone(), "b");
+    let _run = start(&b);
+    tokio::time::sleep(LEASE - RETRY).await;
+    assert_eq!(b.leader().as_deref(), Some("ghost"), "no liveness judged");
+    leading(&b).await;
+    assert_eq!(b.leader().as_deref(), Some("b"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn leader_follows_a_lease_lost_to_another_holder() {
+    let store = FakeLeases::new();
+    let a = elector(store.clone(), "a");
+    let _run = start(&a);
+    let term = leading(&a).await;
+    store.put(lease_with(&LeaseRecord::created(
+        "intruder",
+        15,
+        Timestamp::now(),
+    )));
+    term.cancelled().await;
+    assert_eq!(a.leader().as_deref(), Some("intruder"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn leader_is_none_once_the_lease_is_released_and_kept_when_it_is_not() {
+    let store = FakeLeases::new();
+    let a = elector(store.clone(), "a");
+    let run = start(&a);
+    leading(&a).await;
+    run.cancel.cancel();
+    run.task.await.unwrap();
+    assert_eq!(a.leader(), None, "the released record names no holder");
+
+    let store = FakeLeases::new();
+    let mut config = LeaderElectionConfig::new("lock", "default", "a");
+    config.release_on_cancel = false;
+    let a = LeaderElector::with_api(store.clone(), config).unwrap();
+    let run = start(&a);
+    leading(&a).await;
+    run.cancel.cancel();
+    run.task.await.unwrap();
+    assert!(!a.is_leader());
+    assert_eq!(
+        a.leader().as_deref(),
+        Some("a"),
+        "the record it last saw still names it"
+    );
+}

@@ -215,3 +215,36 @@ async fn default_controller_limiter_is_max_of_exponential_and_bucket() {
     limiter.forget(&0);
     assert_eq!(limiter.num_requeues(&0), 0);
 }
+
+#[test]
+fn default_item_based_doubles_from_1ms_to_the_1000s_cap() {
+    let limiter = default_item_based_rate_limiter::<&str>();
+    // 1 ms * 2^19 = 524.288 s, the last delay below the cap.
+    for i in 0..20 {
+        assert_eq!(limiter.when(&"a"), MS * (1 << i));
+    }
+    assert_eq!(limiter.when(&"a"), Duration::from_secs(1000));
+    assert_eq!(limiter.when(&"a"), Duration::from_secs(1000));
+    assert_eq!(limiter.num_requeues(&"a"), 22);
+}
+
+#[test]
+fn default_item_based_tracks_items_apart_and_forget_resets_one() {
+    let limiter = default_item_based_rate_limiter::<&str>();
+    limiter.when(&"a");
+    limiter.when(&"a");
+    assert_eq!(limiter.when(&"b"), MS);
+    limiter.forget(&"a");
+    assert_eq!(limiter.num_requeues(&"a"), 0);
+    assert_eq!(limiter.when(&"a"), MS);
+    assert_eq!(limiter.num_requeues(&"b"), 1);
+}
+
+#[test]
+fn default_item_based_has_no_overall_bucket() {
+    // The controller default's bucket (burst 100) would delay the 101st distinct item.
+    let limiter = default_item_based_rate_limiter::<u32>();
+    for item in 0..1000 {
+        assert_eq!(limiter.when(&item), MS);
+    }
+}
