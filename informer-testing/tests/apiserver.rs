@@ -6,6 +6,7 @@ mod apiserver {
     mod common;
 
     mod apply;
+    mod autoscaling;
     mod bounds;
     mod builtin_types;
     mod crds;

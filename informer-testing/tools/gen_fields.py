@@ -56,6 +56,7 @@ ROOTS = [
     "api.networking.v1.NetworkPolicy",
     "api.networking.v1.IngressClass",
     "api.autoscaling.v2.HorizontalPodAutoscaler",
+    "api.autoscaling.v1.HorizontalPodAutoscaler",
     "api.storage.v1.StorageClass",
     "api.scheduling.v1.PriorityClass",
     "api.apps.v1.ControllerRevision",

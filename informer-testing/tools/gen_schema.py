@@ -57,6 +57,7 @@ ROOTS = [
     "k8s.io.api.networking.v1.NetworkPolicy",
     "k8s.io.api.networking.v1.IngressClass",
     "k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler",
+    "k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler",
     "k8s.io.api.storage.v1.StorageClass",
     "k8s.io.api.scheduling.v1.PriorityClass",
     "k8s.io.api.apps.v1.ControllerRevision",

@@ -714,6 +714,14 @@ fn horizontal_pod_autoscaler(object: &mut Map<String, Value>) {
             let Some(rules) = child_of(behavior, key) else {
                 continue;
             };
+            // An empty list of policies gets the default ones too (`len(Policies) == 0`).
+            if rules
+                .get("policies")
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty)
+            {
+                rules.remove("policies");
+            }
             if let Value::Object(defaults) = defaults {
                 for (field, value) in defaults {
                     default_value(rules, &field, value);

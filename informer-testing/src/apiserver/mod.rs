@@ -20,7 +20,8 @@
 //!   ControllerRevisions, batch/v1 Jobs and CronJobs, coordination.k8s.io/v1 Leases, the
 //!   rbac.authorization.k8s.io/v1 kinds, networking.k8s.io/v1 Ingresses, IngressClasses and
 //!   NetworkPolicies, policy/v1 PodDisruptionBudgets, discovery.k8s.io/v1 EndpointSlices,
-//!   autoscaling/v2 HorizontalPodAutoscalers, storage.k8s.io/v1 StorageClasses,
+//!   autoscaling/v2 HorizontalPodAutoscalers (and autoscaling/v1, the same objects
+//!   converted), storage.k8s.io/v1 StorageClasses,
 //!   scheduling.k8s.io/v1 PriorityClasses, events.k8s.io/v1 Events (the core Events, converted
 //!   field by field), apiextensions.k8s.io/v1 CustomResourceDefinitions, and
 //!   every custom resource a CRD serves (with its short names, categories, verbs in the real
@@ -145,6 +146,7 @@ mod faults;
 mod fields;
 mod gc;
 mod go_json;
+mod hpa_v1;
 pub(crate) mod intercept;
 mod json_patch;
 mod namespaces;

@@ -428,6 +428,12 @@ impl ResourceType {
                 _ => object.clone(),
             };
         }
+        if super::hpa_v1::is_view(self) {
+            return match object.get("apiVersion").and_then(Value::as_str) {
+                Some("autoscaling/v2") => Object::new(super::hpa_v1::from_v2(object)),
+                _ => object.clone(),
+            };
+        }
         if self.version == self.storage_version
             || object.get("apiVersion").and_then(Value::as_str) == Some(self.api_version().as_str())
         {
@@ -444,6 +450,10 @@ impl ResourceType {
     pub(crate) fn to_storage(&self, object: &mut Value) {
         if super::events::is_view(self) {
             super::events::rename_to_core(object);
+            return;
+        }
+        if super::hpa_v1::is_view(self) {
+            *object = super::hpa_v1::to_v2(object);
             return;
         }
         if self.version == self.storage_version {
@@ -513,9 +523,16 @@ impl ResourceType {
     }
 
     /// The group and version of the built-in type whose objects this type serves converted
-    /// field by field (events.k8s.io/v1 Events are core v1 Events), if it is such a view.
+    /// field by field (events.k8s.io/v1 Events are core v1 Events, autoscaling/v1
+    /// HorizontalPodAutoscalers autoscaling/v2 ones), if it is such a view.
     pub(crate) fn stored_as(&self) -> Option<(&'static str, &'static str)> {
-        super::events::is_view(self).then_some(("", "v1"))
+        if super::events::is_view(self) {
+            Some(("", "v1"))
+        } else if super::hpa_v1::is_view(self) {
+            Some(("autoscaling", "v2"))
+        } else {
+            None
+        }
     }
 
     /// Whether a field selector field is supported. A cluster-scoped custom resource has no
@@ -585,10 +602,10 @@ impl Registry {
     /// coordination.k8s.io/v1 Leases; rbac.authorization.k8s.io/v1 Roles, RoleBindings,
     /// ClusterRoles, ClusterRoleBindings; networking.k8s.io/v1 Ingresses, IngressClasses,
     /// NetworkPolicies; policy/v1 PodDisruptionBudgets; discovery.k8s.io/v1 EndpointSlices;
-    /// autoscaling/v2 HorizontalPodAutoscalers (not autoscaling/v1: its objects are not the
-    /// v2 ones with another `apiVersion`, and the server converts built-in types no further);
-    /// storage.k8s.io/v1 StorageClasses; scheduling.k8s.io/v1 PriorityClasses; events.k8s.io/v1
-    /// Events (the core v1 Events, converted: [`super::events`]).
+    /// autoscaling/v2 HorizontalPodAutoscalers, and autoscaling/v1 ones (the v2 ones,
+    /// converted: [`super::hpa_v1`]); storage.k8s.io/v1 StorageClasses; scheduling.k8s.io/v1
+    /// PriorityClasses; events.k8s.io/v1 Events (the core v1 Events, converted:
+    /// [`super::events`]).
     pub(crate) fn builtin() -> Self {
         let pod_fields = [
             ("spec.nodeName", ""),
@@ -772,6 +789,17 @@ impl Registry {
             ResourceType::builtin(
                 "autoscaling",
                 "v2",
+                "HorizontalPodAutoscaler",
+                "horizontalpodautoscalers",
+                true,
+            )
+            .status()
+            .short(&["hpa"])
+            .all_category()
+            .generation(),
+            ResourceType::builtin(
+                "autoscaling",
+                "v1",
                 "HorizontalPodAutoscaler",
                 "horizontalpodautoscalers",
                 true,

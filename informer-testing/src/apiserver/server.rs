@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,6 +29,7 @@ use super::faults::{self, FaultState, RequestInfo, RestartMode, Verb};
 use super::fields;
 use super::gc::Propagation;
 use super::go_json;
+use super::hpa_v1;
 use super::intercept::{self, Interceptor};
 use super::namespaces;
 use super::openapi;
@@ -114,7 +115,7 @@ impl Shared {
         security: Security,
     ) -> Self {
         let store = Storage::new(settings.limits);
-        seed(&mut store.lock(), &registry, address.port());
+        seed(&mut store.lock(), &registry, address);
         let watch_cache_start = AtomicU64::new(store.revision());
         Self {
             store,
@@ -227,7 +228,7 @@ impl Shared {
             store.drop_watches();
             if mode == RestartMode::ResetData {
                 store.reset();
-                seed(&mut store, &self.registry.read(), self.address.port());
+                seed(&mut store, &self.registry.read(), self.address);
             }
         }
         if mode == RestartMode::ResetData {
@@ -266,9 +267,10 @@ impl Shared {
 
 /// What a fresh cluster holds: the default namespaces and their ServiceAccounts, and the
 /// `kubernetes` Service in `default` that kube-apiserver keeps (its port `443` targets the
-/// server's own, `port`).
-fn seed(store: &mut Store, registry: &Registry, port: u16) {
+/// server's own port), with its Endpoints and EndpointSlice.
+fn seed(store: &mut Store, registry: &Registry, address: SocketAddr) {
     seed_namespaces(store, registry);
+    let port = address.port();
     let Some(services) = registry.by_path("", "v1", "services") else {
         return;
     };
@@ -285,6 +287,52 @@ fn seed(store: &mut Store, registry: &Registry, port: u16) {
     });
     if let Err(err) = store.create(&services, Some("default"), body, false) {
         tracing::warn!(%err, "failed to create the kubernetes Service");
+    }
+    seed_endpoints(store, registry, address);
+}
+
+/// The `kubernetes` Service's Endpoints and EndpointSlice, as kube-apiserver's endpoint
+/// reconciler writes them (`pkg/controlplane/reconcilers/endpointsadapter.go`): the server's
+/// address (loopback when it listens on all addresses) and its port, named `https`; the
+/// Endpoints labelled `endpointslice.kubernetes.io/skip-mirror: "true"` (no mirrored slice),
+/// the slice `kubernetes.io/service-name: kubernetes` (and no `managed-by` label: no
+/// controller owns it), its endpoint ready.
+fn seed_endpoints(store: &mut Store, registry: &Registry, address: SocketAddr) {
+    let ip = match address.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    let address_type = if ip.is_ipv4() { "IPv4" } else { "IPv6" };
+    let ports = json!([{"name": "https", "port": address.port(), "protocol": "TCP"}]);
+    let endpoints = json!({
+        "metadata": {
+            "name": "kubernetes",
+            "namespace": "default",
+            "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"},
+        },
+        "subsets": [{"addresses": [{"ip": ip.to_string()}], "ports": ports}],
+    });
+    let slice = json!({
+        "metadata": {
+            "name": "kubernetes",
+            "namespace": "default",
+            "labels": {"kubernetes.io/service-name": "kubernetes"},
+        },
+        "addressType": address_type,
+        "endpoints": [{"addresses": [ip.to_string()], "conditions": {"ready": true}}],
+        "ports": ports,
+    });
+    for ((group, plural), body) in [
+        (("", "endpoints"), endpoints),
+        (("discovery.k8s.io", "endpointslices"), slice),
+    ] {
+        let Some(resource) = registry.by_path(group, "v1", plural) else {
+            continue;
+        };
+        if let Err(err) = store.create(&resource, Some("default"), body, false) {
+            tracing::warn!(%err, plural, "failed to create the kubernetes Service's endpoints");
+        }
     }
 }
 
@@ -1379,7 +1427,9 @@ fn handle_resource(
                 if let Some(err) = patch::decode_error(kind, &patch, &body, validation) {
                     return Err(err);
                 }
-                if kind == PatchKind::Apply {
+                // An autoscaling/v1 configuration is converted against the stored object
+                // (`hpa_v1::patch`), an events.k8s.io one renamed here.
+                if kind == PatchKind::Apply && !hpa_v1::is_view(&resource) {
                     resource.to_storage(&mut patch);
                 }
                 let mut store = shared.store.lock();
@@ -1393,7 +1443,12 @@ fn handle_resource(
                         name,
                     )?;
                 }
-                let patched = events::patch(
+                let patch_view = if hpa_v1::is_view(&resource) {
+                    hpa_v1::patch
+                } else {
+                    events::patch
+                };
+                let patched = patch_view(
                     &mut store,
                     &resource,
                     &storage,

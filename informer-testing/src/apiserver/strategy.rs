@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 use super::crd;
 use super::defaults;
 use super::fields::{self, Writer};
+use super::hpa_v1;
 use super::pods;
 use super::resource::ResourceType;
 use super::schema::Schema;
@@ -95,6 +96,11 @@ fn decode(resource: &ResourceType, object: &mut Value) {
     }
     defaults::apply(resource, object);
     defaults::apply_more_kinds(resource, object);
+    if hpa_v1::is_autoscaler(resource) {
+        // The conversion to the internal type drops autoscaling/v1's round-trip annotations,
+        // whichever version was written (`Convert_v2_HorizontalPodAutoscaler_To_...`).
+        hpa_v1::drop_round_trip_annotations(object);
+    }
     if resource.custom {
         // apiextensions coerces a custom resource's metadata through `metav1.ObjectMeta`
         // (`schema/objectmeta`): its empty `omitempty` fields (`labels: {}`,

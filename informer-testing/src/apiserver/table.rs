@@ -560,6 +560,12 @@ fn cells(resource: &ResourceType, object: &Value) -> Vec<Value> {
         }
         ("", "Event") => event_cells(object, name),
         (super::events::GROUP, "Event") => event_cells(&super::events::to_core(object), name),
+        // The printer reads the internal (v2) shape.
+        ("autoscaling", "HorizontalPodAutoscaler") if super::hpa_v1::is_view(resource) => {
+            let stored = super::hpa_v1::to_v2(object);
+            more_printers::cells("autoscaling", "HorizontalPodAutoscaler", &stored, name, age)
+                .unwrap_or_default()
+        }
         (group, kind) => printers::cells(group, kind, object, name.clone(), age.clone())
             .or_else(|| more_printers::cells(group, kind, object, name.clone(), age.clone()))
             .unwrap_or(vec![name, age]),

@@ -17,6 +17,7 @@
 //! | ConfigMap, Secret | once `immutable` is true, `data`, `binaryData` and `immutable` stay; keys are config keys, values at most 1 MiB together (`data`) |
 //! | Secret | the keys or annotation its `type` needs (`data`) |
 //! | Event | `legacyValidateEvent` (`events`) |
+//! | HorizontalPodAutoscaler | `ValidateHorizontalPodAutoscaler` and its update and status update checks, on the stored (v2) shape: replicas bounds, the target reference, the metrics, the behavior (`autoscaling`) |
 //! | Pod, StatefulSet, Job, RoleBinding, ClusterRoleBinding | an update changes only what the type lets change (`updates`: a Pod's images, a StatefulSet's replicas and template, a binding never its `roleRef`, ...) |
 
 use std::collections::HashSet;
@@ -73,6 +74,9 @@ pub(crate) fn validate_create(resource: &ResourceType, object: &Value) -> Result
     name(resource, name_of(object), &mut errors);
     metadata(object, &mut errors);
     spec(resource, object, &mut errors);
+    if super::hpa_v1::is_autoscaler(resource) {
+        autoscaling::horizontal_pod_autoscaler(object, None, &mut errors);
+    }
     custom(resource, object, &mut errors);
     if crd::is_definition(resource) {
         errors.extend(crd::validation::validate(object, None));
@@ -90,6 +94,9 @@ pub(crate) fn validate_update(
     metadata(new, &mut errors);
     no_new_finalizers(old, new, &mut errors);
     spec(resource, new, &mut errors);
+    if super::hpa_v1::is_autoscaler(resource) {
+        autoscaling::horizontal_pod_autoscaler(new, Some(old), &mut errors);
+    }
     immutability(resource, old, new, &mut errors);
     updates::spec_updates(resource, old, new, &mut errors);
     custom(resource, new, &mut errors);
@@ -520,6 +527,7 @@ fn immutability(resource: &ResourceType, old: &Value, new: &Value, errors: &mut 
     }
 }
 
+mod autoscaling;
 mod data;
 mod updates;
 

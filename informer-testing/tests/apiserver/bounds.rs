@@ -57,8 +57,9 @@ async fn history_is_bounded_by_bytes_and_older_versions_are_gone() {
         "40 changes of 512 KiB do not fit 4 MiB: {stats:?}"
     );
     assert_eq!(
-        stats.objects, 10,
-        "4 namespaces, their default ServiceAccounts, the kubernetes Service and the ConfigMap"
+        stats.objects, 12,
+        "4 namespaces, their default ServiceAccounts, the kubernetes Service, its Endpoints and \
+         EndpointSlice, and the ConfigMap"
     );
     let mut events = api
         .watch(&WatchParams::default(), &first)

@@ -79,6 +79,14 @@ async fn discovery_lists_the_new_kinds_with_their_scope_names_and_subresources()
             &["status"],
         ),
         (
+            "autoscaling/v1",
+            "horizontalpodautoscalers",
+            true,
+            &["hpa"],
+            &["all"],
+            &["status"],
+        ),
+        (
             "storage.k8s.io/v1",
             "storageclasses",
             false,
@@ -144,7 +152,8 @@ async fn discovery_lists_the_new_kinds_with_their_scope_names_and_subresources()
         want.sort_unstable();
         assert_eq!(found, want, "{plural} subresources");
     }
-    // HorizontalPodAutoscalers are served as autoscaling/v2 only.
+    // HorizontalPodAutoscalers are served as autoscaling/v2, and as autoscaling/v1 (the same
+    // objects, converted: `autoscaling.rs`), v2 preferred.
     let autoscaling = within(client.list_api_groups()).await.unwrap();
     let group = autoscaling
         .groups
@@ -152,7 +161,7 @@ async fn discovery_lists_the_new_kinds_with_their_scope_names_and_subresources()
         .find(|g| g.name == "autoscaling")
         .unwrap();
     let versions: Vec<&str> = group.versions.iter().map(|v| v.version.as_str()).collect();
-    assert_eq!(versions, ["v2"]);
+    assert_eq!(versions, ["v2", "v1"]);
 }
 
 #[tokio::test]
@@ -295,9 +304,10 @@ async fn namespaced_kinds_create_get_and_list_through_typed_apis() {
     .unwrap();
 
     let list = ListParams::default();
+    // Beside the kubernetes Service's, which a cluster has.
     assert_eq!(
         names(&within(endpoints.list(&list)).await.unwrap().items),
-        ["web"]
+        ["kubernetes", "web"]
     );
     assert_eq!(
         names(&within(quotas.list(&list)).await.unwrap().items),
@@ -313,7 +323,7 @@ async fn namespaced_kinds_create_get_and_list_through_typed_apis() {
     );
     assert_eq!(
         names(&within(slices.list(&list)).await.unwrap().items),
-        ["web-abc"]
+        ["kubernetes", "web-abc"]
     );
     assert_eq!(
         names(&within(policies.list(&list)).await.unwrap().items),
@@ -721,4 +731,88 @@ async fn core_endpoints_requests_carry_the_deprecation_warning() {
     .await;
     assert_eq!(slices.status, 200);
     assert_eq!(slices.header("warning"), None);
+}
+
+/// A cluster's `kubernetes` Service comes with the Endpoints and the EndpointSlice that
+/// kube-apiserver's endpoint reconciler keeps (`pkg/controlplane/reconcilers/
+/// endpointsadapter.go`): the server's address and port, named `https`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kubernetes_service_has_its_endpoints_and_endpoint_slice() {
+    let Some((server, kubectl)) = started().await else {
+        return;
+    };
+    let client = server.client();
+    let port = i32::from(server.address().port());
+    let ip = server.address().ip().to_string();
+    let services: Api<Service> = Api::default_namespaced(client.clone());
+    let service = within(services.get("kubernetes")).await.unwrap();
+    let service_port = &service.spec.unwrap().ports.unwrap()[0];
+    assert_eq!(
+        (service_port.name.as_deref(), service_port.port),
+        (Some("https"), 443)
+    );
+
+    let endpoints: Api<Endpoints> = Api::default_namespaced(client.clone());
+    let kubernetes = within(endpoints.get("kubernetes")).await.unwrap();
+    assert_eq!(
+        kubernetes.metadata.labels.unwrap()["endpointslice.kubernetes.io/skip-mirror"],
+        "true"
+    );
+    let subset = &kubernetes.subsets.unwrap()[0];
+    assert_eq!(subset.addresses.as_ref().unwrap()[0].ip, ip);
+    let endpoint_port = &subset.ports.as_ref().unwrap()[0];
+    assert_eq!(
+        (
+            endpoint_port.name.as_deref(),
+            endpoint_port.port,
+            endpoint_port.protocol.as_deref()
+        ),
+        (Some("https"), port, Some("TCP"))
+    );
+
+    let slices: Api<EndpointSlice> = Api::default_namespaced(client.clone());
+    let listed =
+        within(slices.list(&ListParams::default().labels("kubernetes.io/service-name=kubernetes")))
+            .await
+            .unwrap();
+    assert_eq!(names(&listed.items), ["kubernetes"]);
+    let slice = &listed.items[0];
+    assert_eq!(slice.address_type, "IPv4");
+    assert_eq!(slice.endpoints[0].addresses, std::slice::from_ref(&ip));
+    assert_eq!(
+        slice.endpoints[0].conditions.as_ref().unwrap().ready,
+        Some(true)
+    );
+    let slice_port = &slice.ports.as_ref().unwrap()[0];
+    assert_eq!(
+        (slice_port.name.as_deref(), slice_port.port),
+        (Some("https"), Some(port))
+    );
+    let labels = slice.metadata.labels.clone().unwrap();
+    assert_eq!(labels.len(), 1, "{labels:?}");
+
+    let out = kubectl
+        .ok(&["get", "endpoints,endpointslices", "-n", "default"])
+        .await;
+    let address = format!("{ip}:{port}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("endpoints/kubernetes") && l.contains(&address)),
+        "{out}"
+    );
+    assert!(
+        out.lines().any(|l| {
+            let cells: Vec<&str> = l.split_whitespace().collect();
+            cells.len() > 4
+                && cells[..4]
+                    == [
+                        "endpointslice.discovery.k8s.io/kubernetes",
+                        "IPv4",
+                        &port.to_string(),
+                        &ip,
+                    ]
+        }),
+        "{out}"
+    );
+    kubectl.cleanup();
 }

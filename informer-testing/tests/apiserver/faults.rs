@@ -641,9 +641,10 @@ async fn restart_closes_connections_and_keeps_the_address() {
     server.faults().restart(RestartMode::ResetData);
     assert!(retrying(async || pods.get_opt("a").await).await.is_none());
     // The lost data counts as one revision, then the namespaces, their default
-    // ServiceAccounts and the kubernetes Service are recreated.
+    // ServiceAccounts, the kubernetes Service and its Endpoints and EndpointSlice are
+    // recreated.
     assert_eq!(
         server.compacted_resource_version(),
-        server.resource_version() - 9
+        server.resource_version() - 11
     );
 }
