@@ -58,6 +58,7 @@ pub use informer_core::*;
 pub use informer_derive::{Controller, ControllerSpec, View, indexer};
 pub use informer_runtime::view;
 
+pub mod client_go;
 pub mod derive;
 
 /// The names a controller author needs most, for `use informer::prelude::*;`.

@@ -8,7 +8,7 @@
 //! | --- | --- |
 //! | [`lister_watcher`] | source: `kube::Api` ([`KubeListerWatcher`]) |
 //! | [`reflector`] | list + watch into a FIFO, with relists and backoff |
-//! | [`informer`] | pops the FIFO into the cache, one task per handler; [`wait_for_cache_sync`](informer::wait_for_cache_sync) |
+//! | [`informer`] | pops the FIFO into the cache, one task per handler; [`wait_for_cache_sync`] |
 //! | [`compact_store`] | an extra cache backend: [`CompactStore`](compact_store::CompactStore) |
 //! | [`view`] | caching only the fields you read: [`View`](view::View) |
 //! | [`factory`] | one shared informer per type, namespace and selectors |
@@ -100,7 +100,9 @@ pub mod __derive {
     }
 }
 pub use factory::{InformerFactory, InformerParams};
-pub use informer::{CancellationToken, SharedIndexInformer, wait_for_cache_sync};
+pub use informer::{
+    CancellationToken, SharedIndexInformer, wait_for_cache_sync, wait_for_named_cache_sync,
+};
 pub use lister::{Lister, NamespacedLister};
 pub use lister_watcher::{KubeListerWatcher, MetadataListerWatcher};
 pub use manager::Manager;

@@ -370,6 +370,19 @@ impl Action {
         Action::Done
     }
 
+    /// [`Action::Done`], by kube-runtime's name: wait for the next change. (kube-runtime's
+    /// `Action::requeue(d)` is [`requeue_after`](Self::requeue_after) here;
+    /// [`requeue`](Self::requeue) is controller-runtime's `Requeue: true`, after the key's
+    /// backoff.)
+    ///
+    /// ```
+    /// # use informer_runtime::controller::Action;
+    /// assert_eq!(Action::await_change(), Action::Done);
+    /// ```
+    pub fn await_change() -> Self {
+        Action::Done
+    }
+
     /// [`Action::RequeueAfter`] with `delay`.
     ///
     /// ```
@@ -381,7 +394,9 @@ impl Action {
         Action::RequeueAfter(delay)
     }
 
-    /// [`Action::Requeue`]: reconcile again after the key's rate-limited backoff.
+    /// [`Action::Requeue`]: reconcile again after the key's rate-limited backoff. Not
+    /// kube-runtime's `Action::requeue(d)`, which takes a delay: that is
+    /// [`requeue_after`](Self::requeue_after).
     ///
     /// ```
     /// # use informer_runtime::controller::Action;
