@@ -93,7 +93,10 @@
 //!
 //! `f` is `fn(&Parent) -> R`, or `fn(&Parent, &Context<Self>) -> R` to read the context's
 //! listers, where `R` is `Vec<T>`, `Option<T>` (at most one), or a `Result` of either (an
-//! error fails the reconcile, and it is retried). A `reconcile`, if written, runs after
+//! error fails the reconcile and leaves the existing children as they are; it is retried,
+//! unless it is a [`ReconcileError::terminal`](crate::runtime::ReconcileError::terminal),
+//! say for a spec only its author can fix, which waits for the parent's next change). An
+//! empty `Vec` or `None` deletes the existing children. A `reconcile`, if written, runs after
 //! the children are in line (say, to write the parent's status); a controller whose
 //! children are all it does writes `impl Reconcile for Name {}`.
 //!

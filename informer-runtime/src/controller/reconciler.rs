@@ -573,6 +573,44 @@ impl<E: StdError + Send + Sync + 'static> From<E> for ReconcileError {
     }
 }
 
+/// A `ReconcileError` where a boxed error is wanted (a children function's `Result`, say):
+/// the error, with its kind kept for the library to read back (a terminal error stays
+/// terminal). Its `Display` is the error's.
+///
+/// ```
+/// # use informer_runtime::controller::{BoxError, ReconcileError};
+/// let boxed: BoxError = ReconcileError::terminal("replicas must be positive").into();
+/// assert_eq!(boxed.to_string(), "replicas must be positive");
+/// ```
+impl From<ReconcileError> for BoxError {
+    fn from(error: ReconcileError) -> Self {
+        Box::new(KindedError(error))
+    }
+}
+
+/// A [`ReconcileError`] as a `std::error::Error` (see its `From` for [`BoxError`]).
+#[derive(Debug)]
+pub(crate) struct KindedError(ReconcileError);
+
+impl KindedError {
+    /// The kind of the error it carries.
+    pub(crate) fn kind(&self) -> ErrorKind {
+        self.0.kind()
+    }
+}
+
+impl fmt::Display for KindedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl StdError for KindedError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        Some(self.0.as_error())
+    }
+}
+
 /// The error's own words, except that an API server's error (`kube::Error::Api`) is
 /// in one line: `configmaps "a" not found (404 NotFound)`.
 impl fmt::Display for ReconcileError {
@@ -590,12 +628,6 @@ impl fmt::Debug for ReconcileError {
             .field("kind", &self.kind)
             .field("error", &self.error)
             .finish()
-    }
-}
-
-impl From<ReconcileError> for BoxError {
-    fn from(e: ReconcileError) -> Self {
-        e.error
     }
 }
 

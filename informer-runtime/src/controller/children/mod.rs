@@ -37,7 +37,7 @@ use std::sync::Arc;
 use informer_core::ObjectKey;
 use k8s_openapi::api::core::v1::ObjectReference;
 
-use super::reconciler::{BoxError, ErrorKind, ReconcileError};
+use super::reconciler::{BoxError, ErrorKind, KindedError, ReconcileError};
 use super::spec::NotBuilt;
 use super::{Action, Context, ContextCell, ControllerSpec, KeyReconciler};
 use crate::api_error::brief;
@@ -49,11 +49,13 @@ pub(crate) use sync::{ChildSet, DesiredFn, SyncChildren};
 
 /// What a function computing children may return: `Vec<C>`, `Option<C>` (one child, or
 /// none), or a `Result` of either whose error converts into a boxed error (computing the
-/// children failed: the reconcile fails, transiently).
+/// children failed: the reconcile fails, transiently) or is a [`ReconcileError`] (failing
+/// as its kind says: [`ReconcileError::terminal`] is not retried until the parent changes).
 ///
 /// An empty `Vec` or `None` means "no children": existing ones are deleted. To leave them
 /// as they are (a spec that cannot be read, say), return an error instead: nothing is
-/// applied or deleted, and the reconcile is retried with backoff.
+/// applied or deleted, and the reconcile is retried with backoff, or not at all for a
+/// terminal error.
 ///
 /// ```
 /// use informer_runtime::controller::IntoChildren;
@@ -528,8 +530,11 @@ impl ChildrenError {
     /// what is declared cannot.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            ChildrenError::Desired { .. }
-            | ChildrenError::Status { .. }
+            ChildrenError::Desired { source, .. } => match source.downcast_ref::<KindedError>() {
+                Some(kinded) => kinded.kind(),
+                None => ErrorKind::Transient,
+            },
+            ChildrenError::Status { .. }
             | ChildrenError::StatusWrite { .. }
             | ChildrenError::NoClient
             | ChildrenError::Apply { .. }

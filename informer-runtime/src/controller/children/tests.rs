@@ -65,6 +65,31 @@ fn mistakes_in_what_is_declared_are_terminal_and_failed_requests_transient() {
 }
 
 #[test]
+fn a_children_function_failing_with_a_reconcile_error_keeps_its_kind() {
+    let desired = |result: Result<Vec<ConfigMap>, ReconcileError>| ChildrenError::Desired {
+        kind: "ConfigMap".into(),
+        source: result.into_children().unwrap_err(),
+    };
+    let terminal = desired(Err(ReconcileError::terminal("replicas must be positive")));
+    assert_eq!(terminal.kind(), ErrorKind::Terminal);
+    assert_eq!(
+        terminal.to_string(),
+        "computing the ConfigMap children failed: replicas must be positive"
+    );
+    assert!(terminal.into_reconcile_error().is_terminal());
+    let transient = desired(Err(ReconcileError::transient(
+        "the template is not cached yet",
+    )));
+    assert_eq!(transient.kind(), ErrorKind::Transient);
+    // A `?` on any other error inside the function stays transient.
+    let parsed: Result<Vec<ConfigMap>, ReconcileError> = "x"
+        .parse::<u32>()
+        .map(|_| vec![])
+        .map_err(ReconcileError::from);
+    assert_eq!(desired(parsed).kind(), ErrorKind::Transient);
+}
+
+#[test]
 fn an_api_error_reads_in_one_line_and_stays_the_source() {
     let status = kube::core::Status {
         code: 500,
