@@ -295,7 +295,25 @@ impl<K: Resource + Clone + Send + Sync + 'static> MemoryListerWatcher<K> {
     ///
     /// # Errors
     /// `400 BadRequest` if `obj` has no key, `409 AlreadyExists` if its key exists.
-    pub fn try_create(&self, mut obj: K) -> Result<String, ListWatchError> {
+    pub fn try_create(&self, obj: K) -> Result<String, ListWatchError> {
+        self.create_as(obj, Broadcast::Yes)
+    }
+
+    /// Creates `obj` as [`create`](Self::create) does, but the open watches are not told:
+    /// the change is in lists, and in watches started later from an earlier version
+    /// (client-go's `FakeControllerSource.AddDropWatch`, a watch that missed an event). A
+    /// relist or a new watch is how an informer learns of it.
+    ///
+    /// # Panics
+    /// As [`create`](Self::create).
+    pub fn create_dropping_watch(&self, obj: K) -> String {
+        match self.create_as(obj, Broadcast::No) {
+            Ok(rv) => rv,
+            Err(e) => panic!("MemoryListerWatcher::create_dropping_watch: {e}"),
+        }
+    }
+
+    fn create_as(&self, mut obj: K, broadcast: Broadcast) -> Result<String, ListWatchError> {
         let key = self.key(&obj)?;
         let mut st = self.lock();
         if st.objects.contains_key(&key) {
@@ -310,13 +328,16 @@ impl<K: Resource + Clone + Send + Sync + 'static> MemoryListerWatcher<K> {
         set_rv(&mut obj, rv);
         let obj = Arc::new(obj);
         st.objects.insert(key.clone(), obj.clone());
-        st.emit(Event {
-            rv,
-            kind: Kind::Added,
-            key,
-            obj,
-            prev: None,
-        });
+        st.emit(
+            Event {
+                rv,
+                kind: Kind::Added,
+                key,
+                obj,
+                prev: None,
+            },
+            broadcast,
+        );
         Ok(rv.to_string())
     }
 
@@ -351,7 +372,24 @@ impl<K: Resource + Clone + Send + Sync + 'static> MemoryListerWatcher<K> {
     ///
     /// # Errors
     /// `400 BadRequest` if `obj` has no key, `404 NotFound` if no object has its key.
-    pub fn try_update(&self, mut obj: K) -> Result<String, ListWatchError> {
+    pub fn try_update(&self, obj: K) -> Result<String, ListWatchError> {
+        self.update_as(obj, Broadcast::Yes)
+    }
+
+    /// Updates as [`update`](Self::update) does, but the open watches are not told
+    /// (client-go's `FakeControllerSource.ModifyDropWatch`; see
+    /// [`create_dropping_watch`](Self::create_dropping_watch)).
+    ///
+    /// # Panics
+    /// As [`update`](Self::update).
+    pub fn update_dropping_watch(&self, obj: K) -> String {
+        match self.update_as(obj, Broadcast::No) {
+            Ok(rv) => rv,
+            Err(e) => panic!("MemoryListerWatcher::update_dropping_watch: {e}"),
+        }
+    }
+
+    fn update_as(&self, mut obj: K, broadcast: Broadcast) -> Result<String, ListWatchError> {
         let key = self.key(&obj)?;
         let mut st = self.lock();
         let Some(prev) = st.objects.get(&key).cloned() else {
@@ -366,13 +404,16 @@ impl<K: Resource + Clone + Send + Sync + 'static> MemoryListerWatcher<K> {
         set_rv(&mut obj, rv);
         let obj = Arc::new(obj);
         st.objects.insert(key.clone(), obj.clone());
-        st.emit(Event {
-            rv,
-            kind: Kind::Modified,
-            key,
-            obj,
-            prev: Some(prev),
-        });
+        st.emit(
+            Event {
+                rv,
+                kind: Kind::Modified,
+                key,
+                obj,
+                prev: Some(prev),
+            },
+            broadcast,
+        );
         Ok(rv.to_string())
     }
 
@@ -394,19 +435,47 @@ impl<K: Resource + Clone + Send + Sync + 'static> MemoryListerWatcher<K> {
     /// assert_eq!(lw.delete(&key), None);
     /// ```
     pub fn delete(&self, key: &ObjectKey) -> Option<String> {
+        self.delete_as(key, Broadcast::Yes)
+    }
+
+    /// Deletes as [`delete`](Self::delete) does, but the open watches are not told
+    /// (client-go's `FakeControllerSource.DeleteDropWatch`; see
+    /// [`create_dropping_watch`](Self::create_dropping_watch)): an informer learns of it
+    /// at its next relist, as a delete whose final state is unknown.
+    ///
+    /// ```
+    /// use informer_core::ListerWatcher;
+    /// use informer_testing::MemoryListerWatcher;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let lw = MemoryListerWatcher::<ConfigMap>::new();
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("a".into());
+    /// lw.create(cm);
+    /// assert_eq!(lw.delete_dropping_watch(&informer_core::ObjectKey::cluster("a")).as_deref(), Some("3"));
+    /// assert!(lw.is_empty());
+    /// ```
+    pub fn delete_dropping_watch(&self, key: &ObjectKey) -> Option<String> {
+        self.delete_as(key, Broadcast::No)
+    }
+
+    fn delete_as(&self, key: &ObjectKey, broadcast: Broadcast) -> Option<String> {
         let mut st = self.lock();
         let prev = st.objects.remove(key)?;
         st.rv += 1;
         let rv = st.rv;
         let mut last = (*prev).clone();
         set_rv(&mut last, rv);
-        st.emit(Event {
-            rv,
-            kind: Kind::Deleted,
-            key: key.clone(),
-            obj: Arc::new(last),
-            prev: Some(prev),
-        });
+        st.emit(
+            Event {
+                rv,
+                kind: Kind::Deleted,
+                key: key.clone(),
+                obj: Arc::new(last),
+                prev: Some(prev),
+            },
+            broadcast,
+        );
         Some(rv.to_string())
     }
 
@@ -812,11 +881,13 @@ impl<K: Resource + Clone + Send + Sync + 'static> ListerWatcher<K> for MemoryLis
 }
 
 impl<K: Resource + Clone> State<K> {
-    fn emit(&mut self, ev: Event<K>) {
-        self.watchers.retain(|w| match translate(&ev, &w.filter) {
-            Some(event) => w.tx.send(Ok(event)).is_ok(),
-            None => !w.tx.is_closed(),
-        });
+    fn emit(&mut self, ev: Event<K>, broadcast: Broadcast) {
+        if broadcast == Broadcast::Yes {
+            self.watchers.retain(|w| match translate(&ev, &w.filter) {
+                Some(event) => w.tx.send(Ok(event)).is_ok(),
+                None => !w.tx.is_closed(),
+            });
+        }
         self.history.push_back(ev);
         self.trim_history();
     }
@@ -848,6 +919,13 @@ impl<K: Resource + Clone> State<K> {
         }
         objects
     }
+}
+
+/// Whether a change is sent to the open watches (`No`: a watch that missed it).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Broadcast {
+    Yes,
+    No,
 }
 
 /// What a watcher with `filter` sees of `ev`: objects entering the selection are added,

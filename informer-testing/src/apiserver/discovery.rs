@@ -208,6 +208,15 @@ fn resource_docs(t: &ResourceType) -> Vec<Value> {
             &["create", "get"],
         ));
     }
+    if t.group.is_empty() && matches!(t.plural.as_str(), "pods" | "services" | "nodes") {
+        docs.push(json!({
+            "name": format!("{}/proxy", t.plural),
+            "singularName": "",
+            "namespaced": t.namespaced,
+            "kind": format!("{}ProxyOptions", t.kind),
+            "verbs": ["create", "delete", "get", "patch", "update"],
+        }));
+    }
     if super::service_accounts::is_service_account(t) {
         docs.push(posted(
             "serviceaccounts/token",
@@ -243,11 +252,26 @@ pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> 
     if !registry.serves_group_version(group, version) && !super::reviews::serves(group, version) {
         return None;
     }
-    let resources: Vec<Value> = registry
-        .types()
-        .iter()
-        .filter(|t| t.group == group && t.version == version)
-        .flat_map(|t| resource_docs(t))
+    // The core group's legacy `bindings` resource (create-only, `LegacyBindingREST`) comes
+    // first, as the real list is sorted by name.
+    let legacy_bindings = (group.is_empty() && version == "v1").then(|| {
+        json!({
+            "name": "bindings",
+            "singularName": "binding",
+            "namespaced": true,
+            "kind": "Binding",
+            "verbs": ["create"],
+        })
+    });
+    let resources: Vec<Value> = legacy_bindings
+        .into_iter()
+        .chain(
+            registry
+                .types()
+                .iter()
+                .filter(|t| t.group == group && t.version == version)
+                .flat_map(|t| resource_docs(t)),
+        )
         .chain(super::reviews::discovery_docs(group, version))
         .collect();
     let group_version = if group.is_empty() {

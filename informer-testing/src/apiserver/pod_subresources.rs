@@ -6,8 +6,13 @@
 //!   without), as a Pod with no node answers empty; `tailLines` and `limitBytes` apply;
 //! - `exec`, `attach`, `portforward`: 400 `pod <name> does not have a host assigned` for a
 //!   Pod with no node, and otherwise 500, as a cluster whose kubelet cannot be dialled;
-//! - `binding` (a `Binding` POSTed by a scheduler): sets `spec.nodeName` and the
-//!   `PodScheduled` condition; 409 for a Pod already bound or being deleted.
+//! - `binding` (a `Binding` POSTed by a scheduler, to the subresource or to the legacy
+//!   `bindings` resource): sets `spec.nodeName`, copies the Binding's annotations and labels
+//!   and sets the `PodScheduled` condition; 409 for a Pod already bound, being deleted or
+//!   gated, or (the subresource) whose `uid` or `resourceVersion` is not the Binding's;
+//! - `proxy` of Pods, Services and Nodes: answered as a cluster whose Pod and node network
+//!   cannot be reached (400 `address not allowed` for a Pod without an IP, 503 for the rest,
+//!   404 and 503 for a Service without Endpoints or without addresses).
 //!
 //! [`TestApiServer::set_pod_log`]: crate::TestApiServer::set_pod_log
 
@@ -118,13 +123,126 @@ pub(crate) fn stream_error(pod: &Value) -> ApiError {
     }
 }
 
-/// The Pod a `Binding` to a node makes of `pod` (`assignPod`): its node set and the
-/// `PodScheduled` condition true; 409 if it is bound already or being deleted.
-pub(crate) fn bind(pod: &Value, binding: &Value) -> Result<Value, ApiError> {
-    let name = pod
+/// The checks `BindingREST.Create` makes of a posted `Binding` before it looks at the Pod
+/// (`pkg/registry/core/pod/storage/storage.go`): the name in the URL must be the Binding's
+/// (400), and `ValidatePodBinding`'s errors come back as the plain Go error they are (500,
+/// no reason: `target.name: Required value`). `url_name` is `None` for the legacy
+/// `bindings` resource, which takes the name from the Binding.
+pub(crate) fn check_binding(binding: &Value, url_name: Option<&str>) -> Result<(), ApiError> {
+    let name = binding
         .pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or("");
+    if url_name.is_some_and(|url| url != name) {
+        return Err(ApiError::bad_request(
+            "name in URL does not match name in Binding object",
+        ));
+    }
+    let text = |pointer: &str| {
+        binding
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    let mut errors = Vec::new();
+    let kind = text("/target/kind");
+    if !kind.is_empty() && kind != "Node" {
+        errors.push(
+            super::FieldError::not_supported("target.kind", kind, &["Node", "<empty>"]).to_string(),
+        );
+    }
+    if text("/target/name").is_empty() {
+        errors.push(super::FieldError::required("target.name", "").to_string());
+    }
+    match errors.as_slice() {
+        [] => {}
+        [only] => return Err(ApiError::new(StatusReason::Unknown, only.clone())),
+        all => {
+            return Err(ApiError::new(
+                StatusReason::Unknown,
+                format!("[{}]", all.join(", ")),
+            ));
+        }
+    }
+    if name.is_empty() {
+        // `NamespaceKeyFunc` refuses the empty name the legacy resource passes on.
+        return Err(ApiError::bad_request("Name parameter required."));
+    }
+    Ok(())
+}
+
+/// The labels the `PodTopologyLabels` admission plugin (on by default since 1.35) copies from
+/// the target Node onto a Binding posted to a Pod's `binding` subresource: the Node's
+/// `topology.k8s.io/zone` and `topology.k8s.io/region`, where the Binding has none of its own.
+pub(crate) fn add_topology_labels(binding: &mut Value, node: Option<&Value>) {
+    let Some(node_labels) = node
+        .and_then(|n| n.pointer("/metadata/labels"))
+        .and_then(Value::as_object)
+    else {
+        return;
+    };
+    if binding.pointer("/target/kind").and_then(Value::as_str) != Some("Node") {
+        return;
+    }
+    for key in ["topology.k8s.io/zone", "topology.k8s.io/region"] {
+        let Some(value) = node_labels.get(key) else {
+            continue;
+        };
+        if !binding["metadata"].is_object() {
+            binding["metadata"] = json!({});
+        }
+        let labels = &mut binding["metadata"]["labels"];
+        if !labels.is_object() {
+            *labels = json!({});
+        }
+        if labels.get(key).is_none() {
+            labels[key] = value.clone();
+        }
+    }
+}
+
+/// The Pod a `Binding` to a node makes of `pod` (`setPodNodeAndMetadata`): its node set, its
+/// nominated node cleared, the Binding's annotations and labels copied over the Pod's and the
+/// `PodScheduled` condition true; 409 for a Pod already bound, being deleted or still gated
+/// by `schedulingGates`. With `preconditions` (the `binding` subresource, which keeps the
+/// posted metadata; the legacy `bindings` resource wipes it), the Binding's `uid` and
+/// `resourceVersion` must be the Pod's (409, in the storage's words).
+pub(crate) fn bind(pod: &Value, binding: &Value, preconditions: bool) -> Result<Value, ApiError> {
+    let text = |value: &Value, pointer: &str| -> String {
+        value
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let name = text(pod, "/metadata/name");
+    if preconditions {
+        let namespace = text(pod, "/metadata/namespace");
+        let storage_conflict = |why: String| {
+            ApiError::conflict(
+                "pods",
+                &name,
+                &format!(
+                    "StorageError: invalid object, Code: 4, Key: /registry/pods/{namespace}/{name}, ResourceVersion: 0, AdditionalErrorMsg: {why}"
+                ),
+            )
+        };
+        let (uid, actual_uid) = (text(binding, "/metadata/uid"), text(pod, "/metadata/uid"));
+        if !uid.is_empty() && uid != actual_uid {
+            return Err(storage_conflict(format!(
+                "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual_uid}"
+            )));
+        }
+        let (version, actual_version) = (
+            text(binding, "/metadata/resourceVersion"),
+            text(pod, "/metadata/resourceVersion"),
+        );
+        if !version.is_empty() && version != actual_version {
+            return Err(storage_conflict(format!(
+                "Precondition failed: ResourceVersion in precondition: {version}, ResourceVersion in object meta: {actual_version}"
+            )));
+        }
+    }
     let conflict = |why: String| {
         ApiError::new(
             StatusReason::Conflict,
@@ -132,17 +250,7 @@ pub(crate) fn bind(pod: &Value, binding: &Value) -> Result<Value, ApiError> {
         )
         .with_details(json!({"name": name, "kind": "pods/binding"}))
     };
-    let target = binding
-        .pointer("/target/name")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    if target.is_empty() {
-        return Err(ApiError::invalid_fields(
-            "Binding",
-            name,
-            vec![super::FieldError::required("target.name", "")],
-        ));
-    }
+    let target = text(binding, "/target/name");
     if pod
         .pointer("/metadata/deletionTimestamp")
         .is_some_and(|t| !t.is_null())
@@ -151,31 +259,294 @@ pub(crate) fn bind(pod: &Value, binding: &Value) -> Result<Value, ApiError> {
             "pod {name} is being deleted, cannot be assigned to a host"
         )));
     }
-    if let Some(node) = pod
-        .pointer("/spec/nodeName")
-        .and_then(Value::as_str)
-        .filter(|n| !n.is_empty())
-    {
+    let node = text(pod, "/spec/nodeName");
+    if !node.is_empty() {
         return Err(conflict(format!(
             "pod {name} is already assigned to node \"{node}\""
         )));
     }
+    if pod
+        .pointer("/spec/schedulingGates")
+        .and_then(Value::as_array)
+        .is_some_and(|gates| !gates.is_empty())
+    {
+        return Err(conflict(format!(
+            "pod {name} has non-empty .spec.schedulingGates"
+        )));
+    }
     let mut bound = pod.clone();
     bound["spec"]["nodeName"] = json!(target);
-    let condition = json!({
-        "type": "PodScheduled",
-        "status": "True",
+    if let Some(status) = bound["status"].as_object_mut() {
+        status.remove("nominatedNodeName");
+    }
+    for field in ["annotations", "labels"] {
+        let Some(copied) = binding
+            .pointer(&format!("/metadata/{field}"))
+            .and_then(Value::as_object)
+            .filter(|m| !m.is_empty())
+        else {
+            continue;
+        };
+        let into = &mut bound["metadata"][field];
+        if !into.is_object() {
+            *into = json!({});
+        }
+        for (key, value) in copied {
+            into[key] = value.clone();
+        }
+    }
+    update_pod_condition(&mut bound, "PodScheduled", "True");
+    Ok(bound)
+}
+
+/// `podutil.UpdatePodCondition` with a bare condition (no reason, message or probe time):
+/// added at the end if missing, otherwise replaced where it is, keeping its transition time
+/// if the status is unchanged.
+fn update_pod_condition(pod: &mut Value, kind: &str, status: &str) {
+    if !pod["status"].is_object() {
+        pod["status"] = json!({});
+    }
+    let conditions = &mut pod["status"]["conditions"];
+    if !conditions.is_array() {
+        *conditions = json!([]);
+    }
+    let Some(conditions) = conditions.as_array_mut() else {
+        return;
+    };
+    let mut condition = json!({
+        "type": kind,
+        "status": status,
         "lastProbeTime": null,
         "lastTransitionTime": now_rfc3339(),
     });
-    let conditions = bound["status"]
-        .as_object_mut()
-        .map(|status| status.entry("conditions").or_insert_with(|| json!([])));
-    if let Some(Value::Array(conditions)) = conditions {
-        conditions.retain(|c| c.get("type").and_then(Value::as_str) != Some("PodScheduled"));
-        conditions.push(condition);
+    match conditions
+        .iter_mut()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
+    {
+        Some(old) => {
+            if old.get("status").and_then(Value::as_str) == Some(status)
+                && let Some(time) = old.get("lastTransitionTime")
+            {
+                condition["lastTransitionTime"] = time.clone();
+            }
+            *old = condition;
+        }
+        None => conditions.push(condition),
     }
-    Ok(bound)
+}
+
+/// Splits a proxy request's `[scheme:]name[:port]` (`utilnet.SplitSchemeNamePort`); `None`
+/// if it is malformed.
+pub(crate) fn split_scheme_name_port(id: &str) -> Option<(&str, &str, &str)> {
+    let parts: Vec<&str> = id.split(':').collect();
+    let (scheme, name, port) = match parts.as_slice() {
+        [name] => ("", *name, ""),
+        [name, port] => ("", *name, *port),
+        [scheme, name, port] => (*scheme, *name, *port),
+        _ => return None,
+    };
+    if name.is_empty() || !matches!(scheme, "" | "http" | "https") {
+        return None;
+    }
+    Some((scheme, name, port))
+}
+
+/// The answer of a Pod's `proxy` subresource when the Pod exists: `ResourceLocation` refuses
+/// a Pod without a global unicast IP (400 `address not allowed`); with one, the dial fails,
+/// as there is no Pod network here (503, the proxy's `error trying to reach service`). The
+/// port is the one asked for, else the first container port, else 80.
+pub(crate) fn pod_proxy_error(pod: &Value, port: &str) -> ApiError {
+    let ip = pod
+        .pointer("/status/podIP")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let Some(address) = global_unicast(ip) else {
+        return ApiError::bad_request("address not allowed");
+    };
+    let port = if port.is_empty() {
+        pod.pointer("/spec/containers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find_map(|c| c.pointer("/ports/0/containerPort").and_then(Value::as_i64))
+            .map_or_else(|| "80".to_string(), |p| p.to_string())
+    } else {
+        port.to_string()
+    };
+    unreachable(&address, &port)
+}
+
+/// The answer of a Service's `proxy` subresource (`ResourceLocation` in the Service
+/// registry): a numeric port must be one of the Service's (503 otherwise), its Endpoints
+/// must exist (404) and have an address serving the port (503 `no endpoints available`);
+/// with one, the dial fails (503).
+pub(crate) fn service_proxy_error(
+    service: &Value,
+    endpoints: Option<&Value>,
+    port: &str,
+) -> ApiError {
+    let name = service
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let mut port_name = port.to_string();
+    if let Ok(number) = port.parse::<i64>() {
+        let found = service
+            .pointer("/spec/ports")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|p| p.get("port").and_then(Value::as_i64) == Some(number));
+        match found {
+            Some(p) => {
+                port_name = p
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+            }
+            None => {
+                return ApiError::new(
+                    StatusReason::ServiceUnavailable,
+                    format!("no service port {number} found for service \"{name}\""),
+                );
+            }
+        }
+    }
+    let Some(endpoints) = endpoints else {
+        return ApiError::not_found("endpoints", name);
+    };
+    let no_endpoints = || {
+        ApiError::new(
+            StatusReason::ServiceUnavailable,
+            format!("no endpoints available for service \"{name}\""),
+        )
+    };
+    let subsets = endpoints
+        .get("subsets")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if subsets.is_empty() {
+        return no_endpoints();
+    }
+    for subset in &subsets {
+        let address = subset
+            .pointer("/addresses/0/ip")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if address.is_empty() {
+            continue;
+        }
+        let matching = subset
+            .get("ports")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|p| p.get("name").and_then(Value::as_str).unwrap_or("") == port_name);
+        if let Some(p) = matching {
+            let number = p.get("port").and_then(Value::as_i64).unwrap_or(0);
+            return unreachable(address, &number.to_string());
+        }
+    }
+    no_endpoints()
+}
+
+/// The answer of a Node's `proxy` subresource when the Node exists: with no address
+/// (`GetPreferredNodeAddress`) a plain 500, with an IP that is not global unicast 400
+/// `address not allowed`, otherwise the kubelet is out of reach (503).
+pub(crate) fn node_proxy_error(node: &Value, port: &str) -> ApiError {
+    let addresses: Vec<&Value> = node
+        .pointer("/status/addresses")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .collect();
+    let preferred = [
+        "Hostname",
+        "InternalDNS",
+        "InternalIP",
+        "ExternalDNS",
+        "ExternalIP",
+    ]
+    .iter()
+    .find_map(|kind| {
+        addresses
+            .iter()
+            .find(|a| a.get("type").and_then(Value::as_str) == Some(kind))
+            .and_then(|a| a.get("address").and_then(Value::as_str))
+    });
+    let Some(host) = preferred else {
+        let known: Vec<String> = addresses
+            .iter()
+            .map(|a| {
+                format!(
+                    "{{{} {}}}",
+                    a.get("type").and_then(Value::as_str).unwrap_or(""),
+                    a.get("address").and_then(Value::as_str).unwrap_or("")
+                )
+            })
+            .collect();
+        return ApiError::new(
+            StatusReason::Unknown,
+            format!(
+                "no preferred addresses found; known addresses: [{}]",
+                known.join(" ")
+            ),
+        );
+    };
+    // `isProxyableHostname`: an address must be global unicast.
+    if host.parse::<std::net::IpAddr>().is_ok() && global_unicast(host).is_none() {
+        return ApiError::bad_request("address not allowed");
+    }
+    let kubelet_port = node
+        .pointer("/status/daemonEndpoints/kubeletEndpoint/Port")
+        .and_then(Value::as_i64)
+        .filter(|p| *p > 0)
+        .unwrap_or(10250);
+    let port = if port.is_empty() {
+        kubelet_port.to_string()
+    } else {
+        port.to_string()
+    };
+    unreachable(host, &port)
+}
+
+/// `ip` if it parses as a global unicast address (`IsGlobalUnicast`), as the Pod proxy
+/// requires.
+fn global_unicast(ip: &str) -> Option<String> {
+    let address: std::net::IpAddr = ip.parse().ok()?;
+    let global = match address {
+        std::net::IpAddr::V4(v4) => {
+            !(v4.is_loopback()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || v4.is_link_local())
+        }
+        std::net::IpAddr::V6(v6) => {
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (v6.segments()[0] & 0xffc0) == 0xfe80)
+        }
+    };
+    global.then(|| address.to_string())
+}
+
+/// The proxy's answer when its dial fails: there is no Pod or node network to reach.
+fn unreachable(host: &str, port: &str) -> ApiError {
+    let target = if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    ApiError::new(
+        StatusReason::ServiceUnavailable,
+        format!(
+            "error trying to reach service: dial tcp {target}: connect: no route to host (the test API server reaches no Pod or node network)"
+        ),
+    )
 }
 
 #[cfg(test)]

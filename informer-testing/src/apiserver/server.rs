@@ -495,7 +495,8 @@ impl Query {
 enum Route {
     Root,
     Version,
-    Health,
+    /// `/healthz`, `/livez` or `/readyz`, or one of their checks (`/livez/ping`).
+    Health(&'static str, Option<String>),
     CoreVersions,
     Groups,
     Group(String),
@@ -521,7 +522,17 @@ fn route(registry: &Registry, path: &str) -> Route {
     match segments.as_slice() {
         [] => Route::Root,
         ["version"] => Route::Version,
-        ["healthz" | "livez" | "readyz", ..] => Route::Health,
+        [endpoint @ ("healthz" | "livez" | "readyz"), rest @ ..] => {
+            let endpoint = match *endpoint {
+                "healthz" => "healthz",
+                "livez" => "livez",
+                _ => "readyz",
+            };
+            match rest {
+                [] => Route::Health(endpoint, None),
+                checks => Route::Health(endpoint, Some(checks.join("/"))),
+            }
+        }
         ["api"] => Route::CoreVersions,
         ["api", version] => Route::GroupVersion(String::new(), version.to_string()),
         ["api", version, rest @ ..] => resource_route(registry, "", version, rest),
@@ -540,6 +551,18 @@ fn route(registry: &Registry, path: &str) -> Route {
 }
 
 fn resource_route(registry: &Registry, group: &str, version: &str, rest: &[&str]) -> Route {
+    // The legacy `bindings` resource: a `Binding` posted to it binds the Pod it names.
+    if let (true, ["namespaces", namespace, "bindings"]) =
+        (group.is_empty() && version == "v1", rest)
+        && let Some(pods) = registry.by_path("", "v1", "pods")
+    {
+        return Route::Resource(ResourcePath {
+            resource: pods,
+            namespace: Some(namespace.to_string()),
+            name: None,
+            subresource: Some("binding".to_string()),
+        });
+    }
     let (resource, namespace, tail) = match rest {
         ["namespaces", namespace, plural, tail @ ..]
             if registry.is_namespaced_plural(group, version, plural) =>
@@ -585,6 +608,10 @@ fn resource_route(registry: &Registry, group: &str, version: &str, rest: &[&str]
             | "portforward"
             | "ephemeralcontainers"),
         ] if pods::is_pod(&resource) => (Some(name.to_string()), Some(sub.to_string())),
+        // `[scheme:]name[:port]/proxy[/path]` of a Pod, Service or Node.
+        [name, "proxy", ..] if is_proxied(&resource) => {
+            (Some(name.to_string()), Some("proxy".to_string()))
+        }
         _ => return Route::NotFound,
     };
     Route::Resource(ResourcePath {
@@ -593,6 +620,11 @@ fn resource_route(registry: &Registry, group: &str, version: &str, rest: &[&str]
         name,
         subresource,
     })
+}
+
+/// Whether `resource` has a `proxy` subresource (Pods, Services and Nodes).
+fn is_proxied(resource: &ResourceType) -> bool {
+    resource.group.is_empty() && matches!(resource.plural.as_str(), "pods" | "services" | "nodes")
 }
 
 fn request_info(method: &Method, route: &Route, query: &Query) -> RequestInfo {
@@ -794,6 +826,9 @@ async fn dispatch(
             &body,
             output,
         ),
+        Route::Health(endpoint, check) if matches!(parts.method, Method::GET | Method::HEAD) => {
+            health(endpoint, check.as_deref(), &query)
+        }
         other => handle_non_resource(&shared, &parts.method, other, output),
     };
     let mut response = result.unwrap_or_else(|err| error_response_as(&err, output));
@@ -893,6 +928,81 @@ async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, ApiError> {
     }
 }
 
+/// The checks kube-apiserver's `/livez` and `/healthz` run (the fake's are always healthy);
+/// `/readyz` runs these and [`READY_CHECKS`], then `shutdown`.
+const HEALTH_CHECKS: &[&str] = &[
+    "ping",
+    "log",
+    "etcd",
+    "poststarthook/start-apiserver-admission-initializer",
+    "poststarthook/generic-apiserver-start-informers",
+    "poststarthook/start-apiextensions-informers",
+    "poststarthook/start-apiextensions-controllers",
+    "poststarthook/crd-informer-synced",
+    "poststarthook/start-system-namespaces-controller",
+    "poststarthook/bootstrap-controller",
+    "poststarthook/rbac/bootstrap-roles",
+    "poststarthook/scheduling/bootstrap-system-priority-classes",
+];
+
+/// The checks only `/readyz` runs, after the first three of [`HEALTH_CHECKS`].
+const READY_CHECKS: &[&str] = &["etcd-readiness", "informer-sync"];
+
+/// `/healthz`, `/livez`, `/readyz` and their checks, as the apiserver's `healthz` package
+/// answers them: `ok`; with `verbose`, one `[+]<check> ok` line per check (`excluded: ok`
+/// for those named by `exclude`, then a warning naming the excludes that match none) and
+/// `<endpoint> check passed`; a single check's path answers `ok`, an unknown one 404.
+fn health(
+    endpoint: &'static str,
+    check: Option<&str>,
+    query: &Query,
+) -> Result<Response<Body>, ApiError> {
+    let mut checks: Vec<&str> = HEALTH_CHECKS[..3].to_vec();
+    if endpoint == "readyz" {
+        checks.extend(READY_CHECKS);
+    }
+    checks.extend(&HEALTH_CHECKS[3..]);
+    if endpoint == "readyz" {
+        checks.push("shutdown");
+    }
+    if let Some(check) = check {
+        return if checks.contains(&check) {
+            Ok(text_response(StatusCode::OK, "ok"))
+        } else {
+            Err(ApiError::unknown_path())
+        };
+    }
+    if query.get("verbose").is_none() {
+        return Ok(text_response(StatusCode::OK, "ok"));
+    }
+    let mut excluded: Vec<String> = query
+        .0
+        .iter()
+        .filter(|(k, _)| k == "exclude")
+        .map(|(_, v)| v.clone())
+        .collect();
+    let mut text = String::new();
+    for check in checks {
+        if excluded.iter().any(|e| e == check) {
+            excluded.retain(|e| e != check);
+            text.push_str(&format!("[+]{check} excluded: ok\n"));
+        } else {
+            text.push_str(&format!("[+]{check} ok\n"));
+        }
+    }
+    if !excluded.is_empty() {
+        excluded.sort();
+        excluded.dedup();
+        let quoted: Vec<String> = excluded.iter().map(|e| format!("{e:?}")).collect();
+        text.push_str(&format!(
+            "warn: some health checks cannot be excluded: no matches for {}\n",
+            quoted.join(",")
+        ));
+    }
+    text.push_str(&format!("{endpoint} check passed\n"));
+    Ok(text_response(StatusCode::OK, &text))
+}
+
 fn handle_non_resource(
     shared: &Shared,
     method: &Method,
@@ -906,7 +1016,7 @@ fn handle_non_resource(
     let document = match route {
         Route::Root => discovery::root_paths(&registry),
         Route::Version => discovery::version(),
-        Route::Health => return Ok(text_response(StatusCode::OK, "ok")),
+        Route::Health(..) => return Err(method_not_allowed(method)),
         Route::CoreVersions if output == codec::Output::AggregatedDiscovery => {
             discovery::aggregated(&registry, true)
         }
@@ -1258,6 +1368,9 @@ fn handle_resource(
         Some("log" | "binding" | "exec" | "attach" | "portforward")
     ) {
         return handle_pod_subresource(request, &path, &body);
+    }
+    if path.subresource.as_deref() == Some("proxy") {
+        return handle_proxy(request, &path);
     }
     let subresource = match path.subresource.as_deref() {
         Some("status") => Subresource::Status,
@@ -1650,7 +1763,6 @@ fn handle_pod_subresource(
 ) -> Result<Response<Body>, ApiError> {
     let shared = request.shared;
     let namespace = path.namespace.as_deref();
-    let name = path.name.as_deref().unwrap_or("");
     let subresource = path.subresource.as_deref().unwrap_or("");
     let allowed = match subresource {
         "log" => request.method == Method::GET,
@@ -1660,6 +1772,10 @@ fn handle_pod_subresource(
     if !allowed {
         return Err(method_not_allowed(request.method));
     }
+    if subresource == "binding" {
+        return bind_pod(request, path, body);
+    }
+    let name = path.name.as_deref().unwrap_or("");
     let pod = shared.store.get(&path.resource, namespace, name)?;
     match subresource {
         "log" => {
@@ -1687,28 +1803,113 @@ fn handle_pod_subresource(
                 pod_subresources::log_text(text, tail, limit),
             ))
         }
-        "binding" => {
-            let binding = codec::decode_object(request.headers, body)?.value;
-            let bound = pod_subresources::bind(&pod, &binding)?;
-            let dry_run = request.query.dry_run()?;
-            if !dry_run {
-                shared
-                    .store
-                    .lock()
-                    .replace_whole(&path.resource, namespace, name, bound)?;
-                shared.after_write(&path.resource, name);
-            }
-            let status = json!({
-                "kind": "Status", "apiVersion": "v1", "metadata": {},
-                "status": "Success", "code": 201,
-            });
-            Ok(respond(StatusCode::CREATED, &status, request.output))
-        }
         _ => {
             pod_subresources::container(&pod, request.query.string("container"))?;
             Err(pod_subresources::stream_error(&pod))
         }
     }
+}
+
+/// A `Binding` posted to a Pod's `binding` subresource or to the legacy `bindings` resource
+/// (`BindingREST` and `LegacyBindingREST`): checked, the Node's topology labels added (the
+/// subresource only, as the `PodTopologyLabels` admission plugin does), then the Pod bound
+/// ([`pod_subresources::bind`]); answered with a `Status` (`201`).
+fn bind_pod(
+    request: &ResourceRequest<'_>,
+    path: &ResourcePath,
+    body: &[u8],
+) -> Result<Response<Body>, ApiError> {
+    let shared = request.shared;
+    let namespace = path.namespace.as_deref();
+    let mut binding = codec::decode_object(request.headers, body)?.value;
+    // `EnsureObjectNamespaceMatchesRequestNamespace`.
+    match binding
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+    {
+        Some(posted) if !posted.is_empty() && Some(posted) != namespace => {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        _ => {}
+    }
+    let subresource = path.name.is_some();
+    pod_subresources::check_binding(&binding, path.name.as_deref())?;
+    let name = binding
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if subresource {
+        let nodes = shared.registry.read().by_path("", "v1", "nodes");
+        let target = binding
+            .pointer("/target/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let node = nodes.and_then(|nodes| shared.store.get(&nodes, None, target).ok());
+        pod_subresources::add_topology_labels(&mut binding, node.as_deref());
+    }
+    let dry_run = request.query.dry_run()?;
+    {
+        let mut store = shared.store.lock();
+        let pod = store.get(&path.resource, namespace, &name)?;
+        let bound = pod_subresources::bind(&pod, &binding, subresource)?;
+        if !dry_run {
+            store.replace_whole(&path.resource, namespace, &name, bound)?;
+        }
+    }
+    if !dry_run {
+        shared.after_write(&path.resource, &name);
+    }
+    let status = json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {},
+        "status": "Success", "code": 201,
+    });
+    Ok(respond(StatusCode::CREATED, &status, request.output))
+}
+
+/// The `proxy` subresource of Pods, Services and Nodes, for any method the real one takes:
+/// the object is looked up as `ResourceLocation` looks it up, then answered as a cluster
+/// whose Pod and node network cannot be reached (see [`pod_subresources`]).
+fn handle_proxy(
+    request: &ResourceRequest<'_>,
+    path: &ResourcePath,
+) -> Result<Response<Body>, ApiError> {
+    if !matches!(
+        *request.method,
+        Method::GET
+            | Method::POST
+            | Method::PUT
+            | Method::PATCH
+            | Method::DELETE
+            | Method::HEAD
+            | Method::OPTIONS
+    ) {
+        return Err(method_not_allowed(request.method));
+    }
+    let shared = request.shared;
+    let namespace = path.namespace.as_deref();
+    let id = path.name.as_deref().unwrap_or("");
+    let kind = path.resource.singular.as_str();
+    let Some((_, name, port)) = pod_subresources::split_scheme_name_port(id) else {
+        return Err(ApiError::bad_request(format!(
+            "invalid {kind} request {id:?}"
+        )));
+    };
+    let object = shared.store.get(&path.resource, namespace, name)?;
+    Err(match path.resource.plural.as_str() {
+        "pods" => pod_subresources::pod_proxy_error(&object, port),
+        "nodes" => pod_subresources::node_proxy_error(&object, port),
+        _ => {
+            let endpoints = shared
+                .registry
+                .read()
+                .by_path("", "v1", "endpoints")
+                .and_then(|endpoints| shared.store.get(&endpoints, namespace, name).ok());
+            pod_subresources::service_proxy_error(&object, endpoints.as_deref(), port)
+        }
+    })
 }
 
 /// The `scale` subresource: get, update (PUT a `Scale`) and patch (a patch of the `Scale`).

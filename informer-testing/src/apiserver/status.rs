@@ -39,6 +39,9 @@ pub enum StatusReason {
     TooManyRequests,
     /// 500: an unexpected server error.
     InternalError,
+    /// 503: the server cannot serve the request now (for example a proxy to a Pod or Service
+    /// it cannot reach).
+    ServiceUnavailable,
     /// 504: the request could not be served in time (for example a too large resource version).
     Timeout,
     /// 500 without a reason: an error the real server returns as a plain Go error (the
@@ -71,6 +74,7 @@ impl StatusReason {
             StatusReason::Invalid => "Invalid",
             StatusReason::TooManyRequests => "TooManyRequests",
             StatusReason::InternalError => "InternalError",
+            StatusReason::ServiceUnavailable => "ServiceUnavailable",
             StatusReason::Timeout => "Timeout",
             StatusReason::Unknown => "",
         }
@@ -97,6 +101,7 @@ impl StatusReason {
             StatusReason::Invalid => 422,
             StatusReason::TooManyRequests => 429,
             StatusReason::InternalError | StatusReason::Unknown => 500,
+            StatusReason::ServiceUnavailable => 503,
             StatusReason::Timeout => 504,
         }
     }

@@ -665,3 +665,26 @@ mod model {
         }
     }
 }
+
+#[tokio::test]
+async fn changes_dropping_the_watch_reach_lists_and_later_watches_but_not_open_ones() {
+    let lw = MemoryListerWatcher::<ConfigMap>::new();
+    lw.create(cm("ns", "a", &[]));
+    let before = lw.resource_version();
+    let mut open = lw.watch(&WatchParams::default(), &before).await.unwrap();
+    lw.create_dropping_watch(cm("ns", "b", &[]));
+    let mut changed = cm("ns", "a", &[("k", "v")]);
+    changed.metadata.resource_version = None;
+    lw.update_dropping_watch(changed);
+    lw.delete_dropping_watch(&key("ns", "b"));
+    assert!(ready(&mut open).is_empty(), "the open watch missed them");
+    lw.create(cm("ns", "c", &[]));
+    assert_eq!(ready(&mut open), ["ADDED c@6"], "and goes on with the next");
+
+    assert_eq!(names(&lw.list(&lp()).await.unwrap()), ["a", "c"]);
+    let mut later = lw.watch(&WatchParams::default(), &before).await.unwrap();
+    assert_eq!(
+        ready(&mut later),
+        ["ADDED b@3", "MODIFIED a@4", "DELETED b@5", "ADDED c@6"]
+    );
+}

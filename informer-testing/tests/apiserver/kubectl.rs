@@ -1,8 +1,9 @@
 //! `kubectl` against the server: get, apply -f (then --server-side), delete, get -w,
 //! get --chunk-size, the typed create subcommands (protobuf), scale,
 //! delete --cascade=orphan|foreground|background,
-//! delete ns, drain, auth can-i and whoami, create token, explain, and the errors a cluster
-//! gives.
+//! delete ns, drain, auth can-i and whoami, create token, explain, get --raw through the
+//! proxy subresources and the health endpoints, the legacy `bindings` resource, and the errors
+//! a cluster gives.
 //! Skips (with a printed reason) when kubectl is not installed.
 
 use std::io::{BufRead, BufReader};
@@ -1249,5 +1250,216 @@ async fn kubectl_debug_adds_an_ephemeral_container_that_stays() {
     .await;
     assert_eq!(response.status, 200);
     assert!(pods.get("web").await.unwrap().metadata.labels.is_none());
+    kubectl.cleanup();
+}
+
+/// A scheduler written with Python's client binds through the legacy `bindings` resource
+/// (`CoreV1Api.create_namespaced_binding`): a `POST` of a `Binding` to
+/// `/api/v1/namespaces/<ns>/bindings` binds the Pod it names (`LegacyBindingREST`), copies
+/// its annotations, and is listed in discovery as kube-apiserver lists it (`kubectl
+/// api-resources`). A gated Pod is refused; `pods/<name>/binding` checks the URL's name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_binding_posted_to_the_legacy_bindings_resource_binds_the_pod() {
+    let Some((server, kubectl)) = started().await else {
+        return;
+    };
+    let pods = created_pod(&server, "web").await;
+    let post = |path: &'static str, body: serde_json::Value| {
+        let server = &server;
+        async move {
+            let response = super::common::raw(
+                server,
+                "POST",
+                path,
+                &[("Content-Type", "application/json")],
+                body.to_string().as_bytes(),
+            )
+            .await;
+            let status: serde_json::Value =
+                serde_json::from_slice(&response.body).unwrap_or_default();
+            (response.status, status)
+        }
+    };
+    let (code, status) = post(
+        "/api/v1/namespaces/default/bindings",
+        json!({
+            "apiVersion": "v1", "kind": "Binding",
+            "metadata": {"name": "web", "annotations": {"scheduler": "py"}},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}
+        }),
+    )
+    .await;
+    assert_eq!(
+        (code, &status["status"]),
+        (201, &json!("Success")),
+        "{status}"
+    );
+    let bound = pods.get("web").await.unwrap();
+    assert_eq!(bound.spec.unwrap().node_name.as_deref(), Some("node-1"));
+    assert_eq!(
+        bound.metadata.annotations.unwrap()["scheduler"],
+        "py",
+        "the Binding's annotations are copied"
+    );
+    let (code, status) = post(
+        "/api/v1/namespaces/default/bindings",
+        json!({"metadata": {"name": "web"}, "target": {"name": "node-2"}}),
+    )
+    .await;
+    assert_eq!(code, 409, "{status}");
+
+    let gated: k8s_openapi::api::core::v1::Pod = serde_json::from_value(json!({
+        "metadata": {"name": "gated"},
+        "spec": {"schedulingGates": [{"name": "wait"}],
+                 "containers": [{"name": "app", "image": "busybox"}]}
+    }))
+    .unwrap();
+    pods.create(&Default::default(), &gated).await.unwrap();
+    let (code, status) = post(
+        "/api/v1/namespaces/default/pods/gated/binding",
+        json!({"metadata": {"name": "other"}, "target": {"name": "node-1"}}),
+    )
+    .await;
+    assert_eq!(
+        (code, status["message"].as_str().unwrap_or("")),
+        (400, "name in URL does not match name in Binding object")
+    );
+    let (code, status) = post(
+        "/api/v1/namespaces/default/pods/gated/binding",
+        json!({"metadata": {"name": "gated"}, "target": {"name": "node-1"}}),
+    )
+    .await;
+    assert_eq!(code, 409);
+    assert_eq!(
+        status["message"],
+        "Operation cannot be fulfilled on pods/binding \"gated\": pod gated has non-empty .spec.schedulingGates"
+    );
+
+    let resources = kubectl.ok(&["api-resources", "--api-group="]).await;
+    let bindings = resources
+        .lines()
+        .find(|l| l.starts_with("bindings "))
+        .expect("bindings listed");
+    assert_eq!(
+        bindings.split_whitespace().collect::<Vec<_>>(),
+        ["bindings", "v1", "true", "Binding"]
+    );
+    kubectl.cleanup();
+}
+
+/// `kubectl get --raw` through the `proxy` subresource of a Pod, a Service and a Node gets
+/// what a cluster answers when it cannot reach them: `address not allowed` for a Pod
+/// without an IP, `error trying to reach service` (503) once it has one, the Service
+/// registry's `no endpoints available` and a missing Endpoints' 404, a missing Pod's 404.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_raw_through_a_proxy_answers_as_a_cluster_that_cannot_reach_the_pod() {
+    let Some((server, kubectl)) = started().await else {
+        return;
+    };
+    let pods = created_pod(&server, "web").await;
+    let err = fails(
+        &kubectl,
+        &[
+            "get",
+            "--raw",
+            "/api/v1/namespaces/default/pods/web:8080/proxy/metrics",
+        ],
+    )
+    .await;
+    assert!(
+        err.contains("Error from server (BadRequest): address not allowed"),
+        "{err}"
+    );
+    let ip = json!({"status": {"podIP": "10.244.0.5", "podIPs": [{"ip": "10.244.0.5"}]}});
+    pods.patch_status("web", &Default::default(), &kube::api::Patch::Merge(&ip))
+        .await
+        .unwrap();
+    let err = fails(
+        &kubectl,
+        &[
+            "get",
+            "--raw",
+            "/api/v1/namespaces/default/pods/web:8080/proxy/metrics",
+        ],
+    )
+    .await;
+    assert!(
+        err.contains(
+            "Error from server (ServiceUnavailable): error trying to reach service: dial tcp 10.244.0.5:8080"
+        ),
+        "{err}"
+    );
+    let err = fails(
+        &kubectl,
+        &[
+            "get",
+            "--raw",
+            "/api/v1/namespaces/default/pods/nope/proxy/",
+        ],
+    )
+    .await;
+    assert!(err.contains("pods \"nope\" not found"), "{err}");
+
+    kubectl
+        .ok(&["create", "service", "clusterip", "api", "--tcp=80:8080"])
+        .await;
+    let err = fails(
+        &kubectl,
+        &[
+            "get",
+            "--raw",
+            "/api/v1/namespaces/default/services/api:80/proxy/",
+        ],
+    )
+    .await;
+    assert!(err.contains("endpoints \"api\" not found"), "{err}");
+    let err = fails(
+        &kubectl,
+        &[
+            "get",
+            "--raw",
+            "/api/v1/namespaces/default/services/kubernetes/proxy/",
+        ],
+    )
+    .await;
+    assert!(
+        err.contains("no endpoints available for service \"kubernetes\""),
+        "{err}"
+    );
+    let resources = kubectl.ok(&["get", "--raw", "/api/v1"]).await;
+    for sub in ["pods/proxy", "services/proxy", "nodes/proxy"] {
+        assert!(
+            resources.contains(&format!("\"{sub}\"")),
+            "{sub} in discovery"
+        );
+    }
+    kubectl.cleanup();
+}
+
+/// `kubectl get --raw '/readyz?verbose'` (the health endpoints page's example) lists the
+/// checks as kube-apiserver's `healthz` package does, `exclude` marks one excluded, a
+/// single check answers `ok`, and an unknown one is not found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_raw_health_endpoints_verbose_and_single_checks() {
+    let Some((_server, kubectl)) = started().await else {
+        return;
+    };
+    assert_eq!(kubectl.ok(&["get", "--raw", "/readyz"]).await, "ok");
+    let verbose = kubectl
+        .ok(&["get", "--raw", "/readyz?verbose&exclude=etcd"])
+        .await;
+    let lines: Vec<&str> = verbose.lines().collect();
+    assert_eq!(
+        lines[..3],
+        ["[+]ping ok", "[+]log ok", "[+]etcd excluded: ok"]
+    );
+    assert!(lines.contains(&"[+]informer-sync ok"), "{verbose}");
+    assert_eq!(lines.last(), Some(&"readyz check passed"));
+    let live = kubectl.ok(&["get", "--raw", "/livez?verbose"]).await;
+    assert!(live.ends_with("livez check passed\n"), "{live}");
+    assert!(!live.contains("shutdown"), "{live}");
+    assert_eq!(kubectl.ok(&["get", "--raw", "/livez/ping"]).await, "ok");
+    let err = fails(&kubectl, &["get", "--raw", "/healthz/nope"]).await;
+    assert!(err.contains("NotFound"), "{err}");
     kubectl.cleanup();
 }
