@@ -69,7 +69,8 @@
 //! | `Run(stopCh)`, `RunWithContext` | [`SharedIndexInformer::run`] | |
 //! | `HasSynced`, `InformerSynced` | [`SharedIndexInformer::has_synced`], [`SharedIndexInformer::wait_for_sync`] | the wait is a future |
 //! | `GetStore`, `GetIndexer` | [`SharedIndexInformer::store`], [`SharedIndexInformer::indexer`] | |
-//! | `AddEventHandler`, `AddEventHandlerWithResyncPeriod` | [`SharedIndexInformer::add_handler`] | resync `None` or `Some(d)` |
+//! | `AddEventHandler` | [`SharedIndexInformer::add_handler`] with [`SharedIndexInformer::default_resync`] | `None` is no resync, not the informer's default |
+//! | `AddEventHandlerWithResyncPeriod` | [`SharedIndexInformer::add_handler`]`(h, Some(d))` | at least [`MIN_RESYNC_PERIOD`] (1 s) |
 //! | `AddEventHandlerWithOptions`, `HandlerOptions` | [`SharedIndexInformer::add_handler_with`], [`HandlerOptions`] | |
 //! | `RemoveEventHandler(reg)` | [`HandlerRegistration::remove`] | |
 //! | `ResourceEventHandlerRegistration.HasSynced` | [`HandlerRegistration::has_synced`], [`HandlerRegistration::wait_synced`] | |
@@ -110,7 +111,8 @@
 //! | `Add`, `Len` | [`Queue::add`], [`Queue::len`] | `len` counts ready items |
 //! | `Get() (item, shutdown)` | [`Queue::get`] | `None` once shut down |
 //! | `Done` | [`Queue::done`] | |
-//! | `AddAfter` | [`Queue::add_after`] | the earlier time wins |
+//! | `AddAfter` | [`Queue::add_after`] | the earlier time wins; an `add` makes it ready now (see below) |
+//! | the `waitingForDepth` gauge (items waiting for their time) | [`QueueStats::delayed`] | |
 //! | `AddRateLimited`, `Forget`, `NumRequeues` | [`Queue::add_rate_limited`], [`Queue::forget`], [`Queue::num_requeues`] | |
 //! | `ShutDown`, `ShuttingDown` | [`Queue::shut_down`], [`Queue::is_shutting_down`] | |
 //! | `ShutDownWithDrain` | [`Queue::shut_down_with_drain`] | `false` is v0.36's behaviour |
@@ -180,13 +182,26 @@
 //! - **No `MutationDetector`.** Cached objects are `Arc<K>`, which a reader cannot change.
 //! - **`ShutDownWithDrain` takes a flag.** `false` waits for the items in flight, as
 //!   v0.36 does; `true` also drains the queued ones.
+//! - **An item waits for one time only.** In client-go, `Add` leaves a pending `AddAfter`
+//!   in place: the item is processed now and again when its time comes. Here an `add` (or
+//!   an earlier `add_after`) makes the delayed item ready and its later time is dropped, as
+//!   in controller-runtime's priority queue, so a key is not reconciled twice for one
+//!   change. A wake-up that must survive other events belongs in the reconcile's answer
+//!   ([`Action::RequeueAfter`], given again by each reconcile), not in a handler's
+//!   `add_after`.
+//! - **No `resyncCheckPeriod`.** Each handler's resync runs on its own schedule, so nothing
+//!   informer-wide is adjusted when handlers come and go;
+//!   [`HandlerRegistration::resync_period`] is a handler's period (at least 1 s).
 //! - **Stores have no `Resync`.** It is a no-op on every Go store; resync is a FIFO
 //!   operation ([`Fifo::resync`]).
 //!
 //! # Not here
 //!
 //! - `ListWatch` with `ListFunc` and `WatchFunc`: implement [`ListerWatcher`]; in tests,
-//!   `informer::testing::MemoryListerWatcher` (feature `testing`).
+//!   `informer::testing::MemoryListerWatcher` (feature `testing`), which is also
+//!   client-go's `FakeControllerSource` (`Add`, `Modify`, `Delete` are `create`, `update`,
+//!   `delete`; `AddDropWatch`, `ModifyDropWatch`, `DeleteDropWatch` are
+//!   `create_dropping_watch`, `update_dropping_watch`, `delete_dropping_watch`).
 //! - A pluggable workqueue backend (`workqueue.Queue`, `DefaultQueue`) and custom clocks:
 //!   the order is sealed, [`QueueWrapper`] is the extension point, and time is tokio's (pause
 //!   it in tests).
@@ -488,3 +503,7 @@
 //! [`FinalizerEvent`]: crate::runtime::controller::FinalizerEvent
 //! [`Context::recorder`]: crate::runtime::controller::Context::recorder
 //! [`Context::lister`]: crate::runtime::controller::Context::lister
+//! [`MIN_RESYNC_PERIOD`]: crate::runtime::informer::MIN_RESYNC_PERIOD
+//! [`QueueStats::delayed`]: crate::queue::QueueStats::delayed
+//! [`SharedIndexInformer::default_resync`]: crate::runtime::SharedIndexInformer::default_resync
+//! [`HandlerRegistration::resync_period`]: crate::runtime::informer::HandlerRegistration::resync_period

@@ -345,6 +345,16 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
             .min()
     }
 
+    /// The resync period of `listener` (after clamping), `None` without one or once removed.
+    pub(crate) fn resync_of(&self, listener: &Listener<K>) -> Option<Duration> {
+        self.state
+            .lock()
+            .entries
+            .iter()
+            .find(|e| e.listener.id == listener.id)
+            .and_then(|e| e.resync)
+    }
+
     /// The number of registered listeners.
     pub(crate) fn len(&self) -> usize {
         self.state.lock().entries.len()

@@ -97,6 +97,33 @@ impl<K: Resource + Send + Sync + 'static> HandlerRegistration<K> {
         self.listener.name()
     }
 
+    /// The handler's resync period, as the informer uses it: the one it was added with,
+    /// raised to [`MIN_RESYNC_PERIOD`](super::MIN_RESYNC_PERIOD) if shorter; `None` for a
+    /// handler without resync, or once removed. (client-go keeps a listener's
+    /// `resyncPeriod`; each handler's resync runs on its own schedule here, so there is no
+    /// informer-wide `resyncCheckPeriod`.)
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use informer_core::HandlerFns;
+    /// use informer_runtime::SharedIndexInformer;
+    /// use informer_testing::MemoryListerWatcher;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let informer = SharedIndexInformer::new(Arc::new(MemoryListerWatcher::<ConfigMap>::new()));
+    /// let fast = informer.add_handler(HandlerFns::new(), Some(Duration::from_millis(10)));
+    /// let none = informer.add_handler(HandlerFns::new(), None);
+    /// assert_eq!(fast.resync_period(), Some(Duration::from_secs(1)), "raised to the minimum");
+    /// assert_eq!(none.resync_period(), None);
+    /// # }
+    /// ```
+    pub fn resync_period(&self) -> Option<std::time::Duration> {
+        self.processor.resync_of(&self.listener)
+    }
+
     /// Removes the handler and waits until its task has finished: when this returns, the
     /// handler is not running and will never be called again. A call in progress completes
     /// first; buffered notifications are discarded. Other handlers are not affected.
