@@ -3,7 +3,8 @@
 //! Use it to port a controller or a test: find the name you know, then follow the link. The
 //! tables hold the names people use, not all 577 exported names of client-go v0.36's
 //! `tools/cache`, `util/workqueue` and `tools/leaderelection`. A `stopCh` or `ctx` is a
-//! [`CancellationToken`] everywhere, and a call that blocks in Go is an `async fn` here.
+//! `CancellationToken` (tokio-util's, in the prelude) everywhere, and a call that blocks in
+//! Go is an `async fn` here.
 //!
 //! # Stores and indexers
 //!
@@ -254,7 +255,6 @@
 //! Note that kube-runtime's `Action::requeue(d)` is [`Action::RequeueAfter`]; this crate's
 //! [`Action::requeue`] waits for the key's backoff instead.
 //!
-//! [`CancellationToken`]: crate::runtime::CancellationToken
 //! [`ThreadSafeStore::new`]: crate::ThreadSafeStore::new
 //! [`ThreadSafeStore::with_key_fn`]: crate::ThreadSafeStore::with_key_fn
 //! [`ThreadSafeStore::with_indexers`]: crate::ThreadSafeStore::with_indexers

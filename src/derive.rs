@@ -294,7 +294,27 @@
 //!
 //! It runs on the reconcile's worker, inside its timeout, and its writes through the
 //! context's client are the key's own (read-your-own-writes waits for them). A reconcile
-//! that panicked or timed out is retried after the backoff without it.
+//! that panicked or timed out is retried after the backoff without it. Worth knowing:
+//!
+//! - **Its own writes reconcile the object again.** A status it writes is a change of the
+//!   object, so the object is reconciled (and fails) once more: write, and record an Event,
+//!   only when something changed ([`set_status_condition`](crate::runtime::conditions::set_status_condition)
+//!   says whether it did), or give the primary `filter = f` with
+//!   `Filter::generation_changed()`, which status writes do not pass.
+//! - **`RequeueAfter(d)` is the latest time.** Any change queues the key sooner: the watch
+//!   events of children written before the failure, too. Each child type is applied even
+//!   when another failed (in declaration order); the declared status waits until they all
+//!   succeed.
+//! - **Errors of the children step arrive wrapped**, as `computing the StatefulSet children
+//!   failed: <yours>` or `applying Secret ns/name failed: <the API's>`; `error.as_error()`
+//!   is a [`ChildrenError`](crate::runtime::controller::ChildrenError) and its `source()` is
+//!   the error underneath (yours, for a children function).
+//! - **Beside a declared `status = f`**, which is written with server-side apply as the
+//!   controller's field manager (`ctx.name()`, forced): write the failure the same way
+//!   (`PatchParams::apply(ctx.name()).force()`), with the whole status `f` would give and
+//!   the failed condition set. A field that an apply of the same manager leaves out is
+//!   removed; and let `f` start from the object's current conditions, so that transition
+//!   times are kept.
 //!
 //! # Testing a controller
 //! Against the in-process API server (the `testing` feature's `informer::testing`, or the

@@ -53,9 +53,13 @@ pub use informer_runtime as runtime;
 #[cfg(feature = "testing")]
 pub use informer_testing as testing;
 
+// Not inlined: the items' pages are informer_core's, where their links resolve (rustdoc
+// drops links of docs inlined from another crate whose paths are relative to it).
+#[doc(no_inline)]
 pub use informer_core::*;
 
 pub use informer_derive::{Controller, ControllerSpec, View, indexer};
+#[doc(no_inline)]
 pub use informer_runtime::view;
 
 pub mod client_go;
@@ -63,37 +67,54 @@ pub mod derive;
 
 /// The names a controller author needs most, for `use informer::prelude::*;`.
 pub mod prelude {
+    #[doc(no_inline)]
     pub use informer_runtime::{
         Action, CancellationToken, Controller, InformerFactory, InformerParams, KeyReconciler,
         KubeListerWatcher, Lister, Manager, NamespacedLister, ReconcileError, SharedIndexInformer,
         reconciler_fn,
     };
 
+    #[doc(no_inline)]
     pub use informer_derive::{ControllerSpec, View, indexer};
     // The derive's old name (deprecated: using it warns, naming the new one).
+    #[doc(no_inline)]
     pub use informer_derive::Controller;
+    #[doc(no_inline)]
     #[allow(deprecated)]
     pub use informer_runtime::Reconciler;
+    #[doc(no_inline)]
     pub use informer_runtime::conditions::{
         CONDITION_FALSE, CONDITION_TRUE, CONDITION_UNKNOWN, find_status_condition,
         is_status_condition_false, is_status_condition_present_and_equal, is_status_condition_true,
         remove_status_condition, set_status_condition,
     };
+    #[doc(no_inline)]
     pub use informer_runtime::controller::{
         BuildError, ChildrenReport, Context, ControllerBuilder, ControllerSpec, Filter,
         FinalizerEvent, Reconcile, WatchOptions, controller_owner, finalizer,
     };
+    #[doc(no_inline)]
     pub use informer_runtime::events::{Event, EventRecorder, EventType};
+    #[doc(no_inline)]
     pub use informer_runtime::factory::InformerHandle;
+    #[doc(no_inline)]
     pub use informer_runtime::leader::LeaderElectionConfig;
+    #[doc(no_inline)]
     pub use informer_runtime::lister::{ByControllerUid, Index};
+    #[doc(no_inline)]
     pub use informer_runtime::manager::ManagerError;
+    #[doc(no_inline)]
     pub use informer_runtime::manager::RunController;
+    #[doc(no_inline)]
     pub use informer_runtime::manager::Task;
+    #[doc(no_inline)]
     pub use informer_runtime::retry::{RetryBackoff, retry_on_conflict};
+    #[doc(no_inline)]
     pub use informer_runtime::view::View;
+    #[doc(no_inline)]
     pub use std::sync::Arc;
 
+    #[doc(no_inline)]
     pub use informer_core::{
         Deleted, DeltaFifo, EnqueueKeys, Fifo, FilteringHandler, Handler, HandlerFns, Indexer,
         ListWatchError, ListerWatcher, Notification, ObjectKey, PriorityQueue, Queue, QueueWrapper,

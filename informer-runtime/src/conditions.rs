@@ -68,6 +68,10 @@
 //!
 //! A status whose conditions are an `Option<Vec<Condition>>` (as in k8s-openapi's own
 //! statuses) passes `status.conditions.get_or_insert_with(Vec::new)`.
+//!
+//! In a custom resource's status (kube's `#[derive(CustomResource)]`, which needs a
+//! `JsonSchema` of every field), `Condition` has a schema with k8s-openapi's `schemars`
+//! feature: `k8s-openapi = { version = "0.29", features = ["v1_35", "schemars"] }`.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
