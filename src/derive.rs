@@ -192,6 +192,10 @@
 //! them, so it never acts on a cache from before its own write. Writes through another
 //! client are not covered.
 //!
+//! The struct itself may hold state (a client of an external system, settings, counters
+//! behind an `Arc` or atomics): `reconcile` and `on_error` get `&self`, shared by every
+//! worker, and `Name { .. }.run(client)` takes the value.
+//!
 //! # Finalizers
 //! A reconcile that must clean up before its object goes (state outside the cluster, objects
 //! owner references cannot reach) runs behind a finalizer with

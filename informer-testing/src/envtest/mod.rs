@@ -64,6 +64,43 @@
 //! env.restart_etcd(StopMode::Kill).await?; // chaos: storage crashes and comes back
 //! # Ok(()) }
 //! ```
+//!
+//! # One test, both servers
+//!
+//! Write the scenario once, over a `kube::Client`, and run it from two tests: one against
+//! the in-process server (everything a controller touches is served there, faults too),
+//! one against `EnvTest` for the parts it serves (your custom resources, their status,
+//! finalizers, watches), skipping without the binaries. A controller whose children or
+//! Events are core/v1 types needs a second, narrower scenario for `EnvTest`.
+//!
+//! ```no_run
+//! # use kube::CustomResourceExt;
+//! # #[derive(kube::CustomResource, Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+//! # #[kube(group = "example.com", version = "v1", kind = "Widget", namespaced)]
+//! # struct WidgetSpec { size: u32 }
+//! use informer_testing::TestApiServer;
+//! use informer_testing::envtest::EnvTest;
+//!
+//! async fn widgets_get_a_status(client: kube::Client) {
+//!     // start the controller with `client`, create a Widget, `eventually` check it
+//!     let _ = client;
+//! }
+//!
+//! #[tokio::test]
+//! async fn in_process() {
+//!     let server = TestApiServer::builder().crd(Widget::crd()).start().await.unwrap();
+//!     widgets_get_a_status(server.client()).await;
+//! }
+//!
+//! #[tokio::test]
+//! async fn real_api_server() {
+//!     let Some(env) = EnvTest::builder().crd(Widget::crd()).start_or_skip().await else {
+//!         return; // no binaries: the reason was printed
+//!     };
+//!     widgets_get_a_status(env.client()).await;
+//! }
+//! # fn main() {}
+//! ```
 
 mod crd;
 mod process;
