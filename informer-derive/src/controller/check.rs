@@ -262,7 +262,7 @@ fn check_duplicates(cx: &Ctxt, c: &Controller) {
         } else if seen.contains(&watch) {
             cx.error_spanned_by(
                 &r.ty,
-                format!("`{short}` is already watched this way by this controller, in the same namespace with the same selectors; merge the two, or give this watch another `namespace`, `all_namespaces`, `labels` or `fields`, and its own `lister = ...`"),
+                format!("`{short}` is already watched this way by this controller, in the same namespace with the same selectors; merge the two (one `filter = f` can combine two filters with `Filter::or`), or give this watch another `namespace`, `all_namespaces`, `labels` or `fields`, and its own `lister = ...`"),
             );
         } else if !accessors.insert(accessor.clone()) {
             let advice = if seen.iter().any(|w| w.ty == watch.ty) {
