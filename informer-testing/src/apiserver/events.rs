@@ -505,7 +505,8 @@ pub(crate) fn prepare_update(
 /// merge or strategic merge patch applies to the object as events.k8s.io serves it, and the
 /// result is stored back as an update of that version would be; a server-side apply (its
 /// configuration renamed to the core shape by the caller) is applied to the stored object and
-/// validated before it is stored. Other types are patched as the store patches them.
+/// validated before it is stored. Only for the view (the server patches other types through
+/// the store).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn patch(
     store: &mut Store,
@@ -518,17 +519,6 @@ pub(crate) fn patch(
     subresource: Subresource,
     options: WriteOptions,
 ) -> Result<Object, ApiError> {
-    if !is_view(resource) {
-        return store.patch(
-            storage,
-            namespace,
-            name,
-            kind,
-            document,
-            subresource,
-            options,
-        );
-    }
     let old = store.get(storage, namespace, name);
     if kind == PatchKind::Apply {
         // Applied for a dry run first: validated as the real server validates the result.

@@ -465,8 +465,8 @@ pub(crate) fn config_to_v2(config: &Value, live: Option<&Value>) -> Value {
 /// A patch through `resource` of the object stored as `storage`: for autoscaling/v1, a JSON,
 /// merge or strategic merge patch applies to the object as v1 serves it and the result is
 /// stored as an update through v1 would store it; an apply configuration is converted
-/// ([`config_to_v2`]) and applied to the stored object. Other types are patched as the store
-/// patches them.
+/// ([`config_to_v2`]) and applied to the stored object. Only for the view (the server
+/// patches other types through the store).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn patch(
     store: &mut Store,
@@ -479,17 +479,6 @@ pub(crate) fn patch(
     subresource: Subresource,
     options: WriteOptions,
 ) -> Result<Object, ApiError> {
-    if !is_view(resource) {
-        return store.patch(
-            storage,
-            namespace,
-            name,
-            kind,
-            document,
-            subresource,
-            options,
-        );
-    }
     if kind == PatchKind::Apply {
         let live = store.get(storage, namespace, name).ok();
         let config = config_to_v2(document, live.as_deref());

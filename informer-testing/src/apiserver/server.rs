@@ -1556,12 +1556,15 @@ fn handle_resource(
                         name,
                     )?;
                 }
-                let patch_view = if hpa_v1::is_view(&resource) {
+                // The two views patch in their own shapes; every other type as stored.
+                let patch_as_served = if hpa_v1::is_view(&resource) {
                     hpa_v1::patch
-                } else {
+                } else if events::is_view(&resource) {
                     events::patch
+                } else {
+                    patch_stored
                 };
-                let patched = patch_view(
+                let patched = patch_as_served(
                     &mut store,
                     &resource,
                     &storage,
@@ -2592,6 +2595,31 @@ pub(crate) fn error_response(err: &ApiError) -> Response<Body> {
         response.headers_mut().insert(header::RETRY_AFTER, value);
     }
     response
+}
+
+/// A patch of a type served as it is stored (what `hpa_v1::patch` and `events::patch` do for
+/// their views).
+#[allow(clippy::too_many_arguments)]
+fn patch_stored(
+    store: &mut Store,
+    _served: &ResourceType,
+    storage: &ResourceType,
+    namespace: Option<&str>,
+    name: &str,
+    kind: PatchKind,
+    document: &Value,
+    subresource: Subresource,
+    options: WriteOptions,
+) -> Result<Object, ApiError> {
+    store.patch(
+        storage,
+        namespace,
+        name,
+        kind,
+        document,
+        subresource,
+        options,
+    )
 }
 
 #[cfg(test)]
