@@ -263,5 +263,25 @@ pub(crate) fn summarize(data: &[u8]) -> String {
     }
 }
 
+/// A JSON string as Go's `encoding/json` writes it: HTML characters (`<`, `>`, `&`) and the
+/// line separators U+2028 and U+2029 escaped.
+pub(crate) fn go_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    for c in serde_json::Value::String(text.to_string())
+        .to_string()
+        .chars()
+    {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests;

@@ -27,6 +27,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::go_json::go_string;
 use super::status::{ApiError, StatusReason};
 
 mod path;
@@ -743,22 +744,6 @@ fn sorted(value: &Value) -> String {
         Value::String(text) => go_string(text),
         other => other.to_string(),
     }
-}
-
-/// A JSON string as Go's encoder writes it: HTML characters and line separators escaped.
-fn go_string(text: &str) -> String {
-    let mut out = String::new();
-    for c in Value::String(text.to_string()).to_string().chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// Removes what the applier applied last time and no longer applies, unless another manager

@@ -3,6 +3,7 @@
 //! and writing them as `json.Marshal` writes them: fields in declaration order, `omitempty`
 //! respected, zero quantities `"0"`, a zero time `null`, `<`, `>` and `&` escaped.
 
+use crate::apiserver::go_json::go_string;
 use serde_json::{Map, Value, json};
 
 // `json.Unmarshal` does and writing them as `json.Marshal` does.
@@ -161,22 +162,6 @@ pub(super) const BEHAVIOR_FIELDS: &[F] = &[
     F("ScaleUp", Ty::Struct(RULES), Omit::Null),
     F("ScaleDown", Ty::Struct(RULES), Omit::Null),
 ];
-
-/// A JSON string as Go's `encoding/json` writes it (HTML characters escaped).
-fn go_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    for c in serde_json::to_string(text).unwrap_or_default().chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 fn is_zero(value: &Value) -> bool {
     match value {
