@@ -4,6 +4,7 @@
 //! respected, zero quantities `"0"`, a zero time `null`, `<`, `>` and `&` escaped.
 
 use crate::apiserver::go_json::go_string;
+use crate::apiserver::schema;
 use serde_json::{Map, Value, json};
 
 // `json.Unmarshal` does and writing them as `json.Marshal` does.
@@ -163,14 +164,14 @@ pub(super) const BEHAVIOR_FIELDS: &[F] = &[
     F("ScaleDown", Ty::Struct(RULES), Omit::Null),
 ];
 
+/// Whether `omitempty` leaves a value out: a scalar's zero ([`schema::is_zero`]), or nothing,
+/// an empty list or an empty map.
 fn is_zero(value: &Value) -> bool {
     match value {
         Value::Null => true,
-        Value::String(s) => s.is_empty(),
-        Value::Number(n) => n.as_f64() == Some(0.0),
-        Value::Bool(b) => !b,
         Value::Array(a) => a.is_empty(),
         Value::Object(o) => o.is_empty(),
+        scalar => schema::is_zero(scalar),
     }
 }
 
