@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::conditions;
 use super::resource::Registry;
 use super::scale::selector_string;
 use super::selector::LabelSelector;
@@ -184,26 +185,7 @@ fn disruption_not_allowed(status: &mut Value) {
         .get("observedGeneration")
         .and_then(Value::as_i64)
         .unwrap_or(0);
-    if !status.get("conditions").is_some_and(Value::is_array) {
-        status["conditions"] = json!([]);
-    }
-    let Some(conditions) = status["conditions"].as_array_mut() else {
-        return;
-    };
-    let existing = conditions
-        .iter_mut()
-        .find(|c| c.get("type").and_then(Value::as_str) == Some("DisruptionAllowed"));
-    let condition = match existing {
-        Some(condition) => condition,
-        None => {
-            conditions.push(json!({"type": "DisruptionAllowed", "message": ""}));
-            conditions.last_mut().expect("just pushed")
-        }
-    };
-    if condition.get("status").and_then(Value::as_str) != Some("False") {
-        condition["status"] = json!("False");
-        condition["lastTransitionTime"] = json!(now_rfc3339());
-    }
+    let condition = conditions::set_status(&mut status["conditions"], "DisruptionAllowed", "False");
     condition["reason"] = json!("InsufficientPods");
     condition["message"] = json!("");
     match condition.as_object_mut() {

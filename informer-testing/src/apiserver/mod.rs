@@ -136,6 +136,7 @@
 #![warn(missing_docs)]
 
 mod codec;
+mod conditions;
 mod controllers;
 mod crd;
 mod defaults;

@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, HashSet, VecDeque};
 
 use serde_json::{Map, Value, json};
 
+use super::conditions;
 use super::controllers::Controller;
 use super::gc::{self, Propagation};
 use super::resource::{Registry, ResourceKey, ResourceType};
@@ -361,41 +362,19 @@ fn updated_conditions(
     status: &Value,
     wanted: &[(&'static str, &'static str, String, String)],
 ) -> Option<Value> {
-    let mut conditions: Vec<Value> = status
-        .get("conditions")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let mut list = status.get("conditions").cloned().unwrap_or(Value::Null);
     let mut changed = false;
     for (kind, state, reason, message) in wanted {
-        match conditions.iter_mut().find(|c| c["type"] == *kind) {
-            None => {
-                conditions.push(json!({
-                    "type": kind,
-                    "status": state,
-                    "lastTransitionTime": now_rfc3339(),
-                    "reason": reason,
-                    "message": message,
-                }));
-                changed = true;
-            }
-            Some(condition) => {
-                if condition["status"] != *state
-                    || condition["reason"] != *reason
-                    || condition["message"] != *message
-                {
-                    if condition["status"] != *state {
-                        condition["lastTransitionTime"] = json!(now_rfc3339());
-                    }
-                    condition["status"] = json!(state);
-                    condition["reason"] = json!(reason);
-                    condition["message"] = json!(message);
-                    changed = true;
-                }
-            }
-        }
+        let before = list
+            .as_array()
+            .and_then(|all| all.iter().find(|c| c["type"] == *kind))
+            .cloned();
+        let condition = conditions::set_status(&mut list, kind, state);
+        condition["reason"] = json!(reason);
+        condition["message"] = json!(message);
+        changed |= before.as_ref() != Some(&*condition);
     }
-    changed.then_some(Value::Array(conditions))
+    changed.then_some(list)
 }
 
 /// kube-controller-manager's namespace controller; see the [module](self).

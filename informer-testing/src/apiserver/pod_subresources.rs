@@ -19,6 +19,7 @@
 use serde_json::{Value, json};
 
 use super::StatusReason;
+use super::conditions;
 use super::status::ApiError;
 use super::time::now_rfc3339;
 
@@ -306,33 +307,17 @@ fn update_pod_condition(pod: &mut Value, kind: &str, status: &str) {
     if !pod["status"].is_object() {
         pod["status"] = json!({});
     }
-    let conditions = &mut pod["status"]["conditions"];
-    if !conditions.is_array() {
-        *conditions = json!([]);
-    }
-    let Some(conditions) = conditions.as_array_mut() else {
-        return;
-    };
-    let mut condition = json!({
+    let condition = conditions::set_status(&mut pod["status"]["conditions"], kind, status);
+    let since = condition
+        .get("lastTransitionTime")
+        .cloned()
+        .unwrap_or_else(|| json!(now_rfc3339()));
+    *condition = json!({
         "type": kind,
         "status": status,
         "lastProbeTime": null,
-        "lastTransitionTime": now_rfc3339(),
+        "lastTransitionTime": since,
     });
-    match conditions
-        .iter_mut()
-        .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
-    {
-        Some(old) => {
-            if old.get("status").and_then(Value::as_str) == Some(status)
-                && let Some(time) = old.get("lastTransitionTime")
-            {
-                condition["lastTransitionTime"] = time.clone();
-            }
-            *old = condition;
-        }
-        None => conditions.push(condition),
-    }
 }
 
 /// Splits a proxy request's `[scheme:]name[:port]` (`utilnet.SplitSchemeNamePort`); `None`

@@ -26,7 +26,6 @@ use super::server::Shared;
 use super::status::ApiError;
 use super::storage::{DeleteOptions, EventType, Filter, Subresource, WriteOptions};
 use super::structural::{Schema, string_list};
-use super::time::now_rfc3339;
 use crate::apiserver::str_at;
 
 pub(crate) mod validation;
@@ -194,34 +193,12 @@ fn condition_is(crd: &Value, kind: &str, status: &str) -> bool {
 /// Sets a condition as `SetCRDCondition` does: the transition time moves only when the
 /// status changes; a new type is appended.
 fn set_condition(crd: &mut Value, kind: &str, status: &str, reason: &str, message: &str) {
-    let mut list = conditions(crd);
-    let now = now_rfc3339();
-    match list.iter_mut().find(|c| c["type"] == kind) {
-        Some(existing) => {
-            if existing["status"] != status {
-                existing["lastTransitionTime"] = json!(now);
-            }
-            existing["status"] = json!(status);
-            existing["reason"] = json!(reason);
-            existing["message"] = json!(message);
-        }
-        None => list.push(json!({
-            "type": kind,
-            "status": status,
-            "lastTransitionTime": now,
-            "reason": reason,
-            "message": message,
-        })),
+    if !crd["status"].is_object() {
+        crd["status"] = Value::Object(Map::new());
     }
-    if let Value::Object(map) = crd {
-        let status = map
-            .entry("status")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if !status.is_object() {
-            *status = Value::Object(Map::new());
-        }
-        status["conditions"] = Value::Array(list);
-    }
+    let condition = super::conditions::set_status(&mut crd["status"]["conditions"], kind, status);
+    condition["reason"] = json!(reason);
+    condition["message"] = json!(message);
 }
 
 /// The names a CRD may have given the names the other CRDs of its group accepted, and the
