@@ -22,7 +22,7 @@ use super::conditions;
 use super::resource::Registry;
 use super::scale::selector_string;
 use super::selector::LabelSelector;
-use super::status::{ApiError, StatusReason};
+use super::status::{ApiError, StatusReason, created_status};
 use super::storage::{DeleteOptions, Store, Subresource, WriteOptions};
 use super::str_at;
 use super::time::now_rfc3339;
@@ -61,13 +61,7 @@ pub(crate) fn evict(
         check_budget(store, registry, namespace, &pod, dry_run)?;
     }
     store.delete(&pods, Some(namespace), name, options, dry_run)?;
-    Ok(json!({
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Success",
-        "code": 201,
-    }))
+    Ok(created_status())
 }
 
 /// The disruption budget's word on evicting `pod`; takes one disruption from it if it allows

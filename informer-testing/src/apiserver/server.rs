@@ -42,7 +42,7 @@ use super::scale;
 use super::selector::{FieldSelector, LabelSelector};
 use super::service_accounts;
 use super::services;
-use super::status::{ApiError, FieldError, StatusReason, success_status};
+use super::status::{ApiError, FieldError, StatusReason, created_status, success_status};
 use super::storage::queue::Queue;
 use super::storage::{
     ContinueToken, DeleteOptions, DeleteOutcome, Filter, Limits, ListRequest, Object, ReadVersion,
@@ -1831,9 +1831,7 @@ fn bind_pod(
         .and_then(Value::as_str)
     {
         Some(posted) if !posted.is_empty() && Some(posted) != namespace => {
-            return Err(ApiError::bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request",
-            ));
+            return Err(ApiError::namespace_mismatch());
         }
         _ => {}
     }
@@ -1865,11 +1863,11 @@ fn bind_pod(
     if !dry_run {
         shared.after_write(&path.resource, &name);
     }
-    let status = json!({
-        "kind": "Status", "apiVersion": "v1", "metadata": {},
-        "status": "Success", "code": 201,
-    });
-    Ok(respond(StatusCode::CREATED, &status, request.output))
+    Ok(respond(
+        StatusCode::CREATED,
+        &created_status(),
+        request.output,
+    ))
 }
 
 /// The `proxy` subresource of Pods, Services and Nodes, for any method the real one takes:

@@ -164,6 +164,14 @@ impl ApiError {
         Self::new(StatusReason::BadRequest, message)
     }
 
+    /// 400: the body's `metadata.namespace` is not the request's
+    /// (`EnsureObjectNamespaceMatchesRequestNamespace`).
+    pub(crate) fn namespace_mismatch() -> Self {
+        Self::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        )
+    }
+
     /// 403 Forbidden, worded as RBAC denies a verb on a resource
     /// (`pods is forbidden: User "u" cannot list resource "pods" ...`).
     ///
@@ -839,6 +847,18 @@ fn object_details(resource: &str, name: &str) -> Value {
         details["group"] = json!(group);
     }
     details
+}
+
+/// The `Status` of a subresource that creates nothing to return (an eviction, a binding):
+/// `Success` with code `201`.
+pub(crate) fn created_status() -> Value {
+    json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "code": 201,
+    })
 }
 
 /// A successful `Status` (returned by deletes of most resource types).

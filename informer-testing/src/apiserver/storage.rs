@@ -2007,9 +2007,7 @@ fn resolve_namespace(
     if let Some(body) = body_namespace
         && body != namespace
     {
-        return Err(ApiError::bad_request(
-            "the namespace of the provided object does not match the namespace sent on the request",
-        ));
+        return Err(ApiError::namespace_mismatch());
     }
     Ok(Some(namespace.to_string()))
 }
@@ -2080,9 +2078,7 @@ fn prepare_update(
         && !ns.is_empty()
         && Some(ns) != old_namespace
     {
-        return Err(ApiError::bad_request(
-            "the namespace of the provided object does not match the namespace sent on the request",
-        ));
+        return Err(ApiError::namespace_mismatch());
     }
     match meta.get("resourceVersion") {
         None | Some(Value::Null) => {}
