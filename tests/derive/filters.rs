@@ -13,6 +13,8 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 use tokio::sync::mpsc;
 
+use crate::servers::next;
+
 /// Updates of a ConfigMap pass only when its data changed (adds and deletes pass).
 fn data_changed() -> Filter<ConfigMap> {
     Filter::new(|n: &Notification<ConfigMap>| match n {
@@ -53,13 +55,6 @@ impl Reconcile for DataWatcher {
         });
         Ok(Action::Done)
     }
-}
-
-async fn next(rx: &mut mpsc::UnboundedReceiver<Seen>, what: &str) -> Seen {
-    tokio::time::timeout(Duration::from_secs(30), rx.recv())
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-        .expect("the controller is running")
 }
 
 #[tokio::test]

@@ -14,6 +14,8 @@ use kube::api::PostParams;
 use kube::{Api, ResourceExt};
 use tokio::sync::mpsc;
 
+use crate::servers::next;
+
 /// What a reconcile saw: the key, whether the object was there, and how many ConfigMaps
 /// and Secrets its context's listers held.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,13 +79,6 @@ fn owned_config_map(name: &str, owner: &Secret) -> ConfigMap {
         ..Default::default()
     }]);
     cm
-}
-
-async fn next(rx: &mut mpsc::UnboundedReceiver<Seen>, what: &str) -> Seen {
-    tokio::time::timeout(Duration::from_secs(30), rx.recv())
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-        .expect("the controller is running")
 }
 
 #[tokio::test]

@@ -1,6 +1,6 @@
 //! The two API servers a derived controller's scenario runs against from one test body: the
 //! in-process fake and the real one of `EnvTest` (skipped, the reason printed, without its
-//! binaries); and waiting for a condition.
+//! binaries); and waiting for a condition or a controller's next message.
 
 use std::time::Duration;
 
@@ -58,4 +58,12 @@ pub async fn until(what: &str, mut check: impl AsyncFnMut() -> bool) {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// The next message a running controller sends on `rx` (up to 30 s).
+pub async fn next<T>(rx: &mut tokio::sync::mpsc::UnboundedReceiver<T>, what: &str) -> T {
+    tokio::time::timeout(Duration::from_secs(30), rx.recv())
+        .await
+        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+        .expect("the controller is running")
 }
