@@ -34,6 +34,7 @@ use super::patch::{self, PatchKind};
 use super::resource::ResourceType;
 use super::status::ApiError;
 use super::storage::{Object, Store, Subresource, WriteOptions};
+use super::{str_at, value_at};
 
 mod go_shape;
 mod metrics;
@@ -83,31 +84,24 @@ pub(crate) fn is_autoscaler(resource: &ResourceType) -> bool {
 // ---------------------------------------------------------------------------------------
 // Field access on stored (v2) and v1 objects.
 
-/// The value at `pointer`, unless missing or `null`.
-fn at<'a>(value: &'a Value, pointer: &str) -> Option<&'a Value> {
-    value.pointer(pointer).filter(|v| !v.is_null())
-}
-
-fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
-    at(value, pointer).and_then(Value::as_str).unwrap_or("")
-}
-
 fn list_at<'a>(value: &'a Value, pointer: &str) -> &'a [Value] {
-    at(value, pointer)
+    value_at(value, pointer)
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
 }
 
 /// Copies `from[from_key]` to `to[to_key]` when set.
 fn copy(to: &mut Map<String, Value>, to_key: &str, from: &Value, pointer: &str) {
-    if let Some(value) = at(from, pointer) {
+    if let Some(value) = value_at(from, pointer) {
         to.insert(to_key.to_string(), value.clone());
     }
 }
 
 /// A quantity that Go declares by value (not a pointer): `"0"` when unset.
 fn quantity_or_zero(from: &Value, pointer: &str) -> Value {
-    at(from, pointer).cloned().unwrap_or_else(|| json!("0"))
+    value_at(from, pointer)
+        .cloned()
+        .unwrap_or_else(|| json!("0"))
 }
 
 /// A `CrossVersionObjectReference` (the same in both versions): `kind` and `name` always,
@@ -133,7 +127,7 @@ fn identifier(from: &Value, name: &str, selector: &str) -> Value {
 
 fn is_cpu_resource(metric: &Value) -> bool {
     str_at(metric, "/type") == "Resource"
-        && at(metric, "/resource").is_some()
+        && value_at(metric, "/resource").is_some()
         && str_at(metric, "/resource/name") == "cpu"
 }
 
@@ -220,18 +214,20 @@ pub(crate) fn from_v2(object: &Value) -> Value {
     let mut spec = Map::new();
     spec.insert(
         "scaleTargetRef".into(),
-        reference(at(object, "/spec/scaleTargetRef")),
+        reference(value_at(object, "/spec/scaleTargetRef")),
     );
     copy(&mut spec, "minReplicas", object, "/spec/minReplicas");
     spec.insert(
         "maxReplicas".into(),
-        at(object, "/spec/maxReplicas").cloned().unwrap_or(json!(0)),
+        value_at(object, "/spec/maxReplicas")
+            .cloned()
+            .unwrap_or(json!(0)),
     );
     // The first CPU metric decides, whatever it targets.
     if let Some(percent) = metrics
         .iter()
         .find(|m| is_cpu_resource(m))
-        .and_then(|m| at(m, "/resource/target/averageUtilization"))
+        .and_then(|m| value_at(m, "/resource/target/averageUtilization"))
     {
         spec.insert("targetCPUUtilizationPercentage".into(), percent.clone());
     }
@@ -252,14 +248,14 @@ pub(crate) fn from_v2(object: &Value) -> Value {
         "/status/lastScaleTime",
     );
     for key in ["currentReplicas", "desiredReplicas"] {
-        let value = at(object, &format!("/status/{key}")).cloned();
+        let value = value_at(object, &format!("/status/{key}")).cloned();
         status.insert(key.into(), value.unwrap_or(json!(0)));
     }
     // The last current CPU utilization wins.
     if let Some(percent) = current
         .iter()
         .filter(|m| is_cpu_resource(m))
-        .filter_map(|m| at(m, "/resource/current/averageUtilization"))
+        .filter_map(|m| value_at(m, "/resource/current/averageUtilization"))
         .next_back()
     {
         status.insert("currentCPUUtilizationPercentage".into(), percent.clone());
@@ -268,7 +264,9 @@ pub(crate) fn from_v2(object: &Value) -> Value {
 
     let others: Vec<Value> = metrics
         .iter()
-        .filter(|m| !(is_cpu_resource(m) && at(m, "/resource/target/averageUtilization").is_some()))
+        .filter(|m| {
+            !(is_cpu_resource(m) && value_at(m, "/resource/target/averageUtilization").is_some())
+        })
         .map(metric_to_v1)
         .collect();
     if !others.is_empty() {
@@ -282,7 +280,7 @@ pub(crate) fn from_v2(object: &Value) -> Value {
             marshal_list(METRIC_STATUS, &statuses),
         );
     }
-    if let Some(behavior) = at(object, "/spec/behavior") {
+    if let Some(behavior) = value_at(object, "/spec/behavior") {
         set_annotation(&mut out, BEHAVIOR, behavior_annotation(behavior));
     }
     let conditions = list_at(object, "/status/conditions");
@@ -297,7 +295,7 @@ pub(crate) fn from_v2(object: &Value) -> Value {
 fn metrics_from_v1(object: &Value) -> Option<Vec<Value>> {
     let annotated =
         annotation(object, METRIC_SPECS).and_then(|text| unmarshal_list(METRIC_SPEC, text));
-    let cpu = at(object, "/spec/targetCPUUtilizationPercentage");
+    let cpu = value_at(object, "/spec/targetCPUUtilizationPercentage");
     if annotated.is_none() && cpu.is_none() {
         return None;
     }
@@ -327,10 +325,10 @@ fn status_from_v1(object: &Value) -> Map<String, Value> {
         "/status/lastScaleTime",
     );
     for key in ["currentReplicas", "desiredReplicas"] {
-        let value = at(object, &format!("/status/{key}")).cloned();
+        let value = value_at(object, &format!("/status/{key}")).cloned();
         status.insert(key.into(), value.unwrap_or(json!(0)));
     }
-    if let Some(percent) = at(object, "/status/currentCPUUtilizationPercentage") {
+    if let Some(percent) = value_at(object, "/status/currentCPUUtilizationPercentage") {
         status.insert(
             "currentMetrics".into(),
             json!([cpu_utilization(true, percent)]),
@@ -366,15 +364,19 @@ pub(crate) fn to_v2(object: &Value) -> Value {
     let mut spec = Map::new();
     spec.insert(
         "scaleTargetRef".into(),
-        reference(at(object, "/spec/scaleTargetRef")),
+        reference(value_at(object, "/spec/scaleTargetRef")),
     );
     spec.insert(
         "minReplicas".into(),
-        at(object, "/spec/minReplicas").cloned().unwrap_or(json!(1)),
+        value_at(object, "/spec/minReplicas")
+            .cloned()
+            .unwrap_or(json!(1)),
     );
     spec.insert(
         "maxReplicas".into(),
-        at(object, "/spec/maxReplicas").cloned().unwrap_or(json!(0)),
+        value_at(object, "/spec/maxReplicas")
+            .cloned()
+            .unwrap_or(json!(0)),
     );
     let metrics = metrics_from_v1(object)
         .filter(|m| !m.is_empty())
@@ -405,11 +407,12 @@ pub(crate) fn config_to_v2(config: &Value, live: Option<&Value>) -> Value {
     }
     let live = live.unwrap_or(&Value::Null);
     let live_metrics = list_at(live, "/spec/metrics");
-    let is_cpu_target =
-        |m: &Value| is_cpu_resource(m) && at(m, "/resource/target/averageUtilization").is_some();
-    if let Some(spec_in) = at(config, "/spec") {
+    let is_cpu_target = |m: &Value| {
+        is_cpu_resource(m) && value_at(m, "/resource/target/averageUtilization").is_some()
+    };
+    if let Some(spec_in) = value_at(config, "/spec") {
         let mut spec = Map::new();
-        if let Some(reference) = at(spec_in, "/scaleTargetRef") {
+        if let Some(reference) = value_at(spec_in, "/scaleTargetRef") {
             spec.insert("scaleTargetRef".into(), reference.clone());
         }
         copy(&mut spec, "minReplicas", spec_in, "/minReplicas");
@@ -417,7 +420,7 @@ pub(crate) fn config_to_v2(config: &Value, live: Option<&Value>) -> Value {
         let annotated = annotation(config, METRIC_SPECS)
             .and_then(|text| unmarshal_list(METRIC_SPEC, text))
             .map(|list| list.iter().map(metric_from_v1).collect::<Vec<_>>());
-        let cpu = at(spec_in, "/targetCPUUtilizationPercentage");
+        let cpu = value_at(spec_in, "/targetCPUUtilizationPercentage");
         if annotated.is_some() || cpu.is_some() {
             let mut metrics = annotated.unwrap_or_else(|| {
                 live_metrics
@@ -440,7 +443,7 @@ pub(crate) fn config_to_v2(config: &Value, live: Option<&Value>) -> Value {
         }
         out["spec"] = Value::Object(spec);
     }
-    if let Some(status_in) = at(config, "/status") {
+    if let Some(status_in) = value_at(config, "/status") {
         let mut status = Map::new();
         for key in [
             "observedGeneration",
@@ -450,7 +453,7 @@ pub(crate) fn config_to_v2(config: &Value, live: Option<&Value>) -> Value {
         ] {
             copy(&mut status, key, status_in, &format!("/{key}"));
         }
-        if let Some(percent) = at(status_in, "/currentCPUUtilizationPercentage") {
+        if let Some(percent) = value_at(status_in, "/currentCPUUtilizationPercentage") {
             status.insert(
                 "currentMetrics".into(),
                 json!([cpu_utilization(true, percent)]),

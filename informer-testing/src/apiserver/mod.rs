@@ -1186,12 +1186,17 @@ impl Drop for TestApiServer {
     }
 }
 
-/// A new bearer token for `user`, valid while the server runs.
 /// The string at `pointer` in `value`, or `""` (absent, or not a string).
 pub(crate) fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
     value.pointer(pointer).and_then(Value::as_str).unwrap_or("")
 }
 
+/// The value at `pointer` in `value`, unless it is absent or `null` (a Go pointer left nil).
+pub(crate) fn value_at<'a>(value: &'a Value, pointer: &str) -> Option<&'a Value> {
+    value.pointer(pointer).filter(|v| !v.is_null())
+}
+
+/// A new bearer token for `user`, valid while the server runs.
 pub(crate) fn register_user(shared: &Shared, user: &str) -> String {
     let token = tls::new_token();
     shared.users.write().insert(token.clone(), Arc::from(user));

@@ -6,15 +6,19 @@
 use serde_json::{Map, Value, json};
 
 use super::go_shape::{BEHAVIOR_FIELDS, Ty, marshal_struct, unmarshal_value};
-use super::{at, copy, identifier, quantity_or_zero, reference, str_at};
+use super::{copy, identifier, quantity_or_zero, reference};
+use crate::apiserver::{str_at, value_at};
 
 /// A stored (v2) metric in v1's `MetricSpec` shape.
 pub(super) fn metric_to_v1(metric: &Value) -> Value {
     let mut out = Map::new();
     out.insert("type".into(), json!(str_at(metric, "/type")));
-    if let Some(source) = at(metric, "/object") {
+    if let Some(source) = value_at(metric, "/object") {
         let mut v1 = Map::new();
-        v1.insert("target".into(), reference(at(source, "/describedObject")));
+        v1.insert(
+            "target".into(),
+            reference(value_at(source, "/describedObject")),
+        );
         v1.insert("metricName".into(), json!(str_at(source, "/metric/name")));
         v1.insert(
             "targetValue".into(),
@@ -24,7 +28,7 @@ pub(super) fn metric_to_v1(metric: &Value) -> Value {
         copy(&mut v1, "averageValue", source, "/target/averageValue");
         out.insert("object".into(), Value::Object(v1));
     }
-    if let Some(source) = at(metric, "/pods") {
+    if let Some(source) = value_at(metric, "/pods") {
         let mut v1 = Map::new();
         v1.insert("metricName".into(), json!(str_at(source, "/metric/name")));
         v1.insert(
@@ -35,7 +39,7 @@ pub(super) fn metric_to_v1(metric: &Value) -> Value {
         out.insert("pods".into(), Value::Object(v1));
     }
     for key in ["resource", "containerResource"] {
-        if let Some(source) = at(metric, &format!("/{key}")) {
+        if let Some(source) = value_at(metric, &format!("/{key}")) {
             let mut v1 = Map::new();
             v1.insert("name".into(), json!(str_at(source, "/name")));
             copy(
@@ -56,7 +60,7 @@ pub(super) fn metric_to_v1(metric: &Value) -> Value {
             out.insert(key.into(), Value::Object(v1));
         }
     }
-    if let Some(source) = at(metric, "/external") {
+    if let Some(source) = value_at(metric, "/external") {
         let mut v1 = Map::new();
         v1.insert("metricName".into(), json!(str_at(source, "/metric/name")));
         copy(&mut v1, "metricSelector", source, "/metric/selector");
@@ -76,8 +80,8 @@ pub(super) fn metric_to_v1(metric: &Value) -> Value {
 pub(super) fn metric_from_v1(metric: &Value) -> Value {
     let mut out = Map::new();
     out.insert("type".into(), json!(str_at(metric, "/type")));
-    if let Some(source) = at(metric, "/object") {
-        let kind = if at(source, "/averageValue").is_none() {
+    if let Some(source) = value_at(metric, "/object") {
+        let kind = if value_at(source, "/averageValue").is_none() {
             "Value"
         } else {
             "AverageValue"
@@ -89,13 +93,13 @@ pub(super) fn metric_from_v1(metric: &Value) -> Value {
         out.insert(
             "object".into(),
             json!({
-                "describedObject": reference(at(source, "/target")),
+                "describedObject": reference(value_at(source, "/target")),
                 "metric": identifier(source, "metricName", "selector"),
                 "target": target,
             }),
         );
     }
-    if let Some(source) = at(metric, "/pods") {
+    if let Some(source) = value_at(metric, "/pods") {
         out.insert(
             "pods".into(),
             json!({
@@ -108,8 +112,8 @@ pub(super) fn metric_from_v1(metric: &Value) -> Value {
         );
     }
     for key in ["resource", "containerResource"] {
-        if let Some(source) = at(metric, &format!("/{key}")) {
-            let kind = if at(source, "/targetAverageUtilization").is_none() {
+        if let Some(source) = value_at(metric, &format!("/{key}")) {
+            let kind = if value_at(source, "/targetAverageUtilization").is_none() {
                 "AverageValue"
             } else {
                 "Utilization"
@@ -132,8 +136,8 @@ pub(super) fn metric_from_v1(metric: &Value) -> Value {
             out.insert(key.into(), Value::Object(v2));
         }
     }
-    if let Some(source) = at(metric, "/external") {
-        let kind = if at(source, "/targetValue").is_none() {
+    if let Some(source) = value_at(metric, "/external") {
+        let kind = if value_at(source, "/targetValue").is_none() {
             "AverageValue"
         } else {
             "Value"
@@ -157,9 +161,12 @@ pub(super) fn metric_from_v1(metric: &Value) -> Value {
 pub(super) fn metric_status_to_v1(metric: &Value) -> Value {
     let mut out = Map::new();
     out.insert("type".into(), json!(str_at(metric, "/type")));
-    if let Some(source) = at(metric, "/object") {
+    if let Some(source) = value_at(metric, "/object") {
         let mut v1 = Map::new();
-        v1.insert("target".into(), reference(at(source, "/describedObject")));
+        v1.insert(
+            "target".into(),
+            reference(value_at(source, "/describedObject")),
+        );
         v1.insert("metricName".into(), json!(str_at(source, "/metric/name")));
         v1.insert(
             "currentValue".into(),
@@ -169,7 +176,7 @@ pub(super) fn metric_status_to_v1(metric: &Value) -> Value {
         copy(&mut v1, "averageValue", source, "/current/averageValue");
         out.insert("object".into(), Value::Object(v1));
     }
-    if let Some(source) = at(metric, "/pods") {
+    if let Some(source) = value_at(metric, "/pods") {
         let mut v1 = Map::new();
         v1.insert("metricName".into(), json!(str_at(source, "/metric/name")));
         v1.insert(
@@ -180,7 +187,7 @@ pub(super) fn metric_status_to_v1(metric: &Value) -> Value {
         out.insert("pods".into(), Value::Object(v1));
     }
     for key in ["resource", "containerResource"] {
-        if let Some(source) = at(metric, &format!("/{key}")) {
+        if let Some(source) = value_at(metric, &format!("/{key}")) {
             let mut v1 = Map::new();
             v1.insert("name".into(), json!(str_at(source, "/name")));
             copy(
@@ -199,7 +206,7 @@ pub(super) fn metric_status_to_v1(metric: &Value) -> Value {
             out.insert(key.into(), Value::Object(v1));
         }
     }
-    if let Some(source) = at(metric, "/external") {
+    if let Some(source) = value_at(metric, "/external") {
         let mut v1 = Map::new();
         v1.insert("metricName".into(), json!(str_at(source, "/metric/name")));
         copy(&mut v1, "metricSelector", source, "/metric/selector");
@@ -222,7 +229,7 @@ pub(super) fn metric_status_to_v1(metric: &Value) -> Value {
 pub(super) fn metric_status_from_v1(metric: &Value) -> Value {
     let mut out = Map::new();
     out.insert("type".into(), json!(str_at(metric, "/type")));
-    if let Some(source) = at(metric, "/object") {
+    if let Some(source) = value_at(metric, "/object") {
         let mut current = Map::new();
         current.insert("value".into(), quantity_or_zero(source, "/currentValue"));
         copy(&mut current, "averageValue", source, "/averageValue");
@@ -231,11 +238,11 @@ pub(super) fn metric_status_from_v1(metric: &Value) -> Value {
             json!({
                 "metric": identifier(source, "metricName", "selector"),
                 "current": current,
-                "describedObject": reference(at(source, "/target")),
+                "describedObject": reference(value_at(source, "/target")),
             }),
         );
     }
-    if let Some(source) = at(metric, "/pods") {
+    if let Some(source) = value_at(metric, "/pods") {
         out.insert(
             "pods".into(),
             json!({
@@ -245,7 +252,7 @@ pub(super) fn metric_status_from_v1(metric: &Value) -> Value {
         );
     }
     for key in ["resource", "containerResource"] {
-        if let Some(source) = at(metric, &format!("/{key}")) {
+        if let Some(source) = value_at(metric, &format!("/{key}")) {
             let mut current = Map::new();
             current.insert(
                 "averageValue".into(),
@@ -266,7 +273,7 @@ pub(super) fn metric_status_from_v1(metric: &Value) -> Value {
             out.insert(key.into(), Value::Object(v2));
         }
     }
-    if let Some(source) = at(metric, "/external") {
+    if let Some(source) = value_at(metric, "/external") {
         let mut current = Map::new();
         current.insert("value".into(), quantity_or_zero(source, "/currentValue"));
         copy(&mut current, "averageValue", source, "/currentAverageValue");

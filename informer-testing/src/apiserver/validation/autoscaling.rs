@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use crate::apiserver::pods::quantity_nanos;
 use crate::apiserver::status::FieldError;
+use crate::apiserver::{str_at, value_at};
 
 /// `MaxPeriodSeconds`.
 const MAX_PERIOD_SECONDS: i64 = 1800;
@@ -42,16 +43,8 @@ const SELECT_POLICIES: [&str; 3] = ["Disabled", "Max", "Min"];
 /// `validPolicyTypesList`.
 const POLICY_TYPES: [&str; 2] = ["Percent", "Pods"];
 
-fn at<'a>(value: &'a Value, pointer: &str) -> Option<&'a Value> {
-    value.pointer(pointer).filter(|v| !v.is_null())
-}
-
-fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
-    at(value, pointer).and_then(Value::as_str).unwrap_or("")
-}
-
 fn int_at(value: &Value, pointer: &str) -> Option<i64> {
-    at(value, pointer).and_then(Value::as_i64)
+    value_at(value, pointer).and_then(Value::as_i64)
 }
 
 /// `Quantity.Sign()`: -1, 0 or 1 (0 for one that does not parse: decoding refused it).
@@ -105,12 +98,12 @@ pub(super) fn horizontal_pod_autoscaler(
     }
     reference(spec.get("scaleTargetRef"), "spec.scaleTargetRef", errors);
     metrics(spec, min, errors);
-    if let Some(behavior) = at(spec, "/behavior") {
+    if let Some(behavior) = value_at(spec, "/behavior") {
         for (key, path) in [
             ("scaleUp", "spec.behavior.scaleUp"),
             ("scaleDown", "spec.behavior.scaleDown"),
         ] {
-            if let Some(rules) = at(behavior, &format!("/{key}")) {
+            if let Some(rules) = value_at(behavior, &format!("/{key}")) {
                 scaling_rules(rules, path, errors);
             }
         }
@@ -157,7 +150,7 @@ fn reference(reference: Option<&Value>, path: &str, errors: &mut Vec<FieldError>
 
 /// `validateMetrics`.
 fn metrics(spec: &Value, min: Option<i64>, errors: &mut Vec<FieldError>) {
-    let metrics = at(spec, "/metrics")
+    let metrics = value_at(spec, "/metrics")
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice);
     for (i, metric) in metrics.iter().enumerate() {
@@ -199,7 +192,7 @@ fn metric_spec(metric: &Value, path: &str, errors: &mut Vec<FieldError>) {
         "resource",
         "containerResource",
     ] {
-        let Some(value) = at(metric, &format!("/{source}")) else {
+        let Some(value) = value_at(metric, &format!("/{source}")) else {
             continue;
         };
         present.push(source);
@@ -254,7 +247,9 @@ fn object_source(source: &Value, path: &str, errors: &mut Vec<FieldError>) {
     );
     metric_identifier(source, &format!("{path}.metric"), errors);
     metric_target(source, &format!("{path}.target"), errors);
-    if at(source, "/target/value").is_none() && at(source, "/target/averageValue").is_none() {
+    if value_at(source, "/target/value").is_none()
+        && value_at(source, "/target/averageValue").is_none()
+    {
         errors.push(FieldError::required(
             &format!("{path}.target.averageValue"),
             "must set either a target value or averageValue",
@@ -266,8 +261,8 @@ fn object_source(source: &Value, path: &str, errors: &mut Vec<FieldError>) {
 fn external_source(source: &Value, path: &str, errors: &mut Vec<FieldError>) {
     metric_identifier(source, &format!("{path}.metric"), errors);
     metric_target(source, &format!("{path}.target"), errors);
-    let value = at(source, "/target/value").is_some();
-    let average = at(source, "/target/averageValue").is_some();
+    let value = value_at(source, "/target/value").is_some();
+    let average = value_at(source, "/target/averageValue").is_some();
     if !value && !average {
         errors.push(FieldError::required(
             &format!("{path}.target.averageValue"),
@@ -286,7 +281,7 @@ fn external_source(source: &Value, path: &str, errors: &mut Vec<FieldError>) {
 fn pods_source(source: &Value, path: &str, errors: &mut Vec<FieldError>) {
     metric_identifier(source, &format!("{path}.metric"), errors);
     metric_target(source, &format!("{path}.target"), errors);
-    if at(source, "/target/averageValue").is_none() {
+    if value_at(source, "/target/averageValue").is_none() {
         errors.push(FieldError::required(
             &format!("{path}.target.averageValue"),
             "must specify a positive target averageValue",
@@ -334,8 +329,8 @@ fn resource_source(source: &Value, path: &str, container: bool, errors: &mut Vec
         }
     }
     metric_target(source, &format!("{path}.target"), errors);
-    let utilization = at(source, "/target/averageUtilization").is_some();
-    let average = at(source, "/target/averageValue").is_some();
+    let utilization = value_at(source, "/target/averageUtilization").is_some();
+    let average = value_at(source, "/target/averageValue").is_some();
     if !utilization && !average {
         errors.push(FieldError::required(
             &format!("{path}.target.averageUtilization"),
@@ -378,7 +373,7 @@ fn metric_target(source: &Value, path: &str, errors: &mut Vec<FieldError>) {
         ));
     }
     for field in ["value", "averageValue"] {
-        if let Some(quantity) = at(target, &format!("/{field}"))
+        if let Some(quantity) = value_at(target, &format!("/{field}"))
             && sign(quantity) != 1
         {
             errors.push(FieldError::invalid(
@@ -430,7 +425,7 @@ fn scaling_rules(rules: &Value, path: &str, errors: &mut Vec<FieldError>) {
             ));
         }
     }
-    if let Some(policy) = at(rules, "/selectPolicy")
+    if let Some(policy) = value_at(rules, "/selectPolicy")
         && !SELECT_POLICIES.contains(&policy.as_str().unwrap_or(""))
     {
         errors.push(FieldError::not_supported(
@@ -439,7 +434,7 @@ fn scaling_rules(rules: &Value, path: &str, errors: &mut Vec<FieldError>) {
             &SELECT_POLICIES,
         ));
     }
-    let policies = at(rules, "/policies")
+    let policies = value_at(rules, "/policies")
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice);
     if policies.is_empty() {
@@ -483,7 +478,7 @@ fn scaling_rules(rules: &Value, path: &str, errors: &mut Vec<FieldError>) {
             ));
         }
     }
-    if let Some(tolerance) = at(rules, "/tolerance")
+    if let Some(tolerance) = value_at(rules, "/tolerance")
         && sign(tolerance) < 0
     {
         errors.push(FieldError::invalid(
