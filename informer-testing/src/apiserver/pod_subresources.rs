@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use super::StatusReason;
 use super::conditions;
 use super::status::ApiError;
+use super::str_at;
 use super::time::now_rfc3339;
 
 /// The containers of a Pod, init containers first, as `podutil.VisitContainers` visits
@@ -41,10 +42,7 @@ fn container_names(pod: &Value) -> Vec<&str> {
 /// The container a log or stream request is for (`validateContainer`): the one named, which
 /// must be the Pod's, or the only container of the Pod.
 pub(crate) fn container(pod: &Value, requested: Option<&str>) -> Result<String, ApiError> {
-    let name = pod
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let name = str_at(pod, "/metadata/name");
     let all = container_names(pod);
     match requested.filter(|c| !c.is_empty()) {
         Some(c) if all.contains(&c) => Ok(c.to_string()),
@@ -104,14 +102,8 @@ pub(crate) fn log_text(text: &str, tail_lines: Option<usize>, limit_bytes: Optio
 /// The error of `exec`, `attach` or `portforward` on `pod` (after its container is checked):
 /// there is no kubelet to stream from.
 pub(crate) fn stream_error(pod: &Value) -> ApiError {
-    let name = pod
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let node = pod
-        .pointer("/spec/nodeName")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let name = str_at(pod, "/metadata/name");
+    let node = str_at(pod, "/spec/nodeName");
     if node.is_empty() {
         ApiError::bad_request(format!("pod {name} does not have a host assigned"))
     } else {
@@ -130,21 +122,13 @@ pub(crate) fn stream_error(pod: &Value) -> ApiError {
 /// no reason: `target.name: Required value`). `url_name` is `None` for the legacy
 /// `bindings` resource, which takes the name from the Binding.
 pub(crate) fn check_binding(binding: &Value, url_name: Option<&str>) -> Result<(), ApiError> {
-    let name = binding
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let name = str_at(binding, "/metadata/name");
     if url_name.is_some_and(|url| url != name) {
         return Err(ApiError::bad_request(
             "name in URL does not match name in Binding object",
         ));
     }
-    let text = |pointer: &str| {
-        binding
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-    };
+    let text = |pointer: &str| str_at(binding, pointer);
     let mut errors = Vec::new();
     let kind = text("/target/kind");
     if !kind.is_empty() && kind != "Node" {
@@ -209,13 +193,7 @@ pub(crate) fn add_topology_labels(binding: &mut Value, node: Option<&Value>) {
 /// posted metadata; the legacy `bindings` resource wipes it), the Binding's `uid` and
 /// `resourceVersion` must be the Pod's (409, in the storage's words).
 pub(crate) fn bind(pod: &Value, binding: &Value, preconditions: bool) -> Result<Value, ApiError> {
-    let text = |value: &Value, pointer: &str| -> String {
-        value
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
+    let text = |value: &Value, pointer: &str| str_at(value, pointer).to_string();
     let name = text(pod, "/metadata/name");
     if preconditions {
         let namespace = text(pod, "/metadata/namespace");
@@ -341,10 +319,7 @@ pub(crate) fn split_scheme_name_port(id: &str) -> Option<(&str, &str, &str)> {
 /// as there is no Pod network here (503, the proxy's `error trying to reach service`). The
 /// port is the one asked for, else the first container port, else 80.
 pub(crate) fn pod_proxy_error(pod: &Value, port: &str) -> ApiError {
-    let ip = pod
-        .pointer("/status/podIP")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let ip = str_at(pod, "/status/podIP");
     let Some(address) = global_unicast(ip) else {
         return ApiError::bad_request("address not allowed");
     };
@@ -370,10 +345,7 @@ pub(crate) fn service_proxy_error(
     endpoints: Option<&Value>,
     port: &str,
 ) -> ApiError {
-    let name = service
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let name = str_at(service, "/metadata/name");
     let mut port_name = port.to_string();
     if let Ok(number) = port.parse::<i64>() {
         let found = service
@@ -416,10 +388,7 @@ pub(crate) fn service_proxy_error(
         return no_endpoints();
     }
     for subset in &subsets {
-        let address = subset
-            .pointer("/addresses/0/ip")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let address = str_at(subset, "/addresses/0/ip");
         if address.is_empty() {
             continue;
         }
