@@ -48,6 +48,7 @@ use super::storage::{
     ContinueToken, DeleteOptions, DeleteOutcome, Filter, Limits, ListRequest, Object, ReadVersion,
     Storage, Store, Subresource, WatchMessage, WatchStart, WriteOptions,
 };
+use super::str_at;
 use super::strategy;
 use super::table;
 use super::tls;
@@ -1837,17 +1838,10 @@ fn bind_pod(
     }
     let subresource = path.name.is_some();
     pod_subresources::check_binding(&binding, path.name.as_deref())?;
-    let name = binding
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    let name = str_at(&binding, "/metadata/name").to_string();
     if subresource {
         let nodes = shared.registry.read().by_path("", "v1", "nodes");
-        let target = binding
-            .pointer("/target/name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let target = str_at(&binding, "/target/name");
         let node = nodes.and_then(|nodes| shared.store.get(&nodes, None, target).ok());
         pod_subresources::add_topology_labels(&mut binding, node.as_deref());
     }
