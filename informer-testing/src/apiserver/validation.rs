@@ -292,6 +292,12 @@ fn qualified_name(field: &str, key: &str, errors: &mut Vec<FieldError>) {
 }
 
 fn metadata(object: &Value, errors: &mut Vec<FieldError>) {
+    if let Some(references) = object
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+    {
+        owner_references(references, errors);
+    }
     if let Some(labels) = object
         .pointer("/metadata/labels")
         .and_then(Value::as_object)
@@ -348,6 +354,87 @@ fn spec(resource: &ResourceType, object: &Value, errors: &mut Vec<FieldError>) {
         ("", "Secret") => data::secret(object, errors),
         _ => {}
     }
+}
+
+/// `metadata.ownerReferences` as apimachinery's `ValidateOwnerReferences` checks them: each
+/// names a version, a kind, a name and a UID, no Event owns anything, and at most one is
+/// the controller. The field path carries no index, as upstream's does not.
+fn owner_references(references: &[Value], errors: &mut Vec<FieldError>) {
+    const FIELD: &str = "metadata.ownerReferences";
+    let mut first_controller: Option<String> = None;
+    for reference in references {
+        let text = |key: &str| reference.get(key).and_then(Value::as_str).unwrap_or("");
+        let (api_version, kind) = (text("apiVersion"), text("kind"));
+        // schema.FromAPIVersionAndKind: `group/version`, or a lone version; more slashes
+        // parse as nothing.
+        let (group, version) = match api_version.split('/').collect::<Vec<_>>()[..] {
+            [version] => ("", version),
+            [group, version] => (group, version),
+            _ => ("", ""),
+        };
+        if version.is_empty() {
+            errors.push(FieldError::invalid(
+                &format!("{FIELD}.apiVersion"),
+                api_version,
+                "version must not be empty",
+            ));
+        }
+        for (key, value) in [("kind", kind), ("name", text("name")), ("uid", text("uid"))] {
+            if value.is_empty() {
+                errors.push(FieldError::invalid(
+                    &format!("{FIELD}.{key}"),
+                    value,
+                    "must not be empty",
+                ));
+            }
+        }
+        if group.is_empty() && version == "v1" && kind == "Event" {
+            errors.push(FieldError::invalid_go(
+                FIELD,
+                &go_owner_reference(reference),
+                "/v1, Kind=Event is disallowed from being an owner",
+            ));
+        }
+        if reference.get("controller") == Some(&Value::Bool(true)) {
+            let current = format!("{kind}/{}", text("name"));
+            match &first_controller {
+                Some(first) => errors.push(FieldError::invalid_go(
+                    FIELD,
+                    &format!(
+                        "[]v1.OwnerReference{{{}}}",
+                        references
+                            .iter()
+                            .map(go_owner_reference)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    &format!(
+                        "Only one reference can have Controller set to true. Found \"true\" in references for {first} and {current}"
+                    ),
+                )),
+                None => first_controller = Some(current),
+            }
+        }
+    }
+}
+
+/// An owner reference as Go's `%#v` prints a `metav1.OwnerReference` (its two `*bool`
+/// fields print as addresses, made up here as Go's heap addresses look).
+fn go_owner_reference(reference: &Value) -> String {
+    let text = |key: &str| reference.get(key).and_then(Value::as_str).unwrap_or("");
+    let flag = |key: &str, address: &str| match reference.get(key) {
+        Some(Value::Bool(_)) => format!("(*bool)({address})"),
+        _ => "(*bool)(nil)".to_owned(),
+    };
+    format!(
+        "v1.OwnerReference{{APIVersion:{:?}, Kind:{:?}, Name:{:?}, UID:{:?}, Controller:{}, BlockOwnerDeletion:{}}}",
+        text("apiVersion"),
+        text("kind"),
+        text("name"),
+        text("uid"),
+        flag("controller", "0xc0004a2f38"),
+        flag("blockOwnerDeletion", "0xc0004a2f39"),
+    )
 }
 
 /// A workload's selector, where both it and its template's labels are given, must select the

@@ -17,9 +17,17 @@ fn with(propagation: Propagation) -> DeleteOptions {
     }
 }
 
-/// A ConfigMap owned by `owners`.
+/// A ConfigMap owned by `owners`, the first its controller (the API server refuses two).
 fn dependent(h: &Harness<GarbageCollector>, name: &str, owners: &[&Value], block: bool) -> Value {
-    let refs: Vec<Value> = owners.iter().map(|o| owner_ref(o, block)).collect();
+    let refs: Vec<Value> = owners
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let mut reference = owner_ref(o, block);
+            reference["controller"] = json!(i == 0);
+            reference
+        })
+        .collect();
     h.create("configmaps", NS, name, json!({"ownerReferences": refs}))
 }
 

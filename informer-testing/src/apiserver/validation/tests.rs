@@ -266,3 +266,67 @@ fn custom_resources_are_checked_against_their_schema_and_scale_path() {
     .unwrap_err();
     assert_eq!(causes(&err)[0].0, "FieldValueTypeInvalid");
 }
+
+fn owner(kind: &str, name: &str, controller: bool) -> Value {
+    json!({"apiVersion": "v1", "kind": kind, "name": name, "uid": format!("uid-{name}"), "controller": controller})
+}
+
+#[test]
+fn only_one_owner_reference_may_be_the_controller() {
+    let object = json!({"metadata": {"name": "web", "ownerReferences": [
+        owner("ConfigMap", "a", true),
+        owner("ConfigMap", "b", false),
+        owner("Secret", "c", true),
+    ]}});
+    let err = create_error("", "configmaps", object);
+    let causes = causes(&err);
+    assert_eq!(causes.len(), 1);
+    assert_eq!(causes[0].1, "metadata.ownerReferences");
+    assert!(
+        causes[0].2.ends_with(
+            "Only one reference can have Controller set to true. Found \"true\" in references for ConfigMap/a and Secret/c"
+        ),
+        "{}",
+        causes[0].2
+    );
+    assert!(causes[0].2.starts_with(
+        "Invalid value: []v1.OwnerReference{v1.OwnerReference{APIVersion:\"v1\", Kind:\"ConfigMap\", Name:\"a\", UID:\"uid-a\", Controller:(*bool)(0x"
+    ));
+    let one_controller = json!({"metadata": {"name": "web", "ownerReferences": [
+        owner("ConfigMap", "a", true),
+        owner("ConfigMap", "b", false),
+    ]}});
+    assert!(validate_create(&builtin("", "configmaps"), &one_controller).is_ok());
+}
+
+#[test]
+fn owner_references_name_a_version_kind_name_and_uid() {
+    let object = json!({"metadata": {"name": "web", "ownerReferences": [
+        {"apiVersion": "apps/", "kind": "", "name": "", "uid": ""},
+    ]}});
+    let err = create_error("", "configmaps", object);
+    assert_eq!(
+        causes(&err)
+            .into_iter()
+            .map(|(_, field, message)| format!("{field}: {message}"))
+            .collect::<Vec<_>>(),
+        [
+            "metadata.ownerReferences.apiVersion: Invalid value: \"apps/\": version must not be empty",
+            "metadata.ownerReferences.kind: Invalid value: \"\": must not be empty",
+            "metadata.ownerReferences.name: Invalid value: \"\": must not be empty",
+            "metadata.ownerReferences.uid: Invalid value: \"\": must not be empty",
+        ]
+    );
+}
+
+#[test]
+fn an_event_owns_nothing() {
+    let object =
+        json!({"metadata": {"name": "web", "ownerReferences": [owner("Event", "e", false)]}});
+    let err = create_error("", "configmaps", object);
+    assert!(
+        causes(&err)[0]
+            .2
+            .ends_with("/v1, Kind=Event is disallowed from being an owner")
+    );
+}
