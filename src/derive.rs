@@ -54,7 +54,10 @@
 //! what is wanted, deletes those no longer wanted (and, across namespaces, those of a
 //! parent that is gone, even one deleted while the controller was down; in any namespace,
 //! those of a parent that leaves the controller's `labels` or `fields`), watches them (a
-//! child that changes reconciles its parent) and logs what it did. A `reconcile` written
+//! child that changes reconciles its parent) and logs what it did. It never takes over an
+//! object it did not make: if a child's name is taken by one (made by hand, or controlled by
+//! another owner), that object is left alone, the reconcile fails (retried with backoff)
+//! and a Warning Event `ErrResourceExists` on the parent says why. A `reconcile` written
 //! beside the children runs after them and reads what they did with
 //! [`ctx.children_report()`](crate::runtime::controller::Context::children_report) (the
 //! children created, updated and deleted: say, to record an Event for each one created

@@ -484,7 +484,7 @@ impl EventRecorder {
     /// ```
     pub async fn publish_for<K>(&self, object: &K, event: &Event) -> Result<(), kube::Error>
     where
-        K: Resource<DynamicType = ()>,
+        K: Resource<DynamicType: Default>,
     {
         self.publish(&reference_to(object), event).await
     }
@@ -532,11 +532,12 @@ impl EventRecorder {
 }
 
 /// The reference client-go's `GetReference` makes of `object`.
-fn reference_to<K: Resource<DynamicType = ()>>(object: &K) -> ObjectReference {
+fn reference_to<K: Resource<DynamicType: Default>>(object: &K) -> ObjectReference {
     let meta = object.meta();
+    let dt = K::DynamicType::default();
     ObjectReference {
-        api_version: Some(K::api_version(&()).into_owned()),
-        kind: Some(K::kind(&()).into_owned()),
+        api_version: Some(K::api_version(&dt).into_owned()),
+        kind: Some(K::kind(&dt).into_owned()),
         name: meta.name.clone(),
         namespace: meta.namespace.clone(),
         uid: meta.uid.clone(),

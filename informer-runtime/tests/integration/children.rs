@@ -18,6 +18,8 @@ use informer_runtime::metrics::ControllerMetrics;
 use informer_testing::{FailureCode, Faults, RequestMatch, TestApiServer, Verb};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
 use k8s_openapi::api::core::v1::{ConfigMap, ResourceQuota, Secret};
+use k8s_openapi::api::events::v1::Event as ApiEvent;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use tokio::task::JoinHandle;
@@ -1193,25 +1195,27 @@ async fn a_create_only_child_is_created_once_and_never_changed() {
 
 #[tokio::test]
 async fn a_create_only_child_the_cache_has_not_seen_is_kept_as_it_is() {
-    // The child exists on the server but not in the controller's cache (here: it lacks the
-    // controller's label; after a restart against a lagging server, the cache is behind):
-    // the create answers 409 AlreadyExists, and the existing child is kept, not overwritten.
+    // The child exists on the server, tied to its parent, but not in the controller's cache
+    // (here: it lacks the controller's label; after a restart against a lagging server, the
+    // cache is behind): the create answers 409 AlreadyExists, and the existing child is kept,
+    // not overwritten.
     let server = server().await;
     let client = server.client();
-    let secrets = Api::<Secret>::namespaced(client.clone(), "default");
-    let mut existing = Secret::default();
-    existing.metadata.name = Some("db-password".into());
-    existing.string_data = Some(BTreeMap::from([("password".into(), "kept".into())]));
-    secrets
-        .create(&PostParams::default(), &existing)
-        .await
-        .unwrap();
     let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
-    parents
+    let db = parents
         .create(
             &PostParams::default(),
             &parent("default", "db", &[("a", "1")]),
         )
+        .await
+        .unwrap();
+    let secrets = Api::<Secret>::namespaced(client.clone(), "default");
+    let mut existing = Secret::default();
+    existing.metadata.name = Some("db-password".into());
+    existing.metadata.owner_references = Some(vec![controller_ref(&db)]);
+    existing.string_data = Some(BTreeMap::from([("password".into(), "kept".into())]));
+    secrets
+        .create(&PostParams::default(), &existing)
         .await
         .unwrap();
     let faults = server.faults();
@@ -1224,6 +1228,162 @@ async fn a_create_only_child_the_cache_has_not_seen_is_kept_as_it_is() {
     .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(password(&secrets.get("db-password").await.unwrap()), "kept");
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+/// A controlling owner reference to `owner`.
+fn controller_ref(owner: &ConfigMap) -> OwnerReference {
+    OwnerReference {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        name: owner.name_any(),
+        uid: owner.uid().unwrap(),
+        controller: Some(true),
+        block_owner_deletion: None,
+    }
+}
+
+/// The reasons and notes of the Events about ConfigMap `name` in `default`.
+async fn warnings_about(client: &Client, name: &str) -> Vec<(String, String)> {
+    Api::<ApiEvent>::namespaced(client.clone(), "default")
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|e| {
+            e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)
+                && e.type_.as_deref() == Some("Warning")
+        })
+        .map(|e| (e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
+        .collect()
+}
+
+/// The first Warning Event about ConfigMap `name`, once there is one.
+async fn first_warning_about(client: &Client, name: &str) -> (String, String) {
+    eventually_async("a Warning Event on the parent", async || {
+        !warnings_about(client, name).await.is_empty()
+    })
+    .await;
+    warnings_about(client, name).await.remove(0)
+}
+
+#[tokio::test]
+async fn a_child_whose_name_is_taken_by_an_object_the_controller_did_not_make_is_left_alone() {
+    // As client-go's sample-controller refuses a Deployment its Foo does not control
+    // (ErrResourceExists): the object is neither taken over (an apply would force the
+    // controller's fields and marks onto it) nor, later, deleted as an unwanted child.
+    let server = server().await;
+    let client = server.client();
+    let secrets = Api::<Secret>::namespaced(client.clone(), "default");
+    let mut theirs = Secret::default();
+    theirs.metadata.name = Some("app-token".into());
+    theirs.string_data = Some(BTreeMap::from([("value".into(), "theirs".into())]));
+    let theirs = secrets
+        .create(&PostParams::default(), &theirs)
+        .await
+        .unwrap();
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("token", "t1")]),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_secrets_controller(client.clone());
+    let warning = first_warning_about(&client, "app").await;
+    assert_eq!(warning.0, "ErrResourceExists");
+    assert!(
+        warning
+            .1
+            .contains("Secret default/app-token exists and was not made by this controller"),
+        "{}",
+        warning.1
+    );
+    let now = secret(&client, "app-token").await.unwrap();
+    assert_eq!(
+        now.resource_version(),
+        theirs.resource_version(),
+        "not written"
+    );
+    // The parent stops wanting it: it is still not the controller's to delete.
+    parents
+        .patch(
+            "app",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"data": null})),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        secret(&client, "app-token")
+            .await
+            .unwrap()
+            .resource_version(),
+        theirs.resource_version()
+    );
+    // Wanted again, and the name freed: the controller makes its own.
+    parents
+        .patch(
+            "app",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"data": {"token": "t2"}})),
+        )
+        .await
+        .unwrap();
+    secrets
+        .delete("app-token", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually_async("the controller's own child is created", async || {
+        value_of(&client, "app-token").await.as_deref() == Some("t2")
+    })
+    .await;
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_child_controlled_by_another_owner_gets_no_second_controller() {
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    let mut other = ConfigMap::default();
+    other.metadata.name = Some("other".into());
+    let other = parents
+        .create(&PostParams::default(), &other)
+        .await
+        .unwrap();
+    let secrets = Api::<Secret>::namespaced(client.clone(), "default");
+    let mut theirs = Secret::default();
+    theirs.metadata.name = Some("app-token".into());
+    theirs.metadata.owner_references = Some(vec![controller_ref(&other)]);
+    let theirs = secrets
+        .create(&PostParams::default(), &theirs)
+        .await
+        .unwrap();
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("token", "t1")]),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_secrets_controller(client.clone());
+    let warning = first_warning_about(&client, "app").await;
+    assert!(
+        warning
+            .1
+            .contains("is controlled by ConfigMap/other, not by this parent"),
+        "{}",
+        warning.1
+    );
+    let now = secret(&client, "app-token").await.unwrap();
+    assert_eq!(now.resource_version(), theirs.resource_version());
+    assert_eq!(now.owner_references().len(), 1);
     cancel.cancel();
     run.await.unwrap();
 }

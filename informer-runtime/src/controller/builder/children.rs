@@ -66,6 +66,7 @@ where
         watched_namespace,
         parent_view: ctx.parent_view.clone(),
         create_only,
+        recorder: crate::events::EventRecorder::of_controller(ctx.factory.client(), ctx.controller),
     }));
     Ok(related)
 }

@@ -601,7 +601,18 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     ///   [`OWNER_ANNOTATION`], and the controller deletes it itself when the parent is gone,
     ///   including parents deleted while it was not running (their children enqueue their
     ///   key when the controller starts; a key whose object is gone deletes them);
-    /// - **deletes** the cached children of the parent that are no longer wanted;
+    /// - **never takes over** an object it did not make: before a child the cache does not
+    ///   hold is created, one GET reads what has its name; an object there without the
+    ///   controller's marks (made by hand, by another tool, or controlled by another owner)
+    ///   is left as it is, and the reconcile fails with
+    ///   [`ChildrenError::Exists`](crate::controller::ChildrenError::Exists)
+    ///   (transient: retried with backoff, so the child is made once the name is free) and a
+    ///   Warning Event `ErrResourceExists` on the parent, as client-go's sample-controller
+    ///   refuses a Deployment its Foo does not control. An object tied to the parent by a
+    ///   controlling owner reference, or marked by this controller for a parent that is
+    ///   gone, is the parent's child and is applied to;
+    /// - **deletes** the cached children of the parent that are no longer wanted (only what
+    ///   it made: its cache holds nothing else);
     /// - **watches** them: every child carries the label [`CONTROLLER_LABEL`] (the
     ///   controller's name), the controller caches its children through it, and a child
     ///   that changes (or is deleted) reconciles its parent;

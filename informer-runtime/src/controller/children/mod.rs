@@ -436,6 +436,20 @@ pub enum ChildrenError {
         /// The child's key.
         key: ObjectKey,
     },
+    /// A child's namespace and name are taken by an object this controller did not make
+    /// (it does not carry the controller's marks, nor a controlling owner reference to the
+    /// parent): it is left alone, never taken over, until it is deleted or the child is given
+    /// another name. A Warning Event on the parent says so too (reason `ErrResourceExists`).
+    #[error(
+        "{child} exists and {}: delete it, or give the child another name (a controller never takes over an object it did not make)",
+        taken_by(controller.as_deref())
+    )]
+    Exists {
+        /// The child (boxed: it keeps the error small).
+        child: Box<ChildRef>,
+        /// Its controlling owner (`Kind/name`), if it has one.
+        controller: Option<String>,
+    },
     /// A child is also wanted by another parent of this controller (which still exists).
     #[error("{child} is already a child of {parent}: give each parent's children their own names")]
     OtherParent {
@@ -525,6 +539,14 @@ pub enum ChildrenError {
     },
 }
 
+/// Who holds an object a child's name is taken by, in [`ChildrenError::Exists`]'s words.
+fn taken_by(controller: Option<&str>) -> String {
+    match controller {
+        Some(controller) => format!("is controlled by {controller}, not by this parent"),
+        None => "was not made by this controller".to_owned(),
+    }
+}
+
 impl ChildrenError {
     /// Whether retrying can help: failed requests and failed computations can, mistakes in
     /// what is declared cannot.
@@ -540,7 +562,8 @@ impl ChildrenError {
             | ChildrenError::Apply { .. }
             | ChildrenError::Delete { .. }
             | ChildrenError::ParentRead { .. }
-            | ChildrenError::OtherParent { .. } => ErrorKind::Transient,
+            | ChildrenError::OtherParent { .. }
+            | ChildrenError::Exists { .. } => ErrorKind::Transient,
             _ => ErrorKind::Terminal,
         }
     }

@@ -20,6 +20,7 @@ use super::{BoxError, ChildRef, ChildrenError, ChildrenReport};
 use crate::controller::ControllerResource;
 use crate::controller::consistency::ReconcileClient;
 use crate::controller::scope::ControllerScope;
+use crate::events::{Event, EventRecorder, EventType};
 use crate::factory::InformerParams;
 use crate::lister::Lister;
 
@@ -64,6 +65,8 @@ pub(crate) struct ChildSet<P, C> {
     /// Create missing children only, never change existing ones
     /// ([`WatchOptions::create_only`](crate::controller::WatchOptions::create_only)).
     pub(crate) create_only: bool,
+    /// The controller's recorder: a child whose name is taken is reported on its parent.
+    pub(crate) recorder: EventRecorder,
 }
 
 /// A child ready to apply: its key, and the JSON body.
@@ -270,6 +273,71 @@ where
         Ok(live.is_some_and(|live| {
             live.meta().uid == parent.meta().uid && live.meta().deletion_timestamp.is_none()
         }))
+    }
+
+    /// Whether the child at `child_key`, which the cache does not hold, may be written for
+    /// the parent at `key`: `Ok(None)` if it does not exist, or is this parent's (marked
+    /// for it but not yet in the cache, or tied to it by a controlling owner reference), or
+    /// is an orphan of this controller's (marked by it, its recorded parent gone); the error
+    /// that refuses it otherwise. One GET, only for a child about to be created: the cache
+    /// holds this controller's children only (selected by its label), so an object of that
+    /// name made by anyone else is not in it, and an apply would take it over.
+    async fn taken(
+        &self,
+        key: &ObjectKey,
+        parent: &P,
+        child_key: &ObjectKey,
+    ) -> Result<Option<ChildrenError>, ChildrenError> {
+        let client = self.client.get().ok_or(ChildrenError::NoClient)?;
+        let api = <C::Scope as ControllerScope>::api::<C>(client.clone(), child_key.namespace());
+        let live = api
+            .get_opt(child_key.name())
+            .await
+            .map_err(|source| ChildrenError::Apply {
+                child: Box::new(Self::child_ref(child_key, None)),
+                source,
+            })?;
+        let Some(live) = live else {
+            return Ok(None);
+        };
+        if let Some((owner, _)) = self.ownership.parent_of(live.meta()) {
+            if owner == *key || self.parents.get(&owner).is_none() {
+                return Ok(None);
+            }
+            return Ok(Some(ChildrenError::OtherParent {
+                child: Box::new(Self::child_ref(child_key, live.uid())),
+                parent: owner,
+            }));
+        }
+        let controller = live
+            .meta()
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|r| r.controller == Some(true));
+        if controller.is_some_and(|r| Some(&r.uid) == parent.meta().uid.as_ref()) {
+            return Ok(None);
+        }
+        Ok(Some(ChildrenError::Exists {
+            child: Box::new(Self::child_ref(child_key, live.uid())),
+            controller: controller.map(|r| format!("{}/{}", r.kind, r.name)),
+        }))
+    }
+
+    /// Reports `error` (a child this parent cannot have) on the parent as a Warning Event,
+    /// as client-go's sample-controller reports `ErrResourceExists`. A failure to publish is
+    /// logged: the reconcile's error says it already.
+    async fn report_taken(&self, parent: &P, error: &ChildrenError) {
+        let event = Event {
+            type_: EventType::Warning,
+            reason: "ErrResourceExists".into(),
+            action: "ApplyChild".into(),
+            note: Some(error.to_string()),
+            related: None,
+        };
+        if let Err(publish_error) = self.recorder.publish_for(parent, &event).await {
+            tracing::debug!(error = %publish_error, "the Event of a taken child was not recorded");
+        }
     }
 
     /// Applies `child`; returns the uid the API server answered with.
@@ -483,10 +551,12 @@ where
             }
             if let Some(cached) = &cached {
                 if let Some(owner) = self.belongs_elsewhere(cached, key) {
-                    first_error.get_or_insert(ChildrenError::OtherParent {
+                    let error = ChildrenError::OtherParent {
                         child: Box::new(Self::child_ref(&child.key, cached.uid())),
                         parent: owner,
-                    });
+                    };
+                    self.report_taken(parent, &error).await;
+                    first_error.get_or_insert(error);
                     continue;
                 }
                 let have = serde_json::to_value(&**cached).unwrap_or(Value::Null);
@@ -516,6 +586,20 @@ where
                         "the parent is gone from the API server, or being deleted (the cache is behind): its children are not created or adopted"
                     );
                     continue;
+                }
+            }
+            if cached.is_none() {
+                match self.taken(key, parent, &child.key).await {
+                    Ok(None) => {}
+                    Ok(Some(error)) => {
+                        self.report_taken(parent, &error).await;
+                        first_error.get_or_insert(error);
+                        continue;
+                    }
+                    Err(error) => {
+                        first_error.get_or_insert(error);
+                        continue;
+                    }
                 }
             }
             let child_key = child.key.clone();

@@ -19,6 +19,7 @@ fn set(watched: Option<&str>) -> ChildSet<ConfigMap, Secret> {
         watched_namespace: watched.map(str::to_owned),
         parent_view: InformerParams::default(),
         create_only: false,
+        recorder: crate::events::EventRecorder::without_client(crate::events::Reporter::new("ctl")),
     }
 }
 
@@ -159,6 +160,7 @@ fn a_namespaced_child_of_a_cluster_scoped_parent_needs_a_namespace() {
         watched_namespace: None,
         parent_view: InformerParams::default(),
         create_only: false,
+        recorder: crate::events::EventRecorder::without_client(crate::events::Reporter::new("ctl")),
     };
     let mut ns = Namespace::default();
     ns.metadata.name = Some("team-a".into());
