@@ -13,8 +13,9 @@
 //! ```
 //!
 //! client-go → this library: `NewSharedInformerFactory` → [`InformerFactory`];
-//! `factory.Core().V1().ConfigMaps()` → `factory.informer::<ConfigMap>(params)` (keep the
-//! [`InformerHandle`]: the informer runs while a handle lives); `AddEventHandler` →
+//! `factory.Core().V1().ConfigMaps()` → `factory.informer::<ConfigMap>(params)` (an
+//! [`InformerHandle`]: the informer runs while a handle lives, or, dropped during setup with
+//! a handler or lister in use, until the factory shuts down); `AddEventHandler` →
 //! `add_handler(HandlerFns, resync)`; `DeletedFinalStateUnknown` →
 //! [`Deleted::FinalStateUnknown`]; `metav1.GetControllerOf` → [`controller_owner`];
 //! `workqueue.NewTypedRateLimitingQueue` → [`WorkQueue::new`]; `WaitForCacheSync` →
@@ -43,7 +44,8 @@ use support::{BoxError, NAMESPACE, step, wait_for};
 
 /// The label that selects the ConfigMaps this controller copies.
 const SELECTOR: &str = "example=client-go-style";
-/// How many times a key is retried before it is dropped (sample-controller's `maxRetries`).
+/// How many times a key is retried before it is dropped (as client-go's `examples/workqueue`
+/// does; sample-controller retries without a limit).
 const MAX_RETRIES: u32 = 5;
 
 /// The controller: the informers' handles (they keep the informers running), their

@@ -110,7 +110,7 @@ pub use children::{
 pub use context::{Context, ControllerContext, NoClient, related_lister, related_lister_at};
 pub use filter::Filter;
 pub use finalizer::{FinalizerEvent, finalizer};
-pub use owner::controller_owner;
+pub use owner::{controller_owner, is_controlled_by};
 #[allow(deprecated)]
 pub use reconciler::Reconciler;
 pub use reconciler::{
@@ -333,10 +333,10 @@ impl<K: Clone + Send + Sync + 'static> Controller<K> {
     /// cluster-scoped type such as `Namespace`,
     /// [`cluster_informer_by_policy`](crate::factory::InformerFactory::cluster_informer_by_policy)),
     /// which follows the factory's cache policy; a [`Manager`](crate::manager::Manager)'s
-    /// factory is `manager.factory()`. **Keep the handle until the controller is built:** a
-    /// lister does not keep its informer, and the factory forgets an informer whose last
-    /// handle is dropped, so a lister taken from a handle dropped at once reads a cache that
-    /// never fills (the controller then makes an informer of its own), with no error:
+    /// factory is `manager.factory()`. A lister taken from a handle dropped at once still
+    /// fills (the factory keeps an informer whose lister is held until it starts it, as
+    /// client-go's factory does), but keeping the handle until the controller is built lets
+    /// the controller share that informer rather than find it and hold it itself:
     ///
     /// ```no_run
     /// # use std::sync::Arc;

@@ -166,6 +166,10 @@ struct Entry {
     serial: u64,
     informer: Arc<dyn ErasedInformer>,
     users: usize,
+    /// Kept by the factory itself until it shuts down: its last handle was dropped before
+    /// it started while handlers were registered or a lister of its cache was held, as a
+    /// client-go user drops `fooInformer` once its handler is added or its lister taken.
+    pinned: bool,
     cancel: CancellationToken,
     task: Option<JoinHandle<()>>,
 }
@@ -214,7 +218,9 @@ impl Drop for Inner {
 ///   by RBAC, 404 for a resource the server does not serve, ...).
 /// - **Reference counted**: each [`InformerHandle`] (and each clone of one) is a user. When
 ///   the last user of an informer is dropped, the informer is stopped and forgotten: asking
-///   again builds a fresh one.
+///   again builds a fresh one. Except during setup: an informer not yet started whose
+///   handlers or lister are in use is kept until shutdown, as client-go keeps it (see
+///   [`InformerHandle`]).
 /// - **Shut down and waited for**: [`shutdown`](Self::shutdown) stops every informer and
 ///   waits until their tasks have ended.
 ///
@@ -647,6 +653,7 @@ impl InformerFactory {
                 serial,
                 informer: erased,
                 users: 1,
+                pinned: false,
                 cancel,
                 task,
             },
@@ -829,6 +836,7 @@ impl Inner {
 
     fn release(&self, id: &InformerId, serial: u64, report_orphans: bool) {
         let mut state = self.state.lock();
+        let shut_down = state.shut_down;
         let Some(entry) = state.entries.get_mut(id) else {
             return;
         };
@@ -836,43 +844,31 @@ impl Inner {
             return;
         }
         entry.users -= 1;
-        if entry.users > 0 {
+        if entry.users > 0 || entry.pinned {
+            return;
+        }
+        // Handlers registered on an informer that has not run, or a lister of its cache
+        // still held, mean someone expects its events or objects: the handle was dropped
+        // during setup, as client-go's idiom drops it (`factory.Core().V1().Pods().Lister()`,
+        // or `AddEventHandler` on a temporary informer). The factory keeps such an informer,
+        // as client-go's does, so that `start` starts it and it runs until `shutdown`. Once
+        // it ran, dropping its last handle is how an informer is stopped.
+        if report_orphans
+            && entry.task.is_none()
+            && !shut_down
+            && (entry.informer.handler_count() > 0 || entry.informer.cache_is_read())
+        {
+            entry.pinned = true;
+            tracing::debug!(informer = %id, "last handle dropped before start while its handlers or lister are in use: the factory keeps the informer until it shuts down");
             return;
         }
         if let Some(entry) = state.entries.remove(id) {
             entry.cancel.cancel();
             state.stopping.retain(|t| !t.is_finished());
-            let started = entry.task.is_some();
             if let Some(task) = entry.task {
                 state.stopping.push(task);
             }
-            // Handlers registered on an informer that never ran, or a lister of its cache
-            // still held, mean someone expects events or objects that will never come: the
-            // handle was dropped during setup (as a client-go user drops `fooInformer` once
-            // its handler is added or its lister taken), which would otherwise show only as a
-            // cache that never fills. Once it ran, dropping the last handle is how an
-            // informer is stopped (or how a program ends).
-            let handlers = entry.informer.handler_count();
-            let read = entry.informer.cache_is_read();
-            if report_orphans && (handlers > 0 || read) && !started && !state.shut_down {
-                let waiting = match (handlers, read) {
-                    (0, _) => "a lister of its cache is still held".to_owned(),
-                    (n, false) => format!("{n} handler(s) were registered"),
-                    (n, true) => format!(
-                        "{n} handler(s) were registered and a lister of its cache is still held"
-                    ),
-                };
-                tracing::warn!(
-                    informer = %id,
-                    handlers,
-                    "the last InformerHandle was dropped before the informer started, while {waiting}: it will never run, its handlers get no events and its listers stay empty; keep the handle for as long as you use the informer, its lister or its handlers"
-                );
-                crate::fallback::report(format_args!(
-                    "informer {id} will never run: its last InformerHandle was dropped before it started, while {waiting}; keep the handle for as long as you use the informer, its lister or its handlers"
-                ));
-            } else {
-                tracing::debug!(informer = %id, handlers, "last user gone; informer stopped and removed");
-            }
+            tracing::debug!(informer = %id, "last user gone; informer stopped and removed");
         }
     }
 }
@@ -884,12 +880,15 @@ impl Inner {
 /// informer is dropped, the factory stops the informer and forgets it. Handles keep the
 /// factory's shared state alive.
 ///
-/// **Keep the handle for as long as you use the informer.** Listers, handler registrations
-/// and stores taken from it do not count as users (client-go's factory keeps every informer
-/// until it stops; here an informer nobody holds is stopped, so that dynamic watches can
-/// end). A last handle dropped before its informer started, while handlers are registered
-/// or a lister of its cache is held, is reported (a warning, and a line on stderr while no
-/// `tracing` subscriber is installed). Store it beside the listers, as a field of your controller:
+/// **Which informers run.** An informer that has run stops when its last handle is
+/// dropped: listers, handler registrations and stores taken from it do not count as users,
+/// so that dynamic watches can end. During setup, client-go's habits work as in client-go:
+/// a last handle dropped before the informer started, while handlers are registered on it
+/// or a lister of its cache is held (`factory.informer::<Pod>(params).lister()`), leaves the
+/// informer with the factory, which starts it with the others and keeps it until
+/// [`shutdown`](InformerFactory::shutdown) (or until the factory and every handle are
+/// dropped). An informer dropped with neither is forgotten. Holding the handle makes the
+/// informer's life yours, beside the listers, as a field of your controller:
 ///
 /// ```no_run
 /// # async fn demo(client: kube::Client) {

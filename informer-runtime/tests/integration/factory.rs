@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::support::{Warnings, eventually, server};
+use super::support::{eventually, server};
 use informer_runtime::factory::{InformerFactory, InformerParams, UnsyncedReason};
 use informer_testing::{ApiError, FailureCode, RequestMatch, StatusReason, TestApiServer, Verb};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
@@ -245,65 +245,96 @@ async fn a_compact_cache_policy_keeps_objects_encoded_and_decodes_them_on_read()
 }
 
 #[tokio::test]
-async fn dropping_the_last_handle_of_an_informer_with_handlers_is_reported() {
+async fn handlers_added_through_a_handle_dropped_before_start_get_their_events() {
+    // client-go's idiom: `factory.Core().V1().ConfigMaps().Informer().AddEventHandler(h)`,
+    // the informer never kept by the caller.
+    use informer_core::HandlerFns;
+    use informer_testing::MemoryListerWatcher;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let factory = InformerFactory::without_client();
+    let source = MemoryListerWatcher::<ConfigMap>::new();
+    source.create(named_config_map("a"));
+    let adds = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = adds.clone();
+    let _registration = factory
+        .informer_from(InformerParams::all(), || {
+            std::sync::Arc::new(source.clone())
+        })
+        .add_handler(
+            HandlerFns::new().on_add(move |_, _| {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }),
+            None,
+        );
+    // An informer dropped with no handler and no lister in use is forgotten.
+    drop(factory.informer_from(InformerParams::namespaced("x"), || {
+        std::sync::Arc::new(source.clone())
+    }));
+    assert_eq!(factory.informers().len(), 1, "{:?}", factory.informers());
+    factory.start();
+    factory
+        .wait_for_sync(Duration::from_secs(10))
+        .await
+        .unwrap();
+    eventually("the handler saw the ConfigMap", || {
+        adds.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_lister_taken_from_a_handle_dropped_before_start_fills_once_the_factory_starts() {
+    // client-go's idiom: `lister := factory.Core().V1().ConfigMaps().Lister()`.
+    use informer_testing::MemoryListerWatcher;
+    let factory = InformerFactory::without_client();
+    let source = MemoryListerWatcher::<ConfigMap>::new();
+    source.create(named_config_map("a"));
+    let lister = factory
+        .informer_from(InformerParams::all(), || {
+            std::sync::Arc::new(source.clone())
+        })
+        .lister();
+    assert!(lister.list().is_empty());
+    // A lister read and dropped with its handle: nobody reads the cache, it is forgotten.
+    let handle = factory.informer_from(InformerParams::namespaced("b"), || {
+        std::sync::Arc::new(source.clone())
+    });
+    assert!(handle.lister().list().is_empty());
+    drop(handle);
+    assert_eq!(factory.informers().len(), 1);
+    factory.start();
+    factory
+        .wait_for_sync(Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(lister.list().len(), 1);
+    factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_informer_that_ran_stops_with_its_last_handle_even_with_handlers() {
     use informer_core::HandlerFns;
     use informer_testing::MemoryListerWatcher;
     let factory = InformerFactory::without_client();
     let source = MemoryListerWatcher::<ConfigMap>::new();
-    let with_handler = factory.informer_from(InformerParams::all(), || {
+    factory.start();
+    let handle = factory.informer_from(InformerParams::all(), || {
         std::sync::Arc::new(source.clone())
     });
-    let _registration = with_handler.add_handler(HandlerFns::new(), None);
-    let without = factory.informer_from(InformerParams::namespaced("x"), || {
-        std::sync::Arc::new(source.clone())
-    });
-    let warnings = Warnings::default();
-    tracing::subscriber::with_default(warnings.clone(), || {
-        drop(without);
-        assert!(
-            warnings.0.lock().unwrap().is_empty(),
-            "no handler: nothing to report"
-        );
-        drop(with_handler);
-    });
-    let warnings = warnings.0.lock().unwrap();
-    assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(
-        warnings[0].contains("the last InformerHandle was dropped before the informer started")
-            && warnings[0].contains("keep the handle"),
-        "{warnings:?}"
-    );
-    assert!(factory.informers().is_empty());
+    let _registration = handle.add_handler(HandlerFns::new(), None);
+    factory
+        .wait_for_sync(Duration::from_secs(10))
+        .await
+        .unwrap();
+    drop(handle);
+    assert!(factory.informers().is_empty(), "dynamic watches end");
+    factory.shutdown().await;
 }
 
-#[tokio::test]
-async fn a_lister_held_past_the_last_handle_of_an_informer_never_started_is_reported() {
-    use informer_testing::MemoryListerWatcher;
-    let factory = InformerFactory::without_client();
-    let source = MemoryListerWatcher::<ConfigMap>::new();
-    let warnings = Warnings::default();
-    tracing::subscriber::with_default(warnings.clone(), || {
-        // A lister read and dropped with its handle: nobody waits on the cache.
-        let handle = factory.informer_from(InformerParams::namespaced("a"), || {
-            std::sync::Arc::new(source.clone())
-        });
-        assert!(handle.lister().list().is_empty());
-        drop(handle);
-        assert!(warnings.0.lock().unwrap().is_empty(), "nothing held");
-        // The trap: the handle is a temporary, its lister is kept.
-        let lister = factory
-            .informer_from(InformerParams::namespaced("b"), || {
-                std::sync::Arc::new(source.clone())
-            })
-            .lister();
-        assert!(lister.list().is_empty());
-    });
-    let warnings = warnings.0.lock().unwrap();
-    assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(
-        warnings[0].contains("a lister of its cache is still held")
-            && warnings[0].contains("keep the handle"),
-        "{warnings:?}"
-    );
-    assert!(factory.informers().is_empty());
+fn named_config_map(name: &str) -> ConfigMap {
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some(name.into());
+    cm.metadata.namespace = Some("default".into());
+    cm
 }
