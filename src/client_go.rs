@@ -157,9 +157,12 @@
 //! | `events.NewBroadcaster`, `NewRecorder(scheme, name)` | [`EventRecorder::new`], [`Reporter::new`] | |
 //! | `recorder.Eventf(obj, related, type, reason, action, note)` | [`EventRecorder::publish_for`] with an [`Event`] | `events.k8s.io/v1`, with series |
 //! | `corev1.EventTypeNormal`, `EventTypeWarning` | [`EventType`] | |
+//! | `tools/record`: `record.NewBroadcaster()`, `recorder.Event(obj, type, reason, message)` (core v1 Events) | [`EventRecorder::publish_for`] with an [`Event`] whose `note` is the message | written as `events.k8s.io/v1` Events (`kubectl describe` and `get events` show them as any Event); `action` is required (what the controller did: `Sync`, `Create`); a repeat about a changed object starts a new Event, as `tools/events` does (the reference carries the `resourceVersion`), where `tools/record` counts it in one: [`EventRecorder::publish`] with a reference without `resourceVersion` counts every repeat on an object in one series |
 //! | `meta.SetStatusCondition`, `RemoveStatusCondition` | [`set_status_condition`], [`remove_status_condition`] | |
 //! | `meta.FindStatusCondition`, `IsStatusConditionTrue`, `False`, `PresentAndEqual` | [`find_status_condition`], [`is_status_condition_true`], [`is_status_condition_false`], [`is_status_condition_present_and_equal`] | |
 //! | `metav1.GetControllerOf` | [`controller_owner`] | the owner's key |
+//! | `metav1.IsControlledBy` | [`is_controlled_by`] | compares UIDs |
+//! | `metav1.NewControllerRef` | kube's `Resource::controller_owner_ref` | |
 //!
 //! # Deliberately different
 //!
@@ -173,8 +176,10 @@
 //!   ([`LeaderElector::try_new`]); a lookup returns an `Option`, not `exists` or NotFound.
 //! - **Async.** What blocks in Go (`Get`, `Pop`, `Run`, cache syncs) is a future here. A
 //!   dropped future is cancelled, so there are no `…WithContext` variants.
-//! - **Listers do not keep an informer running.** Keep its [`InformerHandle`]: the factory
-//!   stops an informer nobody holds, so that dynamic watches can end.
+//! - **An informer that ran stops with its last [`InformerHandle`]**, so that dynamic
+//!   watches can end; listers do not keep it running. During setup, client-go's idiom
+//!   works: an informer whose handle was dropped before it started, with a handler
+//!   registered or a lister taken, is kept by the factory until it shuts down.
 //! - **[`KeyFn`] is a plain `fn`**, so a key function holds no state and
 //!   `IndexFuncToKeyFuncAdapter` has no counterpart.
 //! - **No `MutationCache`.** A controller reads its own writes instead
@@ -237,7 +242,7 @@
 //! | `.Complete(r)`; `.run(reconcile, error_policy, ctx)` | [`ControllerBuilder::build`], then [`Manager::add`] or [`Controller::run`] | |
 //! | `.shutdown_on_signal()` | [`RunController::run`], [`Manager::handle_signals`] | |
 //! | `controllerutil.AddFinalizer`, `RemoveFinalizer`; `finalizer(api, name, obj, f)` | [`finalizer`], [`FinalizerEvent`] | adds, runs, removes |
-//! | `controllerutil.CreateOrUpdate`, `SetControllerReference` | [`ControllerBuilder::children`] | server-side apply, owned |
+//! | `controllerutil.CreateOrUpdate`, `SetControllerReference` | [`ControllerBuilder::children`] | server-side apply, owned; an object of the child's name the controller did not make is refused (sample-controller's `ErrResourceExists`), never adopted |
 //! | `meta.SetStatusCondition` and the other condition helpers | [`conditions`] | see Utilities |
 //! | `mgr.GetEventRecorderFor(name)`; `events::Recorder` | [`Context::recorder`], [`ControllerBuilder::event_recorder`] | |
 //! | the cached client's `Get`, `List`; `reflector::Store` | [`Context::lister`], [`Controller::lister`], [`Lister`] | |
@@ -436,6 +441,7 @@
 //! [`RetryBackoff::DEFAULT_BACKOFF`]: crate::runtime::retry::RetryBackoff::DEFAULT_BACKOFF
 //! [`EventRecorder::new`]: crate::runtime::events::EventRecorder::new
 //! [`EventRecorder::publish_for`]: crate::runtime::events::EventRecorder::publish_for
+//! [`EventRecorder::publish`]: crate::runtime::events::EventRecorder::publish
 //! [`Reporter::new`]: crate::runtime::events::Reporter::new
 //! [`Event`]: crate::runtime::events::Event
 //! [`EventType`]: crate::runtime::events::EventType
@@ -447,6 +453,7 @@
 //! [`is_status_condition_false`]: crate::runtime::conditions::is_status_condition_false
 //! [`is_status_condition_present_and_equal`]: crate::runtime::conditions::is_status_condition_present_and_equal
 //! [`controller_owner`]: crate::runtime::controller::controller_owner
+//! [`is_controlled_by`]: crate::runtime::controller::is_controlled_by
 //! [`ControllerBuilder::read_your_writes`]: crate::runtime::controller::ControllerBuilder::read_your_writes
 //! [`KeyReconciler`]: crate::runtime::controller::KeyReconciler
 //! [`KeyReconciler::on_error`]: crate::runtime::controller::KeyReconciler::on_error

@@ -91,7 +91,7 @@ pub mod prelude {
     #[doc(no_inline)]
     pub use informer_runtime::controller::{
         BuildError, ChildrenReport, Context, ControllerBuilder, ControllerSpec, Filter,
-        FinalizerEvent, Reconcile, WatchOptions, controller_owner, finalizer,
+        FinalizerEvent, Reconcile, WatchOptions, controller_owner, finalizer, is_controlled_by,
     };
     #[doc(no_inline)]
     pub use informer_runtime::events::{Event, EventRecorder, EventType};

@@ -92,5 +92,43 @@ where
     OwnerMatcher::of::<O>().owner_key(child.meta())
 }
 
+/// Whether `owner` is `child`'s controlling owner: the owner reference with
+/// `controller: true` carries `owner`'s UID (apimachinery's `metav1.IsControlledBy`).
+///
+/// Compare UIDs, not names, before changing a child: an owner deleted and created again
+/// under its name is another object, and the children of the first are not its own. The
+/// reference to put on a child is kube's
+/// [`Resource::controller_owner_ref`](kube::Resource::controller_owner_ref)
+/// (`metav1.NewControllerRef`).
+///
+/// ```
+/// use informer_runtime::controller::is_controlled_by;
+/// use k8s_openapi::api::apps::v1::Deployment;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::Resource;
+///
+/// let mut owner = ConfigMap::default();
+/// owner.metadata.name = Some("web".into());
+/// owner.metadata.uid = Some("uid-1".into());
+/// let mut child = Deployment::default();
+/// child.metadata.owner_references = Some(vec![owner.controller_owner_ref(&()).unwrap()]);
+/// assert!(is_controlled_by(&child, &owner));
+///
+/// owner.metadata.uid = Some("uid-2".into()); // the same name, another object
+/// assert!(!is_controlled_by(&child, &owner));
+/// ```
+pub fn is_controlled_by(child: &impl Resource, owner: &impl Resource) -> bool {
+    let Some(uid) = owner.meta().uid.as_deref() else {
+        return false;
+    };
+    child
+        .meta()
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|r| r.controller == Some(true))
+        .is_some_and(|r| r.uid == uid)
+}
+
 #[cfg(test)]
 mod tests;
