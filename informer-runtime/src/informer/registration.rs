@@ -77,14 +77,18 @@ impl<K: Resource + Send + Sync + 'static> HandlerRegistration<K> {
     /// Waits until [`has_synced`](Self::has_synced) is true (returns `true`), or until the
     /// informer stops or the handler is removed first (returns `false`).
     ///
-    /// Never returns if the informer is never run: combine with a timeout.
-    pub async fn wait_synced(&self) -> bool {
-        let removed = || self.listener.is_closed();
-        if !wait_for_fifo_sync(self.phase.clone(), &*self.fifo, removed).await {
-            return false;
-        }
-        self.listener.wait_initial().await;
-        self.has_synced()
+    /// Never returns if the informer is never run: combine with a timeout. Boxed, as
+    /// [`SharedIndexInformer::wait_for_sync`](super::SharedIndexInformer::wait_for_sync) is,
+    /// so that waits of several types go in one array.
+    pub fn wait_synced(&self) -> futures::future::BoxFuture<'_, bool> {
+        Box::pin(async move {
+            let removed = || self.listener.is_closed();
+            if !wait_for_fifo_sync(self.phase.clone(), &*self.fifo, removed).await {
+                return false;
+            }
+            self.listener.wait_initial().await;
+            self.has_synced()
+        })
     }
 
     /// The handler's counters: pending notifications, deliveries, panics, merges.

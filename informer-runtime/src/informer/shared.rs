@@ -557,8 +557,18 @@ where
     /// Never returns if the informer is never run; while it cannot list (say, RBAC forbids
     /// it), it keeps waiting: combine with a timeout and report
     /// [`sync_error`](Self::sync_error).
-    pub async fn wait_for_sync(&self) -> bool {
-        wait_for_fifo_sync(self.inner.phase.subscribe(), &*self.inner.fifo, || false).await
+    ///
+    /// The future is boxed, so that the waits of informers of different types (and of
+    /// [`HandlerRegistration::wait_synced`]) go in one array, as client-go's
+    /// `WaitForCacheSync(stop, a.HasSynced, b.HasSynced)` takes them:
+    /// `wait_for_cache_sync(&cancel, [pods.wait_for_sync(), config_maps.wait_for_sync()])`
+    /// (see [`wait_for_cache_sync`](super::wait_for_cache_sync)).
+    pub fn wait_for_sync(&self) -> futures::future::BoxFuture<'_, bool> {
+        Box::pin(wait_for_fifo_sync(
+            self.inner.phase.subscribe(),
+            &*self.inner.fifo,
+            || false,
+        ))
     }
 
     /// Why the informer has not synced (yet): the reflector's last list or watch error, such

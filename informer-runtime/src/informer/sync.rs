@@ -12,8 +12,9 @@ use tokio_util::sync::CancellationToken;
 ///
 /// A wait is any future of a `bool`: [`SharedIndexInformer::wait_for_sync`] (`false`: the
 /// informer stopped without syncing) or [`HandlerRegistration::wait_synced`] (client-go's
-/// `registration.HasSynced`: the handler has also handled every initial add). Waits of
-/// different types are boxed (`futures::FutureExt::boxed`).
+/// `registration.HasSynced`: the handler has also handled every initial add). Both are
+/// boxed futures, so the waits of informers of different types go in one array; box any
+/// other kind of wait (`futures::FutureExt::boxed`) to add it.
 ///
 /// The rules, one by one:
 /// - no wait at all: `true` at once;
@@ -32,7 +33,6 @@ use tokio_util::sync::CancellationToken;
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// use std::sync::Arc;
-/// use futures::FutureExt;
 /// use informer_runtime::informer::{CancellationToken, SharedIndexInformer, wait_for_cache_sync};
 /// use informer_testing::MemoryListerWatcher;
 /// use k8s_openapi::api::core::v1::{ConfigMap, Pod};
@@ -50,7 +50,7 @@ use tokio_util::sync::CancellationToken;
 /// });
 /// let synced = wait_for_cache_sync(
 ///     &cancel,
-///     [pods.wait_for_sync().boxed(), config.wait_for_sync().boxed()],
+///     [pods.wait_for_sync(), config.wait_for_sync()], // a Pod and a ConfigMap informer
 /// )
 /// .await;
 /// assert!(synced);

@@ -145,9 +145,9 @@ async fn informers_and_handler_registrations_are_waits() {
     let synced = wait_for_cache_sync(
         &cancel,
         [
-            a.wait_for_sync().boxed(),
-            b.wait_for_sync().boxed(),
-            registration.wait_synced().boxed(),
+            a.wait_for_sync(),
+            b.wait_for_sync(),
+            registration.wait_synced(),
         ],
     )
     .await;
@@ -165,10 +165,7 @@ async fn an_informer_stopped_before_it_synced_ends_the_wait_with_false() {
     spawn_run(&stuck, &informers);
     assert!(synced.wait_for_sync().await);
     informers.cancel(); // stops `stuck` before it ever lists
-    let waits = [
-        synced.wait_for_sync().boxed(),
-        stuck.wait_for_sync().boxed(),
-    ];
+    let waits = [synced.wait_for_sync(), stuck.wait_for_sync()];
     assert!(!wait_for_cache_sync(&outer, waits).await);
     assert!(!outer.is_cancelled());
 }
