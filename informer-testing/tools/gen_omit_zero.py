@@ -39,6 +39,8 @@ import sys
 
 STRUCT = re.compile(r"^type (\w+) struct \{")
 FIELD = re.compile(r"^\s+(\w+)\s+(\S+)\s+`([^`]*)`")
+# An embedded struct with a JSON name of its own (`metav1.ObjectMeta `json:"metadata"``).
+EMBEDDED = re.compile(r"^\s+(\*?[\w.]+)\s+`([^`]*)`")
 JSON_TAG = re.compile(r'json:"([^"]*)"')
 SCALARS = {"string", "bool", "int32", "int64", "double", "bytes"}
 
@@ -62,9 +64,13 @@ def go_structs(package_dir):
                     current = None
                     continue
                 m = FIELD.match(line)
-                if not m:
-                    continue
-                _, go_type, tags = m.groups()
+                if m:
+                    _, go_type, tags = m.groups()
+                else:
+                    m = EMBEDDED.match(line)
+                    if not m:
+                        continue
+                    go_type, tags = m.groups()
                 tag = JSON_TAG.search(tags)
                 if not tag:
                     continue

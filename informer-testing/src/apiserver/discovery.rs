@@ -16,11 +16,17 @@ pub(crate) fn version() -> Value {
     json!({
         "major": "1",
         "minor": SERVER_MINOR,
+        // Compatibility versions (1.31+): a server emulates its own version and can be
+        // rolled back to the previous minor.
+        "emulationMajor": "1",
+        "emulationMinor": SERVER_MINOR,
+        "minCompatibilityMajor": "1",
+        "minCompatibilityMinor": (SERVER_MINOR.parse::<u32>().unwrap_or(1) - 1).to_string(),
         "gitVersion": format!("v1.{SERVER_MINOR}.0"),
         "gitCommit": "0000000000000000000000000000000000000000",
         "gitTreeState": "clean",
         "buildDate": "2025-01-01T00:00:00Z",
-        "goVersion": "go1.24.0",
+        "goVersion": "go1.25.5",
         "compiler": "gc",
         "platform": "linux/amd64"
     })

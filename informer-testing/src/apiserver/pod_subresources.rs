@@ -99,20 +99,29 @@ pub(crate) fn log_text(text: &str, tail_lines: Option<usize>, limit_bytes: Optio
     }
 }
 
-/// The error of `exec`, `attach` or `portforward` on `pod` (after its container is checked):
-/// there is no kubelet to stream from.
-pub(crate) fn stream_error(pod: &Value) -> ApiError {
+/// The error of `exec`, `attach` or `portforward` on `pod` (after its container is checked),
+/// as `streamLocation` fails without a kubelet: a Pod on no node is a 400; otherwise the
+/// node's kubelet is looked up (`nodes "x" not found` if the Node is gone), its preferred
+/// address taken (the same 500 as the node proxy's without one) and dialed, which fails:
+/// no kubelet listens.
+pub(crate) fn stream_error(pod: &Value, node: Result<&Value, ApiError>) -> ApiError {
     let name = str_at(pod, "/metadata/name");
-    let node = str_at(pod, "/spec/nodeName");
-    if node.is_empty() {
-        ApiError::bad_request(format!("pod {name} does not have a host assigned"))
-    } else {
-        ApiError::new(
+    if str_at(pod, "/spec/nodeName").is_empty() {
+        return ApiError::bad_request(format!("pod {name} does not have a host assigned"));
+    }
+    let node = match node {
+        Ok(node) => node,
+        Err(error) => return error,
+    };
+    match kubelet_address(node) {
+        Ok((host, port)) => ApiError::new(
             StatusReason::InternalError,
             format!(
-                "error dialing backend: no kubelet serves node {node:?} (the test API server runs none)"
+                "error dialing backend: dial tcp {}: connect: connection refused",
+                host_port(&host, &port.to_string())
             ),
-        )
+        ),
+        Err(error) => error,
     }
 }
 
@@ -410,6 +419,27 @@ pub(crate) fn service_proxy_error(
 /// (`GetPreferredNodeAddress`) a plain 500, with an IP that is not global unicast 400
 /// `address not allowed`, otherwise the kubelet is out of reach (503).
 pub(crate) fn node_proxy_error(node: &Value, port: &str) -> ApiError {
+    let (host, kubelet_port) = match kubelet_address(node) {
+        Ok(address) => address,
+        Err(error) => return error,
+    };
+    // `isProxyableHostname`: an address must be global unicast.
+    if host.parse::<std::net::IpAddr>().is_ok() && global_unicast(&host).is_none() {
+        return ApiError::bad_request("address not allowed");
+    }
+    let port = if port.is_empty() {
+        kubelet_port.to_string()
+    } else {
+        port.to_string()
+    };
+    unreachable(&host, &port)
+}
+
+/// Where a Node's kubelet listens: its preferred address (`GetPreferredNodeAddress`:
+/// hostname, internal DNS, internal IP, external DNS, external IP) and its kubelet port
+/// (10250 unless `daemonEndpoints` says); the plain 500 kube-apiserver answers when the Node
+/// has no address.
+fn kubelet_address(node: &Value) -> Result<(String, i64), ApiError> {
     let addresses: Vec<&Value> = node
         .pointer("/status/addresses")
         .and_then(Value::as_array)
@@ -441,29 +471,20 @@ pub(crate) fn node_proxy_error(node: &Value, port: &str) -> ApiError {
                 )
             })
             .collect();
-        return ApiError::new(
+        return Err(ApiError::new(
             StatusReason::Unknown,
             format!(
                 "no preferred addresses found; known addresses: [{}]",
                 known.join(" ")
             ),
-        );
+        ));
     };
-    // `isProxyableHostname`: an address must be global unicast.
-    if host.parse::<std::net::IpAddr>().is_ok() && global_unicast(host).is_none() {
-        return ApiError::bad_request("address not allowed");
-    }
-    let kubelet_port = node
+    let port = node
         .pointer("/status/daemonEndpoints/kubeletEndpoint/Port")
         .and_then(Value::as_i64)
         .filter(|p| *p > 0)
         .unwrap_or(10250);
-    let port = if port.is_empty() {
-        kubelet_port.to_string()
-    } else {
-        port.to_string()
-    };
-    unreachable(host, &port)
+    Ok((host.to_owned(), port))
 }
 
 /// `ip` if it parses as a global unicast address (`IsGlobalUnicast`), as the Pod proxy
@@ -490,17 +511,22 @@ fn global_unicast(ip: &str) -> Option<String> {
 
 /// The proxy's answer when its dial fails: there is no Pod or node network to reach.
 fn unreachable(host: &str, port: &str) -> ApiError {
-    let target = if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    };
+    let target = host_port(host, port);
     ApiError::new(
         StatusReason::ServiceUnavailable,
         format!(
             "error trying to reach service: dial tcp {target}: connect: no route to host (the test API server reaches no Pod or node network)"
         ),
     )
+}
+
+/// `host:port`, an IPv6 host in brackets (`net.JoinHostPort`).
+fn host_port(host: &str, port: &str) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
 }
 
 #[cfg(test)]

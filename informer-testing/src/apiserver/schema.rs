@@ -18,6 +18,8 @@ use serde_json::Value;
 const BUILTIN: &str = include_str!("schema/builtin.txt");
 /// Which fields' zero values Go's JSON leaves out (`tools/gen_omit_zero.py`).
 const OMIT_ZERO: &str = include_str!("schema/omit_zero.txt");
+/// What Go's JSON writes for the fields it never leaves out (`tools/gen_go_zero.py`).
+const GO_ZERO: &str = include_str!("schema/go_zero.txt");
 
 /// Messages whose JSON form is not an object of their fields.
 pub(crate) const TIME: &str = "k8s.io.apimachinery.pkg.apis.meta.v1.Time";
@@ -99,6 +101,10 @@ pub(crate) struct Field {
     /// out a scalar's zero value (`""`, `false`, `0`), which protobuf always carries, and an
     /// empty list or map (`[]`, `{}`), which a JSON body may carry.
     pub omit_zero: bool,
+    /// What Go's JSON writes for this field when the object does not have it: a struct
+    /// field (not a pointer) is never left out (`{}`, filled in turn; `null` for a zero
+    /// `metav1.Time`), nor is a field not tagged `omitempty` (`""`, `0`, `false`, `null`).
+    pub go_zero: Option<Value>,
 }
 
 /// One message (a Go struct of the API).
@@ -177,6 +183,7 @@ fn parse_field(line: &str) -> Result<Field, String> {
         message,
         required,
         omit_zero: false,
+        go_zero: None,
     })
 }
 
@@ -245,12 +252,43 @@ impl Schema {
         Ok(self)
     }
 
+    /// Records what Go writes for the fields it never leaves out, from the table format of
+    /// `schema/go_zero.txt` (a message, then `<json name>=<JSON value>` per such field).
+    pub(crate) fn with_go_zero(mut self, text: &str) -> Result<Self, String> {
+        for line in text.lines() {
+            if line.trim().is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let mut words = line.split_whitespace();
+            let name = words.next().unwrap_or_default();
+            let message = self
+                .messages
+                .get_mut(name)
+                .ok_or_else(|| format!("go_zero names an unknown message {name}"))?;
+            for entry in words {
+                let (json, zero) = entry
+                    .split_once('=')
+                    .ok_or_else(|| format!("go_zero entry without a value: {name} {entry}"))?;
+                let zero: Value = serde_json::from_str(zero)
+                    .map_err(|err| format!("go_zero value of {name}.{json}: {err}"))?;
+                let field = message
+                    .fields
+                    .iter_mut()
+                    .find(|f| f.json == json && f.cardinality != Cardinality::Inline)
+                    .ok_or_else(|| format!("go_zero names an unknown field {name}.{json}"))?;
+                field.go_zero = Some(zero);
+            }
+        }
+        Ok(self)
+    }
+
     /// The schema of the built-in types (parsed once; the tables are checked by the tests).
     pub(crate) fn builtin() -> &'static Schema {
         static SCHEMA: OnceLock<Schema> = OnceLock::new();
         SCHEMA.get_or_init(|| {
             Schema::parse(BUILTIN)
                 .and_then(|schema| schema.with_omit_zero(OMIT_ZERO))
+                .and_then(|schema| schema.with_go_zero(GO_ZERO))
                 .unwrap_or_else(|err| {
                     tracing::error!(%err, "the built-in schema table is malformed");
                     Schema::default()

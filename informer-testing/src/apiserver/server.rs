@@ -1809,7 +1809,15 @@ fn handle_pod_subresource(
         }
         _ => {
             pod_subresources::container(&pod, request.query.string("container"))?;
-            Err(pod_subresources::stream_error(&pod))
+            let node_name = str_at(&pod, "/spec/nodeName");
+            let node = match shared.registry.read().by_path("", "v1", "nodes") {
+                Some(nodes) => shared.store.get(&nodes, None, node_name),
+                None => Err(ApiError::not_found("nodes", node_name)),
+            };
+            Err(pod_subresources::stream_error(
+                &pod,
+                node.as_deref().map_err(Clone::clone),
+            ))
         }
     }
 }

@@ -164,6 +164,21 @@ pub(crate) fn prepare_create(resource: &ResourceType, object: &mut Value, option
     if crd::is_definition(resource) {
         crd::prepare_create(object);
     }
+    fill_go_zeros(resource, object);
+}
+
+/// What a built-in object reads as after its round trip through its Go struct: the fields
+/// Go's JSON never leaves out are there, empty (`status: {}`, a container's
+/// `resources: {}`, a template's `creationTimestamp: null`; [`Schema::fill_go_zeros`]).
+/// Done last, on what is stored: the writer's managed fields hold what it wrote.
+fn fill_go_zeros(resource: &ResourceType, object: &mut Value) {
+    if resource.schema.is_some() || resource.custom {
+        return;
+    }
+    let schema = Schema::builtin();
+    if let Some(message) = schema.message_name_for(&resource.api_version(), &resource.kind) {
+        schema.fill_go_zeros(&message, object);
+    }
 }
 
 /// What the Job strategy does to a new Job whose `manualSelector` is not `true`: its pod
@@ -275,6 +290,7 @@ pub(crate) fn finish_update(
     if crd::is_definition(resource) {
         crd::prepare_update(new);
     }
+    fill_go_zeros(resource, new);
     if subresource == Subresource::Status
         && !resource.custom
         && resource.group.is_empty()

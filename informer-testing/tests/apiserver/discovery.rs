@@ -237,3 +237,14 @@ async fn aggregated_discovery_finds_what_the_legacy_documents_list() {
     );
     assert_eq!(aggregated, legacy);
 }
+
+#[tokio::test]
+async fn version_states_the_compatibility_versions() {
+    let server = server().await;
+    let version = raw(&server, "GET", "/version", &[], b"").await.json();
+    let minor = version["minor"].as_str().unwrap().parse::<u32>().unwrap();
+    assert_eq!(version["emulationMajor"], "1");
+    assert_eq!(version["emulationMinor"], minor.to_string());
+    assert_eq!(version["minCompatibilityMajor"], "1");
+    assert_eq!(version["minCompatibilityMinor"], (minor - 1).to_string());
+}

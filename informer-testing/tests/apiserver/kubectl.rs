@@ -1150,8 +1150,21 @@ async fn kubectl_logs_exec_and_a_schedulers_binding() {
     )
     .await;
     assert_eq!(again.status, 409);
+    // The node it is bound to does not exist: the kubelet cannot even be looked up.
     let err = fails(&kubectl, &["exec", "web", "--", "true"]).await;
-    assert!(err.contains("error dialing backend"), "{err}");
+    assert!(err.contains("nodes \"node-1\" not found"), "{err}");
+    // With the Node and its address, the kubelet is dialed, and nobody answers.
+    server
+        .create_json(
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"},
+            "status": {"addresses": [{"type": "InternalIP", "address": "10.0.0.7"}]}}),
+        )
+        .unwrap();
+    let err = fails(&kubectl, &["exec", "web", "--", "true"]).await;
+    assert!(
+        err.contains("error dialing backend: dial tcp 10.0.0.7:10250"),
+        "{err}"
+    );
     let resources = kubectl.ok(&["get", "--raw", "/api/v1"]).await;
     for sub in [
         "pods/log",

@@ -153,7 +153,7 @@ async fn empty_lists_and_maps_of_a_deployment_template_are_not_stored() {
 }
 
 #[tokio::test]
-async fn lists_not_tagged_omitempty_keep_an_empty_list() {
+async fn lists_not_tagged_omitempty_keep_an_empty_list_and_an_absent_one_is_null() {
     let server = server().await;
     let path = "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles";
     let body = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
@@ -165,7 +165,8 @@ async fn lists_not_tagged_omitempty_keep_an_empty_list() {
         "metadata": {"name": "absent"}});
     let created = raw(&server, "POST", path, &JSON, body.to_string().as_bytes()).await;
     assert_eq!(created.status, 201);
-    assert!(created.json().get("rules").is_none());
+    // Go's JSON writes a nil slice not tagged omitempty as null.
+    assert_eq!(created.json().get("rules"), Some(&Value::Null));
     let roles: Api<Role> = Api::namespaced(server.client(), "default");
     let role = within(roles.get("empty")).await.unwrap();
     assert_eq!(role.rules, Some(Vec::new()));
@@ -310,4 +311,59 @@ async fn timestamps_are_stored_in_utc_at_their_types_precision() {
         patched.json()["status"]["startTime"],
         "2024-01-01T08:00:00Z"
     );
+}
+
+#[tokio::test]
+async fn struct_fields_go_never_leaves_out_read_back_empty() {
+    // A real server writes every struct field of the Go type, and every field not tagged
+    // omitempty: typed clients (Python's `node.status.node_info.kubelet_version`) read them.
+    let server = server().await;
+    let body = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}});
+    let created = raw(
+        &server,
+        "POST",
+        "/api/v1/nodes",
+        &JSON,
+        body.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    let node = created.json();
+    assert_eq!(node["spec"], json!({}));
+    assert_eq!(
+        node["status"]["daemonEndpoints"],
+        json!({"kubeletEndpoint": {"Port": 0}})
+    );
+    assert_eq!(node["status"]["nodeInfo"]["kubeletVersion"], "");
+    assert_eq!(node["status"]["nodeInfo"]["machineID"], "");
+
+    let body = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}});
+    let path = "/apis/apps/v1/namespaces/default/deployments";
+    let created = raw(&server, "POST", path, &JSON, body.to_string().as_bytes()).await;
+    assert_eq!(created.status, 201);
+    let deployment = created.json();
+    let template = &deployment["spec"]["template"];
+    assert_eq!(template["metadata"]["creationTimestamp"], Value::Null);
+    assert!(template["metadata"].get("creationTimestamp").is_some());
+    assert_eq!(template["spec"]["containers"][0]["resources"], json!({}));
+    // What the object has is kept: the labels, the image.
+    assert_eq!(template["metadata"]["labels"]["app"], "web");
+    // An update that leaves the fields out changes nothing: no new generation.
+    let generation = deployment["metadata"]["generation"].clone();
+    let mut update = body.clone();
+    update["metadata"]["resourceVersion"] = deployment["metadata"]["resourceVersion"].clone();
+    let updated = raw(
+        &server,
+        "PUT",
+        &format!("{path}/web"),
+        &JSON,
+        update.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(updated.status, 200);
+    assert_eq!(updated.json()["metadata"]["generation"], generation);
 }

@@ -50,15 +50,32 @@ fn tail_lines_and_limit_bytes_cut_the_log() {
 
 #[test]
 fn streams_need_a_host_and_then_a_kubelet() {
-    let err = stream_error(&pod(&["app"], &[], None));
+    let node = json!({"metadata": {"name": "node-1"}});
+    let err = stream_error(&pod(&["app"], &[], None), Ok(&node));
     assert_eq!(
         (err.code(), err.message()),
         (400, "pod web does not have a host assigned")
     );
+    let on_node = pod(&["app"], &[], Some("node-1"));
+    // As the node proxy answers for a Node without addresses.
+    let err = stream_error(&on_node, Ok(&node));
     assert_eq!(
-        stream_error(&pod(&["app"], &[], Some("node-1"))).code(),
-        500
+        (err.code(), err.message()),
+        (500, "no preferred addresses found; known addresses: []")
     );
+    let addressed = json!({"metadata": {"name": "node-1"}, "status": {
+        "addresses": [{"type": "InternalIP", "address": "10.0.0.7"}],
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}}}});
+    let err = stream_error(&on_node, Ok(&addressed));
+    assert_eq!(
+        (err.code(), err.message()),
+        (
+            500,
+            "error dialing backend: dial tcp 10.0.0.7:10250: connect: connection refused"
+        )
+    );
+    let gone = stream_error(&on_node, Err(ApiError::not_found("nodes", "node-1")));
+    assert_eq!(gone.code(), 404);
 }
 
 #[test]

@@ -92,5 +92,72 @@ impl Schema {
     }
 }
 
+impl Schema {
+    /// Adds to `object` (of message `name`) the fields Go's JSON writes even when empty, as
+    /// a real server's object reads after its round trip through the Go struct: a Node
+    /// created without a status has `status.nodeInfo.kubeletVersion: ""`, a container
+    /// `resources: {}`, a pod template's metadata `creationTimestamp: null`
+    /// ([`Field::go_zero`](super::Field::go_zero)). What the object has is left as it is.
+    pub(crate) fn fill_go_zeros(&self, name: &str, object: &mut Value) {
+        self.fill_message(name, object, 0);
+    }
+
+    /// The absent fields of `message` (and of the messages it embeds inline) that Go
+    /// writes, with what it writes for them.
+    fn insert_go_zeros(
+        &self,
+        message: &super::Message,
+        map: &mut serde_json::Map<String, Value>,
+        depth: usize,
+    ) {
+        for field in &message.fields {
+            if field.cardinality == Cardinality::Inline {
+                if let Some(inner) = field.message.as_deref().and_then(|m| self.messages.get(m))
+                    && depth < MAX_DEPTH
+                {
+                    self.insert_go_zeros(inner, map, depth + 1);
+                }
+            } else if let Some(zero) = &field.go_zero
+                && !map.contains_key(&field.json)
+            {
+                map.insert(field.json.clone(), zero.clone());
+            }
+        }
+    }
+
+    fn fill_message(&self, name: &str, value: &mut Value, depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        let Some(message) = self.messages.get(name) else {
+            return;
+        };
+        let Value::Object(map) = value else { return };
+        self.insert_go_zeros(message, map, depth);
+        for (key, child) in map.iter_mut() {
+            let Some(field) = self.accepts(message, key) else {
+                continue;
+            };
+            let Some(target) = field.message.as_deref().filter(|t| !is_special(t)) else {
+                continue;
+            };
+            match (field.cardinality, child) {
+                (Cardinality::Repeated, Value::Array(items)) => {
+                    for item in items {
+                        self.fill_message(target, item, depth + 1);
+                    }
+                }
+                (Cardinality::Map, Value::Object(entries)) => {
+                    for entry in entries.values_mut() {
+                        self.fill_message(target, entry, depth + 1);
+                    }
+                }
+                (Cardinality::Optional, child) => self.fill_message(target, child, depth + 1),
+                _ => {}
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;
