@@ -821,6 +821,95 @@ async fn a_declared_status_is_written_when_it_changes_and_only_then() {
     run.await.unwrap();
 }
 
+/// A controller of Deployments whose declared status reports `replicas` only while the
+/// Deployment has the label `report`.
+fn run_reporting_controller(client: Client) -> (CancellationToken, JoinHandle<()>) {
+    let factory = InformerFactory::new(client);
+    let controller = Controller::<Deployment>::builder(&factory)
+        .name("reporter")
+        .status(|d: &Deployment| DeploymentStatus {
+            replicas: d
+                .labels()
+                .contains_key("report")
+                .then(|| d.spec.as_ref().and_then(|s| s.replicas))
+                .flatten(),
+            ..Default::default()
+        })
+        .build_children_only()
+        .unwrap();
+    let cancel = CancellationToken::new();
+    (cancel.clone(), tokio::spawn(controller.run(cancel)))
+}
+
+#[tokio::test]
+async fn a_status_field_the_function_stops_returning_is_removed_also_after_a_restart() {
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<Deployment>::namespaced(client.clone(), "default");
+    let mut web = Deployment::default();
+    web.metadata.name = Some("web".into());
+    web.metadata.labels = Some(BTreeMap::from([("report".into(), "yes".into())]));
+    web.spec = Some(DeploymentSpec {
+        replicas: Some(2),
+        ..Default::default()
+    });
+    parents.create(&PostParams::default(), &web).await.unwrap();
+    let replicas = async || {
+        let web = parents.get("web").await.unwrap();
+        web.status.unwrap_or_default().replicas
+    };
+    let (cancel, run) = run_reporting_controller(client.clone());
+    eventually_async("the status reports 2 replicas", async || {
+        replicas().await == Some(2)
+    })
+    .await;
+    let unlabel = |labels: serde_json::Value| {
+        Patch::Merge(serde_json::json!({"metadata": {"labels": labels}}))
+    };
+    parents
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &unlabel(serde_json::json!({"report": null})),
+        )
+        .await
+        .unwrap();
+    eventually_async("the replicas are removed from the status", async || {
+        replicas().await.is_none()
+    })
+    .await;
+    // Reported again, then the controller stops; the report goes while it is down.
+    parents
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &unlabel(serde_json::json!({"report": "yes"})),
+        )
+        .await
+        .unwrap();
+    eventually_async("the status reports 2 replicas again", async || {
+        replicas().await == Some(2)
+    })
+    .await;
+    cancel.cancel();
+    run.await.unwrap();
+    parents
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &unlabel(serde_json::json!({"report": null})),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_reporting_controller(client.clone());
+    eventually_async("a new process removes the replicas", async || {
+        replicas().await.is_none()
+    })
+    .await;
+    cancel.cancel();
+    run.await.unwrap();
+}
+
 #[tokio::test]
 async fn the_status_of_a_parent_deleted_since_the_cache_saw_it_is_not_an_error() {
     // The parent cache stays behind while the parent is deleted; reconciles of the parent it

@@ -668,7 +668,10 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     /// writes it with server-side apply to the status subresource (field manager: the
     /// controller's [name](Self::name), `force`): no write when nothing changed, so the
     /// object's own watch event, which reconciles it again, writes nothing more. Fields the
-    /// function stops returning are removed by the next apply. A parent that is gone or
+    /// function stops returning are removed: a status that differs from the one last
+    /// applied is applied even when the cached object holds it (and, after a restart, once
+    /// when the cached status holds more than is wanted; fields other managers own stay).
+    /// A parent that is gone or
     /// being deleted gets no status. `K` needs a status subresource (every built-in type
     /// with a status has one; a custom resource declares it): without one, the reconcile
     /// fails as terminal with [`ChildrenError::NoStatusSubresource`](crate::controller::ChildrenError::NoStatusSubresource),
@@ -708,6 +711,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
                 status,
                 client,
                 field_manager,
+                applied: Default::default(),
             })
         }));
         self

@@ -1,7 +1,12 @@
 //! A declared status: what the parent's `status` should be, written with server-side apply
-//! to its status subresource when the cached parent does not already hold it.
+//! to its status subresource when the cached parent does not already hold it, or when it
+//! holds more than was last applied (a field the function stopped returning, which the
+//! apply removes).
 
+use std::collections::HashMap;
 use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use futures::future::BoxFuture;
 use informer_core::ObjectKey;
@@ -9,6 +14,7 @@ use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
 use super::compare::holds;
+use super::ownership::fnv1a;
 use super::sync::SyncChildren;
 use super::{BoxError, ChildrenError, ChildrenReport};
 use crate::controller::ControllerResource;
@@ -24,6 +30,10 @@ pub(crate) struct StatusSet<P> {
     pub(crate) client: Arc<ReconcileClient>,
     /// The field manager of every apply: the controller's name.
     pub(crate) field_manager: String,
+    /// A hash of the status last applied to each parent by this process: a status that
+    /// differs from it is applied even when the cached parent holds it, since the apply
+    /// removes what the function no longer returns. Forgotten when the parent goes.
+    pub(crate) applied: Mutex<HashMap<ObjectKey, u64>>,
 }
 
 impl<P: ControllerResource + serde::Serialize> StatusSet<P> {
@@ -45,8 +55,19 @@ impl<P: ControllerResource + serde::Serialize> StatusSet<P> {
             .ok()
             .and_then(|mut p| p.get_mut("status").map(Value::take))
             .unwrap_or(Value::Null);
+        let hash = fnv1a(&serde_json::to_vec(&wanted).unwrap_or_default());
         if holds(&cached, &wanted) {
-            return Ok(());
+            // Nothing to remove either: the status holds exactly what was last applied, or,
+            // with nothing applied by this process yet, exactly what is wanted (a field the
+            // function stopped returning while the controller was down is removed by one
+            // apply after a restart).
+            let nothing_to_remove = match self.applied.lock().get(key) {
+                Some(last) => *last == hash,
+                None => holds(&wanted, &cached),
+            };
+            if nothing_to_remove {
+                return Ok(());
+            }
         }
         let client = self.client.get().ok_or(ChildrenError::NoClient)?;
         let dt = P::DynamicType::default();
@@ -63,6 +84,7 @@ impl<P: ControllerResource + serde::Serialize> StatusSet<P> {
             .await
         {
             Ok(_) => {
+                self.applied.lock().insert(key.clone(), hash);
                 report.status_written = true;
                 Ok(())
             }
@@ -107,7 +129,10 @@ impl<P: ControllerResource + serde::Serialize> SyncChildren<P> for StatusSet<P> 
                     self.write(key, parent, report).await
                 }
                 // Gone, or going: no status to write.
-                _ => Ok(()),
+                _ => {
+                    self.applied.lock().remove(key);
+                    Ok(())
+                }
             }
         })
     }
