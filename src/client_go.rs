@@ -242,6 +242,8 @@
 //! | `.Complete(r)`; `.run(reconcile, error_policy, ctx)` | [`ControllerBuilder::build`], then [`Manager::add`] or [`Controller::run`] | |
 //! | `.shutdown_on_signal()` | [`RunController::run`], [`Manager::handle_signals`] | |
 //! | `controllerutil.AddFinalizer`, `RemoveFinalizer`; `finalizer(api, name, obj, f)` | [`finalizer`], [`FinalizerEvent`] | adds, runs, removes |
+//! | `controllerutil.SetControllerReference` (an object a reconcile creates itself) | [`set_controller_reference`] | `AlreadyOwnedError` is [`OwnerReferenceError::AlreadyOwned`] |
+//! | `r.Status().Update(ctx, obj)`, `Status().Patch`; `Api::patch_status` | [`ControllerBuilder::status`] (derive: `status = f`), or kube's `Api::patch_status` in a reconcile | declared: applied only when it changes |
 //! | `controllerutil.CreateOrUpdate`, `SetControllerReference` | [`ControllerBuilder::children`] | server-side apply, owned; an object of the child's name the controller did not make is refused (sample-controller's `ErrResourceExists`), never adopted |
 //! | `meta.SetStatusCondition` and the other condition helpers | [`conditions`] | see Utilities |
 //! | `mgr.GetEventRecorderFor(name)`; `events::Recorder` | [`Context::recorder`], [`ControllerBuilder::event_recorder`] | |
@@ -254,7 +256,8 @@
 //! | `LeaderElection`, `LeaderElectionID` | [`Manager::leader_election`], [`LeaderElectionConfig::for_client`] | |
 //! | `AddHealthzCheck`, `AddReadyzCheck` | [`Manager::add_healthz_check`], [`Manager::add_readyz_check`] | |
 //! | `HealthProbeBindAddress`, `Metrics.BindAddress` | [`Manager::health_probe_address`], [`Manager::metrics_address`] | |
-//! | `envtest.Environment` | `informer::testing::envtest::EnvTest` | feature `testing`; a real API server |
+//! | `envtest.Environment` | `informer::testing::envtest::EnvTest` | feature `testing`; a real API server of custom resources only (upstream apiextensions-apiserver): a suite that needs built-in types (Jobs, Deployments) runs on the in-process server |
+//! | Gomega's `Eventually`, `Consistently` | `informer::testing::eventually`, `informer::testing::consistently` | feature `testing`; tokio time, so paused time works |
 //! | the fake client | `informer::testing::TestApiServer` | feature `testing`; in process |
 //!
 //! Note that kube-runtime's `Action::requeue(d)` is [`Action::RequeueAfter`]; this crate's
@@ -454,6 +457,8 @@
 //! [`is_status_condition_present_and_equal`]: crate::runtime::conditions::is_status_condition_present_and_equal
 //! [`controller_owner`]: crate::runtime::controller::controller_owner
 //! [`is_controlled_by`]: crate::runtime::controller::is_controlled_by
+//! [`set_controller_reference`]: crate::runtime::controller::set_controller_reference
+//! [`OwnerReferenceError::AlreadyOwned`]: crate::runtime::controller::OwnerReferenceError::AlreadyOwned
 //! [`ControllerBuilder::read_your_writes`]: crate::runtime::controller::ControllerBuilder::read_your_writes
 //! [`KeyReconciler`]: crate::runtime::controller::KeyReconciler
 //! [`KeyReconciler::on_error`]: crate::runtime::controller::KeyReconciler::on_error
@@ -499,6 +504,7 @@
 //! [`ControllerBuilder::priority_queue`]: crate::runtime::controller::ControllerBuilder::priority_queue
 //! [`ControllerBuilder::build`]: crate::runtime::controller::ControllerBuilder::build
 //! [`ControllerBuilder::children`]: crate::runtime::controller::ControllerBuilder::children
+//! [`ControllerBuilder::status`]: crate::runtime::controller::ControllerBuilder::status
 //! [`ControllerBuilder::event_recorder`]: crate::runtime::controller::ControllerBuilder::event_recorder
 //! [`ControllerBuilder::index`]: crate::runtime::controller::ControllerBuilder::index
 //! [`ControllerBuilder::indexed_by`]: crate::runtime::controller::ControllerBuilder::indexed_by

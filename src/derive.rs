@@ -449,7 +449,8 @@
 //! object of any namespace filed under `value` is returned, unless the read is through one
 //! namespace (`lister.namespaced(ns).by_index::<ByOwner>(value)`). The index most controllers need, objects
 //! by the UID of their controlling owner, comes ready-made for every resource:
-//! [`ByControllerUid`](crate::runtime::lister::ByControllerUid).
+//! [`ByControllerUid`](crate::runtime::lister::ByControllerUid), registered on a cache the
+//! first time it is read (no need to list it in `index = [...]`).
 //!
 //! # Mistakes are compile errors
 //! Every mistake in the attributes is reported at once, on the tokens at fault, with what to

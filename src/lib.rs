@@ -92,6 +92,7 @@ pub mod prelude {
     pub use informer_runtime::controller::{
         BuildError, ChildrenReport, Context, ControllerBuilder, ControllerSpec, Filter,
         FinalizerEvent, Reconcile, WatchOptions, controller_owner, finalizer, is_controlled_by,
+        set_controller_reference,
     };
     #[doc(no_inline)]
     pub use informer_runtime::events::{Event, EventRecorder, EventType};

@@ -49,7 +49,7 @@
 //! | [`EnvTest`] | a real Kubernetes API server (upstream apiextensions-apiserver on etcd) started as child processes, like controller-runtime's envtest; tests skip without its binaries |
 //! | [`chaos::Chaos`] | a controller under seeded fault schedules (crashes after writes, stale and delayed watches, unobserved states, failing requests, lost leases), with invariants at every committed state, a convergence check, shrinking and a replayable seed |
 //! | [`MemoryListerWatcher`] | an API server's list and watch semantics over memory, for a reflector or informer under test (no HTTP) |
-//! | [`eventually`] | waits in a test until what a controller should do is done, failing with what never happened (Gomega's `Eventually`) |
+//! | [`eventually`], [`consistently`] | waits in a test until what a controller should do is done, failing with what never happened (Gomega's `Eventually`); checks for a while that what it must not do does not happen (`Consistently`); time is tokio's, so paused time works (see [`wait`]) |
 //!
 //! This crate is a dev-dependency: it is what the library's own tests run against, and what a
 //! controller's tests use. With the facade, enable its `testing` feature and use
@@ -83,7 +83,7 @@ pub mod apiserver;
 pub mod chaos;
 pub mod envtest;
 mod memory;
-mod wait;
+pub mod wait;
 
 pub use apiserver::{
     ApiError, CustomResourceSpec, Error, FailureCode, Faults, FieldError, FieldErrorKind,
@@ -93,4 +93,4 @@ pub use apiserver::{
 pub use envtest::{EnvTest, EnvTestBuilder};
 pub use informer_core::lister_watcher::INITIAL_EVENTS_END_ANNOTATION;
 pub use memory::{MemoryListerWatcher, RecordedRequest, StreamingSupport};
-pub use wait::{PATIENCE, POLL, eventually, eventually_within};
+pub use wait::{PATIENCE, POLL, consistently, eventually, eventually_within};

@@ -110,7 +110,9 @@ pub use children::{
 pub use context::{Context, ControllerContext, NoClient, related_lister, related_lister_at};
 pub use filter::Filter;
 pub use finalizer::{FinalizerEvent, finalizer};
-pub use owner::{controller_owner, is_controlled_by};
+pub use owner::{
+    OwnerReferenceError, controller_owner, is_controlled_by, set_controller_reference,
+};
 #[allow(deprecated)]
 pub use reconciler::Reconciler;
 pub use reconciler::{

@@ -1,6 +1,7 @@
 //! Owner references: from a child object to the key of its controlling owner.
 
 use informer_core::ObjectKey;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
 use kube::core::ObjectMeta;
 
@@ -128,6 +129,145 @@ pub fn is_controlled_by(child: &impl Resource, owner: &impl Resource) -> bool {
         .flatten()
         .find(|r| r.controller == Some(true))
         .is_some_and(|r| r.uid == uid)
+}
+
+/// Why [`set_controller_reference`] refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OwnerReferenceError {
+    /// The object already has a controlling owner, another one (controller-runtime's
+    /// `AlreadyOwnedError`).
+    #[error("object {object} is already owned by another {kind} controller {name}")]
+    AlreadyOwned {
+        /// The object.
+        object: ObjectKey,
+        /// The kind of its controller.
+        kind: String,
+        /// The name of its controller.
+        name: String,
+    },
+    /// A namespaced owner in another namespace: owner references never cross namespaces.
+    #[error(
+        "cross-namespace owner references are disallowed, owner's namespace {owner_namespace}, obj's namespace {object_namespace}"
+    )]
+    CrossNamespace {
+        /// The owner's namespace.
+        owner_namespace: String,
+        /// The object's namespace.
+        object_namespace: String,
+    },
+    /// A cluster-scoped object cannot be owned by a namespaced one.
+    #[error(
+        "cluster-scoped resource must not have a namespace-scoped owner, owner's namespace {owner_namespace}"
+    )]
+    ClusterScopedObject {
+        /// The owner's namespace.
+        owner_namespace: String,
+    },
+    /// The owner has no `metadata.uid` (it was not read from the API server).
+    #[error("the owner {owner} has no metadata.uid: use the object the API server returned")]
+    OwnerWithoutUid {
+        /// The owner.
+        owner: ObjectKey,
+    },
+}
+
+/// Makes `owner` the controller of `object`, as controller-runtime's
+/// `controllerutil.SetControllerReference` does: an owner reference with `controller: true`
+/// and `blockOwnerDeletion: true` (so a foreground deletion of the owner waits for the
+/// object), replacing one to the same owner (same API group, kind and name) and keeping the
+/// others. For an object a reconcile creates by hand; declared children
+/// ([`ControllerBuilder::children`](crate::controller::ControllerBuilder::children)) are
+/// owned without it.
+///
+/// # Errors
+/// [`OwnerReferenceError`]: the object has another controller, or the owner is in another
+/// namespace (or namespaced, for a cluster-scoped object), or has no UID.
+///
+/// ```
+/// use informer_runtime::controller::{is_controlled_by, set_controller_reference};
+/// use k8s_openapi::api::batch::v1::{CronJob, Job};
+///
+/// let mut cron = CronJob::default();
+/// cron.metadata.name = Some("nightly".into());
+/// cron.metadata.namespace = Some("shop".into());
+/// cron.metadata.uid = Some("uid-1".into());
+/// let mut job = Job::default();
+/// job.metadata.name = Some("nightly-1700000000".into());
+/// job.metadata.namespace = Some("shop".into());
+/// set_controller_reference(&cron, &mut job)?;
+/// assert!(is_controlled_by(&job, &cron));
+/// let reference = &job.metadata.owner_references.as_ref().unwrap()[0];
+/// assert_eq!((reference.api_version.as_str(), reference.kind.as_str()), ("batch/v1", "CronJob"));
+/// assert_eq!(reference.block_owner_deletion, Some(true));
+/// # Ok::<(), informer_runtime::controller::OwnerReferenceError>(())
+/// ```
+pub fn set_controller_reference<O>(
+    owner: &O,
+    object: &mut impl Resource,
+) -> Result<(), OwnerReferenceError>
+where
+    O: Resource<DynamicType: Default>,
+{
+    let owner_meta = owner.meta();
+    let owner_key = ObjectKey::new(
+        owner_meta.namespace.as_deref(),
+        owner_meta.name.as_deref().unwrap_or_default(),
+    );
+    if let Some(owner_namespace) = owner_meta.namespace.as_deref().filter(|n| !n.is_empty()) {
+        match object.meta().namespace.as_deref().filter(|n| !n.is_empty()) {
+            None => {
+                return Err(OwnerReferenceError::ClusterScopedObject {
+                    owner_namespace: owner_namespace.to_owned(),
+                });
+            }
+            Some(namespace) if namespace != owner_namespace => {
+                return Err(OwnerReferenceError::CrossNamespace {
+                    owner_namespace: owner_namespace.to_owned(),
+                    object_namespace: namespace.to_owned(),
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    let Some(uid) = owner_meta.uid.clone().filter(|uid| !uid.is_empty()) else {
+        return Err(OwnerReferenceError::OwnerWithoutUid { owner: owner_key });
+    };
+    let dt = O::DynamicType::default();
+    let reference = OwnerReference {
+        api_version: O::api_version(&dt).into_owned(),
+        kind: O::kind(&dt).into_owned(),
+        name: owner_key.name().to_owned(),
+        uid,
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    };
+    let same = |r: &OwnerReference| {
+        group_of(&r.api_version) == group_of(&reference.api_version)
+            && r.kind == reference.kind
+            && r.name == reference.name
+    };
+    let meta = object.meta_mut();
+    let references = meta.owner_references.get_or_insert_with(Vec::new);
+    if let Some(existing) = references
+        .iter()
+        .find(|r| r.controller == Some(true))
+        .filter(|r| !same(r))
+    {
+        return Err(OwnerReferenceError::AlreadyOwned {
+            object: ObjectKey::new(
+                meta.namespace.as_deref(),
+                meta.name.as_deref().unwrap_or_default(),
+            ),
+            kind: existing.kind.clone(),
+            name: existing.name.clone(),
+        });
+    }
+    match references.iter_mut().find(|r| same(r)) {
+        Some(existing) => *existing = reference,
+        None => references.push(reference),
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -40,3 +40,26 @@ async fn the_last_check_is_at_the_limit() {
     .await;
     assert_eq!(polls.load(Ordering::Relaxed), 4, "at 0, 20, 40 and 50 ms");
 }
+
+#[tokio::test(start_paused = true)]
+async fn consistently_checks_for_the_whole_period_at_each_poll() {
+    let polls = AtomicU32::new(0);
+    let start = tokio::time::Instant::now();
+    consistently("it holds", POLL * 3, async || {
+        polls.fetch_add(1, Ordering::Relaxed);
+        true
+    })
+    .await;
+    assert_eq!(polls.load(Ordering::Relaxed), 4, "at 0, 1, 2 and 3 polls");
+    assert_eq!(start.elapsed(), POLL * 3);
+}
+
+#[tokio::test(start_paused = true)]
+#[should_panic(expected = "no second Job stopped holding after 40ms")]
+async fn consistently_fails_the_first_time_the_check_does_not_hold() {
+    let polls = AtomicU32::new(0);
+    consistently("no second Job", Duration::from_secs(1), async || {
+        polls.fetch_add(1, Ordering::Relaxed) < 2
+    })
+    .await;
+}
