@@ -214,6 +214,11 @@ async fn two_controllers_watching_pods_open_one_watch() {
     ];
     eventually_async("both reconciled", async || seen.load(Ordering::SeqCst) >= 3).await;
     let faults = server.faults();
+    // The reconciles can run from the list before the watch that follows it is opened.
+    eventually_async("the Pod watch is open", async || {
+        faults.request_count(RequestMatch::verb(Verb::Watch).resource("pods")) > 0
+    })
+    .await;
     let pod_watches = faults.request_count(RequestMatch::verb(Verb::Watch).resource("pods"));
     let pod_lists = faults.request_count(RequestMatch::verb(Verb::List).resource("pods"));
     assert_eq!(
