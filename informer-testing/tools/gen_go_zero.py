@@ -5,11 +5,12 @@ and what it writes for them.
 
 A real API server decodes every write into its Go struct and encodes that back, and Go's
 `encoding/json` leaves a field out only when it is tagged `omitempty` and empty, which a
-struct never is (`omitzero` is not used in k8s.io/api). So a Node created without a status
+struct never is (only `omitzero` leaves a zero struct out). So a Node created without a status
 comes back with `"status": {"daemonEndpoints": {"kubeletEndpoint": {"Port": 0}}, "nodeInfo":
 {"machineID": "", ...}}`, a container without resources with `"resources": {}`, a pod
-template's metadata with `"creationTimestamp": null`; typed clients (Python's, Node's) read
-those fields without checking for their absence.
+template with `"metadata": {}`; typed clients (Python's, Node's) read those fields without
+checking for their absence. A field tagged `omitzero` (ObjectMeta's `creationTimestamp`) is
+left out when zero, as Go 1.24's encoder does.
 
 A field is written when absent if its Go type is:
 - a struct (not a pointer): `{}`, filled in turn, or what its own JSON encoder writes for
@@ -76,8 +77,10 @@ def main():
         if go_fields is None:
             continue
         written = []
-        for json, go_type, omitempty in go_fields:
-            if json not in fields:
+        for json, go_type, omitempty, omitzero in go_fields:
+            # `omitzero` (Go 1.24) leaves out a zero value, struct or not: ObjectMeta's
+            # creationTimestamp since 1.34, so a pod template's metadata reads `{}`.
+            if json not in fields or omitzero:
                 continue
             cardinality, kind, target = fields[json]
             pointer = go_type.startswith("*")

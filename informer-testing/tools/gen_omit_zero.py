@@ -46,7 +46,8 @@ SCALARS = {"string", "bool", "int32", "int64", "double", "bytes"}
 
 
 def go_structs(package_dir):
-    """{struct name: [(json name, go type, omitempty)]} of the package's Go sources."""
+    """{struct name: [(json name, go type, omitempty, omitzero)]} of the package's Go
+    sources."""
     structs = {}
     for path in sorted(glob.glob(os.path.join(package_dir, "*.go"))):
         if path.endswith("_test.go"):
@@ -77,7 +78,9 @@ def go_structs(package_dir):
                 parts = tag.group(1).split(",")
                 if parts[0] in ("", "-"):
                     continue
-                current.append((parts[0], go_type, "omitempty" in parts[1:]))
+                current.append(
+                    (parts[0], go_type, "omitempty" in parts[1:], "omitzero" in parts[1:])
+                )
     return structs
 
 
@@ -122,7 +125,7 @@ def main():
             continue
         omitted = [
             json
-            for json, go_type, omitempty in fields
+            for json, go_type, omitempty, _ in fields
             if omitempty and not go_type.startswith("*") and json in messages[message]
         ]
         print(" ".join([message] + omitted))

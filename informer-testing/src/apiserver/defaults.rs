@@ -243,6 +243,10 @@ fn container(container: &mut Map<String, Value>) {
             default_number(probe, "successThreshold", 1);
             default_number(probe, "failureThreshold", 3);
             http_get(probe);
+            // `GRPCAction.Service` is `// +default=""`.
+            if let Some(grpc) = probe.get_mut("grpc").and_then(Value::as_object_mut) {
+                default_string(grpc, "service", "");
+            }
         }
     }
     if let Some(lifecycle) = container

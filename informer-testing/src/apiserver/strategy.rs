@@ -78,6 +78,8 @@ pub(crate) fn empty_object(resource: &ResourceType) -> Value {
                 object[field] = Value::Object(Map::new());
             }
         }
+        // An empty Go struct written out: `spec.template.spec.containers: null`, and so on.
+        fill_go_zeros(resource, &mut object);
     }
     object
 }
@@ -113,6 +115,7 @@ fn decode(resource: &ResourceType, object: &mut Value) {
         let schema = Schema::builtin();
         if let Some(message) = schema.message_name_for(&resource.api_version(), &resource.kind) {
             schema.normalize(&message, object);
+            schema.fill_go_zeros(&message, object);
         }
     }
 }
@@ -169,8 +172,10 @@ pub(crate) fn prepare_create(resource: &ResourceType, object: &mut Value, option
 
 /// What a built-in object reads as after its round trip through its Go struct: the fields
 /// Go's JSON never leaves out are there, empty (`status: {}`, a container's
-/// `resources: {}`, a template's `creationTimestamp: null`; [`Schema::fill_go_zeros`]).
-/// Done last, on what is stored: the writer's managed fields hold what it wrote.
+/// `resources: {}`, a pod template's `metadata: {}`; [`Schema::fill_go_zeros`]). Done when
+/// a write is decoded, before its fields are recorded (so an unchanged object compares
+/// equal to the stored one, as after the real server's round trip), and again last, for
+/// what the type's strategy set since (a status reset on create).
 fn fill_go_zeros(resource: &ResourceType, object: &mut Value) {
     if resource.schema.is_some() || resource.custom {
         return;

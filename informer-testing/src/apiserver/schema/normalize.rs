@@ -96,7 +96,7 @@ impl Schema {
     /// Adds to `object` (of message `name`) the fields Go's JSON writes even when empty, as
     /// a real server's object reads after its round trip through the Go struct: a Node
     /// created without a status has `status.nodeInfo.kubeletVersion: ""`, a container
-    /// `resources: {}`, a pod template's metadata `creationTimestamp: null`
+    /// `resources: {}`, a pod template without labels `metadata: {}`
     /// ([`Field::go_zero`](super::Field::go_zero)). What the object has is left as it is.
     pub(crate) fn fill_go_zeros(&self, name: &str, object: &mut Value) {
         self.fill_message(name, object, 0);
