@@ -137,6 +137,18 @@ pub(crate) fn discovery_docs(group: &str, version: &str) -> Vec<Value> {
 pub(crate) struct UserInfo {
     pub username: String,
     pub groups: Vec<String>,
+    /// A service account's UID (empty for other users).
+    pub uid: String,
+    /// What the authenticator adds (a service account token's ID, Pod and Node).
+    pub extra: Map<String, Value>,
+}
+
+/// What a token under review authenticates as.
+pub(crate) enum TokenAnswer {
+    /// Authenticated: the user, and the audiences (of those asked for) it is valid for.
+    User(UserInfo, Vec<String>),
+    /// Not authenticated, with the authenticator's reason when it gives one.
+    Refused(Option<String>),
 }
 
 impl UserInfo {
@@ -156,6 +168,8 @@ impl UserInfo {
                 Self {
                     username: user.to_string(),
                     groups,
+                    uid: String::new(),
+                    extra: Map::new(),
                 }
             }
             None => Self {
@@ -164,12 +178,28 @@ impl UserInfo {
                     "system:masters".to_string(),
                     "system:authenticated".to_string(),
                 ],
+                uid: String::new(),
+                extra: Map::new(),
             },
         }
     }
 
+    /// This user with a UID and extra attributes.
+    pub(crate) fn with_details(mut self, uid: String, extra: Map<String, Value>) -> Self {
+        self.uid = uid;
+        self.extra = extra;
+        self
+    }
+
     fn to_json(&self) -> Value {
-        json!({"username": self.username, "groups": self.groups})
+        let mut user = json!({"username": self.username, "groups": self.groups});
+        if !self.uid.is_empty() {
+            user["uid"] = json!(self.uid);
+        }
+        if !self.extra.is_empty() {
+            user["extra"] = Value::Object(self.extra.clone());
+        }
+        user
     }
 }
 
@@ -181,7 +211,7 @@ pub(crate) fn create(
     namespace: Option<&str>,
     object: Value,
     requester: &UserInfo,
-    token_user: impl Fn(&str) -> Option<Option<String>>,
+    token_user: impl Fn(&str, &[String]) -> TokenAnswer,
 ) -> Result<Value, ApiError> {
     let Value::Object(mut object) = object else {
         return Err(ApiError::bad_request(format!(
@@ -219,17 +249,23 @@ pub(crate) fn create(
                     "token is required for TokenReview in authentication",
                 ));
             }
-            let mut status = match token_user(token) {
-                Some(user) => json!({
+            let targets: Vec<String> = spec
+                .get("audiences")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect();
+            match token_user(token, &targets) {
+                TokenAnswer::User(user, audiences) => json!({
                     "authenticated": true,
-                    "user": UserInfo::of(user.as_deref()).to_json(),
+                    "user": user.to_json(),
+                    "audiences": audiences,
                 }),
-                None => json!({"user": {}}),
-            };
-            if let Some(audiences) = spec.get("audiences").filter(|a| !a.is_null()) {
-                status["audiences"] = audiences.clone();
+                TokenAnswer::Refused(Some(why)) => json!({"user": {}, "error": why}),
+                TokenAnswer::Refused(None) => json!({"user": {}}),
             }
-            status
         }
         "SelfSubjectRulesReview" => json!({
             "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],

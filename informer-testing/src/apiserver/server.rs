@@ -75,6 +75,9 @@ pub(crate) struct Shared {
     pub(crate) token: Option<String>,
     /// More bearer tokens, each of a named user (`TestApiServer::user_config`).
     pub(crate) users: RwLock<HashMap<String, Arc<str>>>,
+    /// The tokens issued to ServiceAccounts (TokenRequests), checked each time they are
+    /// presented ([`service_accounts::IssuedToken::check`]).
+    pub(crate) issued_tokens: RwLock<HashMap<String, service_accounts::IssuedToken>>,
     /// Sees every resource request before and after its handler.
     pub(crate) interceptor: RwLock<Option<Arc<dyn Interceptor>>>,
     /// Serializes the CRD controllers' work (see [`crd::reconcile`]).
@@ -129,6 +132,7 @@ impl Shared {
             tls: security.tls,
             token: security.token,
             users: RwLock::new(HashMap::new()),
+            issued_tokens: RwLock::new(HashMap::new()),
             interceptor: RwLock::new(None),
             crd_lock: Mutex::new(()),
             seed_crds: Mutex::new(Vec::new()),
@@ -148,11 +152,30 @@ impl Shared {
     /// plain-HTTP server without a user's token), `Ok(Some(user))` for a user's token, `Err`
     /// for a missing or unknown token on a server that requires one.
     fn authenticate(&self, authorization: Option<&str>) -> Result<Option<Arc<str>>, ()> {
-        let users = self.users.read();
-        let user = users
+        let user = self
+            .users
+            .read()
             .iter()
             .find(|(token, _)| tls::authorized(authorization, token))
             .map(|(_, user)| user.clone());
+        let issued = match user {
+            Some(_) => None,
+            None => self
+                .issued_tokens
+                .read()
+                .iter()
+                .find(|(token, _)| tls::authorized(authorization, token))
+                .map(|(_, issued)| issued.clone()),
+        };
+        if let Some(issued) = issued {
+            // A service account's token: valid for the API server, for as long as it lives.
+            return match issued.check(&[], &|plural, namespace, name| {
+                self.live(plural, namespace, name)
+            }) {
+                Ok(_) => Ok(Some(Arc::from(issued.user()))),
+                Err(_) => Err(()),
+            };
+        }
         match (&self.token, user) {
             (_, Some(user)) => Ok(Some(user)),
             (Some(token), None) if !tls::authorized(authorization, token) => Err(()),
@@ -160,13 +183,48 @@ impl Shared {
         }
     }
 
-    /// Who a bearer token authenticates as: `Some(Some(user))` for a user's token,
-    /// `Some(None)` for the server's own, `None` for an unknown one (a TokenReview).
-    fn user_of_token(&self, token: &str) -> Option<Option<String>> {
-        if let Some(user) = self.users.read().get(token) {
-            return Some(Some(user.to_string()));
+    /// What a TokenReview of `token` for the audiences `targets` answers: a service
+    /// account's token checked as it is on each request ([`service_accounts::IssuedToken`]),
+    /// a user's token or the server's own (valid for the API server's audience only, as a
+    /// static token is).
+    fn review_token(&self, token: &str, targets: &[String]) -> reviews::TokenAnswer {
+        let issued = self.issued_tokens.read().get(token).cloned();
+        if let Some(issued) = issued {
+            let live = |plural: &str, namespace: Option<&str>, name: &str| {
+                self.live(plural, namespace, name)
+            };
+            return match issued.check(targets, &live) {
+                Ok(audiences) => {
+                    let (uid, extra) = issued.user_details();
+                    let user = reviews::UserInfo::of(Some(&issued.user())).with_details(uid, extra);
+                    reviews::TokenAnswer::User(user, audiences)
+                }
+                Err(why) => reviews::TokenAnswer::Refused(Some(why)),
+            };
         }
-        (self.token.as_deref() == Some(token)).then_some(None)
+        let user = match self.users.read().get(token) {
+            Some(user) => Some(Some(user.to_string())),
+            None => (self.token.as_deref() == Some(token)).then_some(None),
+        };
+        let api = service_accounts::DEFAULT_AUDIENCE;
+        match user {
+            Some(user) if targets.is_empty() || targets.iter().any(|t| t == api) => {
+                reviews::TokenAnswer::User(
+                    reviews::UserInfo::of(user.as_deref()),
+                    vec![api.to_owned()],
+                )
+            }
+            _ => reviews::TokenAnswer::Refused(None),
+        }
+    }
+
+    /// The stored core v1 object `plural`/`namespace`/`name`, if there is one.
+    fn live(&self, plural: &str, namespace: Option<&str>, name: &str) -> Option<Value> {
+        let resource = self.registry.read().by_path("", "v1", plural)?;
+        self.store
+            .get(&resource, namespace, name)
+            .ok()
+            .map(|object| object.as_ref().clone())
     }
 
     /// Creates a CRD (or updates the one with its name), then serves it, as a client's
@@ -1059,7 +1117,7 @@ fn handle_review(
     }
     let object = codec::decode_object(&parts.headers, body)?.value;
     let requester = reviews::UserInfo::of(info.user.as_deref());
-    let token_user = |token: &str| shared.user_of_token(token);
+    let token_user = |token: &str, targets: &[String]| shared.review_token(token, targets);
     let answered = reviews::create(review, namespace, object, &requester, token_user)?;
     Ok(respond(StatusCode::CREATED, &answered, output))
 }
@@ -1733,9 +1791,8 @@ fn handle_posted_subresource(
                 .as_ref()
                 .clone())
         };
-        let (answer, token) = service_accounts::token_request(&account, posted, &lookup)?;
-        let user = service_accounts::user_name(namespace, name);
-        shared.users.write().insert(token, Arc::from(user));
+        let (answer, token, issued) = service_accounts::token_request(&account, posted, &lookup)?;
+        shared.issued_tokens.write().insert(token, issued);
         answer
     } else {
         let (options, body_dry_run) = match posted.get("deleteOptions") {

@@ -13,8 +13,14 @@
 //!   A token bound to a Pod, Node or Secret (`kubectl create token --bound-object-kind`) needs
 //!   the object (`404`), a Pod running as the account (`400`) and, if given, its `uid` (`409`).
 //!
+//!   Each time a token is presented (a request, a TokenReview) it is checked as
+//!   kube-apiserver's authenticator checks it: not expired, issued for one of the target
+//!   audiences (the API server's own for a request), its ServiceAccount and bound object
+//!   still there with the UIDs it names. A TokenReview's user carries the account's `uid`
+//!   and the token's `extra` (its ID, its Pod and Node).
+//!
 //! Not done: the plugin's token volume (`kube-api-access-*`) and its refusal of a Pod whose
-//! ServiceAccount does not exist; tokens expiring, bound objects' deletion revoking them.
+//! ServiceAccount does not exist.
 
 use std::collections::{HashSet, VecDeque};
 
@@ -156,7 +162,7 @@ pub(crate) const USER_PREFIX: &str = "system:serviceaccount:";
 
 /// The audience a token gets when its request names none: the server's own, as a cluster
 /// whose `--api-audiences` is its service account issuer.
-const DEFAULT_AUDIENCE: &str = "https://kubernetes.default.svc.cluster.local";
+pub(crate) const DEFAULT_AUDIENCE: &str = "https://kubernetes.default.svc.cluster.local";
 
 /// A token request's lifetime when it asks for none, and its bounds (kube-apiserver's).
 const DEFAULT_EXPIRATION: i64 = 3600;
@@ -176,7 +182,7 @@ pub(crate) fn token_request(
     account: &Value,
     request: Value,
     lookup: BoundObjectLookup<'_>,
-) -> Result<(Value, String), ApiError> {
+) -> Result<(Value, String, IssuedToken), ApiError> {
     let namespace = str_at(account, "/metadata/namespace");
     let name = str_at(account, "/metadata/name");
     let uid = str_at(account, "/metadata/uid");
@@ -226,12 +232,36 @@ pub(crate) fn token_request(
     let expires = now
         .checked_add(jiff::SignedDuration::from_secs(expiration))
         .unwrap_or(now);
+    let jti = super::tls::new_token();
+    let issued = IssuedToken {
+        namespace: namespace.to_owned(),
+        name: name.to_owned(),
+        account_uid: uid.to_owned(),
+        audiences: audiences
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        expires: expires.as_second(),
+        jti: jti.clone(),
+        bound: bound
+            .iter()
+            .map(|(claim, value)| {
+                let text = |field: &str| value.get(field).and_then(Value::as_str).unwrap_or("");
+                (
+                    (*claim).to_owned(),
+                    text("name").to_owned(),
+                    text("uid").to_owned(),
+                )
+            })
+            .collect(),
+    };
     let mut claims = json!({
         "aud": audiences,
         "exp": expires.as_second(),
         "iat": now.as_second(),
         "iss": DEFAULT_AUDIENCE,
-        "jti": super::tls::new_token(),
+        "jti": jti,
         "kubernetes.io": {
             "namespace": namespace,
             "serviceaccount": {"name": name, "uid": uid},
@@ -264,7 +294,128 @@ pub(crate) fn token_request(
             "expirationTimestamp": super::time::format_time(expires),
         },
     });
-    Ok((answer, token))
+    Ok((answer, token, issued))
+}
+
+/// What the server recorded of a token it issued to a ServiceAccount: what it checks each
+/// time the token is presented, as kube-apiserver's service account token authenticator
+/// checks the token's claims.
+#[derive(Clone, Debug)]
+pub(crate) struct IssuedToken {
+    namespace: String,
+    name: String,
+    account_uid: String,
+    audiences: Vec<String>,
+    /// Unix seconds.
+    expires: i64,
+    jti: String,
+    /// The objects it is bound to: `(claim, name, uid)`, the claim `pod`, `node` or `secret`.
+    bound: Vec<(String, String, String)>,
+}
+
+/// How a token check reads a live object: `(plural, namespace, name)` to the object, `None`
+/// if there is none.
+pub(crate) type LiveLookup<'a> = &'a dyn Fn(&str, Option<&str>, &str) -> Option<Value>;
+
+impl IssuedToken {
+    /// The user the token authenticates as.
+    pub(crate) fn user(&self) -> String {
+        user_name(&self.namespace, &self.name)
+    }
+
+    /// Whether the token authenticates now for one of `targets` (the API server's own
+    /// audience when empty): the audiences it is valid for, or kube-apiserver's reason it is
+    /// not (expired, another audience, its ServiceAccount or bound object deleted or made
+    /// again since).
+    pub(crate) fn check(
+        &self,
+        targets: &[String],
+        live: LiveLookup<'_>,
+    ) -> Result<Vec<String>, String> {
+        if jiff::Timestamp::now().as_second() >= self.expires {
+            return Err("service account token has expired".to_owned());
+        }
+        let api_audience = [DEFAULT_AUDIENCE.to_owned()];
+        let targets = if targets.is_empty() {
+            &api_audience[..]
+        } else {
+            targets
+        };
+        let matching: Vec<String> = targets
+            .iter()
+            .filter(|target| self.audiences.contains(target))
+            .cloned()
+            .collect();
+        if matching.is_empty() {
+            return Err(format!(
+                "token audiences {} is invalid for the target audiences {}",
+                go_quoted(&self.audiences),
+                go_quoted(targets)
+            ));
+        }
+        let same = |plural: &str, namespace: Option<&str>, name: &str, uid: &str, what: &str| {
+            let Some(object) = live(plural, namespace, name) else {
+                return Err("service account token has been invalidated".to_owned());
+            };
+            let live_uid = str_at(&object, "/metadata/uid");
+            if live_uid != uid {
+                return Err(format!(
+                    "{what} UID ({live_uid}) does not match claim ({uid})"
+                ));
+            }
+            Ok(())
+        };
+        same(
+            "serviceaccounts",
+            Some(&self.namespace),
+            &self.name,
+            &self.account_uid,
+            "service account",
+        )?;
+        for (claim, name, uid) in &self.bound {
+            match claim.as_str() {
+                "pod" => same("pods", Some(&self.namespace), name, uid, "pod")?,
+                "secret" => same("secrets", Some(&self.namespace), name, uid, "secret")?,
+                // A Pod's node is named for information; a token bound to a Node needs it.
+                "node" if self.bound.iter().all(|(c, _, _)| c == "node") => {
+                    same("nodes", None, name, uid, "node")?;
+                }
+                _ => {}
+            }
+        }
+        Ok(matching)
+    }
+
+    /// The user's `uid` and `extra`, as the authenticator fills them: the account's UID, the
+    /// token's ID and the Pod and Node it is bound to.
+    pub(crate) fn user_details(&self) -> (String, serde_json::Map<String, Value>) {
+        let mut extra = serde_json::Map::new();
+        extra.insert(
+            "authentication.kubernetes.io/credential-id".into(),
+            json!([format!("JTI={}", self.jti)]),
+        );
+        for (claim, name, uid) in &self.bound {
+            if claim == "pod" || claim == "node" {
+                extra.insert(
+                    format!("authentication.kubernetes.io/{claim}-name"),
+                    json!([name]),
+                );
+                if !uid.is_empty() {
+                    extra.insert(
+                        format!("authentication.kubernetes.io/{claim}-uid"),
+                        json!([uid]),
+                    );
+                }
+            }
+        }
+        (self.account_uid.clone(), extra)
+    }
+}
+
+/// Strings as Go's `%q` prints a `[]string`: `["a" "b"]`.
+fn go_quoted(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|item| format!("{item:?}")).collect();
+    format!("[{}]", quoted.join(" "))
 }
 
 /// A TokenRequest's `boundObjectRef` checked as kube-apiserver's `TokenREST.Create` checks

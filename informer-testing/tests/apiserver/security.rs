@@ -410,3 +410,118 @@ async fn a_service_accounts_token_authenticates_as_the_account() {
         "{err:?}"
     );
 }
+
+/// A token of ServiceAccount `default/bot` for `audiences` (none: the API server's).
+async fn token_for(server: &TestApiServer, audiences: &[&str]) -> String {
+    let body = serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+        "spec": {"audiences": audiences}});
+    let answer = raw(
+        server,
+        "POST",
+        "/api/v1/namespaces/default/serviceaccounts/bot/token",
+        &[("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(answer.status, 201, "{}", answer.json());
+    answer.json()["status"]["token"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// The status of GET configmaps with `token`.
+async fn status_with(server: &TestApiServer, token: &str) -> u16 {
+    let bearer = format!("Bearer {token}");
+    raw_without_token(
+        server,
+        "GET",
+        "/api/v1/namespaces/default/configmaps",
+        &[("Authorization", &bearer)],
+        b"",
+    )
+    .await
+    .status
+}
+
+/// A TokenReview of `token` for `audiences`: its status.
+async fn review(server: &TestApiServer, token: &str, audiences: &[&str]) -> serde_json::Value {
+    let body = serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+        "spec": {"token": token, "audiences": audiences}});
+    raw(
+        server,
+        "POST",
+        "/apis/authentication.k8s.io/v1/tokenreviews",
+        &[("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    )
+    .await
+    .json()["status"]
+        .clone()
+}
+
+#[tokio::test]
+async fn a_service_account_token_is_checked_for_its_audience_and_its_account_each_time() {
+    let server = TestApiServer::start().await.unwrap();
+    let account = serde_json::json!({"apiVersion": "v1", "kind": "ServiceAccount",
+        "metadata": {"name": "bot", "namespace": "default"}});
+    let bot = server.create_json(account.clone()).unwrap();
+    let api_token = token_for(&server, &[]).await;
+    let vault_token = token_for(&server, &["vault"]).await;
+    assert_eq!(status_with(&server, &api_token).await, 200);
+    assert_eq!(
+        status_with(&server, &vault_token).await,
+        401,
+        "not for the API server"
+    );
+
+    let reviewed = review(&server, &api_token, &[]).await;
+    assert_eq!(reviewed["authenticated"], true);
+    assert_eq!(
+        reviewed["audiences"],
+        serde_json::json!(["https://kubernetes.default.svc.cluster.local"])
+    );
+    assert_eq!(reviewed["user"]["uid"], bot["metadata"]["uid"]);
+    assert!(
+        reviewed["user"]["extra"]["authentication.kubernetes.io/credential-id"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("JTI=")
+    );
+    let vault = review(&server, &vault_token, &["vault"]).await;
+    assert_eq!(
+        (&vault["authenticated"], &vault["audiences"]),
+        (&serde_json::json!(true), &serde_json::json!(["vault"]))
+    );
+    let wrong = review(&server, &vault_token, &[]).await;
+    assert!(wrong.get("authenticated").is_none(), "{wrong}");
+    assert_eq!(
+        wrong["error"],
+        "token audiences [\"vault\"] is invalid for the target audiences [\"https://kubernetes.default.svc.cluster.local\"]"
+    );
+
+    // The account deleted, then made again: its old tokens are invalid.
+    raw(
+        &server,
+        "DELETE",
+        "/api/v1/namespaces/default/serviceaccounts/bot",
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(status_with(&server, &api_token).await, 401);
+    server.create_json(account).unwrap();
+    assert_eq!(status_with(&server, &api_token).await, 401);
+    let again = review(&server, &api_token, &[]).await;
+    assert!(
+        again["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("service account UID ("),
+        "{again}"
+    );
+    assert_eq!(
+        status_with(&server, &token_for(&server, &[]).await).await,
+        200
+    );
+}

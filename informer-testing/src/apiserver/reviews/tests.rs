@@ -10,8 +10,8 @@ fn admin() -> UserInfo {
     UserInfo::of(None)
 }
 
-fn no_tokens(_: &str) -> Option<Option<String>> {
-    None
+fn no_tokens(_: &str, _: &[String]) -> TokenAnswer {
+    TokenAnswer::Refused(None)
 }
 
 fn answer(kind: &str, namespace: Option<&str>, body: Value) -> Result<Value, ApiError> {
@@ -210,10 +210,10 @@ fn a_self_subject_review_names_the_requester() {
 
 #[test]
 fn a_token_review_authenticates_known_tokens_only() {
-    let tokens = |token: &str| match token {
-        "server" => Some(None),
-        "bobs" => Some(Some("bob".to_string())),
-        _ => None,
+    let tokens = |token: &str, targets: &[String]| match token {
+        "server" => TokenAnswer::User(UserInfo::of(None), targets.to_vec()),
+        "bobs" => TokenAnswer::User(UserInfo::of(Some("bob")), targets.to_vec()),
+        _ => TokenAnswer::Refused(None),
     };
     let ask = |token: &str| {
         create(
