@@ -195,9 +195,11 @@
 //! them, so it never acts on a cache from before its own write. Writes through another
 //! client are not covered.
 //!
-//! The struct itself may hold state (a client of an external system, settings, counters
-//! behind an `Arc` or atomics): `reconcile` and `on_error` get `&self`, shared by every
-//! worker, and `Name { .. }.run(client)` takes the value.
+//! The struct itself may hold state (a client of an external system, settings, a clock a
+//! test can set, counters behind an `Arc` or atomics): `reconcile` and `on_error` get
+//! `&self`, shared by every worker, and `Name { .. }.run(client)` takes the value. The
+//! functions named in the attributes that take `&Context<Self>` (children, status, mappers)
+//! read it with [`ctx.spec()`](crate::runtime::controller::Context::spec).
 //!
 //! # Finalizers
 //! A reconcile that must clean up before its object goes (state outside the cluster, objects

@@ -394,3 +394,50 @@ async fn a_manager_caches_as_run_does_and_refuses_a_controller_its_factory_would
     let mut manager = informer::runtime::Manager::with_factory(factory).client(server.client());
     FieldOwners.add_to(&mut manager).unwrap();
 }
+
+/// Copies each labelled ConfigMap into a ConfigMap named after it with the controller's
+/// own suffix: its children function reads the controller's struct through the context.
+#[derive(ControllerSpec)]
+#[controller(
+    for = ConfigMap,
+    labels = "copy=yes",
+    children(ConfigMap, from = suffixed_copy, lister = copies)
+)]
+struct SuffixedCopies {
+    suffix: String,
+}
+
+impl Reconcile for SuffixedCopies {}
+
+fn suffixed_copy(cm: &ConfigMap, ctx: &Context<SuffixedCopies>) -> Option<ConfigMap> {
+    let suffix = &ctx.spec()?.suffix;
+    let mut copy = ConfigMap::default();
+    copy.metadata.name = Some(format!("{}-{suffix}", cm.name_any()));
+    copy.data = cm.data.clone();
+    Some(copy)
+}
+
+#[tokio::test]
+async fn functions_given_the_context_read_the_controllers_own_fields() {
+    let server = TestApiServer::start().await.unwrap();
+    let client = server.client();
+    let cancel = CancellationToken::new();
+    let copies = SuffixedCopies {
+        suffix: "v2".into(),
+    };
+    let run = tokio::spawn(copies.run_until(client.clone(), cancel.clone()));
+    let config_maps: Api<ConfigMap> = Api::namespaced(client, "default");
+    let mut source = ConfigMap::default();
+    source.metadata.name = Some("settings".into());
+    source.metadata.labels = Some([("copy".to_owned(), "yes".to_owned())].into());
+    config_maps
+        .create(&PostParams::default(), &source)
+        .await
+        .unwrap();
+    informer_testing::eventually("the copy named with the controller's suffix", async || {
+        config_maps.get_opt("settings-v2").await.unwrap().is_some()
+    })
+    .await;
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+}

@@ -66,6 +66,7 @@ use crate::lister::Lister;
 pub struct Context<C: ControllerSpec> {
     core: ControllerContext<C::Resource>,
     listers: C::Listers,
+    spec: Option<Arc<C>>,
 }
 
 impl<C: ControllerSpec> Context<C> {
@@ -75,7 +76,49 @@ impl<C: ControllerSpec> Context<C> {
         Self {
             core: ControllerContext::new(controller),
             listers: C::listers(controller),
+            spec: None,
         }
+    }
+
+    /// This context, carrying the controller's own value.
+    pub(crate) fn with_spec(mut self, spec: Arc<C>) -> Self {
+        self.spec = Some(spec);
+        self
+    }
+
+    /// The controller's own value: the struct `#[derive(ControllerSpec)]` is on, with its
+    /// fields (a clock, settings, a client of another service), for the functions given
+    /// `&Context<Self>` beside the object (declared children, status, mappers, filters),
+    /// which `reconcile`'s `&self` does not reach. Always `Some` in a controller built with
+    /// [`ControllerSpec::into_controller`] (what `run`, `run_until` and a manager use);
+    /// `None` in a context made with [`Context::new`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_runtime::controller::{Context, Controller, ControllerBuilder, ControllerSpec};
+    /// use k8s_openapi::api::batch::v1::{CronJob, CronJobStatus};
+    ///
+    /// /// Reads the time from its struct, so that a test can give it a clock.
+    /// struct CronJobs {
+    ///     now: Arc<dyn Fn() -> i64 + Send + Sync>,
+    /// }
+    /// # impl ControllerSpec for CronJobs {
+    /// #     type Resource = CronJob;
+    /// #     type Listers = ();
+    /// #     fn configure(&self, b: ControllerBuilder<CronJob>) -> ControllerBuilder<CronJob> { b }
+    /// #     fn listers(_: &Controller<CronJob>) {}
+    /// # }
+    ///
+    /// // `status = status` in `#[controller(..)]`.
+    /// fn status(cron: &CronJob, ctx: &Context<CronJobs>) -> CronJobStatus {
+    ///     let now = ctx.spec().map_or(0, |spec| (spec.now)());
+    ///     # let _ = (cron, now);
+    ///     CronJobStatus::default()
+    /// }
+    /// # let _ = status;
+    /// ```
+    pub fn spec(&self) -> Option<&C> {
+        self.spec.as_deref()
     }
 
     /// The client to read and write through: the controller's factory's client, which,

@@ -111,13 +111,16 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
         let context = ContextCell::<Self>::new();
         let builder = Controller::builder(factory).with_context_cell(Box::new(context.clone()));
         let builder = self.configure(builder);
+        let spec = Arc::new(self);
         let reconciler = Derived {
-            spec: self,
+            spec: spec.clone(),
             context: context.clone(),
         };
         let controller = builder.build(reconciler)?;
         // Set before anything can reconcile: workers start only in `run`.
-        let _ = context.0.set(Context::new(&controller));
+        let _ = context
+            .0
+            .set(Context::<Self>::new(&controller).with_spec(spec));
         Ok(controller)
     }
 }
@@ -266,7 +269,7 @@ impl<C: ControllerSpec> ContextCell<C> {
 
 /// A [`Reconcile`] as a [`KeyReconciler`], with the context set once the controller is built.
 struct Derived<C: ControllerSpec> {
-    spec: C,
+    spec: Arc<C>,
     context: ContextCell<C>,
 }
 
