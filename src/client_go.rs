@@ -244,7 +244,7 @@
 //! | `controllerutil.AddFinalizer`, `RemoveFinalizer`; `finalizer(api, name, obj, f)` | [`finalizer`], [`FinalizerEvent`] | adds, runs, removes |
 //! | `controllerutil.SetControllerReference` (an object a reconcile creates itself) | [`set_controller_reference`] | `AlreadyOwnedError` is [`OwnerReferenceError::AlreadyOwned`] |
 //! | `r.Status().Update(ctx, obj)`, `Status().Patch`; `Api::patch_status` | [`ControllerBuilder::status`] (derive: `status = f`), or kube's `Api::patch_status` in a reconcile | declared: applied only when it changes |
-//! | `controllerutil.CreateOrUpdate`, `SetControllerReference` | [`ControllerBuilder::children`] | server-side apply, owned; an object of the child's name the controller did not make is refused (sample-controller's `ErrResourceExists`), never adopted |
+//! | `controllerutil.CreateOrUpdate`, `SetControllerReference` | [`ControllerBuilder::children`] | server-side apply, owned; an object of the child's name that is not the parent's is refused (sample-controller's `ErrResourceExists`); one controlled by the parent is adopted |
 //! | `meta.SetStatusCondition` and the other condition helpers | [`conditions`] | see Utilities |
 //! | `mgr.GetEventRecorderFor(name)`; `events::Recorder` | [`Context::recorder`], [`ControllerBuilder::event_recorder`] | |
 //! | the cached client's `Get`, `List`; `reflector::Store` | [`Context::lister`], [`Controller::lister`], [`Lister`] | |

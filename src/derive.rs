@@ -55,9 +55,11 @@
 //! parent that is gone, even one deleted while the controller was down; in any namespace,
 //! those of a parent that leaves the controller's `labels` or `fields`), watches them (a
 //! child that changes reconciles its parent) and logs what it did. It never takes over an
-//! object it did not make: if a child's name is taken by one (made by hand, or controlled by
-//! another owner), that object is left alone, the reconcile fails (retried with backoff)
-//! and a Warning Event `ErrResourceExists` on the parent says why. A `reconcile` written
+//! object that is not the parent's: if a child's name is taken by one (made by hand, or
+//! controlled by another owner), that object is left alone, the reconcile fails (tried
+//! again every 15 s) and a Warning Event `ErrResourceExists` on the parent says why; an
+//! object controlled by the parent (made by the operator this one replaces) is adopted.
+//! Replacing another operator, give this one its field manager with `name = "..."`. A `reconcile` written
 //! beside the children runs after them and reads what they did with
 //! [`ctx.children_report()`](crate::runtime::controller::Context::children_report) (the
 //! children created, updated and deleted: say, to record an Event for each one created
@@ -95,7 +97,7 @@
 //! See [`WatchOptions::create_only`](crate::runtime::controller::WatchOptions::create_only).
 //!
 //! `f` is `fn(&Parent) -> R`, or `fn(&Parent, &Context<Self>) -> R` to read the context's
-//! listers, where `R` is `Vec<T>`, `Option<T>` (at most one), or a `Result` of either (an
+//! listers and the controller's own fields (`ctx.spec()`), where `R` is `Vec<T>`, `Option<T>` (at most one), or a `Result` of either (an
 //! error fails the reconcile and leaves the existing children as they are; it is retried,
 //! unless it is a [`ReconcileError::terminal`](crate::runtime::ReconcileError::terminal),
 //! say for a spec only its author can fix, which waits for the parent's next change). An

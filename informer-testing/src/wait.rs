@@ -15,11 +15,12 @@
 
 use std::time::Duration;
 
-/// How long [`eventually`] waits before failing the test: generous, for a loaded machine
-/// (the in-process server answers in milliseconds).
+/// How long [`eventually`] waits before failing the test: 30 s, generous for a loaded
+/// machine (the in-process server answers in milliseconds).
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
-/// How often [`eventually`] checks.
+/// How often [`eventually`] and [`consistently`] check: every 20 ms (of tokio time: with
+/// paused time, a long [`consistently`] still makes a check per 20 ms of virtual time).
 pub const POLL: Duration = Duration::from_millis(20);
 
 /// Checks `check` at once, then every [`POLL`], until it returns `true`.

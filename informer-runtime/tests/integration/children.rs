@@ -1436,6 +1436,43 @@ async fn a_child_whose_name_is_taken_by_an_object_the_controller_did_not_make_is
 }
 
 #[tokio::test]
+async fn a_child_an_earlier_controller_of_the_parent_made_is_adopted_in_place() {
+    // Made by the operator this controller replaces: controlled by the parent, without the
+    // controller's marks. It is applied to (same object, marks added), not refused.
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    let app = parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("token", "t1")]),
+        )
+        .await
+        .unwrap();
+    let secrets = Api::<Secret>::namespaced(client.clone(), "default");
+    let mut old = Secret::default();
+    old.metadata.name = Some("app-token".into());
+    old.metadata.owner_references = Some(vec![controller_ref(&app)]);
+    old.string_data = Some(BTreeMap::from([("value".into(), "t0".into())]));
+    let old = secrets.create(&PostParams::default(), &old).await.unwrap();
+    let (cancel, run) = run_secrets_controller(client.clone());
+    eventually_async("the old child holds the new value", async || {
+        value_of(&client, "app-token").await.as_deref() == Some("t1")
+    })
+    .await;
+    let adopted = secret(&client, "app-token").await.unwrap();
+    assert_eq!(adopted.uid(), old.uid(), "the same object");
+    assert_eq!(
+        adopted.labels().get(CONTROLLER_LABEL).map(String::as_str),
+        Some("secrets-of")
+    );
+    assert_eq!(adopted.owner_references().len(), 1);
+    assert!(warnings_about(&client, "app").await.is_empty());
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
 async fn a_child_controlled_by_another_owner_gets_no_second_controller() {
     let server = server().await;
     let client = server.client();

@@ -601,16 +601,21 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     ///   [`OWNER_ANNOTATION`], and the controller deletes it itself when the parent is gone,
     ///   including parents deleted while it was not running (their children enqueue their
     ///   key when the controller starts; a key whose object is gone deletes them);
-    /// - **never takes over** an object it did not make: before a child the cache does not
-    ///   hold is created, one GET reads what has its name; an object there without the
-    ///   controller's marks (made by hand, by another tool, or controlled by another owner)
-    ///   is left as it is, and the reconcile fails with
-    ///   [`ChildrenError::Exists`](crate::controller::ChildrenError::Exists)
-    ///   (transient: retried with backoff, so the child is made once the name is free) and a
-    ///   Warning Event `ErrResourceExists` on the parent, as client-go's sample-controller
-    ///   refuses a Deployment its Foo does not control. An object tied to the parent by a
-    ///   controlling owner reference, or marked by this controller for a parent that is
-    ///   gone, is the parent's child and is applied to;
+    /// - **never takes over** an object that is not the parent's: before a child the
+    ///   cache does not hold is created, one GET reads what has its name. An object there
+    ///   without the controller's marks and not controlled by the parent (made by hand, by
+    ///   another tool, or controlled by another owner) is left as it is; the reconcile fails
+    ///   with [`ChildrenError::Exists`](crate::controller::ChildrenError::Exists) and a
+    ///   Warning Event `ErrResourceExists` on the parent says why, as client-go's
+    ///   sample-controller refuses a Deployment its Foo does not control. It is tried again
+    ///   every [`TAKEN_RETRY`](crate::controller::TAKEN_RETRY) (15 s; the object is not
+    ///   watched), so the child is made soon after the name is freed. An object with a
+    ///   controlling owner reference to the parent (made by an earlier controller of the
+    ///   parent, or given one by hand to hand it over) and an orphan of this controller's are
+    ///   the parent's children: they are applied to (adopted) and reported as updated. When
+    ///   taking over the children of another controller, give this one its field manager
+    ///   ([`name`](Self::name)): the fields only the old manager set are then removed or
+    ///   reset by the first apply, where under another manager they would stay, co-owned;
     /// - **deletes** the cached children of the parent that are no longer wanted (only what
     ///   it made: its cache holds nothing else);
     /// - **watches** them: every child carries the label [`CONTROLLER_LABEL`] (the

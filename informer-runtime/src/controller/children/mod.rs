@@ -441,8 +441,9 @@ pub enum ChildrenError {
     /// parent): it is left alone, never taken over, until it is deleted or the child is given
     /// another name. A Warning Event on the parent says so too (reason `ErrResourceExists`).
     #[error(
-        "{child} exists and {}: delete it, or give the child another name (a controller never takes over an object it did not make)",
-        taken_by(controller.as_deref())
+        "{child} exists and {}: delete it, give the child another name, or, to make it this parent's child, give it a controlling owner reference to the parent (a controller takes over no other object); retried every {}s",
+        taken_by(controller.as_deref()),
+        TAKEN_RETRY.as_secs()
     )]
     Exists {
         /// The child (boxed: it keeps the error small).
@@ -539,6 +540,13 @@ pub enum ChildrenError {
     },
 }
 
+/// How soon a reconcile whose child's name is taken ([`ChildrenError::Exists`],
+/// [`ChildrenError::OtherParent`]) is tried again, at most: the object in the way is not
+/// watched (it is not the controller's), so its deletion, or the owner reference that makes
+/// it the parent's, is found by this retry rather than by the rate limiter's backoff, which
+/// grows to minutes.
+pub const TAKEN_RETRY: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// Who holds an object a child's name is taken by, in [`ChildrenError::Exists`]'s words.
 fn taken_by(controller: Option<&str>) -> String {
     match controller {
@@ -623,7 +631,17 @@ where
         obj: Option<Arc<P>>,
         error: &ReconcileError,
     ) -> Action {
-        self.inner.on_error(key, obj, error).await
+        let action = self.inner.on_error(key, obj, error).await;
+        let taken = matches!(
+            error.as_error().downcast_ref::<ChildrenError>(),
+            Some(ChildrenError::Exists { .. } | ChildrenError::OtherParent { .. })
+        );
+        match action {
+            // The object in the way is not watched: look again soon, not after a backoff.
+            Action::Requeue if taken => Action::RequeueAfter(TAKEN_RETRY),
+            Action::RequeueAfter(delay) if taken => Action::RequeueAfter(delay.min(TAKEN_RETRY)),
+            action => action,
+        }
     }
 }
 

@@ -51,6 +51,11 @@ impl<P: ControllerResource + serde::Serialize> StatusSet<P> {
         if wanted.is_null() {
             return Ok(());
         }
+        let mut wanted = wanted;
+        if let Value::Object(fields) = &mut wanted {
+            // A plain `Option`'s `None` leaves the field out: removed if it was applied.
+            super::sync::drop_nulls(fields);
+        }
         let cached = serde_json::to_value(parent)
             .ok()
             .and_then(|mut p| p.get_mut("status").map(Value::take))

@@ -69,6 +69,16 @@ pub(crate) struct ChildSet<P, C> {
     pub(crate) recorder: EventRecorder,
 }
 
+/// What has the name of a child the cache does not hold ([`ChildSet::taken`]).
+enum Found {
+    /// Nothing: the child is created.
+    Nothing,
+    /// The parent's child, not in the cache yet, or one to adopt: it is applied to.
+    Child,
+    /// An object the controller may not take over.
+    Refused(ChildrenError),
+}
+
 /// A child ready to apply: its key, and the JSON body.
 #[derive(Debug)]
 struct Prepared {
@@ -121,6 +131,8 @@ where
         let Value::Object(fields) = &mut body else {
             return Err(ChildrenError::NotAnObject { kind });
         };
+        // `None` of a plain `Option` (no `skip_serializing_if`) means "not set", not null.
+        drop_nulls(fields);
         let dt = C::DynamicType::default();
         fields.insert("apiVersion".into(), C::api_version(&dt).into_owned().into());
         fields.insert("kind".into(), kind.clone().into());
@@ -276,10 +288,11 @@ where
     }
 
     /// Whether the child at `child_key`, which the cache does not hold, may be written for
-    /// the parent at `key`: `Ok(None)` if it does not exist, or is this parent's (marked
-    /// for it but not yet in the cache, or tied to it by a controlling owner reference), or
-    /// is an orphan of this controller's (marked by it, its recorded parent gone); the error
-    /// that refuses it otherwise. One GET, only for a child about to be created: the cache
+    /// the parent at `key`: [`Found::Nothing`] if it does not exist, [`Found::Child`] if it
+    /// is this parent's (marked for it but not yet in the cache, or tied to it by a
+    /// controlling owner reference: made by an earlier version of the controller, say) or
+    /// an orphan of this controller's (marked by it, its recorded parent gone), and the
+    /// error that refuses it otherwise. One GET, only for a child about to be created: the cache
     /// holds this controller's children only (selected by its label), so an object of that
     /// name made by anyone else is not in it, and an apply would take it over.
     async fn taken(
@@ -287,7 +300,7 @@ where
         key: &ObjectKey,
         parent: &P,
         child_key: &ObjectKey,
-    ) -> Result<Option<ChildrenError>, ChildrenError> {
+    ) -> Result<Found, ChildrenError> {
         let client = self.client.get().ok_or(ChildrenError::NoClient)?;
         let api = <C::Scope as ControllerScope>::api::<C>(client.clone(), child_key.namespace());
         let live = api
@@ -298,13 +311,13 @@ where
                 source,
             })?;
         let Some(live) = live else {
-            return Ok(None);
+            return Ok(Found::Nothing);
         };
         if let Some((owner, _)) = self.ownership.parent_of(live.meta()) {
             if owner == *key || self.parents.get(&owner).is_none() {
-                return Ok(None);
+                return Ok(Found::Child);
             }
-            return Ok(Some(ChildrenError::OtherParent {
+            return Ok(Found::Refused(ChildrenError::OtherParent {
                 child: Box::new(Self::child_ref(child_key, live.uid())),
                 parent: owner,
             }));
@@ -316,9 +329,9 @@ where
             .flatten()
             .find(|r| r.controller == Some(true));
         if controller.is_some_and(|r| Some(&r.uid) == parent.meta().uid.as_ref()) {
-            return Ok(None);
+            return Ok(Found::Child);
         }
-        Ok(Some(ChildrenError::Exists {
+        Ok(Found::Refused(ChildrenError::Exists {
             child: Box::new(Self::child_ref(child_key, live.uid())),
             controller: controller.map(|r| format!("{}/{}", r.kind, r.name)),
         }))
@@ -588,10 +601,14 @@ where
                     continue;
                 }
             }
+            // Whether the child exists already (cached, or found by the check below): an
+            // apply to it is an update (adopting it, say), not a creation.
+            let mut exists = cached.is_some();
             if cached.is_none() {
                 match self.taken(key, parent, &child.key).await {
-                    Ok(None) => {}
-                    Ok(Some(error)) => {
+                    Ok(Found::Nothing) => {}
+                    Ok(Found::Child) => exists = true,
+                    Ok(Found::Refused(error)) => {
                         self.report_taken(parent, &error).await;
                         first_error.get_or_insert(error);
                         continue;
@@ -615,9 +632,7 @@ where
                 continue;
             }
             match self.apply(child).await {
-                Ok(uid) if cached.is_some() => {
-                    report.updated.push(Self::child_ref(&child_key, uid))
-                }
+                Ok(uid) if exists => report.updated.push(Self::child_ref(&child_key, uid)),
                 Ok(uid) => report.created.push(Self::child_ref(&child_key, uid)),
                 Err(error) => {
                     first_error.get_or_insert(error);
@@ -660,6 +675,26 @@ where
                 _ => self.parent_gone(key, report).await,
             }
         })
+    }
+}
+
+/// Removes the null fields of `map` and of the objects in it (a serialized `None`): an
+/// apply that sends `"replicas": null` would store null where nothing was meant, and a
+/// cached object without the field would never hold it.
+pub(crate) fn drop_nulls(map: &mut Map<String, Value>) {
+    map.retain(|_, value| !value.is_null());
+    for value in map.values_mut() {
+        match value {
+            Value::Object(inner) => drop_nulls(inner),
+            Value::Array(items) => {
+                for item in items {
+                    if let Value::Object(inner) = item {
+                        drop_nulls(inner);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }
 

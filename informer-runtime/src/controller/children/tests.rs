@@ -108,3 +108,49 @@ fn an_api_error_reads_in_one_line_and_stays_the_source() {
     let source = std::error::Error::source(&err).expect("the request's error");
     assert!(source.to_string().contains("injected failure"));
 }
+
+fn taken_error() -> ReconcileError {
+    ChildrenError::Exists {
+        child: Box::new(ChildRef {
+            api_version: "v1".into(),
+            kind: "Secret".into(),
+            key: ObjectKey::new(Some("default"), "app-token"),
+            uid: None,
+        }),
+        controller: None,
+    }
+    .into_reconcile_error()
+}
+
+#[tokio::test]
+async fn a_taken_child_name_is_looked_at_again_soon_not_after_a_growing_backoff() {
+    let with_children = WithChildren::<ConfigMap, NoReconcile> {
+        controller: "ctl".into(),
+        children: Vec::new(),
+        inner: NoReconcile,
+    };
+    let key = ObjectKey::new(Some("default"), "app");
+    let action = with_children.on_error(&key, None, &taken_error()).await;
+    assert_eq!(action, Action::RequeueAfter(TAKEN_RETRY));
+    // Other transient errors keep the policy's answer: the backoff.
+    let other = ReconcileError::transient(ChildrenError::NoClient);
+    assert_eq!(
+        with_children.on_error(&key, None, &other).await,
+        Action::Requeue
+    );
+    assert!(
+        taken_error()
+            .to_string()
+            .contains("give it a controlling owner reference to the parent")
+    );
+}
+
+#[test]
+fn nulls_are_dropped_from_what_is_applied() {
+    let mut body = serde_json::json!({"a": null, "b": {"c": null, "d": 1}, "e": [{"f": null}, 2]});
+    let serde_json::Value::Object(map) = &mut body else {
+        unreachable!()
+    };
+    sync::drop_nulls(map);
+    assert_eq!(body, serde_json::json!({"b": {"d": 1}, "e": [{}, 2]}));
+}
