@@ -628,6 +628,12 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     ///   without a name, two with one name, one outside the namespace children are watched
     ///   in) fails it as a terminal error.
     ///
+    /// **Access** (the RBAC rules of the controller's ServiceAccount): on the child type,
+    /// `list` and `watch` (its cache), `get` (the read before a create), `patch` (server-side
+    /// apply; `create` for create-only children) and `delete`; on the parent type, `get`
+    /// besides what its own cache needs (the parent is read live before a child is created);
+    /// `create` and `patch` on `events` in `events.k8s.io` for the Warning Events.
+    ///
     /// A child's namespace, if it names none: the namespace its children are watched in
     /// (see [`children_with`](Self::children_with)), else its parent's. `status` is not
     /// applied (it is the child's own). A parent being deleted (`deletionTimestamp` set)
