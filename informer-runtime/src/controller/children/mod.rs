@@ -518,6 +518,15 @@ pub enum ChildrenError {
         /// The API's error.
         source: kube::Error,
     },
+    /// Reading what has a child's name, before creating it, failed (the controller needs
+    /// `get` on the child type).
+    #[error("reading {child} before creating it failed: {}", brief(source))]
+    Read {
+        /// The child (boxed: it keeps the error small).
+        child: Box<ChildRef>,
+        /// The API's error.
+        source: kube::Error,
+    },
     /// Deleting a child failed.
     #[error("deleting {child} failed: {}", brief(source))]
     Delete {
@@ -569,6 +578,7 @@ impl ChildrenError {
             | ChildrenError::NoClient
             | ChildrenError::Apply { .. }
             | ChildrenError::Delete { .. }
+            | ChildrenError::Read { .. }
             | ChildrenError::ParentRead { .. }
             | ChildrenError::OtherParent { .. }
             | ChildrenError::Exists { .. } => ErrorKind::Transient,

@@ -306,7 +306,7 @@ where
         let live = api
             .get_opt(child_key.name())
             .await
-            .map_err(|source| ChildrenError::Apply {
+            .map_err(|source| ChildrenError::Read {
                 child: Box::new(Self::child_ref(child_key, None)),
                 source,
             })?;

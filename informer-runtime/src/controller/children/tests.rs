@@ -154,3 +154,27 @@ fn nulls_are_dropped_from_what_is_applied() {
     sync::drop_nulls(map);
     assert_eq!(body, serde_json::json!({"b": {"d": 1}, "e": [{}, 2]}));
 }
+
+#[test]
+fn a_failed_read_before_a_create_says_so_and_is_retried() {
+    let error = ChildrenError::Read {
+        child: Box::new(ChildRef {
+            api_version: "v1".into(),
+            kind: "Secret".into(),
+            key: ObjectKey::new(Some("default"), "app-token"),
+            uid: None,
+        }),
+        source: kube::Error::Api(
+            kube::core::Status::failure("secrets \"app-token\" is forbidden", "Forbidden")
+                .with_code(403)
+                .boxed(),
+        ),
+    };
+    assert!(
+        error
+            .to_string()
+            .starts_with("reading Secret default/app-token before creating it failed: "),
+        "{error}"
+    );
+    assert_eq!(error.kind(), ErrorKind::Transient);
+}
