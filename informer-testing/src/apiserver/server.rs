@@ -170,7 +170,7 @@ impl Shared {
         if let Some(issued) = issued {
             // A service account's token: valid for the API server, for as long as it lives.
             return match issued.check(&[], &|plural, namespace, name| {
-                self.live(plural, namespace, name)
+                self.core_object(plural, namespace, name).ok()
             }) {
                 Ok(_) => Ok(Some(Arc::from(issued.user()))),
                 Err(_) => Err(()),
@@ -191,7 +191,7 @@ impl Shared {
         let issued = self.issued_tokens.read().get(token).cloned();
         if let Some(issued) = issued {
             let live = |plural: &str, namespace: Option<&str>, name: &str| {
-                self.live(plural, namespace, name)
+                self.core_object(plural, namespace, name).ok()
             };
             return match issued.check(targets, &live) {
                 Ok(audiences) => {
@@ -218,13 +218,20 @@ impl Shared {
         }
     }
 
-    /// The stored core v1 object `plural`/`namespace`/`name`, if there is one.
-    fn live(&self, plural: &str, namespace: Option<&str>, name: &str) -> Option<Value> {
-        let resource = self.registry.read().by_path("", "v1", plural)?;
-        self.store
-            .get(&resource, namespace, name)
-            .ok()
-            .map(|object| object.as_ref().clone())
+    /// The stored core v1 object `plural`/`namespace`/`name`, or the `404` a read of it
+    /// answers.
+    fn core_object(
+        &self,
+        plural: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Object, ApiError> {
+        let resource = self
+            .registry
+            .read()
+            .by_path("", "v1", plural)
+            .ok_or_else(|| ApiError::not_found(plural, name))?;
+        self.store.get(&resource, namespace, name)
     }
 
     /// Creates a CRD (or updates the one with its name), then serves it, as a client's
@@ -1780,14 +1787,8 @@ fn handle_posted_subresource(
     let answer = if path.subresource.as_deref() == Some("token") {
         let account = shared.store.get(&path.resource, Some(namespace), name)?;
         let lookup = |plural: &str, namespace: Option<&str>, name: &str| {
-            let resource = shared
-                .registry
-                .read()
-                .by_path("", "v1", plural)
-                .ok_or_else(|| ApiError::not_found(plural, name))?;
             Ok(shared
-                .store
-                .get(&resource, namespace, name)?
+                .core_object(plural, namespace, name)?
                 .as_ref()
                 .clone())
         };
@@ -1866,11 +1867,7 @@ fn handle_pod_subresource(
         }
         _ => {
             pod_subresources::container(&pod, request.query.string("container"))?;
-            let node_name = str_at(&pod, "/spec/nodeName");
-            let node = match shared.registry.read().by_path("", "v1", "nodes") {
-                Some(nodes) => shared.store.get(&nodes, None, node_name),
-                None => Err(ApiError::not_found("nodes", node_name)),
-            };
+            let node = shared.core_object("nodes", None, str_at(&pod, "/spec/nodeName"));
             Err(pod_subresources::stream_error(
                 &pod,
                 node.as_deref().map_err(Clone::clone),
@@ -1905,9 +1902,8 @@ fn bind_pod(
     pod_subresources::check_binding(&binding, path.name.as_deref())?;
     let name = str_at(&binding, "/metadata/name").to_string();
     if subresource {
-        let nodes = shared.registry.read().by_path("", "v1", "nodes");
         let target = str_at(&binding, "/target/name");
-        let node = nodes.and_then(|nodes| shared.store.get(&nodes, None, target).ok());
+        let node = shared.core_object("nodes", None, target).ok();
         pod_subresources::add_topology_labels(&mut binding, node.as_deref());
     }
     let dry_run = request.query.dry_run()?;

@@ -33,7 +33,7 @@ use super::str_at;
 use super::controllers::Controller;
 use super::namespaces::is_terminating;
 use super::resource::{Registry, ResourceKey};
-use super::storage::{Change, EventType, Snapshot, Store, WriteOptions};
+use super::storage::{Change, EventType, Object, Snapshot, Store, WriteOptions};
 
 /// The ServiceAccount every namespace has.
 pub(crate) const DEFAULT: &str = "default";
@@ -313,9 +313,9 @@ pub(crate) struct IssuedToken {
     bound: Vec<(String, String, String)>,
 }
 
-/// How a token check reads a live object: `(plural, namespace, name)` to the object, `None`
-/// if there is none.
-pub(crate) type LiveLookup<'a> = &'a dyn Fn(&str, Option<&str>, &str) -> Option<Value>;
+/// How a token check reads a live object: `(plural, namespace, name)` to the stored object,
+/// `None` if there is none.
+pub(crate) type LiveLookup<'a> = &'a dyn Fn(&str, Option<&str>, &str) -> Option<Object>;
 
 impl IssuedToken {
     /// The user the token authenticates as.
