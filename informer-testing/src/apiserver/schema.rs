@@ -229,32 +229,47 @@ impl Schema {
     /// `schema/omit_zero.txt` (a message, then the JSON names of those fields, per line:
     /// single fields, lists and maps).
     pub(crate) fn with_omit_zero(mut self, text: &str) -> Result<Self, String> {
-        for line in text.lines() {
-            if line.trim().is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let mut words = line.split_whitespace();
-            let name = words.next().unwrap_or_default();
-            let message = self
-                .messages
-                .get_mut(name)
-                .ok_or_else(|| format!("omit_zero names an unknown message {name}"))?;
-            message.go_tags = true;
-            for json in words {
-                let field = message
-                    .fields
-                    .iter_mut()
-                    .find(|f| f.json == json && f.cardinality != Cardinality::Inline)
-                    .ok_or_else(|| format!("omit_zero names an unknown field {name}.{json}"))?;
+        self.read_field_table(
+            "omit_zero",
+            text,
+            |message| message.go_tags = true,
+            |field, _| {
                 field.omit_zero = true;
-            }
-        }
+                Ok(())
+            },
+        )?;
         Ok(self)
     }
 
     /// Records what Go writes for the fields it never leaves out, from the table format of
     /// `schema/go_zero.txt` (a message, then `<json name>=<JSON value>` per such field).
     pub(crate) fn with_go_zero(mut self, text: &str) -> Result<Self, String> {
+        self.read_field_table(
+            "go_zero",
+            text,
+            |_| {},
+            |field, value| {
+                let zero = value.ok_or_else(|| format!("no value for {}", field.json))?;
+                let zero: Value = serde_json::from_str(zero)
+                    .map_err(|err| format!("the value of {}: {err}", field.json))?;
+                field.go_zero = Some(zero);
+                Ok(())
+            },
+        )?;
+        Ok(self)
+    }
+
+    /// Reads a table of `schema/` that names, per line, a message and some of its fields
+    /// (`<json name>` or `<json name>=<value>`): `on_message` is called with each message,
+    /// `on_field` with each field and its value. An unknown message or field is an error
+    /// naming `table`.
+    fn read_field_table(
+        &mut self,
+        table: &str,
+        text: &str,
+        mut on_message: impl FnMut(&mut Message),
+        mut on_field: impl FnMut(&mut Field, Option<&str>) -> Result<(), String>,
+    ) -> Result<(), String> {
         for line in text.lines() {
             if line.trim().is_empty() || line.starts_with('#') {
                 continue;
@@ -264,22 +279,22 @@ impl Schema {
             let message = self
                 .messages
                 .get_mut(name)
-                .ok_or_else(|| format!("go_zero names an unknown message {name}"))?;
+                .ok_or_else(|| format!("{table} names an unknown message {name}"))?;
+            on_message(message);
             for entry in words {
-                let (json, zero) = entry
-                    .split_once('=')
-                    .ok_or_else(|| format!("go_zero entry without a value: {name} {entry}"))?;
-                let zero: Value = serde_json::from_str(zero)
-                    .map_err(|err| format!("go_zero value of {name}.{json}: {err}"))?;
+                let (json, value) = match entry.split_once('=') {
+                    Some((json, value)) => (json, Some(value)),
+                    None => (entry, None),
+                };
                 let field = message
                     .fields
                     .iter_mut()
                     .find(|f| f.json == json && f.cardinality != Cardinality::Inline)
-                    .ok_or_else(|| format!("go_zero names an unknown field {name}.{json}"))?;
-                field.go_zero = Some(zero);
+                    .ok_or_else(|| format!("{table} names an unknown field {name}.{json}"))?;
+                on_field(field, value).map_err(|err| format!("{table}: {name}: {err}"))?;
             }
         }
-        Ok(self)
+        Ok(())
     }
 
     /// The schema of the built-in types (parsed once; the tables are checked by the tests).
