@@ -5,6 +5,7 @@
 mod apiserver {
     mod common;
 
+    mod admission;
     mod apply;
     mod autoscaling;
     mod bounds;

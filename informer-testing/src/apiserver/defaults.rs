@@ -26,7 +26,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
 
-use super::resource::ResourceType;
+use super::resource::{ADMISSION, ResourceType};
 
 /// Applies the defaults of `resource`'s kind to `object` (nothing for other kinds).
 pub(crate) fn apply(resource: &ResourceType, object: &mut Value) {
@@ -531,6 +531,9 @@ fn service(object: &mut Value) {
 /// | HorizontalPodAutoscaler | `minReplicas: 1`; a CPU utilization target of 80% without metrics; a `behavior`'s missing scale-up and scale-down rules |
 /// | StorageClass | `reclaimPolicy: Delete`, `volumeBindingMode: Immediate` |
 /// | PriorityClass | `preemptionPolicy: PreemptLowerPriority` |
+/// | ValidatingWebhookConfiguration, MutatingWebhookConfiguration | each webhook's `failurePolicy: Fail`, `matchPolicy: Equivalent`, empty `namespaceSelector` and `objectSelector`, `timeoutSeconds: 10` (and `reinvocationPolicy: Never` when mutating), rules' `scope: "*"`, a service's `port: 443` |
+/// | ValidatingAdmissionPolicy | `failurePolicy: Fail`; its `matchConstraints` as a binding's `matchResources` |
+/// | ValidatingAdmissionPolicyBinding | `matchResources`' `matchPolicy: Equivalent`, empty `namespaceSelector` and `objectSelector`, rules' `scope: "*"` |
 pub(crate) fn apply_more_kinds(resource: &ResourceType, object: &mut Value) {
     if resource.custom {
         return;
@@ -589,7 +592,61 @@ pub(crate) fn apply_more_kinds(resource: &ResourceType, object: &mut Value) {
         ("scheduling.k8s.io", "PriorityClass") => {
             default_value(map, "preemptionPolicy", json!("PreemptLowerPriority"));
         }
+        (ADMISSION, "ValidatingWebhookConfiguration") => {
+            each(map, "webhooks").for_each(|hook| webhook(hook, false));
+        }
+        (ADMISSION, "MutatingWebhookConfiguration") => {
+            each(map, "webhooks").for_each(|hook| webhook(hook, true));
+        }
+        (ADMISSION, "ValidatingAdmissionPolicy") => {
+            if let Some(spec) = child_of(map, "spec") {
+                default_value(spec, "failurePolicy", json!("Fail"));
+                if let Some(Value::Object(constraints)) = spec.get_mut("matchConstraints") {
+                    match_resources(constraints);
+                }
+            }
+        }
+        (ADMISSION, "ValidatingAdmissionPolicyBinding") => {
+            if let Some(Value::Object(spec)) = map.get_mut("spec")
+                && let Some(Value::Object(resources)) = spec.get_mut("matchResources")
+            {
+                match_resources(resources);
+            }
+        }
         _ => {}
+    }
+}
+
+/// `SetDefaults_ValidatingWebhook` and `SetDefaults_MutatingWebhook`, with the rules' and
+/// the service's defaults.
+fn webhook(hook: &mut Map<String, Value>, mutating: bool) {
+    default_value(hook, "failurePolicy", json!("Fail"));
+    default_value(hook, "matchPolicy", json!("Equivalent"));
+    default_value(hook, "namespaceSelector", json!({}));
+    default_value(hook, "objectSelector", json!({}));
+    default_value(hook, "timeoutSeconds", json!(10));
+    if mutating {
+        default_value(hook, "reinvocationPolicy", json!("Never"));
+    }
+    for rule in each(hook, "rules") {
+        default_value(rule, "scope", json!("*"));
+    }
+    if let Some(Value::Object(config)) = hook.get_mut("clientConfig")
+        && let Some(Value::Object(service)) = config.get_mut("service")
+    {
+        default_value(service, "port", json!(443));
+    }
+}
+
+/// `SetDefaults_MatchResources`, with its rules' `SetDefaults_Rule`.
+fn match_resources(resources: &mut Map<String, Value>) {
+    default_value(resources, "matchPolicy", json!("Equivalent"));
+    default_value(resources, "namespaceSelector", json!({}));
+    default_value(resources, "objectSelector", json!({}));
+    for key in ["resourceRules", "excludeResourceRules"] {
+        for rule in each(resources, key) {
+            default_value(rule, "scope", json!("*"));
+        }
     }
 }
 

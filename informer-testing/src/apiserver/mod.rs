@@ -23,7 +23,10 @@
 //!   autoscaling/v2 HorizontalPodAutoscalers (and autoscaling/v1, the same objects
 //!   converted), storage.k8s.io/v1 StorageClasses,
 //!   scheduling.k8s.io/v1 PriorityClasses, events.k8s.io/v1 Events (the core Events, converted
-//!   field by field), apiextensions.k8s.io/v1 CustomResourceDefinitions, and
+//!   field by field), admissionregistration.k8s.io/v1 ValidatingWebhookConfigurations,
+//!   MutatingWebhookConfigurations, ValidatingAdmissionPolicies and their bindings (stored,
+//!   defaulted and validated; no webhook is called, no policy evaluated),
+//!   apiextensions.k8s.io/v1 CustomResourceDefinitions, and
 //!   every custom resource a CRD serves (with its short names, categories, verbs in the real
 //!   order, `storageVersionHash`, and versions in Kubernetes' priority order);
 //! - **CustomResourceDefinitions** as a cluster serves them: a CRD created through the API
@@ -101,11 +104,12 @@
 //! command: drop watches, fail or stall requests, send malformed events,
 //! compact history and restart.
 //!
-//! Not served: other built-in types, aggregated discovery, protobuf responses, admission
-//! webhooks, RBAC (one token can do everything), defaulting beyond Pod and Namespace
-//! phases and the namespace label, controllers other than the garbage collector, the
-//! namespace and service account controllers and the CRD controllers, and Go's distinction between a zero value
-//! and an unset pointer in protobuf bodies (zero numbers and `false` are kept as sent). For
+//! Not served: other built-in types, protobuf responses, calls to admission webhooks and
+//! the evaluation of admission policies, RBAC (one token can do everything), the defaults of
+//! kinds and fields `defaults` does not list, controllers other than the garbage collector,
+//! the namespace and service account controllers and the CRD controllers, and Go's
+//! distinction between a zero value and an unset pointer in protobuf bodies (zero numbers
+//! and `false` are kept as sent). For
 //! CRDs and field ownership: CEL rules (`x-kubernetes-validations`), conversion webhooks
 //! (versions convert with the `None` strategy; the storage version's schema prunes and
 //! validates writes through other versions), defaults applied when stored objects are read

@@ -222,7 +222,11 @@ fn merge_key(field: &str, elements: &[&Value]) -> Option<&'static str> {
         | "resourceClaims"
         | "resourceClaimStatuses"
         | "schedulingGates"
-        | "secrets" => Some("name"),
+        | "secrets"
+        | "allocatedResourcesStatus"
+        | "webhooks"
+        | "matchConditions"
+        | "variables" => Some("name"),
         "volumeMounts" => Some("mountPath"),
         "volumeDevices" => Some("devicePath"),
         "hostAliases" | "podIPs" | "hostIPs" => Some("ip"),

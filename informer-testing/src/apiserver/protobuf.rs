@@ -445,7 +445,7 @@ fn special(name: &str, bytes: &[u8]) -> Result<Value, DecodeError> {
             serde_json::from_slice(raw)
                 .map_err(|e| malformed(format!("embedded raw object is not JSON: {e}")))
         }
-        schema::AUTHORIZATION_EXTRA | schema::AUTHENTICATION_EXTRA => {
+        extra if schema::is_extra_value(extra) => {
             let mut items = Vec::new();
             for (number, wire) in fields {
                 match (number, wire) {

@@ -365,6 +365,13 @@ impl ResourceType {
         self
     }
 
+    /// In the `api-extensions` category (`kubectl get api-extensions`), as the kinds that
+    /// extend the API are: CustomResourceDefinitions and the admission configurations.
+    fn api_extensions_category(mut self) -> Self {
+        self.categories = vec!["api-extensions".to_string()];
+        self
+    }
+
     /// A workload's `scale`: `.spec.replicas`, `.status.replicas`, and the selector (from
     /// `.spec.selector`, a `LabelSelector` object turned into its string form).
     fn workload_scale(mut self) -> Self {
@@ -588,6 +595,9 @@ impl ResourceType {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct ResourceKey(Arc<str>);
 
+/// The API group of the admission configurations.
+pub(crate) const ADMISSION: &str = "admissionregistration.k8s.io";
+
 /// All resource types the server serves.
 #[derive(Clone, Debug)]
 pub(crate) struct Registry {
@@ -605,7 +615,9 @@ impl Registry {
     /// autoscaling/v2 HorizontalPodAutoscalers, and autoscaling/v1 ones (the v2 ones,
     /// converted: [`super::hpa_v1`]); storage.k8s.io/v1 StorageClasses; scheduling.k8s.io/v1
     /// PriorityClasses; events.k8s.io/v1 Events (the core v1 Events, converted:
-    /// [`super::events`]).
+    /// [`super::events`]); admissionregistration.k8s.io/v1 ValidatingWebhookConfigurations,
+    /// MutatingWebhookConfigurations, ValidatingAdmissionPolicies and their bindings (stored
+    /// and validated, never called or evaluated).
     pub(crate) fn builtin() -> Self {
         let pod_fields = [
             ("spec.nodeName", ""),
@@ -834,6 +846,43 @@ impl Registry {
             ResourceType::builtin(super::events::GROUP, "v1", "Event", "events", true)
                 .short(&["ev"])
                 .fields(&super::events::FIELDS),
+            ResourceType::builtin(
+                ADMISSION,
+                "v1",
+                "ValidatingWebhookConfiguration",
+                "validatingwebhookconfigurations",
+                false,
+            )
+            .api_extensions_category()
+            .generation(),
+            ResourceType::builtin(
+                ADMISSION,
+                "v1",
+                "MutatingWebhookConfiguration",
+                "mutatingwebhookconfigurations",
+                false,
+            )
+            .api_extensions_category()
+            .generation(),
+            ResourceType::builtin(
+                ADMISSION,
+                "v1",
+                "ValidatingAdmissionPolicy",
+                "validatingadmissionpolicies",
+                false,
+            )
+            .status()
+            .api_extensions_category()
+            .generation(),
+            ResourceType::builtin(
+                ADMISSION,
+                "v1",
+                "ValidatingAdmissionPolicyBinding",
+                "validatingadmissionpolicybindings",
+                false,
+            )
+            .api_extensions_category()
+            .generation(),
             super::crd::definition_type(),
         ];
         Self {

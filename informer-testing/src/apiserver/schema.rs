@@ -31,22 +31,22 @@ pub(crate) const INT_OR_STRING: &str = "k8s.io.apimachinery.pkg.util.intstr.IntO
 pub(crate) const QUANTITY: &str = "k8s.io.apimachinery.pkg.api.resource.Quantity";
 pub(crate) const UNKNOWN: &str = "k8s.io.apimachinery.pkg.runtime.Unknown";
 /// A user's extra attribute in the review APIs: `[]string` in JSON.
-pub(crate) const AUTHORIZATION_EXTRA: &str = "k8s.io.api.authorization.v1.ExtraValue";
-pub(crate) const AUTHENTICATION_EXTRA: &str = "k8s.io.api.authentication.v1.ExtraValue";
+const EXTRA_VALUES: [&str; 2] = [
+    "k8s.io.api.authorization.v1.ExtraValue",
+    "k8s.io.api.authentication.v1.ExtraValue",
+];
+
+/// Whether a message is a user's extra attribute, `[]string` in JSON.
+pub(crate) fn is_extra_value(message: &str) -> bool {
+    EXTRA_VALUES.contains(&message)
+}
 
 /// Whether a message has a JSON form of its own (a string, a number, a list, raw JSON).
 pub(crate) fn is_special(message: &str) -> bool {
     matches!(
         message,
-        TIME | MICRO_TIME
-            | DURATION
-            | FIELDS_V1
-            | RAW_EXTENSION
-            | INT_OR_STRING
-            | QUANTITY
-            | AUTHORIZATION_EXTRA
-            | AUTHENTICATION_EXTRA
-    )
+        TIME | MICRO_TIME | DURATION | FIELDS_V1 | RAW_EXTENSION | INT_OR_STRING | QUANTITY
+    ) || is_extra_value(message)
 }
 
 /// Whether a scalar is its Go type's zero value (`""`, `false`, `0`; bytes: `""`), which Go's

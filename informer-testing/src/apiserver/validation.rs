@@ -18,6 +18,7 @@
 //! | Secret | the keys or annotation its `type` needs (`data`) |
 //! | Event | `legacyValidateEvent` (`events`) |
 //! | HorizontalPodAutoscaler | `ValidateHorizontalPodAutoscaler` and its update and status update checks, on the stored (v2) shape: replicas bounds, the target reference, the metrics, the behavior (`autoscaling`) |
+//! | the admission configurations | webhooks' names, side effects, review versions, timeouts, rules and client configs; policies' and bindings' required fields and supported values (`admission`) |
 //! | Pod, StatefulSet, Job, RoleBinding, ClusterRoleBinding | an update changes only what the type lets change (`updates`: a Pod's images, a StatefulSet's replicas and template, a binding never its `roleRef`, ...) |
 
 use std::collections::HashSet;
@@ -25,7 +26,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::crd;
-use super::resource::ResourceType;
+use super::resource::{ADMISSION, ResourceType};
 use super::status::{ApiError, FieldError};
 
 pub(crate) const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
@@ -352,6 +353,7 @@ fn spec(resource: &ResourceType, object: &Value, errors: &mut Vec<FieldError>) {
         ("", "Event") => errors.extend(super::events::validate_core(object)),
         ("", "ConfigMap") => data::config_map(object, errors),
         ("", "Secret") => data::secret(object, errors),
+        (ADMISSION, kind) => admission::validate(kind, object, errors),
         _ => {}
     }
 }
@@ -614,6 +616,7 @@ fn immutability(resource: &ResourceType, old: &Value, new: &Value, errors: &mut 
     }
 }
 
+mod admission;
 mod autoscaling;
 mod data;
 mod updates;

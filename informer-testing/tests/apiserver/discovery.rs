@@ -89,6 +89,7 @@ async fn version_and_group_documents() {
     assert_eq!(
         names,
         [
+            "admissionregistration.k8s.io",
             "apiextensions.k8s.io",
             "apps",
             "authentication.k8s.io",

@@ -310,14 +310,14 @@ async fn settings_and_managers(kubectl: &Kubectl) -> (serde_json::Value, Vec<Str
     (stored, managers)
 }
 
-fn write_manifest(kubectl: &Kubectl, name: &str, text: &str) -> String {
+pub(super) fn write_manifest(kubectl: &Kubectl, name: &str, text: &str) -> String {
     let path = kubectl.kubeconfig.parent().unwrap().join(name);
     std::fs::write(&path, text).unwrap();
     path.to_str().unwrap().to_string()
 }
 
 /// Runs kubectl expecting it to fail, and returns its standard error.
-async fn fails(kubectl: &Kubectl, args: &[&str]) -> String {
+pub(super) async fn fails(kubectl: &Kubectl, args: &[&str]) -> String {
     let output = kubectl.run(args).await;
     assert!(!output.status.success(), "kubectl {args:?} succeeded");
     String::from_utf8(output.stderr).unwrap()

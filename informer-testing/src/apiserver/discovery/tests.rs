@@ -68,6 +68,7 @@ fn documents_list_registered_resources() {
     assert_eq!(
         group_names,
         [
+            "admissionregistration.k8s.io",
             "apiextensions.k8s.io",
             "apps",
             "authentication.k8s.io",

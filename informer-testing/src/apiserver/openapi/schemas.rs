@@ -150,7 +150,7 @@ fn value_schema(field: &Field, messages: &mut Messages) -> Value {
                 return json!({"type": "object"});
             };
             match message {
-                schema::AUTHORIZATION_EXTRA | schema::AUTHENTICATION_EXTRA => {
+                extra if schema::is_extra_value(extra) => {
                     json!({"type": "array", "items": {"type": "string"}})
                 }
                 message => {

@@ -9,8 +9,8 @@ use base64::Engine as _;
 use serde_json::Value;
 
 use super::{
-    AUTHENTICATION_EXTRA, AUTHORIZATION_EXTRA, Cardinality, DURATION, FIELDS_V1, Field,
-    INT_OR_STRING, Kind, MICRO_TIME, QUANTITY, RAW_EXTENSION, Schema, TIME, UNKNOWN,
+    Cardinality, DURATION, FIELDS_V1, Field, INT_OR_STRING, Kind, MICRO_TIME, QUANTITY,
+    RAW_EXTENSION, Schema, TIME, UNKNOWN, is_extra_value,
 };
 
 impl Schema {
@@ -119,7 +119,7 @@ impl Schema {
                     QUANTITY => quantity_error(value),
                     INT_OR_STRING => int_or_string_error(value),
                     DURATION => (!value.is_string()).then(|| go_value_mismatch(value, "string")),
-                    AUTHORIZATION_EXTRA | AUTHENTICATION_EXTRA => match value {
+                    extra if is_extra_value(extra) => match value {
                         Value::Array(items) => items
                             .iter()
                             .any(|item| !item.is_string() && !item.is_null())

@@ -1,12 +1,14 @@
 //! The columns and cells of the kinds served beside those of [`super::printers`]:
 //! ReplicationControllers, PodTemplates, Endpoints, PersistentVolumes, ResourceQuotas,
 //! LimitRanges, ControllerRevisions, EndpointSlices, NetworkPolicies, IngressClasses,
-//! HorizontalPodAutoscalers, StorageClasses and PriorityClasses, as kube-apiserver's printers
+//! HorizontalPodAutoscalers, StorageClasses, PriorityClasses and the admission configurations
+//! (webhook configurations, policies and their bindings), as kube-apiserver's printers
 //! (`pkg/printers/internalversion`) make them (LimitRanges, which have no printer, as its
 //! default table convertor does: `Name` and `Created At`).
 
 use serde_json::{Value, json};
 
+use super::super::resource::ADMISSION;
 use super::{
     AGE_DESCRIPTION, Workload, column, int_at, selector_text, str_at, template_columns, typed,
 };
@@ -103,6 +105,23 @@ pub(super) fn columns(group: &str, kind: &str, name: Value, age: Value) -> Optio
             typed("Global-Default", "boolean", 0, "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class."),
             age,
             column("PreemptionPolicy", "", "preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset."),
+        ],
+        (ADMISSION, "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration") => vec![
+            name,
+            int("Webhooks", "Webhooks indicates the number of webhooks registered in this configuration"),
+            age,
+        ],
+        (ADMISSION, "ValidatingAdmissionPolicy") => vec![
+            name,
+            int("Validations", "Validations indicates the number of validation rules defined in this configuration"),
+            column("ParamKind", "", "ParamKind specifies the kind of resources used to parameterize this policy"),
+            age,
+        ],
+        (ADMISSION, "ValidatingAdmissionPolicyBinding") => vec![
+            name,
+            column("PolicyName", "", "PolicyName indicates the policy definition which the policy binding binded to"),
+            column("ParamRef", "", "ParamRef indicates the param resource which sets the configration param"),
+            age,
         ],
         _ => return None,
     })
@@ -348,6 +367,29 @@ pub(super) fn cells(
             age,
             json!(text("/preemptionPolicy")),
         ],
+        (ADMISSION, "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration") => {
+            vec![name, json!(len_at(object, "/webhooks")), age]
+        }
+        (ADMISSION, "ValidatingAdmissionPolicy") => {
+            let param_kind = match object.pointer("/spec/paramKind") {
+                Some(kind) if kind.is_object() => {
+                    format!("{}/{}", str_at(kind, "/apiVersion"), str_at(kind, "/kind"))
+                }
+                _ => "<unset>".to_string(),
+            };
+            vec![
+                name,
+                json!(len_at(object, "/spec/validations")),
+                json!(param_kind),
+                age,
+            ]
+        }
+        (ADMISSION, "ValidatingAdmissionPolicyBinding") => vec![
+            name,
+            json!(text("/spec/policyName")),
+            json!(param_ref(object.pointer("/spec/paramRef"))),
+            age,
+        ],
         _ => return None,
     })
 }
@@ -563,4 +605,66 @@ fn hpa_metrics(object: &Value) -> String {
     } else {
         list.join(", ")
     }
+}
+
+/// The length of the list at `pointer` (0 when absent).
+fn len_at(object: &Value, pointer: &str) -> usize {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len)
+}
+
+/// A binding's `paramRef` as its printer shows it: `namespace/name`, `*/name` without a
+/// namespace, the selector as its generated `String()` writes it, or `<unset>`.
+fn param_ref(reference: Option<&Value>) -> String {
+    let Some(reference) = reference.filter(|r| r.is_object()) else {
+        return "<unset>".to_string();
+    };
+    let name = str_at(reference, "/name");
+    let namespace = str_at(reference, "/namespace");
+    match reference.get("selector").filter(|s| s.is_object()) {
+        _ if !name.is_empty() && !namespace.is_empty() => format!("{namespace}/{name}"),
+        _ if !name.is_empty() => format!("*/{name}"),
+        Some(selector) => go_selector_string(selector),
+        None => "<unset>".to_string(),
+    }
+}
+
+/// `(*metav1.LabelSelector).String()`, as gogo-protobuf generates it.
+fn go_selector_string(selector: &Value) -> String {
+    let mut labels: Vec<(&String, &Value)> = selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .map(|m| m.iter().collect())
+        .unwrap_or_default();
+    labels.sort_by_key(|(k, _)| *k);
+    let labels: String = labels
+        .iter()
+        .map(|(k, v)| format!("{k}: {},", v.as_str().unwrap_or("")))
+        .collect();
+    let expressions: String = selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let values: Vec<&str> = e
+                .get("values")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            format!(
+                "LabelSelectorRequirement{{Key:{},Operator:{},Values:[{}],}},",
+                str_at(e, "/key"),
+                str_at(e, "/operator"),
+                values.join(" ")
+            )
+        })
+        .collect();
+    format!(
+        "&LabelSelector{{MatchLabels:map[string]string{{{labels}}},MatchExpressions:[]LabelSelectorRequirement{{{expressions}}},}}"
+    )
 }
