@@ -73,16 +73,43 @@ impl Propagation {
 }
 
 /// Whether deleting objects of this type involves the garbage collector at all (the
-/// registry's `DefaultGarbageCollectionPolicy`: `Unsupported` for core Events; every other
-/// type the server serves defaults to background propagation).
+/// registry's `DefaultGarbageCollectionPolicy`: `Unsupported` for core Events).
 fn collects(resource: &ResourceType) -> bool {
     !(resource.group.is_empty() && resource.plural == "events")
+}
+
+/// Whether a DELETE that names no policy orphans the object's dependents: the registry's
+/// `DefaultGarbageCollectionPolicy` is `OrphanDependents` for batch/v1 Jobs and core/v1
+/// ReplicationControllers, kept so for backward compatibility (their pods survive them);
+/// every other type the server serves deletes its dependents in the background.
+fn orphans_by_default(resource: &ResourceType) -> bool {
+    !resource.custom
+        && matches!(
+            (resource.group.as_str(), resource.kind.as_str()),
+            ("batch", "Job") | ("", "ReplicationController")
+        )
+}
+
+/// What kube-apiserver's Job registry warns of on a DELETE (or deletecollection) that names
+/// no policy: the Job's pods are kept.
+const JOB_PODS_KEPT: &str = "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning";
+
+/// The warnings a DELETE of `resource` with `options` gets: [`JOB_PODS_KEPT`] for a Job
+/// deleted without a policy.
+pub(crate) fn delete_warnings(resource: &ResourceType, options: &DeleteOptions) -> Vec<String> {
+    let unspecified = options.orphan_dependents.is_none() && options.propagation.is_none();
+    if unspecified && !resource.custom && resource.group == "batch" && resource.kind == "Job" {
+        vec![JOB_PODS_KEPT.to_string()]
+    } else {
+        Vec::new()
+    }
 }
 
 /// The finalizers a DELETE leaves on `object`, if they differ from the ones it has:
 /// kube-apiserver's `deletionFinalizersForGarbageCollection`. An explicit `orphanDependents`
 /// wins, then `propagationPolicy`, then an `orphan` or `foregroundDeletion` finalizer already
-/// there, then the type's default (background: neither).
+/// there, then the type's default (orphan for Jobs and ReplicationControllers, background:
+/// neither finalizer, for the others).
 pub(crate) fn deletion_finalizers(
     resource: &ResourceType,
     object: &Value,
@@ -100,7 +127,10 @@ pub(crate) fn deletion_finalizers(
     let orphan = match (options.orphan_dependents, options.propagation) {
         (Some(orphan), _) => orphan,
         (None, Some(policy)) => policy == Propagation::Orphan,
-        (None, None) => existing.as_deref() == Some(ORPHAN),
+        (None, None) => match existing.as_deref() {
+            Some(finalizer) => finalizer == ORPHAN,
+            None => orphans_by_default(resource),
+        },
     };
     let foreground = match (options.orphan_dependents, options.propagation) {
         (Some(_), _) => false,

@@ -27,7 +27,7 @@ use super::events;
 use super::eviction;
 use super::faults::{self, FaultState, RequestInfo, RestartMode, Verb};
 use super::fields;
-use super::gc::Propagation;
+use super::gc::{self, Propagation};
 use super::go_json;
 use super::hpa_v1;
 use super::intercept::{self, Interceptor};
@@ -1277,17 +1277,7 @@ impl ResourceRequest<'_> {
 
     /// A response with an object in the negotiated format and `Warning` headers.
     fn respond(&self, status: StatusCode, value: &Value, warnings: &[String]) -> Response<Body> {
-        let mut response = respond(status, value, self.output);
-        for warning in warnings {
-            let text = format!(
-                "299 - {}",
-                serde_json::to_string(warning).unwrap_or_default()
-            );
-            if let Ok(value) = header::HeaderValue::from_str(&text) {
-                response.headers_mut().append(header::WARNING, value);
-            }
-        }
-        response
+        with_warnings(respond(status, value, self.output), warnings)
     }
 
     /// A response with a stored object: its stored JSON when JSON was negotiated.
@@ -1655,6 +1645,7 @@ fn handle_resource(
             Verb::Delete => {
                 let (options, body_dry_run) = delete_options(headers, query, &body)?;
                 let dry_run = query.dry_run()? || body_dry_run;
+                let warnings = gc::delete_warnings(&resource, &options);
                 namespaces::admit_delete(&resource, name)?;
                 let outcome = shared
                     .store
@@ -1667,24 +1658,25 @@ fn handle_resource(
                     // Like kube-apiserver: 202 when the object stays and the request asked for
                     // its dependents to be deleted with the legacy `orphanDependents: false`.
                     DeleteOutcome::Pending(object) if options.orphan_dependents == Some(false) => {
-                        request.respond(StatusCode::ACCEPTED, &present(&object), &[])
+                        request.respond(StatusCode::ACCEPTED, &present(&object), &warnings)
                     }
                     DeleteOutcome::Pending(object) => {
-                        request.respond(StatusCode::OK, &present(&object), &[])
+                        request.respond(StatusCode::OK, &present(&object), &warnings)
                     }
                     DeleteOutcome::Deleted(object) if resource.returns_deleted_object => {
-                        request.respond(StatusCode::OK, &present(&object), &[])
+                        request.respond(StatusCode::OK, &present(&object), &warnings)
                     }
                     DeleteOutcome::Deleted(object) => {
                         let uid = object.pointer("/metadata/uid").and_then(Value::as_str);
                         let status = success_status(&resource.plural, &resource.group, name, uid);
-                        request.respond(StatusCode::OK, &status, &[])
+                        request.respond(StatusCode::OK, &status, &warnings)
                     }
                 })
             }
             Verb::DeleteCollection => {
                 let (options, body_dry_run) = delete_options(headers, query, &body)?;
                 let dry_run = query.dry_run()? || body_dry_run;
+                let warnings = gc::delete_warnings(&resource, &options);
                 let filter = filter(&path, query)?;
                 // As the real server: list, then delete what was listed one object at a time
                 // (other requests, writes included, go on meanwhile, and the request timeout
@@ -1724,7 +1716,8 @@ fn handle_resource(
                 }
                 let metadata = list_metadata(&resource, listed.revision, None, None);
                 if request.output == codec::Output::Json {
-                    return Ok(request.respond_list(&resource, metadata, &listed.items));
+                    let response = request.respond_list(&resource, metadata, &listed.items);
+                    return Ok(with_warnings(response, &warnings));
                 }
                 let list = json!({
                     "kind": resource.list_kind,
@@ -1732,12 +1725,26 @@ fn handle_resource(
                     "metadata": metadata,
                     "items": listed.items.iter().map(|o| present(o).as_ref().clone()).collect::<Vec<Value>>(),
                 });
-                Ok(request.respond(StatusCode::OK, &list, &[]))
+                Ok(request.respond(StatusCode::OK, &list, &warnings))
             }
             Verb::Discovery | Verb::Other => Err(method_not_allowed(method)),
         }
     })();
     outcome.map_err(renamed)
+}
+
+/// `response` with a `Warning` header (`299 - "<text>"`) for each of `warnings`.
+fn with_warnings(mut response: Response<Body>, warnings: &[String]) -> Response<Body> {
+    for warning in warnings {
+        let text = format!(
+            "299 - {}",
+            serde_json::to_string(warning).unwrap_or_default()
+        );
+        if let Ok(value) = header::HeaderValue::from_str(&text) {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+    response
 }
 
 fn name_of(object: &Value) -> &str {

@@ -1,11 +1,13 @@
 //! The garbage collector through a real client: background, foreground and orphan
 //! propagation (`DeleteParams`, `propagationPolicy` in the query, the legacy
 //! `orphanDependents`), deletecollection, dangling and cross-namespace owners, dependents with
-//! finalizers, custom resources, and a server without a collector.
+//! finalizers, custom resources, a server without a collector, and the types whose dependents
+//! are orphaned by default (Jobs, ReplicationControllers).
 
 use informer_testing::{CustomResourceSpec, TestApiServer};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use k8s_openapi::api::core::v1::{ConfigMap, Event};
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{ConfigMap, Event, ReplicationController};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
@@ -505,4 +507,111 @@ async fn without_the_collector_dependents_stay() {
             .expect_err("the owner itself is gone"),
     );
     assert_eq!(err.code, 404);
+}
+
+/// A Job that owns a ConfigMap (a stand-in for its pods, which the server's Job has none of).
+async fn job_with_dependent(server: &TestApiServer) -> (Api<Job>, Api<ConfigMap>) {
+    let jobs: Api<Job> = Api::default_namespaced(server.client());
+    let configmaps: Api<ConfigMap> = Api::default_namespaced(server.client());
+    let job: Job = serde_json::from_value(json!({
+        "metadata": {"name": "once"},
+        "spec": {"template": {"spec": {
+            "restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox"}],
+        }}},
+    }))
+    .unwrap();
+    let job = jobs.create(&PostParams::default(), &job).await.unwrap();
+    configmaps
+        .create(
+            &PostParams::default(),
+            &owned("pod-of-once", vec![reference(&job, true)], &[]),
+        )
+        .await
+        .unwrap();
+    (jobs, configmaps)
+}
+
+#[tokio::test]
+async fn a_job_deleted_without_a_policy_orphans_its_pods_and_warns() {
+    let server = server().await;
+    let (jobs, configmaps) = job_with_dependent(&server).await;
+    // As client-go and kube send it: a DELETE without a body.
+    let response = raw(
+        &server,
+        "DELETE",
+        "/apis/batch/v1/namespaces/default/jobs/once",
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(response.status, 200);
+    assert_eq!(
+        response.header("warning"),
+        Some(
+            "299 - \"child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning\""
+        )
+    );
+    let marked: Job = serde_json::from_slice(&response.body).unwrap();
+    assert_eq!(marked.metadata.finalizers, Some(vec!["orphan".to_string()]));
+    eventually("the Job goes", async || gone(&jobs, "once").await).await;
+    let kept = configmaps.get("pod-of-once").await.unwrap();
+    assert!(kept.owner_references().is_empty(), "{kept:?}");
+}
+
+#[tokio::test]
+async fn a_job_deleted_in_the_background_takes_its_pods_without_a_warning() {
+    let server = server().await;
+    let (jobs, configmaps) = job_with_dependent(&server).await;
+    let response = raw(
+        &server,
+        "DELETE",
+        "/apis/batch/v1/namespaces/default/jobs/once?propagationPolicy=Background",
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(response.status, 200);
+    assert_eq!(response.header("warning"), None);
+    eventually("the pod goes", async || {
+        gone(&configmaps, "pod-of-once").await
+    })
+    .await;
+    assert!(gone(&jobs, "once").await);
+}
+
+#[tokio::test]
+async fn a_replication_controller_deleted_without_a_policy_orphans_its_pods() {
+    let server = server().await;
+    let controllers: Api<ReplicationController> = Api::default_namespaced(server.client());
+    let configmaps: Api<ConfigMap> = Api::default_namespaced(server.client());
+    let rc: ReplicationController = serde_json::from_value(json!({
+        "metadata": {"name": "legacy"},
+        "spec": {"replicas": 0, "template": {
+            "metadata": {"labels": {"app": "legacy"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+        }},
+    }))
+    .unwrap();
+    let rc = controllers
+        .create(&PostParams::default(), &rc)
+        .await
+        .unwrap();
+    configmaps
+        .create(
+            &PostParams::default(),
+            &owned("pod-of-legacy", vec![reference(&rc, true)], &[]),
+        )
+        .await
+        .unwrap();
+    controllers
+        .delete("legacy", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the controller goes", async || {
+        gone(&controllers, "legacy").await
+    })
+    .await;
+    let kept = configmaps.get("pod-of-legacy").await.unwrap();
+    assert!(kept.owner_references().is_empty(), "{kept:?}");
 }

@@ -467,3 +467,47 @@ fn propagation_policies_parse_by_their_names() {
     }
     assert_eq!(Propagation::parse("background"), None);
 }
+
+#[test]
+fn jobs_and_replication_controllers_orphan_their_dependents_by_default() {
+    let h = harness();
+    let plain = json!({"metadata": {}});
+    let unspecified = DeleteOptions::default();
+    for plural in ["jobs", "replicationcontrollers"] {
+        let resource = h.resource(plural);
+        assert_eq!(
+            deletion_finalizers(&resource, &plain, &unspecified),
+            Some(vec![json!(ORPHAN)]),
+            "{plural}"
+        );
+        assert_eq!(
+            deletion_finalizers(&resource, &plain, &with(Propagation::Background)),
+            None,
+            "{plural}"
+        );
+        // A foreground finalizer already there decides before the default.
+        let foreground = json!({"metadata": {"finalizers": [FOREGROUND]}});
+        assert_eq!(
+            deletion_finalizers(&resource, &foreground, &unspecified),
+            None
+        );
+    }
+    let deployments = h.resource("deployments");
+    assert_eq!(
+        deletion_finalizers(&deployments, &plain, &unspecified),
+        None
+    );
+}
+
+#[test]
+fn only_a_job_deleted_without_a_policy_is_warned_of_its_pods() {
+    let h = harness();
+    let jobs = h.resource("jobs");
+    assert_eq!(
+        delete_warnings(&jobs, &DeleteOptions::default()),
+        [JOB_PODS_KEPT]
+    );
+    assert!(delete_warnings(&jobs, &with(Propagation::Orphan)).is_empty());
+    let controllers = h.resource("replicationcontrollers");
+    assert!(delete_warnings(&controllers, &DeleteOptions::default()).is_empty());
+}
