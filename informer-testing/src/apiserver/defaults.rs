@@ -531,6 +531,7 @@ fn service(object: &mut Value) {
 /// | HorizontalPodAutoscaler | `minReplicas: 1`; a CPU utilization target of 80% without metrics; a `behavior`'s missing scale-up and scale-down rules |
 /// | StorageClass | `reclaimPolicy: Delete`, `volumeBindingMode: Immediate` |
 /// | PriorityClass | `preemptionPolicy: PreemptLowerPriority` |
+/// | Node | `spec.podCIDR` and `spec.podCIDRs` in step (the conversions through the internal type) |
 /// | ValidatingWebhookConfiguration, MutatingWebhookConfiguration | each webhook's `failurePolicy: Fail`, `matchPolicy: Equivalent`, empty `namespaceSelector` and `objectSelector`, `timeoutSeconds: 10` (and `reinvocationPolicy: Never` when mutating), rules' `scope: "*"`, a service's `port: 443` |
 /// | ValidatingAdmissionPolicy | `failurePolicy: Fail`; its `matchConstraints` as a binding's `matchResources` |
 /// | ValidatingAdmissionPolicyBinding | `matchResources`' `matchPolicy: Equivalent`, empty `namespaceSelector` and `objectSelector`, rules' `scope: "*"` |
@@ -592,6 +593,11 @@ pub(crate) fn apply_more_kinds(resource: &ResourceType, object: &mut Value) {
         ("scheduling.k8s.io", "PriorityClass") => {
             default_value(map, "preemptionPolicy", json!("PreemptLowerPriority"));
         }
+        ("", "Node") => {
+            if let Some(Value::Object(spec)) = map.get_mut("spec") {
+                node_pod_cidrs(spec);
+            }
+        }
         (ADMISSION, "ValidatingWebhookConfiguration") => {
             each(map, "webhooks").for_each(|hook| webhook(hook, false));
         }
@@ -615,6 +621,29 @@ pub(crate) fn apply_more_kinds(resource: &ResourceType, object: &mut Value) {
         }
         _ => {}
     }
+}
+
+/// A Node spec's `podCIDR` and `podCIDRs` kept in step, as the conversions through the
+/// internal type (which has `podCIDRs` only) keep them: `podCIDRs` wins, or is `[podCIDR]`
+/// when empty, and `podCIDR` is its first entry.
+fn node_pod_cidrs(spec: &mut Map<String, Value>) {
+    let listed = spec
+        .get("podCIDRs")
+        .and_then(Value::as_array)
+        .filter(|l| !l.is_empty())
+        .cloned();
+    let single = spec
+        .get("podCIDR")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    let cidrs = match (listed, single) {
+        (Some(listed), _) => listed,
+        (None, Some(single)) => vec![json!(single)],
+        (None, None) => return,
+    };
+    spec.insert("podCIDR".into(), cidrs[0].clone());
+    spec.insert("podCIDRs".into(), Value::Array(cidrs));
 }
 
 /// `SetDefaults_ValidatingWebhook` and `SetDefaults_MutatingWebhook`, with the rules' and

@@ -544,12 +544,14 @@ impl Query {
             .transpose()
     }
 
-    fn dry_run(&self) -> Result<bool, ApiError> {
+    /// `dryRun`, refused as the handlers refuse it, in the name of the request's options
+    /// (`CreateOptions`, `UpdateOptions`, `PatchOptions`, `DeleteOptions`).
+    fn dry_run(&self, options: &str) -> Result<bool, ApiError> {
         match self.get("dryRun") {
             None | Some("") => Ok(false),
             Some("All") => Ok(true),
             Some(other) => Err(ApiError::invalid(
-                "DryRun",
+                &format!("{options}.meta.k8s.io"),
                 "",
                 &format!("dryRun: Unsupported value: \"{other}\": supported values: \"All\""),
             )),
@@ -1477,7 +1479,7 @@ fn handle_resource(
                 Ok(request.respond_object(&resource, StatusCode::OK, &object))
             }
             Verb::Create => {
-                let dry_run = query.dry_run()?;
+                let dry_run = query.dry_run("CreateOptions")?;
                 let (mut object, warnings) =
                     request.object(&resource, &body, codec::BodyKind::Object)?;
                 let options = request.write_options(dry_run, false)?;
@@ -1501,7 +1503,7 @@ fn handle_resource(
                 )
             }
             Verb::Update => {
-                let dry_run = query.dry_run()?;
+                let dry_run = query.dry_run("UpdateOptions")?;
                 let (mut object, warnings) =
                     request.object(&resource, &body, codec::BodyKind::Object)?;
                 let options = request.write_options(dry_run, false)?;
@@ -1554,7 +1556,7 @@ fn handle_resource(
                 Ok(request.respond(StatusCode::OK, &present(&updated), &warnings))
             }
             Verb::Patch => {
-                let dry_run = query.dry_run()?;
+                let dry_run = query.dry_run("PatchOptions")?;
                 let kind = patch_kind(headers)?;
                 if kind == PatchKind::Apply && query.string("fieldManager").is_none() {
                     return Err(ApiError::invalid(
@@ -1644,7 +1646,7 @@ fn handle_resource(
             }
             Verb::Delete => {
                 let (options, body_dry_run) = delete_options(headers, query, &body)?;
-                let dry_run = query.dry_run()? || body_dry_run;
+                let dry_run = query.dry_run("DeleteOptions")? || body_dry_run;
                 let warnings = gc::delete_warnings(&resource, &options);
                 namespaces::admit_delete(&resource, name)?;
                 let outcome = shared
@@ -1675,7 +1677,7 @@ fn handle_resource(
             }
             Verb::DeleteCollection => {
                 let (options, body_dry_run) = delete_options(headers, query, &body)?;
-                let dry_run = query.dry_run()? || body_dry_run;
+                let dry_run = query.dry_run("DeleteOptions")? || body_dry_run;
                 let warnings = gc::delete_warnings(&resource, &options);
                 let filter = filter(&path, query)?;
                 // As the real server: list, then delete what was listed one object at a time
@@ -1807,7 +1809,7 @@ fn handle_posted_subresource(
             Some(options) if !options.is_null() => delete_options_of(options)?,
             _ => (DeleteOptions::default(), false),
         };
-        let dry_run = request.query.dry_run()? || body_dry_run;
+        let dry_run = request.query.dry_run("CreateOptions")? || body_dry_run;
         let status = {
             let registry = shared.registry.read();
             let mut store = shared.store.lock();
@@ -1913,7 +1915,7 @@ fn bind_pod(
         let node = shared.core_object("nodes", None, target).ok();
         pod_subresources::add_topology_labels(&mut binding, node.as_deref());
     }
-    let dry_run = request.query.dry_run()?;
+    let dry_run = request.query.dry_run("CreateOptions")?;
     {
         let mut store = shared.store.lock();
         let pod = store.get(&path.resource, namespace, &name)?;
@@ -1992,7 +1994,11 @@ fn handle_scale(
     if !matches!(request.verb, Verb::Update | Verb::Patch) {
         return Err(method_not_allowed(request.method));
     }
-    let dry_run = request.query.dry_run()?;
+    let options = match request.verb {
+        Verb::Patch => "PatchOptions",
+        _ => "UpdateOptions",
+    };
+    let dry_run = request.query.dry_run(options)?;
     let patch = match request.verb {
         Verb::Patch => {
             let kind = patch_kind(request.headers)?;
@@ -2015,8 +2021,8 @@ fn handle_scale(
                 PatchKind::Json => patch::json_patch(&mut current, &document)
                     .map_err(patch::JsonPatchError::into_api_error)?,
                 PatchKind::Strategic | PatchKind::Apply => {
-                    patch::strategic_merge_patch(&mut current, &document)
-                        .map_err(|why| ApiError::patch_rejected(&why))?;
+                    patch::strategic_merge_patch("Scale", &mut current, &document)
+                        .map_err(patch::SmpError::into_api_error)?;
                 }
             }
             current

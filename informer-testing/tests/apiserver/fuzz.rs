@@ -107,11 +107,12 @@ fn assert_well_formed(method: &str, target: &str, response: &[u8]) {
             String::from_utf8_lossy(response)
         );
     };
-    assert_ne!(
-        response.status,
-        500,
-        "{method} {target}: internal error (a caught panic?): {}",
-        String::from_utf8_lossy(&response.body)
+    // A strategic merge patch the library refuses is a 500 on a real server too (with the
+    // library's message); a caught panic is not.
+    let body = String::from_utf8_lossy(&response.body);
+    assert!(
+        response.status != 500 || !body.contains("an internal error occurred while handling"),
+        "{method} {target}: internal error (a caught panic?): {body}"
     );
     if response.status >= 400 && method != "HEAD" {
         let status: serde_json::Value =

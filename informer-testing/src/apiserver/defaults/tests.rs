@@ -322,3 +322,43 @@ fn templates_lose_a_null_creation_timestamp() {
     );
     assert_eq!(cron["spec"]["suspend"], false);
 }
+
+fn more_defaulted(group: &str, plural: &str, mut object: Value) -> Value {
+    let resource = Registry::builtin().by_path(group, "v1", plural).unwrap();
+    apply_more_kinds(&resource, &mut object);
+    object
+}
+
+#[test]
+fn a_nodes_pod_cidr_and_pod_cidrs_are_kept_in_step() {
+    let single = more_defaulted("", "nodes", json!({"spec": {"podCIDR": "10.244.0.0/24"}}));
+    assert_eq!(
+        single["spec"],
+        json!({"podCIDR": "10.244.0.0/24", "podCIDRs": ["10.244.0.0/24"]})
+    );
+    let listed = more_defaulted(
+        "",
+        "nodes",
+        json!({"spec": {"podCIDR": "10.0.0.0/24", "podCIDRs": ["10.244.0.0/24", "fd00::/64"]}}),
+    );
+    assert_eq!(listed["spec"]["podCIDR"], "10.244.0.0/24");
+    let neither = more_defaulted("", "nodes", json!({"spec": {"unschedulable": true}}));
+    assert_eq!(neither["spec"], json!({"unschedulable": true}));
+}
+
+#[test]
+fn webhooks_get_their_defaults() {
+    let config = more_defaulted(
+        "admissionregistration.k8s.io",
+        "mutatingwebhookconfigurations",
+        json!({"webhooks": [{"name": "m.example.com", "timeoutSeconds": 5,
+            "clientConfig": {"service": {"name": "s", "namespace": "n"}},
+            "rules": [{"operations": ["CREATE"]}]}]}),
+    );
+    let hook = &config["webhooks"][0];
+    assert_eq!(hook["timeoutSeconds"], 5);
+    assert_eq!(hook["failurePolicy"], "Fail");
+    assert_eq!(hook["reinvocationPolicy"], "Never");
+    assert_eq!(hook["clientConfig"]["service"]["port"], 443);
+    assert_eq!(hook["rules"][0]["scope"], "*");
+}
