@@ -3,9 +3,19 @@ use serde_json::{Value, json};
 use super::*;
 use crate::apiserver::resource::Registry;
 
-fn defaulted(group: &str, plural: &str, mut object: Value) -> Value {
+fn defaulted(group: &str, plural: &str, object: Value) -> Value {
+    defaulted_by(apply, group, plural, object)
+}
+
+/// `object` of the v1 type `group`/`plural` with `defaults` applied.
+fn defaulted_by(
+    defaults: fn(&ResourceType, &mut Value),
+    group: &str,
+    plural: &str,
+    mut object: Value,
+) -> Value {
     let resource = Registry::builtin().by_path(group, "v1", plural).unwrap();
-    apply(&resource, &mut object);
+    defaults(&resource, &mut object);
     object
 }
 
@@ -323,10 +333,8 @@ fn templates_lose_a_null_creation_timestamp() {
     assert_eq!(cron["spec"]["suspend"], false);
 }
 
-fn more_defaulted(group: &str, plural: &str, mut object: Value) -> Value {
-    let resource = Registry::builtin().by_path(group, "v1", plural).unwrap();
-    apply_more_kinds(&resource, &mut object);
-    object
+fn more_defaulted(group: &str, plural: &str, object: Value) -> Value {
+    defaulted_by(apply_more_kinds, group, plural, object)
 }
 
 #[test]
