@@ -155,6 +155,25 @@ where
 }
 
 /// Runs `read` against index `I` of `indexer`, registering the index on first use.
+pub(super) fn try_read_index<K, I, T>(
+    indexer: &Arc<dyn Indexer<K>>,
+    read: impl Fn(&dyn Indexer<K>) -> Result<Vec<T>, IndexError>,
+) -> Result<Vec<T>, IndexError>
+where
+    K: 'static,
+    I: Index<K>,
+{
+    match read(&**indexer) {
+        Err(IndexError::UnknownIndex(_)) => {
+            ensure_index::<K, I>(&**indexer)?;
+            read(&**indexer)
+        }
+        result => result,
+    }
+}
+
+/// [`try_read_index`], a failure logged (and printed on stderr when no `tracing`
+/// subscriber is installed) and read as no objects.
 pub(super) fn read_index<K, I, T>(
     indexer: &Arc<dyn Indexer<K>>,
     read: impl Fn(&dyn Indexer<K>) -> Result<Vec<T>, IndexError>,
@@ -163,20 +182,12 @@ where
     K: 'static,
     I: Index<K>,
 {
-    match read(&**indexer) {
-        Ok(found) => return found,
-        Err(IndexError::UnknownIndex(_)) => {}
-        Err(e) => {
-            tracing::error!(index = I::NAME, error = %e, "index read failed");
-            return Vec::new();
-        }
-    }
-    if let Err(e) = ensure_index::<K, I>(&**indexer) {
-        tracing::error!(index = I::NAME, error = %e, "cannot register index");
-        return Vec::new();
-    }
-    read(&**indexer).unwrap_or_else(|e| {
-        tracing::error!(index = I::NAME, error = %e, "index read failed");
+    try_read_index::<K, I, T>(indexer, read).unwrap_or_else(|e| {
+        tracing::error!(index = I::NAME, error = %e, "index read failed; read as no objects");
+        crate::fallback::report(format_args!(
+            "index {} could not be read (read as no objects): {e}",
+            I::NAME
+        ));
         Vec::new()
     })
 }

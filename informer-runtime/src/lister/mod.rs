@@ -2,8 +2,10 @@
 //!
 //! A [`Lister`] reads the whole cache; [`Lister::namespaced`] gives a [`NamespacedLister`]
 //! for one namespace. Reads never contact the server, never copy objects (they return the
-//! cached `Arc<K>`) and never panic: a missing object is `None`, an unknown index a typed
-//! [`IndexError`].
+//! cached `Arc<K>`) and never panic: a missing object is `None`. An index named by a string
+//! that the cache does not have is a typed [`IndexError`]; a typed index ([`Index`]) is
+//! registered on first use, and the `try_` reads give the error of a cache (a store of your
+//! own) that refuses it, which the plain reads log and read as no objects.
 
 mod index;
 
@@ -163,14 +165,42 @@ impl<K: 'static> Lister<K> {
     /// assert_eq!(lister.index_keys::<ByOwnerTeam>("blue")[0].name(), "settings");
     /// # Ok::<(), informer_core::StoreError>(())
     /// ```
+    ///
+    /// The built-in caches never fail this read. A store of your own that refuses to
+    /// register the index, or fails the read, is logged as an error (printed on stderr
+    /// when no `tracing` subscriber is installed) and read as no objects; use
+    /// [`try_by_index`](Self::try_by_index) to handle that failure yourself.
     pub fn by_index<I: Index<K>>(&self, value: &str) -> Vec<Arc<K>> {
         index::read_index::<K, I, _>(&self.indexer, |ix| ix.by_index(I::NAME, value))
+    }
+
+    /// [`by_index`](Self::by_index), with the cache's error when it cannot register or
+    /// read the index.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::ThreadSafeStore;
+    /// use informer_runtime::lister::{ByControllerUid, Lister};
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// let lister = Lister::new(Arc::new(ThreadSafeStore::<Pod>::new()));
+    /// assert!(lister.try_by_index::<ByControllerUid>("rs-uid")?.is_empty());
+    /// # Ok::<(), informer_core::IndexError>(())
+    /// ```
+    pub fn try_by_index<I: Index<K>>(&self, value: &str) -> Result<Vec<Arc<K>>, IndexError> {
+        index::try_read_index::<K, I, _>(&self.indexer, |ix| ix.by_index(I::NAME, value))
     }
 
     /// The keys of the objects filed under `value` in index `I`; see
     /// [`by_index`](Self::by_index).
     pub fn index_keys<I: Index<K>>(&self, value: &str) -> Vec<ObjectKey> {
         index::read_index::<K, I, _>(&self.indexer, |ix| ix.index_keys(I::NAME, value))
+    }
+
+    /// [`index_keys`](Self::index_keys), with the cache's error when it cannot register
+    /// or read the index.
+    pub fn try_index_keys<I: Index<K>>(&self, value: &str) -> Result<Vec<ObjectKey>, IndexError> {
+        index::try_read_index::<K, I, _>(&self.indexer, |ix| ix.index_keys(I::NAME, value))
     }
 }
 
@@ -305,10 +335,26 @@ impl<K: 'static> NamespacedLister<K> {
     /// assert_eq!(in_a[0].metadata.namespace.as_deref(), Some("a"));
     /// # Ok::<(), informer_core::StoreError>(())
     /// ```
+    ///
+    /// A failure of the cache is handled as [`Lister::by_index`] handles it; see
+    /// [`try_by_index`](Self::try_by_index).
     pub fn by_index<I: Index<K>>(&self, value: &str) -> Vec<Arc<K>> {
+        let keys = index::read_index::<K, I, _>(&self.indexer, |ix| ix.index_keys(I::NAME, value));
+        self.in_namespace(keys)
+    }
+
+    /// [`by_index`](Self::by_index), with the cache's error when it cannot register or
+    /// read the index.
+    pub fn try_by_index<I: Index<K>>(&self, value: &str) -> Result<Vec<Arc<K>>, IndexError> {
+        let keys =
+            index::try_read_index::<K, I, _>(&self.indexer, |ix| ix.index_keys(I::NAME, value))?;
+        Ok(self.in_namespace(keys))
+    }
+
+    /// The cached objects of `keys` that are in this namespace.
+    fn in_namespace(&self, keys: Vec<ObjectKey>) -> Vec<Arc<K>> {
         let ns = (!self.namespace.is_empty()).then_some(&*self.namespace);
-        index::read_index::<K, I, _>(&self.indexer, |ix| ix.index_keys(I::NAME, value))
-            .into_iter()
+        keys.into_iter()
             .filter(|key| key.namespace() == ns)
             .filter_map(|key| self.indexer.get(&key))
             .collect()

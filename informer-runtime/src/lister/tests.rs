@@ -321,3 +321,51 @@ fn index_values_accept_options_strings_and_sets() {
     let set: std::collections::BTreeSet<String> = ["b".into(), "a".into()].into();
     assert_eq!(set.into_index_values(), ["a", "b"]);
 }
+
+#[test]
+fn a_typed_index_the_store_cannot_serve_is_an_error_from_the_try_reads_and_empty_otherwise() {
+    let store = NoNamespaceIndex(ThreadSafeStore::new());
+    store.add(pod(Some("a"), "x", &[], "n1")).unwrap();
+    let lister = Lister::new(Arc::new(store) as Arc<dyn Indexer<Pod>>);
+    let unknown = IndexError::UnknownIndex(PodsByNode::NAME.into());
+    assert_eq!(
+        lister.try_by_index::<PodsByNode>("n1").unwrap_err(),
+        unknown
+    );
+    assert_eq!(
+        lister.try_index_keys::<PodsByNode>("n1").unwrap_err(),
+        unknown
+    );
+    assert_eq!(
+        lister
+            .namespaced("a")
+            .try_by_index::<PodsByNode>("n1")
+            .unwrap_err(),
+        unknown
+    );
+    assert!(lister.by_index::<PodsByNode>("n1").is_empty());
+    assert!(
+        lister
+            .namespaced("a")
+            .by_index::<PodsByNode>("n1")
+            .is_empty()
+    );
+}
+
+#[test]
+fn the_try_reads_agree_with_the_plain_ones_on_a_store_that_serves_the_index() {
+    let (_, lister) = fixture();
+    assert_eq!(
+        names(&lister.try_by_index::<PodsByNode>("n1").unwrap()),
+        names(&lister.by_index::<PodsByNode>("n1"))
+    );
+    assert_eq!(
+        names(
+            &lister
+                .namespaced("a")
+                .try_by_index::<PodsByNode>("n1")
+                .unwrap()
+        ),
+        names(&lister.namespaced("a").by_index::<PodsByNode>("n1"))
+    );
+}
