@@ -5,9 +5,38 @@
 /// it words itself.
 pub(crate) fn brief(err: &kube::Error) -> String {
     match err {
+        // A Status without a reason (a proxy's, or a server's 500) shows its code alone.
+        kube::Error::Api(status) if status.reason.is_empty() => {
+            format!("{} ({})", status.message, status.code)
+        }
         kube::Error::Api(status) => {
             format!("{} ({} {})", status.message, status.code, status.reason)
         }
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::brief;
+
+    fn api_error(message: &str, code: u16, reason: &str) -> kube::Error {
+        kube::Error::Api(
+            kube::core::Status::failure(message, reason)
+                .with_code(code)
+                .boxed(),
+        )
+    }
+
+    #[test]
+    fn an_api_error_reads_as_its_message_code_and_reason() {
+        let err = api_error("pods \"x\" not found", 404, "NotFound");
+        assert_eq!(brief(&err), "pods \"x\" not found (404 NotFound)");
+    }
+
+    #[test]
+    fn an_api_error_without_a_reason_shows_its_code_alone() {
+        let err = api_error(".status: expected map, got all good", 500, "");
+        assert_eq!(brief(&err), ".status: expected map, got all good (500)");
     }
 }

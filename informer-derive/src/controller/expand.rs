@@ -233,10 +233,11 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
         let call = quote_spanned! {status.span()=>
             #krate::controller::DesiredStatus::<Self, _>::status(&status, parent, &cell)
         };
-        // A resource that declares its status type (kube's `HasStatus`) must get it back.
+        // A resource whose status type is known (kube's `HasStatus`, a k8s-openapi type
+        // with a status) must get it back.
         let check = quote_spanned! {status.span()=>
             #krate::__derive::status_check::require(
-                (&#krate::__derive::status_check::of::<Self, _, _>(&status)).check()
+                (&&&#krate::__derive::status_check::of::<Self, _, _>(&status)).check()
             )
         };
         steps.push(quote! {
@@ -245,7 +246,9 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
                 let status = #status;
                 {
                     #[allow(unused_imports)]
-                    use #krate::__derive::status_check::{AnyStatus as _, DeclaredStatus as _};
+                    use #krate::__derive::status_check::{
+                        AnyStatus as _, DeclaredStatus as _, KnownStatus as _,
+                    };
                     #check;
                 }
                 builder.status_value(move |parent: &#resource| #call)
