@@ -33,6 +33,38 @@ pub mod resource_version;
 pub mod selector;
 pub mod store;
 
+/// The attribute that implements the traits with `async` methods ([`Queue`],
+/// [`ListerWatcher`]): put `#[async_trait]` on the `impl` block. Re-exported so that an
+/// implementation needs no dependency of its own on `async-trait`.
+///
+/// ```
+/// use std::time::Duration;
+/// use informer_core::{Queue, WorkQueue, async_trait};
+///
+/// /// A queue that hands out what a `WorkQueue` does, counting the items it hands out.
+/// struct Counting(WorkQueue<String>, std::sync::atomic::AtomicUsize);
+///
+/// #[async_trait]
+/// impl Queue<String> for Counting {
+///     fn add(&self, item: String) { self.0.add(item) }
+///     async fn get(&self) -> Option<String> {
+///         self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+///         self.0.get().await
+///     }
+///     fn done(&self, item: &String) { self.0.done(item) }
+///     fn len(&self) -> usize { self.0.len() }
+///     fn add_after(&self, item: String, delay: Duration) { self.0.add_after(item, delay) }
+///     fn add_rate_limited(&self, item: String) { self.0.add_rate_limited(item) }
+///     fn forget(&self, item: &String) { self.0.forget(item) }
+///     fn num_requeues(&self, item: &String) -> u32 { self.0.num_requeues(item) }
+///     fn shut_down(&self) { self.0.shut_down() }
+///     async fn shut_down_with_drain(&self, drain_queued: bool) {
+///         self.0.shut_down_with_drain(drain_queued).await
+///     }
+///     fn is_shutting_down(&self) -> bool { self.0.is_shutting_down() }
+/// }
+/// ```
+pub use async_trait::async_trait;
 pub use error::{FifoError, IndexError, KeyError, StoreError};
 pub use fifo::{Delta, DeltaFifo, Fifo, Heap, ObjectFifo, RealFifo};
 pub use handler::{Deleted, EnqueueKeys, FilteringHandler, Handler, HandlerFns, Notification};

@@ -50,9 +50,24 @@ pub const PRIORITY_LOW: i32 = -100;
 ///   [`done`](Queue::done);
 /// - an item added several times before a worker takes it is handed out once;
 /// - after [`shut_down`](Queue::shut_down), adds are ignored, queued items are still handed
-///   out, and [`get`](Queue::get) returns `None` once the queue is empty.
+///   out, and [`get`](Queue::get) returns `None` once the queue is empty;
+/// - `shut_down` may be called more than once (a controller calls it when it stops and again
+///   when it is dropped); the calls after the first change nothing.
 ///
-/// Object safe: `Arc<dyn Queue<T>>` works.
+/// What the library's queues also do, and a controller expects of a queue of your own
+/// (a queue may differ, and should say so):
+/// - [`add`](Queue::add) of an item waiting for an [`add_after`](Queue::add_after) time makes
+///   it ready now (the earlier time wins);
+/// - delayed items still waiting at shutdown are dropped (a stopping controller does not
+///   wait for retries);
+/// - [`forget`](Queue::forget) after a success resets the backoff that
+///   [`add_rate_limited`](Queue::add_rate_limited) grows.
+///
+/// Object safe: `Arc<dyn Queue<T>>` works. `get` and `shut_down_with_drain` are `async`
+/// through `async_trait`: an implementation puts [`#[async_trait]`](crate::async_trait) on its
+/// `impl` block (re-exported here, so no dependency of your own is needed). To change a few
+/// methods of a library queue, [`QueueWrapper`] needs neither; [`WorkQueue`] and
+/// [`PriorityQueue`] are the implementations to read.
 #[async_trait]
 pub trait Queue<T>: Send + Sync {
     /// Queues `item` unless it is already waiting.

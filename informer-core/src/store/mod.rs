@@ -100,6 +100,22 @@ impl<K> Default for ReplaceDiff<K> {
 ///
 /// The trait is object safe: `Arc<dyn Store<K>>` and `Arc<dyn Indexer<K>>` work, so a custom
 /// backend can be plugged in wherever the library takes a store.
+///
+/// What an informer calls (see [`apply_deltas`](crate::apply::apply_deltas)), so that a store of your own, or one
+/// that watches writes, knows where each write comes from:
+/// - each part of a list (the first list and a relist, page by page): one
+///   [`apply`](Store::apply) batch of upserts; when the list ends, [`delete`](Store::delete)
+///   for each cached key it did not hold, then [`set_resource_version`](Store::set_resource_version);
+/// - a list taken whole (a FIFO that delivers it as one replace, `RealFifo`'s atomic mode):
+///   [`replace`](Store::replace);
+/// - each watch event: [`update_with_key`](Store::update_with_key) (added or modified) or
+///   [`delete`](Store::delete), then `set_resource_version` after a batch of events, and on
+///   a bookmark;
+/// - a resync: `update_with_key` with the cached object.
+///
+/// A store of your own gets its single-object upserts through `add` (`update` and
+/// `update_with_key` default to it); a wrapper ([`StoreWrapper`]) routes `add` and `delete`
+/// to `apply` as well.
 pub trait Store<K>: Send + Sync {
     /// Inserts or replaces the object under its key; returns the object it replaced.
     fn add(&self, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError>;

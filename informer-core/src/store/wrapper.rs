@@ -15,8 +15,8 @@ use crate::key::ObjectKey;
 /// **Every write goes through [`apply`](Self::apply) or [`replace`](Self::replace).** The
 /// single-object writes of [`Store`] (`add`, `update`, `update_with_key`, `delete`) are
 /// made as one-operation batches of `apply`, so a wrapper that watches writes overrides
-/// those two and misses none (an informer writes its watch events with `apply`, its lists
-/// with `replace`).
+/// those two and misses none, whichever of them the informer calls (see [`Store`]'s
+/// "What an informer calls").
 ///
 /// ```
 /// use std::sync::Arc;

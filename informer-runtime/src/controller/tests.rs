@@ -1379,6 +1379,10 @@ fn custom_store_needs_a_source_and_must_be_empty() {
         .build(noop())
         .unwrap_err();
     assert!(matches!(err, BuildError::StoreNotEmpty(1)), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "the custom store must be empty (an informer fills it); it holds 1 object"
+    );
 }
 
 #[tokio::test(start_paused = true)]

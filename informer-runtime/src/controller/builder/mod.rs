@@ -66,7 +66,10 @@ pub enum BuildError {
     StoreWithoutSource,
     /// The store given to [`ControllerBuilder::store`] already holds objects; it must be
     /// empty (an informer fills it).
-    #[error("the custom store must be empty; it holds {0} objects")]
+    #[error(
+        "the custom store must be empty (an informer fills it); it holds {0} object{s}",
+        s = if *.0 == 1 { "" } else { "s" }
+    )]
     StoreNotEmpty(usize),
     /// [`ControllerBuilder::children`] was given the same child type twice: the two
     /// declarations would delete each other's children. Return every child of that type
