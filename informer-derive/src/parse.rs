@@ -12,8 +12,10 @@ use crate::symbol::expected_one_of;
 
 /// Parses `key ..., key ...` entries, calling `on_key` for each known key (positioned after
 /// the key). Unknown keys and values `on_key` fails on are recorded in `cx`, and parsing
-/// goes on after the next top-level comma, so every mistake is reported at once. Returns
-/// whether an unknown key was met.
+/// goes on after the next top-level comma, so every mistake is reported at once. A key
+/// close enough to a known one to be its typo is reported and then read as that key (its
+/// value's own mistakes are not reported twice). Returns whether an unknown key (not such a
+/// typo) was met.
 pub fn parse_entries(
     input: ParseStream<'_>,
     cx: &Ctxt,
@@ -52,15 +54,27 @@ pub fn parse_entries(
                 cx.error_spanned_by(&tt, format!("expected `,` after `{name}`"));
                 skip_to_comma(input);
             }
-        } else {
-            let message = match did_you_mean(&name, known) {
-                Some(guess) => format!(
+        } else if let Some(guess) = did_you_mean(&name, known) {
+            cx.error_spanned_by(
+                &key,
+                format!(
                     "unknown key `{name}` in {what}; did you mean `{guess}`? ({})",
                     expected_one_of(known)
                 ),
-                None => format!("unknown key `{name}` in {what}; {}", expected_one_of(known)),
-            };
-            cx.error_spanned_by(&key, message);
+            );
+            // Read on as the key meant, so that the rest of the macro (and the code written
+            // for it) sees what the user wrote, not a missing key: one error, not several.
+            let meant = syn::Ident::new(guess, key.span());
+            if on_key(&meant, input).is_err() {
+                skip_to_comma(input);
+            } else if !input.is_empty() && !input.peek(Token![,]) {
+                skip_to_comma(input);
+            }
+        } else {
+            cx.error_spanned_by(
+                &key,
+                format!("unknown key `{name}` in {what}; {}", expected_one_of(known)),
+            );
             unknown = true;
             skip_to_comma(input);
         }

@@ -68,19 +68,22 @@ pub mod __derive {
 
     /// Stands in for the primary resource when `for = ...` is missing (an error is
     /// reported), so that the struct still implements `ControllerSpec` and the user's code
-    /// around it reports nothing more than the missing resource (thiserror's fallback).
+    /// around it reports nothing more than the missing resource (thiserror's fallback). Its
+    /// name is what rustc shows in the follow-on error of a `reconcile` written for the
+    /// real resource ("expected `AddForToControllerAttribute`, found `Deployment`"), so it
+    /// says what to do.
     #[derive(Debug, Clone, Default, serde::Deserialize, serde::Serialize)]
-    pub struct MissingResource {
+    pub struct AddForToControllerAttribute {
         #[serde(skip)]
         metadata: kube::core::ObjectMeta,
     }
 
-    impl kube::Resource for MissingResource {
+    impl kube::Resource for AddForToControllerAttribute {
         type DynamicType = ();
         type Scope = kube::core::NamespaceResourceScope;
 
         fn kind(_: &()) -> std::borrow::Cow<'_, str> {
-            "MissingResource".into()
+            "AddForToControllerAttribute".into()
         }
         fn group(_: &()) -> std::borrow::Cow<'_, str> {
             "".into()
@@ -89,7 +92,7 @@ pub mod __derive {
             "v1".into()
         }
         fn plural(_: &()) -> std::borrow::Cow<'_, str> {
-            "missingresources".into()
+            "addfortocontrollerattributes".into()
         }
         fn meta(&self) -> &kube::core::ObjectMeta {
             &self.metadata

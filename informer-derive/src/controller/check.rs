@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use quote::ToTokens;
-use syn::{Data, DeriveInput, LitStr};
+use syn::{Data, DeriveInput, LitStr, Path};
 
 use super::ast::{Controller, NamespaceChoice, Related, Resource};
 use crate::ctxt::Ctxt;
@@ -17,6 +17,7 @@ pub fn check(cx: &Ctxt, input: &DeriveInput, c: &Controller) {
     check_durations(cx, c);
     check_namespaces(cx, c);
     check_related(cx, c);
+    check_index_names(cx, c);
     check_duplicates(cx, c);
     check_store(cx, c);
     check_status(cx, c);
@@ -117,13 +118,50 @@ fn check_namespaces(cx: &Ctxt, c: &Controller) {
     }
 }
 
-fn check_related(cx: &Ctxt, c: &Controller) {
-    for r in &c.related {
-        check_one_related(cx, r);
+/// Whether an `index = [..]` entry is written as a function's name (`by_team`): a last
+/// segment in lower case without generics. Such an entry is reported, and left out of the
+/// expansion so that rustc does not report it again.
+pub fn names_a_function(path: &Path) -> bool {
+    path.segments.last().is_some_and(|last| {
+        last.arguments.is_none()
+            && last
+                .ident
+                .to_string()
+                .starts_with(|ch: char| ch.is_ascii_lowercase())
+    })
+}
+
+/// `index = [by_team]`: the indexer function's name where its index type (`ByTeam`) goes.
+fn check_index_names(cx: &Ctxt, c: &Controller) {
+    let primary = c.primary.iter().flat_map(|p| &p.indexes);
+    let related = c.related.iter().flat_map(|r| &r.resource.indexes);
+    for path in primary.chain(related) {
+        let Some(last) = path.segments.last() else {
+            continue;
+        };
+        if names_a_function(path) {
+            let name = last.ident.to_string();
+            let ty = crate::names::camel_case(&name);
+            cx.error_spanned_by(
+                path,
+                format!("`index = [..]` lists index types, and `{name}` looks like the indexer function: write its type, `{ty}` (what `#[indexer]` on `fn {name}` generates, or its `name = ...`)"),
+            );
+        }
     }
 }
 
-fn check_one_related(cx: &Ctxt, r: &Related) {
+fn check_related(cx: &Ctxt, c: &Controller) {
+    let parent = c
+        .primary
+        .as_ref()
+        .map_or_else(|| "Parent".to_string(), |p| short_name(&p.ty));
+    for r in &c.related {
+        check_one_related(cx, r, &parent);
+    }
+}
+
+/// `parent`: the controller's resource as a reader would say it.
+fn check_one_related(cx: &Ctxt, r: &Related, parent: &str) {
     let ty = short_name(&r.resource.ty);
     if r.is_watches() && r.mapper.is_none() && !r.had_unknown_key {
         let watched = match r.resource.metadata {
@@ -143,7 +181,7 @@ fn check_one_related(cx: &Ctxt, r: &Related) {
     if r.is_children() && r.from.is_none() && !r.had_unknown_key {
         cx.error_spanned_by(
             &r.keyword,
-            format!("`children({ty})` needs the function that computes them: write `children({ty}, from = path::to::fn)` with `fn(&Parent) -> Vec<{ty}>` (or `Option<{ty}>`, `{ty}`, a `Result` of those; add `&Context<Self>` as a second argument to read the context)"),
+            format!("`children({ty})` needs the function that computes them: write `children({ty}, from = path::to::fn)` with `fn(&{parent}) -> Vec<{ty}>` (or `Option<{ty}>` for at most one, or a `Result` of either; add `&Context<Self>` as a second argument to read the context)"),
         );
     }
     if let (Some(mapper), false) = (&r.mapper, r.is_watches()) {

@@ -7,7 +7,7 @@ use syn::Ident;
 use syn::spanned::Spanned;
 
 use super::ast::{Controller, NamespaceChoice, QueueChoice, Related, Resource};
-use super::check::resources;
+use super::check::{self, resources};
 use crate::names::snake_case;
 
 /// The generated code. With `valid == false` (errors were reported), only what keeps the
@@ -51,7 +51,7 @@ fn listers_struct(c: &Controller) -> TokenStream {
         .primary
         .as_ref()
         .map(|p| cached_type(krate, p))
-        .unwrap_or_else(|| quote!(#krate::__derive::MissingResource));
+        .unwrap_or_else(|| quote!(#krate::__derive::AddForToControllerAttribute));
     let managed = if c.keep_managed_fields {
         "Objects are cached with their `metadata.managedFields` (`keep_managed_fields`)."
     } else {
@@ -153,17 +153,17 @@ fn fallback_spec_impl(c: &Controller) -> TokenStream {
     let listers = listers_ident(c);
     quote! {
         impl #krate::controller::ControllerSpec for #ident {
-            type Resource = #krate::__derive::MissingResource;
+            type Resource = #krate::__derive::AddForToControllerAttribute;
             type Listers = #listers;
 
             fn configure(
                 &self,
-                builder: #krate::controller::ControllerBuilder<#krate::__derive::MissingResource>,
-            ) -> #krate::controller::ControllerBuilder<#krate::__derive::MissingResource> {
+                builder: #krate::controller::ControllerBuilder<#krate::__derive::AddForToControllerAttribute>,
+            ) -> #krate::controller::ControllerBuilder<#krate::__derive::AddForToControllerAttribute> {
                 builder
             }
 
-            fn listers(controller: &#krate::controller::Controller<#krate::__derive::MissingResource>) -> #listers {
+            fn listers(controller: &#krate::controller::Controller<#krate::__derive::AddForToControllerAttribute>) -> #listers {
                 #listers::__new(controller)
             }
         }
@@ -222,7 +222,11 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
     if let Some(fields) = &c.fields {
         steps.push(quote!(builder.field_selector(#fields)));
     }
-    for index in &primary.indexes {
+    for index in primary
+        .indexes
+        .iter()
+        .filter(|i| !check::names_a_function(i))
+    {
         steps.push(quote_spanned!(index.span()=> builder.indexed_by::<#index>()));
     }
     for r in &c.related {
@@ -315,7 +319,12 @@ fn related_step(krate: &syn::Path, r: &Related, parent: &TokenStream) -> TokenSt
     if let Some(fields) = &r.fields {
         options = quote!(#options.fields(#fields));
     }
-    for index in &r.resource.indexes {
+    for index in r
+        .resource
+        .indexes
+        .iter()
+        .filter(|i| !check::names_a_function(i))
+    {
         let call = quote_spanned!(index.span()=> .indexed_by::<#index>());
         options = quote!(#options #call);
     }

@@ -33,3 +33,13 @@ fn typos_get_a_suggestion_and_unrelated_words_do_not() {
     assert_eq!(did_you_mean("namespce", &known), Some("namespace"));
     assert_eq!(did_you_mean("colour", &known), None);
 }
+
+#[test]
+fn a_swap_of_two_neighbouring_letters_is_one_typo() {
+    let known = ["for", "owns", "status", "index"];
+    assert_eq!(did_you_mean("fro", &known), Some("for"));
+    assert_eq!(did_you_mean("stauts", &known), Some("status"));
+    assert_eq!(did_you_mean("idnex", &known), Some("index"));
+    assert_eq!(did_you_mean("ofr", &known), Some("for"));
+    assert_eq!(did_you_mean("xyz", &known), None);
+}

@@ -130,7 +130,7 @@ where
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot compute the status of `{S}`'s resource",
     label = "expected `fn(&Parent) -> Status` or `fn(&Parent, &Context<{S}>) -> Status`",
-    note = "`status = f` names a function from the parent (`&` the controller's resource), and optionally `&Context<{S}>`, to its status: a serializable value (the resource's status type), or `Option` of it (`None` leaves the status as it is)"
+    note = "`status = f` names a function from the parent (`&` the controller's resource), and optionally `&Context<{S}>`, to its status: a serializable value (the resource's status type), or `Option` of it (`None` leaves the status as it is); it is a plain `fn`, not an `async fn`: it computes from the cached objects, and waiting belongs in `reconcile`"
 )]
 pub trait DesiredStatus<S: ControllerSpec, Marker> {
     /// What the function returns: the resource's status type, or an `Option` of it.
@@ -210,7 +210,7 @@ where
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot compute the `{C}` children of `{S}`",
     label = "expected `fn(&Parent) -> Vec<{C}>` or `fn(&Parent, &Context<{S}>) -> Vec<{C}>`",
-    note = "`from = f` names a function from the parent (`&` the controller's resource), and optionally `&Context<{S}>`, to the children it wants: `Vec<{C}>`, `Option<{C}>`, or a `Result` of either"
+    note = "`from = f` names a function from the parent (`&` the controller's resource), and optionally `&Context<{S}>`, to the children it wants: `Vec<{C}>`, `Option<{C}>`, or a `Result` of either; it is a plain `fn`, not an `async fn`: it computes from the cached objects, and waiting belongs in `reconcile`"
 )]
 pub trait DesiredChildren<S: ControllerSpec, C, Marker> {
     /// The children `parent` wants.
