@@ -115,12 +115,40 @@ pub fn value<T: Parse>(key: &syn::Ident, input: ParseStream<'_>, example: &str) 
         ));
     }
     input.parse::<Token![=]>()?;
+    let written: Option<TokenTree> = input.fork().parse().ok();
     input.parse::<T>().map_err(|e| {
+        let fix = written
+            .as_ref()
+            .and_then(|w| fix_of(key, w, example))
+            .unwrap_or_else(|| example.to_string());
         syn::Error::new(
             e.span(),
-            format!("invalid value for `{key}`: write `{example}`"),
+            format!("invalid value for `{key}`: write `{fix}`"),
         )
     })
+}
+
+/// What the user meant by `written`, where `example` shows the value's form: a name where a
+/// string goes is quoted (`name = mirror` → `name = "mirror"`), a string where a name goes
+/// is unquoted (`lister = "copies"` → `lister = copies`).
+fn fix_of(key: &syn::Ident, written: &TokenTree, example: &str) -> Option<String> {
+    let wants_string = example.contains('"');
+    let shown = example.split_once("= ").map_or(example, |(_, v)| v);
+    // A flag or a number: the example is the fix.
+    let wants_name = !wants_string
+        && shown.starts_with(|c: char| c.is_alphabetic() || c == ':')
+        && !matches!(shown, "true" | "false");
+    match written {
+        TokenTree::Ident(ident) if wants_string => Some(format!("{key} = \"{ident}\"")),
+        TokenTree::Literal(lit) if wants_name => {
+            let text = syn::parse_str::<syn::LitStr>(&lit.to_string())
+                .ok()?
+                .value();
+            let is_name = syn::parse_str::<syn::Ident>(&text).is_ok();
+            is_name.then(|| format!("{key} = {text}"))
+        }
+        _ => None,
+    }
 }
 
 /// A flag: the key alone.
