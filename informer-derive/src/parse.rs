@@ -65,11 +65,8 @@ pub fn parse_entries(
             // Read on as the key meant, so that the rest of the macro (and the code written
             // for it) sees what the user wrote, not a missing key: one error, not several.
             let meant = syn::Ident::new(guess, key.span());
-            if on_key(&meant, input).is_err() {
-                skip_to_comma(input);
-            } else if !input.is_empty() && !input.peek(Token![,]) {
-                skip_to_comma(input);
-            }
+            let _ = on_key(&meant, input);
+            skip_to_comma(input);
         } else {
             cx.error_spanned_by(
                 &key,
