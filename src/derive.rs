@@ -143,8 +143,8 @@
 //! | `filter = f` | which changes of the primary queue its key: `fn() -> Filter<Resource>` (controller-runtime's predicates; `Filter::generation_changed()` for java-operator-sdk's generation-aware processing: status-only changes do not reconcile) | `filter` |
 //! | `metadata` | watch only metadata; the resource becomes `PartialObjectMeta<T>` | `metadata_only` |
 //! | `queue = "priority"` / `"plain"` | initial list and resyncs wait behind real changes / plain FIFO (default) | `priority_queue` |
-//! | `queue = my_queue` | your queue: `fn(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>`, or `fn(&Self, Arc<dyn QueueMetrics>) -> ...` to use the struct's state | `queue` ([`MakeQueue`](crate::runtime::controller::MakeQueue)) |
-//! | `store = my_store` | your cache **of the primary resource** (owned, watched and child types keep the factory's shared caches): `fn() -> Arc<dyn Indexer<T>>`, or `fn(&Self) -> Arc<dyn Indexer<T>>` to use the struct's state | `store` ([`MakeStore`](crate::runtime::controller::MakeStore)) |
+//! | `queue = my_queue` | your queue: `fn(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>`, or `fn(&Self, Arc<dyn QueueMetrics>) -> ...` to use the struct's state; either may return `Arc<MyQueue>` | `queue` ([`MakeQueue`](crate::runtime::controller::MakeQueue)) |
+//! | `store = my_store` | your cache **of the primary resource** (owned, watched and child types keep the factory's shared caches): `fn() -> Arc<dyn Indexer<T>>`, or `fn(&Self) -> Arc<dyn Indexer<T>>` to use the struct's state; either may return `Arc<MyStore>` to keep a handle of your store's type | `store` ([`MakeStore`](crate::runtime::controller::MakeStore)) |
 //! | `keep_managed_fields` | keep `metadata.managedFields` in caches (see below) | factory setting |
 //! | `read_your_writes = false` | turn off the read-your-own-writes gate (on by default: a reconcile waits until the caches hold the writes its key's last reconcile made through `ctx.client()`) | `read_your_writes` |
 //! | `name = "deployments"` | metrics and log name, and the field manager and label of its children (default: the struct's name, snake_case) | `name` |

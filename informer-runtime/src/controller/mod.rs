@@ -120,7 +120,9 @@ pub use reconciler::{
     ReconcilerFn, reconciler_fn,
 };
 pub use scope::ControllerScope;
-pub use spec::{ContextCell, ControllerSpec, MakeQueue, MakeStore, Mapper, Reconcile};
+pub use spec::{
+    ContextCell, ControllerSpec, IntoQueue, IntoStore, MakeQueue, MakeStore, Mapper, Reconcile,
+};
 
 pub(crate) use runner::Ownership;
 pub(crate) use source::Sources;

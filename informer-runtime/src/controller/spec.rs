@@ -305,8 +305,9 @@ impl<C: Reconcile> KeyReconciler<C::Resource> for Derived<C> {
 pub(crate) struct NotBuilt;
 
 /// What `#[controller(store = f)]` accepts: `fn() -> Arc<dyn Indexer<K>>`, or
-/// `fn(&C) -> Arc<dyn Indexer<K>>` to build the store from the controller struct's state.
-/// (`Marker` only tells the two apart.)
+/// `fn(&C) -> Arc<dyn Indexer<K>>` to build the store from the controller struct's state;
+/// either may return `Arc<MyStore>` instead, the `Arc` of a store type of your own
+/// ([`IntoStore`]). (`Marker` only tells the forms apart.)
 ///
 /// ```
 /// use std::sync::Arc;
@@ -320,42 +321,66 @@ pub(crate) struct NotBuilt;
 ///     let _ = c.capacity_hint;
 ///     Arc::new(ThreadSafeStore::new())
 /// }
+/// fn typed() -> Arc<ThreadSafeStore<Pod>> { Arc::new(ThreadSafeStore::new()) }
 /// let pods = Pods { capacity_hint: 10 };
 /// assert!(MakeStore::<Pods, Pod, _>::make_store(plain, &pods).is_empty());
 /// assert!(MakeStore::<Pods, Pod, _>::make_store(from_state, &pods).is_empty());
+/// assert!(MakeStore::<Pods, Pod, _>::make_store(typed, &pods).is_empty());
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot make the cache of this controller",
     label = "expected `fn() -> Arc<dyn Indexer<{K}>>` or `fn(&{C}) -> Arc<dyn Indexer<{K}>>`",
-    note = "`store = f` names a function that returns the store: `fn() -> Arc<dyn Indexer<{K}>>`, or `fn(&{C}) -> Arc<dyn Indexer<{K}>>` to use the controller's state"
+    note = "`store = f` names a function that returns the store: `fn() -> Arc<dyn Indexer<{K}>>`, or `fn(&{C}) -> Arc<dyn Indexer<{K}>>` to use the controller's state; `Arc<MyStore>` of a type implementing `Indexer<{K}>` works as well"
 )]
 pub trait MakeStore<C, K, Marker> {
     /// Makes the store.
     fn make_store(self, controller: &C) -> Arc<dyn Indexer<K>>;
 }
 
-impl<C, K, F> MakeStore<C, K, ()> for F
+impl<C, K, F, R> MakeStore<C, K, ((), R)> for F
 where
-    F: FnOnce() -> Arc<dyn Indexer<K>>,
+    F: FnOnce() -> R,
+    R: IntoStore<K>,
 {
     fn make_store(self, _controller: &C) -> Arc<dyn Indexer<K>> {
-        self()
+        self().into_store()
     }
 }
 
-impl<C, K, F> MakeStore<C, K, (C,)> for F
+impl<C, K, F, R> MakeStore<C, K, ((C,), R)> for F
 where
-    F: FnOnce(&C) -> Arc<dyn Indexer<K>>,
+    F: FnOnce(&C) -> R,
+    R: IntoStore<K>,
 {
     fn make_store(self, controller: &C) -> Arc<dyn Indexer<K>> {
-        self(controller)
+        self(controller).into_store()
+    }
+}
+
+/// What a `store = f` function may return: `Arc<dyn Indexer<K>>`, or the `Arc` of a store
+/// type of your own (`Arc<MyStore>`), so that you can keep a handle of its type.
+pub trait IntoStore<K> {
+    /// The store, as the controller holds it.
+    fn into_store(self) -> Arc<dyn Indexer<K>>;
+}
+
+impl<K> IntoStore<K> for Arc<dyn Indexer<K>> {
+    fn into_store(self) -> Arc<dyn Indexer<K>> {
+        self
+    }
+}
+
+impl<K, S: Indexer<K> + 'static> IntoStore<K> for Arc<S> {
+    fn into_store(self) -> Arc<dyn Indexer<K>> {
+        self
     }
 }
 
 /// What `#[controller(queue = f)]` accepts: `fn(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>`,
 /// or `fn(&C, Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>` to build the queue from
-/// the controller struct's state. Install the metrics in the queue to keep the workqueue
-/// metrics. (`Marker` only tells the two apart.)
+/// the controller struct's state; either may return `Arc<MyQueue>` instead, the `Arc` of a
+/// queue type of your own ([`IntoQueue`]). Install the metrics in the queue to keep the
+/// workqueue metrics. (`Marker` only tells the forms apart.)
 ///
 /// ```
 /// use std::sync::Arc;
@@ -386,29 +411,50 @@ pub trait MakeQueue<C, Marker> {
     ) -> Arc<dyn Queue<ObjectKey>>;
 }
 
-impl<C, F> MakeQueue<C, ()> for F
+impl<C, F, R> MakeQueue<C, ((), R)> for F
 where
-    F: FnOnce(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>,
+    F: FnOnce(Arc<dyn QueueMetrics>) -> R,
+    R: IntoQueue,
 {
     fn make_queue(
         self,
         _controller: &C,
         metrics: Arc<dyn QueueMetrics>,
     ) -> Arc<dyn Queue<ObjectKey>> {
-        self(metrics)
+        self(metrics).into_queue()
     }
 }
 
-impl<C, F> MakeQueue<C, (C,)> for F
+impl<C, F, R> MakeQueue<C, ((C,), R)> for F
 where
-    F: FnOnce(&C, Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>,
+    F: FnOnce(&C, Arc<dyn QueueMetrics>) -> R,
+    R: IntoQueue,
 {
     fn make_queue(
         self,
         controller: &C,
         metrics: Arc<dyn QueueMetrics>,
     ) -> Arc<dyn Queue<ObjectKey>> {
-        self(controller, metrics)
+        self(controller, metrics).into_queue()
+    }
+}
+
+/// What a `queue = f` function may return: `Arc<dyn Queue<ObjectKey>>`, or the `Arc` of a
+/// queue type of your own (`Arc<MyQueue>`), so that you can keep a handle of its type.
+pub trait IntoQueue {
+    /// The queue, as the controller holds it.
+    fn into_queue(self) -> Arc<dyn Queue<ObjectKey>>;
+}
+
+impl IntoQueue for Arc<dyn Queue<ObjectKey>> {
+    fn into_queue(self) -> Arc<dyn Queue<ObjectKey>> {
+        self
+    }
+}
+
+impl<Q: Queue<ObjectKey> + 'static> IntoQueue for Arc<Q> {
+    fn into_queue(self) -> Arc<dyn Queue<ObjectKey>> {
+        self
     }
 }
 
