@@ -456,6 +456,12 @@
 //! [`ByControllerUid`](crate::runtime::lister::ByControllerUid), registered on a cache the
 //! first time it is read (no need to list it in `index = [...]`).
 //!
+//! On a view (`#[indexer(PodView)]`), the function reads the view: a spec or status field the
+//! view does not declare does not compile, but its `metadata` holds only the fields its
+//! `metadata(...)` lists, so an index of an annotation, a label or an owner reference the
+//! view does not keep compiles and files nothing. List in `metadata(...)` every metadata
+//! field an index reads.
+//!
 //! # Mistakes are compile errors
 //! Every mistake in the attributes is reported at once, on the tokens at fault, with what to
 //! write instead: unknown keys (with "did you mean"), a missing `for` (and nothing more
