@@ -22,6 +22,7 @@
 //! Every trait is object safe, so a custom backend can be passed as `Arc<dyn Trait<..>>`.
 //! This crate spawns no task and opens no connection.
 pub mod apply;
+pub mod conformance;
 pub mod error;
 pub mod fifo;
 pub mod handler;

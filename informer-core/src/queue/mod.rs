@@ -63,6 +63,9 @@ pub const PRIORITY_LOW: i32 = -100;
 /// - [`forget`](Queue::forget) after a success resets the backoff that
 ///   [`add_rate_limited`](Queue::add_rate_limited) grows.
 ///
+/// Test a queue of your own with [`conformance::check_queue`](crate::conformance::check_queue),
+/// which checks each of these rules on fresh queues.
+///
 /// Object safe: `Arc<dyn Queue<T>>` works. `get` and `shut_down_with_drain` are `async`
 /// through `async_trait`: an implementation puts [`#[async_trait]`](crate::async_trait) on its
 /// `impl` block (re-exported here, so no dependency of your own is needed). To change a few

@@ -99,7 +99,9 @@ impl<K> Default for ReplaceDiff<K> {
 ///   store is left unchanged.
 ///
 /// The trait is object safe: `Arc<dyn Store<K>>` and `Arc<dyn Indexer<K>>` work, so a custom
-/// backend can be plugged in wherever the library takes a store.
+/// backend can be plugged in wherever the library takes a store. Test one of your own with
+/// [`conformance::check_store`](crate::conformance::check_store): it compares every read of
+/// your store with [`ThreadSafeStore`]'s through a long sequence of writes.
 ///
 /// What an informer calls (see [`apply_deltas`](crate::apply::apply_deltas)), so that a store of your own, or one
 /// that watches writes, knows where each write comes from:

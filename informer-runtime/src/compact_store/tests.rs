@@ -411,3 +411,12 @@ fn a_read_decodes_vectors_at_their_final_size() {
     let containers = &read.spec.as_ref().unwrap().containers;
     assert_eq!(containers.len(), containers.capacity());
 }
+
+#[test]
+fn the_compact_store_passes_the_store_conformance_check() {
+    informer_core::conformance::check_store(CompactStore::<ConfigMap>::new);
+    // Every read a decode: no hot objects.
+    informer_core::conformance::check_store(|| {
+        CompactStore::<ConfigMap>::with_key_fn(informer_core::resource_key::<ConfigMap>, 0)
+    });
+}
