@@ -321,11 +321,17 @@
 //!   is a [`ChildrenError`](crate::runtime::controller::ChildrenError) and its `source()` is
 //!   the error underneath (yours, for a children function).
 //! - **Beside a declared `status = f`**, which is written with server-side apply as the
-//!   controller's field manager (`ctx.name()`, forced): write the failure the same way
-//!   (`PatchParams::apply(ctx.name()).force()`), with the whole status `f` would give and
-//!   the failed condition set. A field that an apply of the same manager leaves out is
-//!   removed; and let `f` start from the object's current conditions, so that transition
-//!   times are kept.
+//!   controller's field manager (`ctx.name()`, forced), with the cached object's
+//!   `metadata.resourceVersion` in the body: write the failure the same way
+//!   (`PatchParams::apply(ctx.name()).force()`, the resource version of the object you
+//!   reconciled in `metadata`), with the whole status `f` would give and the failed
+//!   condition set. The resource version makes a status computed from a stale cache fail
+//!   with a 409 instead of landing on a newer object, or on an object made since under the
+//!   same name (which a UID in the body does not prevent: the status subresource ignores
+//!   it); a declared status left so is written from the next version, whose event
+//!   reconciles it. A field that an apply of the same manager leaves out is removed; and
+//!   let `f` start from the object's current conditions, so that transition times are
+//!   kept.
 //!
 //! # Testing a controller
 //! Against the in-process API server (the `testing` feature's `informer::testing`, or the

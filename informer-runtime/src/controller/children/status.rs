@@ -1,7 +1,9 @@
 //! A declared status: what the parent's `status` should be, written with server-side apply
 //! to its status subresource when the cached parent does not already hold it, or when it
 //! holds more than was last applied (a field the function stopped returning, which the
-//! apply removes).
+//! apply removes). The apply carries the cached parent's resource version, so that a status
+//! computed from a stale cache never lands on a newer object (a 409, left to the newer
+//! version's reconcile).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -76,10 +78,17 @@ impl<P: ControllerResource + serde::Serialize> StatusSet<P> {
         }
         let client = self.client.get().ok_or(ChildrenError::NoClient)?;
         let dt = P::DynamicType::default();
+        // The cached version is a precondition: a status computed from this version of the
+        // parent must not land on a newer one, or on an object of the same name made since
+        // (the status subresource ignores a UID in the body, not a resource version).
+        let mut metadata = json!({"name": key.name()});
+        if let Some(version) = parent.meta().resource_version.as_deref() {
+            metadata["resourceVersion"] = json!(version);
+        }
         let body = json!({
             "apiVersion": P::api_version(&dt),
             "kind": kind,
-            "metadata": {"name": key.name()},
+            "metadata": metadata,
             "status": wanted,
         });
         let api = <P::Scope as ControllerScope>::api::<P>(client.clone(), key.namespace());
@@ -91,6 +100,15 @@ impl<P: ControllerResource + serde::Serialize> StatusSet<P> {
             Ok(_) => {
                 self.applied.lock().insert(key.clone(), hash);
                 report.status_written = true;
+                Ok(())
+            }
+            // The parent changed since the cache saw it: its status is computed again from
+            // the version the cache is about to see, whose event reconciles it.
+            Err(kube::Error::Api(status)) if status.is_conflict() => {
+                tracing::debug!(
+                    parent = %key,
+                    "the parent changed since the cache saw it; its status is written from its next version"
+                );
                 Ok(())
             }
             // The API server answers 404 both when the parent was deleted since the cache
