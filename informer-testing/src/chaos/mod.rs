@@ -103,7 +103,16 @@
 //!
 //! What a seed fixes: the schedule (the steps, their faults, their pauses). What it does not
 //! fix: how the controller's tasks interleave with them in real time, so a seed finds the
-//! same kind of interleaving, not always the identical one.
+//! same kind of interleaving, not always the identical one, and a replay of a failing seed
+//! or of its shrunk schedule may need several runs to fail again (a report says so).
+//!
+//! The variables apply to every chaos test of the test binary: a report's replay lines end
+//! with `cargo test -- --exact <the test>` to run the failing one alone. A step number past
+//! the seed's schedule (a line from another test) is refused, not skipped.
+//!
+//! A chaos run is timed by the wall clock: its pauses, its convergence limit and its quiet
+//! period are real time, and paused tokio time (`start_paused`) does not shorten them. Keep
+//! chaos tests on the real clock, apart from tests that use paused time.
 
 mod checker;
 mod cluster;
@@ -163,6 +172,9 @@ type SetupFn = Arc<dyn Fn(&TestApiServer) -> Result<(), String> + Send + Sync>;
 /// Everything a run needs, shared by the runs of a test.
 pub(crate) struct Settings {
     name: String,
+    /// The libtest name of the test that made the harness (its thread's name), for the
+    /// replay lines; `None` outside a test.
+    test: Option<String>,
     start: StartFn,
     replicas: usize,
     server: ServerFn,
@@ -263,6 +275,10 @@ impl Chaos {
         Self {
             settings: Settings {
                 name: "chaos".to_string(),
+                test: std::thread::current()
+                    .name()
+                    .filter(|n| *n != "main")
+                    .map(str::to_owned),
                 start,
                 replicas: replicas.max(1),
                 server: Arc::new(|builder| builder),
@@ -680,14 +696,8 @@ impl Chaos {
                             &settings.kinds,
                             settings.length,
                         );
-                        let kept: Vec<usize> = match &only {
-                            Some(only) => only
-                                .iter()
-                                .copied()
-                                .filter(|i| *i < schedule.len())
-                                .collect(),
-                            None => (0..schedule.len()).collect(),
-                        };
+                        let kept =
+                            steps_to_run(only.as_deref(), seed, schedule.len(), &settings.name);
                         let steps: Vec<(usize, Step)> =
                             kept.iter().map(|i| (*i, schedule[*i].clone())).collect();
                         let result = run::run(&settings, &steps).await;
@@ -858,6 +868,8 @@ async fn shrink_and_report(settings: &Arc<Settings>, input: ShrinkInput) -> Repo
     let (failure, trace) = shrunk.evidence;
     Report {
         name: settings.name.clone(),
+        test: settings.test.clone(),
+        attempts,
         seed,
         seeds_run,
         failure,
@@ -872,6 +884,25 @@ async fn shrink_and_report(settings: &Arc<Settings>, input: ShrinkInput) -> Repo
         trace,
         scenario: false,
     }
+}
+
+/// The steps of seed `seed`'s schedule (`len` steps) to run: those `only` names, or all.
+///
+/// # Panics
+/// If `only` names a step past the schedule's end: the replay line is from another test,
+/// or from another version of this one, and running what is left would pass for the wrong
+/// reason.
+fn steps_to_run(only: Option<&[usize]>, seed: u64, len: usize, name: &str) -> Vec<usize> {
+    let Some(only) = only else {
+        return (0..len).collect();
+    };
+    if let Some(i) = only.iter().find(|i| **i >= len) {
+        panic!(
+            "INFORMER_CHAOS_SEED names step {i}, but seed {seed}'s schedule in chaos test {name:?} has {len} steps (0 to {}): is the line from another test, or another version of it?",
+            len.saturating_sub(1)
+        );
+    }
+    only.to_vec()
 }
 
 /// Which seeds run, from the environment.

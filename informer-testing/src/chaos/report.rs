@@ -235,6 +235,13 @@ impl Trace {
 pub struct Report {
     /// The test's name.
     pub name: String,
+    /// The libtest name of the test function that ran the harness (`None` outside a test):
+    /// the replay lines say to run that test alone, since `INFORMER_CHAOS_SEED` applies to
+    /// every chaos test of the binary.
+    pub test: Option<String>,
+    /// How many times each candidate schedule was run while shrinking before it was taken
+    /// to pass (timing is not deterministic: a schedule that fails may pass a run).
+    pub attempts: usize,
     /// The failing seed.
     pub seed: u64,
     /// How many seeds ran before the failure was found (this one included).
@@ -285,6 +292,14 @@ impl Report {
         let steps: Vec<String> = self.shrunk.iter().map(|(i, _)| i.to_string()).collect();
         format!("INFORMER_CHAOS_SEED={}:{}", self.seed, steps.join(","))
     }
+
+    /// ` cargo test -- --exact <test>`: how to run the failing test alone, when known.
+    fn alone(&self) -> String {
+        match &self.test {
+            Some(test) => format!(" cargo test -- --exact {test}"),
+            None => String::new(),
+        }
+    }
 }
 
 impl Report {
@@ -324,10 +339,21 @@ impl fmt::Display for Report {
             writeln!(f, "failure: {}", self.failure)?;
             writeln!(
                 f,
-                "replay the seed:            INFORMER_CHAOS_SEED={}",
-                self.seed
+                "replay the seed:            INFORMER_CHAOS_SEED={}{}",
+                self.seed,
+                self.alone()
             )?;
-            writeln!(f, "replay the shrunk schedule: {}", self.replay())?;
+            writeln!(
+                f,
+                "replay the shrunk schedule: {}{}",
+                self.replay(),
+                self.alone()
+            )?;
+            writeln!(
+                f,
+                "  (runs are timed by the clock, not replayed exactly: a schedule that failed may pass a run; while shrinking, each candidate had up to {} runs to fail, so run a replay more than once)",
+                self.attempts
+            )?;
         }
         let budget = if self.shrink_budget_exhausted {
             ", stopped at the budget"

@@ -298,6 +298,8 @@ fn a_report_prints_its_seed_its_shrunk_schedule_and_how_to_replay_it() {
     ];
     let report = Report {
         name: "demo".into(),
+        test: Some("chaos::demo_under_chaos".into()),
+        attempts: 3,
         seed: 42,
         seeds_run: 3,
         failure: Failure::Harness {
@@ -313,6 +315,12 @@ fn a_report_prints_its_seed_its_shrunk_schedule_and_how_to_replay_it() {
     let text = report.to_string();
     assert!(text.contains("failed on seed 42"), "{text}");
     assert!(text.contains("INFORMER_CHAOS_SEED=42:0,2"), "{text}");
+    // The replay lines run the failing test alone, and say a replay may need several runs.
+    assert!(
+        text.contains("INFORMER_CHAOS_SEED=42 cargo test -- --exact chaos::demo_under_chaos"),
+        "{text}"
+    );
+    assert!(text.contains("up to 3 runs to fail"), "{text}");
     assert!(
         text.contains("    0. world: create ConfigMap default/a"),
         "{text}"
@@ -367,6 +375,8 @@ fn a_reports_scenario_code_is_rust_that_makes_the_same_steps() {
     let steps = every_kind_of_step();
     let report = Report {
         name: "demo".into(),
+        test: None,
+        attempts: 3,
         seed: 1,
         seeds_run: 1,
         failure: Failure::Harness {
@@ -446,6 +456,8 @@ fn a_reports_scenario_code_is_rust_that_makes_the_same_steps() {
 fn a_scenario_report_says_so_and_names_no_seed_to_replay() {
     let report = Report {
         name: "demo".into(),
+        test: None,
+        attempts: 3,
         seed: 0,
         seeds_run: 1,
         failure: Failure::Harness {
@@ -893,4 +905,18 @@ fn a_trace_keeps_how_a_run_began_and_how_it_ended() {
     assert_eq!(events[1000].what, "... 1000 events left out ...");
     assert_eq!(events[1001].what, "2000");
     assert_eq!(events.last().map(|e| e.what.as_str()), Some("4999"));
+}
+
+#[test]
+fn a_replay_runs_the_steps_it_names_or_all() {
+    assert_eq!(steps_to_run(None, 3, 4, "demo"), [0, 1, 2, 3]);
+    assert_eq!(steps_to_run(Some(&[0, 2]), 3, 4, "demo"), [0, 2]);
+}
+
+#[test]
+#[should_panic(
+    expected = "names step 9, but seed 3's schedule in chaos test \"demo\" has 4 steps (0 to 3)"
+)]
+fn a_replay_naming_a_step_past_the_schedule_is_refused() {
+    steps_to_run(Some(&[0, 9]), 3, 4, "demo");
 }
