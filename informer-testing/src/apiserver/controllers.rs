@@ -38,7 +38,17 @@ pub(crate) trait Controller: Send + 'static {
 const BATCH: usize = 64;
 
 /// Runs a controller until the task is aborted.
-pub(crate) async fn run<C: Controller>(shared: Arc<Shared>, mut controller: C) {
+pub(crate) async fn run<C: Controller>(shared: Arc<Shared>, controller: C) {
+    run_lagging(shared, controller, std::time::Duration::ZERO).await;
+}
+
+/// Runs a controller that acts `lag` after the changes it is shown (as a real controller's
+/// informers and queue make it act a moment after a change), until the task is aborted.
+pub(crate) async fn run_lagging<C: Controller>(
+    shared: Arc<Shared>,
+    mut controller: C,
+    lag: std::time::Duration,
+) {
     loop {
         let subscription = match shared.store.subscribe(None) {
             Ok(subscription) => subscription,
@@ -69,6 +79,9 @@ pub(crate) async fn run<C: Controller>(shared: Arc<Shared>, mut controller: C) {
             let Some(change) = subscription.next().await else {
                 break;
             };
+            if !lag.is_zero() {
+                tokio::time::sleep(lag).await;
+            }
             let store = shared.store.lock();
             controller.observe(&store, &change);
             for _ in 1..BATCH {

@@ -86,7 +86,9 @@
 //!   it, running inside the server: background, foreground and orphan propagation
 //!   (`propagationPolicy`, `orphanDependents`, `kubectl delete --cascade`), dangling and
 //!   cross-namespace owners, dependents' finalizers honoured (see
-//!   [`TestApiServerBuilder::garbage_collector`]);
+//!   [`TestApiServerBuilder::garbage_collector`]); it acts within milliseconds of a change,
+//!   sooner than a cluster's, unless given a delay
+//!   ([`TestApiServerBuilder::garbage_collection_delay`]);
 //! - **namespace lifecycle**: the namespaces a cluster starts with, the
 //!   `kubernetes.io/metadata.name` label and the `kubernetes` finalizer; deleting a namespace
 //!   marks it `Terminating`, and the server's namespace controller deletes its content,
@@ -290,6 +292,7 @@ pub struct TestApiServerBuilder {
     crds: Vec<Result<Value, String>>,
     plain_http: bool,
     garbage_collector: bool,
+    gc_delay: Duration,
 }
 
 impl Default for TestApiServerBuilder {
@@ -306,6 +309,7 @@ impl Default for TestApiServerBuilder {
             crds: Vec::new(),
             plain_http: false,
             garbage_collector: true,
+            gc_delay: Duration::ZERO,
         }
     }
 }
@@ -437,6 +441,23 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// How long after a change the garbage collector acts on it (default: at once, within
+    /// a few milliseconds). A cluster's collector acts later (its informers and queue, and
+    /// under load seconds later): dependents outlive their owner for a while, and a new
+    /// owner of the same name may meet the old one's dependents. Give a delay to test that
+    /// a controller copes, in a chaos test through
+    /// [`Chaos::server`](crate::chaos::Chaos::server).
+    ///
+    /// ```
+    /// let builder = informer_testing::TestApiServer::builder()
+    ///     .garbage_collection_delay(std::time::Duration::from_secs(2));
+    /// # let _ = builder;
+    /// ```
+    pub fn garbage_collection_delay(mut self, delay: Duration) -> Self {
+        self.gc_delay = delay;
+        self
+    }
+
     /// Registers a custom resource type from the start.
     ///
     /// ```
@@ -551,9 +572,10 @@ impl TestApiServerBuilder {
             tokio::spawn(crd::finish_deletions(shared.clone())),
         ];
         if self.garbage_collector {
-            controllers.push(tokio::spawn(controllers::run(
+            controllers.push(tokio::spawn(controllers::run_lagging(
                 shared.clone(),
                 gc::GarbageCollector::default(),
+                self.gc_delay,
             )));
         }
         tracing::info!(%address, "test API server listening");

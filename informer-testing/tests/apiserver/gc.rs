@@ -509,6 +509,35 @@ async fn without_the_collector_dependents_stay() {
     assert_eq!(err.code, 404);
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_delayed_collector_lets_dependents_outlive_their_owner_for_the_delay() {
+    let server = TestApiServer::builder()
+        .garbage_collection_delay(std::time::Duration::from_secs(30))
+        .start()
+        .await
+        .unwrap();
+    let fixture = Fixture::new(&server);
+    let web = fixture.owner("web").await;
+    fixture.dependent("child", &web, &[]).await;
+    let Fixture {
+        deployments,
+        configmaps,
+    } = fixture;
+    deployments
+        .delete("web", &DeleteParams::default())
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_secs(20)).await;
+    assert!(
+        configmaps.get_opt("child").await.unwrap().is_some(),
+        "the dependent outlives its owner while the collector waits"
+    );
+    eventually("the collector acts after its delay", async || {
+        gone(&configmaps, "child").await
+    })
+    .await;
+}
+
 /// A Job that owns a ConfigMap (a stand-in for its pods, which the server's Job has none of).
 async fn job_with_dependent(server: &TestApiServer) -> (Api<Job>, Api<ConfigMap>) {
     let jobs: Api<Job> = Api::default_namespaced(server.client());
