@@ -186,10 +186,23 @@ impl<C: ControllerSpec> Context<C> {
     }
 
     /// The controller's queue: add a key to have it reconciled (the key of an object:
-    /// [`ObjectKey::from_resource`]). A reconcile that queues keys without waiting on
-    /// anything is fine: the workers yield their thread every few thousand keys (see
-    /// [`cooperate`](informer_core::queue::cooperate)), but two objects that keep queueing
-    /// each other are reconciled for ever.
+    /// [`ObjectKey::from_resource`], a `Result` since an object may lack a name; or
+    /// [`ObjectKey::new`] from a namespace and a name). A reconcile that queues keys without
+    /// waiting on anything is fine: the workers yield their thread every few thousand keys
+    /// (see [`cooperate`](informer_core::queue::cooperate)), but two objects that keep
+    /// queueing each other are reconciled for ever.
+    ///
+    /// ```no_run
+    /// # use informer_runtime::controller::{Context, ControllerSpec};
+    /// use informer_core::ObjectKey;
+    /// # fn demo<C: ControllerSpec>(ctx: &Context<C>, other: &C::Resource)
+    /// # where C::Resource: kube::Resource<DynamicType = ()> {
+    /// if let Ok(key) = ObjectKey::from_resource(other) {
+    ///     ctx.queue().add(key);
+    /// }
+    /// ctx.queue().add(ObjectKey::new(Some("shop"), "web"));
+    /// # }
+    /// ```
     pub fn queue(&self) -> &Arc<dyn Queue<ObjectKey>> {
         self.core.queue()
     }

@@ -221,7 +221,8 @@ impl LeaderElector {
                     if term.is_leading() {
                         tracing::warn!(lease = %config.lease_name, error = %err, "failed to renew the lease");
                     } else {
-                        acquire_failures.failed(config, &brief(&err), Instant::now());
+                        let forbidden = matches!(&err, kube::Error::Api(s) if s.code == 403);
+                        acquire_failures.failed(config, &brief(&err), forbidden, Instant::now());
                     }
                 }
                 Err(_elapsed) => {
@@ -497,7 +498,15 @@ struct AcquireFailures {
 }
 
 impl AcquireFailures {
-    fn failed(&mut self, config: &LeaderElectionConfig, error: &str, now: Instant) {
+    /// A failed attempt; `forbidden`: the API server refused it for want of access (a 403),
+    /// for which the message says what access is needed.
+    fn failed(
+        &mut self,
+        config: &LeaderElectionConfig,
+        error: &str,
+        forbidden: bool,
+        now: Instant,
+    ) {
         self.count += 1;
         if self
             .reported
@@ -508,16 +517,24 @@ impl AcquireFailures {
         }
         self.reported = Some(now);
         let (lease, namespace, failures) = (&config.lease_name, &config.namespace, self.count);
+        let access = if forbidden {
+            format!(
+                "; it needs get, create and update on leases.coordination.k8s.io in namespace {namespace}"
+            )
+        } else {
+            String::new()
+        };
+        let attempts = if failures == 1 { "attempt" } else { "attempts" };
         tracing::warn!(
             lease = %lease,
             namespace = %namespace,
             identity = %config.identity,
             failures,
             %error,
-            "cannot acquire the leader election lease: this replica does not lead (its controllers and leader-only tasks wait); it needs get, create and update on leases.coordination.k8s.io in the lease's namespace",
+            "cannot acquire the leader election lease: this replica does not lead (its controllers and leader-only tasks wait){access}",
         );
         crate::fallback::report(format_args!(
-            "leader election: cannot acquire lease {namespace}/{lease} ({failures} failed attempts so far): {error}; this replica does not lead until it can (it needs get, create and update on leases.coordination.k8s.io in namespace {namespace})"
+            "leader election: cannot acquire lease {namespace}/{lease} ({failures} failed {attempts} so far): {error}; this replica does not lead until it can{access}"
         ));
     }
 

@@ -38,6 +38,16 @@ pub const DEFAULT_RETRY_PERIOD: Duration = Duration::from_secs(2);
 /// room for at least one retry. Sub-second timings are allowed (handy in tests); the lease
 /// duration written to a Lease is rounded **up** to whole seconds.
 ///
+/// How long a takeover takes, as with client-go:
+/// - **the holder crashes** (or is cut off): a candidate takes over once it has seen the
+///   Lease unchanged for `lease_duration`, at its next attempt: within `lease_duration` plus
+///   up to about two retry periods with their jitter (about 15 to 20 s by default) after
+///   the holder's last renewal;
+/// - **the holder stops cleanly** (its run cancelled): it releases the Lease, and a candidate
+///   takes it at its next attempt, within about one retry period (about 2 s by default);
+/// - **the holder cannot renew** but runs: it stops leading at `renew_deadline`, before
+///   anyone else may lead, so that two never lead at once.
+///
 /// ```
 /// use std::time::Duration;
 /// use informer_runtime::lease::LeaseTimings;
