@@ -70,8 +70,11 @@
 //! statuses) passes `status.conditions.get_or_insert_with(Vec::new)`.
 //!
 //! In a custom resource's status (kube's `#[derive(CustomResource)]`, which needs a
-//! `JsonSchema` of every field), `Condition` has a schema with k8s-openapi's `schemars`
-//! feature: `k8s-openapi = { version = "0.29", features = ["v1_35", "schemars"] }`.
+//! `JsonSchema` of every field), give the `Vec<Condition>` field
+//! `#[schemars(schema_with = "informer::runtime::conditions::schema")]` (the `schemars`
+//! feature of `informer`): the schema controller-gen writes for `[]metav1.Condition`.
+//! k8s-openapi's own `schemars` feature works too, but rebuilds k8s-openapi and every crate
+//! above it.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
@@ -220,3 +223,49 @@ pub fn is_status_condition_present_and_equal(
 
 #[cfg(test)]
 mod tests;
+
+/// `metav1.Condition`'s schema, as controller-gen writes it for a `[]metav1.Condition` field
+/// (a list keyed by `type`; the required fields, the reason's and type's patterns and
+/// lengths, the status values), for a custom resource's status that keeps conditions:
+/// `#[schemars(schema_with = "informer::runtime::conditions::schema")]` on its
+/// `Vec<Condition>`. No need for k8s-openapi's `schemars` feature, which rebuilds
+/// k8s-openapi and everything above it. Needs the `schemars` feature of `informer`.
+///
+/// ```
+/// use informer_runtime::conditions;
+///
+/// let schema = conditions::schema(&mut schemars::SchemaGenerator::default());
+/// let schema = serde_json::to_value(&schema).unwrap();
+/// assert_eq!(schema["x-kubernetes-list-type"], "map");
+/// assert_eq!(schema["items"]["properties"]["status"]["enum"][0], "True");
+/// ```
+#[cfg(feature = "schemars")]
+pub fn schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "array",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+        "items": {
+            "description": "Condition contains details for one aspect of the current state of this API Resource.",
+            "type": "object",
+            "required": ["lastTransitionTime", "message", "reason", "status", "type"],
+            "properties": {
+                "lastTransitionTime": {"type": "string", "format": "date-time"},
+                "message": {"type": "string", "maxLength": 32768},
+                "observedGeneration": {"type": "integer", "format": "int64", "minimum": 0},
+                "reason": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 1024,
+                    "pattern": "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
+                },
+                "status": {"type": "string", "enum": ["True", "False", "Unknown"]},
+                "type": {
+                    "type": "string",
+                    "maxLength": 316,
+                    "pattern": "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+                }
+            }
+        }
+    })
+}

@@ -4,11 +4,16 @@
 //!
 //! A `Site` (a custom resource) wants one `Page` (another custom resource) per page it
 //! lists, in its namespace, and an archive copy of itself in namespace `archive`: children
-//! of custom resources, tied by owner references and, across namespaces, by labels.
+//! of custom resources, tied by owner references and, across namespaces, by labels. A
+//! `Gauge` declares a status of conditions, against `metav1.Condition`'s schema.
 
 use informer::prelude::*;
+use informer::runtime::conditions::{
+    CONDITION_FALSE, CONDITION_TRUE, UNSET_TIME, find_status_condition, set_status_condition,
+};
 use informer::runtime::controller::{CONTROLLER_LABEL, OWNER_ANNOTATION, OWNER_UID_LABEL};
 use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, CustomResource, CustomResourceExt, ResourceExt};
 use schemars::JsonSchema;
@@ -213,4 +218,109 @@ async fn declared_children_of_a_custom_resource_on_the_real_server() {
         return;
     };
     a_site_declares_its_pages_and_its_archive_copy(server).await;
+}
+
+/// A gauge whose status keeps conditions, with `metav1.Condition`'s schema from
+/// `conditions::schema` (no k8s-openapi `schemars` feature).
+#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "children.example.com",
+    version = "v1",
+    kind = "Gauge",
+    namespaced,
+    status = "GaugeStatus"
+)]
+struct GaugeSpec {
+    level: i32,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct GaugeStatus {
+    #[serde(default)]
+    #[schemars(schema_with = "informer::runtime::conditions::schema")]
+    conditions: Vec<Condition>,
+}
+
+/// `Ready` while the level is not negative.
+fn gauge_status(gauge: &Gauge) -> GaugeStatus {
+    let mut conditions = gauge
+        .status
+        .as_ref()
+        .map(|s| s.conditions.clone())
+        .unwrap_or_default();
+    let ok = gauge.spec.level >= 0;
+    set_status_condition(
+        &mut conditions,
+        Condition {
+            type_: "Ready".into(),
+            status: if ok { CONDITION_TRUE } else { CONDITION_FALSE }.into(),
+            reason: if ok { "InRange" } else { "Negative" }.into(),
+            message: format!("level {}", gauge.spec.level),
+            observed_generation: gauge.metadata.generation,
+            last_transition_time: UNSET_TIME,
+        },
+    );
+    GaugeStatus { conditions }
+}
+
+#[derive(ControllerSpec)]
+#[controller(for = Gauge, namespace = "default", status = gauge_status)]
+struct Gauges;
+
+impl Reconcile for Gauges {}
+
+async fn a_gauges_conditions_are_written_against_the_condition_schema(server: Server) {
+    let client = server.client();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(Gauges.run_until(client.clone(), cancel.clone()));
+    let gauges = Api::<Gauge>::namespaced(client, "default");
+    gauges
+        .create(
+            &PostParams::default(),
+            &Gauge::new("boiler", GaugeSpec { level: 3 }),
+        )
+        .await
+        .expect("a gauge is created");
+    let ready = async |status: &str| {
+        let gauge = gauges.get("boiler").await.expect("the gauge can be read");
+        let conditions = gauge.status.map(|s| s.conditions).unwrap_or_default();
+        find_status_condition(&conditions, "Ready").is_some_and(|c| c.status == status)
+    };
+    until("Ready is True", async || ready(CONDITION_TRUE).await).await;
+    gauges
+        .patch(
+            "boiler",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"level": -1}})),
+        )
+        .await
+        .expect("the gauge is changed");
+    until("Ready is False", async || ready(CONDITION_FALSE).await).await;
+    // The CRD's schema is the one controller-gen writes for []metav1.Condition.
+    let schema = serde_json::to_value(Gauge::crd().spec.versions[0].schema.clone()).unwrap();
+    let conditions = &schema["openAPIV3Schema"]["properties"]["status"]["properties"]["conditions"];
+    assert_eq!(conditions["x-kubernetes-list-map-keys"], json!(["type"]));
+    assert_eq!(
+        conditions["items"]["required"],
+        json!(["lastTransitionTime", "message", "reason", "status", "type"])
+    );
+    cancel.cancel();
+    run.await
+        .expect("the controller task ends")
+        .expect("the controller stops cleanly");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_status_with_conditions_on_the_fake_server() {
+    let server = Server::fake([Gauge::crd()]).await;
+    a_gauges_conditions_are_written_against_the_condition_schema(server).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_status_with_conditions_on_the_real_server() {
+    let Some(server) = Server::real([Gauge::crd()]).await else {
+        return;
+    };
+    a_gauges_conditions_are_written_against_the_condition_schema(server).await;
 }
