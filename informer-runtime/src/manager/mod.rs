@@ -865,6 +865,11 @@ impl Manager {
     /// shuts down in order: workers (letting reconciles in flight finish), the lease or
     /// shards, the informers, the HTTP endpoint. See [`Manager`] for the guarantees.
     ///
+    /// Dropping the future instead (aborting its task) stops at once: no reconcile is
+    /// waited for and the lease is not released (another replica takes it over after its
+    /// duration), but every watch and the HTTP endpoint are closed, as the tasks that hold
+    /// them are dropped with it.
+    ///
     /// # Errors
     /// Before anything runs: [`ManagerError::Bind`], [`ManagerError::BindHealthProbe`],
     /// [`ManagerError::Config`], [`ManagerError::ShardConfig`], [`ManagerError::NoClient`],

@@ -253,7 +253,10 @@ impl Chaos {
 
     /// A test of `replicas` replicas of a controller (for leader election, with
     /// [`leader_election`](Self::leader_election)); `start` also gets a holder identity
-    /// unique to the incarnation (`replica-0.1`), for its leader elector.
+    /// unique to the incarnation (`replica-0.1`), for its leader elector. Sharded replicas
+    /// (a `Manager` with sharding) run the same way: give each its identity, and no
+    /// `leader_election`. A crashed replica's shards move after their Leases' duration, so
+    /// keep [`converge_within`](Self::converge_within) above it.
     ///
     /// ```no_run
     /// use informer_testing::chaos::Chaos;
