@@ -18,7 +18,7 @@ pub(crate) fn brief(err: &kube::Error) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::brief;
+    use crate::api_error::brief;
 
     fn api_error(message: &str, code: u16, reason: &str) -> kube::Error {
         kube::Error::Api(

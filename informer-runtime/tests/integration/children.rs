@@ -1514,17 +1514,19 @@ async fn a_child_whose_name_is_taken_by_an_object_the_controller_did_not_make_is
             .resource_version(),
         theirs.resource_version()
     );
-    // Wanted again, and the name freed: the controller makes its own.
+    // The name freed, and wanted again: the controller makes its own. (Freed first: a
+    // reconcile that still met the object would try again only after TAKEN_RETRY, 15 s,
+    // since the object in the way is not the parent's and its deletion queues nothing.)
+    secrets
+        .delete("app-token", &DeleteParams::default())
+        .await
+        .unwrap();
     parents
         .patch(
             "app",
             &PatchParams::default(),
             &Patch::Merge(serde_json::json!({"data": {"token": "t2"}})),
         )
-        .await
-        .unwrap();
-    secrets
-        .delete("app-token", &DeleteParams::default())
         .await
         .unwrap();
     eventually_async("the controller's own child is created", async || {
