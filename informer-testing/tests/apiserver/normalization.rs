@@ -65,6 +65,55 @@ async fn empty_omitempty_maps_of_a_created_config_map_are_not_stored() {
 }
 
 #[tokio::test]
+async fn a_null_in_a_map_or_list_is_stored_as_its_zero_value_and_typed_clients_read_it() {
+    let server = server().await;
+    let body = json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "nulls", "labels": {"app": null}},
+        "data": {"a": null, "b": "x"}
+    });
+    let created = raw(
+        &server,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        &JSON,
+        body.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    let created = created.json();
+    assert_eq!(created["metadata"]["labels"], json!({"app": ""}));
+    assert_eq!(created["data"], json!({"a": "", "b": "x"}));
+    // A typed client (k8s-openapi's `BTreeMap<String, String>`) reads it.
+    let typed: ConfigMap = Api::default_namespaced(server.client())
+        .get("nulls")
+        .await
+        .unwrap();
+    assert_eq!(typed.data.unwrap()["a"], "");
+
+    let pod = json!({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "nginx", "args": [null, "x"],
+            "resources": {"limits": {"cpu": null, "memory": "1Gi"}}}]}
+    });
+    let created = raw(
+        &server,
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        &JSON,
+        pod.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    let container = &created.json()["spec"]["containers"][0];
+    assert_eq!(
+        container["resources"]["limits"],
+        json!({"cpu": "0", "memory": "1Gi"})
+    );
+    assert_eq!(container["args"], json!(["", "x"]));
+}
+
+#[tokio::test]
 async fn a_merge_patch_leaves_no_empty_annotations() {
     let server = server().await;
     let maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");

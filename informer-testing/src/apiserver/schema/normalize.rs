@@ -6,6 +6,8 @@
 //!   `annotations: {}`, `data: {}`, `nodeSelector: {}`, `env: []`, `args: []`, `stdin:
 //!   false`, `namespace: ""` (and `null` in them). Fields not tagged so keep what they had
 //!   (rbac's `rules: []` stays, absent stays absent);
+//! - a `null` in a map or a list becomes its element's zero value (`labels: {a: null}` →
+//!   `{a: ""}`, `limits: {cpu: null}` → `{cpu: "0"}`), which typed clients can read;
 //! - resource quantities (`resources.limits`, a claim's `storage`, quota's `hard`) are
 //!   written in canonical form (`"0.5"` → `"500m"`, `1073741824` → `"1073741824"`), see
 //!   [`informer_core::quantity`];
@@ -62,6 +64,17 @@ impl Schema {
             let Some(field) = self.accepts(message, key) else {
                 continue;
             };
+            // A `null` entry of a map or list decodes into its Go type's zero value.
+            let entries: Vec<&mut Value> = match (field.cardinality, &mut *child) {
+                (Cardinality::Repeated, Value::Array(items)) => items.iter_mut().collect(),
+                (Cardinality::Map, Value::Object(entries)) => entries.values_mut().collect(),
+                _ => Vec::new(),
+            };
+            for entry in entries.into_iter().filter(|e| e.is_null()) {
+                if let Some(zero) = zero_of(field) {
+                    *entry = zero;
+                }
+            }
             let Some(target) = field.message.as_deref() else {
                 continue;
             };
@@ -89,6 +102,23 @@ impl Schema {
                 }
             }
         }
+    }
+}
+
+/// What Go's JSON decoding makes of a `null` element of `field`'s map or list: its element
+/// type's zero value (`""` for a string or bytes, `0`, `false`, `"0"` for a quantity, `{}`
+/// for a struct); `None` where Go keeps `null` (a time, raw JSON, a pointer).
+fn zero_of(field: &super::Field) -> Option<Value> {
+    match field.kind {
+        Kind::String | Kind::Bytes => Some(Value::String(String::new())),
+        Kind::Bool => Some(Value::Bool(false)),
+        Kind::Int32 | Kind::Int64 | Kind::Double => Some(Value::from(0)),
+        Kind::Message => match field.message.as_deref() {
+            Some(QUANTITY) => Some(Value::String("0".into())),
+            Some(message) if !is_special(message) => Some(Value::Object(Default::default())),
+            _ => None,
+        },
+        Kind::JsonOnly => None,
     }
 }
 
