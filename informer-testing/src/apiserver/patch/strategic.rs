@@ -269,7 +269,12 @@ impl Walk<'_> {
             }
             return Ok(ordered(merged, patch, &original, None));
         };
-        let (start, patch) = special_elements(original.clone(), patch, key)?;
+        let (start, patch, replaced) = special_elements(original.clone(), patch, key)?;
+        if replaced {
+            // The other elements, as sent (`mergeSliceWithSpecialElements` hands them on
+            // whole), in their order.
+            return Ok(patch.into_iter().map(taken).collect());
+        }
         let mut merged = start;
         for &element in &patch {
             let Some(id) = element.get(key) else {
@@ -303,10 +308,7 @@ impl Walk<'_> {
         patch: Option<&'p Value>,
     ) -> Result<(), SmpError> {
         let Value::Array(order) = order else {
-            return Err(SmpError::Internal(format!(
-                "expected a []interface {{}}, but received a {}",
-                go_type(order)
-            )));
+            return Err(not_a_list(order));
         };
         let strategy = strategy(self.kind, path, field);
         let key = match strategy {
@@ -316,15 +318,22 @@ impl Walk<'_> {
         let current = original.remove(field);
         let patch_list = match patch {
             Some(Value::Array(list)) => Some(list.as_slice()),
-            Some(_) => {
-                return Err(SmpError::BadRequest(
-                    "invalid patch format of setElementOrder list",
-                ));
-            }
+            Some(other) => return Err(not_a_list(other)),
             None => None,
         };
         if let Some(list) = patch_list {
             check_order(list, order, key)?;
+        }
+        // `sliceElementType` of the two lists, after the merge: a list found on one side
+        // and empty on both is refused.
+        let empty = |v: Option<&Value>| v.and_then(Value::as_array).is_none_or(Vec::is_empty);
+        if (current.is_some() || patch_list.is_some())
+            && empty(current.as_ref())
+            && patch_list.is_none_or(<[Value]>::is_empty)
+        {
+            return Err(SmpError::Internal(
+                "no elements in any of the given slices".into(),
+            ));
         }
         // The merged list, and the server's list its elements keep their places from.
         let (merged, server) = match (current, patch_list) {
@@ -334,7 +343,13 @@ impl Walk<'_> {
                 path.push(field);
                 let merged = self.merge_list(path, strategy, current.clone(), list, false)?;
                 path.pop();
-                (merged, current)
+                let server = match key {
+                    Some(key) if current.iter().all(Value::is_object) => {
+                        aliased_order(&current, list, key)
+                    }
+                    _ => current,
+                };
+                (merged, server)
             }
             (Some(other), _) => {
                 original.insert(field.to_string(), other);
@@ -346,6 +361,18 @@ impl Walk<'_> {
         original.insert(field.to_string(), Value::Array(result));
         Ok(())
     }
+}
+
+/// `mergepatch.ErrBadArgType` for a value that should be a list: `reflect.TypeOf` through
+/// `%s`, which prints `nil` as `%!s(<nil>)`.
+fn not_a_list(value: &Value) -> SmpError {
+    let received = match value {
+        Value::Null => "%!s(<nil>)",
+        other => go_type(other),
+    };
+    SmpError::Internal(format!(
+        "expected a []interface {{}}, but received a {received}"
+    ))
 }
 
 /// `applyRetainKeysDirective`: every key the patch sets is in the list, and the object keeps
@@ -375,12 +402,12 @@ fn retain_keys(
 
 /// `mergeSliceWithSpecialElements`: `$patch: delete` elements remove their match from the
 /// original, `$patch: replace` makes the other elements the whole list. Returns the list to
-/// merge into and the patch's plain elements.
+/// merge into, the patch's plain elements, and whether they replace the list.
 fn special_elements<'p>(
     original: Vec<Value>,
     patch: &'p [Value],
     key: &str,
-) -> Result<(Vec<Value>, Vec<&'p Value>), SmpError> {
+) -> Result<(Vec<Value>, Vec<&'p Value>, bool), SmpError> {
     let mut plain = Vec::new();
     let mut original = original;
     let mut replace = false;
@@ -410,10 +437,7 @@ fn special_elements<'p>(
             },
         }
     }
-    if replace {
-        return Ok((plain.into_iter().cloned().collect(), Vec::new()));
-    }
-    Ok((original, plain))
+    Ok((original, plain, replace))
 }
 
 fn no_merge_key(element: &Value, key: &str) -> SmpError {
@@ -445,22 +469,67 @@ fn element_kind(original: &[Value], patch: &[Value]) -> Result<(), SmpError> {
     Ok(())
 }
 
+/// The order of the server's elements as `mergePatchIntoOriginal` compares with: its
+/// `originalFieldValue`, which shares Go's backing array with the list being merged, so
+/// that the merge's in-place deletions (`deleteMatchingEntries` shifts what follows left)
+/// and appends (into the room the deletions left) show through it, at the original length.
+/// (On `[d, sidecar, c]`, deleting `c` and adding `a` gives `[d, sidecar, a]`, as kubectl
+/// apply does on a cluster, not `[d, a, sidecar]`.)
+fn aliased_order(original: &[Value], patch: &[Value], key: &str) -> Vec<Value> {
+    let length = original.len();
+    let mut view = original.to_vec();
+    let mut slice = original.to_vec();
+    let shown = |slice: &[Value], view: &mut Vec<Value>, from: usize| {
+        for j in from..slice.len().min(length) {
+            view[j] = slice[j].clone();
+        }
+    };
+    let replace = patch
+        .iter()
+        .any(|e| e.get(DIRECTIVE).and_then(Value::as_str) == Some("replace"));
+    for element in patch {
+        if element.get(DIRECTIVE).and_then(Value::as_str) != Some("delete") {
+            continue;
+        }
+        let Some(id) = element.get(key) else { continue };
+        while let Some(i) = slice.iter().position(|e| e.get(key) == Some(id)) {
+            slice.remove(i);
+            shown(&slice, &mut view, i);
+        }
+    }
+    if !replace {
+        for element in patch.iter().filter(|e| e.get(DIRECTIVE).is_none()) {
+            let Some(id) = element.get(key) else { continue };
+            if !slice.iter().any(|e| e.get(key) == Some(id)) {
+                slice.push(element.clone());
+                shown(&slice, &mut view, slice.len() - 1);
+            }
+        }
+    }
+    view
+}
+
 /// `validatePatchWithSetOrderList`: the patch's elements (deletions aside) appear in the
 /// `$setElementOrder` list, in its order.
 fn check_order(patch: &[Value], order: &[Value], key: Option<&str>) -> Result<(), SmpError> {
     if patch.is_empty() || order.is_empty() {
         return Ok(());
     }
-    let plain: Vec<&Value> = patch
-        .iter()
-        .filter(|e| e.get(DIRECTIVE).is_none())
-        .collect();
+    // Deletions aside (`extractToDeleteItems`, lists of maps only); another directive
+    // element is stepped over while the order list lasts, and counts against it after.
+    let is_delete =
+        |e: &&Value| key.is_some() && e.get(DIRECTIVE).and_then(Value::as_str) == Some("delete");
+    let plain: Vec<&Value> = patch.iter().filter(|e| !is_delete(e)).collect();
     let same = |a: &Value, b: &Value| match key {
         Some(k) => a.get(k).is_some() && a.get(k) == b.get(k),
         None => a == b,
     };
     let (mut p, mut o) = (0, 0);
     while p < plain.len() && o < order.len() {
+        if plain[p].get(DIRECTIVE).is_some() {
+            p += 1;
+            continue;
+        }
         if same(plain[p], &order[o]) {
             p += 1;
         }
@@ -468,7 +537,7 @@ fn check_order(patch: &[Value], order: &[Value], key: Option<&str>) -> Result<()
     }
     if p < plain.len() {
         return Err(SmpError::Internal(format!(
-            "The order in patch list:\n{}\n doesn't match {SET_ELEMENT_ORDER} list:\n{}\n",
+            "The order in patch list:\n{}\n doesn't match $setElementOrder list:\n{}\n",
             go_text(&Value::Array(patch.to_vec())),
             go_text(&Value::Array(order.to_vec()))
         )));
@@ -543,12 +612,13 @@ fn is_directive(key: &str) -> bool {
 
 /// A list element the original lacks, appended as the patch sent it
 /// (`mergeSliceWithoutSpecialElements`): what Go's decoding into the built-in type keeps of
-/// it, the directives being unknown fields to it.
+/// it, the directives being unknown fields to it. Its nulls are kept, as upstream keeps
+/// them: decoding then makes them zero values (`limits: {cpu: null}` → `"0"`).
 fn taken(value: &Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.iter()
-                .filter(|(k, v)| !v.is_null() && k.as_str() != DIRECTIVE && !is_directive(k))
+                .filter(|(k, _)| k.as_str() != DIRECTIVE && !is_directive(k))
                 .map(|(k, v)| (k.clone(), taken(v)))
                 .collect(),
         ),

@@ -375,3 +375,71 @@ fn malformed_directives_are_answered_as_the_patch_handler_answers_them() {
     strategic_merge_patch("Pod", &mut object, &patch).unwrap();
     assert_eq!(object["metadata"]["finalizers"], json!(["x"]));
 }
+
+#[test]
+fn a_replace_in_a_merging_list_keeps_the_patchs_order_and_drops_its_directives() {
+    let mut target = json!({"spec": {"containers": [{"name": "a"}, {"name": "b"}]}});
+    let patch = json!({"spec": {"containers": [
+        {"$patch": "replace"},
+        {"name": "c", "resources": {"$patch": "replace", "limits": {"cpu": "1"}}},
+        {"name": "b"},
+        {"name": "a"},
+    ]}});
+    strategic_merge_patch("Pod", &mut target, &patch).unwrap();
+    assert_eq!(
+        target["spec"]["containers"],
+        json!([{"name": "c", "resources": {"limits": {"cpu": "1"}}}, {"name": "b"}, {"name": "a"}])
+    );
+}
+
+#[test]
+fn kubectl_applys_order_sees_the_merges_deletions_and_appends_as_go_does() {
+    // Live [d, sidecar, c]; kubectl apply replaces c by a (the sidecar is not in the
+    // manifest): upstream's order list aliases the merged slice, so a takes c's place.
+    let mut target =
+        json!({"spec": {"containers": [{"name": "d"}, {"name": "sidecar"}, {"name": "c"}]}});
+    let patch = json!({"spec": {
+        "$setElementOrder/containers": [{"name": "d"}, {"name": "a"}],
+        "containers": [{"name": "a", "image": "a"}, {"name": "c", "$patch": "delete"}],
+    }});
+    strategic_merge_patch("Pod", &mut target, &patch).unwrap();
+    let names: Vec<&str> = target["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["d", "sidecar", "a"]);
+}
+
+#[test]
+fn an_element_order_of_lists_empty_on_both_sides_is_refused_as_upstream_does() {
+    let mut target = json!({"spec": {"containers": [{"name": "a"}]}});
+    let patch = json!({"spec": {"ports": [], "$setElementOrder/ports": []}});
+    assert_eq!(
+        strategic_merge_patch("Service", &mut target, &patch),
+        Err(SmpError::Internal(
+            "no elements in any of the given slices".into()
+        ))
+    );
+    let patch =
+        json!({"spec": {"containers": null, "$setElementOrder/containers": [{"name": "a"}]}});
+    assert_eq!(
+        strategic_merge_patch("Pod", &mut target, &patch),
+        Err(SmpError::Internal(
+            "expected a []interface {}, but received a %!s(<nil>)".into()
+        ))
+    );
+}
+
+#[test]
+fn a_new_list_elements_nulls_are_kept_for_decoding() {
+    let mut target = json!({"spec": {"containers": [{"name": "a"}]}});
+    let patch =
+        json!({"spec": {"containers": [{"name": "b", "resources": {"limits": {"cpu": null}}}]}});
+    strategic_merge_patch("Pod", &mut target, &patch).unwrap();
+    assert_eq!(
+        target["spec"]["containers"][0]["resources"],
+        json!({"limits": {"cpu": null}})
+    );
+}
