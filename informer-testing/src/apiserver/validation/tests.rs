@@ -330,3 +330,33 @@ fn an_event_owns_nothing() {
             .ends_with("/v1, Kind=Event is disallowed from being an owner")
     );
 }
+
+#[test]
+fn a_nodes_pod_cidrs_and_provider_id_are_set_once() {
+    let nodes = builtin("", "nodes");
+    let node = |spec: Value| json!({"metadata": {"name": "n1"}, "spec": spec});
+    // From nothing to something: allowed (the controller manager assigns them).
+    let bare = node(json!({}));
+    let assigned = node(json!({"podCIDRs": ["10.244.0.0/24"], "providerID": "kind://n1"}));
+    assert!(validate_update(&nodes, &bare, &assigned).is_ok());
+    let changed =
+        node(json!({"podCIDRs": ["10.244.0.0/24", "fd00::/64"], "providerID": "aws://n1"}));
+    let err = validate_update(&nodes, &assigned, &changed).unwrap_err();
+    assert_eq!(
+        causes(&err),
+        [
+            (
+                "FieldValueForbidden".to_string(),
+                "spec.podCIDRs".to_string(),
+                "Forbidden: node updates may not change podCIDR except from \"\" to valid"
+                    .to_string()
+            ),
+            (
+                "FieldValueForbidden".to_string(),
+                "spec.providerID".to_string(),
+                "Forbidden: node updates may not change providerID except from \"\" to valid"
+                    .to_string()
+            ),
+        ]
+    );
+}

@@ -8,6 +8,7 @@
 //! | StatefulSet | change `spec` beyond `replicas`, `ordinals`, `template`, `updateStrategy`, `revisionHistoryLimit`, `persistentVolumeClaimRetentionPolicy` and `minReadySeconds` |
 //! | Job | change `spec.selector`, `spec.template` (a suspended Job that never started may change its pods' node selector, node affinity, tolerations, scheduling gates, labels and annotations), `spec.completions` (but for an `Indexed` Job's, together with `parallelism`), `completionMode`, `podFailurePolicy`, `backoffLimitPerIndex`, `managedBy`, `successPolicy` |
 //! | RoleBinding, ClusterRoleBinding | change `roleRef` |
+//! | Node | change `spec.podCIDRs` or `spec.providerID` once set |
 //!
 //! Wording: where the real server appends a Go diff of the two specs (`cmp.Diff`) or prints a
 //! whole internal struct as the invalid value, these errors leave it out.
@@ -39,11 +40,49 @@ pub(super) fn spec_updates(
     match (resource.group.as_str(), resource.kind.as_str()) {
         ("", "Pod") => pod(old, new, errors),
         ("apps", "StatefulSet") => stateful_set(old, new, errors),
+        ("", "Node") => node(old, new, errors),
         ("batch", "Job") => job(old, new, errors),
         ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
             role_ref(old, new, errors);
         }
         _ => {}
+    }
+}
+
+/// `ValidateNodeUpdate`: `podCIDRs` and `providerID` may be set once (by the controller
+/// manager, or the cloud provider), never changed.
+fn node(old: &Value, new: &Value, errors: &mut Vec<FieldError>) {
+    const CIDRS: &str = "node updates may not change podCIDR except from \"\" to valid";
+    let cidrs = |o: &Value| -> Vec<Value> {
+        o.pointer("/spec/podCIDRs")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (before, after) = (cidrs(old), cidrs(new));
+    if !before.is_empty() {
+        if before.len() != after.len() {
+            errors.push(FieldError::forbidden("spec.podCIDRs", CIDRS));
+        } else {
+            for (b, a) in before.iter().zip(&after) {
+                if b != a {
+                    errors.push(FieldError::forbidden("spec.podCIDRs", CIDRS));
+                }
+            }
+        }
+    }
+    let provider = |o: &Value| {
+        o.pointer("/spec/providerID")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let was = provider(old);
+    if !was.is_empty() && was != provider(new) {
+        errors.push(FieldError::forbidden(
+            "spec.providerID",
+            "node updates may not change providerID except from \"\" to valid",
+        ));
     }
 }
 
