@@ -11,7 +11,7 @@
 //! | --- | --- |
 //! | Namespace, Service | names are DNS labels (Services: DNS-1035 labels) |
 //! | Pod | container names present and unique; `restartPolicy` one of `Always`, `OnFailure`, `Never` |
-//! | Deployment, ReplicaSet, StatefulSet, DaemonSet | `spec.replicas` not negative; the selector selects the template's labels; the selector never changes |
+//! | Deployment, ReplicaSet, StatefulSet, DaemonSet | `spec.replicas` not negative; the selector a valid label selector (`ValidateLabelSelector`) that selects the template's labels; the selector never changes |
 //! | Secret | `type` never changes |
 //! | Service | `spec.type` supported; `spec.ports[*].port` in 1..=65535 |
 //! | ConfigMap, Secret | once `immutable` is true, `data`, `binaryData` and `immutable` stay; keys are config keys, values at most 1 MiB together (`data`) |
@@ -267,7 +267,7 @@ fn name(resource: &ResourceType, name: &str, errors: &mut Vec<FieldError>) {
 }
 
 /// A label or annotation key: `[prefix/]name`.
-fn qualified_name(field: &str, key: &str, errors: &mut Vec<FieldError>) {
+pub(crate) fn qualified_name(field: &str, key: &str, errors: &mut Vec<FieldError>) {
     let (prefix, name) = match key.split_once('/') {
         Some((prefix, name)) => (Some(prefix), name),
         None => (None, key),
@@ -292,6 +292,77 @@ fn qualified_name(field: &str, key: &str, errors: &mut Vec<FieldError>) {
     }
 }
 
+/// `ValidateLabels`: each key a qualified name, each value a label value, all errors at
+/// `field` (no key in the path, as upstream's).
+fn labels_of(field: &str, labels: &serde_json::Map<String, Value>, errors: &mut Vec<FieldError>) {
+    for (key, value) in labels {
+        qualified_name(field, key, errors);
+        label_value(field, value.as_str().unwrap_or(""), errors);
+    }
+}
+
+/// `IsValidLabelValue`: at most 63 characters, empty or a qualified name part.
+fn label_value(field: &str, value: &str, errors: &mut Vec<FieldError>) {
+    if value.len() > 63 {
+        errors.push(FieldError::invalid(
+            field,
+            value,
+            "must be no more than 63 characters",
+        ));
+    } else if !value.is_empty() && !is_qualified_name_part(value) {
+        errors.push(FieldError::invalid(field, value, LABEL_VALUE));
+    }
+}
+
+/// `metav1validation.ValidateLabelSelector` (invalid label values refused): `matchLabels`
+/// as labels, and each of `matchExpressions` with a known operator, values when the operator
+/// takes them (and none when it does not), a qualified key and label values.
+pub(crate) fn label_selector(field: &str, selector: &Value, errors: &mut Vec<FieldError>) {
+    if let Some(labels) = selector.get("matchLabels").and_then(Value::as_object) {
+        labels_of(&format!("{field}.matchLabels"), labels, errors);
+    }
+    let expressions = selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    for (i, expression) in expressions.enumerate() {
+        let path = format!("{field}.matchExpressions[{i}]");
+        let values: Vec<&str> = expression
+            .get("values")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|v| v.as_str().unwrap_or(""))
+            .collect();
+        let operator = expression
+            .get("operator")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        match operator {
+            "In" | "NotIn" if values.is_empty() => errors.push(FieldError::required(
+                &format!("{path}.values"),
+                "must be specified when `operator` is 'In' or 'NotIn'",
+            )),
+            "Exists" | "DoesNotExist" if !values.is_empty() => errors.push(FieldError::forbidden(
+                &format!("{path}.values"),
+                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            )),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+            other => errors.push(FieldError::invalid(
+                &format!("{path}.operator"),
+                other,
+                "not a valid selector operator",
+            )),
+        }
+        let key = expression.get("key").and_then(Value::as_str).unwrap_or("");
+        qualified_name(&format!("{path}.key"), key, errors);
+        for (j, value) in values.iter().enumerate() {
+            label_value(&format!("{path}.values[{j}]"), value, errors);
+        }
+    }
+}
+
 fn metadata(object: &Value, errors: &mut Vec<FieldError>) {
     if let Some(references) = object
         .pointer("/metadata/ownerReferences")
@@ -303,19 +374,7 @@ fn metadata(object: &Value, errors: &mut Vec<FieldError>) {
         .pointer("/metadata/labels")
         .and_then(Value::as_object)
     {
-        for (key, value) in labels {
-            qualified_name("metadata.labels", key, errors);
-            let value = value.as_str().unwrap_or("");
-            if value.len() > 63 {
-                errors.push(FieldError::invalid(
-                    "metadata.labels",
-                    value,
-                    "must be no more than 63 characters",
-                ));
-            } else if !value.is_empty() && !is_qualified_name_part(value) {
-                errors.push(FieldError::invalid("metadata.labels", value, LABEL_VALUE));
-            }
-        }
+        labels_of("metadata.labels", labels, errors);
     }
     if let Some(annotations) = object
         .pointer("/metadata/annotations")
@@ -341,6 +400,9 @@ fn spec(resource: &ResourceType, object: &Value, errors: &mut Vec<FieldError>) {
         ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
             if let Some(n) = object.pointer("/spec/replicas").filter(|v| !v.is_null()) {
                 replicas("spec.replicas", n, errors);
+            }
+            if let Some(selector) = object.pointer("/spec/selector").filter(|s| s.is_object()) {
+                label_selector("spec.selector", selector, errors);
             }
             selector_matches_template(object, errors);
             pod_spec(

@@ -480,8 +480,9 @@ fn aliased_order(original: &[Value], patch: &[Value], key: &str) -> Vec<Value> {
     let mut view = original.to_vec();
     let mut slice = original.to_vec();
     let shown = |slice: &[Value], view: &mut Vec<Value>, from: usize| {
-        for j in from..slice.len().min(length) {
-            view[j] = slice[j].clone();
+        let end = slice.len().min(length);
+        if from < end {
+            view[from..end].clone_from_slice(&slice[from..end]);
         }
     };
     let replace = patch

@@ -6,16 +6,17 @@
 //!
 //! | kind | rule |
 //! | --- | --- |
-//! | Validating-, MutatingWebhookConfiguration | each webhook's `name` a fully qualified domain name (at least three segments) and unique; `sideEffects` given and `None` or `NoneOnDryRun`; `admissionReviewVersions` given, without repeats, holding `v1` or `v1beta1`; `timeoutSeconds` from 1 to 30; `failurePolicy`, `matchPolicy`, `reinvocationPolicy` and the rules' `operations` and `scope` from their supported values; each rule's operations, API groups, versions and resources given; exactly one of `clientConfig.url` (https, with a host, no user, query or fragment) and `clientConfig.service` (name, namespace, a path starting with `/`, a port from 1 to 65535) |
-//! | ValidatingAdmissionPolicy | `failurePolicy` supported; `matchConstraints` given; at least one of `validations` and `auditAnnotations`; each validation's `expression` given |
-//! | ValidatingAdmissionPolicyBinding | `policyName` given; `validationActions` given, unique, from `Deny`, `Warn`, `Audit`, and not both `Deny` and `Warn`; a `paramRef` with `name` or `selector` (not both) and a `parameterNotFoundAction` |
+//! | Validating-, MutatingWebhookConfiguration | each webhook's `name` a fully qualified domain name (at least three segments) and unique; `sideEffects` given and `None` or `NoneOnDryRun`; `admissionReviewVersions` given, without repeats, holding `v1` or `v1beta1`; `timeoutSeconds` from 1 to 30; `failurePolicy`, `matchPolicy`, `reinvocationPolicy` and the rules' `operations` and `scope` from their supported values; match conditions named (qualified names), unique, with an expression, at most 64; each rule's operations, API groups, versions and resources given; exactly one of `clientConfig.url` (https, with a host, no user, query or fragment) and `clientConfig.service` (name, namespace, a path starting with `/`, a port from 1 to 65535) |
+//! | ValidatingAdmissionPolicy | `failurePolicy` supported; `matchConstraints` given; match conditions as a webhook's; at least one of `validations` and `auditAnnotations`; each validation's `expression` given |
+//! | all | label selectors (`namespaceSelector`, `objectSelector`, a `paramRef`'s) as `ValidateLabelSelector` checks them |
+//! | ValidatingAdmissionPolicyBinding | `policyName` given, a DNS subdomain; `validationActions` given, unique, from `Deny`, `Warn`, `Audit`, and not both `Deny` and `Warn`; a `paramRef` with `name` or `selector` (not both) and a `parameterNotFoundAction` |
 //!
 //! CEL expressions (match conditions, validations, audit annotations) are not compiled.
 
 use serde_json::Value;
 
 use crate::apiserver::status::FieldError;
-use crate::apiserver::validation::is_dns_subdomain;
+use crate::apiserver::validation::{is_dns_subdomain, label_selector, qualified_name};
 
 const FAILURE_POLICIES: [&str; 2] = ["Fail", "Ignore"];
 const MATCH_POLICIES: [&str; 2] = ["Equivalent", "Exact"];
@@ -85,6 +86,7 @@ fn webhooks(object: &Value, mutating: bool, errors: &mut Vec<FieldError>) {
         }
         one_of(hook, "failurePolicy", &path, &FAILURE_POLICIES, errors);
         one_of(hook, "matchPolicy", &path, &MATCH_POLICIES, errors);
+        selectors(hook, &path, errors);
         match text(hook, "sideEffects") {
             None => errors.push(FieldError::required(
                 &format!("{path}.sideEffects"),
@@ -113,6 +115,11 @@ fn webhooks(object: &Value, mutating: bool, errors: &mut Vec<FieldError>) {
         client_config(
             hook.get("clientConfig"),
             &format!("{path}.clientConfig"),
+            errors,
+        );
+        match_conditions(
+            hook.get("matchConditions"),
+            &format!("{path}.matchConditions"),
             errors,
         );
         review_versions(
@@ -339,18 +346,16 @@ fn webhook_url(url: &str, path: &str, errors: &mut Vec<FieldError>) {
     }
 }
 
+/// `webhook.ValidateWebhookService`, as kube-apiserver 1.36 calls it: with the service's
+/// name and namespace in each other's places (kubernetes/kubernetes#141353), so that a
+/// missing name is reported at `service.namespace` and a missing namespace at
+/// `service.name`; a port from 1 to 65535; a path of `/`-separated DNS subdomains.
 fn webhook_service(service: &Value, path: &str, errors: &mut Vec<FieldError>) {
-    if text(service, "name").unwrap_or("").is_empty() {
-        errors.push(FieldError::required(
-            &format!("{path}.name"),
-            "service name is required",
-        ));
-    }
     if text(service, "namespace").unwrap_or("").is_empty() {
-        errors.push(FieldError::required(
-            &format!("{path}.namespace"),
-            "service namespace is required",
-        ));
+        errors.push(FieldError::required(&format!("{path}.name"), ""));
+    }
+    if text(service, "name").unwrap_or("").is_empty() {
+        errors.push(FieldError::required(&format!("{path}.namespace"), ""));
     }
     if let Some(port) = service.get("port").and_then(Value::as_i64)
         && !(1..=65535).contains(&port)
@@ -361,16 +366,44 @@ fn webhook_service(service: &Value, path: &str, errors: &mut Vec<FieldError>) {
             "port is not valid: must be between 1 and 65535, inclusive",
         ));
     }
-    if let Some(url_path) = text(service, "path")
-        && !url_path.is_empty()
-        && url_path != "/"
-        && !url_path.starts_with('/')
-    {
+    let Some(url_path) = text(service, "path") else {
+        return;
+    };
+    let field = format!("{path}.path");
+    if url_path.is_empty() || url_path == "/" {
+        return;
+    }
+    if url_path == "//" {
         errors.push(FieldError::invalid(
-            &format!("{path}.path"),
+            &field,
+            url_path,
+            "segment[0] may not be empty",
+        ));
+        return;
+    }
+    if !url_path.starts_with('/') {
+        errors.push(FieldError::invalid(
+            &field,
             url_path,
             "must start with a '/'",
         ));
+    }
+    let rest = url_path.get(1..).unwrap_or("");
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    for (i, step) in rest.split('/').enumerate() {
+        if step.is_empty() {
+            errors.push(FieldError::invalid(
+                &field,
+                url_path,
+                &format!("segment[{i}] may not be empty"),
+            ));
+        } else if !is_dns_subdomain(step) {
+            errors.push(FieldError::invalid(
+                &field,
+                url_path,
+                &format!("segment[{i}]: {}", super::DNS1123_SUBDOMAIN),
+            ));
+        }
     }
 }
 
@@ -397,6 +430,7 @@ fn policy(spec: Option<&Value>, errors: &mut Vec<FieldError>) {
             }
         }
     }
+    match_conditions(spec.get("matchConditions"), "spec.matchConditions", errors);
     let validations = spec
         .get("validations")
         .and_then(Value::as_array)
@@ -428,9 +462,52 @@ fn policy(spec: Option<&Value>, errors: &mut Vec<FieldError>) {
     }
 }
 
-/// `validateMatchResources`: a supported `matchPolicy`, and its rules.
+/// `validateMatchConditions`: at most 64; each with an expression and a qualified name,
+/// unique (CEL is not compiled).
+fn match_conditions(conditions: Option<&Value>, path: &str, errors: &mut Vec<FieldError>) {
+    let conditions = conditions
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if conditions.len() > 64 {
+        errors.push(FieldError::too_many(path, conditions.len(), 64));
+    }
+    let mut names = Vec::new();
+    for (i, condition) in conditions.iter().enumerate() {
+        if text(condition, "expression")
+            .unwrap_or("")
+            .trim()
+            .is_empty()
+        {
+            errors.push(FieldError::required(&format!("{path}[{i}].expression"), ""));
+        }
+        let name = text(condition, "name").unwrap_or("");
+        if name.is_empty() {
+            errors.push(FieldError::required(&format!("{path}[{i}].name"), ""));
+        } else {
+            qualified_name(&format!("{path}[{i}].name"), name, errors);
+            if names.contains(&name) {
+                errors.push(FieldError::duplicate(&format!("{path}[{i}].name"), name));
+            } else {
+                names.push(name);
+            }
+        }
+    }
+}
+
+/// The label selectors `namespaceSelector` and `objectSelector` of `object`, if set.
+fn selectors(object: &Value, path: &str, errors: &mut Vec<FieldError>) {
+    for key in ["namespaceSelector", "objectSelector"] {
+        if let Some(selector) = object.get(key).filter(|s| s.is_object()) {
+            label_selector(&format!("{path}.{key}"), selector, errors);
+        }
+    }
+}
+
+/// `validateMatchResources`: a supported `matchPolicy`, its selectors and its rules.
 fn match_resources(resources: &Value, path: &str, errors: &mut Vec<FieldError>) {
     one_of(resources, "matchPolicy", path, &MATCH_POLICIES, errors);
+    selectors(resources, path, errors);
     for key in ["resourceRules", "excludeResourceRules"] {
         for (i, rule) in resources
             .get(key)
@@ -446,8 +523,14 @@ fn match_resources(resources: &Value, path: &str, errors: &mut Vec<FieldError>) 
 
 fn binding(spec: Option<&Value>, errors: &mut Vec<FieldError>) {
     let spec = spec.unwrap_or(&Value::Null);
-    if text(spec, "policyName").unwrap_or("").is_empty() {
-        errors.push(FieldError::required("spec.policyName", ""));
+    match text(spec, "policyName").unwrap_or("") {
+        "" => errors.push(FieldError::required("spec.policyName", "")),
+        name if !is_dns_subdomain(name) => errors.push(FieldError::invalid(
+            "spec.policyName",
+            name,
+            super::DNS1123_SUBDOMAIN,
+        )),
+        _ => {}
     }
     if let Some(resources) = spec.get("matchResources").filter(|v| !v.is_null()) {
         // Upstream's path is misspelt so; kept, as clients may match on it.
@@ -485,6 +568,9 @@ fn binding(spec: Option<&Value>, errors: &mut Vec<FieldError>) {
     if let Some(reference) = spec.get("paramRef").filter(|v| v.is_object()) {
         let named = !text(reference, "name").unwrap_or("").is_empty();
         let selected = reference.get("selector").is_some_and(|s| !s.is_null());
+        if let Some(selector) = reference.get("selector").filter(|s| s.is_object()) {
+            label_selector("spec.paramRef.selector", selector, errors);
+        }
         if named && selected {
             for key in ["name", "selector"] {
                 errors.push(FieldError::forbidden(
