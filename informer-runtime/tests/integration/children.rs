@@ -753,6 +753,71 @@ async fn an_orphan_is_not_adopted_again_by_a_parent_the_cache_still_holds() {
 }
 
 #[tokio::test]
+async fn a_secret_child_given_as_string_data_is_not_applied_again_when_nothing_changed() {
+    // The server stores `stringData` as `data`: compared as sent, the child never matched
+    // its cached copy and was applied on every reconcile.
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("token", "t1")]),
+        )
+        .await
+        .unwrap();
+    let factory = InformerFactory::new(client.clone());
+    let controller = Controller::<ConfigMap>::builder(&factory)
+        .name("string-secrets-of")
+        .namespace("default")
+        .label_selector("role=parent")
+        .children(|cm: &ConfigMap| {
+            let mut secret = Secret::default();
+            secret.metadata.name = Some(format!("{}-token", cm.name_any()));
+            let token = cm.data.as_ref().and_then(|d| d.get("token")).cloned();
+            secret.string_data = Some(BTreeMap::from([(
+                "value".to_owned(),
+                token.unwrap_or_default(),
+            )]));
+            vec![secret]
+        })
+        .build_children_only()
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(controller.run(cancel.clone()));
+    eventually_async("the secret holds t1", async || {
+        value_of(&client, "app-token").await.as_deref() == Some("t1")
+    })
+    .await;
+    let written = secret_patches(&server);
+    for round in 0..3 {
+        let touch = Patch::Merge(
+            serde_json::json!({"metadata": {"annotations": {"round": round.to_string()}}}),
+        );
+        parents
+            .patch("app", &PatchParams::default(), &touch)
+            .await
+            .unwrap();
+    }
+    let change = Patch::Merge(serde_json::json!({"data": {"token": "t2"}}));
+    parents
+        .patch("app", &PatchParams::default(), &change)
+        .await
+        .unwrap();
+    eventually_async("the secret holds t2", async || {
+        value_of(&client, "app-token").await.as_deref() == Some("t2")
+    })
+    .await;
+    assert_eq!(
+        secret_patches(&server) - written,
+        1,
+        "one apply, for the change; none for the three touches"
+    );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
 async fn a_declared_status_is_written_when_it_changes_and_only_then() {
     let server = server().await;
     let client = server.client();

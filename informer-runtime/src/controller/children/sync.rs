@@ -134,6 +134,9 @@ where
         // `None` of a plain `Option` (no `skip_serializing_if`) means "not set", not null.
         drop_nulls(fields);
         let dt = C::DynamicType::default();
+        if kind == "Secret" && C::api_version(&dt) == "v1" {
+            string_data_into_data(fields);
+        }
         fields.insert("apiVersion".into(), C::api_version(&dt).into_owned().into());
         fields.insert("kind".into(), kind.clone().into());
         fields.remove("status");
@@ -681,6 +684,27 @@ where
 /// Removes the null fields of `map` and of the objects in it (a serialized `None`): an
 /// apply that sends `"replicas": null` would store null where nothing was meant, and a
 /// cached object without the field would never hold it.
+/// A Secret's `stringData` merged into its `data` (base64), as the API server stores it
+/// (`stringData` wins over `data` for a key in both): applied as `stringData`, the child
+/// would never be seen as held by the cached copy, which has `data` only, and would be
+/// applied again on every reconcile.
+fn string_data_into_data(fields: &mut Map<String, Value>) {
+    let Some(Value::Object(strings)) = fields.remove("stringData") else {
+        return;
+    };
+    let data = fields
+        .entry("data")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(data) = data {
+        for (key, value) in strings {
+            if let Value::String(text) = value {
+                let bytes = k8s_openapi::ByteString(text.into_bytes());
+                data.insert(key, serde_json::to_value(bytes).unwrap_or(Value::Null));
+            }
+        }
+    }
+}
+
 pub(crate) fn drop_nulls(map: &mut Map<String, Value>) {
     map.retain(|_, value| !value.is_null());
     for value in map.values_mut() {
