@@ -103,7 +103,10 @@
 //! say for a spec only its author can fix, which waits for the parent's next change). An
 //! empty `Vec` or `None` deletes the existing children. A `reconcile`, if written, runs after
 //! the children are in line (say, to write the parent's status); a controller whose
-//! children are all it does writes `impl Reconcile for Name {}`.
+//! children are all it does writes `impl Reconcile for Name {}`. In that same pass the
+//! listers may not hold yet the children just written (their watch events come after):
+//! read what was applied from `ctx.children_report()`; the writes' events reconcile the
+//! parent again, and that pass sees them.
 //!
 //! A function that spreads children over namespaces (one copy per namespace a watched
 //! lister holds: `watches(Namespace, mapper = every_parent, labels = "team")` and

@@ -163,7 +163,8 @@ impl<C: ControllerSpec> Context<C> {
 
     /// A typed `Api` of `T` over [`client`](Self::client): in `namespace` (a `&str`, or
     /// `key.namespace()`), or across all namespaces with `None`; cluster-scoped types ignore
-    /// the namespace.
+    /// the namespace. For writes, use the full type, not a view: a replace through an `Api`
+    /// of a view sends only the view's fields and removes the others.
     ///
     /// ```no_run
     /// # use informer_runtime::controller::{Context, ControllerSpec};

@@ -54,6 +54,25 @@
 //! view does not declare is a compile error (it is plain field access). Label selectors of
 //! listers and informers read `metadata.labels`: keep `labels` to use them.
 //!
+//! What the library reads of a view's metadata, and so what to keep in `metadata(...)`:
+//!
+//! | use | keep |
+//! | --- | --- |
+//! | `owns(View)`, `ByControllerUid` (mapping a child to its owner) | `owner_references` (without it nothing is mapped: the owner is never reconciled for its children) |
+//! | a view as the parent of declared children | `uid` (to own them: without it the children step fails, terminally) |
+//! | the `finalizer` helper on a view | `finalizers` and `deletion_timestamp` (without them the helper's guarded patch fails on every reconcile and the cleanup never runs) |
+//! | label selectors, `labels = "..."` | `labels` |
+//! | an `#[indexer]` of a metadata field | that field |
+//!
+//! An update that changes only fields the view does not declare still reaches the
+//! controller (the object's resource version changed): a view narrows what is cached, not
+//! which changes are seen.
+//!
+//! A view is cached compressed by derived controllers and `Manager::new` (a
+//! [`CompactStore`](crate::compact_store::CompactStore)), which encodes it and decodes it
+//! again: its `Serialize` and `Deserialize` must round-trip (no field serialized under
+//! another name than it reads, no `skip_serializing` of a field it needs).
+//!
 //! # Which representation to cache
 //!
 //! | representation | memory per cached Pod | reads | when |
@@ -62,7 +81,8 @@
 //! | a view (`PodView`) | what its fields cost (about 1 KB for the metadata and a few fields) | an `Arc` clone | you read a known handful of fields: the smallest and fastest |
 //! | the full type in a [`CompactStore`](crate::compact_store::CompactStore) | about 1.5 KB, plus the hot objects | decoded on a miss (11–18 µs for a Pod) | you need the full type but not its memory; reads are rare next to API calls (a reconcile) |
 //!
-//! Writes go through `kube::Api<Pod>` as ever: a view is for reading.
+//! Writes go through `kube::Api<Pod>` as ever: a view is for reading. A replace (`PUT`)
+//! through an `Api` of the view would send only the view's fields, and remove the others.
 
 use std::fmt;
 

@@ -461,7 +461,9 @@ pub enum ChildrenError {
     },
     /// The parent has no UID to put in owner references (objects from a memory source
     /// rarely do; the API server always sets one).
-    #[error("parent {parent} has no metadata.uid to own children with")]
+    #[error(
+        "parent {parent} has no metadata.uid to own children with (a view as the parent keeps uid in #[view(metadata(...))])"
+    )]
     ParentWithoutUid {
         /// The parent.
         parent: ObjectKey,
