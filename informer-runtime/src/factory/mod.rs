@@ -27,7 +27,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::compact_store::{CompactStore, DEFAULT_HOT_OBJECTS};
-use crate::informer::{InformerBuilder, SharedIndexInformer};
+use crate::informer::{InformerBuilder, InformerError, SharedIndexInformer};
 use crate::lister_watcher::KubeListerWatcher;
 use crate::reflector::{ReflectorConfig, ReflectorError};
 
@@ -153,8 +153,13 @@ where
     fn run(&self, cancel: CancellationToken) -> BoxFuture<'static, ()> {
         let informer = self.clone();
         async move {
-            if let Err(e) = informer.run(cancel).await {
-                tracing::warn!(error = %e, "informer not started");
+            match informer.run(cancel).await {
+                Ok(()) => {}
+                Err(e @ InformerError::AlreadyStarted) => {
+                    tracing::warn!(error = %e, "informer not started");
+                }
+                // Logged where it happened (and printed without a subscriber).
+                Err(e) => tracing::error!(error = %e, "informer stopped"),
             }
         }
         .boxed()

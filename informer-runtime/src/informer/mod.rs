@@ -54,6 +54,11 @@ pub enum InformerError {
     /// informer stopped. Fix the transform; the cache kept what it had.
     #[error("the informer stopped because its reflector panicked: {0}")]
     ReflectorPanicked(String),
+    /// Applying a change to the cache panicked (a store of your own, or a type whose
+    /// `Serialize` and `Deserialize` do not round-trip in a compact cache), so the informer
+    /// stopped: its cache keeps what it had and no longer changes.
+    #[error("the informer stopped because applying a change to its cache panicked: {0}")]
+    CachePanicked(String),
 }
 
 /// Where an informer is in its life (published on a watch channel).

@@ -1,10 +1,12 @@
 //! [`SharedIndexInformer`]: one reflector, one cache, many handlers.
 
 use std::fmt;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
+use futures::FutureExt as _;
 use informer_core::apply::{apply_keyed_deltas, apply_ordered_deltas};
 use informer_core::fifo::{Delta, DeltaFifo, Fifo, RealFifo};
 use informer_core::store::ThreadSafeStore;
@@ -383,10 +385,22 @@ where
         let reflector = inner.reflector.clone();
         let reflector_stop = stop.clone();
         let mut reflector_task = tokio::spawn(async move { reflector.run(reflector_stop).await });
+        let mut cache_panic = None;
         let early_end = tokio::select! {
             // The reflector only ends by itself if it panicked (say, in a transform).
             ended = &mut reflector_task => Some(ended),
-            _ = async { tokio::join!(self.process_loop(&stop), self.resync_loop(&stop)) } => None,
+            (panicked, ()) = async {
+                let process = async {
+                    let panicked = self.process_loop(&stop).await;
+                    // A loop that ended on a panic stops the informer.
+                    stop.cancel();
+                    panicked
+                };
+                tokio::join!(process, self.resync_loop(&stop))
+            } => {
+                cache_panic = panicked;
+                None
+            }
         };
         stop.cancel();
         let ended = match early_end {
@@ -396,6 +410,9 @@ where
         inner.fifo.close();
         inner.processor.stop().await;
         drop(guard);
+        if let Some(message) = cache_panic {
+            return Err(InformerError::CachePanicked(message));
+        }
         match ended {
             Err(e) if e.is_panic() => {
                 let message = panic::message(&*e.into_panic());
@@ -408,7 +425,9 @@ where
 
     /// The informer loop: pop a batch, apply it to the cache and distribute its
     /// notifications under the distribution lock, then wait for room in blocking buffers.
-    async fn process_loop(&self, stop: &CancellationToken) {
+    /// Returns the message of a panic that stopped it (the cache's, or a notification's
+    /// before it reaches a handler), logged and, with no `tracing` subscriber, printed.
+    async fn process_loop(&self, stop: &CancellationToken) -> Option<String> {
         let inner = &*self.inner;
         let fifo = &inner.fifo;
         let store: &dyn Store<K> = &*inner.store;
@@ -442,7 +461,18 @@ where
             let popped = tokio::select! {
                 biased;
                 _ = stop.cancelled() => break,
-                popped = fifo.pop_keyed(&mut process) => popped,
+                popped = AssertUnwindSafe(fifo.pop_keyed(&mut process)).catch_unwind() => popped,
+            };
+            let popped = match popped {
+                Ok(popped) => popped,
+                Err(payload) => {
+                    let message = panic::message(&*payload);
+                    tracing::error!(panic = %message, "applying a change to the cache panicked; the informer stopped");
+                    crate::fallback::report(format_args!(
+                        "an informer stopped: applying a change to its cache panicked ({message}); its cache no longer changes"
+                    ));
+                    return Some(message);
+                }
             };
             if popped.is_err() {
                 break; // closed
@@ -456,6 +486,7 @@ where
                 _ = processor.wait_for_room() => {}
             }
         }
+        None
     }
 
     /// Resyncs handlers when due: wakes at the earliest due time, marks the due handlers and

@@ -1118,6 +1118,42 @@ async fn panicking_transform_stops_the_informer_with_an_error() {
     assert!(informer.is_stopped());
 }
 
+/// A store that panics on every batch write (as a compact cache of a type that does not
+/// round-trip through serde does when it decodes what it replaces).
+struct PanicsOnApply(ThreadSafeStore<Cm>);
+
+impl informer_core::store::StoreWrapper for PanicsOnApply {
+    type Object = Cm;
+    fn inner(&self) -> &dyn Indexer<Cm> {
+        &self.0
+    }
+    fn apply(
+        &self,
+        _batch: Vec<informer_core::StoreOp<Cm>>,
+    ) -> Result<Vec<Option<Arc<Cm>>>, informer_core::StoreError> {
+        panic!("the cache cannot take this on purpose")
+    }
+}
+
+#[tokio::test]
+async fn a_cache_that_panics_stops_the_informer_with_an_error() {
+    let source = source_with(&["a"]);
+    let informer = SharedIndexInformer::builder(Arc::new(source.clone()))
+        .store(Arc::new(PanicsOnApply(ThreadSafeStore::new())))
+        .build();
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        informer.run(CancellationToken::new()),
+    )
+    .await
+    .expect("run returns, not hangs with a frozen cache");
+    assert!(
+        matches!(result, Err(InformerError::CachePanicked(ref m)) if m.contains("on purpose")),
+        "{result:?}"
+    );
+    assert!(informer.is_stopped());
+}
+
 #[tokio::test]
 async fn an_empty_first_list_syncs_with_either_fifo() {
     for fifo in [FifoKind::Real, FifoKind::Delta] {
