@@ -38,6 +38,9 @@ pub(crate) trait Source: Send + Sync {
     fn wait_synced(&self) -> BoxFuture<'static, bool>;
     /// Why the informer has not synced, if it knows.
     fn sync_error(&self) -> Option<Arc<ReflectorError>>;
+    /// Whether the informer has stopped (at shutdown, or on a panic of its reflector or
+    /// cache): its cache no longer changes.
+    fn is_stopped(&self) -> bool;
     fn reflector_stats(&self) -> ReflectorStats;
     /// `None` once the handler is removed.
     fn handler_stats(&self) -> Option<HandlerStats>;
@@ -162,6 +165,10 @@ where
         self.informer.sync_error()
     }
 
+    fn is_stopped(&self) -> bool {
+        self.informer.is_stopped()
+    }
+
     fn reflector_stats(&self) -> ReflectorStats {
         self.informer.reflector_stats()
     }
@@ -266,11 +273,14 @@ impl Sources {
     }
 
     /// Labels of the informers not synced yet, with the reason when known.
+    /// The informers that have not synced, or have stopped (a readiness probe fails for
+    /// either: a stopped informer's cache no longer changes).
     pub(crate) fn unsynced(&self) -> Vec<String> {
         self.list
             .iter()
-            .filter(|s| !s.has_synced())
+            .filter(|s| !s.has_synced() || s.is_stopped())
             .map(|s| match s.sync_error() {
+                _ if s.is_stopped() => format!("{}: stopped", s.informer_label()),
                 Some(e) => format!("{}: {e}", s.informer_label()),
                 None => s.informer_label().to_owned(),
             })

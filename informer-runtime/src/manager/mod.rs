@@ -508,8 +508,8 @@ impl Manager {
 
     /// Adds a named readiness check to `/readyz`: controller-runtime's
     /// `mgr.AddReadyzCheck(name, checker)`. `/readyz` passes once the manager's own checks
-    /// pass (`informer-sync`: every controller's caches have synced; `shutdown`: shutdown has
-    /// not begun) and every check added here passes; it fails with 500. A readiness check
+    /// pass (`informer-sync`: every controller's caches have synced and none has stopped,
+    /// as one does on a panic of its reflector or cache; `shutdown`: shutdown has not begun) and every check added here passes; it fails with 500. A readiness check
     /// should fail while this replica cannot serve (kubelet takes it out of its Services'
     /// endpoints, without restarting it). The format, `?verbose`, `?exclude=` and
     /// `/readyz/<name>` are as for [`add_healthz_check`](Self::add_healthz_check).

@@ -302,6 +302,63 @@ async fn readyz_turns_ready_after_the_caches_sync() {
     run.await.unwrap().unwrap();
 }
 
+/// A cache that panics on a write of a ConfigMap whose `v` is `boom` (as a compact cache of
+/// a type that does not round-trip does on a cold update).
+struct PanicsOnBoom(informer_core::ThreadSafeStore<ConfigMap>);
+
+impl informer_core::store::StoreWrapper for PanicsOnBoom {
+    type Object = ConfigMap;
+    fn inner(&self) -> &dyn informer_core::Indexer<ConfigMap> {
+        &self.0
+    }
+    fn apply(
+        &self,
+        batch: Vec<informer_core::StoreOp<ConfigMap>>,
+    ) -> Result<Vec<Option<Arc<ConfigMap>>>, informer_core::StoreError> {
+        let boom = batch.iter().any(|op| {
+            matches!(op, informer_core::StoreOp::Upsert(cm)
+                if cm.data.as_ref().and_then(|d| d.get("v")).map(String::as_str) == Some("boom"))
+        });
+        assert!(!boom, "this cache cannot hold it");
+        informer_core::Store::apply(&self.0, batch)
+    }
+}
+
+#[tokio::test]
+async fn readyz_fails_once_an_informer_has_stopped_on_a_panic() {
+    let server = server().await;
+    let client = server.client();
+    create_configmap(client.clone(), "a", "1").await;
+    let mut manager = Manager::new(client.clone())
+        .metrics_address("127.0.0.1:0".parse().unwrap())
+        .handle_signals(false);
+    let controller = manager
+        .controller::<ConfigMap>()
+        .store(Arc::new(
+            PanicsOnBoom(informer_core::ThreadSafeStore::new()),
+        ))
+        .build(reconciler_fn(|_key, _cm: Option<Arc<ConfigMap>>| async {
+            Ok(Action::Done)
+        }))
+        .unwrap();
+    manager.add(controller).unwrap();
+    let address = manager.bind().await.unwrap().unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(manager.run(cancel.clone()));
+    eventually_async("/readyz is 200", async || {
+        get(address, "/readyz").await.0 == 200
+    })
+    .await;
+    touch_configmap(client.clone(), "a", "boom").await;
+    eventually_async("/readyz fails, naming the stopped cache", async || {
+        let (status, body) = get(address, "/readyz").await;
+        status == 500 && body.contains("stopped")
+    })
+    .await;
+    cancel.cancel();
+    let _ = run.await;
+}
+
 /// One replica: its manager's task, its elector or shard manager, and its cancel token.
 struct Replica<S> {
     identity: String,
