@@ -99,10 +99,32 @@ where
                     {"op": "add", "path": "/metadata/finalizers/-", "value": name},
                 ])
             };
-            match patch_finalizers(api, &object, patch, name, "adding").await? {
-                Some(patched) => reconcile(FinalizerEvent::Apply(Arc::new(patched))).await,
+            match patch_finalizers(api, &object, patch, name, "adding").await {
+                Ok(Some(patched)) => reconcile(FinalizerEvent::Apply(Arc::new(patched))).await,
                 // Deleted meanwhile (without our finalizer, nothing to clean up).
-                None => Ok(Action::Done),
+                Ok(None) => Ok(Action::Done),
+                // The guard failed: the server's finalizers are not the cached ones.
+                Err(error) if guard_refused(&error) => {
+                    let Some(object_name) = object.meta().name.as_deref() else {
+                        return Err(error);
+                    };
+                    match api.get_opt(object_name).await {
+                        // The cache was behind: ours is there already.
+                        Ok(Some(live)) if live.finalizers().iter().any(|f| f == name) => {
+                            reconcile(FinalizerEvent::Apply(Arc::new(live))).await
+                        }
+                        // A fresh read shows none either, where the server has some: the
+                        // type does not keep them (a view without `finalizers`), and the
+                        // helper can never see its own.
+                        Ok(Some(live)) if live.finalizers().is_empty() => {
+                            Err(ReconcileError::terminal(format!(
+                                "the finalizer helper cannot work on this type: it does not keep metadata.finalizers (a view: keep finalizers and deletion_timestamp in #[view(metadata(...))]); adding finalizer {name} was refused because the object has finalizers this type does not show"
+                            )))
+                        }
+                        _ => Err(error),
+                    }
+                }
+                Err(error) => Err(error),
             }
         }
         (true, Some(i)) => {
@@ -117,6 +139,19 @@ where
         }
         (true, None) => Ok(Action::Done),
     }
+}
+
+/// Whether `error` is a finalizer patch whose `test` the server refused (a 422): the
+/// object's finalizers are not the ones the patch was made from.
+fn guard_refused(error: &ReconcileError) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error.as_error());
+    while let Some(current) = cause {
+        if let Some(kube::Error::Api(status)) = current.downcast_ref::<kube::Error>() {
+            return status.code == 422;
+        }
+        cause = current.source();
+    }
+    false
 }
 
 /// A failed patch of an object's finalizers, saying which finalizer, which object and what

@@ -186,3 +186,77 @@ async fn an_object_gone_before_its_finalizer_is_added_is_done() {
     assert_eq!(out.unwrap(), Action::Done);
     assert!(seen.is_empty());
 }
+
+#[tokio::test]
+async fn a_cache_behind_the_server_that_already_has_our_finalizer_applies_with_the_live_object() {
+    // The server has the finalizer; the cached copy is from before it was added.
+    let (_server, api, cached) = setup(&[]).await;
+    let mut with = (*cached).clone();
+    with.metadata.finalizers = Some(strings(&[NAME]));
+    with.metadata.resource_version = None;
+    api.replace("app", &PostParams::default(), &with)
+        .await
+        .unwrap();
+    let (out, seen) = run(&api, cached, Ok(Action::Done)).await;
+    assert!(out.is_ok(), "{out:?}");
+    assert_eq!(seen, [("apply", strings(&[NAME]))]);
+}
+
+/// A ConfigMap read as a type that drops `metadata.finalizers` (as a view without them in
+/// its `metadata(...)` does).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct Blind {
+    #[serde(deserialize_with = "without_finalizers")]
+    metadata: kube::core::ObjectMeta,
+}
+
+fn without_finalizers<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<kube::core::ObjectMeta, D::Error> {
+    let mut meta = <kube::core::ObjectMeta as serde::Deserialize>::deserialize(d)?;
+    meta.finalizers = None;
+    Ok(meta)
+}
+
+impl kube::Resource for Blind {
+    type DynamicType = ();
+    type Scope = kube::core::NamespaceResourceScope;
+    fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+        "ConfigMap".into()
+    }
+    fn group(_: &()) -> std::borrow::Cow<'_, str> {
+        "".into()
+    }
+    fn version(_: &()) -> std::borrow::Cow<'_, str> {
+        "v1".into()
+    }
+    fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+        "configmaps".into()
+    }
+    fn meta(&self) -> &kube::core::ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut kube::core::ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+#[tokio::test]
+async fn a_type_that_does_not_keep_finalizers_fails_terminally_saying_so() {
+    let (server, _api, _cached) = setup(&[]).await;
+    let blind = Api::<Blind>::namespaced(server.client(), "default");
+    let read = Arc::new(blind.get("app").await.unwrap());
+    // The first add goes through; the next reconcile cannot see it.
+    let first = finalizer(&blind, NAME, read.clone(), async |_| Ok(Action::Done)).await;
+    assert!(first.is_ok(), "{first:?}");
+    let read = Arc::new(blind.get("app").await.unwrap());
+    let second = finalizer(&blind, NAME, read, async |_| Ok(Action::Done)).await;
+    let error = second.unwrap_err();
+    assert!(error.is_terminal(), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("keep finalizers and deletion_timestamp"),
+        "{error}"
+    );
+}
