@@ -385,22 +385,22 @@ where
         let reflector = inner.reflector.clone();
         let reflector_stop = stop.clone();
         let mut reflector_task = tokio::spawn(async move { reflector.run(reflector_stop).await });
-        let mut cache_panic = None;
+        // Set before the loop stops the informer, so that whichever branch below ends
+        // first (the reflector stops with the informer), the panic is reported.
+        let cache_panic = parking_lot::Mutex::new(None);
         let early_end = tokio::select! {
             // The reflector only ends by itself if it panicked (say, in a transform).
             ended = &mut reflector_task => Some(ended),
-            (panicked, ()) = async {
+            _ = async {
                 let process = async {
-                    let panicked = self.process_loop(&stop).await;
-                    // A loop that ended on a panic stops the informer.
-                    stop.cancel();
-                    panicked
+                    if let Some(message) = self.process_loop(&stop).await {
+                        *cache_panic.lock() = Some(message);
+                        // A loop that ended on a panic stops the informer.
+                        stop.cancel();
+                    }
                 };
                 tokio::join!(process, self.resync_loop(&stop))
-            } => {
-                cache_panic = panicked;
-                None
-            }
+            } => None,
         };
         stop.cancel();
         let ended = match early_end {
@@ -410,7 +410,7 @@ where
         inner.fifo.close();
         inner.processor.stop().await;
         drop(guard);
-        if let Some(message) = cache_panic {
+        if let Some(message) = cache_panic.into_inner() {
             return Err(InformerError::CachePanicked(message));
         }
         match ended {
