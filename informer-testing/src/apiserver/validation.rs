@@ -31,7 +31,7 @@ use super::status::{ApiError, FieldError};
 
 pub(crate) const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const DNS1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-const DNS1035_LABEL: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+pub(crate) const DNS1035_LABEL: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
 pub(crate) const QUALIFIED_NAME: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 const LABEL_VALUE: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 const IMMUTABLE: &str = "field is immutable when `immutable` is set";
@@ -231,6 +231,12 @@ pub(crate) fn is_dns_label(s: &str) -> bool {
     )
 }
 
+/// A DNS-1035 label (`IsDNS1035Label`): a DNS label of at most 63 bytes that starts with a
+/// letter.
+pub(crate) fn is_dns1035_label(s: &str) -> bool {
+    is_dns_label(s) && s.len() <= 63 && s.as_bytes()[0].is_ascii_lowercase()
+}
+
 /// An RFC 1123 subdomain: dot-separated labels, at most 253 bytes.
 pub(crate) fn is_dns_subdomain(s: &str) -> bool {
     s.len() <= 253 && s.split('.').all(is_dns_label)
@@ -248,11 +254,7 @@ fn name(resource: &ResourceType, name: &str, errors: &mut Vec<FieldError>) {
     let field = "metadata.name";
     let (valid, limit, rule) = match (resource.group.as_str(), resource.kind.as_str()) {
         ("", "Namespace") => (is_dns_label(name), 63, DNS1123_LABEL),
-        ("", "Service") => (
-            is_dns_label(name) && name.as_bytes()[0].is_ascii_lowercase(),
-            63,
-            DNS1035_LABEL,
-        ),
+        ("", "Service") => (is_dns1035_label(name), 63, DNS1035_LABEL),
         _ => (is_dns_subdomain(name), 253, DNS1123_SUBDOMAIN),
     };
     if name.len() > limit {

@@ -9,15 +9,10 @@ use serde_json::Value;
 
 use super::super::status::FieldError;
 use super::super::structural::{ProblemKind, Schema, SchemaProblem};
-use super::super::validation::{is_dns_label, is_dns_subdomain};
+use super::super::validation::{
+    DNS1035_LABEL, DNS1123_SUBDOMAIN, is_dns_subdomain, is_dns1035_label,
+};
 use crate::apiserver::str_at;
-
-const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const DNS1035_LABEL: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
-
-fn is_dns1035(s: &str) -> bool {
-    is_dns_label(s) && s.len() <= 63 && s.as_bytes()[0].is_ascii_lowercase()
-}
 
 /// Every problem of a CRD about to be created (or, with `old`, to replace `old`).
 pub(crate) fn validate(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
@@ -112,7 +107,7 @@ fn versions(crd: &Value, errors: &mut Vec<FieldError>) {
             unique = false;
         }
         seen.push(name);
-        if !is_dns1035(name) {
+        if !is_dns1035_label(name) {
             errors.push(FieldError::invalid(
                 &format!("{path}.name"),
                 name,
@@ -261,7 +256,7 @@ fn names(names: &Value, path: &str, errors: &mut Vec<FieldError>) {
     let mixed_case = "may have mixed case, but should otherwise match: ";
     for key in ["plural", "singular"] {
         let value = str_at(names, &format!("/{key}"));
-        if !value.is_empty() && !is_dns1035(value) {
+        if !value.is_empty() && !is_dns1035_label(value) {
             errors.push(FieldError::invalid(
                 &format!("{path}.{key}"),
                 value,
@@ -271,7 +266,7 @@ fn names(names: &Value, path: &str, errors: &mut Vec<FieldError>) {
     }
     for key in ["kind", "listKind"] {
         let value = str_at(names, &format!("/{key}"));
-        if !value.is_empty() && !is_dns1035(&value.to_ascii_lowercase()) {
+        if !value.is_empty() && !is_dns1035_label(&value.to_ascii_lowercase()) {
             errors.push(FieldError::invalid(
                 &format!("{path}.{key}"),
                 value,
@@ -282,7 +277,7 @@ fn names(names: &Value, path: &str, errors: &mut Vec<FieldError>) {
     for key in ["shortNames", "categories"] {
         for (i, value) in names[key].as_array().into_iter().flatten().enumerate() {
             let value = value.as_str().unwrap_or("");
-            if !is_dns1035(value) {
+            if !is_dns1035_label(value) {
                 errors.push(FieldError::invalid(
                     &format!("{path}.{key}[{i}]"),
                     value,

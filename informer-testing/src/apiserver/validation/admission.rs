@@ -16,7 +16,9 @@
 use serde_json::Value;
 
 use crate::apiserver::status::FieldError;
-use crate::apiserver::validation::{is_dns_subdomain, label_selector, qualified_name};
+use crate::apiserver::validation::{
+    DNS1035_LABEL, is_dns_subdomain, is_dns1035_label, label_selector, qualified_name,
+};
 
 const FAILURE_POLICIES: [&str; 2] = ["Fail", "Ignore"];
 const MATCH_POLICIES: [&str; 2] = ["Equivalent", "Exact"];
@@ -267,19 +269,6 @@ fn review_versions(versions: Option<&Value>, path: &str, errors: &mut Vec<FieldE
             ),
         ));
     }
-}
-
-const DNS1035_LABEL: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
-
-fn is_dns1035_label(s: &str) -> bool {
-    let bytes = s.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 63
-        && bytes[0].is_ascii_lowercase()
-        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
 }
 
 /// Exactly one of `url` and `service`, each as `webhook.ValidateWebhookURL` and
