@@ -1,5 +1,20 @@
 //! An API server's error as one line of a log or an error message.
 
+/// The API server's `Status` behind `error`: the first `kube::Error::Api` in its source
+/// chain (a `ReconcileError` or a wrapper of ours keeps the API's error as a source).
+pub(crate) fn api_status<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a kube::core::Status> {
+    let mut next = Some(error);
+    while let Some(current) = next {
+        if let Some(kube::Error::Api(status)) = current.downcast_ref::<kube::Error>() {
+            return Some(status);
+        }
+        next = current.source();
+    }
+    None
+}
+
 /// An API server's error in one line, as its message, code and reason: kube's own `Display`
 /// of `kube::Error::Api` repeats the whole `Status`, metadata included. Any other error as
 /// it words itself.

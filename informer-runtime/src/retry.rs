@@ -273,15 +273,9 @@ impl ConflictError for Box<dyn StdError + 'static> {
 /// assert!(!is_conflict(&exists));
 /// ```
 pub fn is_conflict(error: &(dyn StdError + 'static)) -> bool {
-    let mut next = Some(error);
-    while let Some(e) = next {
-        if let Some(kube::Error::Api(status)) = e.downcast_ref::<kube::Error>() {
-            return status.reason == "Conflict"
-                || (status.code == 409 && !reason::is_known(&status.reason));
-        }
-        next = e.source();
-    }
-    false
+    crate::api_error::api_status(error).is_some_and(|status| {
+        status.reason == "Conflict" || (status.code == 409 && !reason::is_known(&status.reason))
+    })
 }
 
 #[cfg(test)]

@@ -144,14 +144,7 @@ where
 /// Whether `error` is a finalizer patch whose `test` the server refused (a 422): the
 /// object's finalizers are not the ones the patch was made from.
 fn guard_refused(error: &ReconcileError) -> bool {
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error.as_error());
-    while let Some(current) = cause {
-        if let Some(kube::Error::Api(status)) = current.downcast_ref::<kube::Error>() {
-            return status.code == 422;
-        }
-        cause = current.source();
-    }
-    false
+    crate::api_error::api_status(error.as_error()).is_some_and(|status| status.code == 422)
 }
 
 /// A failed patch of an object's finalizers, saying which finalizer, which object and what
