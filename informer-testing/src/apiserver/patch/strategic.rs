@@ -521,17 +521,13 @@ fn check_order(patch: &[Value], order: &[Value], key: Option<&str>) -> Result<()
     let is_delete =
         |e: &&Value| key.is_some() && e.get(DIRECTIVE).and_then(Value::as_str) == Some("delete");
     let plain: Vec<&Value> = patch.iter().filter(|e| !is_delete(e)).collect();
-    let same = |a: &Value, b: &Value| match key {
-        Some(k) => a.get(k).is_some() && a.get(k) == b.get(k),
-        None => a == b,
-    };
     let (mut p, mut o) = (0, 0);
     while p < plain.len() && o < order.len() {
         if plain[p].get(DIRECTIVE).is_some() {
             p += 1;
             continue;
         }
-        if same(plain[p], &order[o]) {
+        if same_element(plain[p], &order[o], key) {
             p += 1;
         }
         o += 1;
@@ -546,6 +542,15 @@ fn check_order(patch: &[Value], order: &[Value], key: Option<&str>) -> Result<()
     Ok(())
 }
 
+/// Whether two elements of a list are the same one: by their merge key (`mergeKeyValueEqual`,
+/// `index`; an element without it is no match), or by value in a list of primitives.
+fn same_element(a: &Value, b: &Value, key: Option<&str>) -> bool {
+    match key {
+        Some(k) => a.get(k).is_some() && a.get(k) == b.get(k),
+        None => a == b,
+    }
+}
+
 /// `normalizeElementOrder` over `merged`: the elements present in `patch_order` first in its
 /// order, the others in `server_order`'s, interleaved by `mergeSortedSlice`.
 fn ordered<'a>(
@@ -555,12 +560,9 @@ fn ordered<'a>(
     key: Option<&str>,
 ) -> Vec<Value> {
     let patch_order: Vec<&Value> = patch_order.into_iter().collect();
-    let same = |e: &Value, value: &Value| match key {
-        Some(k) => e.get(k).is_some() && e.get(k) == value.get(k),
-        None => e == value,
-    };
-    let index = |list: &[Value], value: &Value| list.iter().position(|e| same(e, value));
-    let patch_index = |value: &Value| patch_order.iter().position(|e| same(e, value));
+    let index =
+        |list: &[Value], value: &Value| list.iter().position(|e| same_element(e, value, key));
+    let patch_index = |value: &Value| patch_order.iter().position(|e| same_element(e, value, key));
     let (mut from_patch, mut server_only): (Vec<Value>, Vec<Value>) =
         merged.into_iter().partition(|e| patch_index(e).is_some());
     from_patch.sort_by_key(|e| patch_index(e).unwrap_or(usize::MAX));
