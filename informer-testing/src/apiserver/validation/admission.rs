@@ -16,6 +16,7 @@
 use serde_json::Value;
 
 use crate::apiserver::status::FieldError;
+use crate::apiserver::str_at;
 use crate::apiserver::validation::{
     DNS1035_LABEL, is_dns_subdomain, is_dns1035_label, label_selector, qualified_name,
 };
@@ -75,7 +76,7 @@ fn webhooks(object: &Value, mutating: bool, errors: &mut Vec<FieldError>) {
     let mut names = Vec::new();
     for (i, hook) in hooks.iter().enumerate() {
         let path = format!("webhooks[{i}]");
-        let name = text(hook, "name").unwrap_or("");
+        let name = str_at(hook, "/name");
         fully_qualified_name(&format!("{path}.name"), name, errors);
         for (j, rule) in hook
             .get("rules")
@@ -340,10 +341,10 @@ fn webhook_url(url: &str, path: &str, errors: &mut Vec<FieldError>) {
 /// missing name is reported at `service.namespace` and a missing namespace at
 /// `service.name`; a port from 1 to 65535; a path of `/`-separated DNS subdomains.
 fn webhook_service(service: &Value, path: &str, errors: &mut Vec<FieldError>) {
-    if text(service, "namespace").unwrap_or("").is_empty() {
+    if str_at(service, "/namespace").is_empty() {
         errors.push(FieldError::required(&format!("{path}.name"), ""));
     }
-    if text(service, "name").unwrap_or("").is_empty() {
+    if str_at(service, "/name").is_empty() {
         errors.push(FieldError::required(&format!("{path}.namespace"), ""));
     }
     if let Some(port) = service.get("port").and_then(Value::as_i64)
@@ -438,11 +439,7 @@ fn policy(spec: Option<&Value>, errors: &mut Vec<FieldError>) {
         }
     }
     for (i, validation) in validations.iter().enumerate() {
-        if text(validation, "expression")
-            .unwrap_or("")
-            .trim()
-            .is_empty()
-        {
+        if str_at(validation, "/expression").trim().is_empty() {
             errors.push(FieldError::required(
                 &format!("spec.validations[{i}].expression"),
                 "expression is not specified",
@@ -463,14 +460,10 @@ fn match_conditions(conditions: Option<&Value>, path: &str, errors: &mut Vec<Fie
     }
     let mut names = Vec::new();
     for (i, condition) in conditions.iter().enumerate() {
-        if text(condition, "expression")
-            .unwrap_or("")
-            .trim()
-            .is_empty()
-        {
+        if str_at(condition, "/expression").trim().is_empty() {
             errors.push(FieldError::required(&format!("{path}[{i}].expression"), ""));
         }
-        let name = text(condition, "name").unwrap_or("");
+        let name = str_at(condition, "/name");
         if name.is_empty() {
             errors.push(FieldError::required(&format!("{path}[{i}].name"), ""));
         } else {
@@ -512,7 +505,7 @@ fn match_resources(resources: &Value, path: &str, errors: &mut Vec<FieldError>) 
 
 fn binding(spec: Option<&Value>, errors: &mut Vec<FieldError>) {
     let spec = spec.unwrap_or(&Value::Null);
-    match text(spec, "policyName").unwrap_or("") {
+    match str_at(spec, "/policyName") {
         "" => errors.push(FieldError::required("spec.policyName", "")),
         name if !is_dns_subdomain(name) => errors.push(FieldError::invalid(
             "spec.policyName",
@@ -555,7 +548,7 @@ fn binding(spec: Option<&Value>, errors: &mut Vec<FieldError>) {
         ));
     }
     if let Some(reference) = spec.get("paramRef").filter(|v| v.is_object()) {
-        let named = !text(reference, "name").unwrap_or("").is_empty();
+        let named = !str_at(reference, "/name").is_empty();
         let selected = reference.get("selector").is_some_and(|s| !s.is_null());
         if let Some(selector) = reference.get("selector").filter(|s| s.is_object()) {
             label_selector("spec.paramRef.selector", selector, errors);
