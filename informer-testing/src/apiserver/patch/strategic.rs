@@ -140,10 +140,7 @@ pub(crate) fn strategic_merge_patch(
         _ => Map::new(),
     };
     let walk = Walk { kind };
-    *target = match walk.merge_map(&mut Vec::new(), original, patch)? {
-        Some(map) => Value::Object(map),
-        None => Value::Object(Map::new()),
-    };
+    *target = Value::Object(walk.merge_map(&mut Vec::new(), original, patch)?);
     Ok(())
 }
 
@@ -152,21 +149,22 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    /// `mergeMap`: `None` when a `$patch: delete` removes the map.
+    /// `mergeMap`: the merged map; empty for a `$patch: delete` (`handleDirectiveInMergeMap`
+    /// answers the empty map, which stays under its key).
     fn merge_map<'p>(
         &self,
         path: &mut Vec<&'p str>,
         mut original: Map<String, Value>,
         patch: &'p Map<String, Value>,
-    ) -> Result<Option<Map<String, Value>>, SmpError> {
+    ) -> Result<Map<String, Value>, SmpError> {
         if let Some(directive) = patch.get(DIRECTIVE) {
             return match directive.as_str() {
                 Some("replace") => {
                     let mut replacement = patch.clone();
                     replacement.remove(DIRECTIVE);
-                    Ok(Some(replacement))
+                    Ok(replacement)
                 }
-                Some("delete") => Ok(None),
+                Some("delete") => Ok(Map::new()),
                 _ => Err(SmpError::Internal(format!(
                     "unknown patch type: {} in map: {}",
                     go_text(directive),
@@ -206,7 +204,7 @@ impl Walk<'_> {
                     path.push(field);
                     let merged = self.merge_map(path, current, value)?;
                     path.pop();
-                    Some(Value::Object(merged.unwrap_or_default()))
+                    Some(Value::Object(merged))
                 }
                 (Some(Value::Array(current)), Value::Array(value)) => {
                     let strategy = strategy(self.kind, path, field);
@@ -222,7 +220,7 @@ impl Walk<'_> {
                 original.insert(field.to_string(), merged);
             }
         }
-        Ok(Some(original))
+        Ok(original)
     }
 
     /// `mergeSliceHandler` and `mergeSlice`: the list merged as its strategy says, in
@@ -288,8 +286,7 @@ impl Walk<'_> {
                     let Value::Object(element) = element else {
                         unreachable!("elements are objects");
                     };
-                    merged[i] =
-                        Value::Object(self.merge_map(path, current, element)?.unwrap_or_default());
+                    merged[i] = Value::Object(self.merge_map(path, current, element)?);
                 }
                 None => merged.push(taken(element)),
             }
