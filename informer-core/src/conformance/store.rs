@@ -158,13 +158,13 @@ impl Rng {
 /// What a reader sees of an object: its key and resource version.
 type Seen = (String, String);
 
+/// Its key as [`resource_key`](crate::resource_key) makes it (empty for an object without
+/// a name) and its resource version.
 fn seen<K: Resource>(o: &Arc<K>) -> Seen {
-    let meta = o.meta();
-    let key = match &meta.namespace {
-        Some(ns) => format!("{ns}/{}", meta.name.clone().unwrap_or_default()),
-        None => meta.name.clone().unwrap_or_default(),
-    };
-    (key, meta.resource_version.clone().unwrap_or_default())
+    let key = ObjectKey::from_resource(&**o)
+        .map(|k| k.to_string())
+        .unwrap_or_default();
+    (key, o.meta().resource_version.clone().unwrap_or_default())
 }
 
 fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
