@@ -4,14 +4,15 @@
 //! One [`Reflector::run`] call is one loop of *list, then watch for as long as possible*:
 //!
 //! ```text
-//!        ┌──── backoff ◄──── list failed / error status / 410 after a failing watch
-//!        │◄─────────────────── 410 Gone from a watch that was healthy (no backoff)
+//!        ┌──── backoff ◄──── list failed / error status / 410 on a list's first watch
+//!        │◄─────────────────── 410 Gone from a watch that was healthy or resumed (no backoff)
 //!        ▼
 //!  list (paginated)  ──replace──►  Fifo          (refused if older than the cache:
 //!        │                                         listed again from a consistent read)
 //!        ▼
 //!  watch from the list's resourceVersion ──add/update/delete/bookmark──► Fifo
 //!        │  ends normally / times out    → watch again from the last resourceVersion
+//!        │  ends within 1 s, no event    → backoff, then watch again (client-go relists)
 //!        │  429, connection error        → backoff, then watch again (no relist)
 //!        │  500 InternalError            → the same, within the configured window only
 //!        │  410 Gone / too old           → relist
@@ -233,9 +234,15 @@ struct Shared {
 /// - **Backoff** ([`Backoff`], client-go's defaults) between failed attempts, growing only
 ///   while the server keeps failing: it starts again from its first delay as soon as a list
 ///   succeeds or a watch delivers an event (client-go waits for two quiet minutes), and a
-///   `410 Gone` from a watch that had delivered events relists at once (client-go backs off
-///   first), so a cache is current again within moments of the server coming back. A watch
-///   that ends within a second without any event backs off too: the reflector never spins.
+///   `410 Gone` relists at once (client-go backs off first) when a watch had delivered
+///   events, or when it came from a watch resumed after another ended (the history was
+///   compacted while none was open), so a cache is current again within moments of the
+///   server coming back. Only a `410` on the first watch after a list waits for a backoff,
+///   so a server that cannot watch from the versions it lists is not listed in a loop. A
+///   watch that ends within a second without any event backs off and resumes from the last
+///   resource version (client-go relists after its backoff; the resumed watch replays what
+///   was missed, or answers `410` and the reflector relists at once): the reflector never
+///   spins.
 /// - **Streaming list** ([`ReflectorConfig::streaming_list`]): one watch with
 ///   `sendInitialEvents=true`, `resourceVersionMatch=NotOlderThan` and bookmarks; the
 ///   objects it streams are collected and pushed with one [`Fifo::replace`] at the resource

@@ -139,6 +139,12 @@ pub(super) struct Run<'a, K> {
     /// A watch delivered an event since the last list: a `410` relists at once, even after
     /// an outage in between (at most once per list).
     healthy: bool,
+    /// A watch was tried and ended since the last list, so the next one resumes from where the
+    /// list or that watch left off: a `410` then says the history moved past this version
+    /// (compacted while no watch was open), and relists at once (at most once per list).
+    /// A `410` on the first watch after a list relists after a backoff, so a server that
+    /// cannot watch from the versions it lists is not listed in a loop.
+    resumed: bool,
     /// Something older than the cache was refused and no watch has delivered a newer event
     /// since: a list does not reset the backoff (a lagging server is not hammered).
     regressed: bool,
@@ -163,6 +169,7 @@ where
             streaming_disabled: false,
             resync: None,
             healthy: false,
+            resumed: false,
             regressed: false,
             internal_errors: InternalErrorRetry::default(),
             settled: false,
@@ -506,6 +513,8 @@ where
                     Err(after) => after,
                 },
             };
+            // Set after the watch ended: its own `410` is judged by what came before it.
+            self.resumed = true;
             match after {
                 After::Rewatch => {}
                 After::Backoff => {
@@ -697,7 +706,9 @@ where
             inc(&self.r.shared.counters.decode_errors);
         }
         let after = match classify(&e) {
-            Class::Gone if std::mem::take(&mut self.healthy) => {
+            Class::Gone
+                if std::mem::take(&mut self.healthy) | std::mem::take(&mut self.resumed) =>
+            {
                 self.settled = false;
                 After::RelistNow
             }
@@ -718,9 +729,10 @@ where
     }
 
     /// A list succeeded: the backoff starts over (unless the server was lagging), and a
-    /// watch must deliver again before a `410` relists at once.
+    /// watch must deliver or be resumed again before a `410` relists at once.
     fn listed(&mut self) {
         self.healthy = false;
+        self.resumed = false;
         self.settled = false;
         if !self.regressed {
             self.backoff.reset();

@@ -1444,6 +1444,42 @@ async fn very_short_watch_without_events_backs_off_instead_of_spinning() {
     r.stop().await;
 }
 
+#[tokio::test(start_paused = true)]
+async fn gone_on_a_watch_resumed_after_a_very_short_one_relists_at_once() {
+    // The history was compacted while no watch was open: the backoff was already taken
+    // before the resumed watch, so the relist does not wait for another.
+    let lw = Scripted::new(vec![
+        Reply::List(Ok(list_of("10", &[], None))),
+        watch_ending(vec![], Duration::ZERO),
+        Reply::Watch(Err(gone())),
+        Reply::List(Ok(list_of("20", &[], None))),
+        watch_open(vec![]),
+    ]);
+    let r = run(lw.clone(), config());
+    lw.wait_requests(5).await;
+    assert_eq!(
+        lw.requests()[1..],
+        [w("10"), w("10"), l(Some("10"), None), w("20")]
+    );
+    assert_eq!(lw.gaps()[1..], [800 * MS, Duration::ZERO, Duration::ZERO]);
+    r.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn gone_on_the_first_watch_after_a_list_relists_after_a_backoff() {
+    let lw = Scripted::new(vec![
+        Reply::List(Ok(list_of("10", &[], None))),
+        Reply::Watch(Err(gone())),
+        Reply::List(Ok(list_of("20", &[], None))),
+        watch_open(vec![]),
+    ]);
+    let r = run(lw.clone(), config());
+    lw.wait_requests(4).await;
+    assert_eq!(lw.requests()[1..], [w("10"), l(Some("10"), None), w("20")]);
+    assert_eq!(lw.gaps()[1..], [800 * MS, Duration::ZERO]);
+    r.stop().await;
+}
+
 // ----- backoff -----
 
 #[tokio::test(start_paused = true)]
