@@ -67,6 +67,9 @@ struct State {
     partitioned: HashSet<Arc<str>>,
     /// Updates and patches whose object another client writes first.
     conflicts: u32,
+    /// When a controller last asked for a list or a watch: a cache being rebuilt (after a
+    /// reflector's backoff, say) is not a stuck controller.
+    last_list_or_watch: Option<Instant>,
 }
 
 /// Writes the object a request names, as another client would (its description, or why
@@ -87,6 +90,11 @@ pub(crate) struct Control {
 }
 
 impl Control {
+    /// How long ago a controller last asked for a list or a watch (`None`: never).
+    pub(crate) fn since_last_list_or_watch(&self) -> Option<Duration> {
+        self.state.lock().last_list_or_watch.map(|at| at.elapsed())
+    }
+
     /// A control whose crash decisions go to `crashes` (the user to kill).
     pub(crate) fn new(trace: Arc<Trace>, crashes: mpsc::UnboundedSender<Arc<str>>) -> Arc<Self> {
         Arc::new(Self {
@@ -296,6 +304,9 @@ impl Interceptor for ChaosInterceptor {
                 return Ok(Box::new(()) as Ticket);
             };
             control.hold_if_dead(&user).await?;
+            if matches!(request.verb, Verb::List | Verb::Watch) {
+                control.state.lock().last_list_or_watch = Some(Instant::now());
+            }
             let guard: Option<OwnedMutexGuard<()>> = if request.is_write() {
                 let guard = control.write_gate.clone().lock_owned().await;
                 if control.state.lock().dead.contains(&user) {

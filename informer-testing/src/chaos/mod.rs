@@ -63,8 +63,8 @@
 //! schedule every fault ends, every replica runs, and the run waits for the
 //! [`converges`](Chaos::converges) check to hold with the world quiet (no change but Lease
 //! renewals for [`quiet`](Chaos::quiet)), within [`converge_within`](Chaos::converge_within);
-//! a state that does not change for half of that bound without being the expected one
-//! fails early. A controller that keeps writing while the expected state holds, with no
+//! a state that does not change for half of that bound without being the expected one,
+//! while no controller asks for a list or a watch (rebuilds a cache), fails early. A controller that keeps writing while the expected state holds, with no
 //! quiet period for 5 s (or ten quiet periods), *thrashes*; a burst that ends by itself does
 //! not, nor do writes after the state left the expected one (the checker judged before it saw
 //! the world's last change, say): those count as converging, and one that never ends fails
@@ -510,7 +510,8 @@ impl Chaos {
     }
 
     /// How long the cluster may take to reach the expected state after the schedule
-    /// (default 30 s); unchanged for half of it in another state fails at once. Controllers
+    /// (default 30 s); unchanged for half of it in another state, with no list or watch
+    /// request from a controller meanwhile (a cache being rebuilt), fails at once. Controllers
     /// back off after errors and stale caches (this library's rate limiter doubles the delay
     /// of a key each time), so leave them room. With
     /// [`leader_election`](Self::leader_election), both bounds grow by one and a half of the

@@ -23,7 +23,7 @@ pub enum Failure {
         revision: u64,
     },
     /// After the schedule, the cluster did not reach the expected state within the bound
-    /// (or stayed unchanged in another state for half of it).
+    /// (or stayed unchanged in another state for half of it, with no cache being rebuilt).
     NotConverged {
         /// What the convergence check said last.
         message: String,

@@ -758,7 +758,14 @@ impl Run {
                     // that (an input the checker had not seen when it judged, say), and is not
                     // thrash of the state reached before.
                     converged_at = None;
-                    if idle_for >= stuck {
+                    // Stuck: nothing changed and no cache was being rebuilt. A reflector
+                    // relisting after its backoff (up to 1.6 s, then 3.2 s, ...) has not
+                    // given up.
+                    let rebuilding = self
+                        .control
+                        .since_last_list_or_watch()
+                        .is_some_and(|since| since < stuck);
+                    if idle_for >= stuck && !rebuilding {
                         return Some(Failure::NotConverged {
                             message,
                             waited: started.elapsed(),
