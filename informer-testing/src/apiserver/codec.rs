@@ -414,12 +414,21 @@ pub(crate) fn check_apply_type(resource: &ResourceType, config: &Value) -> Resul
 /// What Go's JSON decoder refuses in `object` as a built-in type (see
 /// [`Schema::go_decode_error`]); `None` for custom resources, whose schemas validate them.
 pub(crate) fn go_decode_error(resource: &ResourceType, object: &Value) -> Option<String> {
+    Schema::builtin().go_decode_error(&builtin_message(resource)?, object)
+}
+
+/// What kube-apiserver's unstructured converter refuses in a strategically patched built-in
+/// `object` (see [`Schema::go_convert_error`]); `None` for custom resources.
+pub(crate) fn go_convert_error(resource: &ResourceType, object: &Value) -> Option<String> {
+    Schema::builtin().go_convert_error(&builtin_message(resource)?, object)
+}
+
+/// The message of a built-in type in the builtin schema; `None` for custom resources.
+fn builtin_message(resource: &ResourceType) -> Option<String> {
     if resource.schema.is_some() {
         return None;
     }
-    let schema = Schema::builtin();
-    let message = schema.message_name_for(&resource.api_version(), &resource.kind)?;
-    schema.go_decode_error(&message, object)
+    Schema::builtin().message_name_for(&resource.api_version(), &resource.kind)
 }
 
 /// The format a response body is written in.

@@ -47,11 +47,19 @@ pub(crate) fn patched(
     if resource.custom {
         custom_type_meta_kept(&doc)?;
     }
-    if let Some(error) = codec::go_decode_error(resource, &doc) {
+    // A strategically patched map is converted back into the type by the unstructured
+    // converter, and its error shows the patch as Go prints a map; the other patches are
+    // decoded from the patched JSON.
+    let refused = match kind {
+        PatchKind::Strategic => codec::go_convert_error(resource, &doc)
+            .map(|error| (super::schema::go_print(patch), error)),
+        _ => codec::go_decode_error(resource, &doc).map(|error| (doc.to_string(), error)),
+    };
+    if let Some((value, error)) = refused {
         return Err(ApiError::invalid_fields(
             "",
             "",
-            vec![FieldError::invalid("patch", doc.to_string(), &error)],
+            vec![FieldError::invalid("patch", value, &error)],
         ));
     }
     Ok(doc)

@@ -426,6 +426,7 @@ impl Schema {
 }
 
 mod go_decode;
+pub(crate) use go_decode::go_print;
 mod normalize;
 
 #[cfg(test)]

@@ -162,6 +162,48 @@ async fn a_patch_leaving_a_value_go_cannot_decode_is_422_on_the_patch() {
 }
 
 #[tokio::test]
+async fn a_strategic_patch_leaving_a_value_of_the_wrong_kind_is_422_with_the_converters_words() {
+    // kube-apiserver converts a strategically patched map back with the unstructured
+    // converter, whose error names Go kinds, and shows the patch as Go prints a map
+    // (kubectl's test-cmd greps for `cannot restore map from string`).
+    let server = server().await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("c".into());
+    within(config_maps.create(&PostParams::default(), &cm))
+        .await
+        .unwrap();
+    let refused = |patch: Value| {
+        let config_maps = config_maps.clone();
+        async move {
+            status(
+                within(config_maps.patch("c", &PatchParams::default(), &Patch::Strategic(patch)))
+                    .await
+                    .unwrap_err(),
+            )
+        }
+    };
+    let err = refused(json!({"metadata": {"labels": "invalid"}})).await;
+    assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
+    assert_eq!(
+        err.message,
+        " \"\" is invalid: patch: Invalid value: \"map[metadata:map[labels:invalid]]\": cannot restore map from string"
+    );
+    assert_eq!(err.details.unwrap().causes[0].field, "patch");
+    let err = refused(json!({"data": {"port": 8080}})).await;
+    assert!(
+        err.message.ends_with(": cannot convert int64 to string"),
+        "{}",
+        err.message
+    );
+    let stored = within(config_maps.get("c")).await.unwrap();
+    assert!(
+        stored.data.is_none() && stored.metadata.labels.is_none(),
+        "nothing stored"
+    );
+}
+
+#[tokio::test]
 async fn a_workloads_selector_must_select_its_template_and_never_changes() {
     let server = server().await;
     let deployments: Api<Deployment> = Api::namespaced(server.client(), "default");

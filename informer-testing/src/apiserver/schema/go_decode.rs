@@ -22,10 +22,26 @@ impl Schema {
     /// fields are visited in key order, so of several errors the first by key is reported
     /// (Go reports the first in the document).
     pub(crate) fn go_decode_error(&self, name: &str, object: &Value) -> Option<String> {
-        self.decode_message(name, object, "")
+        self.decode_message(Decoder::Json, name, object, "")
     }
 
-    fn decode_message(&self, name: &str, value: &Value, path: &str) -> Option<String> {
+    /// The first error `runtime.DefaultUnstructuredConverter.FromUnstructured` reports for
+    /// `object` (a map decoded from JSON with integers kept as `int64`) converted into
+    /// message `name`, worded as it words it (`cannot restore map from string`, `cannot
+    /// convert int64 to string`); `None` if it converts. This is how kube-apiserver turns a
+    /// strategically patched map back into its type. Fields and order as
+    /// [`go_decode_error`](Self::go_decode_error).
+    pub(crate) fn go_convert_error(&self, name: &str, object: &Value) -> Option<String> {
+        self.decode_message(Decoder::Unstructured, name, object, "")
+    }
+
+    fn decode_message(
+        &self,
+        decoder: Decoder,
+        name: &str,
+        value: &Value,
+        path: &str,
+    ) -> Option<String> {
         let message = self.messages.get(name)?;
         let Value::Object(map) = value else {
             return None;
@@ -41,12 +57,13 @@ impl Schema {
             } else {
                 format!("{path}.{key}")
             };
-            self.decode_field(owner, field, child, &path)
+            self.decode_field(decoder, owner, field, child, &path)
         })
     }
 
     fn decode_field(
         &self,
+        decoder: Decoder,
         owner: &str,
         field: &Field,
         value: &Value,
@@ -58,33 +75,44 @@ impl Schema {
                 Value::Array(items) => items
                     .iter()
                     .filter(|item| !item.is_null())
-                    .find_map(|item| self.decode_single(owner, field, item, path)),
-                other => Some(mismatch(other, owner, path, &format!("[]{}", element()))),
+                    .find_map(|item| self.decode_single(decoder, owner, field, item, path)),
+                other => Some(match decoder {
+                    Decoder::Json => mismatch(other, owner, path, &format!("[]{}", element())),
+                    Decoder::Unstructured => {
+                        format!("cannot restore slice from {}", reflect_kind(other))
+                    }
+                }),
             },
             Cardinality::Map => match value {
                 Value::Object(entries) => entries
                     .values()
                     .filter(|item| !item.is_null())
-                    .find_map(|item| self.decode_single(owner, field, item, path)),
-                other => Some(mismatch(
-                    other,
-                    owner,
-                    path,
-                    &format!("map[string]{}", element()),
-                )),
+                    .find_map(|item| self.decode_single(decoder, owner, field, item, path)),
+                other => Some(match decoder {
+                    Decoder::Json => {
+                        mismatch(other, owner, path, &format!("map[string]{}", element()))
+                    }
+                    Decoder::Unstructured => {
+                        format!("cannot restore map from {}", reflect_kind(other))
+                    }
+                }),
             },
-            _ => self.decode_single(owner, field, value, path),
+            _ => self.decode_single(decoder, owner, field, value, path),
         }
     }
 
     /// One value of `field` (an element of a list or map field, or the field's value).
     fn decode_single(
         &self,
+        decoder: Decoder,
         owner: &str,
         field: &Field,
         value: &Value,
         path: &str,
     ) -> Option<String> {
+        if decoder == Decoder::Unstructured {
+            return self.convert_single(owner, field, value, path);
+        }
         let wrong = || Some(mismatch(value, owner, path, &go_type(field)));
         match field.kind {
             Kind::String if !value.is_string() => wrong(),
@@ -127,11 +155,165 @@ impl Schema {
                         _ => wrong(),
                     },
                     FIELDS_V1 | RAW_EXTENSION | UNKNOWN => None,
-                    _ if value.is_object() => self.decode_message(target, value, path),
+                    _ if value.is_object() => {
+                        self.decode_message(Decoder::Json, target, value, path)
+                    }
                     _ => wrong(),
                 }
             }
         }
+    }
+
+    /// One value of `field` as the unstructured converter converts it: scalars by Go's
+    /// conversion rules between JSON's value kinds, types with their own `UnmarshalJSON`
+    /// through it (the same errors as decoding), structs from maps only.
+    fn convert_single(
+        &self,
+        owner: &str,
+        field: &Field,
+        value: &Value,
+        path: &str,
+    ) -> Option<String> {
+        let cannot_convert =
+            |to: &str| Some(format!("cannot convert {} to {to}", go_value_type(value)));
+        match field.kind {
+            Kind::String | Kind::JsonOnly => (!value.is_string())
+                .then(|| cannot_convert("string"))
+                .flatten(),
+            Kind::Bool => (!value.is_boolean())
+                .then(|| cannot_convert("bool"))
+                .flatten(),
+            Kind::Double => (!value.is_number())
+                .then(|| cannot_convert("float64"))
+                .flatten(),
+            Kind::Int32 | Kind::Int64 => match value {
+                // Integers convert; a float only without a fraction.
+                Value::Number(n) if n.is_i64() || n.is_u64() => {
+                    self.decode_single(Decoder::Json, owner, field, value, path)
+                }
+                Value::Number(n) if n.as_f64().is_some_and(|f| f == f.trunc()) => None,
+                _ => cannot_convert(&go_type(field)),
+            },
+            Kind::Bytes => match value {
+                Value::String(text) => base64_error(text),
+                Value::Array(_) => None,
+                other => Some(format!("cannot restore slice from {}", reflect_kind(other))),
+            },
+            Kind::Message => {
+                let target = field.message.as_deref()?;
+                match target {
+                    TIME | MICRO_TIME | QUANTITY | INT_OR_STRING | DURATION => {
+                        self.decode_single(Decoder::Json, owner, field, value, path)
+                    }
+                    extra if is_extra_value(extra) => match value {
+                        Value::Array(items) => items
+                            .iter()
+                            .find(|item| !item.is_string() && !item.is_null())
+                            .map(|item| {
+                                format!("cannot convert {} to string", go_value_type(item))
+                            }),
+                        other => Some(format!("cannot restore slice from {}", reflect_kind(other))),
+                    },
+                    FIELDS_V1 | RAW_EXTENSION | UNKNOWN => None,
+                    _ if value.is_object() => {
+                        self.decode_message(Decoder::Unstructured, target, value, path)
+                    }
+                    _ => Some(format!(
+                        "cannot restore struct from: {}",
+                        reflect_kind(value)
+                    )),
+                }
+            }
+        }
+    }
+}
+
+/// Which of Go's decoders judges a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Decoder {
+    /// `encoding/json` (as `sigs.k8s.io/json`): a request body.
+    Json,
+    /// `runtime.DefaultUnstructuredConverter`: a strategically patched map.
+    Unstructured,
+}
+
+/// The `reflect.Kind` of a JSON value decoded into `interface{}` with integers kept
+/// (`UnmarshalCaseSensitivePreserveInts`).
+fn reflect_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "invalid",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "int64",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "slice",
+        Value::Object(_) => "map",
+    }
+}
+
+/// The Go type of a JSON value decoded into `interface{}`, as `reflect.Type.String` prints
+/// it.
+fn go_value_type(value: &Value) -> &'static str {
+    match value {
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+        other => reflect_kind(other),
+    }
+}
+
+/// A JSON value as Go's `fmt` prints the map it decodes into with `%+v`
+/// (`map[metadata:map[labels:invalid]]`): keys sorted, strings bare, `<nil>` for null.
+pub(crate) fn go_print(value: &Value) -> String {
+    match value {
+        Value::Null => "<nil>".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => i.to_string(),
+            (None, Some(f)) if n.is_u64() => format_go_float(f),
+            (None, Some(f)) => format_go_float(f),
+            (None, None) => n.to_string(),
+        },
+        Value::String(text) => text.clone(),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(go_print).collect();
+            format!("[{}]", items.join(" "))
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let entries: Vec<String> = entries
+                .into_iter()
+                .map(|(k, v)| format!("{k}:{}", go_print(v)))
+                .collect();
+            format!("map[{}]", entries.join(" "))
+        }
+    }
+}
+
+/// A `float64` as `fmt`'s `%v` prints it: the shortest digits, in `%e` form (two exponent
+/// digits at least) when the exponent is below -4 or at least 6 (`1e+06`, `123456`,
+/// `1.5e-05`).
+fn format_go_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".to_string();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf" } else { "-Inf" }.to_string();
+    }
+    // Rust's `{:e}` gives the shortest round-tripping digits: `1.234567e6`.
+    let shortest = format!("{f:e}");
+    let (mantissa, exp) = shortest.split_once('e').unwrap_or((&shortest, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if exp < -4 || exp >= 6 {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.abs())
+    } else {
+        // Shortest digits in plain form: Rust's `Display` of an f64 is that.
+        let plain = format!("{f}");
+        plain
+            .strip_suffix(".0")
+            .map(str::to_string)
+            .unwrap_or(plain)
     }
 }
 

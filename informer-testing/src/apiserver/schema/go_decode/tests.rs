@@ -176,3 +176,91 @@ fn int_or_string_takes_an_int32_or_a_string() {
 fn unknown_fields_are_left_to_the_unknown_field_check() {
     assert_eq!(error(CONFIG_MAP, json!({"datta": {"port": 8080}})), None);
 }
+
+fn converted(message: &str, object: serde_json::Value) -> Option<String> {
+    Schema::builtin().go_convert_error(message, &object)
+}
+
+#[test]
+fn the_unstructured_converter_restores_maps_slices_and_structs_from_their_own_kinds_only() {
+    assert_eq!(
+        converted(POD, json!({"metadata": {"labels": "invalid"}})).as_deref(),
+        Some("cannot restore map from string")
+    );
+    assert_eq!(
+        converted(POD, json!({"spec": {"containers": {"name": "c"}}})).as_deref(),
+        Some("cannot restore slice from map")
+    );
+    assert_eq!(
+        converted(POD, json!({"spec": 5})).as_deref(),
+        Some("cannot restore struct from: int64")
+    );
+}
+
+#[test]
+fn the_unstructured_converter_converts_scalars_by_gos_conversion_rules() {
+    assert_eq!(
+        converted(CONFIG_MAP, json!({"data": {"port": 8080}})).as_deref(),
+        Some("cannot convert int64 to string")
+    );
+    assert_eq!(
+        converted(DEPLOYMENT, json!({"spec": {"replicas": "3"}})).as_deref(),
+        Some("cannot convert string to int32")
+    );
+    assert_eq!(
+        converted(DEPLOYMENT, json!({"spec": {"replicas": 1.5}})).as_deref(),
+        Some("cannot convert float64 to int32")
+    );
+    assert_eq!(
+        converted(DEPLOYMENT, json!({"spec": {"replicas": 2.0}})),
+        None
+    );
+    assert_eq!(
+        converted(DEPLOYMENT, json!({"spec": {"paused": "yes"}})).as_deref(),
+        Some("cannot convert string to bool")
+    );
+    assert_eq!(
+        converted(CONFIG_MAP, json!({"metadata": {"name": {"a": 1}}})).as_deref(),
+        Some("cannot convert map[string]interface {} to string")
+    );
+}
+
+#[test]
+fn the_unstructured_converter_unmarshals_types_with_their_own_decoding() {
+    assert_eq!(
+        converted(POD, json!({"status": {"startTime": 5}})).as_deref(),
+        Some("json: cannot unmarshal number into Go value of type string")
+    );
+    assert_eq!(
+        converted(SECRET, json!({"data": {"k": "not base64!"}})).as_deref(),
+        Some("illegal base64 data at input byte 3")
+    );
+}
+
+#[test]
+fn go_prints_a_decoded_map_with_sorted_keys_and_bare_values() {
+    use crate::apiserver::schema::go_print;
+    assert_eq!(
+        go_print(&json!({"metadata": {"labels": "invalid", "a": [1, true, null]}})),
+        "map[metadata:map[a:[1 true <nil>] labels:invalid]]"
+    );
+    let floats: Vec<String> = [
+        1.5, 1e6, 123456.0, 1234567.0, 0.0001, 0.00001, -2.5e-7, 1e21,
+    ]
+    .iter()
+    .map(|f| go_print(&json!(f)))
+    .collect();
+    assert_eq!(
+        floats,
+        [
+            "1.5",
+            "1e+06",
+            "123456",
+            "1.234567e+06",
+            "0.0001",
+            "1e-05",
+            "-2.5e-07",
+            "1e+21"
+        ]
+    );
+}
