@@ -20,9 +20,11 @@ mod apiserver {
     mod fuzz;
     mod gc;
     mod kubectl;
+    mod kubectl_test_cmd;
     mod list;
     mod namespaces;
     mod normalization;
+    mod python_e2e;
     mod scale;
     mod security;
     mod validation;

@@ -590,9 +590,7 @@ pub(crate) fn encode(value: &Value, output: Output) -> (Vec<u8>, &'static str) {
                 (serde_json::to_vec(value).unwrap_or_default(), JSON)
             }
         },
-        Output::Json | Output::Table | Output::Metadata => {
-            (serde_json::to_vec(value).unwrap_or_default(), JSON)
-        }
+        Output::Json | Output::Table | Output::Metadata => (super::status::to_json(value), JSON),
         Output::AggregatedDiscovery => (
             serde_json::to_vec(value).unwrap_or_default(),
             AGGREGATED_DISCOVERY,

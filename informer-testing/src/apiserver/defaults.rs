@@ -619,6 +619,7 @@ pub(crate) fn apply_more_kinds(resource: &ResourceType, object: &mut Value) {
                 match_resources(resources);
             }
         }
+        (super::apiservices::GROUP, "APIService") => super::apiservices::apply_defaults(map),
         _ => {}
     }
 }

@@ -26,8 +26,8 @@
 //!   field by field), admissionregistration.k8s.io/v1 ValidatingWebhookConfigurations,
 //!   MutatingWebhookConfigurations, ValidatingAdmissionPolicies and their bindings (stored,
 //!   defaulted and validated; no webhook is called, no policy evaluated),
-//!   apiextensions.k8s.io/v1 CustomResourceDefinitions, and
-//!   every custom resource a CRD serves (with its short names, categories, verbs in the real
+//!   apiextensions.k8s.io/v1 CustomResourceDefinitions, apiregistration.k8s.io/v1
+//!   APIServices, and every custom resource a CRD serves (with its short names, categories, verbs in the real
 //!   order, `storageVersionHash`, and versions in Kubernetes' priority order);
 //! - **CustomResourceDefinitions** as a cluster serves them: a CRD created through the API
 //!   (`Api<CustomResourceDefinition>`, `kubectl apply -f crd.yaml`, kube's
@@ -42,6 +42,13 @@
 //!   type is no longer served. [`TestApiServer::register_custom_resource`] and
 //!   [`TestApiServerBuilder::custom_resource`] create a CRD ([`CustomResourceSpec::to_crd`])
 //!   the same way;
+//! - **APIServices** as the aggregator keeps them (see `apiservices`): validated and
+//!   defaulted as upstream does, a Local APIService (`Available`) for every built-in group
+//!   version served and for every group version a CRD serves (gone with the CRD), and an
+//!   APIService backed by a Service marked `Available=False` with upstream's reason and
+//!   message (`ServiceNotFound`, `EndpointsNotFound`, ...; `FailedDiscoveryCheck` when
+//!   the Service has ready endpoints, since nothing answers behind it). Its group is never
+//!   served: nothing is aggregated or proxied;
 //! - **structural schemas** of custom resources: unknown fields pruned (kept under
 //!   `x-kubernetes-preserve-unknown-fields`; `ObjectMeta` fields only in the `metadata` of
 //!   objects and `x-kubernetes-embedded-resource`s) and reported as `fieldValidation` says
@@ -93,7 +100,10 @@
 //!   `kubernetes.io/metadata.name` label and the `kubernetes` finalizer; deleting a namespace
 //!   marks it `Terminating`, and the server's namespace controller deletes its content,
 //!   reports what remains in its conditions, then removes it;
-//! - errors as `Status` objects;
+//! - errors as `Status` objects, written in the Go struct's field order with a trailing
+//!   newline as kube-apiserver writes them (clients that print the body show the same text);
+//!   DELETE answers with the deleted object for the types whose registry says so (Pods,
+//!   Services, ServiceAccounts, StorageClasses), a `Status` for the others;
 //! - **load**: reads (get, list, a watch's initial events) work on immutable snapshots and
 //!   wait neither for writes nor for each other; a page costs in proportion to the page;
 //!   long requests run off the async workers, so `/version` and small requests stay quick
@@ -106,10 +116,15 @@
 //! command: drop watches, fail or stall requests, send malformed events,
 //! compact history and restart.
 //!
-//! Not served: other built-in types, protobuf responses, calls to admission webhooks and
-//! the evaluation of admission policies, RBAC (one token can do everything), the defaults of
+//! Not served: other built-in types, API aggregation (an APIService's group is not served and
+//! nothing is proxied), protobuf responses, calls to admission webhooks and
+//! the evaluation of admission policies, RBAC (one token can do everything; the bootstrap
+//! `cluster-admin`, `system:discovery`, `system:basic-user` and `system:public-info-viewer`
+//! ClusterRoles and bindings and the two system PriorityClasses exist from the start, the
+//! aggregated `admin`/`edit`/`view` and the controllers' roles do not), the defaults of
 //! kinds and fields `defaults` does not list, controllers other than the garbage collector,
-//! the namespace and service account controllers and the CRD controllers, and Go's
+//! the namespace and service account controllers, the CRD controllers and the aggregator's
+//! APIService controllers (autoregistration, availability), and Go's
 //! distinction between a zero value and an unset pointer in protobuf bodies (zero numbers
 //! and `false` are kept as sent). For
 //! CRDs and field ownership: CEL rules (`x-kubernetes-validations`), conversion webhooks
@@ -141,6 +156,7 @@
 
 #![warn(missing_docs)]
 
+mod apiservices;
 mod codec;
 mod conditions;
 mod controllers;
@@ -552,6 +568,7 @@ impl TestApiServerBuilder {
         };
         let namespace_controller = namespaces::NamespaceController::new(&registry);
         let account_controller = service_accounts::ServiceAccountController::new(&registry);
+        let apiservice_controller = apiservices::ApiServiceController::new(&registry);
         let shared = Arc::new(Shared::new(address, registry, settings, security));
         for spec in &self.custom_resources {
             shared
@@ -564,11 +581,14 @@ impl TestApiServerBuilder {
                 .install_crd(crd, true)
                 .map_err(|err| Error::InvalidCustomResource(err.message().to_string()))?;
         }
+        // The Local APIServices of the CRDs' group versions, before the server is ready.
+        apiservices::register(&mut shared.store.lock(), &shared.registry.read(), true);
         shared.start_watch_caches();
         let task = tokio::spawn(server::serve(listener, shared.clone()));
         let mut controllers = vec![
             tokio::spawn(controllers::run(shared.clone(), namespace_controller)),
             tokio::spawn(controllers::run(shared.clone(), account_controller)),
+            tokio::spawn(controllers::run(shared.clone(), apiservice_controller)),
             tokio::spawn(crd::finish_deletions(shared.clone())),
         ];
         if self.garbage_collector {

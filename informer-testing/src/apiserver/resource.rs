@@ -284,7 +284,8 @@ pub(crate) struct ResourceType {
     /// Extra supported field selectors beyond `metadata.name`/`metadata.namespace`,
     /// with the value used when the field is absent.
     pub fields: Vec<(&'static str, &'static str)>,
-    /// Whether DELETE returns the object (pods, custom resources) rather than a `Status`.
+    /// Whether DELETE returns the object (Pods, Services, ServiceAccounts, StorageClasses)
+    /// rather than a `Status`.
     pub returns_deleted_object: bool,
     /// Whether the server keeps `metadata.generation` (workloads, pods, custom resources):
     /// 1 on create, one more on every change outside metadata and status.
@@ -384,6 +385,13 @@ impl ResourceType {
 
     fn generation(mut self) -> Self {
         self.tracks_generation = true;
+        self
+    }
+
+    /// DELETE answers with the object, as the types whose registry sets
+    /// `ReturnDeletedObject: true` (Pods, Services, ServiceAccounts, StorageClasses).
+    fn returns_deleted(mut self) -> Self {
+        self.returns_deleted_object = true;
         self
     }
 
@@ -655,6 +663,7 @@ impl Registry {
             ResourceType::builtin("", "v1", "Secret", "secrets", true).fields(&[("type", "")]),
             ResourceType::builtin("", "v1", "Service", "services", true)
                 .status()
+                .returns_deleted()
                 .short(&["svc"])
                 .all_category()
                 .fields(&[("spec.clusterIP", ""), ("spec.type", "")]),
@@ -686,6 +695,7 @@ impl Registry {
                 .workload_scale(),
             ResourceType::builtin("coordination.k8s.io", "v1", "Lease", "leases", true),
             ResourceType::builtin("", "v1", "ServiceAccount", "serviceaccounts", true)
+                .returns_deleted()
                 .short(&["sa"]),
             ResourceType::builtin(
                 "",
@@ -827,6 +837,7 @@ impl Registry {
                 "storageclasses",
                 false,
             )
+            .returns_deleted()
             .short(&["sc"]),
             ResourceType::builtin(
                 "scheduling.k8s.io",
@@ -884,6 +895,15 @@ impl Registry {
             .api_extensions_category()
             .generation(),
             super::crd::definition_type(),
+            ResourceType::builtin(
+                super::apiservices::GROUP,
+                "v1",
+                "APIService",
+                "apiservices",
+                false,
+            )
+            .status()
+            .api_extensions_category(),
         ];
         Self {
             types: types.into_iter().map(Arc::new).collect(),

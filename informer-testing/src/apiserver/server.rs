@@ -331,11 +331,15 @@ impl Shared {
     }
 }
 
-/// What a fresh cluster holds: the default namespaces and their ServiceAccounts, and the
-/// `kubernetes` Service in `default` that kube-apiserver keeps (its port `443` targets the
-/// server's own port), with its Endpoints and EndpointSlice.
+/// What a fresh cluster holds: the default namespaces and their ServiceAccounts, the
+/// bootstrap RBAC policy, the built-in Local APIServices, and the `kubernetes` Service in
+/// `default` that kube-apiserver keeps (its port `443` targets the server's own port), with
+/// its Endpoints and EndpointSlice.
 fn seed(store: &mut Store, registry: &Registry, address: SocketAddr) {
     seed_namespaces(store, registry);
+    seed_bootstrap_policy(store, registry);
+    // The built-in Local APIServices (kube-apiserver is ready once they are registered).
+    super::apiservices::register(store, registry, true);
     let port = address.port();
     let Some(services) = registry.by_path("", "v1", "services") else {
         return;
@@ -414,6 +418,132 @@ fn seed_namespaces(store: &mut Store, registry: &Registry) {
     }
     // Their default ServiceAccounts too, so that a fresh server has no write pending.
     service_accounts::create_defaults(store, registry, &DEFAULT_NAMESPACES);
+}
+
+/// What kube-apiserver's `rbac/bootstrap-roles` and
+/// `scheduling/bootstrap-system-priority-classes` post-start hooks create: the ClusterRoles
+/// and ClusterRoleBindings every cluster has (`cluster-admin` for `system:masters`, the
+/// discovery, basic-user and public-info roles; labelled `kubernetes.io/bootstrapping:
+/// rbac-defaults`, annotated for auto-update), and the two system PriorityClasses. The
+/// roles are stored, not enforced (one token can do everything); the aggregated `admin`,
+/// `edit` and `view` roles and the controllers' roles are not made.
+fn seed_bootstrap_policy(store: &mut Store, registry: &Registry) {
+    let group = "rbac.authorization.k8s.io";
+    let meta = |name: &str| {
+        json!({
+            "name": name,
+            "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
+            "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
+        })
+    };
+    let discovery_urls = [
+        "/api",
+        "/api/*",
+        "/apis",
+        "/apis/*",
+        "/healthz",
+        "/livez",
+        "/openapi",
+        "/openapi/*",
+        "/readyz",
+        "/version",
+        "/version/",
+    ];
+    let roles = [
+        (
+            "cluster-admin",
+            json!([
+                {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+                {"nonResourceURLs": ["*"], "verbs": ["*"]},
+            ]),
+        ),
+        (
+            "system:discovery",
+            json!([{"nonResourceURLs": discovery_urls, "verbs": ["get"]}]),
+        ),
+        (
+            "system:basic-user",
+            json!([
+                {"apiGroups": ["authorization.k8s.io"],
+                 "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+                 "verbs": ["create"]},
+                {"apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"],
+                 "verbs": ["create"]},
+            ]),
+        ),
+        (
+            "system:public-info-viewer",
+            json!([{
+                "nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"],
+                "verbs": ["get"],
+            }]),
+        ),
+    ];
+    let group_subject = |name: &str| json!({"apiGroup": group, "kind": "Group", "name": name});
+    let bindings = [
+        ("cluster-admin", vec![group_subject("system:masters")]),
+        (
+            "system:discovery",
+            vec![group_subject("system:authenticated")],
+        ),
+        (
+            "system:basic-user",
+            vec![group_subject("system:authenticated")],
+        ),
+        (
+            "system:public-info-viewer",
+            vec![
+                group_subject("system:authenticated"),
+                group_subject("system:unauthenticated"),
+            ],
+        ),
+    ];
+    let mut objects = Vec::new();
+    if let Some(cluster_roles) = registry.by_path(group, "v1", "clusterroles") {
+        for (name, rules) in roles {
+            objects.push((
+                cluster_roles.clone(),
+                json!({"metadata": meta(name), "rules": rules}),
+            ));
+        }
+    }
+    if let Some(cluster_role_bindings) = registry.by_path(group, "v1", "clusterrolebindings") {
+        for (name, subjects) in bindings {
+            let body = json!({
+                "metadata": meta(name),
+                "roleRef": {"apiGroup": group, "kind": "ClusterRole", "name": name},
+                "subjects": subjects,
+            });
+            objects.push((cluster_role_bindings.clone(), body));
+        }
+    }
+    if let Some(priority_classes) = registry.by_path("scheduling.k8s.io", "v1", "priorityclasses") {
+        let classes = [
+            (
+                "system-node-critical",
+                2_000_001_000,
+                "Used for system critical pods that must not be moved from their current node.",
+            ),
+            (
+                "system-cluster-critical",
+                2_000_000_000,
+                "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+            ),
+        ];
+        for (name, value, description) in classes {
+            let body = json!({
+                "metadata": {"name": name},
+                "value": value,
+                "description": description,
+            });
+            objects.push((priority_classes.clone(), body));
+        }
+    }
+    for (resource, body) in objects {
+        if let Err(err) = store.create(&resource, None, body, false) {
+            tracing::warn!(%err, "failed to create a bootstrap object");
+        }
+    }
 }
 
 /// Accepts connections until the task is aborted.
@@ -1508,9 +1638,10 @@ fn handle_resource(
                     request.object(&resource, &body, codec::BodyKind::Object)?;
                 let options = request.write_options(dry_run, false)?;
                 if (resource.custom || crd::is_definition(&resource))
-                    && super::storage::resource_version(&object).is_empty()
+                    && matches!(super::storage::resource_version(&object).as_str(), "" | "0")
                 {
-                    // Custom resources and CRDs do not allow unconditional updates.
+                    // Custom resources and CRDs do not allow unconditional updates (`0`
+                    // is an unset version to the generic store).
                     return Err(ApiError::invalid_fields(
                         &resource.qualified_resource(),
                         name,
@@ -2586,7 +2717,7 @@ fn respond(status: StatusCode, value: &Value, output: codec::Output) -> Response
 }
 
 pub(crate) fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
-    let bytes = serde_json::to_vec(value).unwrap_or_default();
+    let bytes = super::status::to_json(value);
     let mut response = Response::new(full_body(bytes));
     *response.status_mut() = status;
     response.headers_mut().insert(

@@ -546,6 +546,93 @@ impl ApiError {
     }
 }
 
+/// A document as JSON. A `Status` is written as kube-apiserver's encoder writes it: its
+/// fields in the Go struct's order (`kind`, `apiVersion`, `metadata`, `status`, `message`,
+/// `reason`, `details` with `name`, `group`, `kind`, `uid`, `causes`, `retryAfterSeconds`,
+/// then `code`; a cause's `reason`, `message`, `field`) and a trailing newline, as
+/// `json.Encoder` ends a document. Clients that print the body (Python's
+/// `FailToCreateError`: `Error from server (Conflict): {"kind":"Status",...}`) show the same
+/// text as against a cluster. Other documents keep their keys sorted.
+pub(crate) fn to_json(value: &Value) -> Vec<u8> {
+    if value.get("kind").and_then(Value::as_str) != Some("Status")
+        || value.get("apiVersion").and_then(Value::as_str) != Some("v1")
+    {
+        return serde_json::to_vec(value).unwrap_or_default();
+    }
+    const STATUS: &[&str] = &[
+        "kind",
+        "apiVersion",
+        "metadata",
+        "status",
+        "message",
+        "reason",
+        "details",
+        "code",
+    ];
+    const LIST_META: &[&str] = &[
+        "selfLink",
+        "resourceVersion",
+        "continue",
+        "remainingItemCount",
+    ];
+    const DETAILS: &[&str] = &["name", "group", "kind", "uid", "causes", "retryAfterSeconds"];
+    const CAUSE: &[&str] = &["reason", "message", "field"];
+    let mut out = String::new();
+    write_ordered(value, STATUS, &mut out, &|key, value, out| match key {
+        "metadata" => write_ordered(value, LIST_META, out, &|_, v, out| write_plain(v, out)),
+        "details" => write_ordered(value, DETAILS, out, &|key, value, out| match (key, value) {
+            ("causes", Value::Array(causes)) => {
+                out.push('[');
+                for (i, cause) in causes.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write_ordered(cause, CAUSE, out, &|_, v, out| write_plain(v, out));
+                }
+                out.push(']');
+            }
+            (_, value) => write_plain(value, out),
+        }),
+        _ => write_plain(value, out),
+    });
+    out.push('\n');
+    out.into_bytes()
+}
+
+/// An object with the `order`ed keys first, then the others sorted; each value written by
+/// `field`. A value that is not an object is written as is.
+fn write_ordered(
+    value: &Value,
+    order: &[&str],
+    out: &mut String,
+    field: &dyn Fn(&str, &Value, &mut String),
+) {
+    let Value::Object(map) = value else {
+        write_plain(value, out);
+        return;
+    };
+    let rest = map.keys().filter(|k| !order.contains(&k.as_str()));
+    let keys = order
+        .iter()
+        .copied()
+        .filter(|k| map.contains_key(*k))
+        .chain(rest.map(String::as_str));
+    out.push('{');
+    for (i, key) in keys.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_plain(&Value::String(key.to_string()), out);
+        out.push(':');
+        field(key, &map[key], out);
+    }
+    out.push('}');
+}
+
+fn write_plain(value: &Value, out: &mut String) {
+    out.push_str(&serde_json::to_string(value).unwrap_or_default());
+}
+
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({}): {}", self.reason, self.code, self.message)

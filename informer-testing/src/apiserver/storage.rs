@@ -2057,7 +2057,7 @@ fn prepare_update(
         && let Some(rv) = body
             .pointer("/metadata/resourceVersion")
             .and_then(Value::as_str)
-        && rv.parse::<u64>().is_ok()
+        && rv.parse::<u64>().is_ok_and(|number| number != 0)
         && rv != resource_version(old)
     {
         return Err(ApiError::modified(&resource.qualified_resource(), name));
@@ -2084,12 +2084,15 @@ fn prepare_update(
         None | Some(Value::Null) => {}
         Some(Value::String(rv)) if rv.is_empty() => {}
         Some(Value::String(rv)) => {
-            if rv.parse::<u64>().is_err() {
+            let Ok(number) = rv.parse::<u64>() else {
                 return Err(ApiError::bad_request(format!(
                     "metadata.resourceVersion: Invalid value: \"{rv}\": must be a decimal integer"
                 )));
-            }
-            if *rv != resource_version(old) {
+            };
+            // `0` is no precondition: the generic store reads it as an unset version, and
+            // an update without one is unconditional (`kubectl replace` of a manifest
+            // carrying `resourceVersion: "0"`).
+            if number != 0 && *rv != resource_version(old) {
                 return Err(ApiError::modified(&resource.qualified_resource(), name));
             }
         }

@@ -253,6 +253,7 @@ fn builtin_status_on_create(resource: &ResourceType, object: &Value) -> Option<V
         ("policy", "PodDisruptionBudget") => json!({
             "disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0
         }),
+        (super::apiservices::GROUP, "APIService") => super::apiservices::status_on_create(object),
         _ => return None,
     })
 }

@@ -178,6 +178,7 @@ fn columns(resource: &ResourceType) -> Vec<Value> {
                 name,
             ]
         }
+        (super::apiservices::GROUP, "APIService") => super::apiservices::table_columns(name, age),
         (group, kind) => printers::columns(group, kind, name.clone(), age.clone())
             .or_else(|| more_printers::columns(group, kind, name.clone(), age.clone()))
             .unwrap_or(vec![name, age]),
@@ -565,6 +566,9 @@ fn cells(resource: &ResourceType, object: &Value) -> Vec<Value> {
             let stored = super::hpa_v1::to_v2(object);
             more_printers::cells("autoscaling", "HorizontalPodAutoscaler", &stored, name, age)
                 .unwrap_or_default()
+        }
+        (super::apiservices::GROUP, "APIService") => {
+            super::apiservices::table_cells(object, name, age)
         }
         (group, kind) => printers::cells(group, kind, object, name.clone(), age.clone())
             .or_else(|| more_printers::cells(group, kind, object, name.clone(), age.clone()))

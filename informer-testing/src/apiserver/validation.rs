@@ -251,7 +251,18 @@ pub(crate) fn is_qualified_name_part(s: &str) -> bool {
 }
 
 fn name(resource: &ResourceType, name: &str, errors: &mut Vec<FieldError>) {
+    if super::apiservices::is_apiservice(resource) {
+        // Its own rule (`<version>.<group>`), checked with its spec.
+        return;
+    }
     let field = "metadata.name";
+    if resource.group == "rbac.authorization.k8s.io" {
+        // `ValidateRBACName` is `IsValidPathSegmentName`: `system:discovery` is a name.
+        for message in autoscaling::path_segment_errors(name) {
+            errors.push(FieldError::invalid(field, name, &message));
+        }
+        return;
+    }
     let (valid, limit, rule) = match (resource.group.as_str(), resource.kind.as_str()) {
         ("", "Namespace") => (is_dns_label(name), 63, DNS1123_LABEL),
         ("", "Service") => (is_dns1035_label(name), 63, DNS1035_LABEL),
@@ -418,6 +429,7 @@ fn spec(resource: &ResourceType, object: &Value, errors: &mut Vec<FieldError>) {
         ("", "ConfigMap") => data::config_map(object, errors),
         ("", "Secret") => data::secret(object, errors),
         (ADMISSION, kind) => admission::validate(kind, object, errors),
+        (super::apiservices::GROUP, "APIService") => super::apiservices::validate(object, errors),
         _ => {}
     }
 }

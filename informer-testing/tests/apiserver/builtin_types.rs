@@ -457,7 +457,8 @@ async fn cluster_scoped_kinds_create_get_and_list_through_typed_apis() {
     );
     assert_eq!(
         names(&within(priorities.list(&list)).await.unwrap().items),
-        ["high"]
+        ["high", "system-cluster-critical", "system-node-critical"],
+        "with the two system classes every cluster has"
     );
     assert_eq!(
         names(&within(ingress_classes.list(&list)).await.unwrap().items),

@@ -91,6 +91,7 @@ async fn version_and_group_documents() {
         [
             "admissionregistration.k8s.io",
             "apiextensions.k8s.io",
+            "apiregistration.k8s.io",
             "apps",
             "authentication.k8s.io",
             "authorization.k8s.io",

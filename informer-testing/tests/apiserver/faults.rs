@@ -641,10 +641,11 @@ async fn restart_closes_connections_and_keeps_the_address() {
     server.faults().restart(RestartMode::ResetData);
     assert!(retrying(async || pods.get_opt("a").await).await.is_none());
     // The lost data counts as one revision, then the namespaces, their default
-    // ServiceAccounts, the kubernetes Service and its Endpoints and EndpointSlice are
-    // recreated.
+    // ServiceAccounts, the bootstrap ClusterRoles, ClusterRoleBindings and PriorityClasses,
+    // the 17 built-in Local APIServices, the kubernetes Service and its Endpoints and
+    // EndpointSlice are recreated.
     assert_eq!(
         server.compacted_resource_version(),
-        server.resource_version() - 11
+        server.resource_version() - 38
     );
 }

@@ -70,6 +70,7 @@ fn documents_list_registered_resources() {
         [
             "admissionregistration.k8s.io",
             "apiextensions.k8s.io",
+            "apiregistration.k8s.io",
             "apps",
             "authentication.k8s.io",
             "authorization.k8s.io",

@@ -304,7 +304,7 @@ fn format_go_float(f: f64) -> String {
     let shortest = format!("{f:e}");
     let (mantissa, exp) = shortest.split_once('e').unwrap_or((&shortest, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    if exp < -4 || exp >= 6 {
+    if !(-4..6).contains(&exp) {
         let sign = if exp < 0 { '-' } else { '+' };
         format!("{mantissa}e{sign}{:02}", exp.abs())
     } else {

@@ -122,7 +122,7 @@ pub(super) fn horizontal_pod_autoscaler(
 }
 
 /// `IsValidPathSegmentName`'s messages.
-fn path_segment_errors(name: &str) -> Vec<String> {
+pub(super) fn path_segment_errors(name: &str) -> Vec<String> {
     if name == "." || name == ".." {
         return vec![format!("may not be '{name}'")];
     }
