@@ -23,6 +23,7 @@ mod apiserver {
     mod kubectl_test_cmd;
     mod list;
     mod namespaces;
+    mod priority;
     mod normalization;
     mod python_e2e;
     mod scale;

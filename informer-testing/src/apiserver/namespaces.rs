@@ -24,7 +24,7 @@ use super::conditions;
 use super::controllers::Controller;
 use super::gc::{self, Propagation};
 use super::resource::{Registry, ResourceKey, ResourceType};
-use super::status::{ApiError, StatusReason};
+use super::status::ApiError;
 use super::storage::{Change, DeleteOptions, EventType, Snapshot, Store, Subresource};
 use super::time::now_rfc3339;
 
@@ -205,7 +205,7 @@ pub(crate) fn admit_create(
         return Ok(());
     }
     let name = if name.is_empty() { "Unknown" } else { name };
-    Err(forbidden(
+    Err(ApiError::object_forbidden(
         resource,
         name,
         &format!(
@@ -227,23 +227,13 @@ pub(crate) fn admit_create(
 /// may not be deleted.
 pub(crate) fn admit_delete(resource: &ResourceType, name: &str) -> Result<(), ApiError> {
     if is_namespace(resource) && IMMORTAL.contains(&name) {
-        return Err(forbidden(
+        return Err(ApiError::object_forbidden(
             resource,
             name,
             "this namespace may not be deleted",
         ));
     }
     Ok(())
-}
-
-/// `403 Forbidden` as kube-apiserver's `NewForbidden` words it.
-fn forbidden(resource: &ResourceType, name: &str, why: &str) -> ApiError {
-    let qualified = resource.qualified_resource();
-    ApiError::new(
-        StatusReason::Forbidden,
-        format!("{qualified} \"{name}\" is forbidden: {why}"),
-    )
-    .with_details(details(resource, name, None))
 }
 
 fn details(resource: &ResourceType, name: &str, causes: Option<Value>) -> Value {

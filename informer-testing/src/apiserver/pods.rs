@@ -1,26 +1,110 @@
 //! What a real server does to a new Pod after decoding it and recording its creator's fields:
-//! - the default admission plugins `Priority` (the priority of its class: 0 without one, the
-//!   built-in `system-cluster-critical` and `system-node-critical` classes' values) and
+//! - the default admission plugins `Priority` (see [`admit_priority`]: the priority and
+//!   preemption policy of its PriorityClass, or of the global default class, 0 without one;
+//!   403 for a class that does not exist or a `priority` that is not its class's) and
 //!   `DefaultTolerationSeconds` (tolerating `not-ready` and `unreachable` nodes for 300 s);
 //! - the Pod registry's strategy: its status starts over as `Pending`, with the QoS class of
 //!   its resources (`k8s.io/kubernetes/pkg/apis/core/helper/qos`) and, while it has scheduling
 //!   gates, the `PodScheduled=False` condition with reason `SchedulingGated`.
 //!
-//! Not done: refusing a priority class that does not exist (the server serves no
-//! PriorityClasses: such a Pod keeps the priority it was sent) and a `priority` sent that
-//! differs from its class's (replaced here). (The `ServiceAccount` plugin is in
-//! `service_accounts.rs`, evictions in `eviction.rs`.)
+//! (The `ServiceAccount` plugin is in `service_accounts.rs`, evictions in `eviction.rs`.)
 
 use serde_json::{Map, Value, json};
 
 use super::time::now_rfc3339;
 
-/// The priority of the built-in classes, and of a Pod with no class (no class is the
-/// global default).
-const SYSTEM_PRIORITIES: [(&str, i64); 2] = [
-    ("system-cluster-critical", 2_000_000_000),
-    ("system-node-critical", 2_000_001_000),
+/// The built-in PriorityClasses (`scheduling.SystemPriorityClasses`): name, value and
+/// description; neither is the global default.
+pub(crate) const SYSTEM_PRIORITY_CLASSES: [(&str, i64, &str); 2] = [
+    (
+        "system-node-critical",
+        2_000_001_000,
+        "Used for system critical pods that must not be moved from their current node.",
+    ),
+    (
+        "system-cluster-critical",
+        2_000_000_000,
+        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+    ),
 ];
+
+/// The highest value a PriorityClass not of the system's may have
+/// (`scheduling.HighestUserDefinablePriority`).
+pub(crate) const HIGHEST_USER_DEFINABLE_PRIORITY: i64 = 1_000_000_000;
+
+/// The `Priority` admission plugin on a new Pod: its `priorityClassName` names a stored
+/// PriorityClass (found by `class`) whose value and preemption policy the Pod gets; without
+/// a name, the global default class's (`default`: the globally default class with the highest
+/// value), whose name it gets too, or priority 0. A `priority` or `preemptionPolicy` the
+/// client sent that differs from the class's is refused (`Err`: why, for a 403), as is a
+/// class that does not exist.
+pub(crate) fn admit_priority(
+    pod: &mut Value,
+    class: impl Fn(&str) -> Option<Value>,
+    default: Option<Value>,
+) -> Result<(), String> {
+    let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
+        return Ok(());
+    };
+    let name = spec
+        .get("priorityClassName")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let found = if name.is_empty() {
+        default
+    } else {
+        Some(class(&name).ok_or_else(|| format!("no PriorityClass with name {name} was found"))?)
+    };
+    let (priority, policy) = match &found {
+        Some(pc) => (
+            pc.get("value").and_then(Value::as_i64).unwrap_or(0),
+            pc.get("preemptionPolicy").and_then(Value::as_str),
+        ),
+        // `DefaultPriorityWhenNoDefaultClassExists`, preempting lower priorities.
+        None => (0, Some("PreemptLowerPriority")),
+    };
+    if name.is_empty()
+        && let Some(pc) = &found
+    {
+        let default_name = pc.pointer("/metadata/name").cloned().unwrap_or(Value::Null);
+        spec.insert("priorityClassName".into(), default_name);
+    }
+    if let Some(sent) = spec.get("priority").and_then(Value::as_i64)
+        && sent != priority
+    {
+        return Err(format!(
+            "the integer value of priority ({sent}) must not be provided in pod spec; priority admission controller computed {priority} from the given PriorityClass name"
+        ));
+    }
+    spec.insert("priority".into(), json!(priority));
+    if let Some(policy) = policy {
+        if let Some(sent) = spec.get("preemptionPolicy").and_then(Value::as_str)
+            && sent != policy
+        {
+            return Err(format!(
+                "the string value of PreemptionPolicy ({sent}) must not be provided in pod spec; priority admission controller computed {policy} from the given PriorityClass name"
+            ));
+        }
+        spec.insert("preemptionPolicy".into(), json!(policy));
+    }
+    Ok(())
+}
+
+/// The `Priority` admission plugin on a PriorityClass: at most one is the global default
+/// (`others_default`: the name of another class marked so; `Err`: why, for a 403).
+pub(crate) fn admit_priority_class(
+    class: &Value,
+    others_default: Option<&str>,
+) -> Result<(), String> {
+    let default = class.get("globalDefault").and_then(Value::as_bool) == Some(true);
+    match others_default {
+        Some(other) if default => Err(format!(
+            "PriorityClass {other} is already marked as default. Only one default can exist"
+        )),
+        _ => Ok(()),
+    }
+}
 
 /// How long a Pod stays bound to a node that is not ready or unreachable.
 const DEFAULT_TOLERATION_SECONDS: i64 = 300;
@@ -75,30 +159,12 @@ pub(crate) fn is_pod(t: &super::resource::ResourceType) -> bool {
     t.group.is_empty() && t.plural == "pods"
 }
 
-/// What the `Priority` and `DefaultTolerationSeconds` admission plugins add to a Pod's spec
-/// on create.
+/// What the `DefaultTolerationSeconds` admission plugin adds to a Pod's spec on create (the
+/// `Priority` plugin's part, which reads the stored PriorityClasses, is [`admit_priority`]).
 pub(crate) fn admit_create(pod: &mut Value) {
     let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
-    let class = spec
-        .get("priorityClassName")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let priority = if class.is_empty() {
-        Some(0)
-    } else {
-        SYSTEM_PRIORITIES
-            .iter()
-            .find(|(name, _)| *name == class)
-            .map(|&(_, priority)| priority)
-    };
-    if let Some(priority) = priority {
-        spec.insert("priority".into(), json!(priority));
-        if spec.get("preemptionPolicy").is_none_or(Value::is_null) {
-            spec.insert("preemptionPolicy".into(), json!("PreemptLowerPriority"));
-        }
-    }
     let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
     if tolerations.is_null() {
         *tolerations = json!([]);

@@ -603,6 +603,13 @@ impl ResourceType {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct ResourceKey(Arc<str>);
 
+impl ResourceKey {
+    /// The storage of a built-in type that is stored as itself (`group/plural`).
+    pub(crate) fn of(group: &str, plural: &str) -> Self {
+        Self(Arc::from(format!("{group}/{plural}")))
+    }
+}
+
 /// The API group of the admission configurations.
 pub(crate) const ADMISSION: &str = "admissionregistration.k8s.io";
 

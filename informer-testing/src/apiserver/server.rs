@@ -518,19 +518,7 @@ fn seed_bootstrap_policy(store: &mut Store, registry: &Registry) {
         }
     }
     if let Some(priority_classes) = registry.by_path("scheduling.k8s.io", "v1", "priorityclasses") {
-        let classes = [
-            (
-                "system-node-critical",
-                2_000_001_000,
-                "Used for system critical pods that must not be moved from their current node.",
-            ),
-            (
-                "system-cluster-critical",
-                2_000_000_000,
-                "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
-            ),
-        ];
-        for (name, value, description) in classes {
+        for (name, value, description) in super::pods::SYSTEM_PRIORITY_CLASSES {
             let body = json!({
                 "metadata": {"name": name},
                 "value": value,

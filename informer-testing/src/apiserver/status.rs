@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::resource::ResourceType;
+
 /// The `reason` field of a failed `Status` (`metav1.StatusReason`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -193,6 +195,23 @@ impl ApiError {
             ),
         )
         .with_details(json!({ "kind": resource }))
+    }
+
+    /// 403 Forbidden as an admission plugin's `NewForbidden` words it for a named object
+    /// (`pods "web" is forbidden: <why>`).
+    pub(crate) fn object_forbidden(resource: &ResourceType, name: &str, why: &str) -> Self {
+        let mut details = json!({"name": name, "kind": resource.plural});
+        if !resource.group.is_empty() {
+            details["group"] = json!(resource.group);
+        }
+        Self::new(
+            StatusReason::Forbidden,
+            format!(
+                "{} \"{name}\" is forbidden: {why}",
+                resource.qualified_resource()
+            ),
+        )
+        .with_details(details)
     }
 
     /// 404 NotFound for a named object of a resource (`pods "web" not found`).
@@ -575,7 +594,14 @@ pub(crate) fn to_json(value: &Value) -> Vec<u8> {
         "continue",
         "remainingItemCount",
     ];
-    const DETAILS: &[&str] = &["name", "group", "kind", "uid", "causes", "retryAfterSeconds"];
+    const DETAILS: &[&str] = &[
+        "name",
+        "group",
+        "kind",
+        "uid",
+        "causes",
+        "retryAfterSeconds",
+    ];
     const CAUSE: &[&str] = &["reason", "message", "field"];
     let mut out = String::new();
     write_ordered(value, STATUS, &mut out, &|key, value, out| match key {

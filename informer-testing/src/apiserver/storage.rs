@@ -1218,6 +1218,54 @@ impl Store {
         self.objects.get(&resource.key())
     }
 
+    /// The stored PriorityClasses.
+    fn priority_classes(&self) -> impl Iterator<Item = &Object> {
+        self.objects
+            .get(&ResourceKey::of("scheduling.k8s.io", "priorityclasses"))
+            .into_iter()
+            .flat_map(|tree| {
+                tree.range(Bound::Unbounded, Bound::Unbounded)
+                    .map(|(_, object)| object)
+            })
+    }
+
+    /// The `Priority` admission plugin on a created Pod (its class's priority, see
+    /// [`pods::admit_priority`]) or PriorityClass (one global default at most), and on an
+    /// updated PriorityClass `name`: 403 when it refuses.
+    fn admit_priority(
+        &self,
+        resource: &ResourceType,
+        name: &str,
+        object: &mut Value,
+    ) -> Result<(), ApiError> {
+        let refused = if pods::is_pod(resource) {
+            let class = |wanted: &str| {
+                self.priority_classes()
+                    .find(|pc| pc.pointer("/metadata/name").and_then(Value::as_str) == Some(wanted))
+                    .map(|pc| Value::clone(pc))
+            };
+            let default = self
+                .priority_classes()
+                .filter(|pc| pc.get("globalDefault").and_then(Value::as_bool) == Some(true))
+                .max_by_key(|pc| pc.get("value").and_then(Value::as_i64).unwrap_or(0))
+                .map(|pc| Value::clone(pc));
+            pods::admit_priority(object, class, default).err()
+        } else if resource.group == "scheduling.k8s.io" && resource.plural == "priorityclasses" {
+            let other_default = self.priority_classes().find_map(|pc| {
+                let other = pc.pointer("/metadata/name").and_then(Value::as_str)?;
+                (other != name && pc.get("globalDefault").and_then(Value::as_bool) == Some(true))
+                    .then_some(other)
+            });
+            pods::admit_priority_class(object, other_default).err()
+        } else {
+            None
+        };
+        match refused {
+            Some(why) => Err(ApiError::object_forbidden(resource, name, &why)),
+            None => Ok(()),
+        }
+    }
+
     /// The objects of a namespaced type in `namespace`, in the latest state.
     pub(crate) fn objects_in(&self, resource: &ResourceType, namespace: &str) -> Vec<Object> {
         let (lower, upper) = (format!("{namespace}/"), format!("{namespace}0"));
@@ -1625,6 +1673,8 @@ impl Store {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
+        // Admission runs before a name is generated: it names the object by its prefix.
+        let mut admitted_as = name.clone();
         if name.is_empty() {
             let generate = meta
                 .get("generateName")
@@ -1633,6 +1683,7 @@ impl Store {
             if generate.is_empty() {
                 return Err(validation::name_required(resource));
             }
+            admitted_as = generate.to_string();
             // As `names.SimpleNameGenerator`: the prefix is cut to 58 bytes, so that with
             // the 5 random characters a name fits in 63.
             let mut cut = generate.len().min(MAX_GENERATED_PREFIX);
@@ -1668,6 +1719,7 @@ impl Store {
         }
         apply_create_defaults(resource, &mut object);
         namespaces::canonicalize(resource, None, &mut object);
+        self.admit_priority(resource, &admitted_as, &mut object)?;
         strategy::prepare_create(resource, &mut object, &options);
         let key = object_key(resource, namespace.as_deref(), &name);
         self.allocate(resource, &key, None, &mut object)?;
@@ -1703,6 +1755,9 @@ impl Store {
         let old = self.get(resource, namespace, name)?;
         let mut new = prepare_update(resource, &old, body, subresource, &options)?;
         let key = object_key(resource, namespace, name);
+        if subresource == Subresource::Main && !pods::is_pod(resource) {
+            self.admit_priority(resource, name, &mut new)?;
+        }
         self.allocate(resource, &key, Some(&old), &mut new)?;
         Ok(self.write(resource, namespace, name, old, new, options.dry_run))
     }
@@ -1777,6 +1832,9 @@ impl Store {
         };
         let mut new = prepare_update(resource, &old, doc, subresource, &options)?;
         let key = object_key(resource, namespace, name);
+        if subresource == Subresource::Main && !pods::is_pod(resource) {
+            self.admit_priority(resource, name, &mut new)?;
+        }
         self.allocate(resource, &key, Some(&old), &mut new)?;
         Ok(self.write(resource, namespace, name, old, new, dry_run))
     }

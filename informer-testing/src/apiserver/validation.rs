@@ -79,6 +79,9 @@ pub(crate) fn validate_create(resource: &ResourceType, object: &Value) -> Result
         autoscaling::horizontal_pod_autoscaler(object, None, &mut errors);
     }
     custom(resource, object, &mut errors);
+    if is_priority_class(resource) {
+        priority_class(object, &mut errors);
+    }
     if crd::is_definition(resource) {
         errors.extend(crd::validation::validate(object, None));
     }
@@ -434,6 +437,60 @@ fn spec(resource: &ResourceType, object: &Value, errors: &mut Vec<FieldError>) {
     }
 }
 
+fn is_priority_class(resource: &ResourceType) -> bool {
+    resource.group == "scheduling.k8s.io" && resource.kind == "PriorityClass" && !resource.custom
+}
+
+/// `ValidatePriorityClass` (on create): names starting `system-` are the built-in classes'
+/// only, with their values and not the global default; other classes' values are at most
+/// `HighestUserDefinablePriority`; the preemption policy is one of the two.
+fn priority_class(object: &Value, errors: &mut Vec<FieldError>) {
+    use super::pods::{HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES};
+    let name = super::str_at(object, "/metadata/name");
+    let value = object.get("value").and_then(Value::as_i64).unwrap_or(0);
+    let global_default = object.get("globalDefault").and_then(Value::as_bool) == Some(true);
+    if name.starts_with("system-") {
+        let known = SYSTEM_PRIORITY_CLASSES.iter().find(|(n, ..)| *n == name);
+        let problem = match known {
+            None => Some(format!("{name} is not a known system priority class")),
+            Some((n, v, _)) if *v != value => {
+                Some(format!("value of {n} PriorityClass must be {v}"))
+            }
+            Some((n, ..)) if global_default => {
+                Some(format!("globalDefault of {n} PriorityClass must be false"))
+            }
+            Some(_) => None,
+        };
+        if let Some(problem) = problem {
+            errors.push(FieldError::forbidden(
+                "metadata.name",
+                &format!(
+                    "priority class names with 'system-' prefix are reserved for system use only. error: {problem}"
+                ),
+            ));
+        }
+    } else if value > HIGHEST_USER_DEFINABLE_PRIORITY {
+        errors.push(FieldError::forbidden(
+            "value",
+            &format!(
+                "maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}"
+            ),
+        ));
+    }
+    match object.get("preemptionPolicy") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(p)) if p == "PreemptLowerPriority" || p == "Never" => {}
+        Some(Value::String(p)) if p.is_empty() => {
+            errors.push(FieldError::required("preemptionPolicy", ""));
+        }
+        Some(other) => errors.push(FieldError::not_supported(
+            "preemptionPolicy",
+            other.clone(),
+            &["Never", "PreemptLowerPriority"],
+        )),
+    }
+}
+
 /// `metadata.ownerReferences` as apimachinery's `ValidateOwnerReferences` checks them: each
 /// names a version, a kind, a name and a UID, no Event owns anything, and at most one is
 /// the controller. The field path carries no index, as upstream's does not.
@@ -647,6 +704,22 @@ fn service_spec(spec: Option<&Value>, errors: &mut Vec<FieldError>) {
 }
 
 fn immutability(resource: &ResourceType, old: &Value, new: &Value, errors: &mut Vec<FieldError>) {
+    if is_priority_class(resource) {
+        // `ValidatePriorityClassUpdate`: the value and the preemption policy stay.
+        if old.get("value") != new.get("value") {
+            errors.push(FieldError::forbidden(
+                "value",
+                "may not be changed in an update.",
+            ));
+        }
+        if old.get("preemptionPolicy") != new.get("preemptionPolicy") {
+            errors.push(FieldError::invalid(
+                "preemptionPolicy",
+                new.get("preemptionPolicy").cloned().unwrap_or(Value::Null),
+                "field is immutable",
+            ));
+        }
+    }
     if resource.group == "apps"
         && !resource.custom
         && matches!(

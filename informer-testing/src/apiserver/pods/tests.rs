@@ -1,6 +1,8 @@
 use serde_json::{Value, json};
 
-use super::{admit_create, qos_class, quantity_nanos, status_on_create};
+use super::{
+    admit_create, admit_priority, admit_priority_class, qos_class, quantity_nanos, status_on_create,
+};
 
 fn pod(containers: Value) -> Value {
     json!({"spec": {"containers": containers}})
@@ -108,27 +110,89 @@ fn a_new_pod_with_scheduling_gates_is_not_scheduled_because_gated() {
     assert!(condition["lastTransitionTime"].is_string());
 }
 
-#[test]
-fn admission_gives_a_pod_without_a_class_priority_zero_and_the_default_preemption() {
-    let mut p = pod(json!([{"name": "c"}]));
-    admit_create(&mut p);
-    assert_eq!(p["spec"]["priority"], 0);
-    assert_eq!(p["spec"]["preemptionPolicy"], "PreemptLowerPriority");
+fn class(name: &str, value: i64, policy: &str) -> Value {
+    json!({"metadata": {"name": name}, "value": value, "preemptionPolicy": policy})
+}
+
+fn classes(name: &str) -> Option<Value> {
+    match name {
+        "batch-low" => Some(class("batch-low", 100, "Never")),
+        "system-node-critical" => Some(class(name, 2_000_001_000, "PreemptLowerPriority")),
+        _ => None,
+    }
 }
 
 #[test]
-fn admission_gives_the_system_classes_their_priority_and_leaves_unknown_classes_alone() {
-    let mut critical = pod(json!([{"name": "c"}]));
-    critical["spec"]["priorityClassName"] = json!("system-node-critical");
-    critical["spec"]["preemptionPolicy"] = json!("Never");
-    admit_create(&mut critical);
-    assert_eq!(critical["spec"]["priority"], 2_000_001_000);
-    assert_eq!(critical["spec"]["preemptionPolicy"], "Never");
+fn priority_admission_gives_a_pod_without_a_class_priority_zero_and_the_default_preemption() {
+    let mut p = pod(json!([{"name": "c"}]));
+    admit_priority(&mut p, classes, None).unwrap();
+    assert_eq!(p["spec"]["priority"], 0);
+    assert_eq!(p["spec"]["preemptionPolicy"], "PreemptLowerPriority");
+    assert!(p["spec"].get("priorityClassName").is_none());
+}
 
-    let mut custom = pod(json!([{"name": "c"}]));
-    custom["spec"]["priorityClassName"] = json!("batch-low");
-    admit_create(&mut custom);
-    assert!(custom["spec"].get("priority").is_none());
+#[test]
+fn priority_admission_gives_a_pod_its_class_value_and_preemption_policy() {
+    let mut p = pod(json!([{"name": "c"}]));
+    p["spec"]["priorityClassName"] = json!("batch-low");
+    admit_priority(&mut p, classes, None).unwrap();
+    assert_eq!(p["spec"]["priority"], 100);
+    assert_eq!(p["spec"]["preemptionPolicy"], "Never");
+}
+
+#[test]
+fn priority_admission_gives_a_pod_without_a_class_the_global_default_and_its_name() {
+    let mut p = pod(json!([{"name": "c"}]));
+    admit_priority(&mut p, classes, Some(class("everyday", 7, "Never"))).unwrap();
+    assert_eq!(p["spec"]["priorityClassName"], "everyday");
+    assert_eq!(p["spec"]["priority"], 7);
+    assert_eq!(p["spec"]["preemptionPolicy"], "Never");
+}
+
+#[test]
+fn priority_admission_refuses_a_class_that_does_not_exist() {
+    let mut p = pod(json!([{"name": "c"}]));
+    p["spec"]["priorityClassName"] = json!("nope");
+    assert_eq!(
+        admit_priority(&mut p, classes, None).unwrap_err(),
+        "no PriorityClass with name nope was found"
+    );
+}
+
+#[test]
+fn priority_admission_refuses_a_priority_or_policy_that_is_not_the_classes() {
+    let mut p = pod(json!([{"name": "c"}]));
+    p["spec"]["priorityClassName"] = json!("system-node-critical");
+    p["spec"]["priority"] = json!(5);
+    assert_eq!(
+        admit_priority(&mut p, classes, None).unwrap_err(),
+        "the integer value of priority (5) must not be provided in pod spec; priority admission controller computed 2000001000 from the given PriorityClass name"
+    );
+    let mut p = pod(json!([{"name": "c"}]));
+    p["spec"]["priorityClassName"] = json!("system-node-critical");
+    p["spec"]["preemptionPolicy"] = json!("Never");
+    assert_eq!(
+        admit_priority(&mut p, classes, None).unwrap_err(),
+        "the string value of PreemptionPolicy (Never) must not be provided in pod spec; priority admission controller computed PreemptLowerPriority from the given PriorityClass name"
+    );
+    // The class's own values may be sent.
+    let mut p = pod(json!([{"name": "c"}]));
+    p["spec"]["priorityClassName"] = json!("batch-low");
+    p["spec"]["priority"] = json!(100);
+    p["spec"]["preemptionPolicy"] = json!("Never");
+    admit_priority(&mut p, classes, None).unwrap();
+}
+
+#[test]
+fn only_one_priority_class_may_be_the_global_default() {
+    let default = json!({"metadata": {"name": "b"}, "value": 1, "globalDefault": true});
+    assert_eq!(
+        admit_priority_class(&default, Some("a")).unwrap_err(),
+        "PriorityClass a is already marked as default. Only one default can exist"
+    );
+    admit_priority_class(&default, None).unwrap();
+    let plain = json!({"metadata": {"name": "b"}, "value": 1});
+    admit_priority_class(&plain, Some("a")).unwrap();
 }
 
 #[test]
