@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use serde_json::{Value, json};
 
 use super::resource::{Registry, ResourceType};
+use super::str_at;
 
 /// The Kubernetes version the server claims to be.
 pub(crate) const SERVER_MINOR: &str = "35";
@@ -258,8 +259,7 @@ pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> 
     if !registry.serves_group_version(group, version) && !super::reviews::serves(group, version) {
         return None;
     }
-    // The core group's legacy `bindings` resource (create-only, `LegacyBindingREST`) comes
-    // first, as the real list is sorted by name.
+    // The core group's legacy `bindings` resource (create-only, `LegacyBindingREST`).
     let legacy_bindings = (group.is_empty() && version == "v1").then(|| {
         json!({
             "name": "bindings",
@@ -280,17 +280,25 @@ pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> 
         )
         .chain(super::reviews::discovery_docs(group, version))
         .collect();
+    // kube-apiserver's API installer registers a group version's paths sorted, so its list
+    // is sorted by name, each subresource right after its resource.
+    let mut resources = resources;
+    resources.sort_by(|a, b| str_at(a, "/name").cmp(str_at(b, "/name")));
     let group_version = if group.is_empty() {
         version.to_string()
     } else {
         format!("{group}/{version}")
     };
-    Some(json!({
+    let mut list = json!({
         "kind": "APIResourceList",
-        "apiVersion": "v1",
         "groupVersion": group_version,
         "resources": resources,
-    }))
+    });
+    // kube-apiserver's legacy `/api/v1` document carries no `apiVersion`; the groups' do.
+    if !group.is_empty() {
+        list["apiVersion"] = json!("v1");
+    }
+    Some(list)
 }
 
 /// `/apis` (or, with `core`, `/api`) as aggregated discovery (`apidiscovery.k8s.io/v2`

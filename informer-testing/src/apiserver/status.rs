@@ -565,98 +565,166 @@ impl ApiError {
     }
 }
 
-/// A document as JSON. A `Status` is written as kube-apiserver's encoder writes it: its
-/// fields in the Go struct's order (`kind`, `apiVersion`, `metadata`, `status`, `message`,
-/// `reason`, `details` with `name`, `group`, `kind`, `uid`, `causes`, `retryAfterSeconds`,
-/// then `code`; a cause's `reason`, `message`, `field`) and a trailing newline, as
-/// `json.Encoder` ends a document. Clients that print the body (Python's
-/// `FailToCreateError`: `Error from server (Conflict): {"kind":"Status",...}`) show the same
-/// text as against a cluster. Other documents keep their keys sorted.
+/// A document as JSON. `Status` and the discovery documents (`APIVersions`, `APIGroupList`,
+/// `APIGroup`, `APIResourceList`) are written as kube-apiserver's encoder writes them: their
+/// fields in the Go structs' order (a `Status`'s `kind`, `apiVersion`, `metadata`, `status`,
+/// `message`, `reason`, `details`, `code`; a discovery resource's `name`, `singularName`,
+/// `namespaced`, `group`, `version`, `kind`, `verbs`, `shortNames`, `categories`,
+/// `storageVersionHash`) and a trailing newline, as `json.Encoder` ends a document. Clients
+/// that print the body (Python's `FailToCreateError`: `Error from server (Conflict):
+/// {"kind":"Status",...}`) and scripts that grep it (`kubectl get --raw /api/v1`) see the
+/// same text as against a cluster. Other documents keep their keys sorted.
 pub(crate) fn to_json(value: &Value) -> Vec<u8> {
-    if value.get("kind").and_then(Value::as_str) != Some("Status")
-        || value.get("apiVersion").and_then(Value::as_str) != Some("v1")
-    {
-        return serde_json::to_vec(value).unwrap_or_default();
-    }
-    const STATUS: &[&str] = &[
-        "kind",
-        "apiVersion",
-        "metadata",
-        "status",
-        "message",
-        "reason",
-        "details",
-        "code",
-    ];
-    const LIST_META: &[&str] = &[
-        "selfLink",
-        "resourceVersion",
-        "continue",
-        "remainingItemCount",
-    ];
-    const DETAILS: &[&str] = &[
-        "name",
-        "group",
-        "kind",
-        "uid",
-        "causes",
-        "retryAfterSeconds",
-    ];
-    const CAUSE: &[&str] = &["reason", "message", "field"];
+    let top = match (
+        value.get("kind").and_then(Value::as_str),
+        value.get("apiVersion").and_then(Value::as_str),
+    ) {
+        (Some("Status"), Some("v1")) => GoStruct::Status,
+        (Some("APIVersions"), _) => GoStruct::ApiVersions,
+        (Some("APIGroupList"), _) => GoStruct::ApiGroupList,
+        (Some("APIGroup"), _) => GoStruct::ApiGroup,
+        (Some("APIResourceList"), _) => GoStruct::ApiResourceList,
+        _ => return serde_json::to_vec(value).unwrap_or_default(),
+    };
     let mut out = String::new();
-    write_ordered(value, STATUS, &mut out, &|key, value, out| match key {
-        "metadata" => write_ordered(value, LIST_META, out, &|_, v, out| write_plain(v, out)),
-        "details" => write_ordered(value, DETAILS, out, &|key, value, out| match (key, value) {
-            ("causes", Value::Array(causes)) => {
-                out.push('[');
-                for (i, cause) in causes.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write_ordered(cause, CAUSE, out, &|_, v, out| write_plain(v, out));
-                }
-                out.push(']');
-            }
-            (_, value) => write_plain(value, out),
-        }),
-        _ => write_plain(value, out),
-    });
+    write_go(value, top, &mut out);
     out.push('\n');
     out.into_bytes()
 }
 
-/// An object with the `order`ed keys first, then the others sorted; each value written by
-/// `field`. A value that is not an object is written as is.
-fn write_ordered(
-    value: &Value,
-    order: &[&str],
-    out: &mut String,
-    field: &dyn Fn(&str, &Value, &mut String),
-) {
-    let Value::Object(map) = value else {
-        write_plain(value, out);
-        return;
-    };
-    let rest = map.keys().filter(|k| !order.contains(&k.as_str()));
-    let keys = order
-        .iter()
-        .copied()
-        .filter(|k| map.contains_key(*k))
-        .chain(rest.map(String::as_str));
-    out.push('{');
-    for (i, key) in keys.enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        write_plain(&Value::String(key.to_string()), out);
-        out.push(':');
-        field(key, &map[key], out);
-    }
-    out.push('}');
+/// The Go structs whose field order [`to_json`] writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum GoStruct {
+    Status,
+    ListMeta,
+    StatusDetails,
+    StatusCause,
+    ApiVersions,
+    ServerAddressByClientCidr,
+    ApiGroupList,
+    ApiGroup,
+    GroupVersionForDiscovery,
+    ApiResourceList,
+    ApiResource,
+    /// Anything else: keys sorted.
+    Other,
 }
 
-fn write_plain(value: &Value, out: &mut String) {
-    out.push_str(&serde_json::to_string(value).unwrap_or_default());
+impl GoStruct {
+    /// The JSON names of the struct's fields, in declaration order (`TypeMeta` inline first).
+    fn fields(self) -> &'static [&'static str] {
+        match self {
+            Self::Status => &[
+                "kind",
+                "apiVersion",
+                "metadata",
+                "status",
+                "message",
+                "reason",
+                "details",
+                "code",
+            ],
+            Self::ListMeta => &[
+                "selfLink",
+                "resourceVersion",
+                "continue",
+                "remainingItemCount",
+            ],
+            Self::StatusDetails => &[
+                "name",
+                "group",
+                "kind",
+                "uid",
+                "causes",
+                "retryAfterSeconds",
+            ],
+            Self::StatusCause => &["reason", "message", "field"],
+            Self::ApiVersions => &[
+                "kind",
+                "apiVersion",
+                "versions",
+                "serverAddressByClientCIDRs",
+            ],
+            Self::ServerAddressByClientCidr => &["clientCIDR", "serverAddress"],
+            Self::ApiGroupList => &["kind", "apiVersion", "groups"],
+            Self::ApiGroup => &[
+                "kind",
+                "apiVersion",
+                "name",
+                "versions",
+                "preferredVersion",
+                "serverAddressByClientCIDRs",
+            ],
+            Self::GroupVersionForDiscovery => &["groupVersion", "version"],
+            Self::ApiResourceList => &["kind", "apiVersion", "groupVersion", "resources"],
+            Self::ApiResource => &[
+                "name",
+                "singularName",
+                "namespaced",
+                "group",
+                "version",
+                "kind",
+                "verbs",
+                "shortNames",
+                "categories",
+                "storageVersionHash",
+            ],
+            Self::Other => &[],
+        }
+    }
+
+    /// The struct a field's value (or each element of a list field) is.
+    fn field(self, key: &str) -> Self {
+        match (self, key) {
+            (Self::Status, "metadata") => Self::ListMeta,
+            (Self::Status, "details") => Self::StatusDetails,
+            (Self::StatusDetails, "causes") => Self::StatusCause,
+            (Self::ApiVersions | Self::ApiGroup, "serverAddressByClientCIDRs") => {
+                Self::ServerAddressByClientCidr
+            }
+            (Self::ApiGroupList, "groups") => Self::ApiGroup,
+            (Self::ApiGroup, "versions" | "preferredVersion") => Self::GroupVersionForDiscovery,
+            (Self::ApiResourceList, "resources") => Self::ApiResource,
+            _ => Self::Other,
+        }
+    }
+}
+
+/// `value` as the Go struct `go` (its fields in order, then any others sorted); lists'
+/// elements each as that struct.
+fn write_go(value: &Value, go: GoStruct, out: &mut String) {
+    match value {
+        Value::Object(map) if go != GoStruct::Other => {
+            let order = go.fields();
+            let rest = map.keys().filter(|k| !order.contains(&k.as_str()));
+            let keys = order
+                .iter()
+                .copied()
+                .filter(|k| map.contains_key(*k))
+                .chain(rest.map(String::as_str));
+            out.push('{');
+            for (i, key) in keys.enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::to_string(key).unwrap_or_default());
+                out.push(':');
+                write_go(&map[key], go.field(key), out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) if go != GoStruct::Other => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go(item, go, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&serde_json::to_string(other).unwrap_or_default()),
+    }
 }
 
 impl fmt::Display for ApiError {

@@ -124,6 +124,53 @@ async fn version_and_group_documents() {
 }
 
 #[tokio::test]
+async fn discovery_documents_are_written_in_go_field_order_as_kube_apiserver_writes_them() {
+    // Scripts grep `kubectl get --raw` output: the fields come in the Go structs' order, the
+    // legacy `/api/v1` list has no `apiVersion`, and each document ends with a newline.
+    let server = server().await;
+    let text = |path: &'static str| {
+        let server = &server;
+        async move {
+            let response = raw(server, "GET", path, &[], b"").await;
+            assert_eq!(response.status, 200, "{path}");
+            String::from_utf8(response.body).unwrap()
+        }
+    };
+    let api = text("/api").await;
+    assert!(
+        api.starts_with(r#"{"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":[{"clientCIDR":"0.0.0.0/0","serverAddress":"#),
+        "{api}"
+    );
+    assert!(api.ends_with("}\n"), "{api:?}");
+    let core = text("/api/v1").await;
+    assert!(
+        core.starts_with(r#"{"kind":"APIResourceList","groupVersion":"v1","resources":[{"name":"bindings","singularName":"binding","namespaced":true,"kind":"Binding","verbs":["create"]},"#),
+        "{core}"
+    );
+    assert!(
+        core.contains(
+            r#"{"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod","verbs":["#
+        ),
+        "{core}"
+    );
+    let apps = text("/apis/apps/v1").await;
+    assert!(
+        apps.starts_with(r#"{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"apps/v1","resources":[{"name":"controllerrevisions","singularName":"controllerrevision","namespaced":true,"kind":"ControllerRevision","verbs":["#),
+        "{apps}"
+    );
+    let group = text("/apis/apps").await;
+    assert_eq!(
+        group,
+        "{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\",\"name\":\"apps\",\"versions\":[{\"groupVersion\":\"apps/v1\",\"version\":\"v1\"}],\"preferredVersion\":{\"groupVersion\":\"apps/v1\",\"version\":\"v1\"}}\n"
+    );
+    let groups = text("/apis").await;
+    assert!(
+        groups.starts_with(r#"{"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"#),
+        "{groups}"
+    );
+}
+
+#[tokio::test]
 async fn unknown_paths_are_not_found_statuses() {
     let server = server().await;
     for path in [

@@ -134,9 +134,10 @@ fn aggregated_discovery_nests_subresources_and_names_custom_kinds_groups() {
         .iter()
         .map(|s| s["subresource"].as_str().unwrap())
         .collect();
-    assert_eq!(subresources, ["status", "scale"]);
+    // Sorted by name, as the API installer registers the paths.
+    assert_eq!(subresources, ["scale", "status"]);
     assert_eq!(
-        deployments["subresources"][1]["responseKind"],
+        deployments["subresources"][0]["responseKind"],
         json!({"group": "autoscaling", "version": "v1", "kind": "Scale"})
     );
     // A custom resource's names its group and version.
