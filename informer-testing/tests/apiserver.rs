@@ -10,6 +10,8 @@ mod apiserver {
     mod autoscaling;
     mod bounds;
     mod builtin_types;
+    mod cel_rules;
+    mod crd_differential;
     mod crds;
     mod crud;
     mod discovery;
@@ -23,8 +25,8 @@ mod apiserver {
     mod kubectl_test_cmd;
     mod list;
     mod namespaces;
-    mod priority;
     mod normalization;
+    mod priority;
     mod python_e2e;
     mod scale;
     mod security;

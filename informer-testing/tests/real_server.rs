@@ -8,6 +8,8 @@
 mod real_server {
     mod common;
 
+    mod cel_rules;
+    mod crd_differential;
     mod differential;
     mod lifecycle;
 }

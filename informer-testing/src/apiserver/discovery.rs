@@ -33,6 +33,31 @@ pub(crate) fn version() -> Value {
     })
 }
 
+/// `/version` as written: [`version`] in `version.Info`'s field order, compact.
+pub(crate) fn version_json() -> Vec<u8> {
+    let info = version();
+    let fields = [
+        "major",
+        "minor",
+        "emulationMajor",
+        "emulationMinor",
+        "minCompatibilityMajor",
+        "minCompatibilityMinor",
+        "gitVersion",
+        "gitCommit",
+        "gitTreeState",
+        "buildDate",
+        "goVersion",
+        "compiler",
+        "platform",
+    ];
+    let members: Vec<String> = fields
+        .iter()
+        .map(|field| format!("{}:{}", Value::from(*field), info[field]))
+        .collect();
+    format!("{{{}}}", members.join(",")).into_bytes()
+}
+
 /// `/api`.
 pub(crate) fn core_versions(address: SocketAddr) -> Value {
     json!({

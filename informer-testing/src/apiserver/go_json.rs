@@ -283,5 +283,64 @@ pub(crate) fn go_string(text: &str) -> String {
     out
 }
 
+/// A valid JSON document as Go's `json.MarshalIndent(v, "", "  ")` writes it (the
+/// `json.Indent` pass over the compact encoding): a newline and two spaces a level after each
+/// `{`, `[` and `,`, a space after each `:`, empty objects and arrays kept as `{}` and `[]`,
+/// strings untouched, no whitespace at either end.
+pub(crate) fn indent(compact: &[u8]) -> Vec<u8> {
+    fn newline(out: &mut Vec<u8>, depth: usize) {
+        out.push(b'\n');
+        out.extend(std::iter::repeat_n(b' ', depth * 2));
+    }
+    let mut out = Vec::with_capacity(compact.len() * 2);
+    let (mut in_string, mut escaped, mut open, mut depth) = (false, false, false, 0usize);
+    for &c in compact {
+        if in_string {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if is_space(c) {
+            continue;
+        }
+        if open && c != b'}' && c != b']' {
+            open = false;
+            depth += 1;
+            newline(&mut out, depth);
+        }
+        match c {
+            b'{' | b'[' => {
+                open = true;
+                out.push(c);
+            }
+            b',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            b':' => out.extend_from_slice(b": "),
+            b'}' | b']' => {
+                if open {
+                    open = false;
+                } else {
+                    depth = depth.saturating_sub(1);
+                    newline(&mut out, depth);
+                }
+                out.push(c);
+            }
+            b'"' => {
+                in_string = true;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests;

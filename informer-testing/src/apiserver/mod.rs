@@ -32,10 +32,13 @@
 //! - **CustomResourceDefinitions** as a cluster serves them: a CRD created through the API
 //!   (`Api<CustomResourceDefinition>`, `kubectl apply -f crd.yaml`, kube's
 //!   `CustomResource::crd()`) is validated (422 with causes: name `<plural>.<group>`, one
-//!   storage version, structural schemas, ...), defaulted, and served when the create
+//!   storage version, structural schemas (value validations only under junctors, list and
+//!   map types, root `metadata`), `default`s valid against their schema, printer columns,
+//!   `selectableFields`, conversion, ...), defaulted, and served when the create
 //!   returns: `NamesAccepted` and `Established` set (a name another CRD of the group holds
 //!   leaves `NamesAccepted` `False`), every served version with its scope, names, `status`
-//!   and `scale` subresources and `additionalPrinterColumns` (Table output), objects stored
+//!   and `scale` subresources, `additionalPrinterColumns` (Table output) and
+//!   `selectableFields` (field selectors of lists and watches), objects stored
 //!   in the storage version and read through any served one. Updates of a CRD take effect;
 //!   deleting one adds the `customresourcecleanup.apiextensions.k8s.io` finalizer, refuses
 //!   new objects, deletes every object (waiting for their finalizers), then the CRD, and the
@@ -59,7 +62,9 @@
 //! - **bodies** in JSON, YAML and Kubernetes protobuf (what kubectl's typed `create`
 //!   subcommands send; decoded for the built-in types above, 415 for others); responses in
 //!   JSON or YAML, as a `meta.k8s.io` `Table` (`kubectl get`) or as `PartialObjectMetadata`
-//!   (metadata-only clients), by `Accept`; 406 when nothing acceptable can be served;
+//!   (metadata-only clients), by `Accept`; 406 when nothing acceptable can be served; JSON
+//!   indented for `?pretty=true` and for `curl`, `Wget` and browsers (`isPrettyPrint`), and
+//!   always for `/version` and `/` (`WriteRawJSON`);
 //! - **list** with label and field selectors, `limit`/`continue` pagination over
 //!   consistent snapshots, and the real `resourceVersion`/`resourceVersionMatch` semantics;
 //! - **watch** from a resource version with bookmarks, `timeoutSeconds`,
@@ -127,10 +132,11 @@
 //! APIService controllers (autoregistration, availability), and Go's
 //! distinction between a zero value and an unset pointer in protobuf bodies (zero numbers
 //! and `false` are kept as sent). For
-//! CRDs and field ownership: CEL rules (`x-kubernetes-validations`), conversion webhooks
+//! CRDs and field ownership: the parts of CEL rules (`x-kubernetes-validations`) that
+//! `structural::cel_rules` lists as missing (type checking, costs), conversion webhooks
 //! (versions convert with the `None` strategy; the storage version's schema prunes and
 //! validates writes through other versions), defaults applied when stored objects are read
-//! (they are applied on writes), `selectableFields`, server-side apply's merging with the
+//! (they are applied on writes), server-side apply's merging with the
 //! client-side apply annotation, and the conversion of managed fields between versions. The
 //! crate documentation's table lists everything a cluster does that this server does not.
 //!

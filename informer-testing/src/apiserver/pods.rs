@@ -2,7 +2,8 @@
 //! - the default admission plugins `Priority` (see [`admit_priority`]: the priority and
 //!   preemption policy of its PriorityClass, or of the global default class, 0 without one;
 //!   403 for a class that does not exist or a `priority` that is not its class's) and
-//!   `DefaultTolerationSeconds` (tolerating `not-ready` and `unreachable` nodes for 300 s);
+//!   `DefaultTolerationSeconds` (tolerating `not-ready` and `unreachable` nodes for 300 s, on
+//!   updates too);
 //! - the Pod registry's strategy: its status starts over as `Pending`, with the QoS class of
 //!   its resources (`k8s.io/kubernetes/pkg/apis/core/helper/qos`) and, while it has scheduling
 //!   gates, the `PodScheduled=False` condition with reason `SchedulingGated`.
@@ -159,8 +160,9 @@ pub(crate) fn is_pod(t: &super::resource::ResourceType) -> bool {
     t.group.is_empty() && t.plural == "pods"
 }
 
-/// What the `DefaultTolerationSeconds` admission plugin adds to a Pod's spec on create (the
-/// `Priority` plugin's part, which reads the stored PriorityClasses, is [`admit_priority`]).
+/// What the `DefaultTolerationSeconds` admission plugin adds to a Pod's spec on create and
+/// on update of the Pod proper (the `Priority` plugin's part, which reads the stored
+/// PriorityClasses, is [`admit_priority`]).
 pub(crate) fn admit_create(pod: &mut Value) {
     let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
         return;

@@ -284,6 +284,10 @@ pub(crate) struct ResourceType {
     /// Extra supported field selectors beyond `metadata.name`/`metadata.namespace`,
     /// with the value used when the field is absent.
     pub fields: Vec<(&'static str, &'static str)>,
+    /// A custom resource version's `selectableFields`, as field labels (`spec.color` for
+    /// the JSON path `.spec.color`): supported in field selectors, an absent field's value
+    /// being `""`.
+    pub selectable_fields: Vec<String>,
     /// Whether DELETE returns the object (Pods, Services, ServiceAccounts, StorageClasses)
     /// rather than a `Status`.
     pub returns_deleted_object: bool,
@@ -337,6 +341,7 @@ impl ResourceType {
             short_names: Vec::new(),
             categories: Vec::new(),
             fields: Vec::new(),
+            selectable_fields: Vec::new(),
             returns_deleted_object: false,
             tracks_generation: false,
             custom: false,
@@ -557,6 +562,7 @@ impl ResourceType {
         field == "metadata.name"
             || field == "metadata.namespace" && (self.namespaced || !self.custom)
             || self.fields.iter().any(|(f, _)| *f == field)
+            || self.selectable_fields.iter().any(|f| f == field)
     }
 
     /// The string value of a selectable field of an object.

@@ -596,6 +596,7 @@ where
 async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Body> {
     let timeout = shared.settings.request_timeout;
     let deadline = Instant::now() + timeout;
+    let pretty = wants_pretty(&request);
     match AssertUnwindSafe(tokio::time::timeout(
         timeout,
         dispatch(shared, request, deadline),
@@ -603,6 +604,7 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Bod
     .catch_unwind()
     .await
     {
+        Ok(Ok(response)) if pretty => pretty_json(response).await,
         Ok(Ok(response)) => response,
         Ok(Err(_)) => {
             let mut response = error_response(&timeout_error());
@@ -620,6 +622,48 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Bod
             ))
         }
     }
+}
+
+/// Whether a response is written indented (`isPrettyPrint`): as `?pretty` says when it is a
+/// boolean (`strconv.ParseBool`), else when the `User-Agent` is a human's (`curl`, `Wget`, a
+/// browser's `Mozilla/5.0`). The OpenAPI documents (kube-openapi's handlers) never are.
+fn wants_pretty(request: &Request<Incoming>) -> bool {
+    if request.uri().path().starts_with("/openapi/") {
+        return false;
+    }
+    let pretty = Query::parse(request.uri().query())
+        .get("pretty")
+        .filter(|v| !v.is_empty())
+        .map(|v| matches!(v, "1" | "t" | "T" | "true" | "TRUE" | "True"));
+    pretty.unwrap_or_else(|| {
+        request
+            .headers()
+            .get(header::USER_AGENT)
+            .and_then(|agent| agent.to_str().ok())
+            .is_some_and(|agent| {
+                ["curl", "Wget", "Mozilla/5.0"]
+                    .iter()
+                    .any(|human| agent.starts_with(human))
+            })
+    })
+}
+
+/// A whole `application/json` response (not a watch's stream) indented as the JSON
+/// serializer's pretty variant writes it (`json.MarshalIndent`, no final newline).
+async fn pretty_json(response: Response<Body>) -> Response<Body> {
+    use hyper::body::Body as _;
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|value| value == "application/json");
+    if !json || response.body().size_hint().exact().is_none() {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(collected) = body.collect().await;
+    let bytes = go_json::indent(&collected.to_bytes());
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, full_body(bytes))
 }
 
 /// The parsed query string.
@@ -1200,8 +1244,13 @@ fn handle_non_resource(
     }
     let registry = shared.registry.read();
     let document = match route {
-        Route::Root => discovery::root_paths(&registry),
-        Route::Version => discovery::version(),
+        // Both written by `WriteRawJSON`: indented whatever the request, and JSON whatever
+        // it accepts; `/version` in `version.Info`'s field order.
+        Route::Root => {
+            let paths = serde_json::to_vec(&discovery::root_paths(&registry)).unwrap_or_default();
+            return Ok(raw_json(go_json::indent(&paths)));
+        }
+        Route::Version => return Ok(raw_json(go_json::indent(&discovery::version_json()))),
         Route::Health(..) => return Err(method_not_allowed(method)),
         Route::CoreVersions if output == codec::Output::AggregatedDiscovery => {
             discovery::aggregated(&registry, true)
@@ -1625,11 +1674,14 @@ fn handle_resource(
                 let (mut object, warnings) =
                     request.object(&resource, &body, codec::BodyKind::Object)?;
                 let options = request.write_options(dry_run, false)?;
-                if (resource.custom || crd::is_definition(&resource))
-                    && matches!(super::storage::resource_version(&object).as_str(), "" | "0")
-                {
+                let unconditional = (resource.custom || crd::is_definition(&resource))
+                    && matches!(super::storage::resource_version(&object).as_str(), "" | "0");
+                resource.to_storage(&mut object);
+                let mut store = shared.store.lock();
+                if unconditional && store.get(&storage, namespace, name).is_ok() {
                     // Custom resources and CRDs do not allow unconditional updates (`0`
-                    // is an unset version to the generic store).
+                    // is an unset version to the generic store); the generic store checks
+                    // this once it has found the object (a missing one is a 404 first).
                     return Err(ApiError::invalid_fields(
                         &resource.qualified_resource(),
                         name,
@@ -1640,8 +1692,6 @@ fn handle_resource(
                         )],
                     ));
                 }
-                resource.to_storage(&mut object);
-                let mut store = shared.store.lock();
                 events::prepare_update(&resource, &store, &storage, namespace, name, &mut object)?;
                 if subresource == Subresource::Main
                     && resource.creates_on_update()
@@ -2708,6 +2758,16 @@ pub(crate) fn json_response(status: StatusCode, value: &Value) -> Response<Body>
     let bytes = super::status::to_json(value);
     let mut response = Response::new(full_body(bytes));
     *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// A `200` of JSON already written.
+fn raw_json(bytes: Vec<u8>) -> Response<Body> {
+    let mut response = Response::new(full_body(bytes));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("application/json"),

@@ -53,7 +53,15 @@ fn subresource_label(subresource: Subresource) -> Option<&'static str> {
 }
 
 fn reset_fields(resource: &ResourceType, subresource: Subresource) -> fields::Set {
-    fields::reset_fields(resource.status_subresource, subresource_label(subresource))
+    let set = fields::reset_fields(resource.status_subresource, subresource_label(subresource));
+    if resource.custom && matches!(subresource, Subresource::Status) {
+        // A custom resource's status strategy keeps nothing of a status write but its
+        // `status` (`PrepareForUpdate` starts from the stored object): the labels,
+        // annotations or finalizers it sent are not the writer's either (the real server
+        // records none of them in the status manager's entry).
+        return fields::with_top_level_field(set, "metadata");
+    }
+    set
 }
 
 /// An empty object of the type, as the real server's field manager compares a create with:
@@ -282,6 +290,12 @@ pub(crate) fn prepare_update(
             &ignored,
             &now_rfc3339(),
         );
+    }
+    // `DefaultTolerationSeconds` admits updates too (`NewHandler(Create, Update)`), of the
+    // Pod proper only: a replaced Pod that leaves out the tolerations it was given gets them
+    // back before the update is validated, outside the writer's fields.
+    if subresource == Subresource::Main && !resource.custom && pods::is_pod(resource) {
+        pods::admit_create(new);
     }
 }
 

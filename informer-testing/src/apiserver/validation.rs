@@ -82,6 +82,9 @@ pub(crate) fn validate_create(resource: &ResourceType, object: &Value) -> Result
     if is_priority_class(resource) {
         priority_class(object, &mut errors);
     }
+    if let Some(schema) = &resource.schema {
+        super::structural::cel_rules::validate_resource(schema, object, None, &mut errors);
+    }
     if crd::is_definition(resource) {
         errors.extend(crd::validation::validate(object, None));
     }
@@ -104,6 +107,9 @@ pub(crate) fn validate_update(
     immutability(resource, old, new, &mut errors);
     updates::spec_updates(resource, old, new, &mut errors);
     custom(resource, new, &mut errors);
+    if let Some(schema) = &resource.schema {
+        super::structural::cel_rules::validate_resource(schema, new, Some(old), &mut errors);
+    }
     if crd::is_definition(resource) {
         errors.extend(crd::validation::validate(new, Some(old)));
     }

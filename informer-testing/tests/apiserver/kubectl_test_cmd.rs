@@ -1,14 +1,14 @@
 //! Rules kubectl's own command-line suite (kubernetes/kubernetes `test/cmd/*.sh`) found the
 //! server breaking, each checked through a real client.
 
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::json;
 
-use super::common::{server, server_with_widgets, status, within};
+use super::common::{pod, raw, server, server_with_widgets, status, within};
 
 /// `core.sh`: `kubectl replace` of a Node manifest carrying `resourceVersion: "0"`. The
 /// generic store reads `0` as no version, and an update without one is unconditional for the
@@ -135,5 +135,118 @@ async fn rbac_names_are_path_segments() {
             .contains(r#"metadata.name: Invalid value: "a/b": may not contain '/'"#),
         "{}",
         status.message
+    );
+}
+
+/// `save-config.sh` (`kubectl replace -f pod.yaml`): the `DefaultTolerationSeconds` admission
+/// plugin admits updates as well as creates, so a replaced Pod whose manifest leaves out the
+/// two tolerations it was given on create gets them back, and the update is not refused for
+/// removing them.
+#[tokio::test]
+async fn pod_update_gets_the_default_tolerations_back() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let created = within(pods.create(&PostParams::default(), &pod("p", &[])))
+        .await
+        .unwrap();
+    let mut replacement = created.clone();
+    replacement.spec.as_mut().unwrap().tolerations = None;
+    replacement
+        .metadata
+        .labels
+        .get_or_insert_default()
+        .insert("edited".into(), "yes".into());
+    let replaced = within(pods.replace("p", &PostParams::default(), &replacement))
+        .await
+        .expect("the admission plugin puts the tolerations back");
+    let keys: Vec<_> = replaced
+        .spec
+        .unwrap()
+        .tolerations
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.key.unwrap(), t.toleration_seconds))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("node.kubernetes.io/not-ready".to_string(), Some(300)),
+            ("node.kubernetes.io/unreachable".to_string(), Some(300)),
+        ]
+    );
+    assert_eq!(replaced.metadata.labels.unwrap()["edited"], "yes");
+}
+
+/// `authorization.sh` greps `curl`'s answer for `"allowed": true`: kube-apiserver indents
+/// its JSON (`isPrettyPrint`) for `?pretty=true` and for a `curl`, `Wget` or browser
+/// `User-Agent`, errors included, as `json.MarshalIndent` does (no final newline);
+/// `?pretty=false` keeps it compact whoever asks.
+#[tokio::test]
+async fn json_is_indented_for_curl_and_for_pretty() {
+    let server = server().await;
+    let request = http::Request::get("/api/v1/namespaces/default?pretty=true")
+        .body(Vec::new())
+        .unwrap();
+    let text = within(server.client().request_text(request)).await.unwrap();
+    assert!(text.starts_with("{\n  \""), "{text}");
+    assert!(text.contains("\n  \"kind\": \"Namespace\",\n"), "{text}");
+    assert!(text.ends_with("\n}"), "{text:?}");
+    let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+        "spec": {"user": "bob", "resourceAttributes": {"verb": "create", "resource": "pods"}}});
+    let answer = raw(
+        &server,
+        "POST",
+        "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+        &[
+            ("Content-Type", "application/json"),
+            ("User-Agent", "curl/8.5.0"),
+        ],
+        review.to_string().as_bytes(),
+    )
+    .await;
+    let body = String::from_utf8(answer.body).unwrap();
+    assert!(body.contains("\"allowed\": true"), "{body}");
+    let missing = raw(
+        &server,
+        "GET",
+        "/api/v1/namespaces/default/pods/none",
+        &[("User-Agent", "Wget/1.21")],
+        b"",
+    )
+    .await;
+    let body = String::from_utf8(missing.body).unwrap();
+    assert!(body.contains("\n  \"reason\": \"NotFound\",\n"), "{body}");
+    let compact = raw(
+        &server,
+        "GET",
+        "/api/v1/namespaces/default?pretty=false",
+        &[("User-Agent", "curl/8.5.0")],
+        b"",
+    )
+    .await;
+    assert!(
+        compact.body.starts_with(b"{\"") && !compact.body.contains(&b'\n'),
+        "{}",
+        String::from_utf8_lossy(&compact.body)
+    );
+}
+
+/// `/version` and `/` are written by `WriteRawJSON`: always indented, and `/version` in
+/// `version.Info`'s field order (`major` first, `platform` last).
+#[tokio::test]
+async fn version_and_root_are_always_indented() {
+    let server = server().await;
+    let request = http::Request::get("/version").body(Vec::new()).unwrap();
+    let text = within(server.client().request_text(request)).await.unwrap();
+    assert!(
+        text.starts_with("{\n  \"major\": \"1\",\n  \"minor\": "),
+        "{text}"
+    );
+    assert!(text.ends_with("\"platform\": \"linux/amd64\"\n}"), "{text}");
+    let request = http::Request::get("/").body(Vec::new()).unwrap();
+    let text = within(server.client().request_text(request)).await.unwrap();
+    assert!(
+        text.starts_with("{\n  \"paths\": [\n    \"/api\",\n"),
+        "{text}"
     );
 }

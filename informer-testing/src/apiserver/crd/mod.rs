@@ -28,6 +28,7 @@ use super::storage::{DeleteOptions, EventType, Filter, Subresource, WriteOptions
 use super::structural::{Schema, string_list};
 use crate::apiserver::str_at;
 
+mod schema_rules;
 pub(crate) mod validation;
 
 /// The API group of CustomResourceDefinitions.
@@ -51,6 +52,7 @@ pub(crate) fn definition_type() -> ResourceType {
         short_names: vec!["crd".into(), "crds".into()],
         categories: vec!["api-extensions".into()],
         fields: Vec::new(),
+        selectable_fields: Vec::new(),
         returns_deleted_object: false,
         tracks_generation: true,
         custom: false,
@@ -403,6 +405,17 @@ pub(crate) fn served_types(crd: &Value, served_since: u64) -> Result<Vec<Resourc
             short_names: string_list(&names["shortNames"]),
             categories: string_list(&names["categories"]),
             fields: Vec::new(),
+            selectable_fields: version["selectableFields"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|f| {
+                    f["jsonPath"]
+                        .as_str()?
+                        .strip_prefix('.')
+                        .map(str::to_string)
+                })
+                .collect(),
             returns_deleted_object: false,
             tracks_generation: true,
             custom: true,

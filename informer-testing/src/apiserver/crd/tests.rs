@@ -309,9 +309,13 @@ fn scale_paths_and_printer_columns_are_checked() {
     crd["spec"]["versions"][0]["additionalPrinterColumns"][0]["type"] = json!("float");
     let found = messages(&created(crd), None);
     assert!(found.contains(&"spec.versions[0].subresources.scale.specReplicasPath: Invalid value: \".status.size\": should be a json path under .spec".to_string()), "{found:?}");
-    assert!(found.iter().any(|m| m.starts_with(
-        "spec.versions[0].additionalPrinterColumns[0].type: Unsupported value: \"float\""
-    )));
+    // Worded as upstream's ValidateCustomResourceColumn words it (an Invalid value).
+    assert!(
+        found.iter().any(|m| m.ends_with(
+            "additionalPrinterColumns[0].type: Invalid value: \"float\": must be one of boolean,date,integer,number,string"
+        )),
+        "{found:?}"
+    );
 }
 
 #[test]

@@ -12,6 +12,7 @@ use super::super::structural::{ProblemKind, Schema, SchemaProblem};
 use super::super::validation::{
     DNS1035_LABEL, DNS1123_SUBDOMAIN, is_dns_subdomain, is_dns1035_label,
 };
+use super::schema_rules;
 use crate::apiserver::str_at;
 
 /// Every problem of a CRD about to be created (or, with `old`, to replace `old`).
@@ -77,6 +78,7 @@ fn spec(crd: &Value, errors: &mut Vec<FieldError>) {
         )),
     }
     versions(crd, errors);
+    conversion(crd, errors);
     let names_value = &crd["spec"]["names"];
     for key in ["plural", "singular", "kind", "listKind"] {
         if str_at(names_value, &format!("/{key}")).is_empty() {
@@ -97,6 +99,11 @@ fn versions(crd: &Value, errors: &mut Vec<FieldError>) {
     let mut seen = Vec::new();
     let mut storage = 0;
     let mut unique = true;
+    // As upstream reads a v1 CRD, the versions' schemas, when all the same, are the CRD's
+    // `spec.validation`, and their problems are reported there.
+    let hoisted = versions
+        .iter()
+        .all(|v| v.pointer("/schema") == versions[0].pointer("/schema"));
     for (i, version) in versions.iter().enumerate() {
         let path = format!("spec.versions[{i}]");
         let name = str_at(version, "/name");
@@ -119,8 +126,13 @@ fn versions(crd: &Value, errors: &mut Vec<FieldError>) {
                 &format!("{path}.schema.openAPIV3Schema"),
                 "",
             )),
+            Some(_) if hoisted && i > 0 => {}
             Some(schema) => {
-                let at = format!("{path}.schema.openAPIV3Schema");
+                let at = if hoisted {
+                    "spec.validation.openAPIV3Schema".to_string()
+                } else {
+                    format!("{path}.schema.openAPIV3Schema")
+                };
                 let mut problems = Vec::new();
                 let parsed = Schema::parse(schema, &at, &mut problems);
                 problems.retain(|p| p.field != format!("{at}.type"));
@@ -145,35 +157,40 @@ fn versions(crd: &Value, errors: &mut Vec<FieldError>) {
                         },
                     );
                 }
+                let clean = problems.is_empty();
                 errors.extend(problems.into_iter().map(problem));
+                schema_rules::check(schema, &at, clean, errors);
             }
         }
-        if let Some(scale) = version.pointer("/subresources/scale") {
-            scale_paths(scale, &format!("{path}.subresources"), errors);
-        }
-        for (j, column) in version["additionalPrinterColumns"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .enumerate()
+        // Subresources, printer columns and selectable fields the same in every version
+        // are the CRD's own too (reported under `spec.`, once), as for the schema.
+        let at = |key: &str| {
+            if versions.iter().all(|v| v.get(key) == versions[0].get(key)) {
+                (i == 0).then(|| format!("spec.{key}"))
+            } else {
+                Some(format!("{path}.{key}"))
+            }
+        };
+        if let Some(scale) = version.pointer("/subresources/scale")
+            && let Some(subresources) = at("subresources")
         {
-            let at = format!("{path}.additionalPrinterColumns[{j}]");
-            if str_at(column, "/name").is_empty() {
-                errors.push(FieldError::required(&format!("{at}.name"), ""));
-            }
-            match str_at(column, "/type") {
-                "" => errors.push(FieldError::required(&format!("{at}.type"), "")),
-                "integer" | "number" | "string" | "boolean" | "date" => {}
-                other => errors.push(FieldError::not_supported(
-                    &format!("{at}.type"),
-                    other,
-                    &["boolean", "date", "integer", "number", "string"],
-                )),
-            }
-            if str_at(column, "/jsonPath").is_empty() {
-                errors.push(FieldError::required(&format!("{at}.jsonPath"), ""));
-            }
+            scale_paths(scale, &subresources, errors);
         }
+        if let Some(columns) = at("additionalPrinterColumns") {
+            printer_columns(&version["additionalPrinterColumns"], &columns, errors);
+        }
+        if let Some(fields) = at("selectableFields") {
+            selectable_fields(version, &fields, errors);
+        }
+        if let Some(warning) = version["deprecationWarning"].as_str() {
+            deprecation_warning(warning, &format!("{path}.deprecationWarning"), errors);
+        }
+    }
+    // The internal CRD's `spec.version` is the first version's name.
+    if let Some(first) = versions.first().map(|v| str_at(v, "/name"))
+        && !is_dns1035_label(first)
+    {
+        errors.push(FieldError::invalid("spec.version", first, DNS1035_LABEL));
     }
     if !unique {
         errors.push(FieldError::invalid(
@@ -191,6 +208,187 @@ fn versions(crd: &Value, errors: &mut Vec<FieldError>) {
     }
 }
 
+/// `additionalPrinterColumns` (`ValidateCustomResourceColumn`).
+fn printer_columns(columns: &Value, path: &str, errors: &mut Vec<FieldError>) {
+    const TYPES: &str = "boolean,date,integer,number,string";
+    const FORMATS: &str = "byte,date,date-time,double,float,int32,int64,password";
+    for (j, column) in columns.as_array().into_iter().flatten().enumerate() {
+        let at = format!("{path}[{j}]");
+        if str_at(column, "/name").is_empty() {
+            errors.push(FieldError::required(&format!("{at}.name"), ""));
+        }
+        match str_at(column, "/type") {
+            "" => errors.push(FieldError::required(&format!("{at}.type"), "")),
+            t if TYPES.split(',').any(|known| known == t) => {}
+            other => errors.push(FieldError::invalid(
+                &format!("{at}.type"),
+                other,
+                &format!("must be one of {TYPES}"),
+            )),
+        }
+        match str_at(column, "/format") {
+            "" => {}
+            f if FORMATS.split(',').any(|known| known == f) => {}
+            other => errors.push(FieldError::invalid(
+                &format!("{at}.format"),
+                other,
+                &format!("must be one of {FORMATS}"),
+            )),
+        }
+        match str_at(column, "/jsonPath") {
+            "" => errors.push(FieldError::required(&format!("{at}.JSONPath"), "")),
+            p if !p.starts_with('.') => errors.push(FieldError::invalid(
+                &format!("{at}.JSONPath"),
+                p,
+                "must be a simple json path starting with .",
+            )),
+            _ => {}
+        }
+    }
+}
+
+/// `selectableFields` (`validateSelectableFields`): at most 8, unique, simple paths to a
+/// string, boolean or integer field of the schema, not under `metadata`.
+fn selectable_fields(version: &Value, path: &str, errors: &mut Vec<FieldError>) {
+    let Some(fields) = version["selectableFields"].as_array() else {
+        return;
+    };
+    if fields.len() > 8 {
+        errors.push(FieldError {
+            kind: super::super::status::FieldErrorKind::TooMany,
+            field: path.to_string(),
+            value: Some(Value::from(fields.len())),
+            detail: "must have at most 8 items".into(),
+        });
+        return;
+    }
+    let schema = version.pointer("/schema/openAPIV3Schema");
+    let mut seen = Vec::new();
+    for (i, field) in fields.iter().enumerate() {
+        let at = format!("{path}[{i}].jsonPath");
+        let json_path = str_at(field, "/jsonPath");
+        if json_path.is_empty() {
+            errors.push(FieldError::required(&at, ""));
+            continue;
+        }
+        let Some(rest) = json_path.strip_prefix('.') else {
+            let got = json_path.split(['.', '[']).next().unwrap_or("");
+            errors.push(FieldError::invalid(
+                &at,
+                json_path,
+                &format!("is an invalid path: expected [ or . but got: {got}"),
+            ));
+            continue;
+        };
+        if seen.contains(&json_path) {
+            errors.push(FieldError {
+                kind: super::super::status::FieldErrorKind::Duplicate,
+                field: at,
+                value: Some(Value::from(json_path)),
+                detail: String::new(),
+            });
+            continue;
+        }
+        seen.push(json_path);
+        let mut node = schema;
+        for (depth, part) in rest.split('.').enumerate() {
+            node = match node {
+                Some(n) if !(depth == 0 && part == "metadata") => n.pointer(&format!(
+                    "/properties/{}",
+                    part.replace('~', "~0").replace('/', "~1")
+                )),
+                _ => None,
+            };
+        }
+        match node.map(|n| str_at(n, "/type")) {
+            None => errors.push(FieldError::invalid(
+                &at,
+                json_path,
+                "is an invalid path: does not refer to a valid field",
+            )),
+            Some("string" | "boolean" | "integer") => {}
+            Some(_) => errors.push(FieldError::invalid(
+                &at,
+                json_path,
+                "must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.",
+            )),
+        }
+    }
+}
+
+/// A version's `deprecationWarning`: at most 256 characters, all printable.
+fn deprecation_warning(warning: &str, path: &str, errors: &mut Vec<FieldError>) {
+    if warning.chars().count() > 256 {
+        errors.push(FieldError::invalid(
+            path,
+            warning,
+            "must be <= 256 characters long",
+        ));
+    } else if let Some((index, _)) = warning.char_indices().find(|(_, c)| c.is_control()) {
+        errors.push(FieldError::invalid(
+            path,
+            warning,
+            &format!(
+                "must only contain printable UTF-8 characters; non-printable character found at index {index}"
+            ),
+        ));
+    }
+}
+
+/// `spec.preserveUnknownFields` (refused in v1) and `spec.conversion`.
+fn conversion(crd: &Value, errors: &mut Vec<FieldError>) {
+    if crd.pointer("/spec/preserveUnknownFields") == Some(&Value::Bool(true)) {
+        errors.push(FieldError::invalid(
+            "spec.preserveUnknownFields",
+            true,
+            "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead",
+        ));
+    }
+    let Some(conversion) = crd.pointer("/spec/conversion") else {
+        return;
+    };
+    let webhook = conversion.pointer("/webhook/clientConfig").is_some();
+    let review_versions = conversion
+        .pointer("/webhook/conversionReviewVersions")
+        .and_then(Value::as_array)
+        .is_some_and(|v| !v.is_empty());
+    match str_at(conversion, "/strategy") {
+        "Webhook" => {
+            if !webhook {
+                errors.push(FieldError::required(
+                    "spec.conversion.webhookClientConfig",
+                    "required when strategy is set to Webhook",
+                ));
+            }
+            if !review_versions {
+                errors.push(FieldError::required(
+                    "spec.conversion.conversionReviewVersions",
+                    "",
+                ));
+            }
+        }
+        "None" | "" => {
+            if webhook {
+                errors.push(FieldError::forbidden(
+                    "spec.conversion.webhookClientConfig",
+                    "should not be set when strategy is not set to Webhook",
+                ));
+            }
+            if review_versions {
+                errors.push(FieldError::forbidden(
+                    "spec.conversion.conversionReviewVersions",
+                    "should not be set when strategy is not set to Webhook",
+                ));
+            }
+        }
+        other => errors.push(FieldError::not_supported(
+            "spec.conversion.strategy",
+            other,
+            &["None", "Webhook"],
+        )),
+    }
+}
+
 fn problem(p: SchemaProblem) -> FieldError {
     match p.kind {
         ProblemKind::Required => FieldError::required(&p.field, &p.detail),
@@ -198,6 +396,11 @@ fn problem(p: SchemaProblem) -> FieldError {
         ProblemKind::Invalid => {
             FieldError::invalid(&p.field, p.value.unwrap_or(Value::Null), &p.detail)
         }
+        ProblemKind::InvalidShownAsIs => FieldError::invalid_go(
+            &p.field,
+            p.value.as_ref().and_then(Value::as_str).unwrap_or("null"),
+            &p.detail,
+        ),
         ProblemKind::NotSupported => {
             let supported: Vec<String> = p
                 .detail

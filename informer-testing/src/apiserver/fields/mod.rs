@@ -390,6 +390,12 @@ pub(crate) fn reset_fields(status_subresource: bool, subresource: Option<&str>) 
     set
 }
 
+/// `set` with a top-level field (and everything under it) added.
+pub(crate) fn with_top_level_field(mut set: Set, field: &str) -> Set {
+    set.insert(&[Element::Field(field.into())]);
+    set
+}
+
 fn without_managed_fields(object: &Value) -> Value {
     let mut copy = object.clone();
     if let Some(meta) = copy.get_mut("metadata").and_then(Value::as_object_mut) {

@@ -11,7 +11,9 @@
 //! - [`validate`](Schema::validate) checks types, `required`, `enum`, bounds, `pattern`,
 //!   lengths, item counts, list uniqueness and formats, with field errors worded as the real
 //!   server words them (`spec.size: Invalid value: "string": spec.size in body must be of
-//!   type integer: "string"`).
+//!   type integer: "string"`);
+//! - [`cel_rules`] compiles the CEL rules of `x-kubernetes-validations` when the schema is
+//!   read and evaluates them on creates and updates (transition rules with `oldSelf`).
 //!
 //! [`Schema::parse`] also reports what makes a schema non-structural, for the CRD's own
 //! validation.
@@ -20,6 +22,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+pub(crate) mod cel_rules;
 mod defaults;
 mod prune;
 mod validate;
@@ -72,6 +75,8 @@ pub(crate) struct Schema {
     pub not: Option<Box<Schema>>,
     /// The root of a custom resource: `apiVersion`, `kind` and `metadata` are its own.
     pub resource_root: bool,
+    /// `x-kubernetes-validations`: CEL rules, compiled ([`cel_rules`]).
+    pub rules: Vec<cel_rules::Rule>,
 }
 
 /// A compiled `pattern` with its source (ECMA-262 as Go's RE2 reads it).
@@ -97,13 +102,18 @@ pub(crate) enum ProblemKind {
     Invalid,
     Forbidden,
     NotSupported,
+    /// `Invalid`, whose value (a `String`) is shown as it is, not quoted: a Go struct as
+    /// upstream prints it.
+    InvalidShownAsIs,
 }
 
 impl Schema {
     /// Reads a schema; `path` is where it sits in the CRD, for the problems found (the schema
     /// is usable whatever they are: unknown constructs are ignored).
     pub(crate) fn parse(value: &Value, path: &str, problems: &mut Vec<SchemaProblem>) -> Schema {
-        Self::parse_node(value, path, true, problems)
+        let schema = Self::parse_node(value, path, true, problems);
+        cel_rules::check_transition_rules(&schema, path, None, problems);
+        schema
     }
 
     fn parse_node(
@@ -219,6 +229,8 @@ impl Schema {
                 problems,
             )));
         }
+        schema.rules =
+            cel_rules::parse_rules(map.get("x-kubernetes-validations"), &schema, path, problems);
         schema.check_structural(map, path, require_type, problems);
         schema
     }
@@ -282,14 +294,6 @@ impl Schema {
                 None,
             );
         }
-        if self.int_or_string && !self.kind.is_empty() {
-            problem(
-                format!("{path}.type"),
-                ProblemKind::Invalid,
-                "must be empty if x-kubernetes-int-or-string is true",
-                Some(Value::String(self.kind.clone())),
-            );
-        }
         if self.embedded_resource && self.kind != "object" {
             problem(
                 format!("{path}.type"),
@@ -334,7 +338,11 @@ impl Schema {
                         None,
                     );
                 }
-                if let Some(items) = &self.items {
+                if let Some(items) = self
+                    .items
+                    .as_ref()
+                    .filter(|i| i.kind.is_empty() || i.kind == "object")
+                {
                     for key in &self.list_map_keys {
                         if !items.properties.contains_key(key) {
                             problem(
@@ -351,7 +359,7 @@ impl Schema {
             other => problem(
                 format!("{path}.x-kubernetes-list-type"),
                 ProblemKind::NotSupported,
-                "supported values: \"atomic\", \"map\", \"set\"",
+                "supported values: \"atomic\", \"set\", \"map\"",
                 Some(Value::String(other.to_string())),
             ),
         }

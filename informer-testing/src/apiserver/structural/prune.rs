@@ -26,6 +26,12 @@ impl Schema {
         unknown.extend(found.embedded_metadata);
         unknown
     }
+
+    /// Drops the unknown fields of a value of this schema that is not a resource (a
+    /// `default`, which the CRD's validation refuses with unknown fields).
+    pub(crate) fn prune_value(&self, value: &mut Value) {
+        prune(value, Some(self), "", &mut Found::default());
+    }
 }
 
 /// The unknown fields found: by the schema, and in embedded resources' `metadata`.

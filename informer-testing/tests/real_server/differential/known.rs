@@ -30,6 +30,12 @@ pub const KNOWN: &[Known] = &[
     // The harness.
     Known {
         step: "crd: get",
+        path: "/body/metadata/resourceVersion",
+        what: "after the CRD's Established status, the fake writes the Local APIService of the CRD's new group version, as kube-apiserver's crd-autoregistration controller does; the standalone server has no aggregator. The step's revision is then the APIService's, and the CRD's own version reads as before it",
+        fake: "apiservices.rs register (matches kube-apiserver: keep)",
+    },
+    Known {
+        step: "crd: get",
         path: "/body/metadata/managedFields/0/manager",
         what: "the manager of the CRD controllers' status writes: real 'real-apiserver' (the standalone binary's user agent), fake 'kube-apiserver' (what kube-apiserver's own controllers write as). The harness's doing, not the fake's",
         fake: "crd/mod.rs MANAGER (matches kube-apiserver: keep)",
