@@ -11,6 +11,7 @@ mod apiserver {
     mod bounds;
     mod builtin_types;
     mod cel_rules;
+    mod certificates;
     mod crd_differential;
     mod crds;
     mod crud;

@@ -59,6 +59,7 @@ ROOTS = [
     "api.autoscaling.v1.HorizontalPodAutoscaler",
     "api.storage.v1.StorageClass",
     "api.scheduling.v1.PriorityClass",
+    "api.certificates.v1.CertificateSigningRequest",
     "api.admissionregistration.v1.ValidatingWebhookConfiguration",
     "api.admissionregistration.v1.MutatingWebhookConfiguration",
     "api.admissionregistration.v1.ValidatingAdmissionPolicy",

@@ -60,6 +60,7 @@ ROOTS = [
     "k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler",
     "k8s.io.api.storage.v1.StorageClass",
     "k8s.io.api.scheduling.v1.PriorityClass",
+    "k8s.io.api.certificates.v1.CertificateSigningRequest",
     "k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration",
     "k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration",
     "k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicy",
@@ -93,6 +94,7 @@ SPECIAL = {
     # `[]string` in JSON (a user's extra attributes, in reviews).
     "k8s.io.api.authorization.v1.ExtraValue",
     "k8s.io.api.authentication.v1.ExtraValue",
+    "k8s.io.api.certificates.v1.ExtraValue",
 }
 
 # runtime.Unknown and runtime.TypeMeta have no k8s-openapi type; their JSON names.

@@ -267,10 +267,7 @@ pub(crate) fn validate(object: &Value, errors: &mut Vec<FieldError>) {
 /// The columns `kubectl get apiservices` shows (`kube-aggregator`'s `etcd.go` table
 /// convertor), given the `Name` and `Age` columns.
 pub(crate) fn table_columns(name: Value, age: Value) -> Vec<Value> {
-    let column = |title: &str, description: &str| {
-        json!({"name": title, "type": "string", "format": "", "description": description,
-            "priority": 0})
-    };
+    let column = |title: &str, description: &str| super::table::column(title, "", description);
     vec![
         name,
         column(

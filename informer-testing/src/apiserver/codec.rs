@@ -305,7 +305,16 @@ pub(crate) fn check_fields(
         ))
     };
     let unknown = match &resource.schema {
-        Some(schema) => schema.prune(&mut body.value),
+        Some(schema) => {
+            let unknown = schema.prune(&mut body.value);
+            // Embedded resources' type fields and metadata are coerced into Go's types.
+            if kind == BodyKind::Object
+                && let Some(error) = schema.coerce_error(&body.value)
+            {
+                return Err(cannot_handle(&error));
+            }
+            unknown
+        }
         None => {
             let schema = Schema::builtin();
             if kind == BodyKind::Object
@@ -466,6 +475,31 @@ pub(crate) enum Route {
 /// Chooses the response format from `Accept`, as kube-apiserver negotiates: media ranges in
 /// order of preference (`q`), the first one the server can produce wins; none is 406.
 pub(crate) fn negotiate(headers: &HeaderMap, route: Route) -> Result<Output, ApiError> {
+    let ranges = accepted_ranges(headers);
+    if ranges.is_empty() {
+        return Ok(Output::Json);
+    }
+    ranges
+        .iter()
+        .find_map(|range| servable(range, route))
+        .ok_or_else(|| {
+            let mut supported = vec![JSON];
+            if route != Route::Watch {
+                supported.push(YAML);
+            }
+            ApiError::new(
+                StatusReason::NotAcceptable,
+                format!(
+                    "only the following media types are accepted: {}",
+                    supported.join(", ")
+                ),
+            )
+        })
+}
+
+/// The media ranges of `Accept` that are not refused (`q=0`), most preferred first (by `q`,
+/// then in the order given).
+fn accepted_ranges(headers: &HeaderMap) -> Vec<String> {
     let values: Vec<&str> = headers
         .get_all(header::ACCEPT)
         .iter()
@@ -480,26 +514,8 @@ pub(crate) fn negotiate(headers: &HeaderMap, route: Route) -> Result<Output, Api
         .map(|(i, range)| (quality(range), i, range))
         .filter(|(q, _, _)| *q > 0.0)
         .collect();
-    if ranges.is_empty() {
-        return Ok(Output::Json);
-    }
     ranges.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    ranges
-        .iter()
-        .find_map(|(_, _, range)| servable(range, route))
-        .ok_or_else(|| {
-            let mut supported = vec![JSON];
-            if route != Route::Watch {
-                supported.push(YAML);
-            }
-            ApiError::new(
-                StatusReason::NotAcceptable,
-                format!(
-                    "only the following media types are accepted: {}",
-                    supported.join(", ")
-                ),
-            )
-        })
+    ranges.into_iter().map(|(_, _, r)| r.to_string()).collect()
 }
 
 /// Whether `Accept` names one of kube-apiserver's serializers' media types, parameters aside
@@ -577,6 +593,65 @@ fn servable(range: &str, route: Route) -> Option<Output> {
             Some(Output::AggregatedDiscovery)
         }
         _ => None,
+    }
+}
+
+/// What the real server's `transformObject` refuses once the object or list is read: a
+/// `Table` with an unknown `includeObject` (400), and metadata asked for as
+/// `PartialObjectMetadata` of a list or as `PartialObjectMetadataList` of one object (406;
+/// negotiation accepts either for any endpoint).
+pub(crate) fn check_transform(
+    headers: &HeaderMap,
+    output: Output,
+    include_object: Option<&str>,
+    resource: &ResourceType,
+    list: bool,
+) -> Result<(), ApiError> {
+    // The Go type of what was read: unstructured for custom resources, the internal type
+    // (`*core.PodList`) for built-in ones.
+    let go_type = |list: bool| {
+        let suffix = if list { "List" } else { "" };
+        if resource.custom {
+            format!("*unstructured.Unstructured{suffix}")
+        } else {
+            let package = match resource.group.split('.').next() {
+                None | Some("") => "core",
+                Some(first) => first,
+            };
+            format!("*{package}.{}{suffix}", resource.kind)
+        }
+    };
+    match output {
+        Output::Table => match include_object {
+            None | Some("" | "Metadata" | "Object" | "None") => Ok(()),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "Unable to convert to Table as requested: includeObject: Invalid value: {other:?}: must be 'Metadata', 'Object', 'None', or empty"
+            ))),
+        },
+        Output::Metadata => {
+            let asked_list = accepted_ranges(headers)
+                .iter()
+                .find(|range| servable(range, Route::Read).is_some())
+                .is_some_and(|range| range.contains("PartialObjectMetadataList"));
+            match (asked_list, list) {
+                (false, true) => Err(ApiError::new(
+                    StatusReason::NotAcceptable,
+                    format!(
+                        "you requested PartialObjectMetadata, but the requested object is a list ({})",
+                        go_type(true)
+                    ),
+                )),
+                (true, false) => Err(ApiError::new(
+                    StatusReason::NotAcceptable,
+                    format!(
+                        "you requested PartialObjectMetadataList, but the requested object is not a list ({})",
+                        go_type(false)
+                    ),
+                )),
+                _ => Ok(()),
+            }
+        }
+        _ => Ok(()),
     }
 }
 

@@ -256,6 +256,15 @@ fn resource_docs(t: &ResourceType) -> Vec<Value> {
             "TokenRequest",
         ));
     }
+    if super::certificates::is_csr(t) {
+        docs.push(json!({
+            "name": "certificatesigningrequests/approval",
+            "singularName": "",
+            "namespaced": false,
+            "kind": t.kind,
+            "verbs": ["get", "patch", "update"],
+        }));
+    }
     if t.status_subresource {
         docs.push(json!({
             "name": format!("{}/status", t.plural),

@@ -308,7 +308,7 @@ fn legacy(event: &Value, controller_field: &str, errors: &mut Vec<FieldError>) {
     if controller.is_empty() {
         errors.push(FieldError::required(controller_field, ""));
     }
-    for message in qualified_name_errors(controller) {
+    for message in validation::qualified_name_messages(controller) {
         errors.push(FieldError::invalid(controller_field, controller, &message));
     }
     let lengths = [
@@ -330,38 +330,6 @@ fn legacy(event: &Value, controller_field: &str, errors: &mut Vec<FieldError>) {
             ));
         }
     }
-}
-
-/// `validation.IsQualifiedName`'s messages.
-fn qualified_name_errors(value: &str) -> Vec<String> {
-    let mut messages = Vec::new();
-    let name = match value.split('/').collect::<Vec<_>>()[..] {
-        [name] => name,
-        [prefix, name] => {
-            if prefix.is_empty() {
-                messages.push("prefix part must be non-empty".to_string());
-            } else if !validation::is_dns_subdomain(prefix) {
-                messages.push(format!("prefix part {}", validation::DNS1123_SUBDOMAIN));
-            }
-            name
-        }
-        _ => {
-            messages.push(format!(
-                "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-                validation::QUALIFIED_NAME.trim_start_matches("name part ")
-            ));
-            return messages;
-        }
-    };
-    if name.is_empty() {
-        messages.push("name part must be non-empty".to_string());
-    } else if name.len() > 63 {
-        messages.push("name part must be no more than 63 characters".to_string());
-    }
-    if !validation::is_qualified_name_part(name) {
-        messages.push(validation::QUALIFIED_NAME.to_string());
-    }
-    messages
 }
 
 /// `validateV1EventSeries`.

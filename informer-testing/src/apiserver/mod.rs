@@ -11,7 +11,8 @@
 //!   [`TestApiServerBuilder::plain_http`] serves plain HTTP without authentication instead;
 //!   [`TestApiServer::user_config`] hands out more tokens, one per named user, whose requests
 //!   the server attributes to that user (counts, [`RequestMatch::user`], the author of each
-//!   change);
+//!   change); `Impersonate-User`/`-Group`/`-Uid`/`-Extra-*` (`kubectl --as`) make a request
+//!   the impersonated user's (always allowed);
 //! - **discovery** (`/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`, `/version`,
 //!   `/openapi/v3`, an empty `/openapi/v2`) for core v1 Pods, ConfigMaps, Secrets, Services,
 //!   Namespaces, Events, ServiceAccounts, PersistentVolumeClaims, Nodes, Endpoints,
@@ -22,7 +23,8 @@
 //!   NetworkPolicies, policy/v1 PodDisruptionBudgets, discovery.k8s.io/v1 EndpointSlices,
 //!   autoscaling/v2 HorizontalPodAutoscalers (and autoscaling/v1, the same objects
 //!   converted), storage.k8s.io/v1 StorageClasses,
-//!   scheduling.k8s.io/v1 PriorityClasses, events.k8s.io/v1 Events (the core Events, converted
+//!   scheduling.k8s.io/v1 PriorityClasses, certificates.k8s.io/v1 CertificateSigningRequests
+//!   (with `status` and `approval`, validated as upstream; no signer runs), events.k8s.io/v1 Events (the core Events, converted
 //!   field by field), admissionregistration.k8s.io/v1 ValidatingWebhookConfigurations,
 //!   MutatingWebhookConfigurations, ValidatingAdmissionPolicies and their bindings (stored,
 //!   defaulted and validated; no webhook is called, no policy evaluated),
@@ -57,8 +59,11 @@
 //!   objects and `x-kubernetes-embedded-resource`s) and reported as `fieldValidation` says
 //!   (`unknown field "spec.foo"`), `default`s applied, and values validated (types,
 //!   `required`, `enum`, bounds, `pattern`, lengths, item counts, set and map list
-//!   uniqueness, formats, `anyOf`/`oneOf`/`not`) with the real server's field paths and
-//!   wording;
+//!   uniqueness, the formats kube-openapi checks (`email`, `uri`, `uuid`, `date-time`,
+//!   `duration`, `cidr`, `mac`, ...), `anyOf`/`oneOf`/`not`) with the real server's field
+//!   paths and wording; `x-kubernetes-embedded-resource`s' `apiVersion`, `kind` and
+//!   `metadata` checked as objects' (a `metadata` Go cannot decode is a 400); a CRD using a
+//!   format the real server does not know is taken with its `unrecognized format` warning;
 //! - **bodies** in JSON, YAML and Kubernetes protobuf (what kubectl's typed `create`
 //!   subcommands send; decoded for the built-in types above, 415 for others); responses in
 //!   JSON or YAML, as a `meta.k8s.io` `Table` (`kubectl get`) or as `PartialObjectMetadata`
@@ -67,8 +72,9 @@
 //!   always for `/version` and `/` (`WriteRawJSON`);
 //! - **list** with label and field selectors, `limit`/`continue` pagination over
 //!   consistent snapshots, and the real `resourceVersion`/`resourceVersionMatch` semantics;
-//! - **watch** from a resource version with bookmarks, `timeoutSeconds`,
-//!   `sendInitialEvents` (streaming lists) and `410 Gone` for compacted history;
+//! - **watch** (also on the deprecated `/watch/` paths) from a resource version with
+//!   bookmarks, `timeoutSeconds`, `sendInitialEvents` (streaming lists) and `410 Gone` for
+//!   compacted history;
 //! - **writes**: create, get, update (409 on stale `resourceVersion`), JSON merge patch,
 //!   strategic merge patch (common subset), JSON patch (any document: 400 or 422, never a
 //!   crash), server-side apply, delete with finalizers, the `status` subresource, the
@@ -76,6 +82,8 @@
 //!   custom resources that declare one), `metadata.generation` for the types that have it (Pods, workloads, custom
 //!   resources; one more when deletion starts); custom resources and CRDs refuse updates
 //!   without a `resourceVersion`, and no object takes new finalizers while it is deleted;
+//!   finalizer names are qualified names (built-in types': standard or with a `/`; custom
+//!   resources' without a domain come with upstream's warning);
 //! - **field ownership and server-side apply**: `metadata.managedFields` on every write, one
 //!   entry per manager, operation (`Apply`, `Update`), API version and subresource, in
 //!   `FieldsV1` (`f:`, `k:{...}`, `v:`, `i:`), the manager from `fieldManager` or the first
@@ -163,6 +171,7 @@
 #![warn(missing_docs)]
 
 mod apiservices;
+mod certificates;
 mod codec;
 mod conditions;
 mod controllers;
@@ -176,6 +185,7 @@ mod fields;
 mod gc;
 mod go_json;
 mod hpa_v1;
+mod impersonation;
 pub(crate) mod intercept;
 mod json_patch;
 mod namespaces;

@@ -170,7 +170,13 @@ pub(crate) fn canonicalize(
             map.insert("status".into(), json!({"phase": "Active"}));
         }
         Some((_, Subresource::Finalize)) => {}
-        Some((old, Subresource::Main | Subresource::Status | Subresource::EphemeralContainers)) => {
+        Some((
+            old,
+            Subresource::Main
+            | Subresource::Status
+            | Subresource::EphemeralContainers
+            | Subresource::Approval,
+        )) => {
             match old.pointer("/spec/finalizers") {
                 Some(finalizers) => spec.insert("finalizers".into(), finalizers.clone()),
                 None => spec.remove("finalizers"),

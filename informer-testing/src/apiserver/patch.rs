@@ -210,6 +210,31 @@ pub(crate) fn merge_patch(target: &mut Value, patch: &Value) {
     }
 }
 
+/// A merge patch of a custom resource refused with `fieldValidation=Strict` (its unknown or
+/// duplicate fields, found in the patch): the real server applies the patch to the current
+/// object first and finds them decoding the result, so it answers a 422 on the `patch`
+/// whose value is the whole patched object (`" \"\" is invalid: patch: Invalid value:
+/// \"{...}\": strict decoding error: unknown field \"spec.x\""`, `patchResource` in
+/// `apiserver/pkg/endpoints/handlers/patch.go`). `refused` is the 400 the patch got; other
+/// errors are returned as they are.
+pub(crate) fn strict_merge_error(current: &Value, patch: &Value, refused: ApiError) -> ApiError {
+    const STRICT: &str = "strict decoding error: ";
+    let Some(at) = refused.message().find(STRICT) else {
+        return refused;
+    };
+    let mut patched = current.clone();
+    merge_patch(&mut patched, patch);
+    ApiError::invalid_fields(
+        "",
+        "",
+        vec![FieldError::invalid(
+            "patch",
+            patched.to_string(),
+            &refused.message()[at..],
+        )],
+    )
+}
+
 pub(crate) use super::json_patch::{JsonPatchError, json_patch};
 
 mod strategic;

@@ -917,6 +917,16 @@ impl Registry {
             )
             .status()
             .api_extensions_category(),
+            ResourceType::builtin(
+                super::certificates::GROUP,
+                "v1",
+                super::certificates::KIND,
+                "certificatesigningrequests",
+                false,
+            )
+            .status()
+            .short(&["csr"])
+            .fields(&[("spec.signerName", "")]),
         ];
         Self {
             types: types.into_iter().map(Arc::new).collect(),

@@ -114,8 +114,15 @@ pub(crate) fn selector_string(selector: &Map<String, Value>) -> String {
         .join(",")
 }
 
-/// The replicas a `Scale` body asks for, checked as the real server checks it.
-pub(crate) fn requested_replicas(name: &str, scale: &Value) -> Result<i64, ApiError> {
+/// The replicas a `Scale` body asks for, checked as the real server checks it: a 32-bit
+/// integer, and for built-in types not negative (`ValidateScale`). A custom resource's
+/// `Scale` is not validated: the resource is, once its replicas are set (its schema, and
+/// `.spec.replicas: should be a non-negative integer`).
+pub(crate) fn requested_replicas(
+    resource: &ResourceType,
+    name: &str,
+    scale: &Value,
+) -> Result<i64, ApiError> {
     if let Some(body_name) = scale.pointer("/metadata/name").and_then(Value::as_str)
         && !body_name.is_empty()
         && body_name != name
@@ -127,6 +134,7 @@ pub(crate) fn requested_replicas(name: &str, scale: &Value) -> Result<i64, ApiEr
     let mut errors = Vec::new();
     match scale.pointer("/spec/replicas") {
         None | Some(Value::Null) => return Ok(0),
+        Some(replicas) if resource.custom && replicas.as_i64().is_some_and(|n| n < 0) => {}
         Some(replicas) => validation::replicas("spec.replicas", replicas, &mut errors),
     }
     if !errors.is_empty() {

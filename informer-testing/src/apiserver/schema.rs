@@ -30,10 +30,11 @@ pub(crate) const RAW_EXTENSION: &str = "k8s.io.apimachinery.pkg.runtime.RawExten
 pub(crate) const INT_OR_STRING: &str = "k8s.io.apimachinery.pkg.util.intstr.IntOrString";
 pub(crate) const QUANTITY: &str = "k8s.io.apimachinery.pkg.api.resource.Quantity";
 pub(crate) const UNKNOWN: &str = "k8s.io.apimachinery.pkg.runtime.Unknown";
-/// A user's extra attribute in the review APIs: `[]string` in JSON.
-const EXTRA_VALUES: [&str; 2] = [
+/// A user's extra attribute in the review APIs and a CSR's spec: `[]string` in JSON.
+const EXTRA_VALUES: [&str; 3] = [
     "k8s.io.api.authorization.v1.ExtraValue",
     "k8s.io.api.authentication.v1.ExtraValue",
+    "k8s.io.api.certificates.v1.ExtraValue",
 ];
 
 /// Whether a message is a user's extra attribute, `[]string` in JSON.

@@ -30,6 +30,7 @@ use super::fields;
 use super::gc::{self, Propagation};
 use super::go_json;
 use super::hpa_v1;
+use super::impersonation;
 use super::intercept::{self, Interceptor};
 use super::namespaces;
 use super::openapi;
@@ -780,6 +781,45 @@ fn route(registry: &Registry, path: &str) -> Route {
     }
 }
 
+/// The deprecated watch paths (`/api/v1/watch/...`, `/apis/<group>/<version>/watch/...`),
+/// which the real server still serves: the path without its `watch` segment.
+fn legacy_watch_path(path: &str) -> Option<String> {
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let at = match segments.as_slice() {
+        ["api", _, "watch", _, ..] => 2,
+        ["apis", _, _, "watch", _, ..] => 3,
+        _ => return None,
+    };
+    let mut rest = segments;
+    rest.remove(at);
+    Some(format!("/{}", rest.join("/")))
+}
+
+/// A deprecated watch path's request: a watch whatever `?watch` says, of the collection or,
+/// when the path names an object, of that object (a `metadata.name` field selector, added to
+/// the request's own), as `ListResource` with `forceWatch` serves it. Subresources are not
+/// watched.
+fn legacy_watch_route(route: &mut Route, query: &mut Query) {
+    let Route::Resource(path) = route else {
+        return;
+    };
+    if path.subresource.is_some() {
+        *route = Route::NotFound;
+        return;
+    }
+    query.0.retain(|(key, _)| key != "watch");
+    query.0.push(("watch".to_string(), "true".to_string()));
+    if let Some(name) = path.name.take() {
+        let by_name = format!("metadata.name={name}");
+        let selector = match query.string("fieldSelector") {
+            Some(own) => format!("{own},{by_name}"),
+            None => by_name,
+        };
+        query.0.retain(|(key, _)| key != "fieldSelector");
+        query.0.push(("fieldSelector".to_string(), selector));
+    }
+}
+
 fn resource_route(registry: &Registry, group: &str, version: &str, rest: &[&str]) -> Route {
     // The legacy `bindings` resource: a `Binding` posted to it binds the Pod it names.
     if let (true, ["namespaces", namespace, "bindings"]) =
@@ -827,6 +867,9 @@ fn resource_route(registry: &Registry, group: &str, version: &str, rest: &[&str]
         }
         [name, "token"] if service_accounts::is_service_account(&resource) => {
             (Some(name.to_string()), Some("token".to_string()))
+        }
+        [name, "approval"] if super::certificates::is_csr(&resource) => {
+            (Some(name.to_string()), Some("approval".to_string()))
         }
         [
             name,
@@ -938,14 +981,36 @@ async fn dispatch(
         // As kube-apiserver answers a missing or invalid token (anonymous access off).
         return error_response(&ApiError::new(StatusReason::Unauthorized, "Unauthorized"));
     };
-    let query = Query::parse(parts.uri.query());
+    // `Impersonate-*` headers: the request acts as that user (every impersonation is
+    // allowed, as every request is).
+    let impersonated = match impersonation::from_headers(&parts.headers) {
+        Ok(impersonated) => impersonated,
+        Err(why) => {
+            let uri = parts.uri.path_and_query().map_or("", |p| p.as_str());
+            let (status, text) = impersonation::refusal(uri, &why);
+            return text_response(status, &text);
+        }
+    };
+    let mut query = Query::parse(parts.uri.query());
     let path = match percent_decode(parts.uri.path()) {
         Ok(path) => path,
         Err(err) => return error_response(&err),
     };
-    let route = route(&shared.registry.read(), &path);
+    let legacy_watch = (parts.method == Method::GET)
+        .then(|| legacy_watch_path(&path))
+        .flatten();
+    let mut route = route(
+        &shared.registry.read(),
+        legacy_watch.as_deref().unwrap_or(&path),
+    );
+    if legacy_watch.is_some() {
+        legacy_watch_route(&mut route, &mut query);
+    }
     let mut info = request_info(&parts.method, &route, &query);
-    info.user = user;
+    info.user = match &impersonated {
+        Some(impersonated) => Some(Arc::from(impersonated.username.as_str())),
+        None => user,
+    };
     tracing::debug!(method = %parts.method, uri = %parts.uri, verb = %info.verb, "request");
 
     let (stall, failure) = shared.faults.lock().on_request(&info);
@@ -1014,6 +1079,7 @@ async fn dispatch(
         {
             let shared = shared.clone();
             let info = info.clone();
+            let impersonated = impersonated.clone();
             let work = tokio::task::spawn_blocking(move || {
                 let request = ResourceRequest {
                     shared: &shared,
@@ -1025,7 +1091,11 @@ async fn dispatch(
                     output,
                     deadline,
                 };
-                intercept::with_actor(info.user.clone(), || handle_resource(&request, path, body))
+                intercept::with_actor(info.user.clone(), || {
+                    impersonation::with_requester(impersonated, || {
+                        handle_resource(&request, path, body)
+                    })
+                })
             });
             work.await.unwrap_or_else(|err| {
                 tracing::error!(%err, "test API server handler failed");
@@ -1045,17 +1115,25 @@ async fn dispatch(
                 output,
                 deadline,
             };
-            intercept::with_actor(info.user.clone(), || handle_resource(&request, path, body))
+            intercept::with_actor(info.user.clone(), || {
+                impersonation::with_requester(impersonated.clone(), || {
+                    handle_resource(&request, path, body)
+                })
+            })
         }
-        Route::Review(review, namespace) => handle_review(
-            &shared,
-            &parts,
-            review,
-            namespace.as_deref(),
-            &info,
-            &body,
-            output,
-        ),
+        Route::Review(review, namespace) => {
+            impersonation::with_requester(impersonated.clone(), || {
+                handle_review(
+                    &shared,
+                    &parts,
+                    review,
+                    namespace.as_deref(),
+                    &info,
+                    &body,
+                    output,
+                )
+            })
+        }
         Route::Health(endpoint, check) if matches!(parts.method, Method::GET | Method::HEAD) => {
             health(endpoint, check.as_deref(), &query)
         }
@@ -1292,7 +1370,8 @@ fn handle_review(
         return Err(method_not_allowed(&parts.method));
     }
     let object = codec::decode_object(&parts.headers, body)?.value;
-    let requester = reviews::UserInfo::of(info.user.as_deref());
+    let requester = impersonation::impersonated()
+        .unwrap_or_else(|| reviews::UserInfo::of(info.user.as_deref()));
     let token_user = |token: &str, targets: &[String]| shared.review_token(token, targets);
     let answered = reviews::create(review, namespace, object, &requester, token_user)?;
     Ok(respond(StatusCode::CREATED, &answered, output))
@@ -1372,7 +1451,12 @@ impl ResourceRequest<'_> {
         if !dry_run {
             self.shared.after_write(storage, name_of(&created));
         }
-        Ok(self.respond(StatusCode::CREATED, &resource.present(&created), warnings))
+        let warnings = [
+            warnings,
+            &super::validation::write_warnings(resource, None, &created),
+        ]
+        .concat();
+        Ok(self.respond(StatusCode::CREATED, &resource.present(&created), &warnings))
     }
 
     /// A server-side apply configuration (YAML or JSON) and the warnings for its duplicate
@@ -1601,6 +1685,7 @@ fn handle_resource(
         Some("status") => Subresource::Status,
         Some("finalize") => Subresource::Finalize,
         Some("ephemeralcontainers") => Subresource::EphemeralContainers,
+        Some("approval") => Subresource::Approval,
         _ => Subresource::Main,
     };
     if path.subresource.is_some() && request.verb == Verb::Delete
@@ -1643,6 +1728,13 @@ fn handle_resource(
                     }
                 }
                 let object = shared.store.get(&storage, namespace, name)?;
+                codec::check_transform(
+                    request.headers,
+                    request.output,
+                    query.get("includeObject"),
+                    &resource,
+                    false,
+                )?;
                 Ok(request.respond_object(&resource, StatusCode::OK, &object))
             }
             Verb::Create => {
@@ -1716,12 +1808,18 @@ fn handle_resource(
                     return request
                         .create_in(store, target, namespace, name, object, options, &warnings);
                 }
+                let old = store.get(&storage, namespace, name).ok();
                 let updated =
                     store.update(&storage, namespace, name, object, subresource, options)?;
                 drop(store);
                 if !dry_run {
                     shared.after_write(&storage, name);
                 }
+                let warnings = [
+                    warnings,
+                    super::validation::write_warnings(&resource, old.as_deref(), &updated),
+                ]
+                .concat();
                 Ok(request.respond(StatusCode::OK, &present(&updated), &warnings))
             }
             Verb::Patch => {
@@ -1756,7 +1854,17 @@ fn handle_resource(
                         (config, warnings)
                     }
                     PatchKind::Merge => {
-                        request.object(&resource, &body, codec::BodyKind::MergePatch)?
+                        match request.object(&resource, &body, codec::BodyKind::MergePatch) {
+                            Err(refused) if resource.custom && refused.code() == 400 => {
+                                // Strict decoding refuses the patched object (a 422), once
+                                // the object is found.
+                                let current = shared.store.get(&storage, namespace, name)?;
+                                let patch = codec::decode_json(&body)?.value;
+                                let current = resource.present(&current);
+                                return Err(patch::strict_merge_error(&current, &patch, refused));
+                            }
+                            decoded => decoded?,
+                        }
                     }
                     PatchKind::Strategic => {
                         request.object(&resource, &body, codec::BodyKind::StrategicPatch)?
@@ -1773,7 +1881,8 @@ fn handle_resource(
                     resource.to_storage(&mut patch);
                 }
                 let mut store = shared.store.lock();
-                let existed = store.get(&storage, namespace, name).is_ok();
+                let old = store.get(&storage, namespace, name).ok();
+                let existed = old.is_some();
                 if !existed && kind == PatchKind::Apply {
                     namespaces::admit_create(
                         &store,
@@ -1811,6 +1920,11 @@ fn handle_resource(
                 } else {
                     StatusCode::CREATED
                 };
+                let warnings = [
+                    warnings,
+                    super::validation::write_warnings(&resource, old.as_deref(), &patched),
+                ]
+                .concat();
                 Ok(request.respond(status, &present(&patched), &warnings))
             }
             Verb::Delete => {
@@ -2208,7 +2322,7 @@ fn handle_scale(
     {
         return Err(ApiError::modified(&resource.qualified_resource(), name));
     }
-    let replicas = scale::requested_replicas(name, &desired)?;
+    let replicas = scale::requested_replicas(resource, name, &desired)?;
     let resized = scale::with_replicas(resource, &object, replicas)?;
     let options = WriteOptions {
         subresource: Some("scale".into()),
@@ -2623,6 +2737,13 @@ fn list(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<B
         continue_token,
     };
     let page = shared.store.list(&list_request)?;
+    codec::check_transform(
+        request.headers,
+        request.output,
+        query.get("includeObject"),
+        &path.resource,
+        true,
+    )?;
     let continue_token = page.continue_token.as_ref().map(ContinueToken::encode);
     let metadata = list_metadata(
         &path.resource,

@@ -488,6 +488,9 @@ pub(crate) enum Subresource {
     /// A Pod's `ephemeralcontainers` (`kubectl debug`): the object with the body's
     /// `spec.ephemeralContainers`, which may only be added to.
     EphemeralContainers,
+    /// A CertificateSigningRequest's `approval`: the object with the body's
+    /// `status.conditions` ([`super::certificates`]).
+    Approval,
 }
 
 /// How a write is made: `dry_run`, who writes it (for `metadata.managedFields`), and for
@@ -2182,6 +2185,7 @@ fn prepare_update(
             pods::keep_ephemeral_containers(old, &result)?;
             result
         }
+        Subresource::Approval => super::certificates::approval_update(old, &new),
         Subresource::Main | Subresource::Finalize => {
             if resource.status_subresource {
                 replace_field(&mut new, "status", old.get("status").cloned());
@@ -2225,6 +2229,16 @@ fn prepare_update(
     }
     strategy::finish_update(resource, old, subresource, &mut result);
     namespaces::canonicalize(resource, Some((old, subresource)), &mut result);
+    if super::certificates::is_csr(resource) {
+        let errors = super::certificates::validate_update(old, &result, subresource);
+        if !errors.is_empty() {
+            return Err(ApiError::invalid_fields(
+                &resource.qualified_kind(),
+                name,
+                errors,
+            ));
+        }
+    }
     validation::validate_update(resource, old, &result)?;
     if subresource == Subresource::Main
         && resource.tracks_generation

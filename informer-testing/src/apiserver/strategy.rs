@@ -48,6 +48,7 @@ fn subresource_label(subresource: Subresource) -> Option<&'static str> {
         Subresource::Status => Some("status"),
         Subresource::Finalize => Some("finalize"),
         Subresource::EphemeralContainers => Some("ephemeralcontainers"),
+        Subresource::Approval => Some("approval"),
         Subresource::Main => None,
     }
 }
@@ -163,6 +164,9 @@ pub(crate) fn prepare_create(resource: &ResourceType, object: &mut Value, option
             ("batch", "Job") => {
                 generate_job_selector(object);
                 defaults::job_labels(object);
+            }
+            (super::certificates::GROUP, super::certificates::KIND) => {
+                super::certificates::prepare_create(object);
             }
             _ => {}
         }
@@ -309,6 +313,9 @@ pub(crate) fn finish_update(
 ) {
     if crd::is_definition(resource) {
         crd::prepare_update(new);
+    }
+    if super::certificates::is_csr(resource) {
+        super::certificates::finish_update(old, subresource, new);
     }
     fill_go_zeros(resource, new);
     if subresource == Subresource::Status

@@ -14,7 +14,8 @@ const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is requi
 /// `ObjectMeta.creationTimestamp`'s documentation, the `Age` column's description.
 const AGE_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
-fn column(name: &str, format: &str, description: &str) -> Value {
+/// A `string` column of priority 0.
+pub(crate) fn column(name: &str, format: &str, description: &str) -> Value {
     json!({"name": name, "type": "string", "format": format, "description": description, "priority": 0})
 }
 
@@ -179,6 +180,9 @@ fn columns(resource: &ResourceType) -> Vec<Value> {
             ]
         }
         (super::apiservices::GROUP, "APIService") => super::apiservices::table_columns(name, age),
+        (super::certificates::GROUP, super::certificates::KIND) => {
+            super::certificates::table_columns(name, age)
+        }
         (group, kind) => printers::columns(group, kind, name.clone(), age.clone())
             .or_else(|| more_printers::columns(group, kind, name.clone(), age.clone()))
             .unwrap_or(vec![name, age]),
@@ -570,6 +574,9 @@ fn cells(resource: &ResourceType, object: &Value) -> Vec<Value> {
         (super::apiservices::GROUP, "APIService") => {
             super::apiservices::table_cells(object, name, age)
         }
+        (super::certificates::GROUP, super::certificates::KIND) => {
+            super::certificates::table_cells(object, name, age)
+        }
         (group, kind) => printers::cells(group, kind, object, name.clone(), age.clone())
             .or_else(|| more_printers::cells(group, kind, object, name.clone(), age.clone()))
             .unwrap_or(vec![name, age]),
@@ -797,7 +804,7 @@ fn age(object: &Value) -> String {
         .unwrap_or_else(|| "<unknown>".to_string())
 }
 
-fn human_duration(secs: u64) -> String {
+pub(crate) fn human_duration(secs: u64) -> String {
     let (m, h, d) = (secs / 60, secs / 3600, secs / 86_400);
     match secs {
         s if s < 120 => format!("{s}s"),

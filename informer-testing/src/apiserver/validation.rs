@@ -30,7 +30,7 @@ use super::resource::{ADMISSION, ResourceType};
 use super::status::{ApiError, FieldError};
 
 pub(crate) const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const DNS1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+pub(crate) const DNS1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 pub(crate) const DNS1035_LABEL: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
 pub(crate) const QUALIFIED_NAME: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 const LABEL_VALUE: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
@@ -74,11 +74,15 @@ pub(crate) fn validate_create(resource: &ResourceType, object: &Value) -> Result
     let mut errors = Vec::new();
     name(resource, name_of(object), &mut errors);
     metadata(object, &mut errors);
+    finalizer_names(resource, object, true, &mut errors);
     spec(resource, object, &mut errors);
     if super::hpa_v1::is_autoscaler(resource) {
         autoscaling::horizontal_pod_autoscaler(object, None, &mut errors);
     }
     custom(resource, object, &mut errors);
+    if super::certificates::is_csr(resource) {
+        errors.extend(super::certificates::validate_create(object));
+    }
     if is_priority_class(resource) {
         priority_class(object, &mut errors);
     }
@@ -100,6 +104,7 @@ pub(crate) fn validate_update(
     let mut errors = Vec::new();
     metadata(new, &mut errors);
     no_new_finalizers(old, new, &mut errors);
+    finalizer_names(resource, new, false, &mut errors);
     spec(resource, new, &mut errors);
     if super::hpa_v1::is_autoscaler(resource) {
         autoscaling::horizontal_pod_autoscaler(new, Some(old), &mut errors);
@@ -116,44 +121,94 @@ pub(crate) fn validate_update(
     fail(resource, name_of(new), errors)
 }
 
-/// A custom resource against its structural schema, and the replicas its `scale`
-/// subresource reads (`.spec.replicas: Invalid value: -1: should be a non-negative integer`).
+/// A custom resource against its structural schema, the replicas its `scale` subresource
+/// reads (`ValidateScaleSpec`, `ValidateScaleStatus`: `.spec.replicas: Invalid value: -1:
+/// should be a non-negative integer`), then its embedded resources (`objectmeta.Validate`).
 fn custom(resource: &ResourceType, object: &Value, errors: &mut Vec<FieldError>) {
     let Some(schema) = &resource.schema else {
         return;
     };
     errors.extend(schema.validate(object));
     if let Some(scale) = &resource.scale {
-        let pointer = scale.spec_replicas_path.replace('.', "/");
-        if let Some(replicas) = object.pointer(&pointer) {
-            match replicas.as_i64() {
-                Some(n) if n < 0 => errors.push(FieldError::invalid(
-                    &scale.spec_replicas_path,
-                    n,
-                    "should be a non-negative integer",
-                )),
-                Some(n) if n > i64::from(i32::MAX) => errors.push(FieldError::invalid(
-                    &scale.spec_replicas_path,
-                    n,
-                    &format!("should be less than or equal to {}", i32::MAX),
-                )),
-                Some(_) => {}
-                None => errors.push(FieldError::invalid(
-                    &scale.spec_replicas_path,
-                    0,
-                    &format!(
-                        "{} accessor error: {} is of the type {}, expected int64",
-                        scale.spec_replicas_path,
-                        // Go's `%v`: a string unquoted.
-                        replicas
-                            .as_str()
-                            .map_or_else(|| replicas.to_string(), str::to_string),
-                        json_type(replicas)
-                    ),
-                )),
-            }
+        scale_replicas(&scale.spec_replicas_path, object, errors);
+        scale_replicas(&scale.status_replicas_path, object, errors);
+        if let Some(path) = &scale.label_selector_path
+            && let Err((value, why)) = nested(object, path, "string", Value::is_string)
+        {
+            errors.push(FieldError::invalid(path, value, &why));
         }
     }
+    errors.extend(schema.validate_embedded(object));
+}
+
+/// `unstructured.NestedInt64` at a scale path: absent is 0, and fine; else a non-negative
+/// 32-bit integer.
+fn scale_replicas(path: &str, object: &Value, errors: &mut Vec<FieldError>) {
+    match nested(object, path, "int64", |v| v.is_i64() || v.is_u64()) {
+        Err((_, why)) => errors.push(FieldError::invalid(path, 0, &why)),
+        Ok(None) => {}
+        Ok(Some(replicas)) => match replicas.as_i64() {
+            Some(n) if n < 0 => errors.push(FieldError::invalid(
+                path,
+                n,
+                "should be a non-negative integer",
+            )),
+            Some(n) if n <= i64::from(i32::MAX) => {}
+            _ => errors.push(FieldError::invalid(
+                path,
+                replicas.clone(),
+                &format!("should be less than or equal to {}", i32::MAX),
+            )),
+        },
+    }
+}
+
+/// `unstructured.NestedFieldNoCopy` and its type check: the value at a `.a.b` path, `None`
+/// when absent, or the accessor error (`.spec.replicas accessor error: str is of the type
+/// string, expected map[string]interface{}`) and the value upstream reports with it.
+fn nested<'a>(
+    object: &'a Value,
+    path: &str,
+    expected: &str,
+    fits: fn(&Value) -> bool,
+) -> Result<Option<&'a Value>, (Value, String)> {
+    let fields: Vec<&str> = path.trim_start_matches('.').split('.').collect();
+    let mut value = object;
+    for (i, field) in fields.iter().enumerate() {
+        let Value::Object(map) = value else {
+            return Err((
+                Value::from(""),
+                format!(
+                    ".{} accessor error: {} is of the type {}, expected map[string]interface{{}}",
+                    fields[..=i].join("."),
+                    go_print(value),
+                    json_type(value)
+                ),
+            ));
+        };
+        match map.get(*field) {
+            Some(child) => value = child,
+            None => return Ok(None),
+        }
+    }
+    if fits(value) {
+        return Ok(Some(value));
+    }
+    Err((
+        Value::from(""),
+        format!(
+            "{path} accessor error: {} is of the type {}, expected {expected}",
+            go_print(value),
+            json_type(value)
+        ),
+    ))
+}
+
+/// Go's `%v` of a decoded JSON value: a string unquoted.
+fn go_print(value: &Value) -> String {
+    value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_string)
 }
 
 fn json_type(value: &Value) -> &'static str {
@@ -165,6 +220,185 @@ fn json_type(value: &Value) -> &'static str {
         Value::Object(_) => "map[string]interface {}",
         Value::Null => "<nil>",
     }
+}
+
+/// apimachinery's `ValidateObjectMeta` of an embedded resource's `metadata`, as
+/// `objectmeta.Validate` runs it (`x-kubernetes-embedded-resource`): the name and
+/// `generateName` as path segments (an empty name passes), the namespace a DNS label, the
+/// labels, annotations, owner references and finalizers as any object's; field paths under
+/// the embedded resource's `path` (`spec.template` gives `spec.template.metadata.labels`).
+pub(crate) fn embedded_metadata(path: &str, meta: &Value) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let text = |key: &str| meta.get(key).and_then(Value::as_str).unwrap_or("");
+    let generate_name = text("generateName");
+    for c in ["/", "%"] {
+        if generate_name.contains(c) {
+            errors.push(FieldError::invalid(
+                "metadata.generateName",
+                generate_name,
+                &format!("may not contain '{c}'"),
+            ));
+        }
+    }
+    for message in autoscaling::path_segment_errors(text("name")) {
+        errors.push(FieldError::invalid("metadata.name", text("name"), &message));
+    }
+    let namespace = text("namespace");
+    if !namespace.is_empty() {
+        if namespace.len() > 63 {
+            errors.push(FieldError::invalid(
+                "metadata.namespace",
+                namespace,
+                "must be no more than 63 characters",
+            ));
+        }
+        if !is_dns_label_chars(namespace) {
+            errors.push(FieldError::invalid(
+                "metadata.namespace",
+                namespace,
+                DNS1123_LABEL,
+            ));
+        }
+    }
+    if let Some(generation) = meta.get("generation").and_then(Value::as_i64)
+        && generation < 0
+    {
+        errors.push(FieldError::invalid(
+            "metadata.generation",
+            generation,
+            "must be greater than or equal to 0",
+        ));
+    }
+    let object = serde_json::json!({ "metadata": meta });
+    metadata(&object, &mut errors);
+    let list = finalizer_list(&object);
+    for finalizer in &list {
+        for message in qualified_name_messages(finalizer) {
+            errors.push(FieldError::invalid(
+                "metadata.finalizers",
+                *finalizer,
+                &message,
+            ));
+        }
+    }
+    for error in &mut errors {
+        error.field = super::structural::child_path(path, &error.field);
+    }
+    errors
+}
+
+/// The finalizers every controller knows, which need no domain.
+const STANDARD_FINALIZERS: [&str; 3] = ["kubernetes", "orphan", "foregroundDeletion"];
+
+fn finalizer_list(object: &Value) -> Vec<&str> {
+    object
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .map(|f| f.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// Finalizer names. On create, apimachinery's `ValidateFinalizers` for every type: each a
+/// qualified name (errors at `metadata.finalizers`), not both `orphan` and
+/// `foregroundDeletion`. On create and update of a built-in type, core's
+/// `validateKubeFinalizerName`: a name without a `/` must be a standard finalizer
+/// (`metadata.finalizers[i]`). Custom resources take any qualified name, with a warning
+/// ([`finalizer_warnings`]); their updates are not checked at all, as upstream's.
+fn finalizer_names(
+    resource: &ResourceType,
+    object: &Value,
+    create: bool,
+    errors: &mut Vec<FieldError>,
+) {
+    let list = finalizer_list(object);
+    if create {
+        for finalizer in &list {
+            for message in qualified_name_messages(finalizer) {
+                errors.push(FieldError::invalid(
+                    "metadata.finalizers",
+                    *finalizer,
+                    &message,
+                ));
+            }
+        }
+        if list.contains(&"orphan") && list.contains(&"foregroundDeletion") {
+            errors.push(FieldError::invalid(
+                "metadata.finalizers",
+                Value::from(list.clone()),
+                "finalizer orphan and foregroundDeletion cannot be both set",
+            ));
+        }
+    }
+    // kube-apiserver's types use core's ObjectMeta checks; CRDs and APIServices (served by
+    // their own servers) apimachinery's only.
+    let core_rules = !resource.custom
+        && !matches!(
+            resource.group.as_str(),
+            "apiextensions.k8s.io" | "apiregistration.k8s.io"
+        );
+    if core_rules {
+        for (i, finalizer) in list.iter().enumerate() {
+            if !finalizer.contains('/') && !STANDARD_FINALIZERS.contains(finalizer) {
+                errors.push(FieldError::invalid(
+                    &format!("metadata.finalizers[{i}]"),
+                    *finalizer,
+                    "name is neither a standard finalizer name nor is it fully qualified",
+                ));
+            }
+        }
+    }
+}
+
+/// The warnings the type's strategy adds to a write (`WarningsOnCreate`, `WarningsOnUpdate`):
+/// custom resources' finalizers ([`finalizer_warnings`]) and the formats a CRD's schemas use
+/// that the server does not know.
+pub(crate) fn write_warnings(
+    resource: &ResourceType,
+    old: Option<&Value>,
+    new: &Value,
+) -> Vec<String> {
+    let mut warnings = finalizer_warnings(resource, old, new);
+    if crd::is_definition(resource) {
+        warnings.extend(super::structural::formats::crd_warnings(old, new));
+    }
+    warnings
+}
+
+/// The warnings of a write of a custom resource (`generateWarningsFromObj`): each finalizer
+/// it adds that is not domain-qualified, and its qualified-name problems (already errors on
+/// create).
+pub(crate) fn finalizer_warnings(
+    resource: &ResourceType,
+    old: Option<&Value>,
+    new: &Value,
+) -> Vec<String> {
+    if !resource.custom {
+        return Vec::new();
+    }
+    let before = old.map(finalizer_list).unwrap_or_default();
+    let mut added: Vec<&str> = finalizer_list(new)
+        .into_iter()
+        .filter(|f| !before.contains(f))
+        .collect();
+    added.sort_unstable();
+    added.dedup();
+    let mut warnings = Vec::new();
+    for finalizer in added {
+        for message in qualified_name_messages(finalizer) {
+            warnings.push(format!("metadata.finalizers: {finalizer:?}: {message}"));
+        }
+        if !finalizer.contains('/') && !STANDARD_FINALIZERS.contains(&finalizer) {
+            let including_path = if finalizer.contains('.') {
+                " including a path (/)"
+            } else {
+                ""
+            };
+            warnings.push(format!(
+                "metadata.finalizers: {finalizer:?}: prefer a domain-qualified finalizer name{including_path} to avoid accidental conflicts with other finalizer writers"
+            ));
+        }
+    }
+    warnings
 }
 
 /// Finalizers cannot be added to an object being deleted. The real server checks object
@@ -290,28 +524,67 @@ fn name(resource: &ResourceType, name: &str, errors: &mut Vec<FieldError>) {
 
 /// A label or annotation key: `[prefix/]name`.
 pub(crate) fn qualified_name(field: &str, key: &str, errors: &mut Vec<FieldError>) {
-    let (prefix, name) = match key.split_once('/') {
-        Some((prefix, name)) => (Some(prefix), name),
-        None => (None, key),
+    for message in qualified_name_messages(key) {
+        errors.push(FieldError::invalid(field, key, &message));
+    }
+}
+
+/// `IsQualifiedName` (`content.IsLabelKey`): an optional DNS subdomain prefix and `/`, and a
+/// name part of at most 63 bytes of alphanumerics, `-`, `_` and `.`, alphanumeric at both
+/// ends. Lengths are counted in bytes, as upstream words them.
+pub(crate) fn qualified_name_messages(key: &str) -> Vec<String> {
+    let mut messages = Vec::new();
+    let parts: Vec<&str> = key.split('/').collect();
+    let name = match parts[..] {
+        [name] => name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                messages.push("prefix part must be non-empty".to_string());
+            } else {
+                if prefix.len() > 253 {
+                    messages.push("prefix part must be no more than 253 bytes".to_string());
+                }
+                if !prefix.split('.').all(is_dns_label_chars) {
+                    messages.push(format!("prefix part {DNS1123_SUBDOMAIN}"));
+                }
+            }
+            name
+        }
+        _ => {
+            messages.push(format!(
+                "a valid label key {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                QUALIFIED_NAME.trim_start_matches("name part ")
+            ));
+            return messages;
+        }
     };
-    if let Some(prefix) = prefix
-        && !is_dns_subdomain(prefix)
-    {
-        errors.push(FieldError::invalid(
-            field,
-            key,
-            &format!("prefix part {DNS1123_SUBDOMAIN}"),
-        ));
+    if name.is_empty() {
+        messages.push("name part must be non-empty".to_string());
+    } else if name.len() > 63 {
+        messages.push("name part must be no more than 63 bytes".to_string());
     }
-    if name.len() > 63 {
-        errors.push(FieldError::invalid(
-            field,
-            key,
-            "name part must be no more than 63 characters",
-        ));
-    } else if !is_qualified_name_part(name) {
-        errors.push(FieldError::invalid(field, key, QUALIFIED_NAME));
+    if !is_qualified_name_chars(name) {
+        messages.push(QUALIFIED_NAME.to_string());
     }
+    messages
+}
+
+/// The qualified name part's pattern, whatever its length.
+fn is_qualified_name_chars(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.first().is_some_and(u8::is_ascii_alphanumeric)
+        && b.last().is_some_and(u8::is_ascii_alphanumeric)
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// An RFC 1123 label's pattern, whatever its length.
+fn is_dns_label_chars(s: &str) -> bool {
+    let lower = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let b = s.as_bytes();
+    b.first().is_some_and(lower)
+        && b.last().is_some_and(lower)
+        && b.iter().all(|c| lower(c) || *c == b'-')
 }
 
 /// `ValidateLabels`: each key a qualified name, each value a label value, all errors at
@@ -323,15 +596,17 @@ fn labels_of(field: &str, labels: &serde_json::Map<String, Value>, errors: &mut 
     }
 }
 
-/// `IsValidLabelValue`: at most 63 characters, empty or a qualified name part.
+/// `IsValidLabelValue` (`content.IsLabelValue`): at most 63 bytes, empty or a qualified
+/// name part's pattern (both checked).
 fn label_value(field: &str, value: &str, errors: &mut Vec<FieldError>) {
     if value.len() > 63 {
         errors.push(FieldError::invalid(
             field,
             value,
-            "must be no more than 63 characters",
+            "must be no more than 63 bytes",
         ));
-    } else if !value.is_empty() && !is_qualified_name_part(value) {
+    }
+    if !value.is_empty() && !is_qualified_name_chars(value) {
         errors.push(FieldError::invalid(field, value, LABEL_VALUE));
     }
 }

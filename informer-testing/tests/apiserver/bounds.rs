@@ -57,10 +57,10 @@ async fn history_is_bounded_by_bytes_and_older_versions_are_gone() {
         "40 changes of 512 KiB do not fit 4 MiB: {stats:?}"
     );
     assert_eq!(
-        stats.objects, 39,
+        stats.objects, 40,
         "4 namespaces, their default ServiceAccounts, the kubernetes Service, its Endpoints and \
          EndpointSlice, the 4 bootstrap ClusterRoles and their bindings, the 2 system \
-         PriorityClasses, the 17 built-in Local APIServices, and the ConfigMap"
+         PriorityClasses, the 18 built-in Local APIServices, and the ConfigMap"
     );
     let mut events = api
         .watch(&WatchParams::default(), &first)

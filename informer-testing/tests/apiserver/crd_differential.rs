@@ -27,3 +27,13 @@ async fn crd_schema_rules() {
 async fn crd_version_rules() {
     cases::crd_version_rules(&server().await.client()).await;
 }
+
+#[tokio::test]
+async fn custom_resource_value_rules() {
+    cases::custom_resource_value_rules(&server().await.client()).await;
+}
+
+#[tokio::test]
+async fn custom_resource_request_rules() {
+    cases::custom_resource_request_rules(&server().await.client()).await;
+}

@@ -97,6 +97,7 @@ async fn version_and_group_documents() {
             "authorization.k8s.io",
             "autoscaling",
             "batch",
+            "certificates.k8s.io",
             "coordination.k8s.io",
             "discovery.k8s.io",
             "events.k8s.io",

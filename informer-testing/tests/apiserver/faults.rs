@@ -642,10 +642,10 @@ async fn restart_closes_connections_and_keeps_the_address() {
     assert!(retrying(async || pods.get_opt("a").await).await.is_none());
     // The lost data counts as one revision, then the namespaces, their default
     // ServiceAccounts, the bootstrap ClusterRoles, ClusterRoleBindings and PriorityClasses,
-    // the 17 built-in Local APIServices, the kubernetes Service and its Endpoints and
+    // the 18 built-in Local APIServices, the kubernetes Service and its Endpoints and
     // EndpointSlice are recreated.
     assert_eq!(
         server.compacted_resource_version(),
-        server.resource_version() - 38
+        server.resource_version() - 39
     );
 }

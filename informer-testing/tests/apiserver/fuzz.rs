@@ -301,7 +301,7 @@ async fn random_bodies_against_an_existing_object() {
     server
         .create_json(serde_json::json!({
             "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": "target", "finalizers": ["x"]},
+            "metadata": {"name": "target", "finalizers": ["example.com/x"]},
             "spec": {"containers": [{"name": "app", "image": "nginx"}]}
         }))
         .unwrap();

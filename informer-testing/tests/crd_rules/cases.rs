@@ -281,3 +281,335 @@ pub async fn crd_version_rules(client: &kube::Client) {
     let message = refused(client, body).await;
     assert!(message.ends_with("spec.preserveUnknownFields: Invalid value: true: cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"), "{message}");
 }
+
+/// Sends a request with extra headers; returns the status code, the `Warning` headers' texts
+/// and the JSON body (`Value::Null` when it is not JSON, a watch's lines included).
+async fn send_with(
+    client: &kube::Client,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<Value>,
+) -> (u16, Vec<String>, Value) {
+    let mut request = http::Request::builder().method(method).uri(path);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request
+        .body(Body::from(
+            body.map(|b| b.to_string().into_bytes()).unwrap_or_default(),
+        ))
+        .expect("a request");
+    let response = client.send(request).await.expect("an answer");
+    let status = response.status().as_u16();
+    let warnings = response
+        .headers()
+        .get_all("warning")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .map(|v| {
+            // `299 - "<text>"`
+            let text = v.trim_start_matches("299 - ");
+            serde_json::from_str::<String>(text).unwrap_or_else(|_| text.to_string())
+        })
+        .collect();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .expect("a body")
+        .to_bytes();
+    (
+        status,
+        warnings,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+/// Waits until a CRD's type is served.
+async fn served(client: &kube::Client, plural: &str) {
+    let collection = format!("/apis/rules.example.com/v1/namespaces/default/{plural}");
+    for _ in 0..300 {
+        if send(client, "GET", &collection, "application/json", None)
+            .await
+            .0
+            == 200
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{plural} was not served within 30 s");
+}
+
+/// A CRD for the value rules below: formats, an embedded resource, a scale subresource.
+fn value_rules_crd() -> Value {
+    let mut version = spec_schema(json!({
+        "email": {"type": "string", "format": "email"},
+        "uuid": {"type": "string", "format": "uuid"},
+        "mac": {"type": "string", "format": "mac"},
+        "duration": {"type": "string", "format": "duration"},
+        "when": {"type": "string", "format": "date-time"},
+        "short": {"type": "string", "format": "k8s-short-name"},
+        "replicas": {"type": "integer", "minimum": 0},
+        "template": {"type": "object", "x-kubernetes-embedded-resource": true,
+                     "x-kubernetes-preserve-unknown-fields": true}
+    }));
+    version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]["replicas"] =
+        json!({"type": "integer"});
+    version["subresources"] = json!({"status": {}, "scale": {
+        "specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}});
+    crd("vrules", "Vrule", version)
+}
+
+fn vrule(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "rules.example.com/v1", "kind": "Vrule",
+           "metadata": {"name": name}, "spec": spec})
+}
+
+const VRULES: &str = "/apis/rules.example.com/v1/namespaces/default/vrules";
+
+async fn create_refused(client: &kube::Client, body: Value) -> (u16, String) {
+    let (status, answer) = send(client, "POST", VRULES, "application/json", Some(body)).await;
+    (status, answer["message"].as_str().unwrap_or("").to_string())
+}
+
+/// String formats (kube-openapi's `strfmt` registry), embedded resources' type fields and
+/// metadata, finalizer names and their warnings, and a custom resource's `Scale` set to a
+/// negative count.
+pub async fn custom_resource_value_rules(client: &kube::Client) {
+    install(client, value_rules_crd(), "vrules").await;
+    // Formats: each refused value names its format.
+    for (field, value) in [
+        ("email", "nope"),
+        ("uuid", "123"),
+        ("mac", "01:23:45"),
+        ("duration", "soon"),
+        ("when", "2024-01-01"),
+        ("short", "Not_Short"),
+    ] {
+        let format = value_rules_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+            ["properties"]["spec"]["properties"][field]["format"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let (status, message) =
+            create_refused(client, vrule(&format!("f-{field}"), json!({field: value}))).await;
+        assert_eq!(status, 422, "{field}: {message}");
+        assert!(
+            message.ends_with(&format!(
+                "spec.{field}: Invalid value: {value:?}: spec.{field} in body must be of type {format}: {value:?}"
+            )),
+            "{message}"
+        );
+    }
+    let good = json!({"email": "Ann <ann@example.com>", "uuid": "A987FBC9-4BED-3078-CF07-9141BA07C9F3",
+                      "mac": "01-23-45-67-89-ab", "duration": "5 days", "when": "2024-01-01T10:00:00Z",
+                      "short": "web-1"});
+    let (status, answer) = send(
+        client,
+        "POST",
+        VRULES,
+        "application/json",
+        Some(vrule("good", good)),
+    )
+    .await;
+    assert_eq!(status, 201, "{answer}");
+    // Embedded resources: metadata checked as any object's; metadata of the wrong type is a
+    // decoding error.
+    let template = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"labels": {"a b": "c"}}});
+    let (status, message) =
+        create_refused(client, vrule("e1", json!({"template": template}))).await;
+    assert_eq!(status, 422, "{message}");
+    assert!(
+        message.contains("spec.template.metadata.labels: Invalid value: \"a b\": name part must consist of alphanumeric characters"),
+        "{message}"
+    );
+    let template = json!({"apiVersion": "v1", "metadata": {}});
+    let (status, message) =
+        create_refused(client, vrule("e2", json!({"template": template}))).await;
+    assert_eq!(
+        (status, message.as_str()),
+        (
+            422,
+            "Vrule.rules.example.com \"e2\" is invalid: spec.template.kind: Required value"
+        )
+    );
+    let template = json!({"apiVersion": "v1", "kind": "Pod", "metadata": "x"});
+    let (status, message) =
+        create_refused(client, vrule("e3", json!({"template": template}))).await;
+    assert_eq!(
+        (status, message.as_str()),
+        (
+            400,
+            "Vrule in version \"v1\" cannot be handled as a Vrule: spec.template.metadata: Invalid value: \"x\": json: cannot unmarshal string into Go value of type v1.ObjectMeta"
+        )
+    );
+    // Finalizers: qualified names, refused otherwise; a name without a domain is taken with
+    // a warning.
+    let mut body = vrule("fin1", json!({}));
+    body["metadata"]["finalizers"] = json!(["bad finalizer", "example.com/ok"]);
+    let (status, message) = create_refused(client, body).await;
+    assert_eq!(status, 422, "{message}");
+    assert!(
+        message.ends_with("metadata.finalizers: Invalid value: \"bad finalizer\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"),
+        "{message}"
+    );
+    let mut body = vrule("fin2", json!({}));
+    body["metadata"]["finalizers"] = json!(["nodomain", "my.domain", "orphan", "example.com/ok"]);
+    let json_type = [("content-type", "application/json")];
+    let (status, warnings, answer) =
+        send_with(client, "POST", VRULES, &json_type, Some(body)).await;
+    assert_eq!(status, 201, "{answer}");
+    assert_eq!(
+        warnings,
+        [
+            "metadata.finalizers: \"my.domain\": prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers",
+            "metadata.finalizers: \"nodomain\": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers",
+        ]
+    );
+    // An update warns about the finalizers it adds only.
+    let patch = json!({"metadata": {"finalizers": ["nodomain", "my.domain", "orphan", "example.com/ok", "added"]}});
+    let merge = [("content-type", "application/merge-patch+json")];
+    let (status, warnings, answer) = send_with(
+        client,
+        "PATCH",
+        &format!("{VRULES}/fin2"),
+        &merge,
+        Some(patch),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        warnings,
+        [
+            "metadata.finalizers: \"added\": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers"
+        ]
+    );
+    let (status, _, answer) = send_with(
+        client,
+        "PATCH",
+        &format!("{VRULES}/fin2"),
+        &merge,
+        Some(json!({"metadata": {"finalizers": null}})),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    // A custom resource's Scale is not validated; the resource is, with its new count.
+    let scale = json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                       "metadata": {"name": "good", "namespace": "default"}, "spec": {"replicas": -1}});
+    let (status, answer) = send(
+        client,
+        "PUT",
+        &format!("{VRULES}/good/scale"),
+        "application/json",
+        Some(scale),
+    )
+    .await;
+    assert_eq!(status, 422, "{answer}");
+    assert_eq!(
+        answer["message"],
+        "Vrule.rules.example.com \"good\" is invalid: [spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0, .spec.replicas: Invalid value: -1: should be a non-negative integer]"
+    );
+}
+
+/// Requests the real server answers in ways easy to get wrong: a strict merge patch with an
+/// unknown field (422 on the patched object), the deprecated `/watch/` paths, an unknown
+/// `includeObject`, metadata asked as one object of a list, and the warning for a format a
+/// CRD uses that the server does not know.
+pub async fn custom_resource_request_rules(client: &kube::Client) {
+    let mut version = spec_schema(json!({"size": {"type": "integer"},
+                                         "price": {"type": "string", "format": "money"}}));
+    version["additionalPrinterColumns"] =
+        json!([{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}]);
+    let json_type = [("content-type", "application/json")];
+    let (status, warnings, answer) = send_with(
+        client,
+        "POST",
+        CRDS,
+        &json_type,
+        Some(crd("rrules", "Rrule", version)),
+    )
+    .await;
+    assert_eq!(status, 201, "{answer}");
+    assert_eq!(warnings, ["unrecognized format \"money\""]);
+    served(client, "rrules").await;
+    let collection = "/apis/rules.example.com/v1/namespaces/default/rrules";
+    let body = json!({"apiVersion": "rules.example.com/v1", "kind": "Rrule",
+                      "metadata": {"name": "r1", "labels": {"w": "x"}}, "spec": {"size": 1}});
+    let (status, answer) = send(client, "POST", collection, "application/json", Some(body)).await;
+    assert_eq!(status, 201, "{answer}");
+    // Strict merge patch: the 422 holds the whole patched object.
+    let merge = [("content-type", "application/merge-patch+json")];
+    let (status, _, answer) = send_with(
+        client,
+        "PATCH",
+        &format!("{collection}/r1?fieldValidation=Strict"),
+        &merge,
+        Some(json!({"spec": {"zzz": 1}})),
+    )
+    .await;
+    assert_eq!(status, 422, "{answer}");
+    let cause = &answer["details"]["causes"][0];
+    assert_eq!(cause["field"], "patch", "{answer}");
+    let message = cause["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Invalid value: \"{\\\"apiVersion\\\":\\\"rules.example.com/v1\\\",\\\"kind\\\":\\\"Rrule\\\",\\\"metadata\\\":{")
+            && message.ends_with("\\\"spec\\\":{\\\"size\\\":1,\\\"zzz\\\":1}}\": strict decoding error: unknown field \"spec.zzz\""),
+        "{message}"
+    );
+    assert!(
+        answer["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(" \"\" is invalid: patch: Invalid value: ")
+    );
+    // The deprecated watch path watches the collection.
+    let (status, _, _) = send_with(
+        client,
+        "GET",
+        "/apis/rules.example.com/v1/watch/namespaces/default/rrules?labelSelector=w&resourceVersion=0&timeoutSeconds=1",
+        &[],
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    // Tables: `includeObject` must be one of the three.
+    let table = [("accept", "application/json;as=Table;g=meta.k8s.io;v=v1")];
+    let (status, _, answer) = send_with(
+        client,
+        "GET",
+        &format!("{collection}?includeObject=Bogus"),
+        &table,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, answer["message"].as_str()),
+        (
+            400,
+            Some(
+                "Unable to convert to Table as requested: includeObject: Invalid value: \"Bogus\": must be 'Metadata', 'Object', 'None', or empty"
+            )
+        )
+    );
+    // Metadata: a list is a PartialObjectMetadataList, an object a PartialObjectMetadata.
+    let one = [(
+        "accept",
+        "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+    )];
+    let (status, _, answer) = send_with(client, "GET", collection, &one, None).await;
+    assert_eq!(
+        (status, answer["message"].as_str()),
+        (
+            406,
+            Some(
+                "you requested PartialObjectMetadata, but the requested object is a list (*unstructured.UnstructuredList)"
+            )
+        )
+    );
+    let (status, _, answer) =
+        send_with(client, "GET", &format!("{collection}/r1"), &one, None).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["kind"], "PartialObjectMetadata");
+}

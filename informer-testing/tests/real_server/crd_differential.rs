@@ -20,5 +20,7 @@ on_the_real_server!(
     selectable_fields_filter_lists,
     missing_object_update_is_not_found_and_status_owns_no_metadata,
     crd_schema_rules,
-    crd_version_rules
+    crd_version_rules,
+    custom_resource_value_rules,
+    custom_resource_request_rules
 );

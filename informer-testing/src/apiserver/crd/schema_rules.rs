@@ -384,7 +384,10 @@ fn defaults(node: &Value, path: &str, level: Level, errors: &mut Vec<FieldError>
                     "must not have unknown fields",
                 ));
             } else {
-                for mut error in schema.validate(default) {
+                let found = schema.validate(default);
+                // And as an embedded resource, when it is one (`objectmeta.Validate`).
+                let found = found.into_iter().chain(schema.validate_embedded(default));
+                for mut error in found {
                     // The default is validated as a value of its own: its messages name no
                     // field (`: Invalid value: "string":  in body must be of type integer`).
                     if let Some(rest) = error.detail.strip_prefix("<root>") {

@@ -76,6 +76,7 @@ fn documents_list_registered_resources() {
             "authorization.k8s.io",
             "autoscaling",
             "batch",
+            "certificates.k8s.io",
             "coordination.k8s.io",
             "discovery.k8s.io",
             "events.k8s.io",

@@ -70,15 +70,18 @@ fn scale_paths_are_validated_on_registration() {
 
 #[test]
 fn requested_replicas_are_checked() {
+    let deployments = deployments();
     assert_eq!(
-        requested_replicas("web", &json!({"spec": {"replicas": 5}})).unwrap(),
+        requested_replicas(&deployments, "web", &json!({"spec": {"replicas": 5}})).unwrap(),
         5
     );
-    let err = requested_replicas("web", &json!({"spec": {"replicas": -1}})).unwrap_err();
+    let err =
+        requested_replicas(&deployments, "web", &json!({"spec": {"replicas": -1}})).unwrap_err();
     assert_eq!(
         err.message(),
         "Scale.autoscaling \"web\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"
     );
-    let err = requested_replicas("web", &json!({"metadata": {"name": "db"}})).unwrap_err();
+    let err =
+        requested_replicas(&deployments, "web", &json!({"metadata": {"name": "db"}})).unwrap_err();
     assert_eq!(err.code(), 400);
 }

@@ -24,6 +24,8 @@ use serde_json::Value;
 
 pub(crate) mod cel_rules;
 mod defaults;
+mod embedded;
+pub(crate) mod formats;
 mod prune;
 mod validate;
 

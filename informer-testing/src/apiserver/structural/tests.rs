@@ -269,15 +269,144 @@ fn any_of_needs_one_match() {
     );
 }
 
+/// `objectmeta.Validate` of the embedded resources of a gadget with `spec`.
+fn embedded_errors(spec: Value) -> Vec<String> {
+    let object = json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": spec});
+    gadget()
+        .validate_embedded(&object)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
 #[test]
 fn embedded_resources_need_api_version_and_kind() {
+    // Checked as embedded resources, not by the schema.
+    assert!(errors(json!({"mode": "fast", "template": {"metadata": {}}})).is_empty());
     assert_eq!(
-        errors(json!({"mode": "fast", "template": {"metadata": {}}})),
+        embedded_errors(json!({"mode": "fast", "template": {"metadata": {}}})),
         [
-            "spec.template.apiVersion: Required value: must not be empty",
-            "spec.template.kind: Required value: must not be empty"
+            "spec.template.apiVersion: Required value",
+            "spec.template.kind: Required value"
         ]
     );
+    assert_eq!(
+        embedded_errors(json!({"template": {"apiVersion": "a/b/c", "kind": "Bad_Kind"}})),
+        [
+            "spec.template.apiVersion: Invalid value: \"a/b/c\": unexpected GroupVersion string: a/b/c",
+            "spec.template.kind: Invalid value: \"Bad_Kind\": may have mixed case, but should otherwise match: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+        ]
+    );
+}
+
+#[test]
+fn embedded_metadata_is_object_metadata() {
+    let template = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "a/b", "labels": {"ok": "x".repeat(64)}, "finalizers": ["bad finalizer"]}});
+    assert_eq!(
+        embedded_errors(json!({"template": template})),
+        [
+            "spec.template.metadata.name: Invalid value: \"a/b\": may not contain '/'",
+            &format!(
+                "spec.template.metadata.labels: Invalid value: \"{}\": must be no more than 63 bytes",
+                "x".repeat(64)
+            ),
+            "spec.template.metadata.finalizers: Invalid value: \"bad finalizer\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        ]
+    );
+    let object =
+        json!({"spec": {"template": {"apiVersion": "v1", "kind": "Pod", "metadata": "x"}}});
+    assert_eq!(
+        gadget().coerce_error(&object).as_deref(),
+        Some(
+            "spec.template.metadata: Invalid value: \"x\": json: cannot unmarshal string into Go value of type v1.ObjectMeta"
+        )
+    );
+    let object = json!({"spec": {"template": {"apiVersion": "v1", "kind": 1}}});
+    assert_eq!(
+        gadget().coerce_error(&object).as_deref(),
+        Some("spec.template.kind: Invalid value: 1: must be a string")
+    );
+}
+
+#[test]
+fn string_formats_are_checked_as_kube_openapi_checks_them() {
+    use super::formats::valid;
+    let cases: [(&str, &[&str], &[&str]); 16] = [
+        (
+            "email",
+            &["a@b", "Ann <ann@example.com>", "x.y+z@example.com"],
+            &["nope", "a@", "@b", "a b@c"],
+        ),
+        (
+            "uri",
+            &["http://example.com/x?y", "/abs/path", "mailto:a@b"],
+            &["rel/path", "", "http://a b/"],
+        ),
+        (
+            "hostname",
+            &["example.com", "a", "xn--bcher-kva.example"],
+            &["-a.com", "a..b", "a_b.com"],
+        ),
+        (
+            "ipv4",
+            &["1.2.3.4", "001.2.3.4", "::ffff:1.2.3.4"],
+            &["1.2.3", "256.1.1.1", "::1"],
+        ),
+        ("ipv6", &["::1", "fe80::1"], &["1.2.3.4", "::g"]),
+        (
+            "cidr",
+            &["10.0.0.0/8", "::/0"],
+            &["10.0.0.0", "10.0.0.0/33"],
+        ),
+        (
+            "mac",
+            &["01:23:45:67:89:ab", "0123.4567.89ab"],
+            &["01:23:45", "0123.4567"],
+        ),
+        (
+            "uuid",
+            &[
+                "a987fbc9-4bed-3078-cf07-9141ba07c9f3",
+                "A987FBC94BED3078CF079141BA07C9F3",
+            ],
+            &["123"],
+        ),
+        (
+            "uuid4",
+            &["a987fbc9-4bed-4078-8f07-9141ba07c9f3"],
+            &["a987fbc9-4bed-3078-cf07-9141ba07c9f3"],
+        ),
+        ("isbn", &["0321751043", "978-0321751041"], &["0321751044"]),
+        (
+            "creditcard",
+            &["4111 1111 1111 1111"],
+            &["4111 1111 1111 1112"],
+        ),
+        ("ssn", &["123-45-6789"], &["123456789"]),
+        ("byte", &["aGk="], &["", "a"]),
+        ("date", &["2024-02-29"], &["2023-02-29", "2024-1-01"]),
+        (
+            "date-time",
+            &["2024-01-01T10:00:00Z", "2024-01-01t10:00:00.5+01:00"],
+            &["2024-01-01", "2024-01-01T25:00:00Z"],
+        ),
+        ("duration", &["1h30m", "5 days", "3 hours"], &["soon", ""]),
+    ];
+    for (format, good, bad) in cases {
+        for text in good {
+            assert!(valid(format, text), "{format}: {text:?} should pass");
+        }
+        for text in bad {
+            assert!(!valid(format, text), "{format}: {text:?} should fail");
+        }
+    }
+    assert!(valid("k8s-short-name", "web-1") && !valid("k8s-short-name", "Web"));
+    assert!(valid("k8s-long-name", "a.b-c") && !valid("k8s-long-name", "a..b"));
+    assert!(valid("password", "") && valid("quantity", "nonsense") && valid("money", "x"));
+    assert!(super::formats::unrecognized("string", "money"));
+    assert!(super::formats::unrecognized("integer", "date"));
+    assert!(!super::formats::unrecognized("string", "date-time"));
 }
 
 #[test]

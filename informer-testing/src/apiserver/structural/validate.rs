@@ -170,6 +170,18 @@ fn numeric(n: f64, value: &Value, schema: &Schema, path: &str, errors: &mut Vec<
 }
 
 fn string(text: &str, schema: &Schema, path: &str, errors: &mut Vec<FieldError>) {
+    string_rules(text, schema, path, errors);
+    // The format is a validator of its own: checked whatever the other rules found.
+    if !schema.format.is_empty() && !super::formats::valid(&schema.format, text) {
+        errors.push(FieldError::type_invalid(
+            path,
+            text,
+            &format!("{path} in body must be of type {}: {text:?}", schema.format),
+        ));
+    }
+}
+
+fn string_rules(text: &str, schema: &Schema, path: &str, errors: &mut Vec<FieldError>) {
     let length = text.chars().count() as u64;
     // kube-openapi stops at the first string rule that fails.
     if let Some(max) = schema.max_length
@@ -196,53 +208,6 @@ fn string(text: &str, schema: &Schema, path: &str, errors: &mut Vec<FieldError>)
             text,
             &format!("{path} in body should match '{}'", pattern.source),
         ));
-        return;
-    }
-    if !schema.format.is_empty() && !format_matches(&schema.format, text) {
-        errors.push(FieldError::type_invalid(
-            path,
-            text,
-            &format!("{path} in body must be of type {}: {text:?}", schema.format),
-        ));
-    }
-}
-
-/// The string formats kube-openapi checks (others are accepted as any string).
-fn format_matches(format: &str, text: &str) -> bool {
-    use base64::Engine as _;
-    match format {
-        "date-time" => text.parse::<jiff::Timestamp>().is_ok(),
-        "date" => text.len() == 10 && text.parse::<jiff::civil::Date>().is_ok(),
-        "byte" => base64::engine::general_purpose::STANDARD
-            .decode(text)
-            .is_ok(),
-        "uuid" => {
-            let parts: Vec<&str> = text.split('-').collect();
-            parts.len() == 5
-                && parts
-                    .iter()
-                    .zip([8, 4, 4, 4, 12])
-                    .all(|(p, n)| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit()))
-        }
-        "ipv4" => text.parse::<std::net::Ipv4Addr>().is_ok(),
-        "ipv6" => text.parse::<std::net::Ipv6Addr>().is_ok(),
-        "cidr" => text.split_once('/').is_some_and(|(ip, bits)| {
-            ip.parse::<std::net::IpAddr>().is_ok() && bits.parse::<u8>().is_ok()
-        }),
-        "hostname" => {
-            !text.is_empty()
-                && text.len() <= 253
-                && text.split('.').all(|label| {
-                    !label.is_empty()
-                        && label.len() <= 63
-                        && label
-                            .bytes()
-                            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-                        && !label.starts_with('-')
-                        && !label.ends_with('-')
-                })
-        }
-        _ => true,
     }
 }
 
@@ -321,20 +286,6 @@ fn object(map: &Map<String, Value>, schema: &Schema, path: &str, errors: &mut Ve
         path,
         errors,
     );
-    if schema.embedded_resource {
-        for required in ["apiVersion", "kind"] {
-            if map
-                .get(required)
-                .and_then(Value::as_str)
-                .is_none_or(str::is_empty)
-            {
-                errors.push(FieldError::required(
-                    &child_path(path, required),
-                    "must not be empty",
-                ));
-            }
-        }
-    }
     for required in &schema.required {
         if !map.contains_key(required) {
             errors.push(FieldError::required(&child_path(path, required), ""));

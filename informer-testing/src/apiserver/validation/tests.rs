@@ -213,12 +213,13 @@ fn a_missing_name_is_required() {
 fn no_finalizer_is_added_while_an_object_is_deleted_and_the_error_comes_twice() {
     let config_maps = builtin("", "configmaps");
     let old = json!({"metadata": {"name": "c", "deletionTimestamp": "2024-01-01T00:00:00Z",
-        "finalizers": ["a"]}});
+        "finalizers": ["example.com/a"]}});
     let removed = json!({"metadata": {"name": "c", "finalizers": []}});
     assert!(validate_update(&config_maps, &old, &removed).is_ok());
-    let added = json!({"metadata": {"name": "c", "finalizers": ["a", "b"]}});
+    let added =
+        json!({"metadata": {"name": "c", "finalizers": ["example.com/a", "example.com/b"]}});
     let err = validate_update(&config_maps, &old, &added).unwrap_err();
-    let detail = "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{\"b\"}";
+    let detail = "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{\"example.com/b\"}";
     assert_eq!(causes(&err).len(), 2);
     assert_eq!(causes(&err)[0].2, detail);
     assert_eq!(
@@ -357,6 +358,61 @@ fn a_nodes_pod_cidrs_and_provider_id_are_set_once() {
                 "Forbidden: node updates may not change providerID except from \"\" to valid"
                     .to_string()
             ),
+        ]
+    );
+}
+
+#[test]
+fn built_in_finalizers_are_standard_or_domain_qualified() {
+    let config_maps = builtin("", "configmaps");
+    let create = |finalizers: Value| {
+        validate_create(
+            &config_maps,
+            &json!({"metadata": {"name": "c", "finalizers": finalizers}}),
+        )
+    };
+    assert!(create(json!(["kubernetes", "orphan", "example.com/x"])).is_ok());
+    let err = create(json!(["example.com/x", "mine", "bad one"])).unwrap_err();
+    assert_eq!(
+        causes(&err)
+            .iter()
+            .map(|(_, field, message)| format!("{field}: {message}"))
+            .collect::<Vec<_>>(),
+        [
+            format!("metadata.finalizers: Invalid value: \"bad one\": {QUALIFIED_NAME}"),
+            "metadata.finalizers[1]: Invalid value: \"mine\": name is neither a standard finalizer name nor is it fully qualified".to_string(),
+            "metadata.finalizers[2]: Invalid value: \"bad one\": name is neither a standard finalizer name nor is it fully qualified".to_string(),
+        ]
+    );
+    let err = create(json!(["orphan", "foregroundDeletion"])).unwrap_err();
+    assert_eq!(
+        causes(&err)[0].2,
+        "Invalid value: [\"orphan\",\"foregroundDeletion\"]: finalizer orphan and foregroundDeletion cannot be both set"
+    );
+    // Updates check the standard names only.
+    let old = json!({"metadata": {"name": "c"}});
+    let new = json!({"metadata": {"name": "c", "finalizers": ["mine"]}});
+    let err = validate_update(&config_maps, &old, &new).unwrap_err();
+    assert_eq!(causes(&err).len(), 1);
+}
+
+#[test]
+fn label_lengths_are_counted_in_bytes() {
+    let err = create_error(
+        "",
+        "configmaps",
+        json!({"metadata": {"name": "c", "labels": {"k": "v".repeat(64), "p/": "x"}}}),
+    );
+    let messages: Vec<String> = causes(&err).into_iter().map(|c| c.2).collect();
+    assert_eq!(
+        messages,
+        [
+            format!(
+                "Invalid value: \"{}\": must be no more than 63 bytes",
+                "v".repeat(64)
+            ),
+            "Invalid value: \"p/\": name part must be non-empty".to_string(),
+            format!("Invalid value: \"p/\": {QUALIFIED_NAME}"),
         ]
     );
 }
