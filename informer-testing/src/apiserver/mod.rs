@@ -41,7 +41,8 @@
 //!   leaves `NamesAccepted` `False`), every served version with its scope, names, `status`
 //!   and `scale` subresources, `additionalPrinterColumns` (Table output) and
 //!   `selectableFields` (field selectors of lists and watches), objects stored
-//!   in the storage version and read through any served one. Updates of a CRD take effect;
+//!   in the storage version and read through any served one. Updates of a CRD take effect
+//!   (a write of its `status` may set any `storedVersions`, as a storage migrator does);
 //!   deleting one adds the `customresourcecleanup.apiextensions.k8s.io` finalizer, refuses
 //!   new objects, deletes every object (waiting for their finalizers), then the CRD, and the
 //!   type is no longer served. [`TestApiServer::register_custom_resource`] and
@@ -61,9 +62,11 @@
 //!   `required`, `enum`, bounds, `pattern`, lengths, item counts, set and map list
 //!   uniqueness, the formats kube-openapi checks (`email`, `uri`, `uuid`, `date-time`,
 //!   `duration`, `cidr`, `mac`, ...), `anyOf`/`oneOf`/`not`) with the real server's field
-//!   paths and wording; `x-kubernetes-embedded-resource`s' `apiVersion`, `kind` and
-//!   `metadata` checked as objects' (a `metadata` Go cannot decode is a 400); a CRD using a
-//!   format the real server does not know is taken with its `unrecognized format` warning;
+//!   paths and wording (a `status` write checks only `status`, worded relative to it:
+//!   `status.replicas: ... replicas in body must be ...`);
+//!   `x-kubernetes-embedded-resource`s' `apiVersion`, `kind` and `metadata` checked as
+//!   objects' (a `metadata` Go cannot decode is a 400); a CRD using a format the real server
+//!   does not know is taken with its `unrecognized format` warning;
 //! - **bodies** in JSON, YAML and Kubernetes protobuf (what kubectl's typed `create`
 //!   subcommands send; decoded for the built-in types above, 415 for others); responses in
 //!   JSON or YAML, as a `meta.k8s.io` `Table` (`kubectl get`) or as `PartialObjectMetadata`

@@ -885,6 +885,9 @@ fn resource_route(registry: &Registry, group: &str, version: &str, rest: &[&str]
         [name, "proxy", ..] if is_proxied(&resource) => {
             (Some(name.to_string()), Some("proxy".to_string()))
         }
+        // The CRD handler routes every subresource of a custom resource, answering those
+        // its CRD does not declare 404 NotFound for the object (`crdHandler.ServeHTTP`).
+        [name, sub, ..] if resource.custom => (Some(name.to_string()), Some(sub.to_string())),
         _ => return Route::NotFound,
     };
     Route::Resource(ResourcePath {
@@ -1631,7 +1634,9 @@ impl ResourceRequest<'_> {
                 &json!({
                     "kind": "PartialObjectMetadataList",
                     "apiVersion": "meta.k8s.io/v1",
-                    "metadata": metadata,
+                    // A typed `ListMeta`: an empty `continue` is left out (`omitempty`),
+                    // where an unstructured list of custom resources keeps it.
+                    "metadata": without_empty_continue(metadata),
                     "items": items.iter().map(|o| codec::partial_metadata(o)).collect::<Vec<Value>>(),
                 }),
                 &[],
@@ -1665,6 +1670,16 @@ fn handle_resource(
         && !matches!(request.verb, Verb::List | Verb::Watch)
     {
         return Err(ApiError::unknown_path());
+    }
+    if path.resource.custom
+        && let Some(sub) = path.subresource.as_deref()
+        && !(sub == "status" && path.resource.status_subresource
+            || sub == "scale" && path.resource.scale.is_some())
+    {
+        return Err(ApiError::not_found(
+            &path.resource.qualified_resource(),
+            path.name.as_deref().unwrap_or(""),
+        ));
     }
     if path.subresource.as_deref() == Some("scale") {
         return handle_scale(request, &path, &body);
@@ -2037,6 +2052,16 @@ fn name_of(object: &Value) -> &str {
         .pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or("")
+}
+
+/// List metadata as a typed `ListMeta` serializes it: no empty `continue`.
+fn without_empty_continue(mut metadata: Value) -> Value {
+    if let Value::Object(map) = &mut metadata
+        && map.get("continue").is_some_and(|c| c == "")
+    {
+        map.remove("continue");
+    }
+    metadata
 }
 
 /// A list's `metadata`: its revision, the continue token and remaining count when there is

@@ -2239,7 +2239,7 @@ fn prepare_update(
             ));
         }
     }
-    validation::validate_update(resource, old, &result)?;
+    validation::validate_update_of(resource, old, &result, subresource)?;
     if subresource == Subresource::Main
         && resource.tracks_generation
         && spec_changed(resource, old, &result)

@@ -311,7 +311,9 @@ pub(crate) fn finish_update(
     subresource: Subresource,
     new: &mut Value,
 ) {
-    if crd::is_definition(resource) {
+    // The status strategy keeps the written `storedVersions` (a storage migration trims
+    // them); only a write of the CRD proper adds its storage version back.
+    if crd::is_definition(resource) && subresource != Subresource::Status {
         crd::prepare_update(new);
     }
     if super::certificates::is_csr(resource) {

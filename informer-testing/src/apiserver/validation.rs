@@ -28,6 +28,7 @@ use serde_json::Value;
 use super::crd;
 use super::resource::{ADMISSION, ResourceType};
 use super::status::{ApiError, FieldError};
+use super::storage::Subresource;
 
 pub(crate) const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 pub(crate) const DNS1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
@@ -72,6 +73,7 @@ pub(crate) fn name_required(resource: &ResourceType) -> ApiError {
 /// Checks an object about to be created.
 pub(crate) fn validate_create(resource: &ResourceType, object: &Value) -> Result<(), ApiError> {
     let mut errors = Vec::new();
+    generate_name(resource, object, &mut errors);
     name(resource, name_of(object), &mut errors);
     metadata(object, &mut errors);
     finalizer_names(resource, object, true, &mut errors);
@@ -79,7 +81,7 @@ pub(crate) fn validate_create(resource: &ResourceType, object: &Value) -> Result
     if super::hpa_v1::is_autoscaler(resource) {
         autoscaling::horizontal_pod_autoscaler(object, None, &mut errors);
     }
-    custom(resource, object, &mut errors);
+    custom(resource, object, false, &mut errors);
     if super::certificates::is_csr(resource) {
         errors.extend(super::certificates::validate_create(object));
     }
@@ -96,11 +98,25 @@ pub(crate) fn validate_create(resource: &ResourceType, object: &Value) -> Result
 }
 
 /// Checks an object about to replace `old`.
+#[cfg(test)]
 pub(crate) fn validate_update(
     resource: &ResourceType,
     old: &Value,
     new: &Value,
 ) -> Result<(), ApiError> {
+    validate_update_of(resource, old, new, Subresource::Main)
+}
+
+/// Checks an object about to replace `old` through `subresource`: a status write runs the
+/// type's status strategy (a custom resource's status against the schema of `status`, a
+/// CRD's accepted names without its stored versions).
+pub(crate) fn validate_update_of(
+    resource: &ResourceType,
+    old: &Value,
+    new: &Value,
+    subresource: Subresource,
+) -> Result<(), ApiError> {
+    let status_write = subresource == Subresource::Status;
     let mut errors = Vec::new();
     metadata(new, &mut errors);
     no_new_finalizers(old, new, &mut errors);
@@ -111,11 +127,13 @@ pub(crate) fn validate_update(
     }
     immutability(resource, old, new, &mut errors);
     updates::spec_updates(resource, old, new, &mut errors);
-    custom(resource, new, &mut errors);
+    custom(resource, new, status_write, &mut errors);
     if let Some(schema) = &resource.schema {
         super::structural::cel_rules::validate_resource(schema, new, Some(old), &mut errors);
     }
-    if crd::is_definition(resource) {
+    if crd::is_definition(resource) && status_write {
+        errors.extend(crd::validation::validate_status(new));
+    } else if crd::is_definition(resource) {
         errors.extend(crd::validation::validate(new, Some(old)));
     }
     fail(resource, name_of(new), errors)
@@ -124,13 +142,26 @@ pub(crate) fn validate_update(
 /// A custom resource against its structural schema, the replicas its `scale` subresource
 /// reads (`ValidateScaleSpec`, `ValidateScaleStatus`: `.spec.replicas: Invalid value: -1:
 /// should be a non-negative integer`), then its embedded resources (`objectmeta.Validate`).
-fn custom(resource: &ResourceType, object: &Value, errors: &mut Vec<FieldError>) {
+/// A status write (`ValidateStatusUpdate`) checks only `status`, against the schema of
+/// `status` (`replicas in body must be ...` at `status.replicas`), and the status replicas.
+fn custom(
+    resource: &ResourceType,
+    object: &Value,
+    status_write: bool,
+    errors: &mut Vec<FieldError>,
+) {
     let Some(schema) = &resource.schema else {
         return;
     };
-    errors.extend(schema.validate(object));
+    if status_write {
+        errors.extend(schema.validate_status(object));
+    } else {
+        errors.extend(schema.validate(object));
+    }
     if let Some(scale) = &resource.scale {
-        scale_replicas(&scale.spec_replicas_path, object, errors);
+        if !status_write {
+            scale_replicas(&scale.spec_replicas_path, object, errors);
+        }
         scale_replicas(&scale.status_replicas_path, object, errors);
         if let Some(path) = &scale.label_selector_path
             && let Err((value, why)) = nested(object, path, "string", Value::is_string)
@@ -491,6 +522,28 @@ pub(crate) fn is_qualified_name_part(s: &str) -> bool {
     is_label_like(s, u8::is_ascii_alphanumeric, |c| {
         c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.')
     })
+}
+
+/// `ValidateObjectMeta` of a `generateName`: the type's name rule as a prefix (a trailing
+/// `-` masked, `maskTrailingDash`), at `metadata.generateName`, before the generated name's.
+fn generate_name(resource: &ResourceType, object: &Value, errors: &mut Vec<FieldError>) {
+    let prefix = super::str_at(object, "/metadata/generateName");
+    if prefix.is_empty() {
+        return;
+    }
+    let masked = match prefix.strip_suffix('-') {
+        Some(rest) if !rest.is_empty() => format!("{rest}a"),
+        _ => prefix.to_string(),
+    };
+    let mut found = Vec::new();
+    name(resource, &masked, &mut found);
+    for mut error in found {
+        error.field = "metadata.generateName".into();
+        if error.value.is_some() {
+            error.value = Some(Value::from(prefix));
+        }
+        errors.push(error);
+    }
 }
 
 fn name(resource: &ResourceType, name: &str, errors: &mut Vec<FieldError>) {

@@ -7,33 +7,26 @@ mod cases;
 
 use super::common::server;
 
-#[tokio::test]
-async fn selectable_fields_filter_lists() {
-    cases::selectable_fields_filter_lists(&server().await.client()).await;
+macro_rules! on_the_test_server {
+    ($($name:ident),* $(,)?) => {$(
+        #[tokio::test]
+        async fn $name() {
+            cases::$name(&server().await.client()).await;
+        }
+    )*};
 }
 
-#[tokio::test]
-async fn missing_object_update_is_not_found_and_status_owns_no_metadata() {
-    cases::missing_object_update_is_not_found_and_status_owns_no_metadata(&server().await.client())
-        .await;
-}
-
-#[tokio::test]
-async fn crd_schema_rules() {
-    cases::crd_schema_rules(&server().await.client()).await;
-}
-
-#[tokio::test]
-async fn crd_version_rules() {
-    cases::crd_version_rules(&server().await.client()).await;
-}
-
-#[tokio::test]
-async fn custom_resource_value_rules() {
-    cases::custom_resource_value_rules(&server().await.client()).await;
-}
-
-#[tokio::test]
-async fn custom_resource_request_rules() {
-    cases::custom_resource_request_rules(&server().await.client()).await;
-}
+// The same list as `tests/real_server/crd_differential.rs`.
+on_the_test_server!(
+    selectable_fields_filter_lists,
+    missing_object_update_is_not_found_and_status_owns_no_metadata,
+    crd_schema_rules,
+    crd_version_rules,
+    custom_resource_value_rules,
+    custom_resource_request_rules,
+    status_and_list_rules,
+    null_defaults_are_none,
+    integer_multiple_of_rules,
+    junctor_rules,
+    items_array_is_forbidden,
+);

@@ -613,3 +613,249 @@ pub async fn custom_resource_request_rules(client: &kube::Client) {
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["kind"], "PartialObjectMetadata");
 }
+
+/// Status writes and lists: a CRD's status strategy stores any `storedVersions` (a storage
+/// migrator trims them); a custom resource's status is checked against the schema of
+/// `status`, paths in the message relative to it; a bad `generateName` is reported at
+/// `metadata.generateName` before the generated name; a metadata-only list leaves out an
+/// empty `continue`; an undeclared subresource is a 404 for the object.
+pub async fn status_and_list_rules(client: &kube::Client) {
+    let mut version = spec_schema(json!({"size": {"type": "integer"}}));
+    version["subresources"] = json!({"status": {}});
+    install(client, crd("srules", "Srule", version), "srules").await;
+    let (status, answer) = send(
+        client,
+        "PATCH",
+        &format!("{CRDS}/srules.rules.example.com/status"),
+        "application/merge-patch+json",
+        Some(json!({"status": {"storedVersions": ["v9"]}})),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer["status"]["storedVersions"],
+        json!(["v9"]),
+        "{answer}"
+    );
+    let collection = "/apis/rules.example.com/v1/namespaces/default/srules";
+    for name in ["s1", "s2", "s3"] {
+        let body = json!({"apiVersion": "rules.example.com/v1", "kind": "Srule",
+                          "metadata": {"name": name, "labels": {"l": "x"}}, "spec": {"size": 1}});
+        let (status, answer) =
+            send(client, "POST", collection, "application/json", Some(body)).await;
+        assert_eq!(status, 201, "{answer}");
+    }
+    let (status, answer) = send(
+        client,
+        "PATCH",
+        &format!("{collection}/s1/status"),
+        "application/merge-patch+json",
+        Some(json!({"status": {"ready": "yes"}})),
+    )
+    .await;
+    assert_eq!(status, 422, "{answer}");
+    assert!(
+        answer["message"].as_str().unwrap().ends_with(
+            "is invalid: status.ready: Invalid value: \"string\": ready in body must be of type boolean: \"string\""
+        ),
+        "{answer}"
+    );
+    let body = json!({"apiVersion": "rules.example.com/v1", "kind": "Srule",
+                      "metadata": {"generateName": "Bad_"}});
+    let (status, answer) = send(client, "POST", collection, "application/json", Some(body)).await;
+    assert_eq!(status, 422, "{answer}");
+    let causes: Vec<&str> = answer["details"]["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        causes,
+        ["metadata.generateName", "metadata.name"],
+        "{answer}"
+    );
+    let metadata = [(
+        "accept",
+        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+    )];
+    let (status, _, list) = send_with(
+        client,
+        "GET",
+        &format!("{collection}?labelSelector=l"),
+        &metadata,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(list["kind"], "PartialObjectMetadataList", "{list}");
+    assert!(list["metadata"].get("continue").is_none(), "{list}");
+    // A subresource the CRD does not declare: the object is not found.
+    let (status, answer) = send(
+        client,
+        "GET",
+        &format!("{collection}/s1/bogus"),
+        "application/json",
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, answer["message"].as_str(), &answer["details"]),
+        (
+            404,
+            Some("srules.rules.example.com \"s1\" not found"),
+            &json!({"name": "s1", "group": "rules.example.com", "kind": "srules"})
+        ),
+        "{answer}"
+    );
+}
+
+/// A `default: null` (under `nullable`) is no default: the stored CRD leaves it out and a
+/// custom resource without the field is not given a `null`.
+pub async fn null_defaults_are_none(client: &kube::Client) {
+    install(
+        client,
+        crd(
+            "nulls",
+            "Null",
+            spec_schema(json!({"s": {"type": "string", "nullable": true, "default": null}})),
+        ),
+        "nulls",
+    )
+    .await;
+    let (status, stored) = send(
+        client,
+        "GET",
+        &format!("{CRDS}/nulls.rules.example.com"),
+        "application/json",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{stored}");
+    let s = &stored["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+        ["s"];
+    assert_eq!(s, &json!({"type": "string", "nullable": true}), "{stored}");
+    let body = json!({"apiVersion": "rules.example.com/v1", "kind": "Null",
+                      "metadata": {"name": "n1"}, "spec": {}});
+    let (status, created) = send(
+        client,
+        "POST",
+        "/apis/rules.example.com/v1/namespaces/default/nulls",
+        "application/json",
+        Some(body),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["spec"], json!({}), "{created}");
+}
+
+/// kube-openapi checks an integer value against `multipleOf` cut to an integer: under
+/// `0.5` (cut to 0) every integer is refused, under `1.5` (cut to 1) every integer passes;
+/// a fractional value is checked against the factor itself.
+pub async fn integer_multiple_of_rules(client: &kube::Client) {
+    install(
+        client,
+        crd(
+            "mults",
+            "Mult",
+            spec_schema(json!({
+                "half": {"type": "number", "multipleOf": 0.5},
+                "oneandahalf": {"type": "number", "multipleOf": 1.5}})),
+        ),
+        "mults",
+    )
+    .await;
+    let collection = "/apis/rules.example.com/v1/namespaces/default/mults";
+    let create = |name: &str, spec: Value| {
+        let body = json!({"apiVersion": "rules.example.com/v1", "kind": "Mult",
+                          "metadata": {"name": name}, "spec": spec});
+        send(client, "POST", collection, "application/json", Some(body))
+    };
+    let (status, answer) = create("m1", json!({"half": 0})).await;
+    assert_eq!(status, 422, "{answer}");
+    assert!(
+        answer["message"].as_str().unwrap().ends_with(
+            "spec.half: Invalid value: 0: factor MultipleOf declared for spec.half must be positive: 0"
+        ),
+        "{answer}"
+    );
+    let (status, answer) = create("m2", json!({"half": 1.5, "oneandahalf": 2})).await;
+    assert_eq!(status, 201, "{answer}");
+    let (status, answer) = create("m3", json!({"oneandahalf": 2.5})).await;
+    assert_eq!(status, 422, "{answer}");
+    assert!(
+        answer["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("spec.oneandahalf: Invalid value: 2.5: spec.oneandahalf in body should be a multiple of 1.5"),
+        "{answer}"
+    );
+}
+
+/// `anyOf`, `oneOf` and `not` failures as kube-openapi reports them: a cause with no field
+/// (`<nil>`) quoting the path, then (`anyOf`, `oneOf` with none valid) the first branch's
+/// errors.
+pub async fn junctor_rules(client: &kube::Client) {
+    install(
+        client,
+        crd(
+            "juncs",
+            "Junc",
+            spec_schema(json!({
+                "any": {"type": "string", "anyOf": [{"maxLength": 2}, {"pattern": "^z"}]},
+                "one": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+                        "oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+                "notv": {"type": "string", "not": {"enum": ["bad"]}}})),
+        ),
+        "juncs",
+    )
+    .await;
+    let collection = "/apis/rules.example.com/v1/namespaces/default/juncs";
+    for (spec, expected) in [
+        (
+            json!({"any": "abc"}),
+            json!([{"field": "<nil>", "message": "Invalid value: \"\": \"spec.any\" must validate at least one schema (anyOf)", "reason": "FieldValueInvalid"},
+                   {"field": "spec.any", "message": "Too long: may not be more than 2 bytes", "reason": "FieldValueTooLong"}]),
+        ),
+        (
+            json!({"one": {}}),
+            json!([{"field": "<nil>", "message": "Invalid value: \"\": \"spec.one\" must validate one and only one schema (oneOf). Found none valid", "reason": "FieldValueInvalid"},
+                   {"field": "spec.one.a", "message": "Required value", "reason": "FieldValueRequired"}]),
+        ),
+        (
+            json!({"one": {"a": "1", "b": "2"}}),
+            json!([{"field": "<nil>", "message": "Invalid value: \"\": \"spec.one\" must validate one and only one schema (oneOf). Found 2 valid alternatives", "reason": "FieldValueInvalid"}]),
+        ),
+        (
+            json!({"notv": "bad"}),
+            json!([{"field": "<nil>", "message": "Invalid value: \"\": \"spec.notv\" must not validate the schema (not)", "reason": "FieldValueInvalid"}]),
+        ),
+    ] {
+        let body = json!({"apiVersion": "rules.example.com/v1", "kind": "Junc",
+                          "metadata": {"name": "j"}, "spec": spec});
+        let (status, answer) =
+            send(client, "POST", collection, "application/json", Some(body)).await;
+        assert_eq!(status, 422, "{answer}");
+        assert_eq!(answer["details"]["causes"], expected, "{answer}");
+    }
+}
+
+/// `items` given as a list of schemas: forbidden, and the only cause (the schema cannot be
+/// made structural, so its structural checks are not reported).
+pub async fn items_array_is_forbidden(client: &kube::Client) {
+    let message = refused(
+        client,
+        crd(
+            "ias",
+            "Ia",
+            spec_schema(json!({"l": {"type": "array", "items": [{"type": "string"}]}})),
+        ),
+    )
+    .await;
+    assert!(
+        message.ends_with(&format!(
+            "is invalid: {AT}[l].items: Forbidden: items must be a schema object and not an array"
+        )),
+        "{message}"
+    );
+}

@@ -22,5 +22,10 @@ on_the_real_server!(
     crd_schema_rules,
     crd_version_rules,
     custom_resource_value_rules,
-    custom_resource_request_rules
+    custom_resource_request_rules,
+    status_and_list_rules,
+    null_defaults_are_none,
+    integer_multiple_of_rules,
+    junctor_rules,
+    items_array_is_forbidden
 );

@@ -114,6 +114,44 @@ pub(crate) fn apply_defaults(crd: &mut Value) {
             names.insert("listKind".into(), json!(format!("{kind}List")));
         }
     }
+    if let Some(Value::Array(versions)) = spec.get_mut("versions") {
+        for version in versions {
+            if let Some(schema) = version.pointer_mut("/schema/openAPIV3Schema") {
+                drop_null_defaults(schema);
+            }
+        }
+    }
+}
+
+/// A `default` or `example` of `null` is none: the conversion to the internal
+/// `JSONSchemaProps` makes a null `JSON` a nil pointer, so the stored CRD leaves it out and
+/// nothing is defaulted to `null`.
+fn drop_null_defaults(schema: &mut Value) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    for key in ["default", "example"] {
+        if map.get(key).is_some_and(Value::is_null) {
+            map.remove(key);
+        }
+    }
+    for key in ["properties", "patternProperties", "definitions"] {
+        if let Some(Value::Object(children)) = map.get_mut(key) {
+            children.values_mut().for_each(drop_null_defaults);
+        }
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        if let Some(Value::Array(children)) = map.get_mut(key) {
+            children.iter_mut().for_each(drop_null_defaults);
+        }
+    }
+    for key in ["items", "additionalProperties", "additionalItems", "not"] {
+        match map.get_mut(key) {
+            Some(Value::Array(children)) => children.iter_mut().for_each(drop_null_defaults),
+            Some(child) => drop_null_defaults(child),
+            None => {}
+        }
+    }
 }
 
 /// What a created CRD's status starts as: no conditions, no accepted names, the storage
@@ -135,7 +173,8 @@ pub(crate) fn prepare_create(crd: &mut Value) {
     }
 }
 
-/// An update keeps the status and adds a new storage version to `status.storedVersions`.
+/// An update keeps the status and adds a new storage version to `status.storedVersions`
+/// (not a status write: the status strategy stores the `storedVersions` written).
 pub(crate) fn prepare_update(new: &mut Value) {
     let Some(storage) = storage_version(new) else {
         return;

@@ -346,7 +346,10 @@ fn stored_versions_must_stay_in_the_spec() {
     let found = messages(&new, Some(&old));
     assert!(
         found.contains(
-            &"status.storedVersions[0]: Invalid value: \"v1\": must appear in spec.versions"
+            &"status.storedVersions[0]: Invalid value: \"v1\": missing from spec.versions; v1 \
+              was previously a storage version, and must remain in spec.versions until a \
+              storage migration ensures no data remains persisted in v1 and removes v1 from \
+              status.storedVersions"
                 .to_string()
         ),
         "{found:?}"

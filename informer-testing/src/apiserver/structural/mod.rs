@@ -167,7 +167,8 @@ impl Schema {
         schema.unique_items = flag("uniqueItems");
         schema.min_properties = count("minProperties");
         schema.max_properties = count("maxProperties");
-        schema.default = map.get("default").cloned();
+        // A `null` default is none (a nil `*JSON` once converted).
+        schema.default = map.get("default").filter(|d| !d.is_null()).cloned();
         if let Some(source) = map.get("pattern").and_then(Value::as_str) {
             match regex::Regex::new(source) {
                 Ok(regex) => {
@@ -204,7 +205,19 @@ impl Schema {
         }
         if let Some(items) = map.get("items") {
             let child = format!("{path}.items");
-            schema.items = Some(Box::new(Self::parse_node(items, &child, true, problems)));
+            if items.is_array() {
+                // Upstream's generic check; the structural ones are not reported then (the
+                // schema cannot be made structural: `NewStructural` fails, its errors hidden).
+                problems.push(SchemaProblem {
+                    field: child,
+                    kind: ProblemKind::Forbidden,
+                    detail: "items must be a schema object and not an array".into(),
+                    value: None,
+                });
+                schema.items = Some(Box::default());
+            } else {
+                schema.items = Some(Box::new(Self::parse_node(items, &child, true, problems)));
+            }
         }
         let list = |key: &str, problems: &mut Vec<SchemaProblem>| -> Vec<Schema> {
             map.get(key)

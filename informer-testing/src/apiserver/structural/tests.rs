@@ -264,7 +264,8 @@ fn any_of_needs_one_match() {
     assert_eq!(
         errors(json!({"mode": "fast", "choice": "c"})),
         [
-            "spec.choice: Invalid value: \"c\": spec.choice in body must validate at least one schema (anyOf)"
+            "<nil>: Invalid value: \"\": \"spec.choice\" must validate at least one schema (anyOf)",
+            "spec.choice: Unsupported value: \"c\": supported values: \"a\""
         ]
     );
 }

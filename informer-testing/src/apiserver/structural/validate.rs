@@ -22,6 +22,28 @@ impl Schema {
         validate(object, self, "", &mut errors);
         errors
     }
+
+    /// Every way the `status` of `object` breaks the schema of `status`, as the status
+    /// strategy's validator (built from that schema alone) words it: the message's path is
+    /// relative to `status` (`replicas in body ...`), the field's under it
+    /// (`status.replicas`).
+    pub(crate) fn validate_status(&self, object: &Value) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        let (Some(status), Some(FieldSchema::Declared(schema))) =
+            (object.get("status"), self.field("status"))
+        else {
+            return errors;
+        };
+        validate(status, schema, "", &mut errors);
+        for error in &mut errors {
+            error.field = if error.field.is_empty() || error.field.starts_with('[') {
+                format!("status{}", error.field)
+            } else {
+                format!("status.{}", error.field)
+            };
+        }
+        errors
+    }
 }
 
 /// The JSON type of a value as kube-openapi names it.
@@ -121,6 +143,31 @@ fn numeric(n: f64, value: &Value, schema: &Schema, path: &str, errors: &mut Vec<
     let invalid = |detail: String| {
         FieldError::invalid(path, value.clone(), &format!("{path} in body {detail}"))
     };
+    // kube-openapi checks the factor, then the minimum, then the maximum. An integer value
+    // is checked against the factor cut to an integer (`MultipleOfNativeType`'s
+    // `int64(multipleOf)`): `0.5` becomes `0`, which must be positive.
+    if let Some(factor) = schema.multiple_of {
+        if value.is_i64() || value.is_u64() {
+            let whole = factor.trunc();
+            if whole <= 0.0 {
+                errors.push(FieldError::invalid(
+                    path,
+                    whole as i64,
+                    &format!(
+                        "factor MultipleOf declared for {path} must be positive: {}",
+                        whole as i64
+                    ),
+                ));
+            } else if n % whole != 0.0 {
+                errors.push(invalid(format!("should be a multiple of {}", bound(whole))));
+            }
+        } else if factor != 0.0 && (n / factor).fract() != 0.0 {
+            errors.push(invalid(format!(
+                "should be a multiple of {}",
+                bound(factor)
+            )));
+        }
+    }
     if let Some(min) = schema.minimum {
         if schema.exclusive_minimum && n <= min {
             errors.push(invalid(format!("should be greater than {}", bound(min))));
@@ -140,15 +187,6 @@ fn numeric(n: f64, value: &Value, schema: &Schema, path: &str, errors: &mut Vec<
                 bound(max)
             )));
         }
-    }
-    if let Some(factor) = schema.multiple_of
-        && factor != 0.0
-        && (n / factor).fract() != 0.0
-    {
-        errors.push(invalid(format!(
-            "should be a multiple of {}",
-            bound(factor)
-        )));
     }
     let limits = match schema.format.as_str() {
         "int32" => Some((i32::MIN as f64, i32::MAX as f64)),
@@ -311,13 +349,34 @@ fn combinators(value: &Value, schema: &Schema, path: &str, errors: &mut Vec<Fiel
     for s in &schema.all_of {
         validate(value, s, path, errors);
     }
-    let fail =
-        |why: &str| FieldError::invalid(path, value.clone(), &format!("{path} in body {why}"));
+    // kube-openapi's junctor errors name no field (`<nil>: Invalid value: ""`) but quote
+    // the path; a failed `anyOf` or `oneOf` adds the errors of its best failing branch (here
+    // the first).
+    let fail = |why: &str| FieldError::invalid("<nil>", "", &format!("\"{path}\" {why}"));
+    let first_failure = |branches: &[Schema]| {
+        let mut found = Vec::new();
+        if let Some(branch) = branches.first() {
+            validate(value, branch, path, &mut found);
+        }
+        found
+    };
     if !schema.any_of.is_empty() && !schema.any_of.iter().any(passes) {
         errors.push(fail("must validate at least one schema (anyOf)"));
+        errors.extend(first_failure(&schema.any_of));
     }
-    if !schema.one_of.is_empty() && schema.one_of.iter().filter(|s| passes(s)).count() != 1 {
-        errors.push(fail("must validate one and only one schema (oneOf)"));
+    if !schema.one_of.is_empty() {
+        match schema.one_of.iter().filter(|s| passes(s)).count() {
+            1 => {}
+            0 => {
+                errors.push(fail(
+                    "must validate one and only one schema (oneOf). Found none valid",
+                ));
+                errors.extend(first_failure(&schema.one_of));
+            }
+            n => errors.push(fail(&format!(
+                "must validate one and only one schema (oneOf). Found {n} valid alternatives"
+            ))),
+        }
     }
     if let Some(not) = &schema.not
         && passes(not)
