@@ -35,6 +35,7 @@ use super::status::FieldError;
 use super::storage::{
     Change, DeleteOptions, EventType, Snapshot, Store, Subresource, WriteOptions,
 };
+use super::str_at;
 use super::time::now_rfc3339;
 use super::validation::{DNS1035_LABEL, DNS1123_SUBDOMAIN, is_dns_subdomain, is_dns1035_label};
 
@@ -417,6 +418,15 @@ impl ApiServiceController {
     }
 }
 
+/// The value of an APIService's `MANAGED_LABEL` (`onstart` or `true`), if the
+/// autoregistration controllers manage it.
+fn managed_by(object: &Value) -> Option<&str> {
+    object
+        .pointer("/metadata/labels")
+        .and_then(|labels| labels.get(MANAGED_LABEL))
+        .and_then(Value::as_str)
+}
+
 /// Creates, updates or deletes the managed Local APIServices: the built-in ones only
 /// when `on_start` (the autoregister controller's "sync on start"), the CRD ones always.
 pub(crate) fn register(store: &mut Store, registry: &Registry, on_start: bool) {
@@ -450,21 +460,12 @@ pub(crate) fn register(store: &mut Store, registry: &Registry, on_start: bool) {
                 }
             }
             Ok(current) => {
-                let managed = current.pointer(&format!(
-                    "/metadata/labels/{}",
-                    MANAGED_LABEL.replace('/', "~1")
-                ));
+                let managed = managed_by(&current);
                 if managed.is_none() {
                     // Not the controllers' own: left alone.
                     continue;
                 }
-                if current.get("spec") != wanted.get("spec")
-                    || managed
-                        != wanted.pointer(&format!(
-                            "/metadata/labels/{}",
-                            MANAGED_LABEL.replace('/', "~1")
-                        ))
-                {
+                if current.get("spec") != wanted.get("spec") || managed != managed_by(wanted) {
                     let mut updated = current.as_ref().clone();
                     updated["spec"] = wanted["spec"].clone();
                     updated["metadata"]["labels"][MANAGED_LABEL] =
@@ -490,18 +491,10 @@ pub(crate) fn register(store: &mut Store, registry: &Registry, on_start: bool) {
         .every_object()
         .filter(|(at, _)| at.resource == apiservices.key())
         .filter(|(at, _)| !desired.contains_key(&*at.key))
-        .filter(|(_, object)| {
-            match object
-                .pointer(&format!(
-                    "/metadata/labels/{}",
-                    MANAGED_LABEL.replace('/', "~1")
-                ))
-                .and_then(Value::as_str)
-            {
-                Some("true") => true,
-                Some("onstart") => on_start,
-                _ => false,
-            }
+        .filter(|(_, object)| match managed_by(object) {
+            Some("true") => true,
+            Some("onstart") => on_start,
+            _ => false,
         })
         .map(|(at, _)| at.key.to_string())
         .collect();
@@ -519,27 +512,13 @@ fn set_condition(object: &mut Value, condition: Value) {
     if !object.get("status").is_some_and(Value::is_object) {
         object["status"] = json!({});
     }
-    let status = &mut object["status"];
-    if !status.get("conditions").is_some_and(Value::is_array) {
-        status["conditions"] = json!([]);
-    }
-    let Some(conditions) = status["conditions"].as_array_mut() else {
-        return;
-    };
-    match conditions
-        .iter_mut()
-        .find(|c| c.get("type") == condition.get("type"))
-    {
-        None => conditions.push(condition),
-        Some(existing) => {
-            if existing.get("status") != condition.get("status") {
-                existing["status"] = condition["status"].clone();
-                existing["lastTransitionTime"] = condition["lastTransitionTime"].clone();
-            }
-            existing["reason"] = condition["reason"].clone();
-            existing["message"] = condition["message"].clone();
-        }
-    }
+    let set = super::conditions::set_status(
+        &mut object["status"]["conditions"],
+        str_at(&condition, "/type"),
+        str_at(&condition, "/status"),
+    );
+    set["reason"] = condition["reason"].clone();
+    set["message"] = condition["message"].clone();
 }
 
 /// The `Available` condition an APIService should have now.

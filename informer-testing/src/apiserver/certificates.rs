@@ -37,8 +37,9 @@ use serde_json::{Value, json};
 use super::impersonation::requester;
 use super::status::FieldError;
 use super::storage::Subresource;
+use super::str_at;
 use super::time::now_rfc3339;
-use super::validation::{DNS1123_LABEL, DNS1123_SUBDOMAIN};
+use super::validation::{DNS1123_LABEL, DNS1123_SUBDOMAIN, is_dns_label_chars};
 
 /// The API group of CertificateSigningRequests.
 pub(crate) const GROUP: &str = "certificates.k8s.io";
@@ -254,13 +255,6 @@ struct Options {
     allow_duplicate_usages: bool,
 }
 
-fn text<'a>(object: &'a Value, pointer: &str) -> &'a str {
-    object
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or("")
-}
-
 fn usages(object: &Value) -> Vec<&str> {
     object
         .pointer("/spec/usages")
@@ -272,7 +266,7 @@ fn usages(object: &Value) -> Vec<&str> {
 /// A `[]byte` field (base64 in JSON); `None` when it is not valid base64.
 fn bytes_at(object: &Value, pointer: &str) -> Option<Vec<u8>> {
     base64::engine::general_purpose::STANDARD
-        .decode(text(object, pointer))
+        .decode(str_at(object, pointer))
         .ok()
 }
 
@@ -288,7 +282,7 @@ fn options(new: &Value, old: Option<&Value>) -> Options {
     let old_certificate = bytes_at(old, "/status/certificate").unwrap_or_default();
     Options {
         allow_both_approved_and_denied: types.contains(&"Approved") && types.contains(&"Denied"),
-        allow_legacy_signer_name: text(old, "/spec/signerName") == LEGACY_UNKNOWN_SIGNER,
+        allow_legacy_signer_name: str_at(old, "/spec/signerName") == LEGACY_UNKNOWN_SIGNER,
         allow_duplicate_condition_types: !types.iter().all(|t| seen.insert(*t)),
         allow_empty_condition_type: types.contains(&""),
         allow_arbitrary_certificate: new.pointer("/status/certificate")
@@ -409,7 +403,7 @@ fn validate(object: &Value, opts: &Options) -> Vec<FieldError> {
             }
         }
     }
-    let signer = text(object, "/spec/signerName");
+    let signer = str_at(object, "/spec/signerName");
     if !opts.allow_legacy_signer_name && signer == LEGACY_UNKNOWN_SIGNER {
         errors.push(FieldError::invalid(
             "spec.signerName",
@@ -556,23 +550,13 @@ fn validate_signer_name(field: &str, signer: &str) -> Vec<FieldError> {
     errors
 }
 
-/// Whether `s` matches the RFC 1123 label pattern, whatever its length.
-fn is_label_pattern(s: &str) -> bool {
-    let b = s.as_bytes();
-    let edge = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    !b.is_empty()
-        && b.first().is_some_and(edge)
-        && b.last().is_some_and(edge)
-        && b.iter().all(|c| edge(c) || *c == b'-')
-}
-
 /// `validation.IsDNS1123Label`'s messages.
 fn dns_label_errors(label: &str) -> Vec<String> {
     let mut problems = Vec::new();
     if label.len() > 63 {
         problems.push("must be no more than 63 characters".to_string());
     }
-    if !is_label_pattern(label) {
+    if !is_dns_label_chars(label) {
         problems.push(DNS1123_LABEL.to_string());
     }
     problems
@@ -584,7 +568,7 @@ fn dns_subdomain_errors(label: &str) -> Vec<String> {
     if label.len() > 253 {
         problems.push("must be no more than 253 characters".to_string());
     }
-    if !is_label_pattern(label) {
+    if !is_dns_label_chars(label) {
         problems.push(DNS1123_SUBDOMAIN.to_string());
     }
     problems
@@ -973,7 +957,7 @@ pub(crate) fn table_columns(name: Value, age: Value) -> Vec<Value> {
 
 /// A request's cells (`printCertificateSigningRequest`).
 pub(crate) fn table_cells(object: &Value, name: Value, age: Value) -> Vec<Value> {
-    let signer = match text(object, "/spec/signerName") {
+    let signer = match str_at(object, "/spec/signerName") {
         "" => "<none>",
         signer => signer,
     };
@@ -988,7 +972,7 @@ pub(crate) fn table_cells(object: &Value, name: Value, age: Value) -> Vec<Value>
         name,
         age,
         json!(signer),
-        json!(text(object, "/spec/username")),
+        json!(str_at(object, "/spec/username")),
         json!(duration),
         json!(condition_summary(object)),
     ]
@@ -1012,7 +996,7 @@ fn condition_summary(object: &Value) -> String {
     if has("Failed") {
         status.push_str(",Failed");
     }
-    if !text(object, "/status/certificate").is_empty() {
+    if !str_at(object, "/status/certificate").is_empty() {
         status.push_str(",Issued");
     }
     status

@@ -632,7 +632,7 @@ fn is_qualified_name_chars(s: &str) -> bool {
 }
 
 /// An RFC 1123 label's pattern, whatever its length.
-fn is_dns_label_chars(s: &str) -> bool {
+pub(crate) fn is_dns_label_chars(s: &str) -> bool {
     let lower = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
     let b = s.as_bytes();
     b.first().is_some_and(lower)

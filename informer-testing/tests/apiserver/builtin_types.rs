@@ -18,7 +18,7 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::common::{names, raw, server, within};
+use super::common::{column_names, names, raw, server, within};
 use super::kubectl::started;
 
 fn typed<K: DeserializeOwned>(value: Value) -> K {
@@ -479,12 +479,7 @@ async fn cluster_scoped_kinds_create_get_and_list_through_typed_apis() {
     )
     .await
     .json();
-    let columns: Vec<&str> = table["columnDefinitions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let columns = column_names(&table);
     assert_eq!(
         columns,
         [

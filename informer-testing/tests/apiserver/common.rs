@@ -121,6 +121,16 @@ pub fn names<K: kube::Resource>(items: &[K]) -> Vec<String> {
     names
 }
 
+/// The names of a `meta.k8s.io/v1` Table's columns, in order.
+pub fn column_names(table: &Value) -> Vec<&str> {
+    table["columnDefinitions"]
+        .as_array()
+        .expect("a Table's columnDefinitions")
+        .iter()
+        .map(|c| c["name"].as_str().expect("a column's name"))
+        .collect()
+}
+
 /// A response read off a raw connection.
 #[derive(Debug)]
 pub struct RawResponse {

@@ -3,6 +3,7 @@
 //! `tests/real_server/crd_differential.rs`.
 
 #[path = "../crd_rules/cases.rs"]
+#[macro_use]
 mod cases;
 
 use super::common::server;
@@ -16,17 +17,4 @@ macro_rules! on_the_test_server {
     )*};
 }
 
-// The same list as `tests/real_server/crd_differential.rs`.
-on_the_test_server!(
-    selectable_fields_filter_lists,
-    missing_object_update_is_not_found_and_status_owns_no_metadata,
-    crd_schema_rules,
-    crd_version_rules,
-    custom_resource_value_rules,
-    custom_resource_request_rules,
-    status_and_list_rules,
-    null_defaults_are_none,
-    integer_multiple_of_rules,
-    junctor_rules,
-    items_array_is_forbidden,
-);
+every_case!(on_the_test_server);

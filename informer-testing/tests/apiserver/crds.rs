@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::common::{namespace, raw, server, status, within};
+use super::common::{column_names, namespace, raw, server, status, within};
 use informer_testing::{CustomResourceSpec, TestApiServer};
 
 /// A namespaced `Gadget` with a structural schema, status and scale subresources, a
@@ -280,12 +280,7 @@ async fn status_scale_and_printer_columns_come_from_the_crd() {
     )
     .await
     .json();
-    let columns: Vec<&str> = table["columnDefinitions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let columns = column_names(&table);
     assert_eq!(columns, ["Name", "Mode"]);
     assert_eq!(table["rows"][0]["cells"], json!(["g1", "slow"]));
 }

@@ -9,7 +9,7 @@ use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use kube::discovery::Discovery;
 use serde_json::{Value, json};
 
-use super::common::{eventually, namespace, raw, server, status};
+use super::common::{column_names, eventually, namespace, raw, server, status};
 
 fn apiservices(client: kube::Client) -> Api<DynamicObject> {
     let gvk = GroupVersionKind::gvk("apiregistration.k8s.io", "v1", "APIService");
@@ -339,12 +339,7 @@ async fn apiservices_print_their_service_and_availability() {
     )
     .await
     .json();
-    let columns: Vec<&str> = table["columnDefinitions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let columns = column_names(&table);
     assert_eq!(columns, ["Name", "Service", "Available", "Age"]);
     let row = |name: &str| {
         table["rows"]

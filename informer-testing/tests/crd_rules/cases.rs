@@ -5,6 +5,26 @@
 
 use std::time::Duration;
 
+/// Calls `$on!` with every case's name: both runners take their list from here, so a case
+/// cannot run on one server only.
+macro_rules! every_case {
+    ($on:ident) => {
+        $on!(
+            selectable_fields_filter_lists,
+            missing_object_update_is_not_found_and_status_owns_no_metadata,
+            crd_schema_rules,
+            crd_version_rules,
+            custom_resource_value_rules,
+            custom_resource_request_rules,
+            status_and_list_rules,
+            null_defaults_are_none,
+            integer_multiple_of_rules,
+            junctor_rules,
+            items_array_is_forbidden,
+        );
+    };
+}
+
 use http_body_util::BodyExt;
 use kube::client::Body;
 use serde_json::{Value, json};

@@ -2,12 +2,13 @@
 //! them in `tests/apiserver/crd_differential.rs`).
 
 #[path = "../crd_rules/cases.rs"]
+#[macro_use]
 mod cases;
 
 use informer_testing::envtest::EnvTest;
 
 macro_rules! on_the_real_server {
-    ($($name:ident),*) => {$(
+    ($($name:ident),* $(,)?) => {$(
         #[tokio::test]
         async fn $name() {
             let Some(real) = EnvTest::start_or_skip().await else { return };
@@ -16,16 +17,4 @@ macro_rules! on_the_real_server {
     )*};
 }
 
-on_the_real_server!(
-    selectable_fields_filter_lists,
-    missing_object_update_is_not_found_and_status_owns_no_metadata,
-    crd_schema_rules,
-    crd_version_rules,
-    custom_resource_value_rules,
-    custom_resource_request_rules,
-    status_and_list_rules,
-    null_defaults_are_none,
-    integer_multiple_of_rules,
-    junctor_rules,
-    items_array_is_forbidden
-);
+every_case!(on_the_real_server);

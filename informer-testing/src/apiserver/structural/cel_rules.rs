@@ -249,17 +249,6 @@ pub(crate) fn check_transition_rules(
     }
 }
 
-/// Whether the schema or any node under it has rules.
-pub(crate) fn has_rules(schema: &Schema) -> bool {
-    !schema.rules.is_empty()
-        || schema.properties.values().any(has_rules)
-        || schema
-            .additional_properties
-            .as_deref()
-            .is_some_and(has_rules)
-        || schema.items.as_deref().is_some_and(has_rules)
-}
-
 /// Adds to `errors` (those already found in the object) every rule `object` breaks, `old`
 /// being the object it replaces; as upstream, no rule runs when `errors` has a missing,
 /// unsupported, too long, too many or wrongly typed value.
@@ -270,7 +259,7 @@ pub(crate) fn validate_resource(
     errors: &mut Vec<FieldError>,
 ) {
     use super::super::status::FieldErrorKind as K;
-    if !has_rules(schema) {
+    if !schema.rules_below {
         return;
     }
     let blocking = errors.iter().any(|e| {
@@ -293,9 +282,7 @@ pub(crate) fn validate_resource(
 /// Every rule `object` (a whole custom resource) breaks; `old` is the object it replaces.
 pub(crate) fn validate(schema: &Schema, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    if has_rules(schema) {
-        walk(schema, object, old, "", false, &mut errors);
-    }
+    walk(schema, object, old, "", false, &mut errors);
     errors
 }
 
@@ -309,7 +296,7 @@ fn walk(
     parent_unchanged: bool,
     errors: &mut Vec<FieldError>,
 ) {
-    if value.is_null() {
+    if value.is_null() || !schema.rules_below {
         return;
     }
     let old = old.filter(|old| !old.is_null());

@@ -79,6 +79,9 @@ pub(crate) struct Schema {
     pub resource_root: bool,
     /// `x-kubernetes-validations`: CEL rules, compiled ([`cel_rules`]).
     pub rules: Vec<cel_rules::Rule>,
+    /// Whether this node or one under it (properties, map values, items) has rules; set when
+    /// the schema is read, so that a write walks only the subtrees with rules.
+    pub rules_below: bool,
 }
 
 /// A compiled `pattern` with its source (ECMA-262 as Go's RE2 reads it).
@@ -246,6 +249,12 @@ impl Schema {
         }
         schema.rules =
             cel_rules::parse_rules(map.get("x-kubernetes-validations"), &schema, path, problems);
+        schema.rules_below = !schema.rules.is_empty()
+            || schema.properties.values().any(|p| p.rules_below)
+            || [&schema.additional_properties, &schema.items]
+                .into_iter()
+                .flatten()
+                .any(|s| s.rules_below);
         schema.check_structural(map, path, require_type, problems);
         schema
     }
