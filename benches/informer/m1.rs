@@ -52,7 +52,7 @@ pub struct PodStatusView {
     pub pod_ip: Option<String>,
 }
 
-fn view_node(pod: &PodView) -> Vec<String> {
+pub fn view_node(pod: &PodView) -> Vec<String> {
     pod.spec
         .as_ref()
         .and_then(|s| s.node_name.clone())

@@ -79,7 +79,7 @@
 //! `mkfifo /tmp/ctl; INFORMER_BENCH_PERF_CTL=/tmp/ctl INFORMER_BENCH_JOB=i1-ours-prebuilt
 //! perf record --control fifo:/tmp/ctl -D -1 -g target/release/deps/informer-<hash>`.
 //! Jobs: `i1-{ours,kube}-{prebuilt,onthefly}`, `i1-ours-onthefly-nomf`,
-//! `i1source-{ours,kube,pool,cached}`, `i1source-ours-nomf`,
+//! `i1-ours-onthefly-view`, `i1source-{ours,kube,pool,cached}`, `i1source-ours-{nomf,view}`,
 //! `e2e-{ours,kube}`, `e2e-real-{ours,kube}`, `m1-{ours,compact,view,kube}-{mf,nomf}`.
 //! Without hardware counters (or on a shared machine), count instructions of the timed part
 //! with callgrind on fewer events:
@@ -289,9 +289,13 @@ fn library_decode<T: serde::de::DeserializeOwned>(
     decoder.decode(&mut bytes).expect("valid JSON")
 }
 
-/// `i1-<ours|kube>-<prebuilt|onthefly>`, and `i1-ours-onthefly-nomf` (managed fields
-/// skipped while decoding, as derived controllers have it): one run.
+/// `i1-<ours|kube>-<prebuilt|onthefly>`, `i1-ours-onthefly-nomf` (managed fields skipped
+/// while decoding, as derived controllers have it) and `i1-ours-onthefly-view` (each pod
+/// decoded into the M1 projection, [`m1::PodView`]): one run.
 fn i1_job(rt: &Runtime, name: &str) {
+    if name == "i1-ours-onthefly-view" {
+        return i1_view_job(rt);
+    }
     let prebuilt = name.ends_with("prebuilt");
     let ours = name.starts_with("i1-ours");
     let skip_managed_fields = name.ends_with("-nomf");
@@ -368,9 +372,36 @@ fn i1_job(rt: &Runtime, name: &str) {
     drop(keep);
 }
 
-/// `i1source-<ours|kube|pool|cached>`: the on-the-fly source alone, no informer: render and
-/// decode every event on one thread (`pool`: through `BodyDecoder`, on the decode pool;
-/// `cached`: keeping each pod's last object until the next event of that pod).
+/// I1 on the fly with a view: the pipeline caches [`m1::PodView`]s, decoded straight from
+/// each event's line.
+fn i1_view_job(rt: &Runtime) {
+    use ours::{ListSource, MemorySource, WatchSource};
+    let events_n = env_usize(EVENTS_VAR).unwrap_or(EVENTS);
+    let lines = Arc::new(support::pod_lines(LISTED));
+    let templates = Template::all(&lines);
+    let decoder = BodyDecoder::new();
+    let lw = Arc::new(MemorySource::<m1::PodView>::new(
+        ListSource::Lines(lines.clone(), decoder),
+        Some(WatchSource::Lines {
+            templates,
+            events: events_n,
+            decoder,
+        }),
+        LISTED,
+    ));
+    settle();
+    emit("data_rss", proc_status_bytes("VmRSS"));
+    reset_peak();
+    let run = rt.block_on(ours::pipeline(lw, LISTED, events_n, m1::view_node, || {}));
+    emit("listed_seconds", run.listed.as_secs_f64());
+    emit("rate", support::rate(events_n, run.total));
+    emit("run_peak_rss", proc_status_bytes("VmHWM"));
+}
+
+/// `i1source-<ours|kube|pool|cached>`, `i1source-ours-nomf`, `i1source-ours-view`: the
+/// on-the-fly source alone, no informer: render and decode every event on one thread
+/// (`pool`: through `BodyDecoder`, on the decode pool; `cached`: keeping each pod's last
+/// object until the next event of that pod; `view`: into [`m1::PodView`]).
 fn i1source_job(rt: &Runtime, name: &str) {
     let events_n = env_usize(EVENTS_VAR).unwrap_or(EVENTS);
     let lines = support::pod_lines(LISTED);
@@ -381,6 +412,14 @@ fn i1source_job(rt: &Runtime, name: &str) {
             let mut decoder = JsonDecoder::new().skip_managed_fields(name.ends_with("-nomf"));
             for j in 0..events_n {
                 std::hint::black_box(event_object::<Pod>(&templates, j, |line| {
+                    library_decode(&mut decoder, line)
+                }));
+            }
+        }
+        "i1source-ours-view" => {
+            let mut decoder = JsonDecoder::new();
+            for j in 0..events_n {
+                std::hint::black_box(event_object::<m1::PodView>(&templates, j, |line| {
                     library_decode(&mut decoder, line)
                 }));
             }
@@ -561,6 +600,8 @@ fn side_by_side() {
         ours_nomf,
         source_nomf,
         cached,
+        ours_view,
+        source_view,
     ] = interleaved(
         rounds(3),
         [
@@ -574,6 +615,8 @@ fn side_by_side() {
             &|| Some(child("i1-ours-onthefly-nomf")),
             &|| Some(child("i1source-ours-nomf")),
             &|| Some(child("i1source-cached")),
+            &|| Some(child("i1-ours-onthefly-view")),
+            &|| Some(child("i1source-ours-view")),
         ],
     );
     table(
@@ -584,6 +627,11 @@ fn side_by_side() {
             Row::of(
                 "informer, managed fields skipped (as derived controllers)",
                 &ours_nomf,
+                "rate",
+            ),
+            Row::of(
+                "informer, a view of 7 fields (m1::PodView)",
+                &ours_view,
                 "rate",
             ),
             Row::of("client-go v0.36.3", &cg, "watch_events_per_s"),
@@ -613,6 +661,7 @@ fn side_by_side() {
                 &cached,
                 "rate",
             ),
+            Row::of("informer's decoder into the view", &source_view, "rate"),
         ],
         cg_source.median("events_per_s"),
         kube_source.median("rate"),
@@ -620,6 +669,7 @@ fn side_by_side() {
     for (what, pipeline, alone) in [
         ("", &ours, &ours_source),
         (", managed fields skipped", &ours_nomf, &source_nomf),
+        (", a view", &ours_view, &source_view),
     ] {
         if let (Some(pipeline), Some(alone)) = (pipeline.median("rate"), alone.median("rate")) {
             println!(
