@@ -25,7 +25,6 @@
 //! | area | the known differences |
 //! | --- | --- |
 //! | the harness | the real server is a standalone binary: its controllers write as `real-apiserver` (the fake as kube-apiserver's `kube-apiserver`), and paths it does not serve answer a plain-text `404 page not found` (the fake: kube-apiserver's `Status`) |
-//! | error statuses | the wording of malformed label selectors (the shared parser's, not Go's) |
 //! | lists and watches | `resourceVersion=0` with `limit` is paginated (real: the whole list from the watch cache) |
 //!
 //! The script creates two CRDs (one with a full structural schema) and covers their

@@ -374,9 +374,12 @@ fn validate(object: &Value, opts: &Options) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let request = bytes_at(object, "/spec/request").unwrap_or_default();
     if let Err(why) = validate_csr(&request) {
+        let given = object
+            .pointer("/spec/request")
+            .is_some_and(Value::is_string);
         errors.push(FieldError::invalid_go(
             "spec.request",
-            &go_bytes(&request),
+            &json_bytes(given.then_some(request.as_slice())),
             &why,
         ));
     }
@@ -574,14 +577,17 @@ fn dns_subdomain_errors(label: &str) -> Vec<String> {
     problems
 }
 
-/// Go's `%#v` of a `[]byte`: `[]byte{0x2d, 0x2d}`, `[]byte(nil)` when empty (a JSON
-/// `request` left out or empty decodes to a nil slice).
-fn go_bytes(bytes: &[u8]) -> String {
-    if bytes.is_empty() {
-        return "[]byte(nil)".to_string();
+/// A field error's bad value of Go type `[]byte`, as `field.Error` prints it (`json.Marshal`:
+/// the bytes in standard base64, quoted): `"LS0t"`; `null` for a nil slice, which is what a
+/// `request` left out decodes to (an empty string decodes to an empty slice, `""`).
+fn json_bytes(bytes: Option<&[u8]>) -> String {
+    match bytes {
+        Some(bytes) => format!(
+            "\"{}\"",
+            base64::engine::general_purpose::STANDARD.encode(bytes)
+        ),
+        None => "null".to_string(),
     }
-    let items: Vec<String> = bytes.iter().map(|b| format!("{b:#x}")).collect();
-    format!("[]byte{{{}}}", items.join(", "))
 }
 
 // ---------------------------------------------------------------------------------------

@@ -41,11 +41,12 @@ fn media_type(value: &str) -> String {
         .to_ascii_lowercase()
 }
 
-fn unsupported_media_type(content_type: &str) -> ApiError {
+/// `NewUnsupportedMediaTypeError`: the accepted types, not the one sent.
+fn unsupported_media_type(_content_type: &str) -> ApiError {
     ApiError::new(
         StatusReason::UnsupportedMediaType,
         format!(
-            "the body of the request was in an unknown format - accepted media types include: {ACCEPTED_BODIES}; got {content_type:?}"
+            "the body of the request was in an unknown format - accepted media types include: {ACCEPTED_BODIES}"
         ),
     )
 }
@@ -96,7 +97,8 @@ pub(crate) fn decode_json(body: &[u8]) -> Result<Body, ApiError> {
         return Err(empty_body());
     }
     let duplicates = RefCell::new(Vec::new());
-    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    let body = go_lenient_strings(body);
+    let mut deserializer = serde_json::Deserializer::from_slice(&body);
     let value = Checked {
         path: String::new(),
         duplicates: &duplicates,
@@ -110,6 +112,97 @@ pub(crate) fn decode_json(body: &[u8]) -> Result<Body, ApiError> {
     })
 }
 
+/// The body as Go's JSON decoder reads its strings: each byte that is not UTF-8 is U+FFFD,
+/// and so is a `\u` escape of a surrogate that is not half of a pair (`"\ud800"`); serde
+/// refuses both, the real server stores the replacement character.
+fn go_lenient_strings(body: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let surrogate_escape = body
+        .windows(3)
+        .any(|w| w[0] == b'\\' && w[1] == b'u' && matches!(w[2], b'd' | b'D'));
+    if std::str::from_utf8(body).is_ok() && !surrogate_escape {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let mut text = Vec::with_capacity(body.len());
+    for chunk in body.utf8_chunks() {
+        text.extend_from_slice(chunk.valid().as_bytes());
+        for _ in chunk.invalid() {
+            text.extend_from_slice("\u{fffd}".as_bytes());
+        }
+    }
+    let hex4 = |at: usize| -> Option<u32> {
+        let digits = std::str::from_utf8(text.get(at..at + 4)?).ok()?;
+        u32::from_str_radix(digits, 16).ok()
+    };
+    let escape_at = |at: usize| -> Option<u32> {
+        (text.get(at) == Some(&b'\\') && text.get(at + 1) == Some(&b'u'))
+            .then(|| hex4(at + 2))
+            .flatten()
+    };
+    let mut out = Vec::with_capacity(text.len());
+    let (mut i, mut in_string) = (0, false);
+    while i < text.len() {
+        let b = text[i];
+        if !in_string || b != b'\\' {
+            if b == b'"' {
+                in_string = !in_string;
+            }
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        match escape_at(i) {
+            Some(0xD800..=0xDBFF) => {
+                if escape_at(i + 6).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low)) {
+                    out.extend_from_slice(&text[i..i + 12]);
+                    i += 12;
+                } else {
+                    out.extend_from_slice(b"\\ufffd");
+                    i += 6;
+                }
+            }
+            Some(0xDC00..=0xDFFF) => {
+                out.extend_from_slice(b"\\ufffd");
+                i += 6;
+            }
+            _ => {
+                let end = (i + 2).min(text.len());
+                out.extend_from_slice(&text[i..end]);
+                i = end;
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The first document of a YAML stream: what `yaml.Unmarshal` (sigs.k8s.io/yaml) reads of
+/// a body, ignoring the documents after it. A document ends at a `---` or `...` line once it
+/// has content (a leading `---` starts the first).
+fn first_yaml_document(body: &[u8]) -> &[u8] {
+    let mut offset = 0;
+    let mut content = false;
+    for line in body.split_inclusive(|b| *b == b'\n') {
+        let marker = |m: &[u8]| {
+            line.starts_with(m)
+                && line
+                    .get(3)
+                    .is_none_or(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+        };
+        if marker(b"---") || marker(b"...") {
+            if content {
+                return &body[..offset];
+            }
+        } else if line
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_some_and(|b| *b != b'#' && *b != b'%')
+        {
+            content = true;
+        }
+        offset += line.len();
+    }
+    body
+}
+
 /// Parses YAML (one document), noting duplicate fields.
 pub(crate) fn decode_yaml(body: &[u8]) -> Result<Body, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
@@ -118,6 +211,7 @@ pub(crate) fn decode_yaml(body: &[u8]) -> Result<Body, ApiError> {
     let duplicates = RefCell::new(Vec::new());
     let mut options = serde_saphyr::Options::default();
     options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
+    let body = first_yaml_document(body);
     let value = serde_saphyr::with_deserializer_from_slice_with_options(body, options, |de| {
         Checked {
             path: String::new(),
@@ -306,8 +400,15 @@ pub(crate) fn check_fields(
     };
     let unknown = match &resource.schema {
         Some(schema) => {
+            go_unstructured_numbers(&mut body.value);
             let unknown = schema.prune(&mut body.value);
-            // Embedded resources' type fields and metadata are coerced into Go's types.
+            // The object's own metadata, then embedded resources' type fields and metadata,
+            // are coerced into Go's types.
+            if kind == BodyKind::Object
+                && let Some(error) = schema.root_metadata_error(&body.value)
+            {
+                return Err(cannot_handle(&error));
+            }
             if kind == BodyKind::Object
                 && let Some(error) = schema.coerce_error(&body.value)
             {
@@ -348,6 +449,32 @@ pub(crate) fn check_fields(
     }
 }
 
+/// Numbers as a custom resource's JSON decodes into an `Unstructured` (`int64` when the
+/// literal is one, else `float64`) and is written back: an integer beyond `int64` is a float
+/// (so `type: integer` refuses it), a float with no fraction is written as an integer (`1.0`
+/// comes back `1`).
+fn go_unstructured_numbers(value: &mut Value) {
+    match value {
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64()
+                && u > i64::MAX as u64
+                && let Some(f) = Number::from_f64(u as f64)
+            {
+                *n = f;
+            } else if let Some(f) = n.as_f64()
+                && n.is_f64()
+                && f.fract() == 0.0
+                && f.abs() < 9.0e15
+            {
+                *n = Number::from(f as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(go_unstructured_numbers),
+        Value::Object(map) => map.values_mut().for_each(go_unstructured_numbers),
+        _ => {}
+    }
+}
+
 /// What decoding a custom resource's create or update body into an `Unstructured` refuses
 /// (400): a body without `kind` (`the object provided is unrecognized ...: Object 'Kind' is
 /// missing in '<body>' (<its first 30 bytes> ...)`), then one whose `apiVersion` is not the
@@ -359,6 +486,36 @@ pub(crate) fn check_custom_type_meta(
 ) -> Result<(), ApiError> {
     if !resource.custom {
         return Ok(());
+    }
+    // `SimpleMetaFactory.Interpret` decodes the body into a struct of `apiVersion` and
+    // `kind` first: a body that is no object, or whose `apiVersion` or `kind` (the first in
+    // the document) is no string, fails there, with Go's type error.
+    let go_kind = |value: &Value| match value {
+        Value::Array(_) => Some("array"),
+        Value::String(_) => Some("string"),
+        Value::Number(_) => Some("number"),
+        Value::Bool(_) => Some("bool"),
+        Value::Object(_) => Some("object"),
+        Value::Null => None,
+    };
+    let interpret_error = match object {
+        Value::Object(map) => map.iter().find_map(|(key, value)| {
+            (matches!(key.as_str(), "apiVersion" | "kind") && !value.is_string())
+                .then(|| go_kind(value))
+                .flatten()
+                .map(|t| format!("json: cannot unmarshal {t} into Go struct field .{key} of type string"))
+        }),
+        Value::Null => None,
+        other => go_kind(other).map(|t| format!(
+            "json: cannot unmarshal {t} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}"
+        )),
+    };
+    if let Some(error) = interpret_error {
+        return Err(ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {}): couldn't get version/kind; json parse error: {error} ({})",
+            resource.kind,
+            summarize_body(body)
+        )));
     }
     let text = |field: &str| object.get(field).and_then(Value::as_str).unwrap_or("");
     if text("kind").is_empty() {

@@ -283,6 +283,54 @@ pub(crate) fn go_string(text: &str) -> String {
     out
 }
 
+/// A float64 as Go's `encoding/json` writes it: the shortest decimal that reads back, in
+/// exponent form below 1e-6 and from 1e21 (`0.5`, `5`, `1e-7`, `1e+21`).
+pub(crate) fn float(f: f64) -> String {
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        let text = format!("{f:e}");
+        match text.split_once('e') {
+            Some((mantissa, exponent)) if !exponent.starts_with('-') => {
+                format!("{mantissa}e+{exponent}")
+            }
+            _ => text,
+        }
+    } else {
+        format!("{f}")
+    }
+}
+
+/// `json.Marshal` of a decoded JSON value (an `interface{}`): maps with their keys sorted,
+/// numbers as the float64s they decode to, strings with Go's escapes.
+pub(crate) fn marshal(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => go_string(text),
+        Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), float),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(marshal).collect();
+            format!("[{}]", items.join(","))
+        }
+        Value::Object(map) => map_with(map, marshal),
+        other => other.to_string(),
+    }
+}
+
+/// A JSON object as `json.Marshal` writes a Go map: keys sorted, each value as `item` writes
+/// it.
+pub(crate) fn map_with(
+    map: &serde_json::Map<String, serde_json::Value>,
+    item: impl Fn(&serde_json::Value) -> String,
+) -> String {
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort();
+    let fields: Vec<String> = keys
+        .into_iter()
+        .map(|k| format!("{}:{}", go_string(k), item(&map[k])))
+        .collect();
+    format!("{{{}}}", fields.join(","))
+}
+
 /// A valid JSON document as Go's `json.MarshalIndent(v, "", "  ")` writes it (the
 /// `json.Indent` pass over the compact encoding): a newline and two spaces a level after each
 /// `{`, `[` and `,`, a space after each `:`, empty objects and arrays kept as `{}` and `[]`,

@@ -299,7 +299,7 @@ pub enum Error {
 /// | [history length](Self::history_limit) | 10,000 changes | the oldest changes are compacted: watches and continue tokens from before them get `410 Gone` |
 /// | [history size](Self::history_bytes_limit) | 128 MiB of object states | the same |
 /// | [watch backlog](Self::watch_backlog_limit) | the history length in events, 64 MiB | the watch is closed (its stream ends, as kube-apiserver ends a slow watcher's); the client watches again from its last resource version |
-/// | [request body](Self::max_body_bytes) | 8 MiB | `413 RequestEntityTooLarge` |
+/// | [request body](Self::max_body_bytes) | 3 MiB, as kube-apiserver's `--max-request-body-bytes` | `413 RequestEntityTooLarge` |
 /// | [request time](Self::request_timeout) | 60 s, reading the body included | `504 Timeout` (a watch's stream is not limited) |
 ///
 /// ```no_run
@@ -338,7 +338,7 @@ impl Default for TestApiServerBuilder {
             history_limit: Limits::default().history_changes,
             history_bytes_limit: Limits::default().history_bytes,
             watch_backlog: None,
-            max_body_bytes: 8 * 1024 * 1024,
+            max_body_bytes: 3 * 1024 * 1024,
             request_timeout: Duration::from_secs(60),
             custom_resources: Vec::new(),
             crds: Vec::new(),
@@ -435,7 +435,8 @@ impl TestApiServerBuilder {
         self
     }
 
-    /// The largest request body accepted (default 8 MiB); larger ones get 413.
+    /// The largest request body accepted (default 3 MiB, kube-apiserver's default); larger ones
+    /// get 413 (`Request entity too large: limit is <bytes>`).
     ///
     /// ```
     /// let builder = informer_testing::TestApiServer::builder().max_body_bytes(1 << 20);

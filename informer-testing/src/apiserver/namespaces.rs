@@ -114,8 +114,40 @@ pub(crate) fn mark_terminating(namespace: &Value, options: &DeleteOptions) -> Va
     marked
 }
 
+/// What the Namespace strategy's `PrepareForCreate` adds to a new namespace: the
+/// `kubernetes` finalizer in `spec.finalizers` and the `Active` phase. The real server runs
+/// it after the field manager has recorded the creator's fields, so the finalizer is no
+/// one's (`kubectl create namespace` owns only the name label, which defaulting adds).
+pub(crate) fn prepare_create(resource: &ResourceType, object: &mut Value) {
+    if !is_namespace(resource) {
+        return;
+    }
+    let Some(map) = object.as_object_mut() else {
+        return;
+    };
+    let spec = map
+        .entry("spec")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !spec.is_object() {
+        *spec = Value::Object(Map::new());
+    }
+    if let Some(spec) = spec.as_object_mut() {
+        let finalizers = spec.entry("finalizers").or_insert_with(|| json!([]));
+        if !finalizers.is_array() {
+            *finalizers = json!([]);
+        }
+        if let Some(finalizers) = finalizers.as_array_mut()
+            && !finalizers.iter().any(|f| f == KUBERNETES_FINALIZER)
+        {
+            finalizers.push(json!(KUBERNETES_FINALIZER));
+        }
+    }
+    map.insert("status".into(), json!({"phase": "Active"}));
+}
+
 /// Sets what the server owns in a namespace, on create (`old` is `None`) and update: the name
-/// label; on create the `Active` phase and the `kubernetes` finalizer; on update the stored
+/// label (on create the `Active` phase and the `kubernetes` finalizer come later, with
+/// [`prepare_create`]); on update the stored
 /// `spec.finalizers` unless through the `finalize` subresource. Other types are left alone.
 pub(crate) fn canonicalize(
     resource: &ResourceType,
@@ -157,18 +189,9 @@ pub(crate) fn canonicalize(
         return;
     };
     match old {
-        None => {
-            let finalizers = spec.entry("finalizers").or_insert_with(|| json!([]));
-            if !finalizers.is_array() {
-                *finalizers = json!([]);
-            }
-            if let Some(finalizers) = finalizers.as_array_mut()
-                && !finalizers.iter().any(|f| f == KUBERNETES_FINALIZER)
-            {
-                finalizers.push(json!(KUBERNETES_FINALIZER));
-            }
-            map.insert("status".into(), json!({"phase": "Active"}));
-        }
+        // The finalizer and the phase come with `prepare_create`, after the creator's fields
+        // are recorded.
+        None => {}
         Some((_, Subresource::Finalize)) => {}
         Some((
             old,

@@ -181,9 +181,8 @@ impl PatchKind {
             "application/json-patch+json" => Some(PatchKind::Json),
             "application/merge-patch+json" => Some(PatchKind::Merge),
             "application/strategic-merge-patch+json" => Some(PatchKind::Strategic),
-            "application/apply-patch+yaml" | "application/apply-patch+json" => {
-                Some(PatchKind::Apply)
-            }
+            // No `application/apply-patch+json`: no such patch type (kube-apiserver: 415).
+            "application/apply-patch+yaml" => Some(PatchKind::Apply),
             _ => None,
         }
     }

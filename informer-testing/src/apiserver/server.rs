@@ -671,9 +671,25 @@ async fn pretty_json(response: Response<Body>) -> Response<Body> {
 struct Query(Vec<(String, String)>);
 
 impl Query {
+    /// As Go's `URL.Query()`: a pair with a malformed `%` escape (or a `;`) is dropped, the
+    /// others kept.
     fn parse(query: Option<&str>) -> Self {
+        let well_formed = |pair: &&str| {
+            let bytes = pair.as_bytes();
+            !pair.contains(';')
+                && bytes.iter().enumerate().all(|(i, b)| {
+                    *b != b'%'
+                        || bytes
+                            .get(i + 1..i + 3)
+                            .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+                })
+        };
         Self(
-            form_urlencoded::parse(query.unwrap_or("").as_bytes())
+            query
+                .unwrap_or("")
+                .split('&')
+                .filter(well_formed)
+                .flat_map(|pair| form_urlencoded::parse(pair.as_bytes()))
                 .map(|(k, v)| (k.into_owned(), v.into_owned()))
                 .collect(),
         )
@@ -709,17 +725,38 @@ impl Query {
 
     /// `dryRun`, refused as the handlers refuse it, in the name of the request's options
     /// (`CreateOptions`, `UpdateOptions`, `PatchOptions`, `DeleteOptions`).
+    /// Every value counts (`?dryRun=All&dryRun=All` is a dry run); an empty one is refused
+    /// like any other that is not `All`, the values quoted as a JSON list
+    /// (`dryRun: Unsupported value: [""]: supported values: "All"`).
     fn dry_run(&self, options: &str) -> Result<bool, ApiError> {
-        match self.get("dryRun") {
-            None | Some("") => Ok(false),
-            Some("All") => Ok(true),
-            Some(other) => Err(ApiError::invalid(
-                &format!("{options}.meta.k8s.io"),
-                "",
-                &format!("dryRun: Unsupported value: \"{other}\": supported values: \"All\""),
-            )),
-        }
+        let values: Vec<&str> = self
+            .0
+            .iter()
+            .filter(|(k, _)| k == "dryRun")
+            .map(|(_, v)| v.as_str())
+            .collect();
+        dry_run_values(options, &values)
     }
+}
+
+/// `ValidateDryRun` of a request's options: `true` for `["All", ...]`, a 422 naming the values
+/// for anything else.
+fn dry_run_values(options: &str, values: &[&str]) -> Result<bool, ApiError> {
+    if values.is_empty() {
+        return Ok(false);
+    }
+    if values.iter().all(|v| *v == "All") {
+        return Ok(true);
+    }
+    let quoted: Vec<String> = values.iter().map(|v| go_json::go_string(v)).collect();
+    Err(ApiError::invalid(
+        &format!("{options}.meta.k8s.io"),
+        "",
+        &format!(
+            "dryRun: Unsupported value: [{}]: supported values: \"All\"",
+            quoted.join(",")
+        ),
+    ))
 }
 
 /// What a path addresses.
@@ -749,10 +786,17 @@ struct ResourcePath {
 }
 
 fn route(registry: &Registry, path: &str) -> Route {
+    // An empty segment (`/apis//apps/v1`, `//api/v1`) is no path the real server serves: its
+    // muxes and `RequestInfoFactory` do not collapse slashes (only a trailing one is trimmed).
+    if path.contains("//") {
+        return Route::NotFound;
+    }
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     match segments.as_slice() {
         [] => Route::Root,
         ["version"] => Route::Version,
+        // The health checks are exact paths: `/healthz/` is none.
+        ["healthz" | "livez" | "readyz", ..] if path.ends_with('/') => Route::NotFound,
         [endpoint @ ("healthz" | "livez" | "readyz"), rest @ ..] => {
             let endpoint = match *endpoint {
                 "healthz" => "healthz",
@@ -906,11 +950,24 @@ fn is_proxied(resource: &ResourceType) -> bool {
 fn request_info(method: &Method, route: &Route, query: &Query) -> RequestInfo {
     let (verb, resource) = match route {
         Route::Resource(path) => {
+            // Custom resources are served by the CRD handler, which takes the verb of
+            // `RequestInfoFactory` as is: HEAD is a get (or list), a POST that names an
+            // object creates the body's object, a PUT or PATCH without a name is an update
+            // or patch of "" (400 `name must be provided`).
+            let custom = path.resource.custom;
+            let method = if custom && method == Method::HEAD {
+                &Method::GET
+            } else {
+                method
+            };
             let verb = match (method, path.name.is_some()) {
                 (&Method::GET, false) if query.bool("watch") == Some(true) => Verb::Watch,
                 (&Method::GET, false) => Verb::List,
                 (&Method::GET, true) => Verb::Get,
                 (&Method::POST, false) => Verb::Create,
+                (&Method::POST, true) if custom && path.subresource.is_none() => Verb::Create,
+                (&Method::PUT, false) if custom => Verb::Update,
+                (&Method::PATCH, false) if custom => Verb::Patch,
                 (&Method::PUT, true) => Verb::Update,
                 (&Method::PATCH, true) => Verb::Patch,
                 (&Method::DELETE, true) => Verb::Delete,
@@ -1073,6 +1130,9 @@ async fn dispatch(
         Route::Resource(path) => deprecation_warning(&path.resource),
         _ => None,
     };
+    let gzip = matches!(route, Route::Resource(_))
+        && info.verb != Verb::Watch
+        && accepts_gzip(&parts.headers);
     let result = match route {
         // Lists, collection deletes and large bodies may take long: they run on the blocking
         // pool, so the async workers keep serving everything else.
@@ -1137,12 +1197,14 @@ async fn dispatch(
                 )
             })
         }
-        Route::Health(endpoint, check) if matches!(parts.method, Method::GET | Method::HEAD) => {
-            health(endpoint, check.as_deref(), &query)
-        }
+        // The health handlers answer whatever the method (`DELETE /healthz` is `ok`).
+        Route::Health(endpoint, check) => health(endpoint, check.as_deref(), &query),
         other => handle_non_resource(&shared, &parts.method, other, output),
     };
     let mut response = result.unwrap_or_else(|err| error_response_as(&err, output));
+    if gzip {
+        response = gzipped(response).await;
+    }
     if let Some(warning) = deprecation
         && let Ok(value) = header::HeaderValue::from_str(&format!(
             "299 - {}",
@@ -1157,6 +1219,79 @@ async fn dispatch(
         interceptor.after(&info, response.status(), ticket).await;
     }
     response
+}
+
+/// Whether the client takes gzip (`negotiateContentEncoding`: a `gzip` token of
+/// `Accept-Encoding`, parameters not understood).
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|token| token.trim() == "gzip"))
+}
+
+/// kube-apiserver's response compression (`deferredResponseWriter`): a resource's answer
+/// of more than 128 KiB to a client that takes gzip is gzipped (`Content-Encoding: gzip`,
+/// `Vary: Accept-Encoding`). The fake's gzip stores the bytes uncompressed (deflate's stored
+/// blocks): any gzip reader reads them back.
+async fn gzipped(response: Response<Body>) -> Response<Body> {
+    const THRESHOLD: u64 = 128 * 1024;
+    if hyper::body::Body::size_hint(response.body())
+        .exact()
+        .is_none_or(|n| n <= THRESHOLD)
+    {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(collected) = body.collect().await;
+    let bytes = collected.to_bytes();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(
+        header::CONTENT_ENCODING,
+        header::HeaderValue::from_static("gzip"),
+    );
+    parts.headers.insert(
+        header::VARY,
+        header::HeaderValue::from_static("Accept-Encoding"),
+    );
+    Response::from_parts(parts, full_body(gzip_stored(&bytes)))
+}
+
+/// `data` as a gzip member of stored deflate blocks, with Go's header (no name, no time,
+/// OS unknown).
+fn gzip_stored(data: &[u8]) -> Vec<u8> {
+    let mut table = [0u32; 256];
+    for (i, entry) in table.iter_mut().enumerate() {
+        let mut c = i as u32;
+        for _ in 0..8 {
+            c = if c & 1 == 1 {
+                0xEDB8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
+        }
+        *entry = c;
+    }
+    let crc = !data.iter().fold(!0u32, |crc, b| {
+        table[((crc ^ u32::from(*b)) & 0xff) as usize] ^ (crc >> 8)
+    });
+    let mut out = Vec::with_capacity(data.len() + data.len() / 65535 * 5 + 32);
+    out.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+    let blocks: Vec<&[u8]> = if data.is_empty() {
+        vec![&[]]
+    } else {
+        data.chunks(65535).collect()
+    };
+    for (i, block) in blocks.iter().enumerate() {
+        out.push(u8::from(i + 1 == blocks.len()));
+        let len = block.len() as u16;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(block);
+    }
+    out.extend_from_slice(&crc.to_le_bytes());
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out
 }
 
 /// The warning kube-apiserver adds to every request of a deprecated built-in type
@@ -1231,7 +1366,8 @@ async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, ApiError> {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(err) if err.is::<http_body_util::LengthLimitError>() => Err(ApiError::new(
             StatusReason::RequestEntityTooLarge,
-            format!("the request body is larger than {limit} bytes"),
+            // `NewRequestEntityTooLargeError` of the handlers' `limitedReadBody`.
+            format!("Request entity too large: limit is {limit}"),
         )),
         Err(err) => Err(ApiError::bad_request(format!(
             "failed to read the request body: {err}"
@@ -1380,11 +1516,15 @@ fn handle_review(
     Ok(respond(StatusCode::CREATED, &answered, output))
 }
 
-fn method_not_allowed(method: &Method) -> ApiError {
+/// The 405 of a route that does not take the method: go-restful's, turned into a `Status` by
+/// the apiserver's `serviceErrorHandler` (`NewGenericServerResponse`: the reason's stock
+/// message, empty details).
+fn method_not_allowed(_method: &Method) -> ApiError {
     ApiError::new(
         StatusReason::MethodNotAllowed,
-        format!("the server does not allow this method on the requested resource: {method}"),
+        "the server does not allow this method on the requested resource",
     )
+    .with_details(json!({}))
 }
 
 /// What every resource handler needs to know about its request.
@@ -1414,6 +1554,13 @@ impl ResourceRequest<'_> {
         let validation =
             FieldValidation::parse(self.query.get("fieldValidation"), self.options_kind())?;
         json_syntax(resource, self.headers, body, kind, validation)?;
+        if kind == codec::BodyKind::Object
+            && resource.custom
+            && body.iter().all(u8::is_ascii_whitespace)
+        {
+            // An empty YAML body decodes to nothing, which has no kind.
+            codec::check_custom_type_meta(resource, body, &Value::Null)?;
+        }
         let mut decoded = if kind == codec::BodyKind::Object {
             codec::decode_object(self.headers, body)?
         } else {
@@ -1469,6 +1616,11 @@ impl ResourceRequest<'_> {
     fn apply_configuration(&self, body: &[u8]) -> Result<(Value, Vec<String>), ApiError> {
         let validation =
             FieldValidation::parse(self.query.get("fieldValidation"), self.options_kind())?;
+        if body.iter().all(u8::is_ascii_whitespace) {
+            // An empty configuration decodes to an object of no type, which the field
+            // manager's version check refuses.
+            return Err(ApiError::bad_request("invalid object type: /, Kind="));
+        }
         let decoded = codec::decode_yaml(body)?;
         let problems: Vec<String> = decoded
             .duplicates
@@ -1671,6 +1823,16 @@ fn handle_resource(
     {
         return Err(ApiError::unknown_path());
     }
+    // A built-in namespaced type's path without a namespace has go-restful routes for list
+    // and watch only (`registerResourceHandlers`): a create or deletecollection there is
+    // the router's 405, not a create in no namespace or a delete across all of them.
+    if !path.resource.custom
+        && path.resource.namespaced
+        && path.namespace.is_none()
+        && !matches!(request.verb, Verb::List | Verb::Watch)
+    {
+        return Err(method_not_allowed(method));
+    }
     if path.resource.custom
         && let Some(sub) = path.subresource.as_deref()
         && !(sub == "status" && path.resource.status_subresource
@@ -1680,6 +1842,47 @@ fn handle_resource(
             &path.resource.qualified_resource(),
             path.name.as_deref().unwrap_or(""),
         ));
+    }
+    if path.resource.custom && request.verb == Verb::Other {
+        // `NewMethodNotSupported` of the verb `RequestInfoFactory` found none for.
+        return Err(ApiError::new(
+            StatusReason::MethodNotAllowed,
+            format!(
+                " is not supported on resources of kind {}",
+                go_quote(&path.resource.qualified_resource())
+            ),
+        )
+        .with_details(json!({"group": path.resource.group, "kind": path.resource.plural})));
+    }
+    if path.resource.custom
+        && matches!(request.verb, Verb::Update | Verb::Patch)
+        && path.name.is_none()
+    {
+        return Err(ApiError::bad_request("name must be provided"));
+    }
+    // `IsValidPathSegmentName` of the name a read or write addresses.
+    if let Some(name) = path.name.as_deref()
+        && matches!(
+            request.verb,
+            Verb::Get | Verb::Update | Verb::Patch | Verb::Delete
+        )
+    {
+        let problems: Vec<String> = if name == "." || name == ".." {
+            vec![format!("may not be '{name}'")]
+        } else {
+            ["/", "%"]
+                .iter()
+                .filter(|c| name.contains(*c))
+                .map(|c| format!("may not contain '{c}'"))
+                .collect()
+        };
+        if !problems.is_empty() {
+            return Err(ApiError::bad_request(format!(
+                "Name parameter invalid: {}: {}",
+                go_quote(name),
+                problems.join(";")
+            )));
+        }
     }
     if path.subresource.as_deref() == Some("scale") {
         return handle_scale(request, &path, &body);
@@ -1838,8 +2041,8 @@ fn handle_resource(
                 Ok(request.respond(StatusCode::OK, &present(&updated), &warnings))
             }
             Verb::Patch => {
+                let kind = patch_kind(headers, &resource)?;
                 let dry_run = query.dry_run("PatchOptions")?;
-                let kind = patch_kind(headers)?;
                 if kind == PatchKind::Apply && query.string("fieldManager").is_none() {
                     return Err(ApiError::invalid(
                         "PatchOptions.meta.k8s.io",
@@ -1870,7 +2073,11 @@ fn handle_resource(
                     }
                     PatchKind::Merge => {
                         match request.object(&resource, &body, codec::BodyKind::MergePatch) {
-                            Err(refused) if resource.custom && refused.code() == 400 => {
+                            Err(refused)
+                                if resource.custom
+                                    && refused.code() == 400
+                                    && go_json::syntax_error(&body).is_none() =>
+                            {
                                 // Strict decoding refuses the patched object (a 422), once
                                 // the object is found.
                                 let current = shared.store.get(&storage, namespace, name)?;
@@ -1943,8 +2150,7 @@ fn handle_resource(
                 Ok(request.respond(status, &present(&patched), &warnings))
             }
             Verb::Delete => {
-                let (options, body_dry_run) = delete_options(headers, query, &body)?;
-                let dry_run = query.dry_run("DeleteOptions")? || body_dry_run;
+                let (options, dry_run) = delete_options(headers, query, &body)?;
                 let warnings = gc::delete_warnings(&resource, &options);
                 namespaces::admit_delete(&resource, name)?;
                 let outcome = shared
@@ -1974,8 +2180,10 @@ fn handle_resource(
                 })
             }
             Verb::DeleteCollection => {
-                let (options, body_dry_run) = delete_options(headers, query, &body)?;
-                let dry_run = query.dry_run("DeleteOptions")? || body_dry_run;
+                // The list options first, read and validated as a list's (`limit=abc` is a
+                // 400 before anything is deleted).
+                ListOptions::parse(query, false)?;
+                let (options, dry_run) = delete_options(headers, query, &body)?;
                 let warnings = gc::delete_warnings(&resource, &options);
                 let filter = filter(&path, query)?;
                 // As the real server: list, then delete what was listed one object at a time
@@ -2297,7 +2505,13 @@ fn handle_scale(
     let name = path.name.as_deref().unwrap_or("");
     if request.verb == Verb::Get {
         let object = request.shared.store.get(resource, namespace, name)?;
-        return Ok(request.respond(StatusCode::OK, &scale::scale(resource, &object)?, &[]));
+        let scale = scale::scale(resource, &object)?;
+        if request.output == codec::Output::Table && !resource.custom {
+            let include = table::IncludeObject::parse(request.query.string("includeObject"));
+            let table = table::scale_table(&scale, include);
+            return Ok(request.respond(StatusCode::OK, &table, &[]));
+        }
+        return Ok(request.respond(StatusCode::OK, &scale, &[]));
     }
     if !matches!(request.verb, Verb::Update | Verb::Patch) {
         return Err(method_not_allowed(request.method));
@@ -2306,10 +2520,13 @@ fn handle_scale(
         Verb::Patch => "PatchOptions",
         _ => "UpdateOptions",
     };
+    if request.verb == Verb::Patch {
+        patch_kind(request.headers, resource)?;
+    }
     let dry_run = request.query.dry_run(options)?;
     let patch = match request.verb {
         Verb::Patch => {
-            let kind = patch_kind(request.headers)?;
+            let kind = patch_kind(request.headers, resource)?;
             let document = match kind {
                 PatchKind::Apply => codec::decode_yaml(body)?.value,
                 _ => codec::decode_json(body)?.value,
@@ -2370,29 +2587,42 @@ fn handle_scale(
 }
 
 /// The patch format a PATCH's `Content-Type` names; 415 for any other.
-fn patch_kind(headers: &HeaderMap) -> Result<PatchKind, ApiError> {
+/// Checked first, before the body is read or the options are: the handler's
+/// `NewUnsupportedMediaTypeError(patchTypes)`, whose list is the installer's for built-in
+/// types and the CRD handler's (no strategic merge patch) for custom resources.
+fn patch_kind(headers: &HeaderMap, resource: &ResourceType) -> Result<PatchKind, ApiError> {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    PatchKind::from_content_type(content_type).ok_or_else(|| {
+    let kind = PatchKind::from_content_type(content_type)
+        .filter(|kind| !(resource.custom && *kind == PatchKind::Strategic));
+    kind.ok_or_else(|| {
+        let accepted = if resource.custom {
+            "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+        } else {
+            "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
+        };
         ApiError::new(
             StatusReason::UnsupportedMediaType,
-            format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {content_type:?}"),
+            format!("the body of the request was in an unknown format - accepted media types include: {accepted}"),
         )
     })
 }
 
 /// Reads `DeleteOptions` from the body in any format the server reads or, when the body is
-/// empty, from the query (`propagationPolicy`, `orphanDependents`, `dryRun`), as kube-apiserver
-/// reads them; validated as it validates them. Returns the options and whether the body asked
-/// for a dry run.
+/// empty, from the query (`gracePeriodSeconds`, `propagationPolicy`, `orphanDependents`,
+/// `dryRun`), as kube-apiserver reads them: one or the other, never both (a body's request
+/// ignores its query). Validated as it validates them. Returns the options and whether the
+/// request is a dry run.
 fn delete_options(
     headers: &HeaderMap,
     query: &Query,
     body: &[u8],
 ) -> Result<(DeleteOptions, bool), ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
+        // `DecodeParameters`: a malformed integer is a 400 before any validation.
+        query.i64("gracePeriodSeconds")?;
         let options = DeleteOptions {
             propagation: query
                 .string("propagationPolicy")
@@ -2401,9 +2631,31 @@ fn delete_options(
             orphan_dependents: query.bool("orphanDependents"),
             ..DeleteOptions::default()
         };
-        return checked_delete_options(options, false);
+        let dry_run = query.dry_run("DeleteOptions")?;
+        return checked_delete_options(options, dry_run);
+    }
+    if codec::is_json(headers)
+        && let Some(why) = go_json::syntax_error(body)
+    {
+        return Err(ApiError::bad_request(format!(
+            "couldn't get version/kind; json parse error: {why}"
+        )));
     }
     let value = codec::decode_object(headers, body)?.value;
+    // The body decodes in the meta.k8s.io scheme, where `DeleteOptions` is the one kind.
+    if let (Some(kind), Some(version)) = (
+        value.get("kind").and_then(Value::as_str),
+        value.get("apiVersion").and_then(Value::as_str),
+    ) && !kind.is_empty()
+        && !version.is_empty()
+        && kind != "DeleteOptions"
+    {
+        return Err(ApiError::bad_request(format!(
+            "no kind {} is registered for version {} in scheme \"k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme/register.go:27\"",
+            go_quote(kind),
+            go_quote(version)
+        )));
+    }
     delete_options_of(&value)
 }
 
@@ -2459,7 +2711,10 @@ fn delete_options_of(value: &Value) -> Result<(DeleteOptions, bool), ApiError> {
     };
     let dry_run = match value.get("dryRun") {
         None | Some(Value::Null) => false,
-        Some(Value::Array(values)) => values.iter().any(|v| v == "All"),
+        Some(Value::Array(values)) => {
+            let values: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+            dry_run_values("DeleteOptions", &values)?
+        }
         Some(_) => return Err(ApiError::bad_request("DeleteOptions.dryRun must be a list")),
     };
     checked_delete_options(options, dry_run)

@@ -12,6 +12,8 @@
 //!
 //!   A token bound to a Pod, Node or Secret (`kubectl create token --bound-object-kind`) needs
 //!   the object (`404`), a Pod running as the account (`400`) and, if given, its `uid` (`409`).
+//!   The answer's metadata names the account and its `uid` (as since 1.34); a request naming
+//!   another is refused (`400` namespace, `422` name, `409` uid).
 //!
 //!   Each time a token is presented (a request, a TokenReview) it is checked as
 //!   kube-apiserver's authenticator checks it: not expired, issued for one of the target
@@ -194,6 +196,7 @@ pub(crate) fn token_request(
             ));
         }
     };
+    let metadata = request_metadata(&mut request, namespace, name, uid)?;
     let mut spec = match request.remove("spec") {
         Some(Value::Object(spec)) => spec,
         _ => serde_json::Map::new(),
@@ -283,11 +286,7 @@ pub(crate) fn token_request(
     let answer = json!({
         "apiVersion": "authentication.k8s.io/v1",
         "kind": "TokenRequest",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "creationTimestamp": super::time::format_time(now),
-        },
+        "metadata": with_creation_timestamp(metadata, now),
         "spec": spec,
         "status": {
             "token": token,
@@ -295,6 +294,72 @@ pub(crate) fn token_request(
         },
     });
     Ok((answer, token, issued))
+}
+
+/// The request's `metadata` as `TokenREST.Create` keeps it (`PreserveRequestObjectMetaSystemFieldsOnSubresourceCreate`):
+/// its namespace, name and `uid` (`TokenRequestServiceAccountUIDValidation`, on since 1.34)
+/// those of the account, filled in when unset; `400` for another namespace (the create
+/// handler's check), `422` for another name, `409` for another `uid`.
+fn request_metadata(
+    request: &mut serde_json::Map<String, Value>,
+    namespace: &str,
+    name: &str,
+    uid: &str,
+) -> Result<serde_json::Map<String, Value>, ApiError> {
+    let given = match request.remove("metadata") {
+        Some(Value::Object(metadata)) => metadata,
+        _ => serde_json::Map::new(),
+    };
+    let text = |field: &str| given.get(field).and_then(Value::as_str).unwrap_or("");
+    if !text("namespace").is_empty() && text("namespace") != namespace {
+        return Err(ApiError::namespace_mismatch());
+    }
+    if !text("name").is_empty() && text("name") != name {
+        return Err(ApiError::invalid_fields(
+            "TokenRequest.authentication.k8s.io",
+            name,
+            vec![FieldError::invalid(
+                "metadata.name",
+                text("name"),
+                "must match the service account name if specified",
+            )],
+        ));
+    }
+    if !text("uid").is_empty() && text("uid") != uid {
+        return Err(ApiError::conflict(
+            "TokenRequest.authentication.k8s.io",
+            name,
+            &format!(
+                "the UID in the token request ({}) does not match the UID of the service account ({uid})",
+                text("uid")
+            ),
+        ));
+    }
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("name".into(), json!(name));
+    metadata.insert("namespace".into(), json!(namespace));
+    metadata.insert("uid".into(), json!(uid));
+    for (key, value) in given {
+        if !matches!(
+            key.as_str(),
+            "name" | "namespace" | "uid" | "creationTimestamp"
+        ) {
+            metadata.insert(key, value);
+        }
+    }
+    Ok(metadata)
+}
+
+/// `metadata` with the time the token was made as its `creationTimestamp`.
+fn with_creation_timestamp(
+    mut metadata: serde_json::Map<String, Value>,
+    now: jiff::Timestamp,
+) -> Value {
+    metadata.insert(
+        "creationTimestamp".into(),
+        json!(super::time::format_time(now)),
+    );
+    Value::Object(metadata)
 }
 
 /// What the server recorded of a token it issued to a ServiceAccount: what it checks each

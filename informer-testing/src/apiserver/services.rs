@@ -2,14 +2,18 @@
 //! (`10.96.0.0/12`; the lowest free address from `10.96.0.11`, where a real allocator picks
 //! one at random: the `kubernetes` Service, which the server creates, holds `10.96.0.1`, and
 //! a kubeadm cluster's DNS `10.96.0.10`), with `clusterIPs`,
-//! `ipFamilies: [IPv4]` and `ipFamilyPolicy: SingleStack`, and node ports (the lowest free
+//! `ipFamilies: [IPv4]` and `ipFamilyPolicy: SingleStack` (a headless Service without a
+//! selector: `[IPv4, IPv6]` and `RequireDualStack`), and node ports (the lowest free
 //! one in 30000–32767) for NodePort and LoadBalancer Services. An address or a port asked
 //! for is checked against the other Services' (`422`: "provided IP is already allocated").
 //! An update keeps what was allocated where the new object leaves it out, as the real
 //! registry does, so that `kubectl replace` or an apply that does not mention `clusterIP`
 //! does not change it; a cluster IP it changes is refused (`422`: "may not change once
-//! set"), as `validateUpgradeDowngradeClusterIPs` refuses it. What is allocated is read from
-//! the stored Services, so deleting a Service frees its address and ports.
+//! set"), as `validateUpgradeDowngradeClusterIPs` refuses it. An update to another type
+//! first drops what only the old type used ([`prepare_update`], the strategy's
+//! `dropTypeDependentFields`: a NodePort Service patched to ClusterIP keeps no node ports).
+//! What is allocated is read from the stored Services, so deleting a Service frees its
+//! address and ports.
 
 use std::collections::HashSet;
 use std::net::Ipv4Addr;
@@ -17,7 +21,7 @@ use std::net::Ipv4Addr;
 use serde_json::{Map, Value, json};
 
 use super::status::FieldError;
-use super::validation::go_string_slice;
+use super::validation::json_string_slice;
 
 /// The address of the `kubernetes` Service every cluster has (the range's first).
 pub(crate) const KUBERNETES_SERVICE_IP: &str = "10.96.0.1";
@@ -80,6 +84,62 @@ impl Allocated {
     }
 }
 
+/// `initIPFamilyFields` on this single-stack IPv4 cluster: a policy left out is
+/// `SingleStack`, except for a headless Service without a selector, which is
+/// `RequireDualStack` and (unless `SingleStack`) gets both families on any cluster; any other
+/// Service asking for dual-stack or for IPv6 is refused.
+fn init_ip_families(spec: &mut Map<String, Value>, errors: &mut Vec<FieldError>) {
+    let headless_without_selector = spec.get("clusterIP").and_then(Value::as_str) == Some("None")
+        && spec
+            .get("selector")
+            .and_then(Value::as_object)
+            .is_none_or(Map::is_empty);
+    let policy = if headless_without_selector {
+        "RequireDualStack"
+    } else {
+        "SingleStack"
+    };
+    set_if_missing(spec, "ipFamilyPolicy", json!(policy));
+    let policy = spec
+        .get("ipFamilyPolicy")
+        .and_then(Value::as_str)
+        .unwrap_or(policy)
+        .to_string();
+    if headless_without_selector {
+        set_if_missing(spec, "ipFamilies", json!(["IPv4"]));
+        if policy != "SingleStack"
+            && let Some(Value::Array(families)) = spec.get_mut("ipFamilies")
+            && families.len() < 2
+        {
+            let other = if families.first() == Some(&json!("IPv6")) {
+                "IPv4"
+            } else {
+                "IPv6"
+            };
+            families.push(json!(other));
+        }
+        return;
+    }
+    if policy == "RequireDualStack" {
+        errors.push(FieldError::invalid(
+            "spec.ipFamilyPolicy",
+            policy.as_str(),
+            "this cluster is not configured for dual-stack services",
+        ));
+    }
+    let families = spec.get("ipFamilies").and_then(Value::as_array);
+    for (i, family) in families.into_iter().flatten().enumerate() {
+        if family != "IPv4" {
+            errors.push(FieldError::invalid(
+                &format!("spec.ipFamilies[{i}]"),
+                family.clone(),
+                "not configured on this cluster",
+            ));
+        }
+    }
+    set_if_missing(spec, "ipFamilies", json!(["IPv4"]));
+}
+
 /// Allocates what `service` needs and has not got (keeping, on an update, what `old` was
 /// given), or says which field asks for what another Service holds.
 pub(crate) fn allocate(
@@ -95,16 +155,18 @@ pub(crate) fn allocate(
         .and_then(Value::as_str)
         .unwrap_or("ClusterIP")
         .to_string();
-    if kind == "ExternalName" {
-        return Ok(());
-    }
     if let Some(old_spec) = old.and_then(|o| o.get("spec")) {
         normalize_cluster_ips(old_spec, spec);
-        keep_allocated(old_spec, spec);
+        if let Value::Object(old_spec) = old_spec {
+            keep_allocated(old_spec, spec);
+        }
         let errors = cluster_ips_kept(old_spec, spec);
         if !errors.is_empty() {
             return Err(errors);
         }
+    }
+    if kind == "ExternalName" {
+        return Ok(());
     }
     let mut errors = Vec::new();
     let wanted = spec
@@ -138,8 +200,7 @@ pub(crate) fn allocate(
         }
         allocated.ips.insert(ip);
     }
-    set_if_missing(spec, "ipFamilies", json!(["IPv4"]));
-    set_if_missing(spec, "ipFamilyPolicy", json!("SingleStack"));
+    init_ip_families(spec, &mut errors);
     let wants_node_ports = kind == "NodePort"
         || (kind == "LoadBalancer"
             && spec.get("allocateLoadBalancerNodePorts") != Some(&json!(false)));
@@ -245,7 +306,8 @@ fn cluster_ips_kept(old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
     if before.len() != after.len() {
         return Vec::new();
     }
-    let go_ips = go_string_slice(after.iter().copied());
+    // `field.Invalid(.., service.Spec.ClusterIPs, ..)`: the `[]string` as JSON.
+    let json_ips = json_string_slice(after.iter().copied());
     before
         .iter()
         .zip(&after)
@@ -254,7 +316,7 @@ fn cluster_ips_kept(old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
         .map(|(i, _)| {
             FieldError::invalid_go(
                 &format!("spec.clusterIPs[{i}]"),
-                &go_ips,
+                &json_ips,
                 "may not change once set",
             )
         })
@@ -262,12 +324,19 @@ fn cluster_ips_kept(old: &Value, new: &Map<String, Value>) -> Vec<FieldError> {
 }
 
 /// An update keeps the old cluster IPs, IP families and node ports where the new object
-/// leaves them out (a port's by its number and protocol).
-fn keep_allocated(old: &Value, new: &mut Map<String, Value>) {
+/// leaves them out (a port's by its number and protocol), when the old and the new type
+/// both use them (`patchAllocatedValues`).
+fn keep_allocated(old: &Map<String, Value>, new: &mut Map<String, Value>) {
+    if !needs_cluster_ip(old) || !needs_cluster_ip(new) {
+        return;
+    }
     for key in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
         if let Some(value) = old.get(key) {
             set_if_missing(new, key, value.clone());
         }
+    }
+    if !needs_node_port(old) || !needs_node_port(new) {
+        return;
     }
     let old_ports: Vec<&Value> = old
         .get("ports")
@@ -294,6 +363,142 @@ fn keep_allocated(old: &Value, new: &mut Map<String, Value>) {
         {
             port.insert("nodePort".into(), node_port.clone());
         }
+    }
+}
+
+fn service_type(spec: &Map<String, Value>) -> &str {
+    spec.get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("ClusterIP")
+}
+
+fn needs_cluster_ip(spec: &Map<String, Value>) -> bool {
+    service_type(spec) != "ExternalName"
+}
+
+fn needs_node_port(spec: &Map<String, Value>) -> bool {
+    matches!(service_type(spec), "NodePort" | "LoadBalancer")
+}
+
+fn needs_health_check_node_port(spec: &Map<String, Value>) -> bool {
+    service_type(spec) == "LoadBalancer"
+        && spec.get("externalTrafficPolicy").and_then(Value::as_str) == Some("Local")
+}
+
+/// `ExternallyAccessible`: a NodePort or LoadBalancer Service, or a ClusterIP one with
+/// external IPs.
+fn externally_accessible(spec: &Map<String, Value>) -> bool {
+    needs_node_port(spec)
+        || (service_type(spec) == "ClusterIP"
+            && spec
+                .get("externalIPs")
+                .and_then(Value::as_array)
+                .is_some_and(|ips| !ips.is_empty()))
+}
+
+/// Whether `key` is the same in both specs, an absent, `null`, empty string or empty list
+/// value being the same as another.
+fn same(old: &Map<String, Value>, new: &Map<String, Value>, key: &str) -> bool {
+    let value = |spec: &Map<String, Value>| match spec.get(key) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.is_empty() => None,
+        Some(Value::Array(a)) if a.is_empty() => None,
+        Some(v) => Some(v.clone()),
+    };
+    value(old) == value(new)
+}
+
+fn node_ports(spec: &Map<String, Value>) -> HashSet<i64> {
+    spec.get("ports")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.get("nodePort").and_then(Value::as_i64))
+        .filter(|n| *n != 0)
+        .collect()
+}
+
+/// The Service strategy's `dropTypeDependentFields`: an update to a type that does not use
+/// what the old type had allocated or defaulted drops it, unless the update changed it (then
+/// validation judges it): cluster IPs, IP families and policy (to `ExternalName`), node ports
+/// (no longer NodePort or LoadBalancer, and no new one), the health check node port,
+/// `allocateLoadBalancerNodePorts` and `loadBalancerClass` (no longer a LoadBalancer),
+/// `externalTrafficPolicy` (no longer externally accessible). So `kubectl patch svc -p
+/// '{"spec":{"type":"ClusterIP"}}'` of a NodePort Service leaves no node ports.
+fn drop_type_dependent_fields(old: &Map<String, Value>, new: &mut Map<String, Value>) {
+    if needs_cluster_ip(old) && !needs_cluster_ip(new) {
+        if same(old, new, "clusterIP") && same(old, new, "clusterIPs") {
+            new.remove("clusterIP");
+            new.remove("clusterIPs");
+        }
+        for key in ["ipFamilies", "ipFamilyPolicy"] {
+            if same(old, new, key) {
+                new.remove(key);
+            }
+        }
+    }
+    if needs_node_port(old)
+        && !needs_node_port(new)
+        && node_ports(old).is_superset(&node_ports(new))
+    {
+        for port in new
+            .get_mut("ports")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            if let Value::Object(port) = port {
+                port.remove("nodePort");
+            }
+        }
+    }
+    if needs_health_check_node_port(old)
+        && !needs_health_check_node_port(new)
+        && same(old, new, "healthCheckNodePort")
+    {
+        new.remove("healthCheckNodePort");
+    }
+    let load_balancer = |spec: &Map<String, Value>| service_type(spec) == "LoadBalancer";
+    if load_balancer(old) && !load_balancer(new) {
+        let key = "allocateLoadBalancerNodePorts";
+        if old.get(key).is_some_and(Value::is_boolean) && old.get(key) == new.get(key) {
+            new.remove(key);
+        }
+        if same(old, new, "loadBalancerClass") {
+            new.remove("loadBalancerClass");
+        }
+    }
+    if externally_accessible(old)
+        && !externally_accessible(new)
+        && same(old, new, "externalTrafficPolicy")
+    {
+        new.remove("externalTrafficPolicy");
+    }
+}
+
+/// The Service strategy's `PrepareForUpdate` of an update (before validation): what the new
+/// type does not use goes ([`drop_type_dependent_fields`]), and the load balancer status of a
+/// Service that stops being a LoadBalancer.
+pub(crate) fn prepare_update(old: &Value, new: &mut Value) {
+    drop_load_balancer_status(old, new);
+    if let (Some(Value::Object(old_spec)), Some(Value::Object(new_spec))) =
+        (old.get("spec"), new.get_mut("spec"))
+    {
+        drop_type_dependent_fields(old_spec, new_spec);
+    }
+}
+
+/// The rest of `dropTypeDependentFields`: a Service that stops being a LoadBalancer loses
+/// its load balancer status.
+fn drop_load_balancer_status(old: &Value, service: &mut Value) {
+    let load_balancer =
+        |s: &Value| s.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer");
+    if load_balancer(old)
+        && !load_balancer(service)
+        && let Some(Value::Object(status)) = service.get_mut("status")
+        && status.contains_key("loadBalancer")
+    {
+        status.insert("loadBalancer".into(), json!({}));
     }
 }
 

@@ -363,11 +363,12 @@ impl ApiError {
                 distinct.push(text);
             }
         }
+        let quoted = go_quote(name);
         let message = match distinct.as_slice() {
-            [] => format!("{qualified_kind} \"{name}\" is invalid"),
-            [one] => format!("{qualified_kind} \"{name}\" is invalid: {one}"),
+            [] => format!("{qualified_kind} {quoted} is invalid"),
+            [one] => format!("{qualified_kind} {quoted} is invalid: {one}"),
             many => format!(
-                "{qualified_kind} \"{name}\" is invalid: [{}]",
+                "{qualified_kind} {quoted} is invalid: [{}]",
                 many.join(", ")
             ),
         };
@@ -850,8 +851,9 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    /// `FieldValueInvalid` whose value prints as Go's `%#v` prints it (`map[string]string{..}`,
-    /// a struct), given as that text.
+    /// `FieldValueInvalid` whose value is given already printed as `field.Error` prints it
+    /// (`json.Marshal` of the value's Go type: a struct's fields in their order, an internal
+    /// type's with Go's field names).
     pub(crate) fn invalid_go(field: &str, go_value: &str, detail: &str) -> Self {
         Self::new(
             FieldErrorKind::Invalid,
@@ -986,7 +988,16 @@ impl FieldError {
             && let Some(value) = &self.value
         {
             body.push_str(": ");
-            body.push_str(&value.to_string());
+            match value {
+                // `%q`: Go's escapes, not JSON's (`"a\x00b"`).
+                Value::String(text) => body.push_str(&go_quote(text)),
+                // Anything else but a number or a bool: `json.Marshal` (keys sorted, `<`, `>`,
+                // `&` escaped).
+                Value::Array(_) | Value::Object(_) => {
+                    body.push_str(&super::go_json::marshal(value));
+                }
+                other => body.push_str(&other.to_string()),
+            }
         }
         if !self.detail.is_empty() {
             body.push_str(": ");
@@ -1021,6 +1032,38 @@ impl fmt::Display for FieldError {
 
 /// `details` naming an object of a resource given as `plural` or `plural.group`: the
 /// plural as `kind`, the group apart, as the real server's `StatusDetails`.
+/// Go's `strconv.Quote` (`%q`), as messages quote names and values: `\a \b \f \n \r \t \v`,
+/// `\xNN` for the other ASCII controls and DEL, `\uNNNN` for the non-printable characters
+/// clients meet (C1 controls, zero-width and line/paragraph separators, the BOM).
+pub(crate) fn go_quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            '\u{80}'..='\u{a0}'
+            | '\u{ad}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{feff}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 fn object_details(resource: &str, name: &str) -> Value {
     let (plural, group) = resource.split_once('.').unwrap_or((resource, ""));
     let mut details = json!({ "name": name, "kind": plural });

@@ -1724,6 +1724,7 @@ impl Store {
         namespaces::canonicalize(resource, None, &mut object);
         self.admit_priority(resource, &admitted_as, &mut object)?;
         strategy::prepare_create(resource, &mut object, &options);
+        namespaces::prepare_create(resource, &mut object);
         let key = object_key(resource, namespace.as_deref(), &name);
         self.allocate(resource, &key, None, &mut object)?;
         validation::validate_create(resource, &object)?;

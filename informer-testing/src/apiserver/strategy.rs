@@ -319,6 +319,13 @@ pub(crate) fn finish_update(
     if super::certificates::is_csr(resource) {
         super::certificates::finish_update(old, subresource, new);
     }
+    if subresource == Subresource::Main
+        && !resource.custom
+        && resource.group.is_empty()
+        && resource.kind == "Service"
+    {
+        super::services::prepare_update(old, new);
+    }
     fill_go_zeros(resource, new);
     if subresource == Subresource::Status
         && !resource.custom

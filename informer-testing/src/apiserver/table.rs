@@ -723,6 +723,45 @@ pub(crate) fn object_table(
     )
 }
 
+/// The one-row `Table` of a built-in object's `Scale` (`kubectl get deploy web
+/// --subresource=scale`): the `ScaleREST` hands the `Scale` to the type's table convertor,
+/// whose printers print it as `printScale` does (`Name`, `Desired`, `Available`, `Age`).
+pub(crate) fn scale_table(scale: &Value, include: IncludeObject) -> Value {
+    let embedded = match include {
+        IncludeObject::None => Value::Null,
+        IncludeObject::Object => scale.clone(),
+        IncludeObject::Metadata => json!({
+            "kind": "PartialObjectMetadata",
+            "apiVersion": "meta.k8s.io/v1",
+            "metadata": scale.get("metadata").cloned().unwrap_or(json!({})),
+        }),
+    };
+    let mut metadata = json!({});
+    if let Some(rv) = scale.pointer("/metadata/resourceVersion") {
+        metadata["resourceVersion"] = rv.clone();
+    }
+    json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": metadata,
+        "columnDefinitions": [
+            column("Name", "", NAME_DESCRIPTION),
+            typed("Desired", "integer", 0, "replicas is the desired number of instances for the scaled object."),
+            typed("Available", "integer", 0, "replicas is the actual number of observed instances of the scaled object."),
+            column("Age", "", AGE_DESCRIPTION),
+        ],
+        "rows": [{
+            "cells": [
+                scale.pointer("/metadata/name").cloned().unwrap_or(json!("")),
+                int_at(scale, "/spec/replicas"),
+                int_at(scale, "/status/replicas"),
+                age(scale),
+            ],
+            "object": embedded,
+        }],
+    })
+}
+
 /// Rewrites one watch event line so its object is a one-row `Table`, its row holding what
 /// `include` says; the column definitions only in the first table of a stream (`first`,
 /// then false), `null` after it, as the real server sends them.

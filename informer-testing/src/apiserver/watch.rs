@@ -12,6 +12,7 @@ use super::resource::ResourceType;
 use super::server::Shared;
 use super::storage::queue::{Closed, Queue};
 use super::storage::{Initial, InitialEvents, Registration, WatchMessage};
+use super::strategy;
 
 pub(crate) use informer_core::lister_watcher::INITIAL_EVENTS_END_ANNOTATION;
 
@@ -32,16 +33,16 @@ fn value_line(event_type: &str, object: &Value) -> Bytes {
 }
 
 fn bookmark(resource: &ResourceType, revision: u64, initial_events_end: bool) -> Value {
-    // Typed built-in objects serialize a null creationTimestamp; custom resources do not.
-    let mut metadata = if resource.custom {
-        json!({"resourceVersion": revision.to_string()})
-    } else {
-        json!({"resourceVersion": revision.to_string(), "creationTimestamp": null})
-    };
+    // The watch cache sends an empty object of the type with only its resourceVersion set: a
+    // built-in type's Go zero struct written out (`spec: {containers: null}`, ...), a custom
+    // resource's bare apiVersion and kind. `creationTimestamp` is `omitzero` (1.34+): absent.
+    let mut object = strategy::empty_object(resource);
+    let mut metadata = json!({"resourceVersion": revision.to_string()});
     if initial_events_end {
         metadata["annotations"] = json!({ INITIAL_EVENTS_END_ANNOTATION: "true" });
     }
-    json!({"kind": resource.kind, "apiVersion": resource.api_version(), "metadata": metadata})
+    object["metadata"] = metadata;
+    object
 }
 
 /// The state of one watch response body: first the initial events (read lazily from the

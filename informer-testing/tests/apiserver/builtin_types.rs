@@ -812,3 +812,81 @@ async fn the_kubernetes_service_has_its_endpoints_and_endpoint_slice() {
     );
     kubectl.cleanup();
 }
+
+#[tokio::test]
+async fn a_headless_service_without_a_selector_defaults_to_both_ip_families() {
+    // `initIPFamilyFields`: a headless Service without a selector defaults to
+    // `RequireDualStack` and gets both families even on a single-stack cluster; any other
+    // Service is `SingleStack`, and one asking for dual-stack or IPv6 here is refused.
+    let server = server().await;
+    let services: Api<Service> = Api::default_namespaced(server.client());
+    let create = async |name: &str, spec: Value| {
+        within(services.create(
+            &PostParams::default(),
+            &typed(json!({"metadata": {"name": name}, "spec": spec})),
+        ))
+        .await
+    };
+    let families = |service: &Service| {
+        let spec = service.spec.clone().unwrap();
+        (
+            spec.ip_family_policy.unwrap(),
+            spec.ip_families.unwrap_or_default(),
+        )
+    };
+    let headless = create(
+        "external",
+        json!({"clusterIP": "None", "ports": [{"port": 9092}]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        families(&headless),
+        (
+            "RequireDualStack".into(),
+            vec!["IPv4".into(), "IPv6".into()]
+        )
+    );
+    let single = create(
+        "external-single",
+        json!({"clusterIP": "None", "ipFamilyPolicy": "SingleStack", "ports": [{"port": 1}]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        families(&single),
+        ("SingleStack".into(), vec!["IPv4".into()])
+    );
+    let selected = create(
+        "governing",
+        json!({"clusterIP": "None", "selector": {"app": "db"}, "ports": [{"port": 5432}]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        families(&selected),
+        ("SingleStack".into(), vec!["IPv4".into()])
+    );
+    let err = create(
+        "dual",
+        json!({"ipFamilyPolicy": "RequireDualStack", "ipFamilies": ["IPv4", "IPv6"], "ports": [{"port": 80}]}),
+    )
+    .await
+    .unwrap_err();
+    let kube::Error::Api(status) = err else {
+        panic!("{err}")
+    };
+    assert_eq!(status.code, 422);
+    assert_eq!(
+        status.message,
+        "Service \"dual\" is invalid: [spec.ipFamilyPolicy: Invalid value: \"RequireDualStack\": this cluster is not configured for dual-stack services, spec.ipFamilies[1]: Invalid value: \"IPv6\": not configured on this cluster]"
+    );
+    // A replace that leaves the policy out keeps the one the Service has.
+    let mut replaced = headless.clone();
+    replaced.spec.as_mut().unwrap().ip_family_policy = None;
+    replaced.spec.as_mut().unwrap().ip_families = None;
+    let replaced = within(services.replace("external", &PostParams::default(), &replaced))
+        .await
+        .unwrap();
+    assert_eq!(families(&replaced), families(&headless));
+}

@@ -1283,3 +1283,54 @@ async fn an_update_cannot_change_the_uid() {
         .unwrap();
     assert_eq!(replaced.metadata.uid, created.metadata.uid);
 }
+
+#[tokio::test]
+async fn a_namespaced_built_in_type_is_only_listed_and_watched_across_namespaces() {
+    // kube-apiserver registers the path without a namespace for list and watch only: a
+    // create or a deletecollection there gets go-restful's 405 and changes nothing.
+    let server = server().await;
+    let in_default: Api<ConfigMap> = Api::default_namespaced(server.client());
+    let kept = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("kept".into()),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    };
+    within(in_default.create(&PostParams::default(), &kept))
+        .await
+        .unwrap();
+    let all: Api<ConfigMap> = Api::all(server.client());
+    let err = within(all.delete_collection(&DeleteParams::default(), &ListParams::default()))
+        .await
+        .unwrap_err();
+    assert_eq!(status(err).code, 405);
+    let mut elsewhere = kept.clone();
+    elsewhere.metadata.name = Some("nowhere".into());
+    let err = within(all.create(&PostParams::default(), &elsewhere))
+        .await
+        .unwrap_err();
+    assert_eq!(status(err).code, 405);
+    let response = raw(
+        &server,
+        "POST",
+        "/api/v1/configmaps",
+        &[("Content-Type", "application/json")],
+        br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"default"}}"#,
+    )
+    .await;
+    response.assert_status(405, "MethodNotAllowed");
+    assert_eq!(
+        response.json()["message"],
+        "the server does not allow this method on the requested resource"
+    );
+    assert_eq!(
+        names(
+            &within(all.list(&ListParams::default()))
+                .await
+                .unwrap()
+                .items
+        ),
+        ["kept"]
+    );
+}

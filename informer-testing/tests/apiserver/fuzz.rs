@@ -389,15 +389,20 @@ async fn oversized_bodies_are_rejected() {
         .await
         .unwrap();
     let body = vec![b' '; 4096];
-    raw(
+    let response = raw(
         &server,
         "POST",
         "/api/v1/namespaces/default/configmaps",
         &[("Content-Type", "application/json")],
         &body,
     )
-    .await
-    .assert_status(413, "RequestEntityTooLarge");
+    .await;
+    response.assert_status(413, "RequestEntityTooLarge");
+    // kube-apiserver's words (`NewRequestEntityTooLargeError` of the handlers' read).
+    assert_eq!(
+        response.json()["message"],
+        "Request entity too large: limit is 1024"
+    );
 }
 
 fn form_encode(s: &str) -> String {

@@ -1476,3 +1476,252 @@ async fn kubectl_get_raw_health_endpoints_verbose_and_single_checks() {
     assert!(err.contains("NotFound"), "{err}");
     kubectl.cleanup();
 }
+
+/// `kubectl create cronjob` with a schedule the real server's cron parser refuses, a
+/// `CRON_TZ=` prefix or `--restart=Always`, and a Job manifest whose pods would restart
+/// `Always` (the default), fail as a cluster fails them; good schedules and zones pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_create_cronjob_and_job_are_validated_as_a_cluster_validates_them() {
+    let Some((_server, kubectl)) = started().await else {
+        return;
+    };
+    let cronjob = |name: &'static str, schedule: &'static str, restart: &'static str| {
+        [
+            "create",
+            "cronjob",
+            name,
+            "--image=busybox",
+            schedule,
+            restart,
+        ]
+    };
+    for (args, printed) in [
+        (
+            cronjob("bad", "--schedule=bad", "--restart=OnFailure"),
+            "error: failed to create cronjob: CronJob.batch \"bad\" is invalid: spec.schedule: Invalid value: \"bad\": expected exactly 5 fields, found 1: [bad]",
+        ),
+        (
+            cronjob("minute", "--schedule=60 * * * *", "--restart=OnFailure"),
+            "error: failed to create cronjob: CronJob.batch \"minute\" is invalid: spec.schedule: Invalid value: \"60 * * * *\": end of range (60) above maximum (59): 60",
+        ),
+        (
+            cronjob(
+                "tz",
+                "--schedule=CRON_TZ=UTC 0 * * * *",
+                "--restart=OnFailure",
+            ),
+            "error: failed to create cronjob: CronJob.batch \"tz\" is invalid: spec.schedule: Invalid value: \"CRON_TZ=UTC 0 * * * *\": cannot use TZ or CRON_TZ in schedule, use timeZone field instead",
+        ),
+        (
+            cronjob("always", "--schedule=0 * * * *", "--restart=Always"),
+            "error: failed to create cronjob: CronJob.batch \"always\" is invalid: spec.jobTemplate.spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\"",
+        ),
+    ] {
+        assert_eq!(fails(&kubectl, &args).await.trim(), printed);
+    }
+    for (name, schedule) in [
+        ("every", "--schedule=@every 90m"),
+        ("named", "--schedule=0 9 * jan-mar mon-fri"),
+    ] {
+        kubectl
+            .ok(&cronjob(name, schedule, "--restart=Never"))
+            .await;
+    }
+    let job = write_manifest(
+        &kubectl,
+        "job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: always\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: busybox\n",
+    );
+    assert_eq!(
+        fails(&kubectl, &["create", "-f", &job]).await.trim(),
+        "The Job \"always\" is invalid: spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\""
+    );
+    let zoned = write_manifest(
+        &kubectl,
+        "zoned.yaml",
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: zoned\nspec:\n  schedule: \"0 * * * *\"\n  timeZone: UTC\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: Never\n          containers:\n          - name: c\n            image: busybox\n",
+    );
+    kubectl.ok(&["create", "-f", &zoned]).await;
+    let err = fails(
+        &kubectl,
+        &[
+            "patch",
+            "cronjob",
+            "zoned",
+            "-p",
+            r#"{"spec":{"timeZone":"Local"}}"#,
+        ],
+    )
+    .await;
+    assert_eq!(
+        err.trim(),
+        "The CronJob \"zoned\" is invalid: spec.timeZone: Invalid value: \"Local\": timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"
+    );
+    kubectl.cleanup();
+}
+
+/// `kubectl patch svc -p '{"spec":{"type":...}}'` from NodePort or LoadBalancer drops what
+/// the new type does not use, as the Service strategy's `dropTypeDependentFields` does (no
+/// `80:30000/TCP` left on a ClusterIP Service); a node port asked for on a ClusterIP Service
+/// is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_patch_of_a_service_type_drops_what_the_old_type_used() {
+    let Some((_server, kubectl)) = started().await else {
+        return;
+    };
+    kubectl
+        .ok(&["create", "service", "nodeport", "np", "--tcp=80:8080"])
+        .await;
+    kubectl
+        .ok(&["create", "service", "loadbalancer", "lb", "--tcp=80:8080"])
+        .await;
+    kubectl
+        .ok(&[
+            "patch",
+            "svc",
+            "np",
+            "-p",
+            r#"{"spec":{"type":"ClusterIP"}}"#,
+        ])
+        .await;
+    let columns = [
+        "-o",
+        "custom-columns=TYPE:.spec.type,IP:.spec.clusterIP,PORTS:.spec.ports[*].nodePort,ETP:.spec.externalTrafficPolicy",
+        "--no-headers",
+    ];
+    let np = kubectl
+        .ok(&[&["get", "svc", "np"][..], &columns[..]].concat())
+        .await;
+    assert!(np.starts_with("ClusterIP   10.96."), "{np}");
+    assert!(np.trim_end().ends_with("<none>   <none>"), "{np}");
+    kubectl
+        .ok(&[
+            "patch",
+            "svc",
+            "lb",
+            "-p",
+            r#"{"spec":{"type":"ExternalName","externalName":"example.com"}}"#,
+        ])
+        .await;
+    let lb = kubectl
+        .ok(&[&["get", "svc", "lb"][..], &columns[..]].concat())
+        .await;
+    assert_eq!(
+        lb.split_whitespace().collect::<Vec<_>>(),
+        ["ExternalName", "<none>", "<none>", "<none>"]
+    );
+    let err = fails(
+        &kubectl,
+        &[
+            "patch",
+            "svc",
+            "np",
+            "-p",
+            r#"{"spec":{"ports":[{"port":80,"nodePort":30500}]}}"#,
+        ],
+    )
+    .await;
+    assert_eq!(
+        err.trim(),
+        "The Service \"np\" is invalid: spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'"
+    );
+    kubectl.cleanup();
+}
+
+/// `kubectl get deploy web --subresource=scale` prints the `Scale` as the real server's
+/// table convertor does (`printScale`); `--subresource=status` prints the Deployment's row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_subresource_scale_prints_desired_and_available() {
+    let Some((_server, kubectl)) = started().await else {
+        return;
+    };
+    kubectl
+        .ok(&[
+            "create",
+            "deployment",
+            "web",
+            "--image=nginx",
+            "--replicas=3",
+        ])
+        .await;
+    let scale = kubectl
+        .ok(&["get", "deployment", "web", "--subresource=scale"])
+        .await;
+    let lines: Vec<Vec<&str>> = scale
+        .lines()
+        .map(|line| line.split_whitespace().collect())
+        .collect();
+    assert_eq!(lines[0], ["NAME", "DESIRED", "AVAILABLE", "AGE"], "{scale}");
+    assert_eq!(lines[1][..3], ["web", "3", "0"], "{scale}");
+    let status = kubectl
+        .ok(&["get", "deployment", "web", "--subresource=status"])
+        .await;
+    assert!(
+        status.starts_with("NAME   READY   UP-TO-DATE   AVAILABLE   AGE"),
+        "{status}"
+    );
+    let yaml = kubectl
+        .ok(&[
+            "get",
+            "deployment",
+            "web",
+            "--subresource=scale",
+            "-o",
+            "yaml",
+        ])
+        .await;
+    assert!(yaml.contains("kind: Scale"), "{yaml}");
+    kubectl.cleanup();
+}
+
+/// The "Update API Objects in Place Using kubectl patch" task: a strategic merge patch of the
+/// strategy's type alone keeps the old `rollingUpdate`, which a `Recreate` Deployment may not
+/// have; the same patch with `$retainKeys` drops it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_patch_of_a_deployment_strategy_needs_retain_keys() {
+    let Some((_server, kubectl)) = started().await else {
+        return;
+    };
+    let deployment = write_manifest(
+        &kubectl,
+        "retainkeys-demo.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: retainkeys-demo\nspec:\n  selector:\n    matchLabels:\n      app: nginx\n  strategy:\n    rollingUpdate:\n      maxSurge: 30%\n  template:\n    metadata:\n      labels:\n        app: nginx\n    spec:\n      containers:\n      - name: retainkeys-demo-ctr\n        image: nginx\n",
+    );
+    kubectl.ok(&["apply", "-f", &deployment]).await;
+    let patch = |body: &'static str| {
+        [
+            "patch",
+            "deployment",
+            "retainkeys-demo",
+            "--type",
+            "strategic",
+            "-p",
+            body,
+        ]
+    };
+    let err = fails(
+        &kubectl,
+        &patch(r#"{"spec":{"strategy":{"type":"Recreate"}}}"#),
+    )
+    .await;
+    assert_eq!(
+        err.trim(),
+        "The Deployment \"retainkeys-demo\" is invalid: spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'"
+    );
+    kubectl
+        .ok(&patch(
+            r#"{"spec":{"strategy":{"$retainKeys":["type"],"type":"Recreate"}}}"#,
+        ))
+        .await;
+    let strategy = kubectl
+        .ok(&[
+            "get",
+            "deployment",
+            "retainkeys-demo",
+            "-o",
+            "jsonpath={.spec.strategy}",
+        ])
+        .await;
+    assert_eq!(strategy, r#"{"type":"Recreate"}"#);
+    kubectl.cleanup();
+}

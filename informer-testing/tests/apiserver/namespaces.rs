@@ -327,3 +327,27 @@ async fn namespaces_are_deleted_one_at_a_time_and_finalized_through_their_subres
     );
     assert!(api.get_opt("stuck").await.unwrap().is_none());
 }
+
+#[tokio::test]
+async fn the_kubernetes_finalizer_of_a_new_namespace_is_no_ones_field() {
+    // The Namespace strategy's `PrepareForCreate` adds the finalizer after the field manager
+    // has recorded the create: `kubectl create namespace` owns only the name label, which
+    // defaulting adds before.
+    let server = server().await;
+    let response = raw(
+        &server,
+        "POST",
+        "/api/v1/namespaces?fieldManager=kubectl-create",
+        &[("Content-Type", "application/json")],
+        br#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"t1"},"spec":{},"status":{}}"#,
+    )
+    .await;
+    assert_eq!(response.status, 201);
+    let namespace = response.json();
+    assert_eq!(namespace["spec"]["finalizers"], json!(["kubernetes"]));
+    assert_eq!(namespace["status"]["phase"], "Active");
+    assert_eq!(
+        namespace["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {".": {}, "f:kubernetes.io/metadata.name": {}}}})
+    );
+}

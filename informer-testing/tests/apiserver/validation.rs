@@ -230,7 +230,7 @@ async fn a_workloads_selector_must_select_its_template_and_never_changes() {
     assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
     assert_eq!(
         err.message,
-        "Deployment.apps \"web\" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"other\", \"tier\":\"x\"}: `selector` does not match template `labels`"
+        "Deployment.apps \"web\" is invalid: spec.template.metadata.labels: Invalid value: {\"app\":\"other\",\"tier\":\"x\"}: `selector` does not match template `labels`"
     );
     within(deployments.create(
         &PostParams::default(),
@@ -251,7 +251,7 @@ async fn a_workloads_selector_must_select_its_template_and_never_changes() {
     );
     assert_eq!(
         err.message,
-        "Deployment.apps \"web\" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"web\", \"v\":\"2\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"
+        "Deployment.apps \"web\" is invalid: spec.selector: Invalid value: {\"matchLabels\":{\"app\":\"web\",\"v\":\"2\"}}: field is immutable"
     );
 }
 
@@ -456,7 +456,7 @@ async fn a_bindings_role_ref_never_changes() {
     let err = merge_patch_error(&bindings, "readers", json!({"roleRef": {"name": "edit"}})).await;
     assert_eq!(
         err.message,
-        "RoleBinding.rbac.authorization.k8s.io \"readers\" is invalid: roleRef: Invalid value: rbac.RoleRef{APIGroup:\"rbac.authorization.k8s.io\", Kind:\"ClusterRole\", Name:\"edit\"}: cannot change roleRef"
+        "RoleBinding.rbac.authorization.k8s.io \"readers\" is invalid: roleRef: Invalid value: {\"APIGroup\":\"rbac.authorization.k8s.io\",\"Kind\":\"ClusterRole\",\"Name\":\"edit\"}: cannot change roleRef"
     );
 }
 
@@ -899,5 +899,73 @@ async fn docker_config_secrets_report_go_json_errors() {
             ".dockerconfigjson",
             "json: cannot unmarshal array into Go value of type map[string]interface {}"
         )
+    );
+}
+
+#[tokio::test]
+async fn a_workload_without_a_selector_is_invalid() {
+    // apps/v1 does not default a selector from the template: `ValidateDeploymentSpec` and the
+    // ReplicaSet and StatefulSet ones require it, and a missing one (`labels.Nothing()`)
+    // matches no template; a DaemonSet's missing one just matches nothing.
+    let server = server().await;
+    let create = async |plural: &str, kind: &str| {
+        let mut spec = json!({"replicas": 3, "template": {
+            "metadata": {"labels": {"app": "nginx"}},
+            "spec": {"containers": [{"name": "nginx", "image": "nginx"}]}}});
+        if kind == "StatefulSet" {
+            spec["serviceName"] = json!("web");
+        }
+        let body = json!({"apiVersion": "apps/v1", "kind": kind,
+            "metadata": {"name": "web"}, "spec": spec});
+        let response = raw(
+            &server,
+            "POST",
+            &format!("/apis/apps/v1/namespaces/default/{plural}"),
+            &[("Content-Type", "application/json")],
+            body.to_string().as_bytes(),
+        )
+        .await;
+        response.assert_status(422, "Invalid");
+        response.json()["message"].as_str().unwrap().to_string()
+    };
+    let unmatched = "spec.template.metadata.labels: Invalid value: {\"app\":\"nginx\"}: `selector` does not match template `labels`";
+    for (plural, kind) in [
+        ("deployments", "Deployment"),
+        ("replicasets", "ReplicaSet"),
+        ("statefulsets", "StatefulSet"),
+    ] {
+        assert_eq!(
+            create(plural, kind).await,
+            format!("{kind}.apps \"web\" is invalid: [spec.selector: Required value, {unmatched}]")
+        );
+    }
+    assert_eq!(
+        create("daemonsets", "DaemonSet").await,
+        format!("DaemonSet.apps \"web\" is invalid: {unmatched}")
+    );
+}
+
+#[tokio::test]
+async fn a_bad_owner_reference_is_printed_as_json() {
+    // 1.34+ `field.Error` prints a bad value as its JSON, as the real 1.36 server answered for
+    // the same references on a custom resource.
+    let server = server().await;
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "o",
+    "ownerReferences": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "a", "uid": "1", "controller": true},
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "b", "uid": "2", "controller": true},
+    ]}});
+    let response = raw(
+        &server,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        &[("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    )
+    .await;
+    response.assert_status(422, "Invalid");
+    assert_eq!(
+        response.json()["message"],
+        "ConfigMap \"o\" is invalid: metadata.ownerReferences: Invalid value: [{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"a\",\"uid\":\"1\",\"controller\":true},{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"b\",\"uid\":\"2\",\"controller\":true}]: Only one reference can have Controller set to true. Found \"true\" in references for ConfigMap/a and ConfigMap/b"
     );
 }

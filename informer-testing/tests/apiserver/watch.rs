@@ -801,3 +801,72 @@ async fn watch_options_are_validated_as_kube_apiserver_validates_them() {
     .await;
     assert_eq!(response.status, 200);
 }
+
+/// The bookmarks of a watch with `timeoutSeconds=1` on `path`.
+async fn bookmarks(server: &informer_testing::TestApiServer, path: &str) -> Vec<serde_json::Value> {
+    let response = raw(
+        server,
+        "GET",
+        &format!("{path}?watch=1&allowWatchBookmarks=true&timeoutSeconds=1"),
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(response.status, 200);
+    String::from_utf8_lossy(&response.body)
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|event| event["type"] == "BOOKMARK")
+        .map(|event| event["object"].clone())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bookmark_is_an_empty_object_of_the_type_without_a_creation_timestamp() {
+    // What the real 1.36 server sends (seen on its CustomResourceDefinition watch): the type's
+    // Go zero struct written out with only the resourceVersion (and annotation) set;
+    // ObjectMeta's creationTimestamp is `omitzero`, so no `creationTimestamp: null`.
+    let server = server().await;
+    let crds = bookmarks(
+        &server,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+    )
+    .await;
+    let end = &crds[0];
+    let revision = end["metadata"]["resourceVersion"].clone();
+    assert_eq!(
+        *end,
+        json!({
+            "kind": "CustomResourceDefinition",
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "metadata": {
+                "resourceVersion": revision,
+                "annotations": {INITIAL_EVENTS_END_ANNOTATION: "true"},
+            },
+            "spec": {
+                "group": "", "names": {"plural": "", "kind": ""}, "scope": "", "versions": null
+            },
+            "status": {
+                "conditions": null,
+                "acceptedNames": {"plural": "", "kind": ""},
+                "storedVersions": null
+            },
+        })
+    );
+    for path in [
+        "/api/v1/namespaces/default/pods",
+        "/api/v1/namespaces/default/configmaps",
+        "/apis/apps/v1/namespaces/default/deployments",
+    ] {
+        for bookmark in bookmarks(&server, path).await {
+            let metadata = bookmark["metadata"].as_object().unwrap();
+            assert!(
+                metadata
+                    .keys()
+                    .all(|key| key == "resourceVersion" || key == "annotations"),
+                "{path}: {bookmark}"
+            );
+        }
+    }
+}

@@ -21,6 +21,9 @@ macro_rules! every_case {
             integer_multiple_of_rules,
             junctor_rules,
             items_array_is_forbidden,
+            malformed_body_rules,
+            method_query_and_path_rules,
+            large_answers_are_gzipped,
         );
     };
 }
@@ -300,6 +303,36 @@ pub async fn crd_version_rules(client: &kube::Client) {
     body["spec"]["preserveUnknownFields"] = json!(true);
     let message = refused(client, body).await;
     assert!(message.ends_with("spec.preserveUnknownFields: Invalid value: true: cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"), "{message}");
+    // `spec.versions` prints as `json.Marshal` of the internal versions: Go's field names,
+    // every field, `null` for what is unset and for what all versions share (which the
+    // conversion moves up to the spec).
+    let mut body = crd("sv1s", "Sv1", spec_schema(json!({})));
+    body["spec"]["versions"][0]["storage"] = json!(false);
+    let message = refused(client, body).await;
+    assert!(message.contains("spec.versions: Invalid value: [{\"Name\":\"v1\",\"Served\":true,\"Storage\":false,\"Deprecated\":false,\"DeprecationWarning\":null,\"Schema\":null,\"Subresources\":null,\"AdditionalPrinterColumns\":null,\"SelectableFields\":null}]: must have exactly one version marked as storage version"), "{message}");
+    let mut body = crd(
+        "sv2s",
+        "Sv2",
+        spec_schema(json!({"size": {"type": "number", "maximum": 2.5, "default": 1}})),
+    );
+    let first = &mut body["spec"]["versions"][0];
+    first["storage"] = json!(false);
+    first["deprecated"] = json!(true);
+    first["deprecationWarning"] = json!("v1 & <v2>");
+    first["subresources"] = json!({"status": {}});
+    first["additionalPrinterColumns"] =
+        json!([{"name": "Size", "type": "integer", "jsonPath": ".spec.size", "priority": 1}]);
+    let versions = body["spec"]["versions"].as_array_mut().unwrap();
+    versions.push(json!({"name": "v2", "served": true, "storage": false,
+        "schema": {"openAPIV3Schema": {"type": "object", "required": ["spec"], "properties": {
+            "spec": {"type": "object", "additionalProperties": {"type": "string", "enum": ["a", "b"]}},
+            "list": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"}}}}}));
+    let message = refused(client, body).await;
+    let v1_schema = r#"{"OpenAPIV3Schema":{"ID":"","Schema":"","Ref":null,"Description":"","Type":"object","Nullable":false,"Format":"","Title":"","Default":null,"Maximum":null,"ExclusiveMaximum":false,"Minimum":null,"ExclusiveMinimum":false,"MaxLength":null,"MinLength":null,"Pattern":"","MaxItems":null,"MinItems":null,"UniqueItems":false,"MultipleOf":null,"Enum":null,"MaxProperties":null,"MinProperties":null,"Required":null,"Items":null,"AllOf":null,"OneOf":null,"AnyOf":null,"Not":null,"Properties":{"spec":{"ID":"","Schema":"","Ref":null,"Description":"","Type":"object","Nullable":false,"Format":"","Title":"","Default":null,"Maximum":null,"ExclusiveMaximum":false,"Minimum":null,"ExclusiveMinimum":false,"MaxLength":null,"MinLength":null,"Pattern":"","MaxItems":null,"MinItems":null,"UniqueItems":false,"MultipleOf":null,"Enum":null,"MaxProperties":null,"MinProperties":null,"Required":null,"Items":null,"AllOf":null,"OneOf":null,"AnyOf":null,"Not":null,"Properties":{"size":{"ID":"","Schema":"","Ref":null,"Description":"","Type":"number","Nullable":false,"Format":"","Title":"","Default":1,"Maximum":2.5,"ExclusiveMaximum":false,"Minimum":null,"ExclusiveMinimum":false,"MaxLength":null,"MinLength":null,"Pattern":"","MaxItems":null,"MinItems":null,"UniqueItems":false,"MultipleOf":null,"Enum":null,"MaxProperties":null,"MinProperties":null,"Required":null,"Items":null,"AllOf":null,"OneOf":null,"AnyOf":null,"Not":null,"Properties":null,"AdditionalProperties":null,"PatternProperties":null,"Dependencies":null,"AdditionalItems":null,"Definitions":null,"ExternalDocs":null,"Example":null,"XPreserveUnknownFields":null,"XEmbeddedResource":false,"XIntOrString":false,"XListMapKeys":null,"XListType":null,"XMapType":null,"XValidations":null}},"AdditionalProperties":null,"PatternProperties":null,"Dependencies":null,"AdditionalItems":null,"Definitions":null,"ExternalDocs":null,"Example":null,"XPreserveUnknownFields":null,"XEmbeddedResource":false,"XIntOrString":false,"XListMapKeys":null,"XListType":null,"XMapType":null,"XValidations":null},"status":{"ID":"","Schema":"","Ref":null,"Description":"","Type":"object","Nullable":false,"Format":"","Title":"","Default":null,"Maximum":null,"ExclusiveMaximum":false,"Minimum":null,"ExclusiveMinimum":false,"MaxLength":null,"MinLength":null,"Pattern":"","MaxItems":null,"MinItems":null,"UniqueItems":false,"MultipleOf":null,"Enum":null,"MaxProperties":null,"MinProperties":null,"Required":null,"Items":null,"AllOf":null,"OneOf":null,"AnyOf":null,"Not":null,"Properties":{"ready":{"ID":"","Schema":"","Ref":null,"Description":"","Type":"boolean","Nullable":false,"Format":"","Title":"","Default":null,"Maximum":null,"ExclusiveMaximum":false,"Minimum":null,"ExclusiveMinimum":false,"MaxLength":null,"MinLength":null,"Pattern":"","MaxItems":null,"MinItems":null,"UniqueItems":false,"MultipleOf":null,"Enum":null,"MaxProperties":null,"MinProperties":null,"Required":null,"Items":null,"AllOf":null,"OneOf":null,"AnyOf":null,"Not":null,"Properties":null,"AdditionalProperties":null,"PatternProperties":null,"Dependencies":null,"AdditionalItems":null,"Definitions":null,"ExternalDocs":null,"Example":null,"XPreserveUnknownFields":null,"XEmbeddedResource":false,"XIntOrString":false,"XListMapKeys":null,"XListType":null,"XMapType":null,"XValidations":null}},"AdditionalProperties":null,"PatternProperties":null,"Dependencies":null,"AdditionalItems":null,"Definitions":null,"ExternalDocs":null,"Example":null,"XPreserveUnknownFields":null,"XEmbeddedResource":false,"XIntOrString":false,"XListMapKeys":null,"XListType":null,"XMapType":null,"XValidations":null}},"AdditionalProperties":null,"PatternProperties":null,"Dependencies":null,"AdditionalItems":null,"Definitions":null,"ExternalDocs":null,"Example":null,"XPreserveUnknownFields":null,"XEmbeddedResource":false,"XIntOrString":false,"XListMapKeys":null,"XListType":null,"XMapType":null,"XValidations":null}}"#;
+    let expected = format!(
+        "spec.versions: Invalid value: [{{\"Name\":\"v1\",\"Served\":true,\"Storage\":false,\"Deprecated\":true,\"DeprecationWarning\":\"v1 \\u0026 \\u003cv2\\u003e\",\"Schema\":{v1_schema},\"Subresources\":{{\"Status\":{{}},\"Scale\":null}},\"AdditionalPrinterColumns\":[{{\"Name\":\"Size\",\"Type\":\"integer\",\"Format\":\"\",\"Description\":\"\",\"Priority\":1,\"JSONPath\":\".spec.size\"}}],\"SelectableFields\":null}},{{\"Name\":\"v2\","
+    );
+    assert!(message.contains(&expected), "{message}");
 }
 
 /// Sends a request with extra headers; returns the status code, the `Warning` headers' texts
@@ -878,4 +911,547 @@ pub async fn items_array_is_forbidden(client: &kube::Client) {
         )),
         "{message}"
     );
+}
+
+/// Sends a request with raw bytes for a body (`None`: no `Content-Type`) and extra headers;
+/// returns the status code and the JSON body (`null` when there is none).
+async fn send_raw(
+    client: &kube::Client,
+    method: &str,
+    path: &str,
+    content_type: Option<&str>,
+    body: &[u8],
+) -> (u16, Value) {
+    let mut request = http::Request::builder().method(method).uri(path);
+    if let Some(content_type) = content_type {
+        request = request.header("content-type", content_type);
+    }
+    let request = request.body(Body::from(body.to_vec())).expect("a request");
+    let response = client.send(request).await.expect("an answer");
+    let status = response.status().as_u16();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .expect("a body")
+        .to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+/// Malformed bodies as the real server decodes them (a differential sweep of "garbage from
+/// a client"): metadata of the wrong Go type is a 400, not stored; a name may have a label
+/// of more than 63 bytes; bytes that are not UTF-8 and lone surrogate escapes become U+FFFD;
+/// an integer beyond int64 is a float, `1.0` an integer; a YAML body's first document is
+/// the object; empty bodies, bodies that are no object and unsupported media types are
+/// refused with the decoders' words; names and values are quoted as Go's `%q` quotes them.
+pub async fn malformed_body_rules(client: &kube::Client) {
+    install(
+        client,
+        crd(
+            "scraps",
+            "Scrap",
+            spec_schema(json!({"size": {"type": "integer"}, "text": {"type": "string"}})),
+        ),
+        "scraps",
+    )
+    .await;
+    let collection = "/apis/rules.example.com/v1/namespaces/default/scraps";
+    let scrap = |name: &str, metadata: Value| {
+        let mut object = json!({"apiVersion": "rules.example.com/v1", "kind": "Scrap",
+                                "metadata": {"name": name}, "spec": {"size": 1}});
+        if !metadata.is_null() {
+            object["metadata"] = metadata;
+        }
+        object
+    };
+    let post = |body: Value| async move {
+        send(client, "POST", collection, "application/json", Some(body)).await
+    };
+    let raw = |content_type: &'static str, body: Vec<u8>| async move {
+        send_raw(client, "POST", collection, Some(content_type), &body).await
+    };
+    let message = |answer: &Value| answer["message"].as_str().unwrap_or("").to_string();
+
+    let (status, answer) = post(scrap("s", json!({"name": "lab", "labels": "a=b"}))).await;
+    assert_eq!(
+        (status, message(&answer)),
+        (400, "Scrap in version \"v1\" cannot be handled as a Scrap: json: cannot unmarshal string into Go struct field ObjectMeta.labels of type map[string]string".to_string())
+    );
+    let (status, answer) = post(scrap("s", json!("x"))).await;
+    assert_eq!(
+        (status, message(&answer)),
+        (400, "Scrap in version \"v1\" cannot be handled as a Scrap: json: cannot unmarshal string into Go value of type v1.ObjectMeta".to_string())
+    );
+    let (status, answer) = post(scrap("s", json!({"name": 5}))).await;
+    assert_eq!(
+        (status, message(&answer)),
+        (400, "Scrap in version \"v1\" cannot be handled as a Scrap: json: cannot unmarshal number into Go struct field ObjectMeta.name of type string".to_string())
+    );
+    let (status, answer) = post(scrap(&"a".repeat(64), Value::Null)).await;
+    assert_eq!(status, 201, "a 64-byte label in a subdomain name: {answer}");
+    let (status, answer) = post(scrap("a\u{0}b", Value::Null)).await;
+    assert_eq!(status, 422, "{answer}");
+    assert!(
+        message(&answer).starts_with(
+            "Scrap.rules.example.com \"a\\x00b\" is invalid: metadata.name: Invalid value: \"a\\x00b\": "
+        ),
+        "{answer}"
+    );
+
+    // Bodies that are no object, or whose kind is no string.
+    let (status, answer) = raw("application/json", b"[]".to_vec()).await;
+    assert_eq!(
+        (status, message(&answer)),
+        (400, "the object provided is unrecognized (must be of type Scrap): couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" } (5b5d)".to_string())
+    );
+    let (status, answer) = raw(
+        "application/json",
+        br#"{"apiVersion":"rules.example.com/v1","kind":5}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(
+        (status, message(&answer)),
+        (400, "the object provided is unrecognized (must be of type Scrap): couldn't get version/kind; json parse error: json: cannot unmarshal number into Go struct field .kind of type string ({\"apiVersion\":\"rules.example.c ...)".to_string())
+    );
+    let (status, answer) = raw("application/yaml", Vec::new()).await;
+    assert_eq!(
+        (status, message(&answer)),
+        (400, "the object provided is unrecognized (must be of type Scrap): Object 'Kind' is missing in '' (<empty>)".to_string())
+    );
+
+    // Strings as Go decodes them.
+    let (status, answer) = raw(
+        "application/json",
+        b"{\"apiVersion\":\"rules.example.com/v1\",\"kind\":\"Scrap\",\"metadata\":{\"name\":\"u8\"},\"spec\":{\"text\":\"\xff\xfe\"}}".to_vec(),
+    )
+    .await;
+    assert_eq!(status, 201, "{answer}");
+    assert_eq!(answer["spec"]["text"], "\u{fffd}\u{fffd}");
+    let (status, answer) = raw(
+        "application/json",
+        br#"{"apiVersion":"rules.example.com/v1","kind":"Scrap","metadata":{"name":"sur"},"spec":{"text":"\ud800x"}}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(status, 201, "{answer}");
+    assert_eq!(answer["spec"]["text"], "\u{fffd}x");
+
+    // Numbers as an Unstructured holds them.
+    let (status, answer) = raw(
+        "application/json",
+        br#"{"apiVersion":"rules.example.com/v1","kind":"Scrap","metadata":{"name":"big"},"spec":{"size":9223372036854775808}}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(status, 422, "an integer beyond int64 is a float: {answer}");
+    let (status, answer) = raw(
+        "application/json",
+        br#"{"apiVersion":"rules.example.com/v1","kind":"Scrap","metadata":{"name":"one"},"spec":{"size":1.0}}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(status, 201, "{answer}");
+    assert!(
+        answer["spec"]["size"].is_i64(),
+        "1.0 comes back 1: {answer}"
+    );
+
+    // YAML: the first document is the object.
+    let (status, answer) = raw(
+        "application/yaml",
+        b"apiVersion: rules.example.com/v1\nkind: Scrap\nmetadata:\n  name: y1\n---\napiVersion: rules.example.com/v1\nkind: Scrap\nmetadata:\n  name: y2\n".to_vec(),
+    )
+    .await;
+    assert_eq!(
+        (status, answer["metadata"]["name"].as_str()),
+        (201, Some("y1")),
+        "{answer}"
+    );
+    let (status, _) = send(
+        client,
+        "GET",
+        &format!("{collection}/y2"),
+        "application/json",
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+
+    // Empty patches, and media types the handlers do not take.
+    let object = format!("{collection}/one");
+    let (status, answer) = send_raw(
+        client,
+        "PATCH",
+        &object,
+        Some("application/merge-patch+json"),
+        b"",
+    )
+    .await;
+    assert_eq!(
+        (status, message(&answer)),
+        (
+            400,
+            "error decoding patch: unexpected end of JSON input".to_string()
+        )
+    );
+    let (status, answer) = send_raw(
+        client,
+        "PATCH",
+        &format!("{object}?fieldManager=m"),
+        Some("application/apply-patch+yaml"),
+        b"",
+    )
+    .await;
+    assert_eq!(
+        (status, message(&answer)),
+        (400, "invalid object type: /, Kind=".to_string())
+    );
+    let patch_types = "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml";
+    for content_type in [
+        Some("application/strategic-merge-patch+json"),
+        Some("application/json"),
+        None,
+    ] {
+        let (status, answer) = send_raw(client, "PATCH", &object, content_type, b"").await;
+        assert_eq!(
+            (status, message(&answer)),
+            (415, patch_types.to_string()),
+            "{content_type:?}"
+        );
+    }
+    let (status, answer) = raw("text/plain", b"{}".to_vec()).await;
+    assert_eq!(
+        (status, message(&answer)),
+        (415, "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf".to_string())
+    );
+
+    // Options: every dryRun value is checked, an empty one too; values quoted as `%q`.
+    let (status, answer) = send(
+        client,
+        "POST",
+        &format!("{collection}?dryRun="),
+        "application/json",
+        Some(scrap("dry", Value::Null)),
+    )
+    .await;
+    assert_eq!(
+        (status, message(&answer)),
+        (422, "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: [\"\"]: supported values: \"All\"".to_string())
+    );
+    let (status, answer) = send(
+        client,
+        "POST",
+        &format!("{collection}?fieldManager=a%01b"),
+        "application/json",
+        Some(scrap("fm", Value::Null)),
+    )
+    .await;
+    assert_eq!(
+        (status, message(&answer)),
+        (422, "CreateOptions.meta.k8s.io \"\" is invalid: fieldManager: Invalid value: \"a\\x01b\": invalid character U+0001 (at position 1)".to_string())
+    );
+}
+
+/// Methods, paths and query parameters the real server takes its own way: the CRD handler
+/// serves HEAD as GET, creates on a POST that names an object, refuses a PUT or PATCH of
+/// the collection (400) and any other method (405 with an empty verb); a DELETE reads its
+/// options from the body or, without one, from the query (a malformed
+/// `gracePeriodSeconds` is a 400), and refuses a body of another kind; `/healthz` answers
+/// any method but not `/healthz/`; an empty path segment is no path; a query pair with a
+/// malformed escape is dropped.
+pub async fn method_query_and_path_rules(client: &kube::Client) {
+    install(
+        client,
+        crd(
+            "bins",
+            "Bin",
+            spec_schema(json!({"size": {"type": "integer"}})),
+        ),
+        "bins",
+    )
+    .await;
+    let collection = "/apis/rules.example.com/v1/namespaces/default/bins";
+    let bin = |name: &str| {
+        json!({"apiVersion": "rules.example.com/v1", "kind": "Bin",
+                                  "metadata": {"name": name}, "spec": {"size": 1}})
+    };
+    for name in ["b1", "b2", "b3"] {
+        let (status, answer) = send(
+            client,
+            "POST",
+            collection,
+            "application/json",
+            Some(bin(name)),
+        )
+        .await;
+        assert_eq!(status, 201, "{answer}");
+    }
+    let object = format!("{collection}/b1");
+    let message = |answer: &Value| answer["message"].as_str().unwrap_or("").to_string();
+
+    assert_eq!(
+        send(client, "HEAD", &object, "application/json", None)
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        send(client, "HEAD", collection, "application/json", None)
+            .await
+            .0,
+        200
+    );
+    for method in ["PUT", "PATCH"] {
+        let (status, answer) = send(
+            client,
+            method,
+            collection,
+            "application/merge-patch+json",
+            Some(bin("b1")),
+        )
+        .await;
+        assert_eq!(
+            (status, message(&answer)),
+            (400, "name must be provided".to_string()),
+            "{method}"
+        );
+    }
+    let (status, answer) = send(
+        client,
+        "POST",
+        &format!("{collection}/p1"),
+        "application/json",
+        Some(bin("p2")),
+    )
+    .await;
+    assert_eq!(
+        (status, answer["metadata"]["name"].as_str()),
+        (201, Some("p2")),
+        "a POST naming an object creates the body's: {answer}"
+    );
+    for method in ["PROPFIND", "OPTIONS", "TRACE"] {
+        let (status, answer) = send(client, method, &object, "application/json", None).await;
+        assert_eq!(
+            (status, message(&answer), &answer["details"]),
+            (
+                405,
+                " is not supported on resources of kind \"bins.rules.example.com\"".to_string(),
+                &json!({"group": "rules.example.com", "kind": "bins"})
+            ),
+            "{method}"
+        );
+    }
+
+    // DELETE options.
+    let (status, answer) = send(
+        client,
+        "DELETE",
+        &format!("{object}?gracePeriodSeconds=abc"),
+        "application/json",
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, message(&answer)),
+        (
+            400,
+            "strconv.ParseInt: parsing \"abc\": invalid syntax".to_string()
+        )
+    );
+    let (status, answer) = send(
+        client,
+        "DELETE",
+        &object,
+        "application/json",
+        Some(json!({"kind": "Pod", "apiVersion": "v1"})),
+    )
+    .await;
+    assert_eq!(
+        (status, message(&answer)),
+        (400, "no kind \"Pod\" is registered for version \"v1\" in scheme \"k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme/register.go:27\"".to_string())
+    );
+    let (status, answer) = send(
+        client,
+        "DELETE",
+        &object,
+        "application/json",
+        Some(json!({"dryRun": ["Garbage"]})),
+    )
+    .await;
+    assert_eq!(
+        (status, message(&answer)),
+        (422, "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: [\"Garbage\"]: supported values: \"All\"".to_string())
+    );
+    assert_eq!(
+        send(client, "GET", &object, "application/json", None)
+            .await
+            .0,
+        200
+    );
+    // With a body, the query's options are not read: this is no dry run.
+    let (status, answer) = send(
+        client,
+        "DELETE",
+        &format!("{collection}/b2?dryRun=All"),
+        "application/json",
+        Some(json!({"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        send(
+            client,
+            "GET",
+            &format!("{collection}/b2"),
+            "application/json",
+            None
+        )
+        .await
+        .0,
+        404
+    );
+
+    // A deletecollection reads and validates its list options first.
+    let (status, answer) = send(
+        client,
+        "DELETE",
+        &format!("{collection}?limit=abc"),
+        "application/json",
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, message(&answer)),
+        (
+            400,
+            "strconv.ParseInt: parsing \"abc\": invalid syntax".to_string()
+        )
+    );
+    // A name that is no path segment.
+    for (path, why) in [
+        (format!("{collection}/."), "\".\": may not be '.'"),
+        (format!("{collection}/.."), "\"..\": may not be '..'"),
+        (
+            format!("{collection}/a%25b"),
+            "\"a%b\": may not contain '%'",
+        ),
+    ] {
+        for method in ["GET", "DELETE"] {
+            let (status, answer) = send(client, method, &path, "application/json", None).await;
+            assert_eq!(
+                (status, message(&answer)),
+                (400, format!("Name parameter invalid: {why}")),
+                "{method} {path}"
+            );
+        }
+    }
+    // No such patch type as `application/apply-patch+json`.
+    let (status, answer) = send(
+        client,
+        "PATCH",
+        &format!("{object}?fieldManager=m"),
+        "application/apply-patch+json",
+        Some(bin("b1")),
+    )
+    .await;
+    assert_eq!(status, 415, "{answer}");
+
+    // Generic endpoints and paths.
+    let (status, answer) = send(
+        client,
+        "POST",
+        "/version",
+        "application/json",
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(
+        (status, message(&answer)),
+        (
+            405,
+            "the server does not allow this method on the requested resource".to_string()
+        )
+    );
+    assert_eq!(
+        send(client, "DELETE", "/healthz", "application/json", None)
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        send(client, "GET", "/healthz/", "application/json", None)
+            .await
+            .0,
+        404
+    );
+    for path in [
+        "/apis//rules.example.com/v1/namespaces/default/bins/b1".to_string(),
+        format!("{collection}//b1"),
+    ] {
+        assert_eq!(
+            send(client, "GET", &path, "application/json", None).await.0,
+            404,
+            "{path}"
+        );
+    }
+    let (status, list) = send(
+        client,
+        "GET",
+        &format!("{collection}?labelSelector=%zz"),
+        "application/json",
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, list["items"].as_array().map(Vec::len)),
+        (200, Some(3)),
+        "the malformed pair is dropped: {list}"
+    );
+}
+
+/// Response compression: an answer of more than 128 KiB to a client whose `Accept-Encoding`
+/// has `gzip` comes gzipped (`Content-Encoding: gzip`), a smaller one as is.
+pub async fn large_answers_are_gzipped(client: &kube::Client) {
+    install(
+        client,
+        crd(
+            "bales",
+            "Bale",
+            spec_schema(json!({"size": {"type": "integer"}})),
+        ),
+        "bales",
+    )
+    .await;
+    let collection = "/apis/rules.example.com/v1/namespaces/default/bales";
+    for name in ["a", "b", "c"] {
+        let body = json!({"apiVersion": "rules.example.com/v1", "kind": "Bale",
+                          "metadata": {"name": name, "annotations": {"a": "x".repeat(60_000)}}});
+        let (status, answer) =
+            send(client, "POST", collection, "application/json", Some(body)).await;
+        assert_eq!(status, 201, "{answer}");
+    }
+    let get = |path: String| async move {
+        let request = http::Request::get(path)
+            .header("accept-encoding", "gzip")
+            .body(Body::from(Vec::new()))
+            .expect("a request");
+        let response = client.send(request).await.expect("an answer");
+        let encoding = response
+            .headers()
+            .get("content-encoding")
+            .map(|v| v.to_str().unwrap().to_string());
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .expect("a body")
+            .to_bytes();
+        (encoding, bytes)
+    };
+    let (encoding, bytes) = get(collection.to_string()).await;
+    assert_eq!(encoding.as_deref(), Some("gzip"));
+    assert_eq!(&bytes[..2], &[0x1f, 0x8b], "a gzip member");
+    let (encoding, bytes) = get(format!("{collection}/a")).await;
+    assert_eq!(encoding, None, "60 KB is under the threshold");
+    assert_eq!(bytes[0], b'{');
 }

@@ -105,9 +105,10 @@ fn signer_names_follow_validate_signer_name() {
 }
 
 #[test]
-fn go_bytes_prints_as_percent_hash_v() {
-    assert_eq!(go_bytes(b""), "[]byte(nil)");
-    assert_eq!(go_bytes(b"-\n"), "[]byte{0x2d, 0xa}");
+fn bytes_print_as_json_base64() {
+    assert_eq!(json_bytes(None), "null");
+    assert_eq!(json_bytes(Some(b"")), "\"\"");
+    assert_eq!(json_bytes(Some(b"-\n")), "\"LQo=\"");
 }
 
 #[test]

@@ -13,7 +13,10 @@ use super::super::validation::{
     DNS1035_LABEL, DNS1123_SUBDOMAIN, is_dns_subdomain, is_dns1035_label,
 };
 use super::schema_rules;
+use crate::apiserver::go_json::{self, go_string};
 use crate::apiserver::str_at;
+use crate::apiserver::structural::cel_rules::go_rule_struct;
+use crate::apiserver::validation::json_string_slice;
 
 /// Every problem of a CRD about to be created (or, with `old`, to replace `old`).
 pub(crate) fn validate(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
@@ -239,16 +242,16 @@ fn versions(crd: &Value, errors: &mut Vec<FieldError>) {
         errors.push(FieldError::invalid("spec.version", first, DNS1035_LABEL));
     }
     if !unique {
-        errors.push(FieldError::invalid(
+        errors.push(FieldError::invalid_go(
             "spec.versions",
-            Value::Array(versions.clone()),
+            &internal_versions(versions),
             "must contain unique version names",
         ));
     }
     if storage != 1 {
-        errors.push(FieldError::invalid(
+        errors.push(FieldError::invalid_go(
             "spec.versions",
-            Value::Array(versions.clone()),
+            &internal_versions(versions),
             "must have exactly one version marked as storage version",
         ));
     }
@@ -371,9 +374,10 @@ fn deprecation_warning(warning: &str, path: &str, errors: &mut Vec<FieldError>) 
             "must be <= 256 characters long",
         ));
     } else if let Some((index, _)) = warning.char_indices().find(|(_, c)| c.is_control()) {
-        errors.push(FieldError::invalid(
+        // The field is a `*string`: Go prints the value as JSON (`"bad\u0001"`), not `%q`.
+        errors.push(FieldError::invalid_go(
             path,
-            warning,
+            &super::super::go_json::go_string(warning),
             &format!(
                 "must only contain printable UTF-8 characters; non-printable character found at index {index}"
             ),
@@ -565,4 +569,252 @@ fn update(crd: &Value, old: &Value, errors: &mut Vec<FieldError>) {
     }
     immutable("/spec/group", "spec.group");
     immutable("/spec/names/plural", "spec.names.plural");
+}
+
+// ---------------------------------------------------------------------------------------
+// The internal types as `field.Error` prints them
+// ---------------------------------------------------------------------------------------
+
+/// `spec.versions` as `field.Error` prints it: `json.Marshal` of the internal
+/// `[]apiextensions.CustomResourceDefinitionVersion`, which has no JSON tags (Go's field
+/// names, every field, `null` for what is unset). The conversion from v1 moves a schema,
+/// subresources, printer columns and selectable fields that every version shares up to the
+/// spec, so those are `null` in each version then.
+fn internal_versions(versions: &[Value]) -> String {
+    let set = |version: &Value, key: &str| version.get(key).filter(|v| !v.is_null()).cloned();
+    let shared = |key: &str| {
+        versions
+            .iter()
+            .all(|v| set(v, key) == set(&versions[0], key))
+    };
+    let items: Vec<String> = versions
+        .iter()
+        .map(|version| {
+            let own = |key: &str, write: fn(&Value) -> String| match set(version, key) {
+                Some(value) if !shared(key) => write(&value),
+                _ => "null".to_string(),
+            };
+            format!(
+                "{{\"Name\":{},\"Served\":{},\"Storage\":{},\"Deprecated\":{},\"DeprecationWarning\":{},\"Schema\":{},\"Subresources\":{},\"AdditionalPrinterColumns\":{},\"SelectableFields\":{}}}",
+                go_string(str_at(version, "/name")),
+                version["served"] == true,
+                version["storage"] == true,
+                version["deprecated"] == true,
+                write_go(Go::StrPtr, version.get("deprecationWarning")),
+                own("schema", |schema| format!(
+                    "{{\"OpenAPIV3Schema\":{}}}",
+                    write_go(Go::Props, schema.get("openAPIV3Schema"))
+                )),
+                own("subresources", internal_subresources),
+                own("additionalPrinterColumns", |columns| go_list(columns, internal_column)),
+                own("selectableFields", |fields| go_list(fields, |field| {
+                    format!("{{\"JSONPath\":{}}}", go_string(str_at(field, "/jsonPath")))
+                })),
+            )
+        })
+        .collect();
+    format!("[{}]", items.join(","))
+}
+
+/// The internal `CustomResourceColumnDefinition`.
+fn internal_column(column: &Value) -> String {
+    let text = |pointer: &str| go_string(str_at(column, pointer));
+    format!(
+        "{{\"Name\":{},\"Type\":{},\"Format\":{},\"Description\":{},\"Priority\":{},\"JSONPath\":{}}}",
+        text("/name"),
+        text("/type"),
+        text("/format"),
+        text("/description"),
+        column["priority"].as_i64().unwrap_or(0),
+        text("/jsonPath"),
+    )
+}
+
+/// The internal `CustomResourceSubresources`: `Status` an empty struct, `Scale` its paths.
+fn internal_subresources(subresources: &Value) -> String {
+    let status = match subresources.get("status") {
+        Some(v) if !v.is_null() => "{}",
+        _ => "null",
+    };
+    let scale = match subresources.get("scale") {
+        Some(scale) if !scale.is_null() => format!(
+            "{{\"SpecReplicasPath\":{},\"StatusReplicasPath\":{},\"LabelSelectorPath\":{}}}",
+            go_string(str_at(scale, "/specReplicasPath")),
+            go_string(str_at(scale, "/statusReplicasPath")),
+            write_go(Go::StrPtr, scale.get("labelSelectorPath")),
+        ),
+        _ => "null".to_string(),
+    };
+    format!("{{\"Status\":{status},\"Scale\":{scale}}}")
+}
+
+/// A JSON array as a Go slice of `item`s, `[]` kept (an empty slice is not nil).
+fn go_list(items: &Value, item: impl Fn(&Value) -> String) -> String {
+    let items: Vec<String> = items.as_array().into_iter().flatten().map(item).collect();
+    format!("[{}]", items.join(","))
+}
+
+/// The Go type of a field of the internal `JSONSchemaProps` (and of what it holds).
+#[derive(Clone, Copy)]
+enum Go {
+    Str,
+    Bool,
+    StrPtr,
+    BoolPtr,
+    Float,
+    Int,
+    /// `*JSON` (an `interface{}`).
+    Json,
+    Jsons,
+    Strings,
+    /// `*JSONSchemaProps`.
+    Props,
+    PropsList,
+    PropsMap,
+    /// `*JSONSchemaPropsOrArray`.
+    OrArray,
+    /// `*JSONSchemaPropsOrBool`.
+    OrBool,
+    /// `JSONSchemaDependencies`.
+    Dependencies,
+    /// `*ExternalDocumentation`.
+    Docs,
+    /// `ValidationRules`.
+    Rules,
+}
+
+/// The internal `JSONSchemaProps`' fields in their order: Go name, v1 JSON name, type.
+const SCHEMA_FIELDS: &[(&str, &str, Go)] = &[
+    ("ID", "id", Go::Str),
+    ("Schema", "$schema", Go::Str),
+    ("Ref", "$ref", Go::StrPtr),
+    ("Description", "description", Go::Str),
+    ("Type", "type", Go::Str),
+    ("Nullable", "nullable", Go::Bool),
+    ("Format", "format", Go::Str),
+    ("Title", "title", Go::Str),
+    ("Default", "default", Go::Json),
+    ("Maximum", "maximum", Go::Float),
+    ("ExclusiveMaximum", "exclusiveMaximum", Go::Bool),
+    ("Minimum", "minimum", Go::Float),
+    ("ExclusiveMinimum", "exclusiveMinimum", Go::Bool),
+    ("MaxLength", "maxLength", Go::Int),
+    ("MinLength", "minLength", Go::Int),
+    ("Pattern", "pattern", Go::Str),
+    ("MaxItems", "maxItems", Go::Int),
+    ("MinItems", "minItems", Go::Int),
+    ("UniqueItems", "uniqueItems", Go::Bool),
+    ("MultipleOf", "multipleOf", Go::Float),
+    ("Enum", "enum", Go::Jsons),
+    ("MaxProperties", "maxProperties", Go::Int),
+    ("MinProperties", "minProperties", Go::Int),
+    ("Required", "required", Go::Strings),
+    ("Items", "items", Go::OrArray),
+    ("AllOf", "allOf", Go::PropsList),
+    ("OneOf", "oneOf", Go::PropsList),
+    ("AnyOf", "anyOf", Go::PropsList),
+    ("Not", "not", Go::Props),
+    ("Properties", "properties", Go::PropsMap),
+    ("AdditionalProperties", "additionalProperties", Go::OrBool),
+    ("PatternProperties", "patternProperties", Go::PropsMap),
+    ("Dependencies", "dependencies", Go::Dependencies),
+    ("AdditionalItems", "additionalItems", Go::OrBool),
+    ("Definitions", "definitions", Go::PropsMap),
+    ("ExternalDocs", "externalDocs", Go::Docs),
+    ("Example", "example", Go::Json),
+    (
+        "XPreserveUnknownFields",
+        "x-kubernetes-preserve-unknown-fields",
+        Go::BoolPtr,
+    ),
+    (
+        "XEmbeddedResource",
+        "x-kubernetes-embedded-resource",
+        Go::Bool,
+    ),
+    ("XIntOrString", "x-kubernetes-int-or-string", Go::Bool),
+    ("XListMapKeys", "x-kubernetes-list-map-keys", Go::Strings),
+    ("XListType", "x-kubernetes-list-type", Go::StrPtr),
+    ("XMapType", "x-kubernetes-map-type", Go::StrPtr),
+    ("XValidations", "x-kubernetes-validations", Go::Rules),
+];
+
+/// `json.Marshal` of a value of Go type `go` converted from the v1 JSON `value` (`None` or
+/// `null`: unset, the type's zero).
+fn write_go(go: Go, value: Option<&Value>) -> String {
+    let value = value.filter(|v| !v.is_null());
+    let text = |v: &Value| go_string(v.as_str().unwrap_or(""));
+    let Some(value) = value else {
+        return match go {
+            Go::Str => "\"\"".to_string(),
+            Go::Bool => "false".to_string(),
+            _ => "null".to_string(),
+        };
+    };
+    match go {
+        Go::Str | Go::StrPtr => text(value),
+        Go::Bool | Go::BoolPtr => (value == true).to_string(),
+        Go::Float => go_json::float(value.as_f64().unwrap_or(0.0)),
+        Go::Int => value.as_i64().unwrap_or(0).to_string(),
+        Go::Json => go_json::marshal(value),
+        Go::Jsons => go_list(value, go_json::marshal),
+        Go::Strings => json_string_slice(
+            value
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|v| v.as_str().unwrap_or("")),
+        ),
+        Go::Props => {
+            let fields: Vec<String> = SCHEMA_FIELDS
+                .iter()
+                .map(|(name, key, go)| format!("\"{name}\":{}", write_go(*go, value.get(*key))))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        Go::PropsList => go_list(value, |v| write_go(Go::Props, Some(v))),
+        Go::PropsMap => match value.as_object() {
+            Some(map) => go_json::map_with(map, |v| write_go(Go::Props, Some(v))),
+            None => "null".to_string(),
+        },
+        Go::OrArray if value.is_array() => format!(
+            "{{\"Schema\":null,\"JSONSchemas\":{}}}",
+            write_go(Go::PropsList, Some(value))
+        ),
+        Go::OrArray => format!(
+            "{{\"Schema\":{},\"JSONSchemas\":null}}",
+            write_go(Go::Props, Some(value))
+        ),
+        Go::OrBool => match value.as_bool() {
+            Some(allows) => format!("{{\"Allows\":{allows},\"Schema\":null}}"),
+            None => format!(
+                "{{\"Allows\":true,\"Schema\":{}}}",
+                write_go(Go::Props, Some(value))
+            ),
+        },
+        Go::Dependencies => match value.as_object() {
+            Some(map) => go_json::map_with(map, |v| {
+                if v.is_array() {
+                    format!(
+                        "{{\"Schema\":null,\"Property\":{}}}",
+                        write_go(Go::Strings, Some(v))
+                    )
+                } else {
+                    format!(
+                        "{{\"Schema\":{},\"Property\":null}}",
+                        write_go(Go::Props, Some(v))
+                    )
+                }
+            }),
+            None => "null".to_string(),
+        },
+        Go::Docs => format!(
+            "{{\"Description\":{},\"URL\":{}}}",
+            go_string(str_at(value, "/description")),
+            go_string(str_at(value, "/url")),
+        ),
+        Go::Rules => go_list(value, |rule| {
+            go_rule_struct(rule).as_str().unwrap_or("null").to_string()
+        }),
+    }
 }

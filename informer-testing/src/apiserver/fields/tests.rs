@@ -825,7 +825,8 @@ fn manager_names_are_checked() {
     assert_eq!(validate_manager(&"x".repeat(129)).len(), 1);
     assert_eq!(
         validate_manager("a\u{7}b")[0].to_string(),
-        "fieldManager: Invalid value: \"a\\u0007b\": invalid character U+0007 (at position 1)"
+        // Go's `%q` (the real server answers `"a\x01b"` for U+0001).
+        "fieldManager: Invalid value: \"a\\ab\": invalid character U+0007 (at position 1)"
     );
 }
 

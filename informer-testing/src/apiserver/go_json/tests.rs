@@ -85,3 +85,22 @@ fn bodies_are_summarized_as_kube_apiserver_summarizes_them() {
     assert_eq!(summarize(b"{not json"), "{not json");
     assert_eq!(summarize(&[b'x'; 31]), format!("{} ...", "x".repeat(30)));
 }
+
+#[test]
+fn values_are_marshalled_as_go_marshals_an_interface() {
+    for (f, text) in [
+        (5.0, "5"),
+        (0.5, "0.5"),
+        (-2.25, "-2.25"),
+        (1e21, "1e+21"),
+        (1.5e-7, "1.5e-7"),
+        (1e20, "100000000000000000000"),
+        (0.0, "0"),
+    ] {
+        assert_eq!(float(f), text, "{f}");
+    }
+    assert_eq!(
+        marshal(&serde_json::json!({"b": [1, 2.0, "x<y"], "a": {"d": null, "c": true}})),
+        r#"{"a":{"c":true,"d":null},"b":[1,2,"x\u003cy"]}"#
+    );
+}

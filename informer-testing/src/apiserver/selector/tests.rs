@@ -63,9 +63,58 @@ fn existence() {
 }
 
 #[test]
-fn numeric_comparisons_are_not_supported_by_the_shared_parser() {
-    assert!(LabelSelector::parse("n>1").is_err());
-    assert!(LabelSelector::parse("n<1").is_err());
+fn numeric_comparisons_compare_integer_values() {
+    assert!(matches("n>1", &[("n", "2")]));
+    assert!(!matches("n>1", &[("n", "1")]));
+    assert!(!matches("n>1", &[("n", "x")]));
+    assert!(!matches("n>1", &[]));
+    assert!(matches("n<1", &[("n", "-3")]));
+    assert_eq!(
+        LabelSelector::parse("n>x").unwrap_err(),
+        "unable to parse requirement: values[0]: Invalid value: \"x\": for 'Gt', 'Lt' operators, the value must be an integer"
+    );
+}
+
+#[test]
+fn malformed_selectors_are_refused_with_go_parser_words() {
+    for (selector, message) in [
+        (
+            "=x",
+            "found '=', expected: !, identifier, or 'end of string'",
+        ),
+        (
+            "a in (b",
+            "unable to parse requirement: found '', expected: ',' or ')'",
+        ),
+        (
+            "a!",
+            "unable to parse requirement: found '!', expected: in, notin, =, ==, !=, gt, lt",
+        ),
+        (
+            "!!a",
+            "unable to parse requirement: found '!', expected: identifier",
+        ),
+        ("a==b==c", "found '==', expected: ',' or 'end of string'"),
+        (
+            "a b",
+            "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt",
+        ),
+        ("a=b c", "found 'c', expected: ',' or 'end of string'"),
+        ("a,", "found '', expected: identifier after ','"),
+    ] {
+        assert_eq!(
+            LabelSelector::parse(selector).unwrap_err(),
+            message,
+            "{selector:?}"
+        );
+    }
+    assert_eq!(
+        LabelSelector::parse(&format!("a={}", "v".repeat(64))).unwrap_err(),
+        format!(
+            "unable to parse requirement: values[0][a]: Invalid value: \"{}\": must be no more than 63 bytes",
+            "v".repeat(64)
+        )
+    );
 }
 
 #[test]

@@ -185,3 +185,39 @@ fn query_parameters_convert_as_go_converts_them() {
     );
     assert_eq!(go_quote("a\"b\\\n\u{1}"), r#""a\"b\\\n\x01""#);
 }
+
+#[test]
+fn gzip_members_store_the_bytes_with_their_crc() {
+    let data = b"123456789";
+    let member = gzip_stored(data);
+    assert_eq!(&member[..10], &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+    // One final stored block: BFINAL, LEN, NLEN, the bytes.
+    assert_eq!(&member[10..15], &[1, 9, 0, 0xf6, 0xff]);
+    assert_eq!(&member[15..24], data);
+    // CRC-32 (IEEE) of "123456789" is its check value 0xCBF43926; then the size.
+    assert_eq!(&member[24..], &[0x26, 0x39, 0xf4, 0xcb, 9, 0, 0, 0]);
+    // Blocks hold at most 65535 bytes; only the last is final.
+    let member = gzip_stored(&vec![b'x'; 70_000]);
+    assert_eq!(&member[10..15], &[0, 0xff, 0xff, 0, 0]);
+    assert_eq!(member[10 + 5 + 65535], 1);
+}
+
+#[test]
+fn query_pairs_with_malformed_escapes_are_dropped() {
+    let query = Query::parse(Some("labelSelector=%zz&limit=1&a=%4"));
+    assert_eq!(query.get("labelSelector"), None);
+    assert_eq!(query.get("limit"), Some("1"));
+    assert_eq!(query.get("a"), None);
+}
+
+#[test]
+fn empty_path_segments_and_health_with_a_trailing_slash_are_no_route() {
+    let registry = Registry::builtin();
+    assert!(matches!(route(&registry, "/api//v1/pods"), Route::NotFound));
+    assert!(matches!(route(&registry, "//api/v1/pods"), Route::NotFound));
+    assert!(matches!(route(&registry, "/healthz/"), Route::NotFound));
+    assert!(matches!(
+        route(&registry, "/healthz"),
+        Route::Health("healthz", None)
+    ));
+}

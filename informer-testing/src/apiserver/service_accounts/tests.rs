@@ -199,3 +199,47 @@ fn a_bound_token_needs_its_object_running_as_the_account_with_its_uid() {
         )
     );
 }
+
+/// Since 1.34 the answer names the account, with its `uid`, whatever of that the request left
+/// out; a request naming another account, namespace or `uid` is refused.
+#[test]
+fn a_token_request_carries_the_accounts_name_and_uid_and_refuses_others() {
+    let (answer, _) = unbound(
+        &account(),
+        json!({"metadata": {"labels": {"a": "b"}}, "spec": {}}),
+    )
+    .unwrap();
+    let metadata = &answer["metadata"];
+    assert_eq!(
+        (&metadata["name"], &metadata["namespace"], &metadata["uid"]),
+        (&json!("builder"), &json!("ci"), &json!("u-1"))
+    );
+    assert_eq!(metadata["labels"], json!({"a": "b"}));
+    assert!(metadata["creationTimestamp"].is_string());
+    let refused = |metadata: Value| {
+        let err = unbound(&account(), json!({"metadata": metadata})).unwrap_err();
+        (err.code(), err.message().to_owned())
+    };
+    assert_eq!(
+        refused(json!({"name": "other"})),
+        (
+            422,
+            "TokenRequest.authentication.k8s.io \"builder\" is invalid: metadata.name: Invalid value: \"other\": must match the service account name if specified".to_owned()
+        )
+    );
+    assert_eq!(
+        refused(json!({"uid": "u-2"})),
+        (
+            409,
+            "Operation cannot be fulfilled on TokenRequest.authentication.k8s.io \"builder\": the UID in the token request (u-2) does not match the UID of the service account (u-1)".to_owned()
+        )
+    );
+    assert_eq!(refused(json!({"namespace": "prod"})).0, 400);
+    assert!(
+        unbound(
+            &account(),
+            json!({"metadata": {"name": "builder", "uid": "u-1"}})
+        )
+        .is_ok()
+    );
+}

@@ -84,7 +84,7 @@ fn a_cluster_ip_may_not_change_once_set() {
     let errors = allocate(Allocated::default(), Some(&old), &mut moved).unwrap_err();
     assert_eq!(
         errors.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        ["spec.clusterIPs[0]: Invalid value: []string{\"10.96.0.99\"}: may not change once set"]
+        ["spec.clusterIPs[0]: Invalid value: [\"10.96.0.99\"]: may not change once set"]
     );
     let mut both = service(json!({"clusterIP": "10.96.0.98", "clusterIPs": ["10.96.0.98"]}));
     assert!(allocate(Allocated::default(), Some(&old), &mut both).is_err());
@@ -94,4 +94,56 @@ fn a_cluster_ip_may_not_change_once_set() {
     assert_eq!(kept["spec"]["clusterIPs"], json!(["10.96.0.11"]));
     let mut external = service(json!({"type": "ExternalName", "externalName": "example.com"}));
     allocate(Allocated::default(), Some(&old), &mut external).unwrap();
+}
+
+/// `dropTypeDependentFields`: a NodePort or LoadBalancer Service turned ClusterIP loses its
+/// node ports, traffic policy and load balancer fields; one turned ExternalName loses its
+/// cluster IPs and families too. What the update itself changed stays.
+#[test]
+fn an_update_to_another_type_drops_what_only_the_old_type_used() {
+    let node_port = service(json!({"type": "LoadBalancer", "clusterIP": "10.96.0.77",
+        "clusterIPs": ["10.96.0.77"], "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
+        "externalTrafficPolicy": "Cluster", "allocateLoadBalancerNodePorts": true,
+        "ports": [{"port": 80, "protocol": "TCP", "nodePort": 30123}]}));
+    let mut old = node_port.clone();
+    old["status"] = json!({"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}});
+    let mut cluster_ip = node_port.clone();
+    cluster_ip["spec"]["type"] = json!("ClusterIP");
+    cluster_ip["status"] = old["status"].clone();
+    prepare_update(&old, &mut cluster_ip);
+    allocate(Allocated::default(), Some(&old), &mut cluster_ip).unwrap();
+    assert_eq!(
+        cluster_ip["spec"],
+        json!({"type": "ClusterIP", "clusterIP": "10.96.0.77", "clusterIPs": ["10.96.0.77"],
+            "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
+            "ports": [{"port": 80, "protocol": "TCP"}]})
+    );
+    assert_eq!(cluster_ip["status"], json!({"loadBalancer": {}}));
+
+    let mut external = node_port.clone();
+    external["spec"]["type"] = json!("ExternalName");
+    external["spec"]["externalName"] = json!("example.com");
+    prepare_update(&old, &mut external);
+    allocate(Allocated::default(), Some(&old), &mut external).unwrap();
+    assert_eq!(
+        external["spec"],
+        json!({"type": "ExternalName", "externalName": "example.com",
+            "ports": [{"port": 80, "protocol": "TCP"}]})
+    );
+
+    // A node port the update adds is the update's own: validation judges it.
+    let mut changed = node_port.clone();
+    changed["spec"]["type"] = json!("ClusterIP");
+    changed["spec"]["ports"][0]["nodePort"] = json!(30999);
+    prepare_update(&old, &mut changed);
+    allocate(Allocated::default(), Some(&old), &mut changed).unwrap();
+    assert_eq!(changed["spec"]["ports"][0]["nodePort"], 30999);
+
+    // A ClusterIP Service replaced without node ports gets none from its NodePort past.
+    let mut replaced =
+        service(json!({"type": "ClusterIP", "ports": [{"port": 80, "protocol": "TCP"}]}));
+    prepare_update(&old, &mut replaced);
+    allocate(Allocated::default(), Some(&old), &mut replaced).unwrap();
+    assert!(replaced["spec"]["ports"][0].get("nodePort").is_none());
+    assert_eq!(replaced["spec"]["clusterIP"], "10.96.0.77");
 }

@@ -545,13 +545,14 @@ fn cel_go_issues(text: &str) -> String {
 
 /// An `apiextensions.ValidationRule` as upstream shows it for a rule that does not compile:
 /// JSON with Go's field names, in their order.
-fn go_rule_struct(raw: &Value) -> Value {
-    let text = |key: &str| Value::String(raw.get(key).and_then(Value::as_str).unwrap_or("").into());
+pub(crate) fn go_rule_struct(raw: &Value) -> Value {
+    let text = |key: &str| {
+        crate::apiserver::go_json::go_string(raw.get(key).and_then(Value::as_str).unwrap_or(""))
+    };
     let reason = raw
         .get("reason")
-        .filter(|r| r.is_string())
-        .cloned()
-        .unwrap_or(Value::Null);
+        .and_then(Value::as_str)
+        .map_or_else(|| "null".to_string(), crate::apiserver::go_json::go_string);
     let optional = raw
         .get("optionalOldSelf")
         .filter(|r| r.is_boolean())

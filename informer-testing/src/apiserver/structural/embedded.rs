@@ -22,6 +22,12 @@ impl Schema {
         coerce(object, self, "")
     }
 
+    /// `objectmeta.Coerce` of a custom resource's own `metadata`: what Go's decoder refuses in
+    /// it as an `ObjectMeta`, the 400's cause as is (see [`object_meta_error`]).
+    pub(crate) fn root_metadata_error(&self, object: &Value) -> Option<String> {
+        object.get("metadata").and_then(object_meta_error)
+    }
+
     /// `objectmeta.Validate`: each embedded resource's `apiVersion` and `kind` (required,
     /// a group version, a kind that lower-cased is a DNS-1035 label) and its `metadata`
     /// ([`validation::embedded_metadata`]).
@@ -48,6 +54,27 @@ fn child_of(schema: &Schema, path: &str, key: &str) -> String {
     }
 }
 
+/// What Go's decoder refuses in `metadata` decoded into an `ObjectMeta` (`GetObjectMeta`, as
+/// `objectmeta.Coerce` calls it on a custom resource's root and its embedded resources):
+/// `json: cannot unmarshal string into Go value of type v1.ObjectMeta`, `json: cannot
+/// unmarshal string into Go struct field ObjectMeta.labels of type map[string]string`.
+fn object_meta_error(metadata: &Value) -> Option<String> {
+    match metadata {
+        Value::Null | Value::Object(_) => {
+            BuiltinSchema::builtin().go_decode_error(OBJECT_META, metadata)
+        }
+        other => Some(format!(
+            "json: cannot unmarshal {} into Go value of type v1.ObjectMeta",
+            match other {
+                Value::Bool(_) => "bool",
+                Value::Number(_) => "number",
+                Value::String(_) => "string",
+                _ => "array",
+            }
+        )),
+    }
+}
+
 fn coerce(value: &Value, schema: &Schema, path: &str) -> Option<String> {
     match value {
         Value::Object(map) => {
@@ -68,21 +95,7 @@ fn coerce(value: &Value, schema: &Schema, path: &str) -> Option<String> {
                             );
                         }
                         "metadata" => {
-                            let error = match v {
-                                Value::Null | Value::Object(_) => {
-                                    BuiltinSchema::builtin().go_decode_error(OBJECT_META, v)
-                                }
-                                other => Some(format!(
-                                    "json: cannot unmarshal {} into Go value of type v1.ObjectMeta",
-                                    match other {
-                                        Value::Bool(_) => "bool",
-                                        Value::Number(_) => "number",
-                                        Value::String(_) => "string",
-                                        _ => "array",
-                                    }
-                                )),
-                            };
-                            if let Some(error) = error {
+                            if let Some(error) = object_meta_error(v) {
                                 return Some(
                                     FieldError::invalid(
                                         &child_path(path, "metadata"),

@@ -290,8 +290,9 @@ fn only_one_owner_reference_may_be_the_controller() {
         "{}",
         causes[0].2
     );
+    // A 1.34+ server prints the bad value as JSON.
     assert!(causes[0].2.starts_with(
-        "Invalid value: []v1.OwnerReference{v1.OwnerReference{APIVersion:\"v1\", Kind:\"ConfigMap\", Name:\"a\", UID:\"uid-a\", Controller:(*bool)(0x"
+        "Invalid value: [{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"a\",\"uid\":\"uid-a\",\"controller\":true},"
     ));
     let one_controller = json!({"metadata": {"name": "web", "ownerReferences": [
         owner("ConfigMap", "a", true),
@@ -414,5 +415,61 @@ fn label_lengths_are_counted_in_bytes() {
             "Invalid value: \"p/\": name part must be non-empty".to_string(),
             format!("Invalid value: \"p/\": {QUALIFIED_NAME}"),
         ]
+    );
+}
+
+#[test]
+fn bad_values_print_as_json_of_their_go_types() {
+    // `map[string]string`: keys sorted, Go's escapes.
+    let labels = json!({"tier": "<x>", "app": "web"});
+    assert_eq!(
+        json_string_map(labels.as_object().unwrap()),
+        r#"{"app":"web","tier":"\u003cx\u003e"}"#
+    );
+    // `[]string`.
+    assert_eq!(
+        json_string_slice(["10.0.0.1", "a&b"]),
+        r#"["10.0.0.1","a\u0026b"]"#
+    );
+    assert_eq!(json_string_slice([]), "[]");
+    // `*metav1.LabelSelector`: struct order, `omitempty` (an empty `values` left out).
+    assert_eq!(
+        json_label_selector(&json!({
+            "matchExpressions": [
+                {"key": "tier", "operator": "In", "values": ["a", "b"]},
+                {"key": "gone", "operator": "DoesNotExist", "values": []}],
+            "matchLabels": {"b": "2", "a": "1"}})),
+        r#"{"matchLabels":{"a":"1","b":"2"},"matchExpressions":[{"key":"tier","operator":"In","values":["a","b"]},{"key":"gone","operator":"DoesNotExist"}]}"#
+    );
+    assert_eq!(json_label_selector(&json!({"matchLabels": {}})), "{}");
+}
+
+#[test]
+fn a_workload_selector_and_its_template_labels_print_as_json() {
+    let deployment = builtin("apps", "deployments");
+    let object = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}, "matchExpressions": [
+                    {"key": "tier", "operator": "In", "values": ["front"]}]},
+                 "template": {"metadata": {"labels": {"app": "db", "tier": "front"}},
+                              "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}});
+    let errors = validate_create(&deployment, &object).unwrap_err();
+    assert!(
+        errors.message().contains(
+            r#"spec.template.metadata.labels: Invalid value: {"app":"db","tier":"front"}: `selector` does not match template `labels`"#
+        ),
+        "{errors}"
+    );
+    let mut old = object.clone();
+    old["spec"]["template"]["metadata"]["labels"]["app"] = json!("web");
+    let mut changed = object.clone();
+    changed["spec"]["selector"]["matchLabels"]["app"] = json!("db");
+    let errors = validate_update(&deployment, &old, &changed).unwrap_err();
+    assert!(
+        errors.message().contains(
+            r#"spec.selector: Invalid value: {"matchLabels":{"app":"db"},"matchExpressions":[{"key":"tier","operator":"In","values":["front"]}]}: field is immutable"#
+        ),
+        "{}",
+        errors.message()
     );
 }

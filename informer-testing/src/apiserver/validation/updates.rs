@@ -15,7 +15,8 @@
 
 use serde_json::{Map, Value};
 
-use super::go_label_selector;
+use super::json_label_selector;
+use crate::apiserver::go_json::go_string;
 use crate::apiserver::resource::ResourceType;
 use crate::apiserver::status::FieldError;
 
@@ -333,13 +334,12 @@ fn job(old: &Value, new: &Value, errors: &mut Vec<FieldError>) {
         }
     }
     if !same(old_spec.get("selector"), new_spec.get("selector")) {
-        let selector = new_spec.get("selector").cloned().unwrap_or(Value::Null);
-        let go = if selector.is_null() {
-            "null".to_string()
-        } else {
-            go_label_selector(&selector)
+        // `ValidateImmutableField` of the `*metav1.LabelSelector`: `null` when unset.
+        let json = match new_spec.get("selector") {
+            None | Some(Value::Null) => "null".to_string(),
+            Some(selector) => json_label_selector(selector),
         };
-        errors.push(FieldError::invalid_go("spec.selector", &go, IMMUTABLE));
+        errors.push(FieldError::invalid_go("spec.selector", &json, IMMUTABLE));
     }
     let suspended = old_spec.get("suspend") == Some(&Value::Bool(true));
     let started = old
@@ -427,21 +427,23 @@ fn role_ref(old: &Value, new: &Value, errors: &mut Vec<FieldError>) {
         return;
     }
     let text = |field: &str| {
-        after
-            .and_then(|r| r.get(field))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
+        go_string(
+            after
+                .and_then(|r| r.get(field))
+                .and_then(Value::as_str)
+                .unwrap_or(""),
+        )
     };
-    let go = format!(
-        "rbac.RoleRef{{APIGroup:{:?}, Kind:{:?}, Name:{:?}}}",
+    // The internal `rbac.RoleRef` has no JSON tags: `json.Marshal` writes its Go field names.
+    let json = format!(
+        "{{\"APIGroup\":{},\"Kind\":{},\"Name\":{}}}",
         text("apiGroup"),
         text("kind"),
         text("name")
     );
     errors.push(FieldError::invalid_go(
         "roleRef",
-        &go,
+        &json,
         "cannot change roleRef",
     ));
 }

@@ -78,12 +78,6 @@ pub const KNOWN: &[Known] = &[
         fake: "server.rs list / storage.rs Store::list",
     },
     Known {
-        step: "list: malformed label selector",
-        path: "/body/message",
-        what: "both 400 BadRequest; real: Go's selector parser wording 'unable to parse requirement: found '', expected: ',' or ')''; fake: the shared parser's wording '... invalid label selector \"app in (a\" at byte 9: expected ',' or ')' in a value set'",
-        fake: "selector.rs (informer_core::selector errors worded in the server's message)",
-    },
-    Known {
         step: "get: unknown resource in a served group",
         path: WHOLE,
         what: "real: 404 text/plain '404 page not found'; fake: 404 application/json Status NotFound 'the server could not find the requested resource'. The harness's doing, not the fake's: the standalone server's delegation chain ends in genericapiserver.NewEmptyDelegate (main.go), while kube-apiserver's ends in notfoundhandler, which answers the fake's Status",

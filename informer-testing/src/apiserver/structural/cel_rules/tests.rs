@@ -1,7 +1,7 @@
 use serde_json::{Value, json};
 
 use super::super::{ProblemKind, Schema};
-use super::{escape, validate};
+use super::{escape, go_rule_struct, validate};
 
 /// A resource schema whose `spec` is `spec`.
 fn schema(spec: Value) -> Schema {
@@ -345,4 +345,14 @@ fn property_names_are_escaped_as_upstream() {
     assert_eq!(escape("namespace").as_deref(), Some("__namespace__"));
     assert_eq!(escape("1abc"), None);
     assert_eq!(escape("a b"), None);
+}
+
+#[test]
+fn a_rule_shown_as_a_bad_value_is_go_json_of_the_internal_rule() {
+    assert_eq!(
+        go_rule_struct(&json!({"rule": "self.a < 1 &&", "reason": "FieldValueForbidden"})),
+        json!(
+            r#"{"Rule":"self.a \u003c 1 \u0026\u0026","Message":"","MessageExpression":"","Reason":"FieldValueForbidden","FieldPath":"","OptionalOldSelf":null}"#
+        )
+    );
 }
