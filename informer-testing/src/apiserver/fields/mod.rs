@@ -27,7 +27,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::go_json::go_string;
+use super::go_json;
 use super::status::{ApiError, StatusReason};
 
 mod path;
@@ -731,23 +731,18 @@ fn sync_last_applied(result: &mut Value, config: &Value) {
     }
 }
 
-/// `value` as JSON with every object's keys in order, as Go writes a map.
+/// `value` as Go encodes an `Unstructured`'s content: keys sorted, integers exact (they
+/// decode to int64) and other numbers as Go writes a float64 (`2.0` is `2`).
 fn sorted(value: &Value) -> String {
     match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let fields: Vec<String> = keys
-                .into_iter()
-                .map(|k| format!("{}:{}", go_string(k), sorted(&map[k])))
-                .collect();
-            format!("{{{}}}", fields.join(","))
-        }
+        Value::Object(map) => go_json::map_with(map, sorted),
         Value::Array(items) => {
             let items: Vec<String> = items.iter().map(sorted).collect();
             format!("[{}]", items.join(","))
         }
-        Value::String(text) => go_string(text),
+        Value::String(text) => go_json::go_string(text),
+        Value::Number(n) if !n.is_f64() => n.to_string(),
+        Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), go_json::float),
         other => other.to_string(),
     }
 }

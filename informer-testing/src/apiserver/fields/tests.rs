@@ -837,3 +837,18 @@ fn the_builtin_table_parses() {
     assert!(Types::parse("type a\n  x struct missing\n").is_err());
     let _ = Path::default();
 }
+
+#[test]
+fn the_last_applied_annotation_is_written_as_go_encodes_an_unstructured() {
+    let mut stored = json!({"metadata": {"annotations": {LAST_APPLIED: "{}"}}});
+    let config = json!({
+        "spec": {"size": 9007199254740993_u64, "ratio": 2.0, "half": 0.5, "b": "<&>"},
+        "metadata": {"annotations": {LAST_APPLIED: "old", "z": "1"}, "name": "w"},
+    });
+    sync_last_applied(&mut stored, &config);
+    assert_eq!(
+        stored["metadata"]["annotations"][LAST_APPLIED],
+        "{\"metadata\":{\"annotations\":{\"z\":\"1\"},\"name\":\"w\"},\
+         \"spec\":{\"b\":\"\\u003c\\u0026\\u003e\",\"half\":0.5,\"ratio\":2,\"size\":9007199254740993}}\n"
+    );
+}
