@@ -19,6 +19,7 @@ macro_rules! every_case {
             status_and_list_rules,
             null_defaults_are_none,
             integer_multiple_of_rules,
+            integer_bound_rules,
             junctor_rules,
             items_array_is_forbidden,
             malformed_body_rules,
@@ -843,6 +844,154 @@ pub async fn integer_multiple_of_rules(client: &kube::Client) {
             .ends_with("spec.oneandahalf: Invalid value: 2.5: spec.oneandahalf in body should be a multiple of 1.5"),
         "{answer}"
     );
+}
+
+/// kube-openapi checks that a number and each of its bounds (`multipleOf`, `minimum`,
+/// `maximum`) fit the schema's type and format, with an error naming no field (`<nil>` on a
+/// custom resource, the `default` on a CRD) and the path at the end (empty for a default);
+/// a bound that fits is applied to an integer value cut to an integer. `enum` is not checked.
+pub async fn integer_bound_rules(client: &kube::Client) {
+    let size = |i: usize, schema: Value| {
+        crd(
+            &format!("ib{i}s"),
+            &format!("Ib{i}"),
+            spec_schema(json!({"size": schema})),
+        )
+    };
+    let range = |what: &str| format!("{AT}[size].default: Invalid value: \"\": {what} in ");
+    for (i, schema, expected) in [
+        (
+            1,
+            json!({"type": "integer", "maximum": 2.5, "default": 1}),
+            range("Maximum boundary value must be of type integer (default format)"),
+        ),
+        (
+            2,
+            json!({"type": "integer", "maximum": 2.5, "exclusiveMaximum": true, "default": 2}),
+            range("Maximum boundary value must be of type integer (default format)"),
+        ),
+        (
+            3,
+            json!({"type": "integer", "minimum": -2.5, "exclusiveMinimum": true, "default": -2}),
+            range("Minimum boundary value must be of type integer (default format)"),
+        ),
+        (
+            4,
+            json!({"type": "integer", "multipleOf": 2.5, "default": 5}),
+            range("MultipleOf value must be of type integer (default format)"),
+        ),
+        (
+            5,
+            json!({"type": "integer", "format": "int32", "maximum": 3e9, "default": 1}),
+            range("Maximum boundary value must be of type integer with format int32"),
+        ),
+        (
+            6,
+            json!({"type": "number", "format": "float", "maximum": 1e39, "default": 1}),
+            range("Maximum boundary value must be of type number with format float"),
+        ),
+        (
+            7,
+            json!({"type": "integer", "format": "int32", "default": 3_000_000_000u64}),
+            range("Checked value must be of type integer with format int32"),
+        ),
+        (
+            8,
+            json!({"type": "integer", "maximum": 2.5, "default": 3}),
+            format!(
+                "[{}, {AT}[size].default: Invalid value: 3:  in body should be less than or equal to 2.5]",
+                range("Maximum boundary value must be of type integer (default format)")
+            ),
+        ),
+        (
+            9,
+            json!({"type": "integer", "minimum": 0.5, "default": 0}),
+            format!(
+                "[{}, {AT}[size].default: Invalid value: 0:  in body should be greater than or equal to 0.5]",
+                range("Minimum boundary value must be of type integer (default format)")
+            ),
+        ),
+        (
+            10,
+            json!({"type": "integer", "default": 2.5}),
+            format!(
+                "[{AT}[size].default: Invalid value: \"number\":  in body must be of type integer: \"number\", {}]",
+                range("Checked value must be of type integer (default format)")
+            ),
+        ),
+        (
+            11,
+            json!({"type": "object", "properties": {"a": {"type": "integer", "maximum": 2.5}}, "default": {"a": 3}}),
+            format!(
+                "[{}a, {AT}[size].default.a: Invalid value: 3: a in body should be less than or equal to 2.5]",
+                range("Maximum boundary value must be of type integer (default format)")
+            ),
+        ),
+    ] {
+        let message = refused(client, size(i, schema)).await;
+        assert!(message.ends_with(&expected), "{message}");
+    }
+    // Accepted: `minimum: 0.5` cut to `0` for the integer `0`; `enum` values of any type.
+    install(
+        client,
+        size(12, json!({"type": "number", "minimum": 0.5, "default": 0})),
+        "ib12s",
+    )
+    .await;
+    install(
+        client,
+        size(
+            13,
+            json!({"type": "integer", "enum": [1.5, 2], "default": 2}),
+        ),
+        "ib13s",
+    )
+    .await;
+    install(
+        client,
+        crd(
+            "ibcrs",
+            "Ibcr",
+            spec_schema(json!({
+                "a": {"type": "integer", "format": "int32"},
+                "b": {"type": "number", "minimum": 0.5},
+                "c": {"type": "integer", "maximum": 2.5},
+                "d": {"type": "integer"}})),
+        ),
+        "ibcrs",
+    )
+    .await;
+    let collection = "/apis/rules.example.com/v1/namespaces/default/ibcrs";
+    let create = |name: &str, spec: Value| {
+        let body = json!({"apiVersion": "rules.example.com/v1", "kind": "Ibcr",
+                          "metadata": {"name": name}, "spec": spec});
+        send(client, "POST", collection, "application/json", Some(body))
+    };
+    let (status, answer) = create("i0", json!({"b": 0})).await;
+    assert_eq!(status, 201, "{answer}");
+    for (name, spec, expected) in [
+        (
+            "i1",
+            json!({"a": 3_000_000_000u64}),
+            json!([{"field": "<nil>", "message": "Invalid value: \"\": Checked value must be of type integer with format int32 in spec.a", "reason": "FieldValueInvalid"}]),
+        ),
+        (
+            "i2",
+            json!({"c": 3}),
+            json!([{"field": "<nil>", "message": "Invalid value: \"\": Maximum boundary value must be of type integer (default format) in spec.c", "reason": "FieldValueInvalid"},
+                   {"field": "spec.c", "message": "Invalid value: 3: spec.c in body should be less than or equal to 2.5", "reason": "FieldValueInvalid"}]),
+        ),
+        (
+            "i3",
+            json!({"d": 2.5}),
+            json!([{"field": "spec.d", "message": "Invalid value: \"number\": spec.d in body must be of type integer: \"number\"", "reason": "FieldValueTypeInvalid"},
+                   {"field": "<nil>", "message": "Invalid value: \"\": Checked value must be of type integer (default format) in spec.d", "reason": "FieldValueInvalid"}]),
+        ),
+    ] {
+        let (status, answer) = create(name, spec).await;
+        assert_eq!(status, 422, "{answer}");
+        assert_eq!(answer["details"]["causes"], expected, "{answer}");
+    }
 }
 
 /// `anyOf`, `oneOf` and `not` failures as kube-openapi reports them: a cause with no field

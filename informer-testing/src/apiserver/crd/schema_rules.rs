@@ -393,7 +393,8 @@ fn defaults(node: &Value, path: &str, level: Level, errors: &mut Vec<FieldError>
                     if let Some(rest) = error.detail.strip_prefix("<root>") {
                         error.detail = rest.to_string();
                     }
-                    error.field = if error.field.is_empty() {
+                    // An error naming no field (`<nil>`) takes the default's.
+                    error.field = if error.field.is_empty() || error.field == "<nil>" {
                         at.clone()
                     } else {
                         format!("{at}.{}", error.field)

@@ -118,6 +118,11 @@ fn validate(value: &Value, schema: &Schema, path: &str, errors: &mut Vec<FieldEr
                 type_name(value)
             ),
         ));
+        // kube-openapi's other validators still run: a number is still range checked
+        // (`Checked value must be of type integer (default format) in spec.size`).
+        if let Value::Number(number) = value {
+            numeric(number.as_f64().unwrap_or(0.0), value, schema, path, errors);
+        }
         return;
     }
     if let Some(allowed) = &schema.enumeration
@@ -145,15 +150,60 @@ fn validate(value: &Value, schema: &Schema, path: &str, errors: &mut Vec<FieldEr
     combinators(value, schema, path, errors);
 }
 
+/// `IsValueValidAgainstRange`: whether a number, as Go prints it (`FormatInt64`, or
+/// `FormatFloat(f, 'f', -1, 64)`: `2.5`, `3000000000`), converts without loss to the
+/// schema's type and format (`int32`, `uint32`, `uint64`, else `int64`, for `integer`;
+/// `float`/`float32` for the others); when not, kube-openapi's plain error, which names
+/// no field (`<nil>: Invalid value: "": Maximum boundary value must be of type integer
+/// (default format) in spec.size`).
+fn out_of_range(shown: &str, schema: &Schema, prefix: &str, path: &str) -> Option<FieldError> {
+    let fits = match (schema.kind.as_str(), schema.format.as_str()) {
+        ("integer", "int32") => shown.parse::<i32>().is_ok(),
+        ("integer", "uint32") => shown.parse::<u32>().is_ok(),
+        ("integer", "uint64") => shown.parse::<u64>().is_ok(),
+        ("integer", _) => shown.parse::<i64>().is_ok(),
+        (_, "float" | "float32") => shown.parse::<f32>().is_ok_and(f32::is_finite),
+        _ => true,
+    };
+    if fits {
+        return None;
+    }
+    let kind = &schema.kind;
+    let format = if schema.format.is_empty() {
+        "(default format)".to_string()
+    } else {
+        format!("with format {}", schema.format)
+    };
+    Some(FieldError::invalid(
+        "<nil>",
+        "",
+        &format!("{prefix} value must be of type {kind} {format} in {path}"),
+    ))
+}
+
 fn numeric(n: f64, value: &Value, schema: &Schema, path: &str, errors: &mut Vec<FieldError>) {
     let invalid = |detail: String| {
         FieldError::invalid(path, value.clone(), &format!("{path} in body {detail}"))
     };
-    // kube-openapi checks the factor, then the minimum, then the maximum. An integer value
-    // is checked against the factor cut to an integer (`MultipleOfNativeType`'s
-    // `int64(multipleOf)`): `0.5` becomes `0`, which must be positive.
+    // kube-openapi's `numberValidator`: the value, then each of the factor, the minimum and
+    // the maximum, must fit the type and format. A bound that fits is applied natively: to
+    // an integer value (Go's int64; a float otherwise) cut to an integer (`int64(maximum)`),
+    // so that `multipleOf: 0.5` becomes `0`, which must be positive, and `minimum: 0.5`
+    // lets `0` pass. A bound that does not fit is reported, then applied as a float.
+    let whole_value = value.is_i64();
+    let shown = match value.as_i64() {
+        Some(i) => i.to_string(),
+        None => n.to_string(),
+    };
+    errors.extend(out_of_range(&shown, schema, "Checked", path));
+    let fitting = |bound: f64, prefix: &str, errors: &mut Vec<FieldError>| {
+        let error = out_of_range(&bound.to_string(), schema, prefix, path);
+        let fits = error.is_none();
+        errors.extend(error);
+        whole_value && fits
+    };
     if let Some(factor) = schema.multiple_of {
-        if value.is_i64() || value.is_u64() {
+        if fitting(factor, "MultipleOf", errors) {
             let whole = factor.trunc();
             if whole <= 0.0 {
                 errors.push(FieldError::invalid(
@@ -175,6 +225,11 @@ fn numeric(n: f64, value: &Value, schema: &Schema, path: &str, errors: &mut Vec<
         }
     }
     if let Some(min) = schema.minimum {
+        let min = if fitting(min, "Minimum boundary", errors) {
+            min.trunc()
+        } else {
+            min
+        };
         if schema.exclusive_minimum && n <= min {
             errors.push(invalid(format!("should be greater than {}", bound(min))));
         } else if !schema.exclusive_minimum && n < min {
@@ -185,6 +240,11 @@ fn numeric(n: f64, value: &Value, schema: &Schema, path: &str, errors: &mut Vec<
         }
     }
     if let Some(max) = schema.maximum {
+        let max = if fitting(max, "Maximum boundary", errors) {
+            max.trunc()
+        } else {
+            max
+        };
         if schema.exclusive_maximum && n >= max {
             errors.push(invalid(format!("should be less than {}", bound(max))));
         } else if !schema.exclusive_maximum && n > max {
@@ -193,23 +253,6 @@ fn numeric(n: f64, value: &Value, schema: &Schema, path: &str, errors: &mut Vec<
                 bound(max)
             )));
         }
-    }
-    let limits = match schema.format.as_str() {
-        "int32" => Some((i32::MIN as f64, i32::MAX as f64)),
-        "int64" => Some((i64::MIN as f64, i64::MAX as f64)),
-        _ => None,
-    };
-    if let Some((low, high)) = limits
-        && (n < low || n > high || n.fract() != 0.0)
-    {
-        errors.push(FieldError::type_invalid(
-            path,
-            value.clone(),
-            &format!(
-                "{path} in body must be of type {}: \"{value}\"",
-                schema.format
-            ),
-        ));
     }
 }
 
