@@ -605,8 +605,17 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Bod
     .catch_unwind()
     .await
     {
-        Ok(Ok(response)) if pretty => pretty_json(response).await,
-        Ok(Ok(response)) => response,
+        Ok(Ok(mut response)) => {
+            let gzip = response.extensions_mut().remove::<Gzip>().is_some();
+            if pretty {
+                response = pretty_json(response).await;
+            }
+            // After indenting: the gzip is of what the client reads.
+            if gzip {
+                response = gzipped(response).await;
+            }
+            response
+        }
         Ok(Err(_)) => {
             let mut response = error_response(&timeout_error());
             // The body may be unread: the connection cannot serve another request.
@@ -1203,7 +1212,7 @@ async fn dispatch(
     };
     let mut response = result.unwrap_or_else(|err| error_response_as(&err, output));
     if gzip {
-        response = gzipped(response).await;
+        response.extensions_mut().insert(Gzip);
     }
     if let Some(warning) = deprecation
         && let Ok(value) = header::HeaderValue::from_str(&format!(
@@ -1221,6 +1230,10 @@ async fn dispatch(
     response
 }
 
+/// Marks a response [`handle`] gzips once it is otherwise final (indented, if it is to be).
+#[derive(Clone, Copy)]
+struct Gzip;
+
 /// Whether the client takes gzip (`negotiateContentEncoding`: a `gzip` token of
 /// `Accept-Encoding`, parameters not understood).
 fn accepts_gzip(headers: &HeaderMap) -> bool {
@@ -1232,8 +1245,7 @@ fn accepts_gzip(headers: &HeaderMap) -> bool {
 
 /// kube-apiserver's response compression (`deferredResponseWriter`): a resource's answer
 /// of more than 128 KiB to a client that takes gzip is gzipped (`Content-Encoding: gzip`,
-/// `Vary: Accept-Encoding`). The fake's gzip stores the bytes uncompressed (deflate's stored
-/// blocks): any gzip reader reads them back.
+/// `Vary: Accept-Encoding`).
 async fn gzipped(response: Response<Body>) -> Response<Body> {
     const THRESHOLD: u64 = 128 * 1024;
     if hyper::body::Body::size_hint(response.body())
@@ -1254,44 +1266,21 @@ async fn gzipped(response: Response<Body>) -> Response<Body> {
         header::VARY,
         header::HeaderValue::from_static("Accept-Encoding"),
     );
-    Response::from_parts(parts, full_body(gzip_stored(&bytes)))
+    Response::from_parts(parts, full_body(gzip(&bytes)))
 }
 
-/// `data` as a gzip member of stored deflate blocks, with Go's header (no name, no time,
-/// OS unknown).
-fn gzip_stored(data: &[u8]) -> Vec<u8> {
-    let mut table = [0u32; 256];
-    for (i, entry) in table.iter_mut().enumerate() {
-        let mut c = i as u32;
-        for _ in 0..8 {
-            c = if c & 1 == 1 {
-                0xEDB8_8320 ^ (c >> 1)
-            } else {
-                c >> 1
-            };
-        }
-        *entry = c;
-    }
-    let crc = !data.iter().fold(!0u32, |crc, b| {
-        table[((crc ^ u32::from(*b)) & 0xff) as usize] ^ (crc >> 8)
-    });
-    let mut out = Vec::with_capacity(data.len() + data.len() / 65535 * 5 + 32);
-    out.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
-    let blocks: Vec<&[u8]> = if data.is_empty() {
-        vec![&[]]
-    } else {
-        data.chunks(65535).collect()
-    };
-    for (i, block) in blocks.iter().enumerate() {
-        out.push(u8::from(i + 1 == blocks.len()));
-        let len = block.len() as u16;
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&(!len).to_le_bytes());
-        out.extend_from_slice(block);
-    }
-    out.extend_from_slice(&crc.to_le_bytes());
-    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-    out
+/// `data` as a gzip member at Go's `gzip.BestSpeed`, the level kube-apiserver's compression
+/// uses.
+fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut encoder = flate2::write::GzEncoder::new(
+        Vec::with_capacity(data.len() / 4),
+        flate2::Compression::fast(),
+    );
+    encoder
+        .write_all(data)
+        .and_then(|()| encoder.finish())
+        .expect("writing to memory cannot fail")
 }
 
 /// The warning kube-apiserver adds to every request of a deprecated built-in type

@@ -1597,9 +1597,30 @@ pub async fn large_answers_are_gzipped(client: &kube::Client) {
             .to_bytes();
         (encoding, bytes)
     };
+    let gunzip = |bytes: &[u8]| {
+        use std::io::Read as _;
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(bytes)
+            .read_to_string(&mut text)
+            .expect("a gzip member of JSON text");
+        text
+    };
     let (encoding, bytes) = get(collection.to_string()).await;
     assert_eq!(encoding.as_deref(), Some("gzip"));
-    assert_eq!(&bytes[..2], &[0x1f, 0x8b], "a gzip member");
+    let list: Value = serde_json::from_str(&gunzip(&bytes)).expect("a JSON list");
+    assert_eq!(
+        list["items"].as_array().map(Vec::len),
+        Some(3),
+        "{}",
+        list["kind"]
+    );
+    // Indented, then gzipped: what the client unpacks is the indented list.
+    let (encoding, bytes) = get(format!("{collection}?pretty=true")).await;
+    assert_eq!(encoding.as_deref(), Some("gzip"));
+    let text = gunzip(&bytes);
+    assert!(text.starts_with("{\n  \""), "{}", &text[..40]);
+    let list: Value = serde_json::from_str(&text).expect("an indented JSON list");
+    assert_eq!(list["items"].as_array().map(Vec::len), Some(3));
     let (encoding, bytes) = get(format!("{collection}/a")).await;
     assert_eq!(encoding, None, "60 KB is under the threshold");
     assert_eq!(bytes[0], b'{');
