@@ -135,24 +135,12 @@ pub(crate) fn validate(object: &Value, errors: &mut Vec<FieldError>) {
     let name = text("/metadata/name");
     // `ValidateObjectMeta` with the APIService's own name rule.
     let required_name = format!("{version}.{group}");
-    let name_problems: Vec<String> = match name {
-        "." => vec!["may not be '.'".into()],
-        ".." => vec!["may not be '..'".into()],
-        _ => {
-            let mut found = Vec::new();
-            for bad in ["/", "%"] {
-                if name.contains(bad) {
-                    found.push(format!("may not contain '{bad}'"));
-                }
-            }
-            if found.is_empty() && !name.is_empty() && name != required_name {
-                found.push(format!(
-                    "must be `spec.version+\".\"+spec.group`: {required_name:?}"
-                ));
-            }
-            found
-        }
-    };
+    let mut name_problems = super::validation::path_segment_errors(name);
+    if name_problems.is_empty() && !name.is_empty() && name != required_name {
+        name_problems.push(format!(
+            "must be `spec.version+\".\"+spec.group`: {required_name:?}"
+        ));
+    }
     for problem in name_problems {
         errors.push(FieldError::invalid("metadata.name", name, &problem));
     }

@@ -1856,15 +1856,7 @@ fn handle_resource(
             Verb::Get | Verb::Update | Verb::Patch | Verb::Delete
         )
     {
-        let problems: Vec<String> = if name == "." || name == ".." {
-            vec![format!("may not be '{name}'")]
-        } else {
-            ["/", "%"]
-                .iter()
-                .filter(|c| name.contains(*c))
-                .map(|c| format!("may not contain '{c}'"))
-                .collect()
-        };
+        let problems = super::validation::path_segment_errors(name);
         if !problems.is_empty() {
             return Err(ApiError::bad_request(format!(
                 "Name parameter invalid: {}: {}",

@@ -150,11 +150,7 @@ pub(crate) fn allocate(
     let Some(spec) = service.get_mut("spec").and_then(Value::as_object_mut) else {
         return Ok(());
     };
-    let kind = spec
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or("ClusterIP")
-        .to_string();
+    let kind = service_type(spec).to_string();
     if let Some(old_spec) = old.and_then(|o| o.get("spec")) {
         normalize_cluster_ips(old_spec, spec);
         if let Value::Object(old_spec) = old_spec {
@@ -366,7 +362,8 @@ fn keep_allocated(old: &Map<String, Value>, new: &mut Map<String, Value>) {
     }
 }
 
-fn service_type(spec: &Map<String, Value>) -> &str {
+/// A Service's `spec.type` (`ClusterIP` when left out).
+pub(crate) fn service_type(spec: &Map<String, Value>) -> &str {
     spec.get("type")
         .and_then(Value::as_str)
         .unwrap_or("ClusterIP")

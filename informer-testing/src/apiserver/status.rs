@@ -1030,8 +1030,6 @@ impl fmt::Display for FieldError {
     }
 }
 
-/// `details` naming an object of a resource given as `plural` or `plural.group`: the
-/// plural as `kind`, the group apart, as the real server's `StatusDetails`.
 /// Go's `strconv.Quote` (`%q`), as messages quote names and values: `\a \b \f \n \r \t \v`,
 /// `\xNN` for the other ASCII controls and DEL, `\uNNNN` for the non-printable characters
 /// clients meet (C1 controls, zero-width and line/paragraph separators, the BOM).
@@ -1064,6 +1062,8 @@ pub(crate) fn go_quote(text: &str) -> String {
     out
 }
 
+/// `details` naming an object of a resource given as `plural` or `plural.group`: the
+/// plural as `kind`, the group apart, as the real server's `StatusDetails`.
 fn object_details(resource: &str, name: &str) -> Value {
     let (plural, group) = resource.split_once('.').unwrap_or((resource, ""));
     let mut details = json!({ "name": name, "kind": plural });

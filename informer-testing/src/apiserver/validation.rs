@@ -255,6 +255,24 @@ fn json_type(value: &Value) -> &'static str {
     }
 }
 
+/// `IsValidPathSegmentName`'s messages: a name that is a URL path segment (not `.` or `..`,
+/// no `/` or `%`).
+pub(crate) fn path_segment_errors(name: &str) -> Vec<String> {
+    if name == "." || name == ".." {
+        return vec![format!("may not be '{name}'")];
+    }
+    path_segment_prefix_errors(name)
+}
+
+/// `IsValidPathSegmentPrefix`'s messages: no `/` or `%` (a `generateName`).
+pub(crate) fn path_segment_prefix_errors(prefix: &str) -> Vec<String> {
+    ["/", "%"]
+        .iter()
+        .filter(|c| prefix.contains(*c))
+        .map(|c| format!("may not contain '{c}'"))
+        .collect()
+}
+
 /// apimachinery's `ValidateObjectMeta` of an embedded resource's `metadata`, as
 /// `objectmeta.Validate` runs it (`x-kubernetes-embedded-resource`): the name and
 /// `generateName` as path segments (an empty name passes), the namespace a DNS label, the
@@ -264,16 +282,14 @@ pub(crate) fn embedded_metadata(path: &str, meta: &Value) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let text = |key: &str| meta.get(key).and_then(Value::as_str).unwrap_or("");
     let generate_name = text("generateName");
-    for c in ["/", "%"] {
-        if generate_name.contains(c) {
-            errors.push(FieldError::invalid(
-                "metadata.generateName",
-                generate_name,
-                &format!("may not contain '{c}'"),
-            ));
-        }
+    for message in path_segment_prefix_errors(generate_name) {
+        errors.push(FieldError::invalid(
+            "metadata.generateName",
+            generate_name,
+            &message,
+        ));
     }
-    for message in autoscaling::path_segment_errors(text("name")) {
+    for message in path_segment_errors(text("name")) {
         errors.push(FieldError::invalid("metadata.name", text("name"), &message));
     }
     let namespace = text("namespace");
@@ -549,7 +565,7 @@ fn name(resource: &ResourceType, name: &str, errors: &mut Vec<FieldError>) {
     let field = "metadata.name";
     if resource.group == "rbac.authorization.k8s.io" {
         // `ValidateRBACName` is `IsValidPathSegmentName`: `system:discovery` is a name.
-        for message in autoscaling::path_segment_errors(name) {
+        for message in path_segment_errors(name) {
             errors.push(FieldError::invalid(field, name, &message));
         }
         return;
@@ -647,15 +663,8 @@ fn labels_of(field: &str, labels: &serde_json::Map<String, Value>, errors: &mut 
 /// `IsValidLabelValue` (`content.IsLabelValue`): at most 63 bytes, empty or a qualified
 /// name part's pattern (both checked).
 fn label_value(field: &str, value: &str, errors: &mut Vec<FieldError>) {
-    if value.len() > 63 {
-        errors.push(FieldError::invalid(
-            field,
-            value,
-            "must be no more than 63 bytes",
-        ));
-    }
-    if !value.is_empty() && !is_qualified_name_chars(value) {
-        errors.push(FieldError::invalid(field, value, LABEL_VALUE));
+    for message in label_value_messages(value) {
+        errors.push(FieldError::invalid(field, value, &message));
     }
 }
 
@@ -1100,9 +1109,8 @@ fn service_spec(spec: Option<&Value>, errors: &mut Vec<FieldError>) {
         // `ValidateService`: node ports are for NodePort and LoadBalancer Services (an
         // update to ClusterIP has dropped the old ones: `services::prepare_update`).
         if spec
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("ClusterIP")
+            .as_object()
+            .map_or("ClusterIP", super::services::service_type)
             == "ClusterIP"
         {
             for (i, port) in ports.iter().enumerate() {

@@ -121,18 +121,6 @@ pub(super) fn horizontal_pod_autoscaler(
     }
 }
 
-/// `IsValidPathSegmentName`'s messages.
-pub(super) fn path_segment_errors(name: &str) -> Vec<String> {
-    if name == "." || name == ".." {
-        return vec![format!("may not be '{name}'")];
-    }
-    ["/", "%"]
-        .iter()
-        .filter(|c| name.contains(*c))
-        .map(|c| format!("may not contain '{c}'"))
-        .collect()
-}
-
 /// `ValidateCrossVersionObjectReference`.
 fn reference(reference: Option<&Value>, path: &str, errors: &mut Vec<FieldError>) {
     let reference = reference.unwrap_or(&Value::Null);
@@ -142,7 +130,7 @@ fn reference(reference: Option<&Value>, path: &str, errors: &mut Vec<FieldError>
         if value.is_empty() {
             errors.push(FieldError::required(&path, ""));
         }
-        for message in path_segment_errors(value) {
+        for message in super::path_segment_errors(value) {
             errors.push(FieldError::invalid(&path, value, &message));
         }
     }
@@ -401,7 +389,7 @@ fn metric_identifier(source: &Value, path: &str, errors: &mut Vec<FieldError>) {
     if name.is_empty() {
         errors.push(FieldError::required(&field, "must specify a metric name"));
     }
-    for message in path_segment_errors(name) {
+    for message in super::path_segment_errors(name) {
         errors.push(FieldError::invalid(&field, name, &message));
     }
 }
