@@ -546,6 +546,11 @@ pub(crate) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
                 continue;
             }
         };
+        // As Go's net package does for every TCP connection: no Nagle delay, so a watch
+        // event written right after another is not held for the client's delayed ACK.
+        if let Err(err) = stream.set_nodelay(true) {
+            tracing::debug!(%err, %peer, "could not set TCP_NODELAY");
+        }
         let id = shared.next_connection.fetch_add(1, Ordering::Relaxed);
         let conn_shared = shared.clone();
         // Hold the lock while spawning so the task cannot deregister before it is registered.

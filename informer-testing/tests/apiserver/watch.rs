@@ -870,3 +870,33 @@ async fn a_bookmark_is_an_empty_object_of_the_type_without_a_creation_timestamp(
         }
     }
 }
+
+/// The server's connections send without Nagle's delay, as Go's do: a watch event written
+/// after the response's headers is not held until the client acknowledges them (a delayed
+/// ACK: 40 ms of real time, and with paused tokio time a jump to the next timer, which
+/// made a paused test's first watch event arrive a minute or more of virtual time late).
+#[tokio::test(start_paused = true)]
+async fn a_watch_event_is_sent_at_once_not_held_for_the_clients_ack() {
+    let server = informer_testing::TestApiServer::start()
+        .await
+        .expect("the test API server starts");
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let mut stream = pods
+        .watch(&WatchParams::default().disable_bookmarks(), "0")
+        .await
+        .unwrap()
+        .boxed();
+    for name in ["a", "b", "c"] {
+        let start = tokio::time::Instant::now();
+        pods.create(&PostParams::default(), &pod(name, &[]))
+            .await
+            .unwrap();
+        let event = stream.try_next().await.unwrap().unwrap();
+        assert_eq!(describe(&event), format!("ADDED {name}"));
+        assert_eq!(
+            start.elapsed(),
+            Duration::ZERO,
+            "virtual time passed before the watch event of {name} arrived"
+        );
+    }
+}
