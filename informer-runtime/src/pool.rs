@@ -81,6 +81,12 @@ fn default_threads() -> usize {
 /// Runs `job` on a decode thread (on the caller's thread if there is none) and returns its
 /// result when done. A panicking job is logged and its result never comes
 /// ([`Done::Lost`]).
+///
+/// Called on a current-thread tokio runtime, the job runs on the runtime's blocking pool
+/// (`spawn_blocking`) instead: that is the runtime tests pause time on, and a paused clock
+/// jumps to the next timer whenever its one thread has nothing to do, unless work of its
+/// own blocking pool is running. A decode on a thread of ours made a paused test's list
+/// take 30 s or more of virtual time, firing every timer due meanwhile.
 pub(crate) fn run<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> Done<T> {
     if threads() == 0 {
         return match catch_unwind(AssertUnwindSafe(job)) {
@@ -92,9 +98,20 @@ pub(crate) fn run<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -
         };
     }
     let (tx, rx) = oneshot::channel();
-    submit(Box::new(move || {
+    let job = move || {
         let _ = tx.send(job());
-    }));
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) if runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread => {
+            // A panic drops `tx`: the result never comes, as from a decode thread.
+            runtime.spawn_blocking(move || {
+                if catch_unwind(AssertUnwindSafe(job)).is_err() {
+                    tracing::error!("a decode job panicked; its result is lost");
+                }
+            });
+        }
+        _ => submit(Box::new(job)),
+    }
     Done::Pending(rx)
 }
 

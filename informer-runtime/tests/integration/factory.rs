@@ -338,3 +338,74 @@ fn named_config_map(name: &str) -> ConfigMap {
     cm.metadata.namespace = Some("default".into());
     cm
 }
+
+/// Decoding off the runtime's thread must not let paused time run: on a current-thread
+/// runtime, decode jobs run on its blocking pool, which holds a paused clock still, where
+/// the process's own decode threads did not (a paused test's sync took 30 s or more of
+/// virtual time, every timer due meanwhile firing).
+#[tokio::test(start_paused = true)]
+async fn with_paused_time_a_large_list_and_a_burst_of_events_take_no_virtual_time() {
+    let server = TestApiServer::start().await.unwrap();
+    let big = "x".repeat(4_000);
+    for i in 0..200 {
+        let mut c = cm("default", &format!("c{i}"), &[]);
+        c.data = Some([("k".to_owned(), big.clone())].into());
+        create(&server, c).await;
+    }
+    // A timer for the clock to jump to, were it let run.
+    let hour = tokio::spawn(tokio::time::sleep(Duration::from_secs(3600)));
+
+    let factory = InformerFactory::new(server.client());
+    let handle = factory.informer::<ConfigMap>(InformerParams::namespaced("default"));
+    let updated = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let changed = std::sync::Arc::new(tokio::sync::Notify::new());
+    let (count, notify) = (updated.clone(), changed.clone());
+    let _registration = handle.add_handler(
+        move |n: &informer_core::Notification<ConfigMap>| {
+            if matches!(n, informer_core::Notification::Update { .. }) {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                notify.notify_one();
+            }
+        },
+        None,
+    );
+    factory.start();
+    let start = tokio::time::Instant::now();
+    factory
+        .wait_for_sync(Duration::from_secs(7200))
+        .await
+        .unwrap();
+    assert_eq!(handle.lister().list().len(), 200);
+    assert_eq!(
+        start.elapsed(),
+        Duration::ZERO,
+        "virtual time passed while syncing"
+    );
+
+    let api = Api::<ConfigMap>::namespaced(server.client(), "default");
+    let patch = serde_json::json!({"metadata": {"labels": {"seen": "yes"}}});
+    futures::future::join_all((0..100).map(|i| {
+        let api = api.clone();
+        let patch = patch.clone();
+        async move {
+            let params = kube::api::PatchParams::default();
+            let name = format!("c{i}");
+            api.patch(&name, &params, &kube::api::Patch::Merge(&patch))
+                .await
+                .unwrap();
+        }
+    }))
+    .await;
+    // Waits without polling: a task that polls keeps the runtime busy, and the clock
+    // still.
+    while updated.load(std::sync::atomic::Ordering::SeqCst) < 100 {
+        changed.notified().await;
+    }
+    assert_eq!(
+        start.elapsed(),
+        Duration::ZERO,
+        "virtual time passed while watching"
+    );
+    assert!(!hour.is_finished());
+    factory.shutdown().await;
+}
