@@ -227,8 +227,8 @@
 //! | `reconcile.Reconciler`; the `reconcile` fn | [`KeyReconciler`], [`reconciler_fn`]; with the derive, [`Reconcile`] | |
 //! | `reconcile.Request`; `ObjectRef` | [`ObjectKey`] | with the cached object |
 //! | `reconcile.Result{}`; `Action::await_change()` | [`Action::Done`], [`Action::await_change`] | |
-//! | `Result{RequeueAfter: d}`; `Action::requeue(d)` | [`Action::RequeueAfter`], [`Action::requeue_after`] | |
-//! | `Result{Requeue: true}` | [`Action::Requeue`] | after the rate-limited backoff |
+//! | `Result{RequeueAfter: d}`; `Action::requeue(d)` | [`Action::RequeueAfter`], [`Action::requeue_after`], [`Action::requeue`] | |
+//! | `Result{Requeue: true}` | [`Action::Requeue`], [`Action::requeue_rate_limited`] | after the rate-limited backoff |
 //! | `reconcile.TerminalError(err)` | [`ReconcileError::terminal`] | not retried |
 //! | a returned error; `error_policy` | [`ReconcileError::transient`]; [`KeyReconciler::on_error`], [`Reconcile::on_error`], [`ReconcilerFn::error_policy`] | |
 //! | `NewControllerManagedBy(mgr).For(&T{})`; `Controller::new(api, config)` | [`Manager::controller`], [`Controller::builder`], [`Controller::with_client`]; or `#[derive(`[`ControllerSpec`]`)]` | |
@@ -248,6 +248,11 @@
 //! | `meta.SetStatusCondition` and the other condition helpers | [`conditions`] | see Utilities |
 //! | `mgr.GetEventRecorderFor(name)`; `events::Recorder` | [`Context::recorder`], [`ControllerBuilder::event_recorder`] | |
 //! | the cached client's `Get`, `List`; `reflector::Store` | [`Context::lister`], [`Controller::lister`], [`Lister`] | |
+//! | kube-runtime's `watcher(api, watcher::Config::default().labels(s))` | [`InformerFactory::informer`] with [`InformerParams::namespaced`] or [`InformerParams::all`] and [`InformerParams::labels`], then [`SharedIndexInformer::add_handler`] | handlers are callbacks, not a stream: send to a channel for async work |
+//! | `reflector::store()`, `Store::wait_until_ready`, `Store::state` | [`SharedIndexInformer::lister`], [`InformerFactory::wait_for_sync`], [`Lister::list`] | |
+//! | `watcher::Event::Init`, `InitApply`, `InitDone`; `Apply`; `Delete` | [`Notification`]`::Add { is_initial_list: true, .. }`, then [`HandlerRegistration::wait_synced`]; `Add` or `Update { old, new }`; `Delete` | a handler sees the old object too |
+//! | `WatchStreamExt::modify`; `.default_backoff()` | [`InformerBuilder::transform`], [`InformerFactory::drop_managed_fields`]; backoff is built in | |
+//! | `Api::all_with(client, &ar)` with `watcher` | [`InformerFactory::dynamic_informer`] | |
 //! | `mgr.GetFieldIndexer().IndexField` | [`ControllerBuilder::index`], [`ControllerBuilder::indexed_by`], [`#[indexer]`](crate::indexer) | |
 //! | `Cache.DefaultNamespaces`; `Api::namespaced` | [`ControllerBuilder::namespace`] | |
 //! | `manager.New(config, options)` | [`Manager::new`] | |
@@ -260,8 +265,6 @@
 //! | Gomega's `Eventually`, `Consistently` | `informer::testing::eventually`, `informer::testing::consistently` | feature `testing`; tokio time, so paused time works |
 //! | the fake client | `informer::testing::TestApiServer` | feature `testing`; in process |
 //!
-//! Note that kube-runtime's `Action::requeue(d)` is [`Action::RequeueAfter`]; this crate's
-//! [`Action::requeue`] waits for the key's backoff instead.
 //!
 //! [`ThreadSafeStore::new`]: crate::ThreadSafeStore::new
 //! [`ThreadSafeStore::with_key_fn`]: crate::ThreadSafeStore::with_key_fn
@@ -375,6 +378,8 @@
 //! [`Lister::new`]: crate::runtime::Lister::new
 //! [`Lister::namespaced`]: crate::runtime::Lister::namespaced
 //! [`Lister::list`]: crate::runtime::Lister::list
+//! [`Notification`]: crate::Notification
+//! [`InformerFactory::drop_managed_fields`]: crate::runtime::InformerFactory::drop_managed_fields
 //! [`Lister::list_matching`]: crate::runtime::Lister::list_matching
 //! [`Lister::list_by_labels`]: crate::runtime::Lister::list_by_labels
 //! [`Lister::by_index_name`]: crate::runtime::Lister::by_index_name
@@ -472,6 +477,7 @@
 //! [`Action::requeue_after`]: crate::runtime::controller::Action::requeue_after
 //! [`Action::Requeue`]: crate::runtime::controller::Action::Requeue
 //! [`Action::requeue`]: crate::runtime::controller::Action::requeue
+//! [`Action::requeue_rate_limited`]: crate::runtime::controller::Action::requeue_rate_limited
 //! [`ReconcileError::terminal`]: crate::runtime::controller::ReconcileError::terminal
 //! [`ReconcileError::transient`]: crate::runtime::controller::ReconcileError::transient
 //! [`Manager`]: crate::runtime::Manager

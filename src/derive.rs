@@ -345,6 +345,11 @@
 //! server runs the garbage collector and namespace lifecycle but no kubelet or workload
 //! controllers: a test writes a Pod's or a Deployment's status itself.
 //!
+//! A test of a schedule (a `resync`, a `requeue_after`) can run in virtual time: tokio's
+//! paused clock needs the current-thread runtime, `#[tokio::test(start_paused = true)]`,
+//! and the controller and the server then run in virtual time (see `informer::testing::wait`).
+//! Otherwise use `#[tokio::test(flavor = "multi_thread", worker_threads = 2)]`, as below.
+//!
 //! ```
 //! use informer::prelude::*;
 //! // In a controller's crate: `informer::testing::{...}` (the `testing` feature).

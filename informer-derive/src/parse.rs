@@ -54,6 +54,10 @@ pub fn parse_entries(
                 cx.error_spanned_by(&tt, format!("expected `,` after `{name}`"));
                 skip_to_comma(input);
             }
+        } else if let Some(hint) = habit_hint(&name, known) {
+            cx.error_spanned_by(&key, format!("unknown key `{name}` in {what}; {hint}"));
+            unknown = true;
+            skip_to_comma(input);
         } else if let Some(guess) = did_you_mean(&name, known) {
             cx.error_spanned_by(
                 &key,
@@ -80,6 +84,30 @@ pub fn parse_entries(
         }
     }
     unknown
+}
+
+/// What to write instead of a key that another controller library has (kube-runtime,
+/// controller-runtime, java-operator-sdk) and that a typo guess would get wrong: `requeue`
+/// is not a misspelt `queue`. Only for lists that have the key the hint names.
+fn habit_hint(name: &str, known: &[&str]) -> Option<&'static str> {
+    let (needs, hint) = match name {
+        "requeue"
+        | "requeue_after"
+        | "requeue_period"
+        | "reconcile_every"
+        | "interval"
+        | "max_reconciliation_interval" => (
+            "resync",
+            "to reconcile every object periodically, write `resync = \"5m\"`; for one \
+             object, return `Action::requeue_after(d)` from its reconcile",
+        ),
+        "concurrency" | "max_concurrent_reconciles" | "max_concurrent" | "threads" => (
+            "workers",
+            "the number of reconciles run at once is `workers = N`",
+        ),
+        _ => return None,
+    };
+    known.contains(&needs).then_some(hint)
 }
 
 fn skip_to_comma(input: ParseStream<'_>) {

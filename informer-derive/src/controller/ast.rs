@@ -279,6 +279,13 @@ impl Controller {
     }
 }
 
+/// The resource named in one of [`Related::parse`]'s examples (`owns(ReplicaSet)`).
+fn example_resource(example: &str) -> &str {
+    let start = example.find('(').map_or(0, |i| i + 1);
+    let rest = &example[start..];
+    &rest[..rest.find([',', ')']).unwrap_or(rest.len())]
+}
+
 impl Related {
     fn parse(cx: &Ctxt, keyword: &Ident, input: ParseStream<'_>) -> syn::Result<Self> {
         let example = if keyword == WATCHES {
@@ -289,6 +296,21 @@ impl Related {
             "owns(ReplicaSet)"
         };
         if !input.peek(syn::token::Paren) {
+            // `owns = ConfigMap` (kube-runtime's and JOSDK's habit): show it the right way
+            // round, with the user's own type.
+            let fork = input.fork();
+            let written = (fork.parse::<syn::Token![=]>().is_ok())
+                .then(|| fork.parse::<Type>().ok())
+                .flatten()
+                .map(|ty| {
+                    let ty = quote::ToTokens::to_token_stream(&ty).to_string();
+                    let ty = ty
+                        .replace(" :: ", "::")
+                        .replace(" < ", "<")
+                        .replace(" >", ">");
+                    example.replacen(example_resource(example), &ty, 1)
+                });
+            let example = written.as_deref().unwrap_or(example);
             return Err(syn::Error::new(
                 keyword.span(),
                 format!("`{keyword}` takes the resource in parentheses: write `{example}`"),

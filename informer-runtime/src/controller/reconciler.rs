@@ -332,7 +332,8 @@ where
 ///
 /// assert_eq!(Action::done(), Action::Done);
 /// assert_eq!(Action::requeue_after(Duration::from_secs(30)).requeue_delay(), Some(Duration::from_secs(30)));
-/// assert_eq!(Action::requeue(), Action::Requeue);
+/// assert_eq!(Action::requeue(Duration::from_secs(30)), Action::RequeueAfter(Duration::from_secs(30)));
+/// assert_eq!(Action::requeue_rate_limited(), Action::Requeue);
 /// assert_eq!(Action::default(), Action::Done);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -370,10 +371,7 @@ impl Action {
         Action::Done
     }
 
-    /// [`Action::Done`], by kube-runtime's name: wait for the next change. (kube-runtime's
-    /// `Action::requeue(d)` is [`requeue_after`](Self::requeue_after) here;
-    /// [`requeue`](Self::requeue) is controller-runtime's `Requeue: true`, after the key's
-    /// backoff.)
+    /// [`Action::Done`], by kube-runtime's name: wait for the next change.
     ///
     /// ```
     /// # use informer_runtime::controller::Action;
@@ -394,16 +392,30 @@ impl Action {
         Action::RequeueAfter(delay)
     }
 
-    /// [`Action::Requeue`]: reconcile again after the key's rate-limited backoff. Not
-    /// kube-runtime's `Action::requeue(d)`, which takes a delay: that is
-    /// [`requeue_after`](Self::requeue_after).
+    /// [`Action::RequeueAfter`] with `delay`, by kube-runtime's name and meaning
+    /// (kube-runtime's `Action::requeue(d)`): the same as
+    /// [`requeue_after`](Self::requeue_after). controller-runtime's `Result{Requeue: true}`
+    /// is [`requeue_rate_limited`](Self::requeue_rate_limited).
     ///
     /// ```
     /// # use informer_runtime::controller::Action;
-    /// assert_eq!(Action::requeue(), Action::Requeue);
-    /// assert_eq!(Action::requeue().requeue_delay(), None, "the rate limiter picks the delay");
+    /// use std::time::Duration;
+    /// assert_eq!(Action::requeue(Duration::from_secs(300)), Action::requeue_after(Duration::from_secs(300)));
     /// ```
-    pub fn requeue() -> Self {
+    pub fn requeue(delay: Duration) -> Self {
+        Action::RequeueAfter(delay)
+    }
+
+    /// [`Action::Requeue`]: reconcile again after the key's rate-limited backoff, which is
+    /// not forgotten (controller-runtime's `Result{Requeue: true}`). Not a polling
+    /// schedule: for that, [`requeue_after`](Self::requeue_after).
+    ///
+    /// ```
+    /// # use informer_runtime::controller::Action;
+    /// assert_eq!(Action::requeue_rate_limited(), Action::Requeue);
+    /// assert_eq!(Action::requeue_rate_limited().requeue_delay(), None, "the rate limiter picks the delay");
+    /// ```
+    pub fn requeue_rate_limited() -> Self {
         Action::Requeue
     }
 

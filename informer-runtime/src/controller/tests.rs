@@ -312,7 +312,7 @@ async fn requeue_goes_through_the_rate_limiter_which_it_does_not_forget() {
     let h = Harness::new();
     h.create("ns", "a");
     let (tx, mut rx) = unbounded_channel();
-    let script = vec![Action::requeue(); 4];
+    let script = vec![Action::requeue_rate_limited(); 4];
     let controller = h.builder().build(scripted(script, tx)).unwrap();
     let state = controller.runner.state.clone();
     let (cancel, run) = spawn_run(controller);

@@ -89,7 +89,7 @@ async fn requeue_is_rate_limited_and_counted_as_controller_runtime_counts_it() {
             };
             async move {
                 Ok(if n <= 3 {
-                    Action::requeue()
+                    Action::requeue_rate_limited()
                 } else {
                     Action::Done
                 })
