@@ -59,7 +59,11 @@
 //! controlled by another owner), that object is left alone, the reconcile fails (tried
 //! again every 15 s) and a Warning Event `ErrResourceExists` on the parent says why; an
 //! object controlled by the parent (made by the operator this one replaces) is adopted.
-//! Replacing another operator, give this one its field manager with `name = "..."`. A `reconcile` written
+//! Replacing another operator, give this one its field manager with `name = "..."`. A
+//! child write the server refuses (a field that cannot change, such as a Job's pod
+//! template) is retried and reported on the parent as a Warning Event `FailedUpdate` (or
+//! `FailedCreate`): name such a child after what it is made from (a hash of the spec), so
+//! that a change makes a new one and the old one goes. A `reconcile` written
 //! beside the children runs after them and reads what they did with
 //! [`ctx.children_report()`](crate::runtime::controller::Context::children_report) (the
 //! children created, updated and deleted: say, to record an Event for each one created
@@ -193,7 +197,10 @@
 //! per resource, named after the Rust type's plural in snake_case (`ctx.deployments()`,
 //! `ctx.replica_sets()`, `ctx.network_policies()`; a view `PodView` is `ctx.pod_views()`,
 //! unless named with `lister = pods`), each a
-//! [`Lister`](crate::runtime::Lister). Writes made through `ctx.client()` or `ctx.api()`
+//! [`Lister`](crate::runtime::Lister). Only declared kinds are cached: there is no
+//! `ctx.config_maps()` until the attribute names ConfigMaps (`owns(ConfigMap)`,
+//! `watches(ConfigMap, mapper = f)`, `children(ConfigMap, ..)`); read any other kind live
+//! with `ctx.api::<ConfigMap>(namespace).get(name)`. Writes made through `ctx.client()` or `ctx.api()`
 //! (and by declared children) are recorded for read-your-own-writes (on by default, see
 //! [`ControllerBuilder::read_your_writes`](crate::runtime::controller::ControllerBuilder::read_your_writes)):
 //! the next reconcile of the same key runs only once every cache the writes touched holds

@@ -9,6 +9,7 @@ use syn::{Data, DeriveInput, LitStr, Path};
 
 use super::ast::{Controller, NamespaceChoice, Related, Resource};
 use crate::ctxt::Ctxt;
+use crate::symbol::OWNS;
 
 pub fn check(cx: &Ctxt, input: &DeriveInput, c: &Controller) {
     check_shape(cx, input);
@@ -278,6 +279,22 @@ fn watches(c: &Controller) -> Vec<Watch> {
     primary.chain(related).collect()
 }
 
+/// The type of the `children` declaration that makes `watch` (an `owns` of the same type,
+/// where the two would be read through one accessor) redundant, either way round.
+fn owns_beside_children(seen: &[Watch], watch: &Watch) -> Option<String> {
+    let plain = |w: &Watch| w.ty.strip_prefix("children ").map(str::to_owned);
+    let same_scope = |a: &Watch, b: &Watch| a.namespace == b.namespace;
+    seen.iter().find_map(|earlier| {
+        let pair = match (plain(earlier), plain(watch)) {
+            (Some(ty), None) if watch.relation == OWNS && ty == watch.ty => Some(ty),
+            (None, Some(ty)) if earlier.relation == OWNS && ty == earlier.ty => Some(ty),
+            _ => None,
+        };
+        pair.filter(|_| same_scope(earlier, watch))
+            .map(|ty| ty.rsplit("::").next().unwrap_or(&ty).to_owned())
+    })
+}
+
 fn check_duplicates(cx: &Ctxt, c: &Controller) {
     let mut seen: Vec<Watch> = Vec::new();
     let mut children: HashSet<String> = HashSet::new();
@@ -303,7 +320,11 @@ fn check_duplicates(cx: &Ctxt, c: &Controller) {
                 format!("`{short}` is already watched this way by this controller, in the same namespace with the same selectors; merge the two (one `filter = f` can combine two filters with `Filter::or`), or give this watch another `namespace`, `all_namespaces`, `labels` or `fields`, and its own `lister = ...`"),
             );
         } else if !accessors.insert(accessor.clone()) {
-            let advice = if seen.iter().any(|w| w.ty == watch.ty) {
+            let advice = if let Some(children_of) = owns_beside_children(&seen, &watch) {
+                format!(
+                    "`children({children_of}, ..)` already watches its `{short}`s (a child that changes reconciles its parent): remove `owns({short})`, unless reconcile makes other `{short}`s itself; then give this watch its own name with `lister = ...`"
+                )
+            } else if seen.iter().any(|w| w.ty == watch.ty) {
                 format!(
                     "`{short}` is watched twice; give this watch its own name with `lister = ...` (say `lister = other_{accessor}`)"
                 )

@@ -1524,6 +1524,53 @@ async fn first_warning_about(client: &Client, name: &str) -> (String, String) {
 }
 
 #[tokio::test]
+async fn a_child_update_the_server_refuses_is_reported_on_the_parent_as_failed_update() {
+    // A field that cannot change (here: the data of a Secret made immutable by hand) makes
+    // every apply a 422; retrying cannot help, so the parent's events say why its child no
+    // longer follows it, as the workload controllers' FailedCreate does.
+    let server = server().await;
+    let client = server.client();
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    parents
+        .create(
+            &PostParams::default(),
+            &parent("default", "app", &[("token", "t1")]),
+        )
+        .await
+        .unwrap();
+    let (cancel, run) = run_secrets_controller(client.clone());
+    eventually_async("the child is made", async || {
+        secret(&client, "app-token").await.is_some()
+    })
+    .await;
+    Api::<Secret>::namespaced(client.clone(), "default")
+        .patch(
+            "app-token",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"immutable": true})),
+        )
+        .await
+        .unwrap();
+    parents
+        .patch(
+            "app",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"data": {"token": "t2"}})),
+        )
+        .await
+        .unwrap();
+    let warning = first_warning_about(&client, "app").await;
+    assert_eq!(warning.0, "FailedUpdate");
+    assert!(
+        warning.1.contains("Secret default/app-token") && warning.1.contains("immutable"),
+        "{}",
+        warning.1
+    );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
 async fn a_child_whose_name_is_taken_by_an_object_the_controller_did_not_make_is_left_alone() {
     // As client-go's sample-controller refuses a Deployment its Foo does not control
     // (ErrResourceExists): the object is neither taken over (an apply would force the

@@ -620,7 +620,9 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     ///   ([`name`](Self::name)): the fields only the old manager set are then removed or
     ///   reset by the first apply, where under another manager they would stay, co-owned;
     /// - **deletes** the cached children of the parent that are no longer wanted (only what
-    ///   it made: its cache holds nothing else);
+    ///   it made: its cache holds nothing else), after the wanted ones are written: a parent
+    ///   whose child changes name has both for a moment (create before delete), so an "at
+    ///   most N children" invariant must allow for it;
     /// - **watches** them: every child carries the label [`CONTROLLER_LABEL`] (the
     ///   controller's name), the controller caches its children through it, and a child
     ///   that changes (or is deleted) reconciles its parent;
@@ -629,7 +631,16 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     /// - logs what it created, updated and deleted (info), and fails the reconcile
     ///   (transient: retried) if a request fails; a mistake in what is declared (a child
     ///   without a name, two with one name, one outside the namespace children are watched
-    ///   in) fails it as a terminal error.
+    ///   in) fails it as a terminal error. A write the API server refuses for what it holds
+    ///   (`400`, `403`, `422`) is also reported on the parent as a Warning Event,
+    ///   `FailedCreate` or `FailedUpdate`.
+    ///
+    /// **Fields that cannot change** (a Job's pod template, a Service's `clusterIP`, a
+    /// StatefulSet's `volumeClaimTemplates`, the data of an immutable Secret): a wanted
+    /// child that changes one is refused with `422` on every retry, and the child stays as
+    /// it was. Put what such a field depends on into the child's name (a hash of the
+    /// spec, a generation), so that a change makes a new child and the old one is deleted
+    /// as unwanted.
     ///
     /// **Access** (the RBAC rules of the controller's ServiceAccount): on the child type,
     /// `list` and `watch` (its cache), `get` (the read before a create), `patch` (server-side

@@ -341,18 +341,46 @@ where
     }
 
     /// Reports `error` (a child this parent cannot have) on the parent as a Warning Event,
-    /// as client-go's sample-controller reports `ErrResourceExists`. A failure to publish is
-    /// logged: the reconcile's error says it already.
+    /// as client-go's sample-controller reports `ErrResourceExists`.
     async fn report_taken(&self, parent: &P, error: &ChildrenError) {
+        self.warn(parent, "ErrResourceExists", error).await;
+    }
+
+    /// Reports a write of a child that the API server refused for what it holds (`400`,
+    /// `403`, `422`: a field that cannot change, a value a webhook or a policy refuses) on
+    /// the parent as a Warning Event, `FailedCreate` or `FailedUpdate` as the workload
+    /// controllers report theirs: retrying the same write cannot help, so the parent's
+    /// events, not only the controller's log, should say why its children do not follow it.
+    async fn report_refused(&self, parent: &P, error: &ChildrenError, exists: bool) {
+        let ChildrenError::Apply {
+            source: kube::Error::Api(status),
+            ..
+        } = error
+        else {
+            return;
+        };
+        if matches!(status.code, 400 | 403 | 422) {
+            let reason = if exists {
+                "FailedUpdate"
+            } else {
+                "FailedCreate"
+            };
+            self.warn(parent, reason, error).await;
+        }
+    }
+
+    /// Publishes a Warning Event on the parent. A failure to publish is logged: the
+    /// reconcile's error says it already.
+    async fn warn(&self, parent: &P, reason: &str, error: &ChildrenError) {
         let event = Event {
             type_: EventType::Warning,
-            reason: "ErrResourceExists".into(),
+            reason: reason.into(),
             action: "ApplyChild".into(),
             note: Some(error.to_string()),
             related: None,
         };
         if let Err(publish_error) = self.recorder.publish_for(parent, &event).await {
-            tracing::debug!(error = %publish_error, "the Event of a taken child was not recorded");
+            tracing::debug!(error = %publish_error, reason, "a Warning Event on a parent was not recorded");
         }
     }
 
@@ -629,6 +657,7 @@ where
                     // There already, unseen by the cache: kept as it is.
                     Ok(None) => report.unchanged += 1,
                     Err(error) => {
+                        self.report_refused(parent, &error, false).await;
                         first_error.get_or_insert(error);
                     }
                 }
@@ -638,6 +667,7 @@ where
                 Ok(uid) if exists => report.updated.push(Self::child_ref(&child_key, uid)),
                 Ok(uid) => report.created.push(Self::child_ref(&child_key, uid)),
                 Err(error) => {
+                    self.report_refused(parent, &error, exists).await;
                     first_error.get_or_insert(error);
                 }
             }
