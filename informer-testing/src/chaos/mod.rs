@@ -258,6 +258,12 @@ impl Chaos {
     /// `leader_election`. A crashed replica's shards move after their Leases' duration, so
     /// keep [`converge_within`](Self::converge_within) above it.
     ///
+    /// With the `informer` crate's `Manager`, hand the identity to its leader election on
+    /// the Lease this test watches: `manager.leader_election(LeaderElectionConfig::new(
+    /// "my-controller", "default", identity))` beside `.leader_election("default",
+    /// "my-controller")` here (the same namespace and Lease name; in production,
+    /// `LeaderElectionConfig::for_client` picks the identity).
+    ///
     /// ```no_run
     /// use informer_testing::chaos::Chaos;
     /// # async fn my_controller(_c: kube::Client, _s: tokio_util::sync::CancellationToken, _id: String) {}
