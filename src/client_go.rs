@@ -87,6 +87,7 @@
 //! | `factory.Start`, `Shutdown` | [`InformerFactory::start`], [`InformerFactory::shutdown`] | |
 //! | `factory.WaitForCacheSync` | [`InformerFactory::wait_for_sync`] | a timeout; says which did not sync |
 //! | `dynamicinformer.NewDynamicSharedInformerFactory` | [`InformerFactory::dynamic_informer`] | `DynamicObject`s |
+//! | `factory.InformerFor(obj, newFunc)` with a custom `Indexer` | [`InformerFactory::informer_with_store`], [`InformerFactory::cluster_informer_with_store`] | the first caller's store is the cache |
 //!
 //! # Listers
 //!
@@ -140,7 +141,7 @@
 //! | `Callbacks.OnNewLeader(identity)` | [`LeaderState::Standby`] | its `holder` |
 //! | `WatchDog`, `NewLeaderHealthzAdaptor` | [`HealthzAdaptor::new`], [`HealthzAdaptor::set_leader_elector`] | a [`Manager`] wires it |
 //! | `NewLeaderElector` | [`LeaderElector::try_new`] | the same config checks |
-//! | `RunOrDie` | [`LeaderElector::new`], then [`LeaderElector::run`] | `new` panics on a bad config |
+//! | `RunOrDie` | [`LeaderElector::new`], then [`LeaderElector::run`]; the callbacks: a loop over [`LeaderElector::subscribe`] (the example in [`leader`](crate::runtime::leader)) | `new` panics on a bad config; the loop ends on the shutdown token, not on the channel |
 //! | `IsLeader`, `GetLeader` | [`LeaderElector::is_leader`], [`LeaderElector::leader`] | `None` for Go's `""` |
 //! | `Check(maxTolerableExpiredLease)` | [`LeaderElector::check`], [`HealthzAdaptor::check`] | |
 //!
@@ -369,6 +370,8 @@
 //! [`InformerFactory::shutdown`]: crate::runtime::InformerFactory::shutdown
 //! [`InformerFactory::wait_for_sync`]: crate::runtime::InformerFactory::wait_for_sync
 //! [`InformerFactory::dynamic_informer`]: crate::runtime::InformerFactory::dynamic_informer
+//! [`InformerFactory::informer_with_store`]: crate::runtime::InformerFactory::informer_with_store
+//! [`InformerFactory::cluster_informer_with_store`]: crate::runtime::InformerFactory::cluster_informer_with_store
 //! [`InformerParams::all`]: crate::runtime::InformerParams::all
 //! [`InformerParams::namespaced`]: crate::runtime::InformerParams::namespaced
 //! [`InformerParams::labels`]: crate::runtime::InformerParams::labels

@@ -440,6 +440,43 @@ impl InformerFactory {
         self.namespaced(&K::DynamicType::default(), params, store)
     }
 
+    /// As [`informer`](Self::informer), over `store`, a cache backend of your own (client-go's
+    /// `NewSharedIndexInformer` with a custom `Indexer`): an empty store that no other
+    /// informer uses, say a [`CompactStore`] with other settings or a store that also
+    /// counts or persists. The informer is still the factory's: shared, started and waited
+    /// for with the others. One informer per identity: if one exists already (asked for
+    /// earlier through any method), it keeps its own cache and `store` is dropped unused
+    /// (`Arc::ptr_eq` of the handle's `indexer()` and yours tells).
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    /// use informer_runtime::compact_store::CompactStore;
+    /// use informer_runtime::factory::{InformerFactory, InformerParams};
+    /// use k8s_openapi::api::core::v1::Pod;
+    ///
+    /// # fn demo(client: kube::Client) {
+    /// let factory = InformerFactory::new(client);
+    /// let store = Arc::new(CompactStore::<Pod>::with_key_fn(informer_core::resource_key, 4_096));
+    /// let pods = factory.informer_with_store::<Pod>(InformerParams::all(), store);
+    /// # let _ = pods;
+    /// # }
+    /// ```
+    ///
+    /// # Panics
+    /// On a factory made with [`without_client`](Self::without_client).
+    pub fn informer_with_store<K>(
+        &self,
+        params: InformerParams,
+        store: Arc<dyn Indexer<K>>,
+    ) -> InformerHandle<K>
+    where
+        K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+        K::DynamicType: Default,
+        K::Scope: NamespacedScope,
+    {
+        self.namespaced(&K::DynamicType::default(), params, Some(store))
+    }
+
     fn namespaced<K>(
         &self,
         dyntype: &K::DynamicType,
@@ -510,6 +547,29 @@ impl InformerFactory {
     {
         let store = self.inner.cache.store::<K>();
         self.cluster(params, store)
+    }
+
+    /// As [`cluster_informer`](Self::cluster_informer), over `store`, a cache backend of your
+    /// own (see [`informer_with_store`](Self::informer_with_store)).
+    ///
+    /// # Panics
+    /// On a factory made with [`without_client`](Self::without_client).
+    pub fn cluster_informer_with_store<K>(
+        &self,
+        params: InformerParams,
+        store: Arc<dyn Indexer<K>>,
+    ) -> InformerHandle<K>
+    where
+        K: Resource<Scope = kube::core::ClusterResourceScope>
+            + Clone
+            + DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+        K::DynamicType: Default,
+    {
+        self.cluster(params, Some(store))
     }
 
     /// The cluster-scoped informer of `K` (a namespace in `params` is ignored with a warning).

@@ -278,11 +278,18 @@ impl LeaderElector {
     /// (intermediate states may be skipped if it does not keep up, as with any
     /// `watch` channel — the term token tells the truth about a term either way).
     ///
+    /// The channel stays open when [`run`](Self::run) returns (it may be run again), so a
+    /// loop over it ends on the token given to `run`, not on the channel:
+    ///
     /// ```no_run
-    /// # use informer_runtime::leader::{LeaderElectionConfig, LeaderElector, LeaderState};
-    /// # async fn demo(elector: LeaderElector) {
+    /// # use informer_runtime::leader::{CancellationToken, LeaderElectionConfig, LeaderElector, LeaderState};
+    /// # async fn demo(elector: LeaderElector, shutdown: CancellationToken) {
     /// let mut states = elector.subscribe();
-    /// while states.changed().await.is_ok() {
+    /// loop {
+    ///     tokio::select! {
+    ///         () = shutdown.cancelled() => break,
+    ///         changed = states.changed() => if changed.is_err() { break },
+    ///     }
     ///     if let LeaderState::Leading { term } = &*states.borrow_and_update() {
     ///         println!("leading until {:?} is cancelled", term);
     ///     }

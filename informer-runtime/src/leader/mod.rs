@@ -64,11 +64,15 @@
 //! loop {
 //!     let state = states.borrow_and_update().clone();
 //!     if let LeaderState::Leading { term } = state {
-//!         // Leader-only work; returns once `term` is cancelled.
+//!         // Leader-only work (client-go's OnStartedLeading); returns once `term` is
+//!         // cancelled: lost, or shut down.
 //!         reconcile_everything(term).await;
 //!     }
-//!     if states.changed().await.is_err() {
-//!         break;
+//!     // The channel outlives `run` (which may be called again), so it does not end the
+//!     // loop: the shutdown does, as RunOrDie returns when its context is done.
+//!     tokio::select! {
+//!         () = shutdown.cancelled() => break,
+//!         changed = states.changed() => if changed.is_err() { break },
 //!     }
 //! }
 //! # }

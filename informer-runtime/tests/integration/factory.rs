@@ -197,6 +197,34 @@ async fn last_user_gone_closes_the_watch_and_shutdown_closes_the_rest() {
 }
 
 #[tokio::test]
+async fn a_store_given_to_the_factory_is_the_shared_informers_cache_and_the_first_one_wins() {
+    use informer_core::store::ThreadSafeStore;
+    use informer_core::{Indexer, resource_key};
+    use std::sync::Arc;
+    let server = server().await;
+    create(&server, cm("default", "a", &[])).await;
+    let factory = InformerFactory::new(server.client());
+    let mine: Arc<dyn Indexer<ConfigMap>> = Arc::new(ThreadSafeStore::with_key_fn(resource_key));
+    let handle = factory
+        .informer_with_store::<ConfigMap>(InformerParams::namespaced("default"), mine.clone());
+    assert!(Arc::ptr_eq(&handle.indexer(), &mine));
+    // Asked for again, the informer is shared and keeps its cache: a second store is unused.
+    let other: Arc<dyn Indexer<ConfigMap>> = Arc::new(ThreadSafeStore::with_key_fn(resource_key));
+    let again = factory
+        .informer_with_store::<ConfigMap>(InformerParams::namespaced("default"), other.clone());
+    assert!(again.same_informer(&handle));
+    assert!(!Arc::ptr_eq(&again.indexer(), &other));
+    factory.start();
+    factory
+        .wait_for_sync(Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(sorted_names(&mine.list()), ["a"]);
+    assert!(other.list().is_empty());
+    factory.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_compact_cache_policy_keeps_objects_encoded_and_decodes_them_on_read() {
     use informer_runtime::factory::CachePolicy;
     let server = server().await;
