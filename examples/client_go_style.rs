@@ -18,7 +18,8 @@
 //! a handler or lister in use, until the factory shuts down); `AddEventHandler` →
 //! `add_handler(HandlerFns, resync)`; `DeletedFinalStateUnknown` →
 //! [`Deleted::FinalStateUnknown`]; `metav1.GetControllerOf` → [`controller_owner`];
-//! `workqueue.NewTypedRateLimitingQueue` → [`WorkQueue::new`]; `WaitForCacheSync` →
+//! `workqueue.NewTypedRateLimitingQueue(DefaultTypedControllerRateLimiter())` →
+//! [`WorkQueue::new`] (another limiter: `WorkQueue::with_rate_limiter`); `WaitForCacheSync` →
 //! `factory.wait_for_sync`; `Lister().ConfigMaps(ns).Get(name)` →
 //! `lister().namespaced(ns).get(name)`.
 //!

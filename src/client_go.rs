@@ -106,7 +106,7 @@
 //! | client-go | here | note |
 //! | --- | --- | --- |
 //! | `workqueue.NewTyped`, `NewTypedDelayingQueue` | [`WorkQueue::new`] | one type: delaying and rate-limited |
-//! | `NewTypedRateLimitingQueue(limiter)` | [`WorkQueue::with_rate_limiter`] | |
+//! | `NewTypedRateLimitingQueue(limiter)` | [`WorkQueue::with_rate_limiter`] | with `DefaultTypedControllerRateLimiter()`: [`WorkQueue::new`] |
 //! | `NewTypedRateLimitingQueueWithConfig(limiter, config)` | [`WorkQueue::builder`], [`QueueBuilder::rate_limiter`], [`QueueBuilder::build`] | |
 //! | `TypedRateLimitingQueueConfig.Name`, `MetricsProvider` | [`QueueBuilder::name`], [`QueueBuilder::metrics`] | `Clock`: tokio's |
 //! | `TypedRateLimitingInterface` | [`Queue`] | all the methods below |

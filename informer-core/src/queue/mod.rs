@@ -114,8 +114,11 @@ pub trait Queue<T>: Send + Sync {
 
     /// Hands out a ready item without waiting, with the same guarantees as
     /// [`get`](Queue::get); `None` if no item is ready, or if the queue does not offer this
-    /// (the default). Through `dyn Queue`, [`get`](Queue::get) boxes its future: a worker that
-    /// tries this first pays for that only when it has to wait.
+    /// (the default, and a [`QueueWrapper`]'s unless it forwards
+    /// it). Through `dyn Queue`, [`get`](Queue::get) boxes its future: a worker that tries
+    /// this first pays for that only when it has to wait. So `None` does not prove the queue
+    /// empty: a test asking "nothing is ready" should check [`len`](Queue::len), or wait on
+    /// `get` with a timeout.
     ///
     /// ```
     /// use informer_core::Queue;

@@ -263,10 +263,14 @@ async fn apiserver_restart(server: &Server) {
     let running = Running::start(informer.clone());
     holds(&running, server, &["a"]).await;
     server.restart_apiserver().await;
+    // The test's own writes come from a client made after the restart: a pooled
+    // connection from before it may fail its next request, on either server.
+    let api = server.widgets();
     create(&api, "b", &[], 1).await;
     update(&api, "a", 2).await;
     holds(&running, server, &["a", "b"]).await;
     server.restart_storage().await;
+    let api = server.widgets();
     create(&api, "c", &[], 1).await;
     delete(&api, "b").await;
     holds(&running, server, &["a", "c"]).await;

@@ -271,6 +271,9 @@ async fn informer_relists_after_a_server_restart_that_lost_data() {
     let running = Running::start(informer.clone());
     assert!(informer.wait_for_sync().await);
     server.faults().restart(RestartMode::ResetData);
+    // The test's own write comes from a client made after the restart (a pooled
+    // connection from before it may fail its next request).
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     api.create(&pp, &cm("c", "1")).await.unwrap();
     let expected = server_state(&api).await;
     eventually("the cache matches the reset server", || {

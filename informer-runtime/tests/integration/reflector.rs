@@ -406,6 +406,9 @@ async fn reflector_recovers_from_a_restart_that_keeps_data_without_relisting() {
     cache.has(&["a"]).await;
     watching(&server).await;
     server.faults().restart(RestartMode::KeepData);
+    // The test's own write comes from a client made after the restart (a pooled
+    // connection from before it may fail its next request).
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     create(&api, "b", "1").await;
     cache.has(&["a", "b"]).await;
     assert_eq!(server.faults().request_count(Verb::List), 1);
