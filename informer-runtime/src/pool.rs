@@ -80,14 +80,9 @@ fn default_threads() -> usize {
 
 /// Runs `job` on a decode thread (on the caller's thread if there is none) and returns its
 /// result when done. A panicking job is logged and its result never comes
-/// ([`Done::Lost`]).
-///
-/// Called on a current-thread tokio runtime, the job runs on the runtime's blocking pool
-/// (`spawn_blocking`) instead: that is the runtime tests pause time on, and a paused clock
-/// jumps to the next timer whenever its one thread has nothing to do, unless work of its
-/// own blocking pool is running. A decode on a thread of ours made a paused test's list
-/// take 30 s or more of virtual time, firing every timer due meanwhile.
-pub(crate) fn run<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> Done<T> {
+/// ([`Done::Lost`]). `hold` keeps a current-thread runtime's clock still while the job runs
+/// (see [`Hold`]).
+fn run<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static, hold: &Arc<Hold>) -> Done<T> {
     if threads() == 0 {
         return match catch_unwind(AssertUnwindSafe(job)) {
             Ok(value) => Done::Ready(Some(value)),
@@ -97,22 +92,71 @@ pub(crate) fn run<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -
             }
         };
     }
+    let held = hold.enter();
     let (tx, rx) = oneshot::channel();
-    let job = move || {
+    submit(Box::new(move || {
         let _ = tx.send(job());
-    };
-    match tokio::runtime::Handle::try_current() {
-        Ok(runtime) if runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread => {
-            // A panic drops `tx`: the result never comes, as from a decode thread.
+        // Let go only once the result is there (on a panic too: `held` is dropped).
+        drop(held);
+    }));
+    Done::Pending(rx)
+}
+
+/// Keeps tokio's paused clock still while a stream's decode jobs run.
+///
+/// A paused clock (tests; only a current-thread runtime can pause) jumps to the next timer
+/// whenever the runtime's one thread has nothing to do, unless work of its own blocking
+/// pool runs: it does not wait for threads of ours. A paused test's sync of a 1 MB list took
+/// 30-103 s of virtual time, firing every timer due meanwhile. So on a current-thread
+/// runtime, while any job of the stream runs, one task of the runtime's blocking pool waits
+/// for them (started when the stream's jobs go from none to some). The jobs themselves stay
+/// on the decode threads, which free what they decode (running them on the blocking pool
+/// instead cost a current-thread runtime a quarter of its I1 rate).
+#[derive(Default)]
+pub(crate) struct Hold {
+    running: Mutex<usize>,
+    idle: Condvar,
+}
+
+/// A job of a [`Hold`] in flight; dropping it ends the job.
+pub(crate) struct Held(Option<Arc<Hold>>);
+
+impl Hold {
+    /// Counts a job in flight, on a current-thread runtime (nothing otherwise).
+    fn enter(self: &Arc<Self>) -> Held {
+        let runtime = match tokio::runtime::Handle::try_current() {
+            Ok(runtime)
+                if runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread =>
+            {
+                runtime
+            }
+            _ => return Held(None),
+        };
+        let mut running = self.running.lock();
+        *running += 1;
+        if *running == 1 {
+            let hold = self.clone();
             runtime.spawn_blocking(move || {
-                if catch_unwind(AssertUnwindSafe(job)).is_err() {
-                    tracing::error!("a decode job panicked; its result is lost");
+                let mut running = hold.running.lock();
+                while *running > 0 {
+                    hold.idle.wait(&mut running);
                 }
             });
         }
-        _ => submit(Box::new(job)),
+        Held(Some(self.clone()))
     }
-    Done::Pending(rx)
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let Some(hold) = self.0.take() {
+            let mut running = hold.running.lock();
+            *running -= 1;
+            if *running == 0 {
+                hold.idle.notify_all();
+            }
+        }
+    }
 }
 
 /// Drops `garbage` on a decode thread, without waiting (at once on the caller's thread if
@@ -297,12 +341,14 @@ impl<T> Future for Done<T> {
 /// Jobs in the order they were submitted, their results taken in that order.
 pub(crate) struct Ordered<T> {
     jobs: VecDeque<Done<T>>,
+    hold: Arc<Hold>,
 }
 
 impl<T> Default for Ordered<T> {
     fn default() -> Self {
         Self {
             jobs: VecDeque::new(),
+            hold: Arc::default(),
         }
     }
 }
@@ -310,7 +356,7 @@ impl<T> Default for Ordered<T> {
 impl<T: Send + 'static> Ordered<T> {
     /// Submits `job` to the pool, behind the jobs submitted before.
     pub(crate) fn submit(&mut self, job: impl FnOnce() -> T + Send + 'static) {
-        self.jobs.push_back(run(job));
+        self.jobs.push_back(run(job, &self.hold));
     }
 
     /// Queues a result computed already, behind the jobs submitted before.
