@@ -113,13 +113,13 @@ fn run<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static, hold: &Arc<H
 /// on the decode threads, which free what they decode (running them on the blocking pool
 /// instead cost a current-thread runtime a quarter of its I1 rate).
 #[derive(Default)]
-pub(crate) struct Hold {
+struct Hold {
     running: Mutex<usize>,
     idle: Condvar,
 }
 
 /// A job of a [`Hold`] in flight; dropping it ends the job.
-pub(crate) struct Held(Option<Arc<Hold>>);
+struct Held(Option<Arc<Hold>>);
 
 impl Hold {
     /// Counts a job in flight, on a current-thread runtime (nothing otherwise).

@@ -403,7 +403,7 @@ impl Action {
     /// assert_eq!(Action::requeue(Duration::from_secs(300)), Action::requeue_after(Duration::from_secs(300)));
     /// ```
     pub fn requeue(delay: Duration) -> Self {
-        Action::RequeueAfter(delay)
+        Self::requeue_after(delay)
     }
 
     /// [`Action::Requeue`]: reconcile again after the key's rate-limited backoff, which is

@@ -368,8 +368,8 @@ fn named_config_map(name: &str) -> ConfigMap {
 }
 
 /// Decoding off the runtime's thread must not let paused time run: on a current-thread
-/// runtime, decode jobs run on its blocking pool, which holds a paused clock still, where
-/// the process's own decode threads did not (a paused test's sync took 30 s or more of
+/// runtime, a task of its blocking pool waits while decode jobs run on the decode threads,
+/// which holds a paused clock still (without it, a paused test's sync took 30 s or more of
 /// virtual time, every timer due meanwhile firing).
 #[tokio::test(start_paused = true)]
 async fn with_paused_time_a_large_list_and_a_burst_of_events_take_no_virtual_time() {
