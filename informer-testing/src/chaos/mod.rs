@@ -78,10 +78,17 @@
 //! delta debugging to the fewest steps that still fail the same way (each candidate run up
 //! to three times: timing is not fully deterministic), how to replay both, and the trace of
 //! the last failing run: what each incarnation listed, saw on its watches and wrote, the
-//! world's steps and the faults. [`Chaos::check`] returns it instead. The report also
-//! prints the shrunk schedule as Rust code ([`Report::scenario_code`]): pasted into
-//! [`Chaos::scenario`], it becomes a regression test that runs exactly those steps, whatever
-//! the generator does in later versions.
+//! world's steps and the faults. [`Chaos::check`] returns it instead.
+//!
+//! Candidates run concurrently while shrinking, and some failures happen only under that
+//! load. So the shrunk schedule is then replayed one run at a time, as your replay or
+//! regression test will run it; if it never fails so, the larger schedule shrinking took
+//! before it is replayed instead, and so on. The report says how many of those replays
+//! failed ([`Report::replays_failed`]).
+//!
+//! The report also prints the shrunk schedule as Rust code ([`Report::scenario_code`]):
+//! pasted into [`Chaos::scenario`], it becomes a regression test that runs exactly those
+//! steps, whatever the generator does in later versions.
 //!
 //! # A scenario
 //!
@@ -549,7 +556,9 @@ impl Chaos {
 
     /// How shrinking spends its time: up to `runs` runs in all (default 100: a minute or so),
     /// each candidate schedule run up to `attempts` times (default 3) before it counts as
-    /// passing. The report says when shrinking stopped at the budget.
+    /// passing. The report says when shrinking stopped at the budget. The schedule shrinking
+    /// ends with is then replayed `attempts` times one run at a time (these runs are not
+    /// counted against `runs`); see [`Report::replays_failed`].
     ///
     /// ```
     /// # let chaos = informer_testing::chaos::Chaos::new(|_c, _s| async {});
@@ -830,9 +839,24 @@ async fn shrink_and_report(settings: &Arc<Settings>, input: ShrinkInput) -> Repo
         budget,
         concurrency,
     } = input;
-    let shrunk = if shrink {
-        let schedule = &schedule;
-        let original = &failure;
+    // One run of a candidate (a subset of the schedule): its failure and trace if it failed
+    // the way the seed did.
+    let original = failure.clone();
+    let try_candidate = |candidate: Vec<usize>| {
+        let (schedule, original) = (&schedule, &original);
+        async move {
+            let steps: Vec<(usize, Step)> = candidate
+                .iter()
+                .map(|i| (*i, schedule[*i].clone()))
+                .collect();
+            let result = run::run(settings, &steps).await;
+            result
+                .failure
+                .filter(|f| f.same_kind(original))
+                .map(|f| (f, result.trace))
+        }
+    };
+    let mut shrunk = if shrink {
         // Most failures need neither the pauses nor, often, the faults: try without first.
         let without = |drop: fn(&Step) -> bool| -> Vec<usize> {
             kept.iter()
@@ -851,30 +875,37 @@ async fn shrink_and_report(settings: &Arc<Settings>, input: ShrinkInput) -> Repo
         };
         shrink::ddmin(
             kept.clone(),
-            (failure.clone(), trace.clone()),
+            (failure, trace),
             hints,
             &budget,
-            |candidate: Vec<usize>| async move {
-                let steps: Vec<(usize, Step)> = candidate
-                    .iter()
-                    .map(|i| (*i, schedule[*i].clone()))
-                    .collect();
-                let result = run::run(settings, &steps).await;
-                result
-                    .failure
-                    .filter(|f| f.same_kind(original))
-                    .map(|f| (f, result.trace))
-            },
+            &try_candidate,
         )
         .await
     } else {
         shrink::Shrunk {
-            kept,
+            kept: kept.clone(),
+            path: Vec::new(),
             evidence: (failure, trace),
             runs: 0,
             exhausted: false,
         }
     };
+    // Candidates ran concurrently while shrinking: replay what was taken one run at a time,
+    // as the user's replay will, and step back to a larger schedule if it never fails so.
+    let (mut replays, mut replays_failed, mut unconfirmed) = (0, 0, 0);
+    if !shrunk.path.is_empty() {
+        let mut candidates: Vec<Vec<usize>> = shrunk.path.iter().rev().cloned().collect();
+        candidates.push(kept);
+        let confirmed = shrink::confirm(&candidates, attempts, &try_candidate).await;
+        shrunk.runs += confirmed.total;
+        replays = confirmed.runs;
+        replays_failed = confirmed.failed;
+        if let Some(evidence) = confirmed.evidence {
+            unconfirmed = confirmed.chosen;
+            shrunk.kept = candidates.swap_remove(confirmed.chosen);
+            shrunk.evidence = evidence;
+        }
+    }
     let (failure, trace) = shrunk.evidence;
     Report {
         name: settings.name.clone(),
@@ -891,6 +922,9 @@ async fn shrink_and_report(settings: &Arc<Settings>, input: ShrinkInput) -> Repo
         schedule,
         shrink_runs: shrunk.runs,
         shrink_budget_exhausted: shrunk.exhausted,
+        replays,
+        replays_failed,
+        unconfirmed,
         trace,
         scenario: false,
     }

@@ -6,6 +6,10 @@
 //! prove a candidate passes. Hints (say, the schedule without its pauses) are tried first;
 //! then ddmin proper, the candidates of a round running concurrently. The search stops at a
 //! budget of runs, keeping the smallest failing schedule found so far.
+//!
+//! Candidates run concurrently, so a schedule that fails only under that load can be taken;
+//! [`confirm`] then replays what was taken one run at a time, as a user's replay or a pasted
+//! regression test runs it, stepping back to a larger schedule that fails when replayed.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -16,6 +20,9 @@ use futures::StreamExt as _;
 pub(crate) struct Shrunk<T> {
     /// The indices kept (in order).
     pub kept: Vec<usize>,
+    /// Every candidate taken, in the order taken (each a subset of the one before; the
+    /// last is `kept`). Empty when nothing smaller than the input failed.
+    pub path: Vec<Vec<usize>>,
     /// What the last failing run of `kept` gave.
     pub evidence: T,
     /// Runs made.
@@ -53,6 +60,7 @@ where
     let runs = AtomicUsize::new(0);
     let refused = AtomicBool::new(false);
     let mut kept = items;
+    let mut path = Vec::new();
     let mut evidence = evidence;
     let try_candidate = |candidate: Vec<usize>| {
         let (test, runs, refused) = (&test, &runs, &refused);
@@ -77,6 +85,7 @@ where
             continue;
         }
         if let Some(found) = try_candidate(hint.clone()).await {
+            path.push(hint.clone());
             kept = hint;
             evidence = found;
         }
@@ -121,6 +130,7 @@ where
         }
         match found {
             Some((candidate, subset, found)) => {
+                path.push(candidate.clone());
                 kept = candidate;
                 evidence = found;
                 granularity = if subset { 2 } else { (granularity - 1).max(2) };
@@ -136,9 +146,67 @@ where
     finished |= kept.len() < 2;
     Shrunk {
         kept,
+        path,
         evidence,
         runs: runs.load(Ordering::Relaxed),
         exhausted: refused.load(Ordering::Relaxed) || !finished,
+    }
+}
+
+/// What replaying the shrunk schedules one run at a time found.
+pub(crate) struct Confirmed<T> {
+    /// The index in the candidates given of the one chosen.
+    pub chosen: usize,
+    /// Runs of the chosen candidate that failed the same way.
+    pub failed: usize,
+    /// Runs of the chosen candidate.
+    pub runs: usize,
+    /// What its last failing replay gave (`None` if no replay failed).
+    pub evidence: Option<T>,
+    /// Runs made in all.
+    pub total: usize,
+}
+
+/// Replays `candidates` (smallest first), each `attempts` times one run after another, and
+/// chooses the first that fails at least once. If none does, the first (smallest) is chosen
+/// with no failing replay, which the report says.
+pub(crate) async fn confirm<T, F, Fut>(
+    candidates: &[Vec<usize>],
+    attempts: usize,
+    test: F,
+) -> Confirmed<T>
+where
+    F: Fn(Vec<usize>) -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let attempts = attempts.max(1);
+    let mut total = 0;
+    for (chosen, candidate) in candidates.iter().enumerate() {
+        let mut failed = 0;
+        let mut evidence = None;
+        for _ in 0..attempts {
+            total += 1;
+            if let Some(found) = test(candidate.clone()).await {
+                failed += 1;
+                evidence = Some(found);
+            }
+        }
+        if failed > 0 {
+            return Confirmed {
+                chosen,
+                failed,
+                runs: attempts,
+                evidence,
+                total,
+            };
+        }
+    }
+    Confirmed {
+        chosen: 0,
+        failed: 0,
+        runs: attempts,
+        evidence: None,
+        total,
     }
 }
 

@@ -253,6 +253,64 @@ async fn ddmin_that_spends_its_budget_on_a_success_still_says_it_stopped_there()
     assert!(shrunk.exhausted, "32 steps left, and smaller ones fail too");
 }
 
+#[tokio::test]
+async fn ddmin_records_every_candidate_it_takes_smallest_last() {
+    let failing = |c: Vec<usize>| async move { c.contains(&5).then_some(()) };
+    let shrunk = shrink::ddmin((0..8).collect(), (), Vec::new(), &budget(1, 500), failing).await;
+    assert_eq!(shrunk.kept, [5]);
+    assert_eq!(shrunk.path.last(), Some(&vec![5]));
+    for pair in shrunk.path.windows(2) {
+        assert!(pair[1].len() < pair[0].len(), "{:?}", shrunk.path);
+        assert!(
+            pair[1].iter().all(|i| pair[0].contains(i)),
+            "{:?}",
+            shrunk.path
+        );
+    }
+}
+
+#[tokio::test]
+async fn confirm_steps_back_to_the_smallest_schedule_that_fails_when_replayed() {
+    // The smallest candidate failed while shrinking (under load) but never on its own.
+    let candidates = vec![vec![2], vec![2, 3], vec![0, 1, 2, 3]];
+    let replay = |c: Vec<usize>| async move { (c.len() > 1).then_some(c.len()) };
+    let confirmed = shrink::confirm(&candidates, 3, replay).await;
+    assert_eq!(confirmed.chosen, 1);
+    assert_eq!((confirmed.failed, confirmed.runs), (3, 3));
+    assert_eq!(confirmed.evidence, Some(2));
+    assert_eq!(
+        confirmed.total, 6,
+        "three replays of each of two candidates"
+    );
+}
+
+#[tokio::test]
+async fn confirm_counts_a_schedule_that_fails_some_replays() {
+    let n = AtomicUsize::new(0);
+    let every_other = |_c: Vec<usize>| {
+        let fails = n.fetch_add(1, Ordering::Relaxed) % 2 == 1;
+        async move { fails.then_some(()) }
+    };
+    let confirmed = shrink::confirm(&[vec![4]], 4, every_other).await;
+    assert_eq!(
+        (confirmed.chosen, confirmed.failed, confirmed.runs),
+        (0, 2, 4)
+    );
+}
+
+#[tokio::test]
+async fn confirm_keeps_the_smallest_when_no_replay_fails() {
+    let candidates = vec![vec![2], vec![0, 1, 2, 3]];
+    let never = |_c: Vec<usize>| async move { None::<()> };
+    let confirmed = shrink::confirm(&candidates, 2, never).await;
+    assert_eq!(
+        (confirmed.chosen, confirmed.failed, confirmed.runs),
+        (0, 0, 2)
+    );
+    assert!(confirmed.evidence.is_none());
+    assert_eq!(confirmed.total, 4);
+}
+
 #[test]
 fn split_makes_contiguous_chunks_of_nearly_equal_length() {
     let chunks = shrink::split(&[0, 1, 2, 3, 4, 5, 6], 3);
@@ -309,6 +367,9 @@ fn a_report_prints_its_seed_its_shrunk_schedule_and_how_to_replay_it() {
         schedule,
         shrink_runs: 7,
         shrink_budget_exhausted: false,
+        replays: 3,
+        replays_failed: 2,
+        unconfirmed: 1,
         trace: Vec::new(),
         scenario: false,
     };
@@ -321,6 +382,15 @@ fn a_report_prints_its_seed_its_shrunk_schedule_and_how_to_replay_it() {
         "{text}"
     );
     assert!(text.contains("up to 3 runs to fail"), "{text}");
+    // How its replays one run at a time went, and a smaller schedule set aside.
+    assert!(
+        text.contains("replayed one run at a time, it failed 2 of 3 runs"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 smaller schedule failed while shrinking but passed every replay"),
+        "{text}"
+    );
     assert!(
         text.contains("    0. world: create ConfigMap default/a"),
         "{text}"
@@ -386,6 +456,9 @@ fn a_reports_scenario_code_is_rust_that_makes_the_same_steps() {
         schedule: steps.clone(),
         shrink_runs: 0,
         shrink_budget_exhausted: false,
+        replays: 0,
+        replays_failed: 0,
+        unconfirmed: 0,
         trace: Vec::new(),
         scenario: false,
     };
@@ -467,6 +540,9 @@ fn a_scenario_report_says_so_and_names_no_seed_to_replay() {
         schedule: vec![Step::Settle],
         shrink_runs: 0,
         shrink_budget_exhausted: false,
+        replays: 0,
+        replays_failed: 0,
+        unconfirmed: 0,
         trace: Vec::new(),
         scenario: true,
     };
