@@ -244,7 +244,7 @@
 //! | `.shutdown_on_signal()` | [`RunController::run`], [`Manager::handle_signals`] | |
 //! | `controllerutil.AddFinalizer`, `RemoveFinalizer`; `finalizer(api, name, obj, f)` | [`finalizer`], [`FinalizerEvent`] | adds, runs, removes |
 //! | `controllerutil.SetControllerReference` (an object a reconcile creates itself) | [`set_controller_reference`] | `AlreadyOwnedError` is [`OwnerReferenceError::AlreadyOwned`] |
-//! | `r.Status().Update(ctx, obj)`, `Status().Patch`; `Api::patch_status` | [`ControllerBuilder::status`] (derive: `status = f`), or kube's `Api::patch_status` in a reconcile | declared: applied only when it changes |
+//! | `r.Status().Update(ctx, obj)`, `Status().Patch`; `Api::patch_status` | [`ControllerBuilder::status`] (derive: `status = f`), or [`Context::apply_status`] in a reconcile or `on_error` | declared: applied only when it changes; both are server-side applies as the controller, with the object's resource version as a precondition |
 //! | `controllerutil.CreateOrUpdate`, `SetControllerReference` | [`ControllerBuilder::children`] | server-side apply, owned; an object of the child's name that is not the parent's is refused (sample-controller's `ErrResourceExists`); one controlled by the parent is adopted |
 //! | `meta.SetStatusCondition` and the other condition helpers | [`conditions`] | see Utilities |
 //! | `mgr.GetEventRecorderFor(name)`; `events::Recorder` | [`Context::recorder`], [`ControllerBuilder::event_recorder`] | |
@@ -523,6 +523,7 @@
 //! [`Filter::generation_changed`]: crate::runtime::controller::Filter::generation_changed
 //! [`finalizer`]: crate::runtime::controller::finalizer
 //! [`FinalizerEvent`]: crate::runtime::controller::FinalizerEvent
+//! [`Context::apply_status`]: crate::runtime::controller::Context::apply_status
 //! [`Context::recorder`]: crate::runtime::controller::Context::recorder
 //! [`Context::lister`]: crate::runtime::controller::Context::lister
 //! [`MIN_RESYNC_PERIOD`]: crate::runtime::informer::MIN_RESYNC_PERIOD

@@ -330,18 +330,15 @@
 //!   failed: <yours>` or `applying Secret ns/name failed: <the API's>`; `error.as_error()`
 //!   is a [`ChildrenError`](crate::runtime::controller::ChildrenError) and its `source()` is
 //!   the error underneath (yours, for a children function).
-//! - **Beside a declared `status = f`**, which is written with server-side apply as the
-//!   controller's field manager (`ctx.name()`, forced), with the cached object's
-//!   `metadata.resourceVersion` in the body: write the failure the same way
-//!   (`PatchParams::apply(ctx.name()).force()`, the resource version of the object you
-//!   reconciled in `metadata`), with the whole status `f` would give and the failed
-//!   condition set. The resource version makes a status computed from a stale cache fail
-//!   with a 409 instead of landing on a newer object, or on an object made since under the
-//!   same name (which a UID in the body does not prevent: the status subresource ignores
-//!   it); a declared status left so is written from the next version, whose event
-//!   reconciles it. A field that an apply of the same manager leaves out is removed; and
-//!   let `f` start from the object's current conditions, so that transition times are
-//!   kept.
+//! - **Write a failure status with [`ctx.apply_status(&obj, &status)`](crate::runtime::controller::Context::apply_status)**,
+//!   which writes it as a declared `status = f` is written: server-side apply as the
+//!   controller's field manager (`ctx.name()`, forced), with the resource version of the
+//!   object you reconciled as a precondition. A status computed from a stale cache then
+//!   fails with a 409 instead of landing on a newer object, or on an object made since
+//!   under the same name; the newer version's event reconciles the key again. Beside a
+//!   declared `status = f`, give the whole status `f` would give, with the failed
+//!   condition set: a field that an apply of the same manager leaves out is removed. Start
+//!   from the object's current conditions, so that transition times are kept.
 //!
 //! # Testing a controller
 //! Against the in-process API server (the `testing` feature's `informer::testing`, or the

@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::servers::{Server, until};
+use crate::servers::{Server, on_both_servers, until};
 use tokio::sync::mpsc;
 
 /// What a widget asks for.
@@ -171,15 +171,8 @@ async fn widget_owns_a_gadget_sized_as_it_asks(server: Server) {
         .expect("the controller stops cleanly");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn derived_controller_of_a_custom_resource_on_the_fake_server() {
-    widget_owns_a_gadget_sized_as_it_asks(fake().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn derived_controller_of_a_custom_resource_on_the_real_server() {
-    let Some(server) = real().await else {
-        return;
-    };
-    widget_owns_a_gadget_sized_as_it_asks(server).await;
-}
+on_both_servers!(
+    widget_owns_a_gadget_sized_as_it_asks,
+    derived_controller_of_a_custom_resource_on_the_fake_server = fake().await,
+    derived_controller_of_a_custom_resource_on_the_real_server = real().await,
+);

@@ -20,7 +20,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::servers::{Server, until};
+use crate::servers::{Server, on_both_servers, until};
 
 /// A site and its pages.
 #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -207,18 +207,11 @@ async fn a_site_declares_its_pages_and_its_archive_copy(server: Server) {
         .expect("the controller stops cleanly");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn declared_children_of_a_custom_resource_on_the_fake_server() {
-    a_site_declares_its_pages_and_its_archive_copy(fake().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn declared_children_of_a_custom_resource_on_the_real_server() {
-    let Some(server) = real().await else {
-        return;
-    };
-    a_site_declares_its_pages_and_its_archive_copy(server).await;
-}
+on_both_servers!(
+    a_site_declares_its_pages_and_its_archive_copy,
+    declared_children_of_a_custom_resource_on_the_fake_server = fake().await,
+    declared_children_of_a_custom_resource_on_the_real_server = real().await,
+);
 
 /// A gauge whose status keeps conditions, with `metav1.Condition`'s schema from
 /// `conditions::schema` (no k8s-openapi `schemars` feature).
@@ -244,24 +237,33 @@ struct GaugeStatus {
 
 /// `Ready` while the level is not negative.
 fn gauge_status(gauge: &Gauge) -> GaugeStatus {
+    let ok = gauge.spec.level >= 0;
+    let (status, reason) = if ok {
+        (CONDITION_TRUE, "InRange")
+    } else {
+        (CONDITION_FALSE, "Negative")
+    };
+    let message = format!("level {}", gauge.spec.level);
+    set_ready(gauge, status, reason, message).0
+}
+
+/// The gauge's status with its `Ready` condition set as given, and whether that changed it.
+fn set_ready(gauge: &Gauge, status: &str, reason: &str, message: String) -> (GaugeStatus, bool) {
     let mut conditions = gauge
         .status
         .as_ref()
         .map(|s| s.conditions.clone())
         .unwrap_or_default();
-    let ok = gauge.spec.level >= 0;
-    set_status_condition(
-        &mut conditions,
-        Condition {
-            type_: "Ready".into(),
-            status: if ok { CONDITION_TRUE } else { CONDITION_FALSE }.into(),
-            reason: if ok { "InRange" } else { "Negative" }.into(),
-            message: format!("level {}", gauge.spec.level),
-            observed_generation: gauge.metadata.generation,
-            last_transition_time: UNSET_TIME,
-        },
-    );
-    GaugeStatus { conditions }
+    let ready = Condition {
+        type_: "Ready".into(),
+        status: status.into(),
+        reason: reason.into(),
+        message,
+        observed_generation: gauge.metadata.generation,
+        last_transition_time: UNSET_TIME,
+    };
+    let changed = set_status_condition(&mut conditions, ready);
+    (GaugeStatus { conditions }, changed)
 }
 
 #[derive(ControllerSpec)]
@@ -311,16 +313,137 @@ async fn a_gauges_conditions_are_written_against_the_condition_schema(server: Se
         .expect("the controller stops cleanly");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_status_with_conditions_on_the_fake_server() {
-    let server = Server::fake([Gauge::crd()]).await;
-    a_gauges_conditions_are_written_against_the_condition_schema(server).await;
+on_both_servers!(
+    a_gauges_conditions_are_written_against_the_condition_schema,
+    a_status_with_conditions_on_the_fake_server = Server::fake([Gauge::crd()]).await,
+    a_status_with_conditions_on_the_real_server = Server::real([Gauge::crd()]).await,
+);
+
+/// The gauge's status with its `Ready` condition set as given, or `None` if it already says
+/// so (nothing to write).
+fn with_ready(gauge: &Gauge, status: &str, reason: &str, message: String) -> Option<GaugeStatus> {
+    let (status, changed) = set_ready(gauge, status, reason, message);
+    changed.then_some(status)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_status_with_conditions_on_the_real_server() {
-    let Some(server) = Server::real([Gauge::crd()]).await else {
-        return;
-    };
-    a_gauges_conditions_are_written_against_the_condition_schema(server).await;
+/// Refuses a negative level; its `on_error` writes the failure as `Ready=False` with
+/// `ctx.apply_status`, and a reconcile that succeeds writes `Ready=True` the same way.
+#[derive(ControllerSpec)]
+#[controller(for = Gauge, namespace = "default", name = "gauge-checker")]
+struct Checked;
+
+impl Reconcile for Checked {
+    async fn reconcile(
+        &self,
+        ctx: &Context<Self>,
+        _key: &ObjectKey,
+        gauge: Option<Arc<Gauge>>,
+    ) -> Result<Action, ReconcileError> {
+        let Some(gauge) = gauge else {
+            return Ok(Action::Done);
+        };
+        if gauge.spec.level < 0 {
+            let message = format!("level {} is below zero", gauge.spec.level);
+            return Err(ReconcileError::terminal(message));
+        }
+        let message = format!("level {}", gauge.spec.level);
+        if let Some(status) = with_ready(&gauge, CONDITION_TRUE, "InRange", message) {
+            ctx.apply_status(&gauge, &status).await?;
+        }
+        Ok(Action::Done)
+    }
+
+    async fn on_error(
+        &self,
+        ctx: &Context<Self>,
+        _key: &ObjectKey,
+        gauge: Option<Arc<Gauge>>,
+        error: &ReconcileError,
+    ) -> Action {
+        let failed = gauge.as_deref().and_then(|gauge| {
+            let status = with_ready(gauge, CONDITION_FALSE, "ReconcileFailed", error.to_string());
+            Some((gauge, status?))
+        });
+        if let Some((gauge, status)) = failed {
+            ctx.apply_status(gauge, &status)
+                .await
+                .expect("the failure status is written");
+        }
+        error.default_action()
+    }
 }
+
+async fn a_failure_status_is_written_from_on_error_with_apply_status(server: Server) {
+    let client = server.client();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(Checked.run_until(client.clone(), cancel.clone()));
+    let gauges = Api::<Gauge>::namespaced(client, "default");
+    gauges
+        .create(
+            &PostParams::default(),
+            &Gauge::new("boiler", GaugeSpec { level: -2 }),
+        )
+        .await
+        .expect("a gauge is created");
+    let ready = async || {
+        let gauge = gauges.get("boiler").await.expect("the gauge can be read");
+        let conditions = gauge
+            .status
+            .clone()
+            .map(|s| s.conditions)
+            .unwrap_or_default();
+        (gauge, find_status_condition(&conditions, "Ready").cloned())
+    };
+    until("Ready is False, with the error", async || {
+        ready().await.1.is_some_and(|c| {
+            c.status == CONDITION_FALSE && c.message.contains("level -2 is below zero")
+        })
+    })
+    .await;
+    // Written as the controller's field manager, to the status subresource.
+    let (gauge, _) = ready().await;
+    let managers: Vec<_> = gauge
+        .managed_fields()
+        .iter()
+        .map(|m| {
+            (
+                m.manager.clone(),
+                m.operation.clone(),
+                m.subresource.clone(),
+            )
+        })
+        .collect();
+    assert!(
+        managers.contains(&(
+            Some("gauge-checker".into()),
+            Some("Apply".into()),
+            Some("status".into())
+        )),
+        "{managers:?}"
+    );
+    gauges
+        .patch(
+            "boiler",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"level": 4}})),
+        )
+        .await
+        .expect("the gauge is mended");
+    until("Ready is True", async || {
+        ready()
+            .await
+            .1
+            .is_some_and(|c| c.status == CONDITION_TRUE && c.reason == "InRange")
+    })
+    .await;
+    cancel.cancel();
+    run.await
+        .expect("the controller task ends")
+        .expect("the controller stops cleanly");
+}
+
+on_both_servers!(
+    a_failure_status_is_written_from_on_error_with_apply_status,
+    a_failure_status_from_on_error_on_the_fake_server = Server::fake([Gauge::crd()]).await,
+    a_failure_status_from_on_error_on_the_real_server = Server::real([Gauge::crd()]).await,
+);

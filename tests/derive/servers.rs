@@ -48,6 +48,33 @@ impl Server {
     }
 }
 
+/// Two tests of one scenario (an `async fn(Server)`): one against the in-process server,
+/// one against the real one, which passes (the reason printed) without its binaries.
+///
+/// ```ignore
+/// on_both_servers!(
+///     scenario,
+///     scenario_on_the_fake_server = Server::fake([Widget::crd()]).await,
+///     scenario_on_the_real_server = Server::real([Widget::crd()]).await,
+/// );
+/// ```
+macro_rules! on_both_servers {
+    ($scenario:ident, $fake:ident = $fake_server:expr, $real:ident = $real_server:expr $(,)?) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $fake() {
+            $scenario($fake_server).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $real() {
+            if let Some(server) = $real_server {
+                $scenario(server).await;
+            }
+        }
+    };
+}
+pub(crate) use on_both_servers;
+
 /// Waits (up to a minute: the machine may be loaded) until `check` holds.
 pub async fn until(what: &str, mut check: impl AsyncFnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);

@@ -181,6 +181,82 @@ impl<C: ControllerSpec> Context<C> {
         <T::Scope as ControllerScope>::api::<T>(self.client().clone(), namespace.into())
     }
 
+    /// Writes `status` to the status subresource of `object` (the primary resource) the way
+    /// a declared `status = f` is written: a server-side apply as the controller's field
+    /// manager ([`name`](Self::name), forced), through [`client`](Self::client) (so the next
+    /// reconcile of the key waits until the cache has it), with `object`'s
+    /// `metadata.resourceVersion` as a precondition. Returns the object as the server
+    /// stored it.
+    ///
+    /// For a failure status from [`on_error`](super::Reconcile::on_error) (a `Ready=False`
+    /// condition, as java-operator-sdk's `updateErrorStatus`), or any status a reconcile
+    /// writes itself. `status` is the whole status this controller owns: a field that an
+    /// earlier apply of the same field manager set and this one leaves out is removed, and
+    /// fields other managers own are kept. Start from the object's current conditions
+    /// ([`set_status_condition`](crate::conditions::set_status_condition)) so that
+    /// transition times are kept. The write is itself a change of the object: write only
+    /// when the status differs, or the object is reconciled again and again.
+    ///
+    /// # Errors
+    /// The API server's, as a [`kube::Error`]:
+    /// - 409 Conflict when the object changed since `object` was read (or was deleted and
+    ///   made again under its name): the status was computed from an old version, and the
+    ///   newer version's event reconciles the key again;
+    /// - 404 Not Found when the object is gone, or its resource has no status subresource
+    ///   (a CRD without `subresources: {status: {}}`);
+    /// - 422 Invalid when the status does not match the resource's schema;
+    /// - [`kube::Error::SerdeError`] when `status` does not serialize.
+    ///
+    /// ```no_run
+    /// use informer_runtime::conditions::{CONDITION_FALSE, UNSET_TIME, set_status_condition};
+    /// use informer_runtime::controller::{Context, ControllerSpec, ReconcileError};
+    /// use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+    /// use kube::Resource;
+    ///
+    /// /// The status this controller owns (the resource's status type, or the part of it
+    /// /// this controller writes).
+    /// #[derive(serde::Serialize)]
+    /// struct WidgetStatus {
+    ///     conditions: Vec<Condition>,
+    /// }
+    ///
+    /// // In `on_error`, with `conditions` read from the object's current status:
+    /// async fn report<C: ControllerSpec>(
+    ///     ctx: &Context<C>,
+    ///     widget: &C::Resource,
+    ///     mut conditions: Vec<Condition>,
+    ///     error: &ReconcileError,
+    /// ) {
+    ///     let failed = Condition {
+    ///         type_: "Ready".into(),
+    ///         status: CONDITION_FALSE.into(),
+    ///         reason: "ReconcileFailed".into(),
+    ///         message: error.to_string(),
+    ///         observed_generation: widget.meta().generation,
+    ///         last_transition_time: UNSET_TIME, // set on a transition
+    ///     };
+    ///     if set_status_condition(&mut conditions, failed) {
+    ///         let status = WidgetStatus { conditions };
+    ///         if let Err(error) = ctx.apply_status(widget, &status).await {
+    ///             tracing::warn!(%error, "failure status not written");
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    pub async fn apply_status(
+        &self,
+        object: &C::Resource,
+        status: impl serde::Serialize,
+    ) -> Result<C::Resource, kube::Error> {
+        let status = serde_json::to_value(status).map_err(kube::Error::SerdeError)?;
+        let name = kube::ResourceExt::name_any(object);
+        let body = super::children::status_apply_body(object, &name, status);
+        let params = kube::api::PatchParams::apply(self.name()).force();
+        self.api::<C::Resource>(kube::Resource::meta(object).namespace.as_deref())
+            .patch_status(&name, &params, &kube::api::Patch::Apply(&body))
+            .await
+    }
+
     /// The lister of the primary resource.
     pub fn lister(&self) -> &Lister<C::Resource> {
         self.core.lister()

@@ -44,7 +44,7 @@ use crate::api_error::brief;
 
 pub use ownership::{APPLIED_HASH_ANNOTATION, CONTROLLER_LABEL, OWNER_ANNOTATION, OWNER_UID_LABEL};
 pub(crate) use ownership::{Ownership, parent_key};
-pub(crate) use status::{StatusFn, StatusSet};
+pub(crate) use status::{StatusFn, StatusSet, status_apply_body};
 pub(crate) use sync::{ChildSet, DesiredFn, SyncChildren};
 
 /// What a function computing children may return: `Vec<C>`, `Option<C>` (one child, or

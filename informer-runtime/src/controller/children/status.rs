@@ -38,6 +38,28 @@ pub(crate) struct StatusSet<P> {
     pub(crate) applied: Mutex<HashMap<ObjectKey, u64>>,
 }
 
+/// The body of a server-side apply of `status` to the status subresource of `object`
+/// (named `name`). The object's resource version is a precondition: a status computed from
+/// this version must not land on a newer one, or on an object of the same name made since
+/// (the status subresource ignores a UID in the body, not a resource version).
+pub(crate) fn status_apply_body<P: ControllerResource>(
+    object: &P,
+    name: &str,
+    status: Value,
+) -> Value {
+    let dt = P::DynamicType::default();
+    let mut metadata = json!({"name": name});
+    if let Some(version) = object.meta().resource_version.as_deref() {
+        metadata["resourceVersion"] = json!(version);
+    }
+    json!({
+        "apiVersion": P::api_version(&dt),
+        "kind": P::kind(&dt),
+        "metadata": metadata,
+        "status": status,
+    })
+}
+
 impl<P: ControllerResource + serde::Serialize> StatusSet<P> {
     async fn write(
         &self,
@@ -77,20 +99,7 @@ impl<P: ControllerResource + serde::Serialize> StatusSet<P> {
             }
         }
         let client = self.client.get().ok_or(ChildrenError::NoClient)?;
-        let dt = P::DynamicType::default();
-        // The cached version is a precondition: a status computed from this version of the
-        // parent must not land on a newer one, or on an object of the same name made since
-        // (the status subresource ignores a UID in the body, not a resource version).
-        let mut metadata = json!({"name": key.name()});
-        if let Some(version) = parent.meta().resource_version.as_deref() {
-            metadata["resourceVersion"] = json!(version);
-        }
-        let body = json!({
-            "apiVersion": P::api_version(&dt),
-            "kind": kind,
-            "metadata": metadata,
-            "status": wanted,
-        });
+        let body = status_apply_body(parent, key.name(), wanted);
         let api = <P::Scope as ControllerScope>::api::<P>(client.clone(), key.namespace());
         let params = PatchParams::apply(&self.field_manager).force();
         match api
