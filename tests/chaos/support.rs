@@ -55,8 +55,12 @@ pub fn check_report(report: &Report, kind: &str) {
         "{text}"
     );
     assert!(text.contains(&report.replay()), "{text}");
+    // Shrinking found a smaller failing schedule. Under load (CI runs these tests side by
+    // side on two cores) a smaller one may fail only while candidates run concurrently and
+    // pass every replay one run at a time; the report then keeps a larger one and lists it.
+    let smaller = report.shrunk.len() < report.schedule.len() || !report.set_aside.is_empty();
     assert!(
-        !report.shrunk.is_empty() && report.shrunk.len() < report.schedule.len(),
+        !report.shrunk.is_empty() && smaller,
         "shrinking kept {} of {} steps",
         report.shrunk.len(),
         report.schedule.len()

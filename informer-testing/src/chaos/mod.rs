@@ -557,8 +557,8 @@ impl Chaos {
     /// How shrinking spends its time: up to `runs` runs in all (default 100: a minute or so),
     /// each candidate schedule run up to `attempts` times (default 3) before it counts as
     /// passing. The report says when shrinking stopped at the budget. The schedule shrinking
-    /// ends with is then replayed `attempts` times one run at a time (these runs are not
-    /// counted against `runs`); see [`Report::replays_failed`].
+    /// ends with is then replayed one run at a time, up to `2 × attempts` times until it
+    /// fails (these runs are not counted against `runs`); see [`Report::replays_failed`].
     ///
     /// ```
     /// # let chaos = informer_testing::chaos::Chaos::new(|_c, _s| async {});
@@ -892,16 +892,16 @@ async fn shrink_and_report(settings: &Arc<Settings>, input: ShrinkInput) -> Repo
     };
     // Candidates ran concurrently while shrinking: replay what was taken one run at a time,
     // as the user's replay will, and step back to a larger schedule if it never fails so.
-    let (mut replays, mut replays_failed, mut unconfirmed) = (0, 0, 0);
+    let (mut replays, mut replays_failed, mut set_aside) = (0, 0, Vec::new());
     if !shrunk.path.is_empty() {
         let mut candidates: Vec<Vec<usize>> = shrunk.path.iter().rev().cloned().collect();
         candidates.push(kept);
-        let confirmed = shrink::confirm(&candidates, attempts, &try_candidate).await;
+        let confirmed = shrink::confirm(&candidates, 2 * attempts, &try_candidate).await;
         shrunk.runs += confirmed.total;
         replays = confirmed.runs;
         replays_failed = confirmed.failed;
         if let Some(evidence) = confirmed.evidence {
-            unconfirmed = confirmed.chosen;
+            set_aside = candidates[..confirmed.chosen].to_vec();
             shrunk.kept = candidates.swap_remove(confirmed.chosen);
             shrunk.evidence = evidence;
         }
@@ -924,7 +924,7 @@ async fn shrink_and_report(settings: &Arc<Settings>, input: ShrinkInput) -> Repo
         shrink_budget_exhausted: shrunk.exhausted,
         replays,
         replays_failed,
-        unconfirmed,
+        set_aside,
         trace,
         scenario: false,
     }

@@ -257,17 +257,19 @@ pub struct Report {
     /// Whether shrinking stopped at its budget before it was done.
     pub shrink_budget_exhausted: bool,
     /// How many times the shrunk schedule was replayed one run at a time once shrinking was
-    /// done (candidates run concurrently while shrinking, and a schedule may fail only under
-    /// that load); 0 when nothing was shrunk. These runs count in
-    /// [`shrink_runs`](Self::shrink_runs).
+    /// done, stopping at the first replay that failed (candidates run concurrently while
+    /// shrinking, and a schedule may fail only under that load); 0 when nothing was shrunk.
+    /// These runs count in [`shrink_runs`](Self::shrink_runs).
     pub replays: usize,
-    /// How many of those replays failed the same way. 0 means that neither the shrunk
-    /// schedule nor any larger one shrinking took failed when replayed: the failure is rare
-    /// or needs the load of concurrent runs, and a regression test of it may pass.
+    /// How many of those replays failed the same way (0 or 1). 0 means that neither the
+    /// shrunk schedule nor any larger one shrinking took failed when replayed: the failure
+    /// is rare or needs the load of concurrent runs, and a regression test of it may pass.
     pub replays_failed: usize,
-    /// How many smaller schedules shrinking took were set aside because none of their
-    /// replays failed: [`shrunk`](Self::shrunk) is the smallest whose replays did.
-    pub unconfirmed: usize,
+    /// Smaller schedules that failed while shrinking but passed every replay one run at a
+    /// time, so were set aside (smallest first; indices into [`schedule`](Self::schedule)):
+    /// [`shrunk`](Self::shrunk) is the smallest whose replay failed. Worth a try under load
+    /// (`INFORMER_CHAOS_SEED=<seed>:<steps>` with `INFORMER_CHAOS_JOBS`).
+    pub set_aside: Vec<Vec<usize>>,
     /// The trace of the last failing run (of the shrunk schedule).
     pub trace: Vec<TraceEvent>,
     /// Whether the schedule was written out ([`Chaos::scenario`](super::Chaos::scenario)),
@@ -386,27 +388,25 @@ impl fmt::Display for Report {
             if self.replays_failed > 0 {
                 writeln!(
                     f,
-                    "  (replayed one run at a time, it failed {} of {} runs)",
-                    self.replays_failed, self.replays
+                    "  (replayed one run at a time, it failed on replay {})",
+                    self.replays
                 )?;
             } else {
                 writeln!(
                     f,
-                    "  (replayed one run at a time, it passed {} of {} runs, and so did every larger schedule shrinking took: the failure is rare or needs the load of concurrent runs, so a regression test of it may pass)",
-                    self.replays, self.replays
+                    "  (replayed one run at a time, it passed {} replays, and so did every larger schedule shrinking took: the failure is rare or needs the load of concurrent runs, so a regression test of it may pass)",
+                    self.replays
                 )?;
             }
-            if self.unconfirmed > 0 {
+            if let Some(smallest) = self.set_aside.first() {
+                let steps: Vec<String> = smallest.iter().map(usize::to_string).collect();
                 writeln!(
                     f,
-                    "  ({} smaller schedule{} failed while shrinking but passed every replay, so {} set aside)",
-                    self.unconfirmed,
-                    if self.unconfirmed == 1 { "" } else { "s" },
-                    if self.unconfirmed == 1 {
-                        "it was"
-                    } else {
-                        "they were"
-                    },
+                    "  ({} smaller schedule{} failed while shrinking, under the load of concurrent runs, but passed every replay one run at a time; the smallest: INFORMER_CHAOS_SEED={}:{})",
+                    self.set_aside.len(),
+                    if self.set_aside.len() == 1 { "" } else { "s" },
+                    self.seed,
+                    steps.join(","),
                 )?;
             }
         }

@@ -157,54 +157,49 @@ where
 pub(crate) struct Confirmed<T> {
     /// The index in the candidates given of the one chosen.
     pub chosen: usize,
-    /// Runs of the chosen candidate that failed the same way.
+    /// Replays of the chosen candidate that failed the same way (0 or 1: replays stop at
+    /// the first failure).
     pub failed: usize,
-    /// Runs of the chosen candidate.
+    /// Replays of the chosen candidate.
     pub runs: usize,
-    /// What its last failing replay gave (`None` if no replay failed).
+    /// What its failing replay gave (`None` if no replay failed).
     pub evidence: Option<T>,
     /// Runs made in all.
     pub total: usize,
 }
 
-/// Replays `candidates` (smallest first), each `attempts` times one run after another, and
-/// chooses the first that fails at least once. If none does, the first (smallest) is chosen
-/// with no failing replay, which the report says.
+/// Replays `candidates` (smallest first) one run after another, each up to `replays` times
+/// until it fails, and chooses the first that fails. If none does, the first (smallest) is
+/// chosen with no failing replay, which the report says.
 pub(crate) async fn confirm<T, F, Fut>(
     candidates: &[Vec<usize>],
-    attempts: usize,
+    replays: usize,
     test: F,
 ) -> Confirmed<T>
 where
     F: Fn(Vec<usize>) -> Fut,
     Fut: Future<Output = Option<T>>,
 {
-    let attempts = attempts.max(1);
+    let replays = replays.max(1);
     let mut total = 0;
     for (chosen, candidate) in candidates.iter().enumerate() {
-        let mut failed = 0;
-        let mut evidence = None;
-        for _ in 0..attempts {
+        for run in 1..=replays {
             total += 1;
-            if let Some(found) = test(candidate.clone()).await {
-                failed += 1;
-                evidence = Some(found);
+            if let Some(evidence) = test(candidate.clone()).await {
+                return Confirmed {
+                    chosen,
+                    failed: 1,
+                    runs: run,
+                    evidence: Some(evidence),
+                    total,
+                };
             }
-        }
-        if failed > 0 {
-            return Confirmed {
-                chosen,
-                failed,
-                runs: attempts,
-                evidence,
-                total,
-            };
         }
     }
     Confirmed {
         chosen: 0,
         failed: 0,
-        runs: attempts,
+        runs: replays,
         evidence: None,
         total,
     }

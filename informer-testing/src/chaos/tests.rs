@@ -276,26 +276,27 @@ async fn confirm_steps_back_to_the_smallest_schedule_that_fails_when_replayed() 
     let replay = |c: Vec<usize>| async move { (c.len() > 1).then_some(c.len()) };
     let confirmed = shrink::confirm(&candidates, 3, replay).await;
     assert_eq!(confirmed.chosen, 1);
-    assert_eq!((confirmed.failed, confirmed.runs), (3, 3));
+    assert_eq!((confirmed.failed, confirmed.runs), (1, 1));
     assert_eq!(confirmed.evidence, Some(2));
     assert_eq!(
-        confirmed.total, 6,
-        "three replays of each of two candidates"
+        confirmed.total, 4,
+        "three replays of the first, one of the second"
     );
 }
 
 #[tokio::test]
-async fn confirm_counts_a_schedule_that_fails_some_replays() {
+async fn confirm_replays_a_schedule_until_it_fails() {
     let n = AtomicUsize::new(0);
-    let every_other = |_c: Vec<usize>| {
-        let fails = n.fetch_add(1, Ordering::Relaxed) % 2 == 1;
+    let on_the_third = |_c: Vec<usize>| {
+        let fails = n.fetch_add(1, Ordering::Relaxed) == 2;
         async move { fails.then_some(()) }
     };
-    let confirmed = shrink::confirm(&[vec![4]], 4, every_other).await;
+    let confirmed = shrink::confirm(&[vec![4]], 6, on_the_third).await;
     assert_eq!(
         (confirmed.chosen, confirmed.failed, confirmed.runs),
-        (0, 2, 4)
+        (0, 1, 3)
     );
+    assert_eq!(confirmed.total, 3);
 }
 
 #[tokio::test]
@@ -367,9 +368,9 @@ fn a_report_prints_its_seed_its_shrunk_schedule_and_how_to_replay_it() {
         schedule,
         shrink_runs: 7,
         shrink_budget_exhausted: false,
-        replays: 3,
-        replays_failed: 2,
-        unconfirmed: 1,
+        replays: 2,
+        replays_failed: 1,
+        set_aside: vec![vec![2]],
         trace: Vec::new(),
         scenario: false,
     };
@@ -384,11 +385,11 @@ fn a_report_prints_its_seed_its_shrunk_schedule_and_how_to_replay_it() {
     assert!(text.contains("up to 3 runs to fail"), "{text}");
     // How its replays one run at a time went, and a smaller schedule set aside.
     assert!(
-        text.contains("replayed one run at a time, it failed 2 of 3 runs"),
+        text.contains("replayed one run at a time, it failed on replay 2"),
         "{text}"
     );
     assert!(
-        text.contains("1 smaller schedule failed while shrinking but passed every replay"),
+        text.contains("1 smaller schedule failed while shrinking, under the load of concurrent runs, but passed every replay one run at a time; the smallest: INFORMER_CHAOS_SEED=42:2"),
         "{text}"
     );
     assert!(
@@ -458,7 +459,7 @@ fn a_reports_scenario_code_is_rust_that_makes_the_same_steps() {
         shrink_budget_exhausted: false,
         replays: 0,
         replays_failed: 0,
-        unconfirmed: 0,
+        set_aside: Vec::new(),
         trace: Vec::new(),
         scenario: false,
     };
@@ -542,7 +543,7 @@ fn a_scenario_report_says_so_and_names_no_seed_to_replay() {
         shrink_budget_exhausted: false,
         replays: 0,
         replays_failed: 0,
-        unconfirmed: 0,
+        set_aside: Vec::new(),
         trace: Vec::new(),
         scenario: true,
     };
