@@ -447,6 +447,11 @@ impl<K: Clone + Send + Sync + 'static> Controller<K> {
 
     /// The controller's counters right now.
     ///
+    /// [`run`](Self::run) takes the controller: to read its counters while or after it
+    /// runs (in a test, say), take its probe first with
+    /// [`ControllerMetrics::probe`](crate::metrics::ControllerMetrics::probe), a shared
+    /// handle whose `sample().stats` are these counters.
+    ///
     /// ```
     /// # use std::sync::Arc;
     /// # use informer_runtime::controller::{Action, Controller, reconciler_fn};
@@ -461,6 +466,16 @@ impl<K: Clone + Send + Sync + 'static> Controller<K> {
     /// #     .build(reconciler_fn(|_k, _p: Option<Arc<Pod>>| async { Ok(Action::Done) }))
     /// #     .unwrap();
     /// assert_eq!(controller.stats().reconciles(), 0);
+    ///
+    /// // A handle that outlives `run(self)`.
+    /// use informer_runtime::metrics::ControllerMetrics as _;
+    /// let probe = controller.probe();
+    /// # let cancel = informer_runtime::informer::CancellationToken::new();
+    /// # cancel.cancel();
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async move {
+    /// controller.run(cancel).await;
+    /// assert_eq!(probe.sample().stats.reconciles(), 0);
+    /// # });
     /// ```
     pub fn stats(&self) -> ControllerStats {
         self.runner.state.stats()

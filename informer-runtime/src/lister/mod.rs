@@ -351,6 +351,43 @@ impl<K: 'static> NamespacedLister<K> {
         Ok(self.in_namespace(keys))
     }
 
+    /// The objects of this namespace filed under `value` in the index named `index` (a
+    /// string-named index, as registered with `add_indexers`; prefer the typed
+    /// [`by_index`](Self::by_index)).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::{Indexer, Indexers, Store, ThreadSafeStore};
+    /// use informer_runtime::lister::Lister;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let store = Arc::new(ThreadSafeStore::<ConfigMap>::new());
+    /// let mut indexers: Indexers<ConfigMap> = Indexers::new();
+    /// indexers.insert("by-team".into(), Arc::new(|cm: &ConfigMap| {
+    ///     cm.metadata.labels.as_ref().and_then(|l| l.get("team").cloned()).into_iter().collect()
+    /// }));
+    /// store.add_indexers(indexers)?;
+    /// for ns in ["a", "b"] {
+    ///     let mut cm = ConfigMap::default();
+    ///     cm.metadata.name = Some("settings".into());
+    ///     cm.metadata.namespace = Some(ns.into());
+    ///     cm.metadata.labels = Some([("team".to_string(), "blue".to_string())].into());
+    ///     store.add(Arc::new(cm))?;
+    /// }
+    /// let lister = Lister::new(store);
+    /// assert_eq!(lister.by_index_name("by-team", "blue")?.len(), 2);
+    /// assert_eq!(lister.namespaced("a").by_index_name("by-team", "blue")?.len(), 1);
+    /// assert!(lister.namespaced("a").by_index_name("no-such-index", "blue").is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`IndexError::UnknownIndex`] if no index has that name.
+    pub fn by_index_name(&self, index: &str, value: &str) -> Result<Vec<Arc<K>>, IndexError> {
+        let keys = self.indexer.index_keys(index, value)?;
+        Ok(self.in_namespace(keys))
+    }
+
     /// The cached objects of `keys` that are in this namespace.
     fn in_namespace(&self, keys: Vec<ObjectKey>) -> Vec<Arc<K>> {
         let ns = (!self.namespace.is_empty()).then_some(&*self.namespace);

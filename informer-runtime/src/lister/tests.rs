@@ -157,6 +157,29 @@ fn by_index_returns_the_objects_filed_under_the_value() {
 }
 
 #[test]
+fn namespaced_by_index_name_returns_only_the_namespace_s_objects_under_the_value() {
+    let (_, lister) = fixture();
+    assert_eq!(
+        names(&lister.namespaced("b").by_index_name("node", "n1").unwrap()),
+        ["b/web-0"]
+    );
+    assert!(
+        lister
+            .namespaced("c")
+            .by_index_name("node", "n1")
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        lister
+            .namespaced("a")
+            .by_index_name("nope", "x")
+            .unwrap_err(),
+        IndexError::UnknownIndex("nope".into())
+    );
+}
+
+#[test]
 fn unknown_index_is_a_typed_error() {
     let (_, lister) = fixture();
     assert_eq!(
