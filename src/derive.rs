@@ -140,7 +140,7 @@
 //! | `owns(ReplicaSet, ...)` | reconcile the controlling owner when one changes (repeatable) | `owns_with` |
 //! | `watches(ConfigMap, mapper = f, ...)` | reconcile the keys `f` returns: `fn(&ConfigMap) -> Vec<ObjectKey>` or `-> Option<ObjectKey>`, or `fn(&ConfigMap, &Context<Self>) -> ...` to read the controller's listers and indexes (the parents an index files under the ConfigMap) | `watches_with` |
 //! | `children(ReplicaSet, from = f, ...)` | the children `f` wants, applied, owned, watched and deleted for you (see above; one per type); `create_only`: created when missing, never changed | `children_with` |
-//! | `status = f` | the status `f` computes for each primary object (`fn(&T) -> S` or `fn(&T, &Context<Self>) -> S`, `S` its status type or an `Option` of it; for a resource whose status type is known, one that declares it as kube's `#[kube(status = "...")]` does or a k8s-openapi type with a status (`Deployment`, `Pod`, `Job`, ...), any other return type is a compile error), written with server-side apply once the children are in line (not while one of them fails) when the cached object does not hold it, or holds fields the function stopped returning (which the apply removes) | `status` |
+//! | `status = f` | the status `f` computes for each primary object (`fn(&T) -> S` or `fn(&T, &Context<Self>) -> S`, `S` its status type or an `Option` of it; for a resource whose status type is known, one that declares it as kube's `#[kube(status = "...")]` does or a k8s-openapi type with a status (`Deployment`, `Pod`, `Job`, ...), any other return type is a compile error), written with server-side apply after `reconcile` succeeded and the children are in line (not while one of them fails, nor after a failed reconcile: `on_error` reports failures) when the cached object does not hold it, or holds fields the function stopped returning (which the apply removes) | `status` |
 //! | `index = [ByOwner]` | typed indexes of the primary resource, registered up front | `indexed_by` |
 //! | `workers = 4` | reconciles at once (at least 1; default 1) | `workers` |
 //! | `resync = "10m"` | queue every object again this often (at least 1s) | `resync` |
@@ -252,8 +252,11 @@
 //! }
 //! ```
 //!
-//! Declared children and status are brought in line before `reconcile` runs, so a
-//! finalizer added in `reconcile` is added after the first children are written, and on
+//! Declared children are brought in line before `reconcile` runs, and the declared status
+//! is written after it, only when the children are in line and `reconcile` succeeded (as
+//! java-operator-sdk patches the status its reconcile returns): after a failure, `on_error`
+//! is where the status says so. A finalizer added in `reconcile` is added after the first
+//! children are written, and on
 //! deletion the children step runs before your `Cleanup`: nothing is applied for a parent
 //! being deleted, its children in other namespaces are deleted, and those with owner
 //! references wait for the garbage collector, which deletes them once the finalizer is
@@ -261,7 +264,8 @@
 //! belongs in a controller without declared children.
 //!
 //! # Failures
-//! An error of `reconcile`, or of the declared children and status before it, is logged and
+//! An error of `reconcile`, of the declared children before it, or of the declared status
+//! after it, is logged and
 //! counted; then `on_error` decides what happens to the key (kube-runtime's
 //! `error_policy`). Unless you write it, a transient error is retried after the key's
 //! backoff and a [terminal](crate::runtime::ReconcileError::terminal) one is not. Write it
@@ -325,7 +329,7 @@
 //! - **`RequeueAfter(d)` is the latest time.** Any change queues the key sooner: the watch
 //!   events of children written before the failure, too. Each child type is applied even
 //!   when another failed (in declaration order); the declared status waits until they all
-//!   succeed.
+//!   succeed, and `reconcile` too.
 //! - **Errors of the children step arrive wrapped**, as `computing the StatefulSet children
 //!   failed: <yours>` or `applying Secret ns/name failed: <the API's>`; `error.as_error()`
 //!   is a [`ChildrenError`](crate::runtime::controller::ChildrenError) and its `source()` is
@@ -338,7 +342,9 @@
 //!   under the same name; the newer version's event reconciles the key again. Beside a
 //!   declared `status = f`, give the whole status `f` would give, with the failed
 //!   condition set: a field that an apply of the same manager leaves out is removed. Start
-//!   from the object's current conditions, so that transition times are kept.
+//!   from the object's current conditions, so that transition times are kept. `f` is not
+//!   applied after a failed reconcile, so the failure stays until a reconcile succeeds,
+//!   whose status `f` computes (clearing what the failure set, if `f` leaves it out).
 //!
 //! # Testing a controller
 //! Against the in-process API server (the `testing` feature's `informer::testing`, or the

@@ -13,6 +13,8 @@ mod generated;
 mod running;
 #[path = "derive/servers.rs"]
 mod servers;
+#[path = "derive/status.rs"]
+mod status;
 
 /// Every `tests/ui/*/pass/*.rs` compiles and every `tests/ui/*/fail/*.rs` fails with
 /// exactly its `.stderr` (checked on the pinned toolchain of `rust-toolchain.toml`).

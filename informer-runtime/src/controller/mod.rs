@@ -61,8 +61,8 @@
 //!   and is not retried: log it and go on. For Events about declared children, the reconcile
 //!   reads what the children step created, updated and deleted with
 //!   [`Context::children_report`] ([`ChildrenReport::current`] without the derive).
-//! - **Failures:** a reconcile's [`ReconcileError`] (its own, or the declared children's and
-//!   status's before it) is logged and counted, then its error policy decides: by default
+//! - **Failures:** a reconcile's [`ReconcileError`] (its own, the declared children's before
+//!   it, or the declared status's after it) is logged and counted, then its error policy decides: by default
 //!   a transient error is retried after the key's exponential backoff and a terminal one is
 //!   not. The policy is kube-runtime's `error_policy`: [`KeyReconciler::on_error`],
 //!   [`Reconcile::on_error`] for a derived controller, or

@@ -170,7 +170,8 @@ pub trait ControllerSpec: Sized + Send + Sync + 'static {
 )]
 pub trait Reconcile: ControllerSpec {
     /// Reconciles `key`; `obj` is the cached object, `None` if the cache has none. Runs after
-    /// the declared children were brought in line. Provided: does nothing more.
+    /// the declared children were brought in line, and before the declared status is
+    /// written (only if this succeeds). Provided: does nothing more.
     ///
     /// # Errors
     /// A [`ReconcileError`]: transient ones are retried with backoff, terminal ones are not.
@@ -185,7 +186,8 @@ pub trait Reconcile: ControllerSpec {
     }
 
     /// Decides what happens to `key` after a failed reconcile: an error returned by
-    /// [`reconcile`](Self::reconcile) or by the declared children and status before it
+    /// [`reconcile`](Self::reconcile), by the declared children before it, or by the
+    /// declared status after it (which is not written after a failed reconcile)
     /// (kube-runtime's `error_policy`; with a status write, java-operator-sdk's
     /// `updateErrorStatus`). `obj` is the object the reconcile was given. Provided:
     /// [`ReconcileError::default_action`] (a transient error retried after the key's

@@ -689,7 +689,8 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     /// Declares the status of each `K`: after the children are in line (not when one of them
     /// could not be applied or deleted: the reconcile fails and is retried), `status` computes
     /// what the object's `status` should be (`K`'s status type, or an `Option` of it:
-    /// `None` leaves it), and unless the cached object already holds it, the controller
+    /// `None` leaves it), and after a successful reconcile (not after a failed one, whose
+    /// error policy reports it), unless the cached object already holds it, the controller
     /// writes it with server-side apply to the status subresource (field manager: the
     /// controller's [name](Self::name), `force`): no write when nothing changed, so the
     /// object's own watch event, which reconciles it again, writes nothing more. Fields the

@@ -315,6 +315,9 @@ pub struct ChildrenReport {
     /// Children whose cached object already held what was wanted (not written).
     pub unchanged: usize,
     /// Whether the parent's declared status was written (the cached parent did not hold it).
+    /// The status is written after the reconcile succeeded, so this is `false` in the
+    /// report the reconcile reads ([`current`](Self::current)); the controller's log line
+    /// of the step says it.
     pub status_written: bool,
 }
 
@@ -600,7 +603,8 @@ impl ChildrenError {
     }
 }
 
-/// A reconciler that brings declared children in line, then calls the user's.
+/// A reconciler that brings declared children in line, calls the user's, then, if it
+/// succeeded, writes the declared status.
 pub(crate) struct WithChildren<P, R> {
     pub(crate) controller: Arc<str>,
     pub(crate) children: Vec<Arc<dyn SyncChildren<P>>>,
@@ -620,21 +624,32 @@ where
     ) -> Result<Action, ReconcileError> {
         let mut report = ChildrenReport::default();
         let mut first_error = None;
-        for set in &self.children {
-            if first_error.is_some() && set.needs_children_in_line() {
-                continue;
-            }
+        for set in self.children.iter().filter(|set| !set.after_reconcile()) {
             if let Err(error) = set.sync(key, obj.as_deref(), &mut report).await {
                 first_error.get_or_insert(error);
             }
         }
+        let result = match first_error {
+            Some(error) => Err(error.into_reconcile_error()),
+            None => {
+                let reconciled =
+                    CURRENT.scope(report.clone(), self.inner.reconcile(key, obj.clone()));
+                match reconciled.await {
+                    // The declared status, once the children are in line and the reconcile
+                    // succeeded (java-operator-sdk's order); after a failure, `on_error`
+                    // reports it.
+                    Ok(action) => self
+                        .after(key, obj.as_deref(), &mut report)
+                        .await
+                        .map(|()| action),
+                    Err(error) => Err(error),
+                }
+            }
+        };
         if !report.is_unchanged() {
             tracing::info!(controller = %self.controller, %key, "{report}");
         }
-        if let Some(error) = first_error {
-            return Err(error.into_reconcile_error());
-        }
-        CURRENT.scope(report, self.inner.reconcile(key, obj)).await
+        result
     }
 
     async fn on_error(
@@ -654,6 +669,23 @@ where
             Action::RequeueAfter(delay) if taken => Action::RequeueAfter(delay.min(TAKEN_RETRY)),
             action => action,
         }
+    }
+}
+
+impl<P, R> WithChildren<P, R> {
+    /// Runs the sets that come after a successful reconcile (the declared status).
+    async fn after(
+        &self,
+        key: &ObjectKey,
+        obj: Option<&P>,
+        report: &mut ChildrenReport,
+    ) -> Result<(), ReconcileError> {
+        for set in self.children.iter().filter(|set| set.after_reconcile()) {
+            set.sync(key, obj, report)
+                .await
+                .map_err(ChildrenError::into_reconcile_error)?;
+        }
+        Ok(())
     }
 }
 

@@ -169,9 +169,11 @@ impl<P: ControllerResource + serde::Serialize> SyncChildren<P> for StatusSet<P> 
         })
     }
 
-    /// A status reports on the children: not written while one of them could not be
-    /// brought in line (it would describe a child that is not there).
-    fn needs_children_in_line(&self) -> bool {
+    /// A status reports on the children and on the reconcile: not written while a child
+    /// could not be brought in line (it would describe a child that is not there), nor
+    /// after a failed reconcile (it would say all is well while `on_error` reports the
+    /// failure, and the two would overwrite each other at every reconcile).
+    fn after_reconcile(&self) -> bool {
         true
     }
 }

@@ -39,9 +39,9 @@ pub(crate) trait SyncChildren<P>: Send + Sync {
         report: &'a mut ChildrenReport,
     ) -> BoxFuture<'a, Result<(), ChildrenError>>;
 
-    /// Whether this runs only once every child type is in line (a declared status, which
-    /// reports on the children): skipped when one of them failed.
-    fn needs_children_in_line(&self) -> bool {
+    /// Whether this runs after the reconcile, and only when every child type was brought
+    /// in line and the reconcile succeeded (a declared status, which reports on both).
+    fn after_reconcile(&self) -> bool {
         false
     }
 }
