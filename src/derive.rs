@@ -143,11 +143,11 @@
 //! | `status = f` | the status `f` computes for each primary object (`fn(&T) -> S` or `fn(&T, &Context<Self>) -> S`, `S` its status type or an `Option` of it; for a resource whose status type is known, one that declares it as kube's `#[kube(status = "...")]` does or a k8s-openapi type with a status (`Deployment`, `Pod`, `Job`, ...), any other return type is a compile error), written with server-side apply after `reconcile` succeeded and the children are in line (not while one of them fails, nor after a failed reconcile: `on_error` reports failures) when the cached object does not hold it, or holds fields the function stopped returning (which the apply removes) | `status` |
 //! | `index = [ByOwner]` | typed indexes of the primary resource, registered up front | `indexed_by` |
 //! | `workers = 4` | reconciles at once (at least 1; default 1) | `workers` |
-//! | `resync = "10m"` | queue every object again this often (at least 1s) | `resync` |
+//! | `resync = "10m"` | queue every object again this often (at least 1s), whatever its `*_changed` filters (java-operator-sdk's `maxReconciliationInterval`) | `resync` |
 //! | `timeout = "30s"` | a reconcile running longer is dropped and retried | `timeout` |
 //! | `namespace = "shop"` | watch one namespace (default: all) | `namespace` |
 //! | `labels = "app=web"`, `fields = "..."` | selectors of the primary resource | `label_selector`, `field_selector` |
-//! | `filter = f` | which changes of the primary queue its key: `fn() -> Filter<Resource>` (controller-runtime's predicates; `Filter::generation_changed()` for java-operator-sdk's generation-aware processing: status-only changes do not reconcile) | `filter` |
+//! | `filter = f` | which changes of the primary queue its key: `fn() -> Filter<Resource>` (controller-runtime's predicates; `Filter::generation_changed()` for java-operator-sdk's generation-aware processing: status-only changes do not reconcile, and a `resync` still reconciles every object) | `filter` |
 //! | `metadata` | watch only metadata; the resource becomes `PartialObjectMeta<T>` | `metadata_only` |
 //! | `queue = "priority"` / `"plain"` | initial list and resyncs wait behind real changes / plain FIFO (default) | `priority_queue` |
 //! | `queue = my_queue` | your queue: `fn(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>`, or `fn(&Self, Arc<dyn QueueMetrics>) -> ...` to use the struct's state; either may return `Arc<MyQueue>` | `queue` ([`MakeQueue`](crate::runtime::controller::MakeQueue)) |

@@ -93,8 +93,11 @@ impl<K: Resource + 'static> EnqueueHandler<K> {
 
 impl<K: Resource + Send + Sync + 'static> EnqueueHandler<K> {
     fn handle(&self, notification: &Notification<K>) {
-        if !self.filters.iter().all(|f| f.matches(notification)) {
-            return;
+        if !self.filters.is_empty() {
+            let resync = notification.is_resync();
+            if !self.filters.iter().all(|f| f.admits(notification, resync)) {
+                return;
+            }
         }
         let priority = if notification.is_bulk() {
             PRIORITY_LOW

@@ -8,6 +8,11 @@ use kube::Resource;
 
 type FilterFn<K> = Arc<dyn Fn(&Notification<K>) -> bool + Send + Sync>;
 
+/// A resync passes a built-in filter.
+fn pass<K>(_: &Notification<K>) -> bool {
+    true
+}
+
 /// Decides whether a change of the cache enqueues keys (controller-runtime's predicates).
 ///
 /// **A filter of enqueueing, not of the cache.** The informer still caches and reports every
@@ -16,10 +21,16 @@ type FilterFn<K> = Arc<dyn Fn(&Notification<K>) -> bool + Send + Sync>;
 /// affected. (To keep objects out of the cache, use label or field selectors.)
 ///
 /// The built-in filters look at updates only: adds and deletes always pass, so a controller
-/// never misses an object's arrival or departure. An update whose old and new object are the
-/// same (a resync, or an unchanged object after a relist) has nothing changed, so the
-/// `*_changed` filters drop it; to keep periodic reconciles, do not use them on the primary
-/// resource, or return [`Action::RequeueAfter`](crate::controller::Action::RequeueAfter).
+/// never misses an object's arrival or departure. A resync passes them too: an update whose
+/// old and new object are the same ([`Notification::is_resync`]: a periodic resync, or an
+/// unchanged object after a relist) reaches only a handler that asked for resyncs (the
+/// controller's [`resync`](crate::controller::ControllerBuilder::resync)) while its resync
+/// is due, and it is there to reconcile objects that did not change. So `resync = "10m"`
+/// beside `Filter::generation_changed()` reconciles every object every ten minutes and,
+/// between resyncs, on spec changes only (java-operator-sdk's generation-aware processing
+/// with a `maxReconciliationInterval`). A filter of your own ([`new`](Self::new)) is asked
+/// about a resync as about any update: `is_resync()` tells them apart. [`and`](Self::and)
+/// and [`or`](Self::or) combine the answers of both kinds.
 ///
 /// Several filters given to one watch must all pass ([`and`](Self::and)); combine with
 /// [`or`](Self::or) for alternatives.
@@ -46,6 +57,8 @@ type FilterFn<K> = Arc<dyn Fn(&Notification<K>) -> bool + Send + Sync>;
 /// ```
 pub struct Filter<K> {
     f: FilterFn<K>,
+    /// The answer to a resync ([`Notification::is_resync`]).
+    on_resync: FilterFn<K>,
     name: &'static str,
 }
 
@@ -53,6 +66,7 @@ impl<K> Clone for Filter<K> {
     fn clone(&self) -> Self {
         Self {
             f: self.f.clone(),
+            on_resync: self.on_resync.clone(),
             name: self.name,
         }
     }
@@ -78,8 +92,10 @@ impl<K: 'static> Filter<K> {
     /// assert!(only_adds.matches(&add));
     /// ```
     pub fn new(f: impl Fn(&Notification<K>) -> bool + Send + Sync + 'static) -> Self {
+        let f: FilterFn<K> = Arc::new(f);
         Self {
-            f: Arc::new(f),
+            on_resync: f.clone(),
+            f,
             name: "custom",
         }
     }
@@ -97,8 +113,10 @@ impl<K: 'static> Filter<K> {
     /// ```
     pub fn and(self, other: Filter<K>) -> Self {
         let (a, b) = (self.f, other.f);
+        let (ra, rb) = (self.on_resync, other.on_resync);
         Self {
             f: Arc::new(move |n| a(n) && b(n)),
+            on_resync: Arc::new(move |n| ra(n) && rb(n)),
             name: "and",
         }
     }
@@ -116,13 +134,17 @@ impl<K: 'static> Filter<K> {
     /// ```
     pub fn or(self, other: Filter<K>) -> Self {
         let (a, b) = (self.f, other.f);
+        let (ra, rb) = (self.on_resync, other.on_resync);
         Self {
             f: Arc::new(move |n| a(n) || b(n)),
+            on_resync: Arc::new(move |n| ra(n) || rb(n)),
             name: "or",
         }
     }
 
-    /// Whether `notification` passes the filter.
+    /// Whether `notification` passes the filter as a change. A resync reaching a
+    /// controller's handler is answered by the filter's answer to resyncs instead (the
+    /// built-in filters let it pass; see [`Filter`]).
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -136,6 +158,17 @@ impl<K: 'static> Filter<K> {
         (self.f)(notification)
     }
 
+    /// Whether `notification` queues keys at a handler: [`matches`](Self::matches), or for
+    /// a resync (`resync`: its [`is_resync`](Notification::is_resync), computed once for
+    /// all of a handler's filters), the filter's answer to resyncs.
+    pub(crate) fn admits(&self, notification: &Notification<K>, resync: bool) -> bool {
+        if resync {
+            (self.on_resync)(notification)
+        } else {
+            (self.f)(notification)
+        }
+    }
+
     /// A filter on updates only (adds and deletes pass): `changed(old, new)`.
     fn on_update(
         name: &'static str,
@@ -146,6 +179,7 @@ impl<K: 'static> Filter<K> {
                 Notification::Update { old, new } => !Arc::ptr_eq(old, new) && changed(old, new),
                 Notification::Add { .. } | Notification::Delete(_) => true,
             }),
+            on_resync: Arc::new(pass),
             name,
         }
     }
@@ -235,6 +269,7 @@ impl<K: Resource + 'static> Filter<K> {
     pub fn resource_version_changed() -> Self {
         Self {
             f: Arc::new(|n| !n.is_resync()),
+            on_resync: Arc::new(pass),
             name: "resource_version_changed",
         }
     }

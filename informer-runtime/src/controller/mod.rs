@@ -448,9 +448,8 @@ impl<K: Clone + Send + Sync + 'static> Controller<K> {
     /// The controller's counters right now.
     ///
     /// [`run`](Self::run) takes the controller: to read its counters while or after it
-    /// runs (in a test, say), take its probe first with
-    /// [`ControllerMetrics::probe`](crate::metrics::ControllerMetrics::probe), a shared
-    /// handle whose `sample().stats` are these counters.
+    /// runs (in a test, say), take its probe first with [`ControllerMetrics::probe`], a
+    /// shared handle whose `sample().stats` are these counters.
     ///
     /// ```
     /// # use std::sync::Arc;

@@ -979,28 +979,74 @@ async fn reconcile_gets_the_cached_object_or_none_once_deleted() {
     run.await.unwrap();
 }
 
+/// A controller of `h`'s objects with a one-minute resync and `filter` on its primary,
+/// running: its reconciles, and how to stop it.
+fn run_with_resync(
+    h: &Harness,
+    filter: Option<Filter<ConfigMap>>,
+) -> (
+    UnboundedReceiver<Call>,
+    CancellationToken,
+    tokio::task::JoinHandle<()>,
+) {
+    let (tx, rx) = unbounded_channel();
+    let mut builder = h.builder().resync(Duration::from_secs(60));
+    if let Some(filter) = filter {
+        builder = builder.filter(filter);
+    }
+    let (cancel, run) = spawn_run(builder.build(reporting(tx)).unwrap());
+    (rx, cancel, run)
+}
+
+fn assert_about_a_minute(waited: Duration) {
+    assert!(
+        waited >= Duration::from_secs(59) && waited <= Duration::from_secs(61),
+        "{waited:?}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn resync_queues_every_cached_key_again() {
     let h = Harness::new();
     h.create("ns", "a");
     h.create("ns", "b");
-    let (tx, mut rx) = unbounded_channel();
-    let controller = h
-        .builder()
-        .resync(Duration::from_secs(60))
-        .build(reporting(tx))
-        .unwrap();
-    let (cancel, run) = spawn_run(controller);
+    let (mut rx, cancel, run) = run_with_resync(&h, None);
     let first = [next(&mut rx).await, next(&mut rx).await];
     let again = [next(&mut rx).await, next(&mut rx).await];
     let mut keys: Vec<String> = again.iter().map(|c| c.key.to_string()).collect();
     keys.sort();
     assert_eq!(keys, ["ns/a", "ns/b"]);
-    let waited = again[0].at - first[1].at;
-    assert!(
-        waited >= Duration::from_secs(59) && waited <= Duration::from_secs(61),
-        "{waited:?}"
-    );
+    assert_about_a_minute(again[0].at - first[1].at);
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn resync_passes_the_builtin_change_filters_of_the_primary() {
+    // java-operator-sdk's generation-aware processing with a maxReconciliationInterval:
+    // spec changes only, and every object every period.
+    let h = Harness::new();
+    h.create("ns", "a");
+    let changes =
+        Filter::generation_changed().and(Filter::labels_changed().or(Filter::generation_changed()));
+    let (mut rx, cancel, run) = run_with_resync(&h, Some(changes));
+    let first = next(&mut rx).await;
+    let again = next(&mut rx).await;
+    assert_eq!(again.key, key("ns", "a"));
+    assert_about_a_minute(again.at - first.at);
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_filter_of_ones_own_is_asked_about_resyncs() {
+    let h = Harness::new();
+    h.create("ns", "a");
+    let no_resyncs = Filter::new(|n: &Notification<ConfigMap>| !n.is_resync());
+    let (mut rx, cancel, run) = run_with_resync(&h, Some(no_resyncs));
+    next(&mut rx).await;
+    tokio::time::sleep(Duration::from_secs(200)).await;
+    assert!(rx.try_recv().is_err(), "its filter drops resyncs");
     cancel.cancel();
     run.await.unwrap();
 }
@@ -1153,7 +1199,14 @@ fn builtin_filters_pass_adds_and_deletes() {
     ] {
         assert!(filter.matches(&add), "{filter:?}");
         assert!(filter.matches(&delete), "{filter:?}");
-        assert!(!filter.matches(&resync), "{filter:?} drops resyncs");
+        assert!(
+            !filter.matches(&resync),
+            "{filter:?}: a resync is no change"
+        );
+        assert!(
+            filter.admits(&resync, true),
+            "{filter:?} lets a resync through"
+        );
     }
 }
 

@@ -958,7 +958,9 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     }
 
     /// Every `period`, every cached `K` is queued again (at low priority), even if nothing
-    /// changed. `None` or zero: never (the default). At least one second.
+    /// changed: the primary's built-in `*_changed` [`Filter`]s let these resyncs through
+    /// (a filter of your own is asked, and tells them by `is_resync()`). `None` or zero:
+    /// never (the default). At least one second.
     ///
     /// ```
     /// # use informer_runtime::controller::Controller;
