@@ -1,4 +1,5 @@
-//! client-go, controller-runtime and kube-runtime names, and what they are here.
+//! client-go, controller-runtime, kube-runtime and java-operator-sdk names, and what they are
+//! here.
 //!
 //! Use it to port a controller or a test: find the name you know, then follow the link. The
 //! tables hold the names people use, not all 577 exported names of client-go v0.36's
@@ -266,6 +267,29 @@
 //! | Gomega's `Eventually`, `Consistently` | `informer::testing::eventually`, `informer::testing::consistently` | feature `testing`; tokio time, so paused time works |
 //! | the fake client | `informer::testing::TestApiServer` | feature `testing`; in process |
 //!
+//! # java-operator-sdk
+//!
+//! A java-operator-sdk operator maps onto a derived controller (`#[derive(`[`ControllerSpec`]`)]`;
+//! the keys are those of its `#[controller(...)]`, see [`derive`](crate::derive)).
+//!
+//! | java-operator-sdk | here | note |
+//! | --- | --- | --- |
+//! | `Reconciler<P>.reconcile(resource, context)` | [`Reconcile`] | returns an [`Action`] |
+//! | `UpdateControl.patchStatus(resource)` | `status = f`, or [`Context::apply_status`] from a reconcile | `f` is applied after a reconcile that succeeded, when it changes |
+//! | `UpdateControl.rescheduleAfter(d)` | [`Action::requeue_after`] | |
+//! | `ErrorStatusHandler.updateErrorStatus` | [`Reconcile::on_error`] with [`Context::apply_status`] | the declared status is not applied after a failed reconcile, so the failure stays until one succeeds |
+//! | `maxReconciliationInterval` | `resync = "10m"` | passes the built-in `*_changed` filters |
+//! | `generationAwareEventProcessing` | `filter = f`, `f` returning [`Filter::generation_changed`] | |
+//! | `@Workflow`, `@Dependent`, `KubernetesDependentResource.desired()` | `children(T, from = f)` | server-side apply, owned; deleted when `f` stops returning it |
+//! | `dependsOn` | declaration order | each type is applied even when another failed: return a child only once what it needs is ready |
+//! | `reconcilePrecondition`, `activationCondition` | a `from` function that returns `None`, or leaves the child out | the child is deleted |
+//! | `readyPostcondition` | `status = f` with `fn(&T, &Context<Self>)`, reading the children through the context's listers | |
+//! | `Cleaner.cleanup` | [`finalizer`], [`FinalizerEvent`] | the children step runs before it, see [`derive`](crate::derive) |
+//! | `InformerEventSource` with a `SecondaryToPrimaryMapper` | `watches(T, mapper = f)` | |
+//! | `Context.getSecondaryResource(T.class)` | the context's listers (`ctx.config_maps()`) | typed, from the cache |
+//! | `@ControllerConfiguration(namespaces, labelSelector)` | `namespace = "..."`, `labels = "..."` | |
+//! | `LocallyRunOperatorExtension` | `informer::testing::TestApiServer` | feature `testing`; in process |
+//!
 //!
 //! [`ThreadSafeStore::new`]: crate::ThreadSafeStore::new
 //! [`ThreadSafeStore::with_key_fn`]: crate::ThreadSafeStore::with_key_fn
@@ -474,6 +498,7 @@
 //! [`ReconcilerFn::error_policy`]: crate::runtime::controller::ReconcilerFn::error_policy
 //! [`Reconcile`]: crate::runtime::controller::Reconcile
 //! [`Reconcile::on_error`]: crate::runtime::controller::Reconcile::on_error
+//! [`Action`]: crate::runtime::controller::Action
 //! [`Action::Done`]: crate::runtime::controller::Action::Done
 //! [`Action::await_change`]: crate::runtime::controller::Action::await_change
 //! [`Action::RequeueAfter`]: crate::runtime::controller::Action::RequeueAfter

@@ -90,24 +90,44 @@ pub fn parse_entries(
 /// controller-runtime, java-operator-sdk) and that a typo guess would get wrong: `requeue`
 /// is not a misspelt `queue`. Only for lists that have the key the hint names.
 fn habit_hint(name: &str, known: &[&str]) -> Option<&'static str> {
-    let (needs, hint) = match name {
+    let (needs, hint): (&[&str], _) = match name {
         "requeue"
         | "requeue_after"
         | "requeue_period"
         | "reconcile_every"
         | "interval"
         | "max_reconciliation_interval" => (
-            "resync",
+            &["resync"],
             "to reconcile every object periodically, write `resync = \"5m\"`; for one \
              object, return `Action::requeue_after(d)` from its reconcile",
         ),
         "concurrency" | "max_concurrent_reconciles" | "max_concurrent" | "threads" => (
-            "workers",
+            &["workers"],
             "the number of reconciles run at once is `workers = N`",
+        ),
+        "generation_aware" | "generation_changed" => (
+            &["filter"],
+            "for generation-aware processing write `filter = f`, with \
+             `fn f() -> Filter<T> { Filter::generation_changed() }`: changes of the status \
+             alone then do not reconcile (a `resync` still does)",
+        ),
+        "depends_on" | "dependson" => (
+            &["children", "from"],
+            "declared children are applied in declaration order, each type even when \
+             another failed; to make one wait for another, return it from its `from` \
+             function only once the other is ready (read through the context's listers)",
+        ),
+        "reconcile_precondition" | "precondition" | "activation_condition" => (
+            &["children", "from"],
+            "a child is wanted while its `from` function returns it: return `None` (or \
+             leave it out of the `Vec`) and it is deleted",
         ),
         _ => return None,
     };
-    known.contains(&needs).then_some(hint)
+    needs
+        .iter()
+        .any(|needed| known.contains(needed))
+        .then_some(hint)
 }
 
 fn skip_to_comma(input: ParseStream<'_>) {
