@@ -712,6 +712,9 @@ impl Run {
         let stuck = (self.settings.converge_within / 2).max(Duration::from_secs(1)) + takeover;
         let started = Instant::now();
         let mut converged_at: Option<(u64, Instant)> = None;
+        // The controller's changes when the expected state was first reached: a thrash
+        // report counts from there, across the times the state left and came back.
+        let mut first_reached: Option<u64> = None;
         let thrash_after = THRASH_AFTER.max(self.settings.quiet * 10);
         let mut last_message = String::new();
         loop {
@@ -732,13 +735,14 @@ impl Run {
                     observed.recent_controller_changes.clone(),
                 )
             };
-            let thrash = |base: u64| Failure::Thrash {
-                writes: usize::try_from(changes - base).unwrap_or(usize::MAX),
+            let thrash = |first: Option<u64>, base: u64| Failure::Thrash {
+                writes: usize::try_from(changes - first.unwrap_or(base)).unwrap_or(usize::MAX),
                 last: recent.iter().cloned().collect(),
             };
             match result {
                 Ok(()) => {
                     let (base, since) = *converged_at.get_or_insert((changes, Instant::now()));
+                    first_reached.get_or_insert(base);
                     if quiet_for >= self.settings.quiet {
                         self.trace.record(
                             "check",
@@ -749,8 +753,9 @@ impl Run {
                         );
                         return None;
                     }
-                    if changes - base > THRASH_LIMIT || since.elapsed() >= thrash_after {
-                        return Some(thrash(base));
+                    let first = first_reached.unwrap_or(base);
+                    if changes - first > THRASH_LIMIT || since.elapsed() >= thrash_after {
+                        return Some(thrash(first_reached, base));
                     }
                 }
                 Err(message) => {
@@ -775,9 +780,12 @@ impl Run {
                 }
             }
             if started.elapsed() >= bound {
-                return Some(match converged_at {
-                    Some((base, _)) => thrash(base),
-                    None => Failure::NotConverged {
+                return Some(match (converged_at, first_reached) {
+                    (Some((base, _)), _) => thrash(first_reached, base),
+                    // Reached, then left by the controller's own writes, which go on: it
+                    // flaps in and out of the expected state.
+                    (None, Some(first)) if changes > first => thrash(Some(first), first),
+                    (None, _) => Failure::NotConverged {
                         message: last_message,
                         waited: started.elapsed(),
                     },

@@ -135,6 +135,61 @@ async fn a_controller_that_never_stops_writing_thrashes() {
     );
 }
 
+/// Sets `alpha`'s mode to "b" and back to "a" every 20 ms, forever: the world leaves the
+/// expected state (mode "a") and comes back to it, and never becomes quiet.
+async fn flap(
+    client: kube::Client,
+    stop: tokio_util::sync::CancellationToken,
+) -> Result<(), kube::Error> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Api, Patch, PatchParams};
+    let api: Api<ConfigMap> = Api::namespaced(client, mirror::NAMESPACE);
+    for mode in ["b", "a"].into_iter().cycle() {
+        if stop.is_cancelled() {
+            break;
+        }
+        let patch = Patch::Merge(serde_json::json!({"data": {"mode": mode}}));
+        // Absent until the world creates it; errors are retried at the next tick.
+        let _ = api.patch("alpha", &PatchParams::default(), &patch).await;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    Ok(())
+}
+
+/// Whether `alpha` has mode "a".
+fn alpha_in_mode_a(cluster: &informer_testing::chaos::Cluster) -> Result<(), String> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let alpha = cluster
+        .list::<ConfigMap>()
+        .into_iter()
+        .find(|cm| cm.metadata.name.as_deref() == Some("alpha"));
+    let mode = alpha.and_then(|cm| cm.data?.get("mode").cloned());
+    match mode.as_deref() {
+        Some("a") => Ok(()),
+        other => Err(format!("alpha has mode {other:?}")),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_controller_flapping_out_of_the_expected_state_and_back_thrashes_counting_every_write() {
+    let report = Chaos::new(flap)
+        .name("flap")
+        .world(World::generated([source("alpha", "a")]))
+        .converges(alpha_in_mode_a)
+        .faults([])
+        .seeds(1)
+        .shrinking(0, 1)
+        .check()
+        .await
+        .expect_err("it never becomes quiet");
+    // The writes are counted from when the expected state was first reached, not from its
+    // last return to it.
+    assert!(
+        matches!(&report.failure, Failure::Thrash { writes, .. } if *writes > 20),
+        "{report}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_controller_that_returns_while_it_should_run_fails() {
     let report = Chaos::new(|_client, _stop| async { Err::<(), _>("no informers to run") })
