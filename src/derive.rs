@@ -333,7 +333,9 @@
 //! - **Errors of the children step arrive wrapped**, as `computing the StatefulSet children
 //!   failed: <yours>` or `applying Secret ns/name failed: <the API's>`; `error.as_error()`
 //!   is a [`ChildrenError`](crate::runtime::controller::ChildrenError) and its `source()` is
-//!   the error underneath (yours, for a children function).
+//!   the error underneath (yours, for a children function): match on it to write your own
+//!   message into a status. When several child types fail, the error is the first one's in
+//!   declaration order; the others are logged as warnings.
 //! - **Write a failure status with [`ctx.apply_status(&obj, &status)`](crate::runtime::controller::Context::apply_status)**,
 //!   which writes it as a declared `status = f` is written: server-side apply as the
 //!   controller's field manager (`ctx.name()`, forced), with the resource version of the

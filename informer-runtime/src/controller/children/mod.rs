@@ -626,7 +626,13 @@ where
         let mut first_error = None;
         for set in self.children.iter().filter(|set| !set.after_reconcile()) {
             if let Err(error) = set.sync(key, obj.as_deref(), &mut report).await {
-                first_error.get_or_insert(error);
+                if first_error.is_some() {
+                    // The reconcile fails with the first child type's error (in declaration
+                    // order); the others are logged, not lost.
+                    tracing::warn!(controller = %self.controller, %key, %error, "another child type failed too");
+                } else {
+                    first_error = Some(error);
+                }
             }
         }
         let result = match first_error {

@@ -178,3 +178,113 @@ fn a_failed_read_before_a_create_says_so_and_is_retried() {
     );
     assert_eq!(error.kind(), ErrorKind::Transient);
 }
+
+// ---------------------------------------------------------------- the order of the steps
+
+/// A child type (or, with `after`, a declared status) that records its run and may fail.
+struct Step {
+    name: &'static str,
+    fails: bool,
+    after: bool,
+    log: Arc<parking_lot::Mutex<Vec<&'static str>>>,
+}
+
+impl SyncChildren<ConfigMap> for Step {
+    fn sync<'a>(
+        &'a self,
+        key: &'a ObjectKey,
+        _parent: Option<&'a ConfigMap>,
+        _report: &'a mut ChildrenReport,
+    ) -> futures::future::BoxFuture<'a, Result<(), ChildrenError>> {
+        self.log.lock().push(self.name);
+        let result = match self.fails {
+            true => Err(ChildrenError::Status {
+                parent: key.clone(),
+                source: self.name.into(),
+            }),
+            false => Ok(()),
+        };
+        Box::pin(async move { result })
+    }
+
+    fn after_reconcile(&self) -> bool {
+        self.after
+    }
+}
+
+/// The log of a run of children steps `(name, fails, after)` around a reconcile that
+/// fails if `reconcile_fails`, and the run's result.
+async fn run_steps(
+    steps: &[(&'static str, bool, bool)],
+    reconcile_fails: bool,
+) -> (Vec<&'static str>, Result<Action, ReconcileError>) {
+    let log = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let children = steps
+        .iter()
+        .map(|&(name, fails, after)| {
+            let log = log.clone();
+            Arc::new(Step {
+                name,
+                fails,
+                after,
+                log,
+            }) as Arc<dyn SyncChildren<ConfigMap>>
+        })
+        .collect();
+    let inner_log = log.clone();
+    let inner = crate::controller::reconciler_fn(move |_key, _obj: Option<Arc<ConfigMap>>| {
+        inner_log.lock().push("reconcile");
+        async move {
+            match reconcile_fails {
+                true => Err(ReconcileError::transient("reconcile failed")),
+                false => Ok(Action::Done),
+            }
+        }
+    });
+    let with_children = WithChildren {
+        controller: "ctl".into(),
+        children,
+        inner,
+    };
+    let key = ObjectKey::new(Some("default"), "app");
+    let result = with_children.reconcile(&key, None).await;
+    let log = log.lock().clone();
+    (log, result)
+}
+
+#[tokio::test]
+async fn the_declared_status_is_written_after_a_reconcile_that_succeeded() {
+    let steps = [("status", false, true), ("secrets", false, false)];
+    let (log, result) = run_steps(&steps, false).await;
+    assert_eq!(log, ["secrets", "reconcile", "status"]);
+    assert_eq!(result.unwrap(), Action::Done);
+}
+
+#[tokio::test]
+async fn the_declared_status_is_not_written_after_a_failed_reconcile() {
+    let steps = [("secrets", false, false), ("status", false, true)];
+    let (log, result) = run_steps(&steps, true).await;
+    assert_eq!(log, ["secrets", "reconcile"]);
+    assert!(result.unwrap_err().to_string().contains("reconcile failed"));
+}
+
+#[tokio::test]
+async fn every_child_type_is_applied_and_the_first_failure_in_declaration_order_is_the_error() {
+    let steps = [
+        ("secrets", true, false),
+        ("services", true, false),
+        ("maps", false, false),
+        ("status", false, true),
+    ];
+    let (log, result) = run_steps(&steps, false).await;
+    assert_eq!(
+        log,
+        ["secrets", "services", "maps"],
+        "no reconcile, no status"
+    );
+    let error = result.unwrap_err().to_string();
+    assert!(
+        error.contains("secrets") && !error.contains("services"),
+        "{error}"
+    );
+}
