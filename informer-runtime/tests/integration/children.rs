@@ -23,6 +23,7 @@ use k8s_openapi::api::events::v1::Event as ApiEvent;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use kube::{Api, Client, ResourceExt};
+use serde_json::json;
 use tokio::task::JoinHandle;
 
 /// A parent ConfigMap in `namespace` with `data`.
@@ -107,6 +108,24 @@ async fn value_of(client: &Client, name: &str) -> Option<String> {
     String::from_utf8(value.0).ok()
 }
 
+/// Waits until secret `name`'s value is `value` (`None`: until it is gone), saying `what`.
+async fn until_value(client: &Client, name: &str, value: Option<&str>, what: &str) {
+    eventually_async(what, async || {
+        value_of(client, name).await.as_deref() == value
+    })
+    .await;
+}
+
+/// Merge-patches `name` through `api` (the test fails if the server refuses).
+async fn merge<K>(api: &Api<K>, name: &str, patch: serde_json::Value)
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    api.patch(name, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .unwrap();
+}
+
 fn secret_patches(server: &TestApiServer) -> u64 {
     server
         .faults()
@@ -138,9 +157,12 @@ async fn started_with_app_token() -> Started {
         .await
         .unwrap();
     let (cancel, run) = run_secrets_controller(client.clone());
-    eventually_async("secret app-token is created", async || {
-        value_of(&client, "app-token").await.as_deref() == Some("t1")
-    })
+    until_value(
+        &client,
+        "app-token",
+        Some("t1"),
+        "secret app-token is created",
+    )
     .await;
     Started {
         server,
@@ -208,36 +230,33 @@ async fn a_changed_parent_updates_its_children_and_an_unchanged_one_writes_nothi
         ..
     } = started_with_app_token().await;
 
-    let change = Patch::Merge(serde_json::json!({"data": {"token": "t2"}}));
-    parents
-        .patch("app", &PatchParams::default(), &change)
-        .await
-        .unwrap();
-    eventually_async("secret app-token holds the new value", async || {
-        value_of(&client, "app-token").await.as_deref() == Some("t2")
-    })
+    merge(&parents, "app", json!({"data": {"token": "t2"}})).await;
+    until_value(
+        &client,
+        "app-token",
+        Some("t2"),
+        "secret app-token holds the new value",
+    )
     .await;
 
     // Changes of the parent that change no child reconcile it, and write nothing.
     let patches = secret_patches(&server);
     for i in 0..3 {
-        let touch = Patch::Merge(
-            serde_json::json!({"metadata": {"annotations": {"touched": i.to_string()}}}),
-        );
-        parents
-            .patch("app", &PatchParams::default(), &touch)
-            .await
-            .unwrap();
+        merge(
+            &parents,
+            "app",
+            json!({"metadata": {"annotations": {"touched": i.to_string()}}}),
+        )
+        .await;
     }
     // A child created afterwards is written: the reconciles of the touches ran before it.
-    let more = Patch::Merge(serde_json::json!({"data": {"marker": "m"}}));
-    parents
-        .patch("app", &PatchParams::default(), &more)
-        .await
-        .unwrap();
-    eventually_async("secret app-marker is created", async || {
-        value_of(&client, "app-marker").await.as_deref() == Some("m")
-    })
+    merge(&parents, "app", json!({"data": {"marker": "m"}})).await;
+    until_value(
+        &client,
+        "app-marker",
+        Some("m"),
+        "secret app-marker is created",
+    )
     .await;
     assert_eq!(
         secret_patches(&server) - patches,
@@ -265,7 +284,7 @@ async fn a_child_whose_quantities_the_server_canonicalized_is_not_rewritten() {
         .namespace("default")
         .label_selector("role=parent")
         .children(|cm: &ConfigMap| {
-            let quota: ResourceQuota = serde_json::from_value(serde_json::json!({
+            let quota: ResourceQuota = serde_json::from_value(json!({
                 "metadata": {"name": format!("{}-quota", cm.name_any())},
                 "spec": {"hard": {"requests.cpu": "0.5", "requests.memory": "1024Mi", "pods": 10}}
             }))
@@ -295,20 +314,20 @@ async fn a_child_whose_quantities_the_server_canonicalized_is_not_rewritten() {
     };
     let before = writes();
     for i in 0..3 {
-        let touch = Patch::Merge(
-            serde_json::json!({"metadata": {"annotations": {"touched": i.to_string()}}}),
-        );
-        parents
-            .patch("team", &PatchParams::default(), &touch)
-            .await
-            .unwrap();
+        merge(
+            &parents,
+            "team",
+            json!({"metadata": {"annotations": {"touched": i.to_string()}}}),
+        )
+        .await;
     }
     // The reconciles of the touches ran once a later change's child is there.
-    let marker = Patch::Merge(serde_json::json!({"metadata": {"labels": {"done": "yes"}}}));
-    parents
-        .patch("team", &PatchParams::default(), &marker)
-        .await
-        .unwrap();
+    merge(
+        &parents,
+        "team",
+        json!({"metadata": {"labels": {"done": "yes"}}}),
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(writes(), before, "the quota already held what was wanted");
     cancel.cancel();
@@ -333,11 +352,7 @@ async fn children_no_longer_wanted_are_deleted() {
     })
     .await;
 
-    let drop_b = Patch::Merge(serde_json::json!({"data": {"b": null}}));
-    parents
-        .patch("app", &PatchParams::default(), &drop_b)
-        .await
-        .unwrap();
+    merge(&parents, "app", json!({"data": {"b": null}})).await;
     eventually_async("secret app-b is deleted", async || {
         secret(&client, "app-b").await.is_none()
     })
@@ -363,7 +378,7 @@ async fn a_child_edited_by_someone_else_is_put_back() {
     let applied = secret_patches(&server);
     let secrets = Api::<Secret>::namespaced(client.clone(), "default");
     // "tampered", base64-encoded.
-    let tamper = Patch::Merge(serde_json::json!({"data": {"value": "dGFtcGVyZWQ="}}));
+    let tamper = Patch::Merge(json!({"data": {"value": "dGFtcGVyZWQ="}}));
     let tampered = secrets
         .patch("app-token", &PatchParams::default(), &tamper)
         .await
@@ -373,9 +388,12 @@ async fn a_child_edited_by_someone_else_is_put_back() {
         b"tampered",
         "the edit was made"
     );
-    eventually_async("secret app-token holds t1 again", async || {
-        value_of(&client, "app-token").await.as_deref() == Some("t1")
-    })
+    until_value(
+        &client,
+        "app-token",
+        Some("t1"),
+        "secret app-token holds t1 again",
+    )
     .await;
     assert!(
         secret_patches(&server) >= applied + 2,
@@ -554,11 +572,7 @@ async fn writes_to_children_are_not_waited_for_in_a_cache_that_cannot_see_them()
     // (role=parent, which copies do not carry), which sees no event from now on: were it
     // waited for there, every reconcile of the parent would be held, and the edit below
     // never put back.
-    let tamper = Patch::Merge(serde_json::json!({"data": {"k": "tampered"}}));
-    copies
-        .patch("default.app", &PatchParams::default(), &tamper)
-        .await
-        .unwrap();
+    merge(&copies, "default.app", json!({"data": {"k": "tampered"}})).await;
     eventually_async("the copy is put back", async || {
         let copy = copies.get("default.app").await.unwrap();
         copy.data.unwrap_or_default().get("k").map(String::as_str) == Some("v")
@@ -604,7 +618,7 @@ async fn children_of_a_parent_that_leaves_the_controllers_selector_are_deleted()
     } = started_with_app_token().await;
     // The parent still exists, but the controller (`role=parent`) no longer sees it: the
     // collector will never delete its child, so the controller does.
-    let unlabel = serde_json::json!({"metadata": {"labels": {"role": null}}});
+    let unlabel = json!({"metadata": {"labels": {"role": null}}});
     parents
         .patch("app", &PatchParams::default(), &Patch::Merge(&unlabel))
         .await
@@ -785,29 +799,18 @@ async fn a_secret_child_given_as_string_data_is_not_applied_again_when_nothing_c
         .unwrap();
     let cancel = CancellationToken::new();
     let run = tokio::spawn(controller.run(cancel.clone()));
-    eventually_async("the secret holds t1", async || {
-        value_of(&client, "app-token").await.as_deref() == Some("t1")
-    })
-    .await;
+    until_value(&client, "app-token", Some("t1"), "the secret holds t1").await;
     let written = secret_patches(&server);
     for round in 0..3 {
-        let touch = Patch::Merge(
-            serde_json::json!({"metadata": {"annotations": {"round": round.to_string()}}}),
-        );
-        parents
-            .patch("app", &PatchParams::default(), &touch)
-            .await
-            .unwrap();
+        merge(
+            &parents,
+            "app",
+            json!({"metadata": {"annotations": {"round": round.to_string()}}}),
+        )
+        .await;
     }
-    let change = Patch::Merge(serde_json::json!({"data": {"token": "t2"}}));
-    parents
-        .patch("app", &PatchParams::default(), &change)
-        .await
-        .unwrap();
-    eventually_async("the secret holds t2", async || {
-        value_of(&client, "app-token").await.as_deref() == Some("t2")
-    })
-    .await;
+    merge(&parents, "app", json!({"data": {"token": "t2"}})).await;
+    until_value(&client, "app-token", Some("t2"), "the secret holds t2").await;
     assert_eq!(
         secret_patches(&server) - written,
         1,
@@ -847,11 +850,7 @@ async fn a_declared_status_is_written_when_it_changes_and_only_then() {
         (s.observed_generation, s.replicas) == (Some(1), Some(2))
     })
     .await;
-    let scale = Patch::Merge(serde_json::json!({"spec": {"replicas": 3}}));
-    parents
-        .patch("web", &PatchParams::default(), &scale)
-        .await
-        .unwrap();
+    merge(&parents, "web", json!({"spec": {"replicas": 3}})).await;
     eventually_async("the status says generation 2, 3 replicas", async || {
         let s = status().await;
         (s.observed_generation, s.replicas) == (Some(2), Some(3))
@@ -864,16 +863,13 @@ async fn a_declared_status_is_written_when_it_changes_and_only_then() {
             .request_count(RequestMatch::verb(Verb::Patch).resource("deployments"))
     };
     let before = writes();
-    let touch = Patch::Merge(serde_json::json!({"metadata": {"annotations": {"a": "b"}}}));
-    parents
-        .patch("web", &PatchParams::default(), &touch)
-        .await
-        .unwrap();
-    let scale = Patch::Merge(serde_json::json!({"spec": {"replicas": 4}}));
-    parents
-        .patch("web", &PatchParams::default(), &scale)
-        .await
-        .unwrap();
+    merge(
+        &parents,
+        "web",
+        json!({"metadata": {"annotations": {"a": "b"}}}),
+    )
+    .await;
+    merge(&parents, "web", json!({"spec": {"replicas": 4}})).await;
     eventually_async("the status says 4 replicas", async || {
         status().await.replicas == Some(4)
     })
@@ -934,11 +930,7 @@ async fn a_declared_status_computed_from_a_parent_since_replaced_does_not_land_o
     server
         .faults()
         .stall_next(status_writes.clone(), 1, Duration::from_secs(2));
-    let scale = Patch::Merge(serde_json::json!({"spec": {"replicas": 3}}));
-    parents
-        .patch("web", &PatchParams::default(), &scale)
-        .await
-        .unwrap();
+    merge(&parents, "web", json!({"spec": {"replicas": 3}})).await;
     eventually_async("generation 2's status write is held", async || {
         written() > before
     })
@@ -1028,14 +1020,12 @@ async fn a_status_field_the_function_stops_returning_is_removed_also_after_a_res
         replicas().await == Some(2)
     })
     .await;
-    let unlabel = |labels: serde_json::Value| {
-        Patch::Merge(serde_json::json!({"metadata": {"labels": labels}}))
-    };
+    let unlabel = |labels: serde_json::Value| Patch::Merge(json!({"metadata": {"labels": labels}}));
     parents
         .patch(
             "web",
             &PatchParams::default(),
-            &unlabel(serde_json::json!({"report": null})),
+            &unlabel(json!({"report": null})),
         )
         .await
         .unwrap();
@@ -1048,7 +1038,7 @@ async fn a_status_field_the_function_stops_returning_is_removed_also_after_a_res
         .patch(
             "web",
             &PatchParams::default(),
-            &unlabel(serde_json::json!({"report": "yes"})),
+            &unlabel(json!({"report": "yes"})),
         )
         .await
         .unwrap();
@@ -1062,7 +1052,7 @@ async fn a_status_field_the_function_stops_returning_is_removed_also_after_a_res
         .patch(
             "web",
             &PatchParams::default(),
-            &unlabel(serde_json::json!({"report": null})),
+            &unlabel(json!({"report": null})),
         )
         .await
         .unwrap();
@@ -1248,11 +1238,7 @@ async fn a_field_no_longer_wanted_is_removed_from_its_child() {
     .await;
     // The copy still holds everything wanted after b goes; the annotation of what was
     // applied tells it apart, and the next apply drops b (the field manager owned it).
-    let drop_b = Patch::Merge(serde_json::json!({"data": {"b": null}}));
-    parents
-        .patch("app", &PatchParams::default(), &drop_b)
-        .await
-        .unwrap();
+    merge(&parents, "app", json!({"data": {"b": null}})).await;
     eventually_async("the copy holds a only", async || keys().await == ["a"]).await;
     cancel.cancel();
     run.await.unwrap();
@@ -1335,7 +1321,7 @@ async fn a_declared_status_of_a_type_without_a_status_subresource_fails_as_termi
     let controller = Controller::<ConfigMap>::builder(&factory)
         .name("status-nowhere")
         .label_selector("role=parent")
-        .status(|_: &ConfigMap| serde_json::json!({"ready": true}))
+        .status(|_: &ConfigMap| json!({"ready": true}))
         .build_children_only()
         .unwrap();
     let probe = controller.probe();
@@ -1416,17 +1402,14 @@ async fn a_create_only_child_is_created_once_and_never_changed() {
     let generated = password(&first);
 
     // The parent changes (the function now wants another password): the child stays.
-    let touch = Patch::Merge(serde_json::json!({"data": {"b": "2"}}));
-    parents
-        .patch("db", &PatchParams::default(), &touch)
-        .await
-        .unwrap();
+    merge(&parents, "db", json!({"data": {"b": "2"}})).await;
     // Someone edits the child: it is not put back either.
-    let edit = Patch::Merge(serde_json::json!({"stringData": {"password": "rotated-by-hand"}}));
-    secrets
-        .patch("db-password", &PatchParams::default(), &edit)
-        .await
-        .unwrap();
+    merge(
+        &secrets,
+        "db-password",
+        json!({"stringData": {"password": "rotated-by-hand"}}),
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(
         password(&secrets.get("db-password").await.unwrap()),
@@ -1547,7 +1530,7 @@ async fn a_child_update_the_server_refuses_is_reported_on_the_parent_as_failed_u
         .patch(
             "app-token",
             &PatchParams::default(),
-            &Patch::Merge(serde_json::json!({"immutable": true})),
+            &Patch::Merge(json!({"immutable": true})),
         )
         .await
         .unwrap();
@@ -1555,7 +1538,7 @@ async fn a_child_update_the_server_refuses_is_reported_on_the_parent_as_failed_u
         .patch(
             "app",
             &PatchParams::default(),
-            &Patch::Merge(serde_json::json!({"data": {"token": "t2"}})),
+            &Patch::Merge(json!({"data": {"token": "t2"}})),
         )
         .await
         .unwrap();
@@ -1614,7 +1597,7 @@ async fn a_child_whose_name_is_taken_by_an_object_the_controller_did_not_make_is
         .patch(
             "app",
             &PatchParams::default(),
-            &Patch::Merge(serde_json::json!({"data": null})),
+            &Patch::Merge(json!({"data": null})),
         )
         .await
         .unwrap();
@@ -1637,13 +1620,16 @@ async fn a_child_whose_name_is_taken_by_an_object_the_controller_did_not_make_is
         .patch(
             "app",
             &PatchParams::default(),
-            &Patch::Merge(serde_json::json!({"data": {"token": "t2"}})),
+            &Patch::Merge(json!({"data": {"token": "t2"}})),
         )
         .await
         .unwrap();
-    eventually_async("the controller's own child is created", async || {
-        value_of(&client, "app-token").await.as_deref() == Some("t2")
-    })
+    until_value(
+        &client,
+        "app-token",
+        Some("t2"),
+        "the controller's own child is created",
+    )
     .await;
     cancel.cancel();
     run.await.unwrap();
@@ -1670,9 +1656,12 @@ async fn a_child_an_earlier_controller_of_the_parent_made_is_adopted_in_place() 
     old.string_data = Some(BTreeMap::from([("value".into(), "t0".into())]));
     let old = secrets.create(&PostParams::default(), &old).await.unwrap();
     let (cancel, run) = run_secrets_controller(client.clone());
-    eventually_async("the old child holds the new value", async || {
-        value_of(&client, "app-token").await.as_deref() == Some("t1")
-    })
+    until_value(
+        &client,
+        "app-token",
+        Some("t1"),
+        "the old child holds the new value",
+    )
     .await;
     let adopted = secret(&client, "app-token").await.unwrap();
     assert_eq!(adopted.uid(), old.uid(), "the same object");
@@ -1774,7 +1763,7 @@ async fn a_failed_child_reaches_the_error_policy_which_records_it_in_the_parents
         let api = Api::<Deployment>::namespaced(writer.clone(), key.namespace().unwrap());
         let name = key.name().to_owned();
         tokio::spawn(async move {
-            let patch = Patch::Merge(serde_json::json!({"status": {"conditions": [condition]}}));
+            let patch = Patch::Merge(json!({"status": {"conditions": [condition]}}));
             api.patch_status(&name, &PatchParams::default(), &patch)
                 .await
                 .unwrap();
