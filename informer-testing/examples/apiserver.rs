@@ -9,7 +9,9 @@
 //! The server speaks HTTPS; the kubeconfig holds its CA and bearer token.
 //! Options: `--kubeconfig PATH` (write a kubeconfig there), `--port N`
 //! (default: a free port), `--bookmark-interval-ms N`, `--history-limit N` (changes kept for
-//! watches and continue tokens; older ones answer `410 Gone`), `--plain-http` (no TLS, no token).
+//! watches and continue tokens; older ones answer `410 Gone`), `--plain-http` (no TLS, no token),
+//! `--watch-cache=false` (lists at `resourceVersion=0` come in pages, as from a kube-apiserver
+//! run without its watch cache).
 //! Serves until Ctrl-C.
 
 use std::path::PathBuf;
@@ -24,9 +26,10 @@ struct Options {
     bookmark_interval: Option<Duration>,
     history_limit: Option<usize>,
     plain_http: bool,
+    watch_cache: bool,
 }
 
-const USAGE: &str = "usage: apiserver [--kubeconfig PATH] [--port PORT] [--bookmark-interval-ms MILLISECONDS] [--history-limit CHANGES] [--plain-http]";
+const USAGE: &str = "usage: apiserver [--kubeconfig PATH] [--port PORT] [--bookmark-interval-ms MILLISECONDS] [--history-limit CHANGES] [--plain-http] [--watch-cache=false]";
 
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {
@@ -35,6 +38,7 @@ fn parse_args() -> Result<Options, String> {
         bookmark_interval: None,
         history_limit: None,
         plain_http: false,
+        watch_cache: true,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -68,6 +72,8 @@ fn parse_args() -> Result<Options, String> {
                 options.history_limit = Some(changes);
             }
             "--plain-http" => options.plain_http = true,
+            "--watch-cache=false" => options.watch_cache = false,
+            "--watch-cache" | "--watch-cache=true" => options.watch_cache = true,
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
@@ -91,6 +97,7 @@ async fn main() -> ExitCode {
     if let Some(changes) = options.history_limit {
         builder = builder.history_limit(changes);
     }
+    builder = builder.watch_cache(options.watch_cache);
     if options.plain_http {
         builder = builder.plain_http();
     }

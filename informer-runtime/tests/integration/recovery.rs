@@ -20,7 +20,7 @@ use kube::api::PostParams;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use super::support::{eventually, eventually_async, server};
+use super::support::{eventually, eventually_async, server, server_without_watch_cache};
 
 fn cm(name: &str, value: &str) -> ConfigMap {
     let mut c = ConfigMap::default();
@@ -236,7 +236,7 @@ async fn too_large_resource_version_told_by_its_status_cause_only_lists_consiste
 async fn once_the_first_list_came_back_paginated_later_relists_page_too() {
     // This server answers a list at resourceVersion 0 with a limit in pages, as an API
     // server without its watch cache does.
-    let server = server().await;
+    let server = server_without_watch_cache().await;
     for i in 0..501 {
         create(&server, &format!("cm-{i:03}"), "1").await;
     }

@@ -11,7 +11,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::support::{eventually, server_with_widgets};
+use super::support::{eventually, server_with_widgets, server_without_watch_cache};
 use informer_core::{
     Deleted, Delta, DeltaFifo, Fifo, ListerWatcher, ObjectKey, Store, ThreadSafeStore,
 };
@@ -373,7 +373,7 @@ async fn reflector_relists_after_compaction_and_reports_vanished_objects_as_fina
 
 #[tokio::test]
 async fn reflector_relist_at_a_compacted_version_falls_back_to_a_paginated_consistent_list() {
-    let server = server_with_widgets().await;
+    let server = server_without_watch_cache().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     for i in 0..120 {
         create(&api, &format!("cm{i:03}"), "1").await;
@@ -678,7 +678,7 @@ async fn reflector_relists_with_a_consistent_read_when_its_version_is_ahead_of_t
 
 #[tokio::test]
 async fn reflector_falls_back_to_one_full_list_when_a_continue_token_expires() {
-    let server = server_with_widgets().await;
+    let server = server_without_watch_cache().await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     for i in 0..7 {
         create(&api, &format!("c-{i}"), "1").await;

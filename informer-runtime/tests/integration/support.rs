@@ -25,7 +25,18 @@ pub(crate) async fn server() -> TestApiServer {
 
 /// As [`server`], serving the namespaced custom resource `widgets.example.com/v1` too.
 pub(crate) async fn server_with_widgets() -> TestApiServer {
+    widgets_server(true).await
+}
+
+/// As [`server_with_widgets`], run without kube-apiserver's watch cache: a list at
+/// `resourceVersion=0` with a limit comes in pages.
+pub(crate) async fn server_without_watch_cache() -> TestApiServer {
+    widgets_server(false).await
+}
+
+async fn widgets_server(watch_cache: bool) -> TestApiServer {
     TestApiServer::builder()
+        .watch_cache(watch_cache)
         .bookmark_interval(Duration::from_millis(200))
         .custom_resource(CustomResourceSpec::namespaced(
             "example.com",

@@ -328,6 +328,7 @@ pub struct TestApiServerBuilder {
     plain_http: bool,
     garbage_collector: bool,
     gc_delay: Duration,
+    watch_cache: bool,
 }
 
 impl Default for TestApiServerBuilder {
@@ -343,6 +344,7 @@ impl Default for TestApiServerBuilder {
             custom_resources: Vec::new(),
             crds: Vec::new(),
             plain_http: false,
+            watch_cache: true,
             garbage_collector: true,
             gc_delay: Duration::ZERO,
         }
@@ -372,6 +374,21 @@ impl TestApiServerBuilder {
     /// ```
     pub fn bookmark_interval(mut self, interval: Duration) -> Self {
         self.bookmark_interval = interval;
+        self
+    }
+
+    /// Whether lists are served as with kube-apiserver's watch cache (its `--watch-cache`,
+    /// on by default, as here). With it, a list at any version (`resourceVersion=0`)
+    /// ignores its `limit` and answers everything in one page, as the watch cache does;
+    /// without it, such a list is paginated as a list from etcd is, which is what a
+    /// client's pager must handle against a server run with `--watch-cache=false`.
+    ///
+    /// ```
+    /// let builder = informer_testing::TestApiServer::builder().watch_cache(false);
+    /// # let _ = builder;
+    /// ```
+    pub fn watch_cache(mut self, on: bool) -> Self {
+        self.watch_cache = on;
         self
     }
 
@@ -585,6 +602,7 @@ impl TestApiServerBuilder {
             max_body_bytes: self.max_body_bytes,
             request_timeout: self.request_timeout,
             limits,
+            watch_cache: self.watch_cache,
         };
         let namespace_controller = namespaces::NamespaceController::new(&registry);
         let account_controller = service_accounts::ServiceAccountController::new(&registry);

@@ -104,6 +104,9 @@ pub(crate) struct Settings {
     /// response (reading the body included): kube-apiserver's `--request-timeout`.
     pub request_timeout: Duration,
     pub limits: Limits,
+    /// Whether lists at any version are served as from kube-apiserver's watch cache (one
+    /// page, whatever the limit).
+    pub watch_cache: bool,
 }
 
 /// How the server is reached and who may use it.
@@ -2994,12 +2997,17 @@ fn list(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<B
         .map(ContinueToken::decode)
         .transpose()?;
     let version = options.read_version()?;
+    // A list at any version (`resourceVersion=0`) is served from kube-apiserver's watch
+    // cache (unless it runs without one), which ignores the limit: one page of everything,
+    // as client-go's reflectors and pagers get when they start at 0 with a limit of 500.
+    let cached = shared.settings.watch_cache && matches!(version, ReadVersion::Any);
+    let paged = options.limit > 0 && !cached;
     let version = faults::lagged_read(shared, version);
     let list_request = ListRequest {
         filter,
         version,
         // A negative limit is no limit, as kube-apiserver reads its int64.
-        limit: (options.limit > 0).then(|| usize::try_from(options.limit).unwrap_or(usize::MAX)),
+        limit: paged.then(|| usize::try_from(options.limit).unwrap_or(usize::MAX)),
         continue_token,
     };
     let page = shared.store.list(&list_request)?;

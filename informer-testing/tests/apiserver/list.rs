@@ -223,6 +223,40 @@ async fn pagination_reads_a_consistent_snapshot() {
 }
 
 #[tokio::test]
+async fn a_list_at_resource_version_0_is_one_page_whatever_the_limit() {
+    // kube-apiserver serves it from the watch cache, which ignores the limit: client-go's
+    // reflectors and pagers start at 0 with a limit of 500 and get everything at once.
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    for name in ["p1", "p2", "p3", "p4", "p5"] {
+        within(pods.create(&PostParams::default(), &pod(name, &[])))
+            .await
+            .unwrap();
+    }
+    let path = "/api/v1/namespaces/default/pods";
+    for query in [
+        "resourceVersion=0&limit=2",
+        "resourceVersion=0&resourceVersionMatch=NotOlderThan&limit=2",
+    ] {
+        let response = raw(&server, "GET", &format!("{path}?{query}"), &[], b"").await;
+        assert_eq!(response.status, 200, "{query}");
+        let list = response.json();
+        assert_eq!(list["items"].as_array().unwrap().len(), 5, "{query}");
+        assert!(
+            list["metadata"].get("continue").is_none(),
+            "{query}: {list}"
+        );
+        assert!(
+            list["metadata"].get("remainingItemCount").is_none(),
+            "{query}"
+        );
+    }
+    // At the latest version, or an exact one, the limit holds.
+    let response = raw(&server, "GET", &format!("{path}?limit=2"), &[], b"").await;
+    assert_eq!(response.json()["items"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
 async fn continue_tokens_expire_with_compaction() {
     let server = server().await;
     let pods: Api<Pod> = Api::namespaced(server.client(), "default");
