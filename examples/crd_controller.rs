@@ -114,12 +114,16 @@ impl Reconcile for Greetings {
         key: &ObjectKey,
         greeting: Option<Arc<Greeting>>,
     ) -> Result<Action, ReconcileError> {
+        let namespace = key.namespace().unwrap_or(NAMESPACE);
         let Some(greeting) = greeting else {
-            // Gone: its line went before its finalizer; the garbage collector deletes its
-            // ConfigMap through the ConfigMap's ownerReference.
+            // Gone: its line went before its finalizer, unless a reconcile from a cache that
+            // was behind (an API server lagging after a restart) wrote it back after that:
+            // removing it again costs one patch. The garbage collector deletes its ConfigMap
+            // through the ConfigMap's ownerReference.
+            let config_maps = ctx.api::<ConfigMap>(namespace);
+            set_line(&config_maps, key.name(), None).await?;
             return Ok(Action::Done);
         };
-        let namespace = key.namespace().unwrap_or(NAMESPACE);
         let greetings = ctx.api::<Greeting>(namespace);
         let config_maps = ctx.api::<ConfigMap>(namespace);
         // Behind the finalizer: added first; when the Greeting is being deleted
