@@ -23,6 +23,28 @@ fn pointer(path: &str) -> String {
     path.replace('.', "/")
 }
 
+/// A GET of a custom resource's `scale` fails as kube-apiserver's does while the object
+/// has no spec replicas field (an update or patch of the `Scale` creates it; a missing
+/// status replicas field reads as 0).
+pub(crate) fn has_spec_replicas(resource: &ResourceType, object: &Value) -> Result<(), ApiError> {
+    let paths = scale_of(resource)?;
+    if !resource.custom
+        || object
+            .pointer(&pointer(&paths.spec_replicas_path))
+            .is_some()
+    {
+        return Ok(());
+    }
+    let why = format!(
+        "the spec replicas field {:?} does not exist",
+        paths.spec_replicas_path
+    );
+    Err(
+        ApiError::internal(format!("Internal error occurred: {why}"))
+            .with_details(json!({"causes": [{"message": why}]})),
+    )
+}
+
 /// The `Scale` of an object.
 pub(crate) fn scale(resource: &ResourceType, object: &Value) -> Result<Value, ApiError> {
     let paths = scale_of(resource)?;

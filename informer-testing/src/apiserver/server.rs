@@ -2494,6 +2494,7 @@ fn handle_scale(
     let name = path.name.as_deref().unwrap_or("");
     if request.verb == Verb::Get {
         let object = request.shared.store.get(resource, namespace, name)?;
+        scale::has_spec_replicas(resource, &object)?;
         let scale = scale::scale(resource, &object)?;
         if request.output == codec::Output::Table && !resource.custom {
             let include = table::IncludeObject::parse(request.query.string("includeObject"));

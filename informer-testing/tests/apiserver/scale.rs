@@ -159,6 +159,27 @@ async fn custom_resources_scale_through_their_declared_paths() {
     let stored = within(pools.get("p")).await.unwrap();
     assert_eq!(stored.data["spec"]["size"], 4);
 
+    // Without its spec replicas field, a read of the scale fails as kube-apiserver's does,
+    // and a patch of the scale creates the field.
+    let empty = DynamicObject::new("e", &resource).data(json!({"spec": {}}));
+    within(pools.create(&PostParams::default(), &empty))
+        .await
+        .unwrap();
+    let missing = status(within(pools.get_scale("e")).await.unwrap_err());
+    assert_eq!(
+        (missing.code, missing.reason.as_str()),
+        (500, "InternalError")
+    );
+    assert_eq!(
+        missing.message,
+        r#"Internal error occurred: the spec replicas field ".spec.size" does not exist"#
+    );
+    within(pools.patch_scale("e", &PatchParams::default(), &Patch::Merge(&patch)))
+        .await
+        .unwrap();
+    let scale = within(pools.get_scale("e")).await.unwrap();
+    assert_eq!(scale.spec.unwrap().replicas, Some(4));
+
     // Types without a scale subresource have no scale path.
     server
         .register_custom_resource(CustomResourceSpec::namespaced(
