@@ -2167,12 +2167,18 @@ fn prepare_update(
 
     strategy::prepare_update(resource, old, &mut new, subresource, options);
     let mut result = match subresource {
-        Subresource::Status => {
+        // A custom resource's status strategy keeps nothing of the write but its status.
+        Subresource::Status if resource.custom => {
             let mut result = old.clone();
             replace_field(&mut result, "status", new.get("status").cloned());
             keep_managed_fields_of(&new, &mut result);
             result
         }
+        // A built-in type's status strategy resets the spec (every field but metadata and
+        // status), and what its kind's resets of metadata: a Pod's owner references, an
+        // apps workload's labels. The rest of metadata (labels, annotations, finalizers)
+        // is written as sent.
+        Subresource::Status => status_write_of_builtin(resource, old, new),
         Subresource::EphemeralContainers => {
             let mut result = old.clone();
             let wanted = new.pointer("/spec/ephemeralContainers").cloned();
@@ -2252,6 +2258,37 @@ fn prepare_update(
         set_meta(&mut result, "generation", json!(generation + 1));
     }
     Ok(result)
+}
+
+/// What a write to a built-in type's `status` subresource stores: `new`, with every
+/// top-level field but `metadata` and `status` as `old` has it, and the metadata its kind's
+/// status strategy resets (`podStatusStrategy`: owner references; the apps workloads':
+/// labels) as `old` has it.
+fn status_write_of_builtin(resource: &ResourceType, old: &Value, mut new: Value) -> Value {
+    let kept = ["apiVersion", "kind", "metadata", "status"];
+    if let (Some(old), Some(result)) = (old.as_object(), new.as_object_mut()) {
+        result.retain(|key, _| kept.contains(&key.as_str()) || old.contains_key(key));
+        for (key, value) in old {
+            if !kept.contains(&key.as_str()) {
+                result.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    let reset: &[&str] = match (resource.group.as_str(), resource.kind.as_str()) {
+        ("", "Pod") => &["ownerReferences"],
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => &["labels"],
+        _ => &[],
+    };
+    for field in reset {
+        let value = old.get("metadata").and_then(|m| m.get(*field)).cloned();
+        if let Some(Value::Object(meta)) = new.get_mut("metadata") {
+            match value {
+                Some(value) => meta.insert((*field).to_string(), value),
+                None => meta.remove(*field),
+            };
+        }
+    }
+    new
 }
 
 fn replace_field(object: &mut Value, field: &str, value: Option<Value>) {

@@ -410,6 +410,67 @@ async fn generation_and_the_status_subresource() {
 }
 
 #[tokio::test]
+async fn a_status_write_of_a_built_in_type_keeps_the_metadata_its_strategy_allows() {
+    use kube::ResourceExt as _;
+    // kube-apiserver's status strategies reset the spec, and of metadata only what their
+    // kind says: a Pod's owner references, an apps workload's labels. A custom resource's
+    // keeps nothing but the status (tested with the CRDs).
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    within(pods.create(&PostParams::default(), &pod("p", &[])))
+        .await
+        .unwrap();
+    let owner = json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "u-1"}]);
+    let patch = json!({
+        "metadata": {"labels": {"seen": "yes"}, "annotations": {"note": "n"}, "ownerReferences": owner},
+        "status": {"phase": "Running"},
+    });
+    let patched = within(pods.patch_status("p", &PatchParams::default(), &Patch::Merge(&patch)))
+        .await
+        .unwrap();
+    assert_eq!(
+        patched.labels().get("seen").map(String::as_str),
+        Some("yes")
+    );
+    assert_eq!(
+        patched.annotations().get("note").map(String::as_str),
+        Some("n")
+    );
+    assert!(
+        patched.owner_references().is_empty(),
+        "owner references are reset"
+    );
+    assert_eq!(patched.status.unwrap().phase.as_deref(), Some("Running"));
+
+    let deployments: Api<Deployment> = Api::namespaced(server.client(), "default");
+    let deployment = Deployment {
+        metadata: meta("web"),
+        spec: Some(DeploymentSpec {
+            selector: LabelSelector::default(),
+            ..DeploymentSpec::default()
+        }),
+        ..Deployment::default()
+    };
+    within(deployments.create(&PostParams::default(), &deployment))
+        .await
+        .unwrap();
+    let patch = json!({
+        "metadata": {"labels": {"seen": "yes"}, "annotations": {"note": "n"}},
+        "status": {"replicas": 1},
+    });
+    let patched =
+        within(deployments.patch_status("web", &PatchParams::default(), &Patch::Merge(&patch)))
+            .await
+            .unwrap();
+    assert!(!patched.labels().contains_key("seen"), "labels are reset");
+    assert_eq!(
+        patched.annotations().get("note").map(String::as_str),
+        Some("n")
+    );
+    assert_eq!(patched.status.unwrap().replicas, Some(1));
+}
+
+#[tokio::test]
 async fn a_created_pod_starts_pending_with_its_qos_class_whatever_status_was_sent() {
     let server = server().await;
     let pods: Api<Pod> = Api::namespaced(server.client(), "default");
