@@ -66,18 +66,6 @@ pub const KNOWN: &[Known] = &[
     },
     // Status objects of errors.
     Known {
-        step: "page: limit with resourceVersion=0",
-        path: "/body/items",
-        what: "real: resourceVersion=0 is served whole from the watch cache, limit ignored (all 5 items); fake: 2 items",
-        fake: "server.rs read_version (ReadVersion::Any) + storage.rs Store::list (pages RV=0 reads)",
-    },
-    Known {
-        step: "page: limit with resourceVersion=0",
-        path: "/body/metadata/continue",
-        what: "real: \"\" (no more pages); fake: a continue token",
-        fake: "server.rs list / storage.rs Store::list",
-    },
-    Known {
         step: "get: unknown resource in a served group",
         path: WHOLE,
         what: "real: 404 text/plain '404 page not found'; fake: 404 application/json Status NotFound 'the server could not find the requested resource'. The harness's doing, not the fake's: the standalone server's delegation chain ends in genericapiserver.NewEmptyDelegate (main.go), while kube-apiserver's ends in notfoundhandler, which answers the fake's Status",
