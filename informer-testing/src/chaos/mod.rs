@@ -899,8 +899,8 @@ async fn shrink_and_report(settings: &Arc<Settings>, input: ShrinkInput) -> Repo
         let confirmed = shrink::confirm(&candidates, 2 * attempts, &try_candidate).await;
         shrunk.runs += confirmed.total;
         replays = confirmed.runs;
-        replays_failed = confirmed.failed;
         if let Some(evidence) = confirmed.evidence {
+            replays_failed = 1;
             set_aside = candidates[..confirmed.chosen].to_vec();
             shrunk.kept = candidates.swap_remove(confirmed.chosen);
             shrunk.evidence = evidence;

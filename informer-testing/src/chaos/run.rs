@@ -711,7 +711,8 @@ impl Run {
         let bound = self.settings.converge_within + takeover;
         let stuck = (self.settings.converge_within / 2).max(Duration::from_secs(1)) + takeover;
         let started = Instant::now();
-        let mut converged_at: Option<(u64, Instant)> = None;
+        // Since when the state has been the expected one (`None` while it is not).
+        let mut converged_at: Option<Instant> = None;
         // The controller's changes when the expected state was first reached: a thrash
         // report counts from there, across the times the state left and came back.
         let mut first_reached: Option<u64> = None;
@@ -735,14 +736,14 @@ impl Run {
                     observed.recent_controller_changes.clone(),
                 )
             };
-            let thrash = |first: Option<u64>, base: u64| Failure::Thrash {
-                writes: usize::try_from(changes - first.unwrap_or(base)).unwrap_or(usize::MAX),
+            let thrash = |first: u64| Failure::Thrash {
+                writes: usize::try_from(changes - first).unwrap_or(usize::MAX),
                 last: recent.iter().cloned().collect(),
             };
             match result {
                 Ok(()) => {
-                    let (base, since) = *converged_at.get_or_insert((changes, Instant::now()));
-                    first_reached.get_or_insert(base);
+                    let since = *converged_at.get_or_insert_with(Instant::now);
+                    let first = *first_reached.get_or_insert(changes);
                     if quiet_for >= self.settings.quiet {
                         self.trace.record(
                             "check",
@@ -753,15 +754,14 @@ impl Run {
                         );
                         return None;
                     }
-                    let first = first_reached.unwrap_or(base);
                     if changes - first > THRASH_LIMIT || since.elapsed() >= thrash_after {
-                        return Some(thrash(first_reached, base));
+                        return Some(thrash(first));
                     }
                 }
                 Err(message) => {
-                    // Left the expected state: what the controller writes from here on answers
-                    // that (an input the checker had not seen when it judged, say), and is not
-                    // thrash of the state reached before.
+                    // Left the expected state: what the controller writes from here on may
+                    // answer that (an input the checker had not seen when it judged, say), so
+                    // the time to thrash starts again when the state is reached again.
                     converged_at = None;
                     // Stuck: nothing changed and no cache was being rebuilt. A reflector
                     // relisting after its backoff (up to 1.6 s, then 3.2 s, ...) has not
@@ -780,12 +780,11 @@ impl Run {
                 }
             }
             if started.elapsed() >= bound {
-                return Some(match (converged_at, first_reached) {
-                    (Some((base, _)), _) => thrash(first_reached, base),
-                    // Reached, then left by the controller's own writes, which go on: it
-                    // flaps in and out of the expected state.
-                    (None, Some(first)) if changes > first => thrash(Some(first), first),
-                    (None, _) => Failure::NotConverged {
+                return Some(match first_reached {
+                    // In the expected state but never quiet; or reached, then left by the
+                    // controller's own writes, which go on: it flaps in and out of it.
+                    Some(first) if converged_at.is_some() || changes > first => thrash(first),
+                    _ => Failure::NotConverged {
                         message: last_message,
                         waited: started.elapsed(),
                     },

@@ -157,10 +157,7 @@ where
 pub(crate) struct Confirmed<T> {
     /// The index in the candidates given of the one chosen.
     pub chosen: usize,
-    /// Replays of the chosen candidate that failed the same way (0 or 1: replays stop at
-    /// the first failure).
-    pub failed: usize,
-    /// Replays of the chosen candidate.
+    /// Replays of the chosen candidate (they stop at the first that fails).
     pub runs: usize,
     /// What its failing replay gave (`None` if no replay failed).
     pub evidence: Option<T>,
@@ -188,7 +185,6 @@ where
             if let Some(evidence) = test(candidate.clone()).await {
                 return Confirmed {
                     chosen,
-                    failed: 1,
                     runs: run,
                     evidence: Some(evidence),
                     total,
@@ -198,7 +194,6 @@ where
     }
     Confirmed {
         chosen: 0,
-        failed: 0,
         runs: replays,
         evidence: None,
         total,
