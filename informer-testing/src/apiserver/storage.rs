@@ -1892,13 +1892,7 @@ impl Store {
 /// Gives `result` (the old object with a subresource's part of the write) the write's
 /// `metadata.managedFields`, which field tracking computed for it.
 fn keep_managed_fields_of(write: &Value, result: &mut Value) {
-    let managed = write.pointer("/metadata/managedFields").cloned();
-    if let Some(Value::Object(meta)) = result.get_mut("metadata") {
-        match managed {
-            Some(managed) => meta.insert("managedFields".into(), managed),
-            None => meta.remove("managedFields"),
-        };
-    }
+    keep_meta_of(write, result, "managedFields");
 }
 
 /// The storage key of an object: `namespace/name` or `name`.
@@ -2224,15 +2218,7 @@ fn prepare_update(
         "deletionGracePeriodSeconds",
         "generation",
     ] {
-        let old_value = old.get("metadata").and_then(|m| m.get(field)).cloned();
-        if let Value::Object(map) = &mut result
-            && let Some(Value::Object(meta)) = map.get_mut("metadata")
-        {
-            match old_value {
-                Some(v) => meta.insert(field.to_string(), v),
-                None => meta.remove(field),
-            };
-        }
+        keep_meta_of(old, &mut result, field);
     }
     strategy::finish_update(resource, old, subresource, &mut result);
     namespaces::canonicalize(resource, Some((old, subresource)), &mut result);
@@ -2280,15 +2266,20 @@ fn status_write_of_builtin(resource: &ResourceType, old: &Value, mut new: Value)
         _ => &[],
     };
     for field in reset {
-        let value = old.get("metadata").and_then(|m| m.get(*field)).cloned();
-        if let Some(Value::Object(meta)) = new.get_mut("metadata") {
-            match value {
-                Some(value) => meta.insert((*field).to_string(), value),
-                None => meta.remove(*field),
-            };
-        }
+        keep_meta_of(old, &mut new, field);
     }
     new
+}
+
+/// Sets `result`'s `metadata.<field>` to `from`'s (removed if `from` has none).
+fn keep_meta_of(from: &Value, result: &mut Value, field: &str) {
+    let value = from.get("metadata").and_then(|m| m.get(field)).cloned();
+    if let Some(Value::Object(meta)) = result.get_mut("metadata") {
+        match value {
+            Some(value) => meta.insert(field.to_string(), value),
+            None => meta.remove(field),
+        };
+    }
 }
 
 fn replace_field(object: &mut Value, field: &str, value: Option<Value>) {
