@@ -303,17 +303,35 @@ fn available_condition(object: &Value) -> Option<&Value> {
         .find(|c| c.get("type").and_then(Value::as_str) == Some("Available"))
 }
 
-/// The group versions the server serves itself, each with whether a CRD serves it.
-fn served_group_versions(registry: &Registry) -> BTreeMap<(String, String), bool> {
+/// The group versions the server serves itself, each with whether only CRDs serve it: the
+/// built-in types' from the registry, and every served version of every stored CRD (as
+/// kube-aggregator's `crdregistration` controller reads them from its CRD lister, whatever
+/// their conditions). Reading the CRDs from the store, not the registry, makes a change of a
+/// CRD the controller observes the change it acts on: the registry is brought in line with a
+/// CRD just after its write, and a controller running in between would miss it.
+fn served_group_versions(store: &Store, registry: &Registry) -> BTreeMap<(String, String), bool> {
     let mut served = BTreeMap::new();
-    for t in registry.types() {
-        served
-            .entry((t.group.clone(), t.version.clone()))
-            .and_modify(|crd: &mut bool| *crd &= t.crd.is_some())
-            .or_insert(t.crd.is_some());
+    for t in registry.types().iter().filter(|t| t.crd.is_none()) {
+        served.insert((t.group.clone(), t.version.clone()), false);
     }
     for group in super::reviews::GROUPS {
         served.insert((group.to_string(), "v1".to_string()), false);
+    }
+    let crds = registry
+        .by_path(super::crd::GROUP, "v1", "customresourcedefinitions")
+        .map(|t| t.key());
+    let state = store.current();
+    let stored = state
+        .every_object()
+        .filter(|(at, _)| Some(&at.resource) == crds.as_ref());
+    for (_, crd) in stored {
+        let group = str_at(crd, "/spec/group");
+        for version in crd["spec"]["versions"].as_array().into_iter().flatten() {
+            if version["served"] == true {
+                let name = str_at(version, "/name").to_string();
+                served.entry((group.to_string(), name)).or_insert(true);
+            }
+        }
     }
     served
 }
@@ -377,32 +395,32 @@ impl ApiServiceController {
             self.queue.push_back(name.to_string());
         }
     }
+}
 
-    /// Sets the `Available` condition of one APIService, as the local and remote
-    /// availability controllers do.
-    fn check(&self, store: &mut Store, registry: &Registry, name: &str) {
-        let Some(apiservices) = registry.by_path(GROUP, "v1", "apiservices") else {
-            return;
-        };
-        let Ok(current) = store.get(&apiservices, None, name) else {
-            return;
-        };
-        let condition = availability(store, registry, &current);
-        let mut updated = current.as_ref().clone();
-        set_condition(&mut updated, condition);
-        if updated.get("status") == current.get("status") {
-            return;
-        }
-        if let Err(err) = store.update(
-            &apiservices,
-            None,
-            name,
-            updated,
-            Subresource::Status,
-            WriteOptions::by(MANAGER),
-        ) {
-            tracing::debug!(%name, %err, "the APIService status was not updated");
-        }
+/// Sets the `Available` condition of one APIService, as the local and remote
+/// availability controllers do.
+fn check(store: &mut Store, registry: &Registry, name: &str) {
+    let Some(apiservices) = registry.by_path(GROUP, "v1", "apiservices") else {
+        return;
+    };
+    let Ok(current) = store.get(&apiservices, None, name) else {
+        return;
+    };
+    let condition = availability(store, registry, &current);
+    let mut updated = current.as_ref().clone();
+    set_condition(&mut updated, condition);
+    if updated.get("status") == current.get("status") {
+        return;
+    }
+    if let Err(err) = store.update(
+        &apiservices,
+        None,
+        name,
+        updated,
+        Subresource::Status,
+        WriteOptions::by(MANAGER),
+    ) {
+        tracing::debug!(%name, %err, "the APIService status was not updated");
     }
 }
 
@@ -417,12 +435,13 @@ fn managed_by(object: &Value) -> Option<&str> {
 
 /// Creates, updates or deletes the managed Local APIServices: the built-in ones only
 /// when `on_start` (the autoregister controller's "sync on start"), the CRD ones always.
+/// One it creates gets its `Available` condition in the same call.
 pub(crate) fn register(store: &mut Store, registry: &Registry, on_start: bool) {
     let Some(apiservices) = registry.by_path(GROUP, "v1", "apiservices") else {
         return;
     };
     let mut desired: BTreeMap<String, Value> = BTreeMap::new();
-    for ((group, version), by_crd) in served_group_versions(registry) {
+    for ((group, version), by_crd) in served_group_versions(store, registry) {
         if by_crd {
             desired.insert(
                 format!("{version}.{group}"),
@@ -443,8 +462,10 @@ pub(crate) fn register(store: &mut Store, registry: &Registry, on_start: bool) {
     for (name, wanted) in &desired {
         match store.get(&apiservices, None, name) {
             Err(_) => {
-                if let Err(err) = store.create(&apiservices, None, wanted.clone(), options()) {
-                    tracing::debug!(%name, %err, "the APIService was not registered");
+                match store.create(&apiservices, None, wanted.clone(), options()) {
+                    // A Local APIService is available at once.
+                    Ok(_) => check(store, registry, name),
+                    Err(err) => tracing::debug!(%name, %err, "the APIService was not registered"),
                 }
             }
             Ok(current) => {
@@ -696,7 +717,10 @@ impl Controller for ApiServiceController {
             return false;
         };
         self.queued.remove(&name);
-        self.check(store, registry, &name);
+        check(store, registry, &name);
         true
     }
 }
+
+#[cfg(test)]
+mod tests;

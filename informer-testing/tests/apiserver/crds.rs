@@ -109,6 +109,21 @@ async fn a_crd_created_through_the_api_is_established_and_served_at_once() {
         Some("GadgetList"),
         "defaulted"
     );
+    // kube-aggregator's crdregistration: each served version's Local APIService, available.
+    for version in ["v1", "v1beta1"] {
+        let path = format!("/apis/apiregistration.k8s.io/v1/apiservices/{version}.example.com");
+        let apiservice = raw(&server, "GET", &path, &[], b"").await.json();
+        assert_eq!(
+            apiservice["spec"]["groupPriorityMinimum"], 1000,
+            "{apiservice}"
+        );
+        assert_eq!(apiservice["spec"]["service"], Value::Null, "Local");
+        let available = &apiservice["status"]["conditions"][0];
+        assert_eq!(
+            (&available["type"], &available["status"]),
+            (&json!("Available"), &json!("True"))
+        );
+    }
 
     let api = gadgets(&server, "v1");
     let created = within(api.create(
@@ -423,6 +438,15 @@ async fn deleting_a_crd_deletes_its_objects_then_the_crd_and_stops_serving() {
     assert_eq!(gone.status, 404, "the type is no longer served");
     let groups = raw(&server, "GET", "/apis", &[], b"").await.json();
     assert!(!groups.to_string().contains("example.com"));
+    let apiservice = raw(
+        &server,
+        "GET",
+        "/apis/apiregistration.k8s.io/v1/apiservices/v1.example.com",
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(apiservice.status, 404, "its Local APIService went with it");
 }
 
 #[tokio::test]

@@ -482,6 +482,11 @@ pub(crate) fn served_types(crd: &Value, served_since: u64) -> Result<Vec<Resourc
 pub(crate) fn reconcile(shared: &Shared, name: &str) {
     let _serial = shared.crd_lock.lock();
     reconcile_locked(shared, name, true);
+    // kube-aggregator's `crdregistration` controller: the Local APIServices of the CRDs'
+    // group versions, in place (and available) when the write returns, as the CRD's names
+    // and conditions are. The server's APIService controller would get there a moment later.
+    let registry = shared.registry.read().clone();
+    super::apiservices::register(&mut shared.store.lock(), &registry, false);
 }
 
 fn all_crds(shared: &Shared) -> Vec<Value> {

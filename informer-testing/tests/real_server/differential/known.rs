@@ -31,8 +31,8 @@ pub const KNOWN: &[Known] = &[
     Known {
         step: "crd: get",
         path: "/body/metadata/resourceVersion",
-        what: "after the CRD's Established status, the fake writes the Local APIService of the CRD's new group version, as kube-apiserver's crd-autoregistration controller does; the standalone server has no aggregator. The step's revision is then the APIService's, and the CRD's own version reads as before it",
-        fake: "apiservices.rs register (matches kube-apiserver: keep)",
+        what: "after the CRD's Established status, the fake writes the Local APIService of the CRD's new group version (before the create returns), as kube-apiserver's crd-autoregistration controller does (a moment later); the standalone server has no aggregator. The step's revision is then the APIService's, and the CRD's own version reads as before it",
+        fake: "crd/mod.rs reconcile -> apiservices.rs register (matches kube-apiserver: keep)",
     },
     Known {
         step: "crd: get",
