@@ -14,13 +14,11 @@ listed below: lists keyed by more than one field, and structs that are atomic.
 Usage: tools/gen_fields.py [REGISTRY_SRC_DIR] > src/apiserver/fields/builtin.txt
 """
 
-import glob
-import os
 import re
 import sys
 
-K8S_OPENAPI = "k8s-openapi-0.29.0"
-OPENAPI_VERSION = "v1_35"
+from k8s_openapi import K8S_OPENAPI, OPENAPI_VERSION, registry_dir, sources
+
 
 # The types the server serves (and what writes to them carry).
 ROOTS = [
@@ -122,26 +120,13 @@ PRIMITIVES = {"std::string::String", "String", "bool", "i32", "i64", "f64",
               "crate::ByteString", "serde_json::Value", "crate::serde_json::Value"}
 
 
-def registry_dir():
-    if len(sys.argv) > 1:
-        return sys.argv[1]
-    home = os.path.expanduser("~/.cargo/registry/src")
-    for d in sorted(glob.glob(os.path.join(home, "*"))):
-        if os.path.isdir(os.path.join(d, K8S_OPENAPI)):
-            return d
-    sys.exit(f"{K8S_OPENAPI} not found in the cargo registry")
-
-
 def parse_structs(root):
     """type name -> {rust field: (json name, rust type)}, merge strategies, is resource"""
-    src = os.path.join(root, K8S_OPENAPI, "src", OPENAPI_VERSION)
     types = {}
-    for path in glob.glob(os.path.join(src, "**", "*.rs"), recursive=True):
-        text = open(path).read()
+    for module, text in sources(root):
         m = re.search(r"pub struct (\w+) \{(.*?)\n\}", text, re.S)
         if not m:
             continue
-        module = os.path.relpath(os.path.dirname(path), src).split(os.sep)
         name = ".".join(module + [m.group(1)])
         rust_fields = dict(re.findall(r"pub (\w+): ([^\n]*),", m.group(2)))
         json_names = {key: json for json, key in re.findall(r'"([^"]+)" => Field::Key_(\w+)', text)}

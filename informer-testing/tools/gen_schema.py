@@ -19,9 +19,9 @@ import os
 import re
 import sys
 
+from k8s_openapi import JSON_FORM, K8S_OPENAPI, OPENAPI_VERSION, registry_dir, sources
+
 K8S_PB = "k8s-pb-0.9.0"
-K8S_OPENAPI = "k8s-openapi-0.29.0"
-OPENAPI_VERSION = "v1_35"
 
 # The kinds the server registers (and what their bodies may wrap), as protobuf messages.
 ROOTS = [
@@ -83,14 +83,7 @@ ROOTS = [
 ]
 
 # Messages with a JSON form of their own: not expanded.
-SPECIAL = {
-    "k8s.io.apimachinery.pkg.apis.meta.v1.Time",
-    "k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime",
-    "k8s.io.apimachinery.pkg.apis.meta.v1.Duration",
-    "k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1",
-    "k8s.io.apimachinery.pkg.runtime.RawExtension",
-    "k8s.io.apimachinery.pkg.util.intstr.IntOrString",
-    "k8s.io.apimachinery.pkg.api.resource.Quantity",
+SPECIAL = set(JSON_FORM) | {
     # `[]string` in JSON (a user's extra attributes, in reviews).
     "k8s.io.api.authorization.v1.ExtraValue",
     "k8s.io.api.authentication.v1.ExtraValue",
@@ -105,16 +98,6 @@ EXTRA_JSON_NAMES = {
     },
     "k8s.io.apimachinery.pkg.runtime.TypeMeta": {"api_version": "apiVersion", "kind": "kind"},
 }
-
-
-def registry_dir():
-    if len(sys.argv) > 1:
-        return sys.argv[1]
-    home = os.path.expanduser("~/.cargo/registry/src")
-    for d in sorted(glob.glob(os.path.join(home, "*"))):
-        if os.path.isdir(os.path.join(d, K8S_PB)):
-            return d
-    sys.exit("k8s-pb not found in the cargo registry")
 
 
 def strip_comments(text):
@@ -180,13 +163,10 @@ def parse_pb(root):
 def parse_openapi(root):
     """message full name -> {normalized name: (json name, required)}"""
     out = {}
-    src = os.path.join(root, K8S_OPENAPI, "src", OPENAPI_VERSION)
-    for path in glob.glob(os.path.join(src, "**", "*.rs"), recursive=True):
-        text = open(path).read()
+    for module, text in sources(root):
         m = re.search(r"pub struct (\w+) \{(.*?)\n\}", text, re.S)
         if not m:
             continue
-        module = os.path.relpath(os.path.dirname(path), src).split(os.sep)
         full = ".".join(["k8s.io"] + module + [m.group(1)])
         rust_fields = dict(re.findall(r"pub (\w+): ([^\n]*),", m.group(2)))
         names = {}
@@ -198,7 +178,7 @@ def parse_openapi(root):
 
 
 def main():
-    root = registry_dir()
+    root = registry_dir(K8S_PB)
     pb = parse_pb(root)
     openapi = parse_openapi(root)
     def openapi_fields_of(target):

@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 
 use super::resource::{Registry, ResourceType};
 
+mod descriptions;
 mod schemas;
 
 /// `api/v1` or `apis/<group>/<version>`.

@@ -1045,6 +1045,11 @@ async fn kubectl_explain_reads_the_schemas_of_built_in_and_custom_kinds() {
     );
     let deployments = kubectl.ok(&["explain", "deployment.spec.replicas"]).await;
     assert!(deployments.contains("<integer>"), "{deployments}");
+    // The descriptions kube-apiserver's OpenAPI documents give.
+    assert!(
+        deployments.contains("Number of desired pods."),
+        "{deployments}"
+    );
 
     let dir = kubectl.kubeconfig.parent().unwrap().to_path_buf();
     let crd = dir.join("crd.yaml");

@@ -3,7 +3,8 @@
 //! - A built-in type's schemas are written from the server's protobuf schema table
 //!   ([`Schema::builtin`]): each message is an object with its fields' JSON names, JSON types
 //!   and required fields, and references to the messages it holds, named as kube-apiserver
-//!   names them (`io.k8s.api.core.v1.Pod`). There are no descriptions.
+//!   names them (`io.k8s.api.core.v1.Pod`), and the descriptions of the type and its fields
+//!   that kube-apiserver's documents give ([`descriptions`]).
 //! - A custom resource's schema is its CRD's `openAPIV3Schema`, with `apiVersion`, `kind` and
 //!   `metadata` as every object has them, and a schema of its list, as apiextensions-apiserver
 //!   publishes them (`com.example.v1.Widget` for group `example.com`).
@@ -15,6 +16,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
+use super::descriptions::{self, Described};
 use crate::apiserver::resource::ResourceType;
 use crate::apiserver::schema::{self, Cardinality, Field, Kind, Schema};
 
@@ -39,14 +41,16 @@ pub(super) fn components(types: &[&ResourceType]) -> Map<String, Value> {
         }
     }
     while let Some(name) = messages.next() {
-        if let Some(scalar) = scalar_component(&name) {
+        let described = descriptions::of(&name);
+        if let Some(mut scalar) = scalar_component(&name) {
+            describe(&mut scalar, described.and_then(|d| d.of_type.as_deref()));
             out.insert(component_name(&name), scalar);
             continue;
         }
         let Some(message) = table.message(&name) else {
             continue;
         };
-        let mut object = message_schema(table, message, &mut messages);
+        let mut object = message_schema(table, message, described, &mut messages);
         if let Some((_, gvk)) = messages.roots.iter().find(|(root, _)| *root == name) {
             object["x-kubernetes-group-version-kind"] = gvk.clone();
         }
@@ -92,21 +96,44 @@ fn gvk(group: &str, version: &str, kind: &str) -> Value {
     json!([{"group": group, "version": version, "kind": kind}])
 }
 
-/// An object with the message's fields (those of embedded messages inline).
-fn message_schema(table: &Schema, message: &schema::Message, messages: &mut Messages) -> Value {
+/// A schema's `description`, if there is one.
+fn describe(schema: &mut Value, description: Option<&str>) {
+    if let (Some(description), Some(schema)) = (description, schema.as_object_mut()) {
+        schema.insert("description".into(), json!(description));
+    }
+}
+
+/// An object with the message's fields (those of embedded messages inline), described.
+fn message_schema(
+    table: &Schema,
+    message: &schema::Message,
+    described: Option<&Described>,
+    messages: &mut Messages,
+) -> Value {
     let mut properties = Map::new();
     let mut required = Vec::new();
-    add_fields(table, message, messages, &mut properties, &mut required);
+    add_fields(
+        table,
+        message,
+        described,
+        messages,
+        &mut properties,
+        &mut required,
+    );
     let mut object = json!({"type": "object", "properties": properties});
+    describe(&mut object, described.and_then(|d| d.of_type.as_deref()));
     if !required.is_empty() {
         object["required"] = json!(required);
     }
     object
 }
 
+/// The properties of `message`'s fields; `described` is the message's descriptions, or the
+/// one's that embeds it.
 fn add_fields(
     table: &Schema,
     message: &schema::Message,
+    described: Option<&Described>,
     messages: &mut Messages,
     properties: &mut Map<String, Value>,
     required: &mut Vec<String>,
@@ -114,16 +141,18 @@ fn add_fields(
     for field in &message.fields {
         if field.cardinality == Cardinality::Inline {
             if let Some(inner) = field.message.as_deref().and_then(|m| table.message(m)) {
-                add_fields(table, inner, messages, properties, required);
+                add_fields(table, inner, described, messages, properties, required);
             }
             continue;
         }
         let value = value_schema(field, messages);
-        let property = match field.cardinality {
+        let mut property = match field.cardinality {
             Cardinality::Repeated => json!({"type": "array", "items": value}),
             Cardinality::Map => json!({"type": "object", "additionalProperties": value}),
             Cardinality::Optional | Cardinality::Inline => value,
         };
+        let description = described.and_then(|d| d.fields.get(field.json.as_str()));
+        describe(&mut property, description.map(String::as_str));
         properties.insert(field.json.clone(), property);
         // k8s-openapi (where `required` comes from) keeps an object's metadata, apiVersion
         // and kind outside `Option`; the API requires none of them.
@@ -186,7 +215,27 @@ fn reversed(group: &str) -> String {
     group.split('.').rev().collect::<Vec<_>>().join(".")
 }
 
-/// A custom resource's schema and its list's.
+/// `TypeMeta`'s field descriptions (apimachinery's `map_TypeMeta`).
+const API_VERSION_DESCRIPTION: &str = "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources";
+const KIND_DESCRIPTION: &str = "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds";
+
+/// `apiVersion` and `kind`, as apiextensions-apiserver's builder adds them from `TypeMeta`.
+fn type_meta_properties() -> [(&'static str, Value); 2] {
+    [
+        (
+            "apiVersion",
+            json!({"type": "string", "description": API_VERSION_DESCRIPTION}),
+        ),
+        (
+            "kind",
+            json!({"type": "string", "description": KIND_DESCRIPTION}),
+        ),
+    ]
+}
+
+/// A custom resource's schema and its list's, with the envelope's properties and
+/// descriptions that apiextensions-apiserver's OpenAPI builder adds (`buildKubeNative`,
+/// `buildListSchema`).
 fn custom_resource(t: &ResourceType, crd_schema: &Value, out: &mut Map<String, Value>) {
     let name = format!("{}.{}.{}", reversed(&t.group), t.version, t.kind);
     let mut object = match crd_schema {
@@ -195,11 +244,13 @@ fn custom_resource(t: &ResourceType, crd_schema: &Value, out: &mut Map<String, V
     };
     let properties = object.entry("properties").or_insert_with(|| json!({}));
     if let Value::Object(properties) = properties {
-        properties.insert("apiVersion".into(), json!({"type": "string"}));
-        properties.insert("kind".into(), json!({"type": "string"}));
+        properties.extend(type_meta_properties().map(|(k, v)| (k.to_string(), v)));
         properties.insert(
             "metadata".into(),
-            json!({"allOf": [reference(OBJECT_META)]}),
+            json!({
+                "allOf": [reference(OBJECT_META)],
+                "description": "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+            }),
         );
     }
     object.insert("type".into(), json!("object"));
@@ -208,17 +259,26 @@ fn custom_resource(t: &ResourceType, crd_schema: &Value, out: &mut Map<String, V
         gvk(&t.group, &t.version, &t.kind),
     );
     out.insert(name.clone(), Value::Object(object));
-    let list = json!({
+    let mut list = json!({
         "type": "object",
+        "description": format!("{} is a list of {}", t.list_kind, t.kind),
         "required": ["items"],
         "properties": {
-            "apiVersion": {"type": "string"},
-            "items": {"type": "array", "items": {"allOf": [{"$ref": format!("#/components/schemas/{name}")}]}},
-            "kind": {"type": "string"},
-            "metadata": {"allOf": [reference(LIST_META)]},
+            "items": {
+                "type": "array",
+                "description": format!("List of {}. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md", t.plural),
+                "items": {"allOf": [{"$ref": format!("#/components/schemas/{name}")}]},
+            },
+            "metadata": {
+                "allOf": [reference(LIST_META)],
+                "description": "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+            },
         },
         "x-kubernetes-group-version-kind": gvk(&t.group, &t.version, &t.list_kind),
     });
+    for (key, property) in type_meta_properties() {
+        list["properties"][key] = property;
+    }
     out.insert(
         format!("{}.{}.{}", reversed(&t.group), t.version, t.list_kind),
         list,

@@ -45,6 +45,15 @@ fn schema<'a>(doc: &'a Value, name: &str) -> &'a Value {
     &doc["components"]["schemas"][name]
 }
 
+/// A schema's shape: `value` without its `description`.
+fn shape(value: &Value) -> Value {
+    let mut value = value.clone();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("description");
+    }
+    value
+}
+
 #[test]
 fn a_built_in_kind_has_a_schema_found_by_its_group_version_kind() {
     let registry = Registry::builtin();
@@ -55,7 +64,7 @@ fn a_built_in_kind_has_a_schema_found_by_its_group_version_kind() {
         json!([{"group": "", "version": "v1", "kind": "Pod"}])
     );
     assert_eq!(
-        pod["properties"]["spec"],
+        shape(&pod["properties"]["spec"]),
         json!({"allOf": [{"$ref": "#/components/schemas/io.k8s.api.core.v1.PodSpec"}]})
     );
     // The envelope is not required, whatever k8s-openapi's types hold.
@@ -63,34 +72,43 @@ fn a_built_in_kind_has_a_schema_found_by_its_group_version_kind() {
     let container = schema(&doc, "io.k8s.api.core.v1.Container");
     assert_eq!(container["required"], json!(["name"]));
     assert_eq!(
-        schema(&doc, "io.k8s.api.core.v1.ContainerPort")["properties"]["containerPort"],
+        shape(&schema(&doc, "io.k8s.api.core.v1.ContainerPort")["properties"]["containerPort"]),
         json!({"type": "integer", "format": "int32"})
     );
     let meta = schema(&doc, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
     assert_eq!(
-        meta["properties"]["labels"],
+        shape(&meta["properties"]["labels"]),
         json!({"type": "object", "additionalProperties": {"type": "string"}})
     );
     // Types with a JSON form of their own are components, as kube-openapi writes them.
     assert_eq!(
-        meta["properties"]["creationTimestamp"],
+        shape(&meta["properties"]["creationTimestamp"]),
         json!({"allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time"}]})
     );
     assert_eq!(
-        schema(&doc, "io.k8s.apimachinery.pkg.apis.meta.v1.Time"),
-        &json!({"type": "string", "format": "date-time"})
+        shape(schema(&doc, "io.k8s.apimachinery.pkg.apis.meta.v1.Time")),
+        json!({"type": "string", "format": "date-time"})
     );
     assert_eq!(
-        schema(&doc, "io.k8s.apimachinery.pkg.api.resource.Quantity"),
-        &json!({"oneOf": [{"type": "string"}, {"type": "number"}]})
+        shape(schema(
+            &doc,
+            "io.k8s.apimachinery.pkg.api.resource.Quantity"
+        )),
+        json!({"oneOf": [{"type": "string"}, {"type": "number"}]})
     );
     assert_eq!(
-        schema(&doc, "io.k8s.apimachinery.pkg.util.intstr.IntOrString"),
-        &json!({"format": "int-or-string", "oneOf": [{"type": "integer"}, {"type": "string"}]})
+        shape(schema(
+            &doc,
+            "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+        )),
+        json!({"format": "int-or-string", "oneOf": [{"type": "integer"}, {"type": "string"}]})
     );
     assert_eq!(
-        schema(&doc, "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1"),
-        &json!({"type": "object"})
+        shape(schema(
+            &doc,
+            "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1"
+        )),
+        json!({"type": "object"})
     );
     // Every reference resolves within the document.
     let text = doc.to_string();
@@ -104,6 +122,52 @@ fn a_built_in_kind_has_a_schema_found_by_its_group_version_kind() {
 }
 
 #[test]
+fn built_in_types_and_fields_carry_kube_apiservers_descriptions() {
+    let registry = Registry::builtin();
+    let doc = group_version(&registry, "api/v1").unwrap();
+    let description = |name: &str, field: Option<&str>| {
+        let schema = schema(&doc, name);
+        let value = match field {
+            Some(field) => &schema["properties"][field]["description"],
+            None => &schema["description"],
+        };
+        value.as_str().unwrap_or_default().to_string()
+    };
+    assert!(
+        description("io.k8s.api.core.v1.Pod", None)
+            .starts_with("Pod is a collection of containers that can run on a host.")
+    );
+    assert!(
+        description("io.k8s.api.core.v1.PodSpec", Some("containers"))
+            .starts_with("List of containers belonging to the pod.")
+    );
+    // A reference has its field's description beside it, as kube-openapi writes it.
+    let spec = &schema(&doc, "io.k8s.api.core.v1.Pod")["properties"]["spec"];
+    assert!(spec["allOf"].is_array(), "{spec}");
+    assert!(
+        spec["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Specification of the desired behavior of the pod.")
+    );
+    // An embedded message's fields are described as its parent's (VolumeSource's in Volume).
+    assert!(
+        description("io.k8s.api.core.v1.Volume", Some("configMap"))
+            .starts_with("configMap represents a configMap that should populate this volume")
+    );
+    assert!(
+        description("io.k8s.apimachinery.pkg.apis.meta.v1.Time", None)
+            .starts_with("Time is a wrapper around time.Time")
+    );
+    // Line breaks are kept.
+    let config_map_volume = description("io.k8s.api.core.v1.ConfigMapVolumeSource", None);
+    assert!(
+        config_map_volume.contains("\n\nThe contents"),
+        "{config_map_volume}"
+    );
+}
+
+#[test]
 fn a_custom_resource_has_its_crds_schema_and_a_list_schema() {
     let registry = Registry::with_widgets();
     let doc = group_version(&registry, "apis/example.com/v1").unwrap();
@@ -112,7 +176,22 @@ fn a_custom_resource_has_its_crds_schema_and_a_list_schema() {
         widget["x-kubernetes-group-version-kind"],
         json!([{"group": "example.com", "version": "v1", "kind": "Widget"}])
     );
-    assert_eq!(widget["properties"]["kind"], json!({"type": "string"}));
+    assert_eq!(
+        shape(&widget["properties"]["kind"]),
+        json!({"type": "string"})
+    );
+    // The envelope's descriptions, as apiextensions-apiserver's builder adds them.
+    for (property, starts) in [
+        ("apiVersion", "APIVersion defines the versioned schema"),
+        (
+            "kind",
+            "Kind is a string value representing the REST resource",
+        ),
+        ("metadata", "Standard object's metadata."),
+    ] {
+        let description = widget["properties"][property]["description"].as_str();
+        assert!(description.unwrap().starts_with(starts), "{property}");
+    }
     assert_eq!(
         widget["properties"]["metadata"]["allOf"][0]["$ref"],
         "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
@@ -121,6 +200,13 @@ fn a_custom_resource_has_its_crds_schema_and_a_list_schema() {
     assert_eq!(
         list["x-kubernetes-group-version-kind"][0]["kind"],
         "WidgetList"
+    );
+    assert_eq!(list["description"], "WidgetList is a list of Widget");
+    assert!(
+        list["properties"]["items"]["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("List of widgets.")
     );
     assert!(schema(&doc, "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta").is_object());
 }
