@@ -13,7 +13,10 @@
 //!   `kube-aggregator.kubernetes.io/automanaged: onstart`, made when the server starts), and
 //!   one for every group version a CustomResourceDefinition serves (labelled `"true"`, priority
 //!   1000/100, removed when no CRD serves it any more), as the autoregister and
-//!   crd-autoregistration controllers keep them;
+//!   crd-autoregistration controllers keep them. The CRD ones are registered by the CRD
+//!   reconcile that follows every write of a CRD ([`register`], called from
+//!   `crd::reconcile`), so they are in place when the write returns and always written after
+//!   the CRD's conditions; the controller registers them again when it starts over;
 //! - **availability**: the `Available` condition, as the local and remote availability
 //!   controllers set it: `True` (`Local`) for a local APIService; for one backed by a
 //!   Service, `False` with upstream's reason and message when the Service is missing
@@ -360,11 +363,9 @@ pub(crate) struct ApiServiceController {
     apiservices: Option<ResourceKey>,
     services: Option<ResourceKey>,
     slices: Option<ResourceKey>,
-    crds: Option<ResourceKey>,
-    /// The built-in Local APIServices are due (at start, and after the store was reset).
+    /// Every managed Local APIService is due (at start, and after the store was reset or
+    /// the subscription lost).
     register_on_start: bool,
-    /// The CRD-served group versions changed.
-    register_crds: bool,
     /// A Service or an EndpointSlice changed: every APIService backed by a Service is
     /// checked again.
     recheck_remote: bool,
@@ -381,9 +382,7 @@ impl ApiServiceController {
             apiservices: key(GROUP, "apiservices"),
             services: key("", "services"),
             slices: key("discovery.k8s.io", "endpointslices"),
-            crds: key("apiextensions.k8s.io", "customresourcedefinitions"),
             register_on_start: false,
-            register_crds: false,
             recheck_remote: false,
             queue: VecDeque::new(),
             queued: HashSet::new(),
@@ -669,7 +668,6 @@ impl Controller for ApiServiceController {
 
     fn resync(&mut self, state: &Snapshot) {
         self.register_on_start = true;
-        self.register_crds = true;
         let names: Vec<String> = state
             .every_object()
             .filter(|(at, _)| Some(&at.resource) == self.apiservices.as_ref())
@@ -688,16 +686,12 @@ impl Controller for ApiServiceController {
             }
         } else if resource == self.services.as_ref() || resource == self.slices.as_ref() {
             self.recheck_remote = true;
-        } else if resource == self.crds.as_ref() {
-            self.register_crds = true;
         }
     }
 
     fn step(&mut self, store: &mut Store, registry: &Registry) -> bool {
-        if self.register_on_start || self.register_crds {
-            let on_start = std::mem::take(&mut self.register_on_start);
-            self.register_crds = false;
-            register(store, registry, on_start);
+        if std::mem::take(&mut self.register_on_start) {
+            register(store, registry, true);
             return true;
         }
         if std::mem::take(&mut self.recheck_remote) {

@@ -10,8 +10,13 @@ fn harness() -> Harness<ApiServiceController> {
     h
 }
 
+/// What the CRD reconcile does after every write of a CRD.
+fn register_crds(h: &Harness<ApiServiceController>) {
+    register(&mut h.storage.lock(), &h.registry, false);
+}
+
 /// A stored CRD of `things.<group>` with these versions (`(name, served)`), not established
-/// and not in the registry: as the controller may see it right after its write.
+/// and not in the registry (the registry is not what registration reads).
 fn store_crd(h: &Harness<ApiServiceController>, group: &str, versions: &[(&str, bool)]) -> Value {
     let versions: Vec<Value> = versions
         .iter()
@@ -45,9 +50,9 @@ fn store_crd(h: &Harness<ApiServiceController>, group: &str, versions: &[(&str, 
 
 #[test]
 fn every_served_version_of_a_stored_crd_gets_a_local_apiservice_before_it_is_served() {
-    let mut h = harness();
+    let h = harness();
     store_crd(&h, "example.org", &[("v1", true), ("v2alpha1", false)]);
-    h.settle();
+    register_crds(&h);
     let v1 = h
         .get("apiservices", None, "v1.example.org")
         .expect("the served version's APIService");
@@ -64,13 +69,13 @@ fn every_served_version_of_a_stored_crd_gets_a_local_apiservice_before_it_is_ser
 
 #[test]
 fn a_version_no_longer_served_and_a_deleted_crd_lose_their_apiservices() {
-    let mut h = harness();
+    let h = harness();
     let mut crd = store_crd(&h, "example.org", &[("v1", true), ("v2", true)]);
-    h.settle();
+    register_crds(&h);
     assert!(h.get("apiservices", None, "v2.example.org").is_some());
     crd["spec"]["versions"][1]["served"] = json!(false);
     h.update("customresourcedefinitions", crd, Subresource::Main);
-    h.settle();
+    register_crds(&h);
     assert!(h.get("apiservices", None, "v1.example.org").is_some());
     assert!(h.get("apiservices", None, "v2.example.org").is_none());
     h.delete(
@@ -80,7 +85,7 @@ fn a_version_no_longer_served_and_a_deleted_crd_lose_their_apiservices() {
         DeleteOptions::default(),
     )
     .expect("deleted");
-    h.settle();
+    register_crds(&h);
     // A terminating CRD is still a CRD: its objects are being deleted.
     let mut terminating = h
         .get("customresourcedefinitions", None, "things.example.org")
@@ -88,7 +93,7 @@ fn a_version_no_longer_served_and_a_deleted_crd_lose_their_apiservices() {
     assert!(h.get("apiservices", None, "v1.example.org").is_some());
     terminating["metadata"]["finalizers"] = json!([]);
     h.update("customresourcedefinitions", terminating, Subresource::Main);
-    h.settle();
+    register_crds(&h);
     assert!(
         h.get("customresourcedefinitions", None, "things.example.org")
             .is_none()
@@ -98,15 +103,32 @@ fn a_version_no_longer_served_and_a_deleted_crd_lose_their_apiservices() {
 
 #[test]
 fn a_group_version_with_built_in_types_keeps_its_built_in_apiservice() {
-    let mut h = harness();
+    let h = harness();
     let before = h
         .get("apiservices", None, "v1.networking.k8s.io")
         .expect("built in");
     store_crd(&h, "networking.k8s.io", &[("v1", true)]);
-    h.settle();
+    register_crds(&h);
     let after = h
         .get("apiservices", None, "v1.networking.k8s.io")
         .expect("still there");
     assert_eq!(after["spec"], before["spec"]);
     assert_eq!(after["metadata"]["labels"][MANAGED_LABEL], "onstart");
+}
+
+#[test]
+fn the_controller_registers_the_crds_group_versions_again_when_it_starts_over() {
+    let mut h = harness();
+    store_crd(&h, "example.org", &[("v1", true)]);
+    h.settle();
+    assert!(
+        h.get("apiservices", None, "v1.example.org").is_none(),
+        "a CRD's write is followed by its reconcile, which registers"
+    );
+    h.resync();
+    h.settle();
+    let v1 = h
+        .get("apiservices", None, "v1.example.org")
+        .expect("registered");
+    assert_eq!(v1["status"]["conditions"][0]["status"], "True");
 }

@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use diff::{Difference, covers, differences};
 use known::{KNOWN, Known};
 use normalize::Normalizer;
-use steps::{Context, Request, Step, WIDGETS};
+use steps::{CRDS, Context, Request, Step, WIDGETS};
 
 /// How long one request (watches included) may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -61,6 +61,15 @@ impl Side {
         self.normalizer.learn_uids(&answer);
         if let Some((path, status)) = step.then_wait_until {
             self.wait_until(path, status).await;
+        }
+        if request.method == http::Method::POST && request.path == CRDS && status == 201 {
+            // The real server's CRD controllers write a new CRD's conditions on their own
+            // time, possibly after its type is served: the revision the step leaves the
+            // server at is read once they are written.
+            let name = answer["body"]["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default();
+            self.wait_until_established(&format!("{CRDS}/{name}")).await;
         }
         if request.method != http::Method::GET && (200..300).contains(&status) {
             self.normalizer
@@ -157,6 +166,29 @@ impl Side {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         panic!("{}: {path} did not answer {status} within 60 s", self.name);
+    }
+
+    /// Until the CRD at `path` is established, or its names are refused (it never will be).
+    async fn wait_until_established(&self, path: &str) {
+        let condition = |crd: &Value, kind: &str, status: &str| {
+            crd["status"]["conditions"].as_array().is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c["type"] == kind && c["status"] == status)
+            })
+        };
+        for _ in 0..600 {
+            let request = http::Request::get(path)
+                .body(Vec::new())
+                .expect("a valid request");
+            if let Ok(crd) = self.client.request::<Value>(request).await
+                && (condition(&crd, "Established", "True")
+                    || condition(&crd, "NamesAccepted", "False"))
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("{}: {path} was not established within 60 s", self.name);
     }
 
     /// Until `/apis/<group>/<version>` lists the resource whose collection is `path`
