@@ -654,6 +654,68 @@ pub(crate) fn negotiate(headers: &HeaderMap, route: Route) -> Result<Output, Api
         })
 }
 
+/// The version of `meta.k8s.io` a negotiated `Table` or `PartialObjectMetadata[List]` is
+/// written in: the one its media range names (`transformObject` converts to the target's
+/// group version, `v1beta1` or `v1`).
+pub(crate) fn meta_version(headers: &HeaderMap, route: Route) -> &'static str {
+    accepted_ranges(headers)
+        .iter()
+        .find(|range| servable(range, route).is_some())
+        .filter(|range| {
+            matches!(
+                servable(range, route),
+                Some(Output::Table | Output::Metadata)
+            ) && range
+                .split(';')
+                .skip(1)
+                .filter_map(|p| p.split_once('='))
+                .any(|(k, v)| k.trim().eq_ignore_ascii_case("v") && v.trim() == "v1beta1")
+        })
+        .map_or("v1", |_| "v1beta1")
+}
+
+/// A `Table` or metadata answer (or watch event object) in `meta.k8s.io/<version>`: its
+/// own `apiVersion`, its items' and its rows' `PartialObjectMetadata` objects'.
+pub(crate) fn set_meta_version(value: &mut Value, version: &str) {
+    if version == "v1" {
+        return;
+    }
+    let target = Value::String(format!("meta.k8s.io/{version}"));
+    let fix = |v: &mut Value| {
+        if v.get("apiVersion").and_then(Value::as_str) == Some("meta.k8s.io/v1") {
+            v["apiVersion"] = target.clone();
+        }
+    };
+    fix(value);
+    if let Some(items) = value.get_mut("items").and_then(Value::as_array_mut) {
+        items.iter_mut().for_each(fix);
+    }
+    if let Some(rows) = value.get_mut("rows").and_then(Value::as_array_mut) {
+        for row in rows {
+            if let Some(object) = row.get_mut("object") {
+                fix(object);
+            }
+        }
+    }
+}
+
+/// A watch event line whose object is a `Table` or `PartialObjectMetadata`, in
+/// `meta.k8s.io/<version>` (see [`set_meta_version`]).
+pub(crate) fn event_meta_version(chunk: bytes::Bytes, version: &str) -> bytes::Bytes {
+    if version == "v1" {
+        return chunk;
+    }
+    let Ok(mut event) = serde_json::from_slice::<Value>(&chunk) else {
+        return chunk;
+    };
+    if let Some(object) = event.get_mut("object") {
+        set_meta_version(object, version);
+    }
+    let mut out = serde_json::to_vec(&event).unwrap_or_default();
+    out.push(b'\n');
+    bytes::Bytes::from(out)
+}
+
 /// The media ranges of `Accept` that are not refused (`q=0`), most preferred first (by `q`,
 /// then in the order given).
 fn accepted_ranges(headers: &HeaderMap) -> Vec<String> {
@@ -755,7 +817,8 @@ fn servable(range: &str, route: Route) -> Option<Output> {
 
 /// What the real server's `transformObject` refuses once the object or list is read: a
 /// `Table` with an unknown `includeObject` (400), and metadata asked for as
-/// `PartialObjectMetadata` of a list or as `PartialObjectMetadataList` of one object (406;
+/// `PartialObjectMetadata` of a list or as `PartialObjectMetadataList` of one object (406, or
+/// 500 for one custom resource;
 /// negotiation accepts either for any endpoint).
 pub(crate) fn check_transform(
     headers: &HeaderMap,
@@ -797,6 +860,13 @@ pub(crate) fn check_transform(
                         "you requested PartialObjectMetadata, but the requested object is a list ({})",
                         go_type(true)
                     ),
+                )),
+                // A custom resource is read as an `*unstructured.Unstructured`, which is a
+                // `metav1.ListInterface`: `asPartialObjectMetadataList` takes it for a list
+                // and fails in `EachListItem` (a plain error: 500 without a reason).
+                (true, false) if resource.custom => Err(ApiError::new(
+                    StatusReason::Unknown,
+                    "content is not a list",
                 )),
                 (true, false) => Err(ApiError::new(
                     StatusReason::NotAcceptable,

@@ -86,7 +86,7 @@ fn groups(registry: &Registry) -> BTreeMap<&str, Vec<&str>> {
 
 /// How Kubernetes orders API versions, highest first (`version.CompareKubeAwareVersionStrings`):
 /// GA before beta before alpha, higher numbers first, then anything else by name.
-fn version_priority(version: &str) -> (u8, u64, u64, std::cmp::Reverse<String>) {
+pub(crate) fn version_priority(version: &str) -> (u8, u64, u64, std::cmp::Reverse<String>) {
     let parse = || -> Option<(u8, u64, u64)> {
         let rest = version.strip_prefix('v')?;
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();

@@ -313,6 +313,9 @@ pub(crate) struct ResourceType {
     pub served_since: u64,
     /// The CRD is being deleted: no new objects.
     pub terminating: bool,
+    /// The `Warning` every request of this version of a custom resource gets: its
+    /// `deprecationWarning`, or the default one, when the version is `deprecated`.
+    pub deprecation_warning: Option<String>,
 }
 
 /// An `additionalPrinterColumns` entry.
@@ -353,6 +356,7 @@ impl ResourceType {
             crd: None,
             served_since: 0,
             terminating: false,
+            deprecation_warning: None,
         }
     }
 

@@ -1225,7 +1225,7 @@ async fn dispatch(
     if let Some(warning) = deprecation
         && let Ok(value) = header::HeaderValue::from_str(&format!(
             "299 - {}",
-            serde_json::to_string(warning).unwrap_or_default()
+            serde_json::to_string(&warning).unwrap_or_default()
         ))
     {
         response.headers_mut().append(header::WARNING, value);
@@ -1295,12 +1295,16 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 /// (`deprecation.WarningMessage` in `staging/src/k8s.io/apiserver/pkg/endpoints/deprecation`,
 /// wired for all of a resource's handlers in `installer.go`): core v1 Endpoints are
 /// deprecated since 1.33 in favour of EndpointSlices (KEP-4974).
-fn deprecation_warning(resource: &ResourceType) -> Option<&'static str> {
-    (!resource.custom
-        && resource.group.is_empty()
-        && resource.version == "v1"
-        && resource.plural == "endpoints")
-        .then_some("v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice")
+///
+/// A deprecated version of a custom resource gets its CRD's warning (the CRD handler adds it
+/// to every request it serves of the version: `crdInfo.warnings`).
+fn deprecation_warning(resource: &ResourceType) -> Option<String> {
+    if resource.custom {
+        return resource.deprecation_warning.clone();
+    }
+    (resource.group.is_empty() && resource.version == "v1" && resource.plural == "endpoints").then(
+        || "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice".into(),
+    )
 }
 
 fn openapi_v2(method: &Method, headers: &HeaderMap) -> Response<Body> {
@@ -1524,6 +1528,30 @@ fn method_not_allowed(_method: &Method) -> ApiError {
     .with_details(json!({}))
 }
 
+/// The verb `RequestInfoFactory` gives a resource request's method (before `list` becomes
+/// `watch`): "" for a method it has none for.
+fn request_info_verb(method: &Method, named: bool) -> &'static str {
+    match *method {
+        Method::POST => "create",
+        Method::GET | Method::HEAD if named => "get",
+        Method::GET | Method::HEAD => "list",
+        Method::PUT => "update",
+        Method::PATCH => "patch",
+        Method::DELETE if named => "delete",
+        Method::DELETE => "deletecollection",
+        _ => "",
+    }
+}
+
+/// Write options naming the version a custom resource is written through, when it is not
+/// its storage version (managed fields entries carry the request's version).
+fn written_through(resource: &ResourceType, mut options: WriteOptions) -> WriteOptions {
+    if resource.custom && resource.version != resource.storage_version {
+        options.api_version = Some(resource.api_version());
+    }
+    options
+}
+
 /// What every resource handler needs to know about its request.
 struct ResourceRequest<'a> {
     shared: &'a Arc<Shared>,
@@ -1680,6 +1708,16 @@ impl ResourceRequest<'_> {
         })
     }
 
+    /// The `meta.k8s.io` version of a negotiated Table or metadata answer.
+    fn meta_version(&self) -> &'static str {
+        let route = if self.verb == Verb::Watch {
+            codec::Route::Watch
+        } else {
+            codec::Route::Read
+        };
+        codec::meta_version(self.headers, route)
+    }
+
     /// A response with an object in the negotiated format and `Warning` headers.
     fn respond(&self, status: StatusCode, value: &Value, warnings: &[String]) -> Response<Body> {
         with_warnings(respond(status, value, self.output), warnings)
@@ -1706,6 +1744,8 @@ impl ResourceRequest<'_> {
                     object.as_ref().clone()
                 }
             };
+            let mut document = document;
+            codec::set_meta_version(&mut document, self.meta_version());
             return self.respond(status, &document, &[]);
         }
         let mut response = Response::new(Full::new(object.json().clone()).boxed_unsync());
@@ -1737,9 +1777,8 @@ impl ResourceRequest<'_> {
         match self.output {
             // (Aggregated discovery is negotiated for discovery routes only.)
             codec::Output::Json | codec::Output::AggregatedDiscovery => {
-                let mut out = Vec::with_capacity(
-                    items.iter().map(|o| o.bytes() + 1).sum::<usize>() + 256,
-                );
+                let mut out =
+                    Vec::with_capacity(items.iter().map(|o| o.bytes() + 1).sum::<usize>() + 256);
                 // The keys in the order `serde_json` writes a `Value`'s.
                 out.extend_from_slice(b"{\"apiVersion\":");
                 let _ = serde_json::to_writer(&mut out, &resource.api_version());
@@ -1769,27 +1808,28 @@ impl ResourceRequest<'_> {
                         table_metadata[field] = json!(value);
                     }
                 }
-                let table = table::table_of(
+                let mut table = table::table_of(
                     resource,
                     items,
                     table_metadata,
                     table::IncludeObject::parse(self.query.string("includeObject")),
                     true,
                 );
+                codec::set_meta_version(&mut table, self.meta_version());
                 self.respond(StatusCode::OK, &table, &[])
             }
-            codec::Output::Metadata => self.respond(
-                StatusCode::OK,
-                &json!({
+            codec::Output::Metadata => {
+                let mut list = json!({
                     "kind": "PartialObjectMetadataList",
                     "apiVersion": "meta.k8s.io/v1",
                     // A typed `ListMeta`: an empty `continue` is left out (`omitempty`),
                     // where an unstructured list of custom resources keeps it.
                     "metadata": without_empty_continue(metadata),
                     "items": items.iter().map(|o| codec::partial_metadata(o)).collect::<Vec<Value>>(),
-                }),
-                &[],
-            ),
+                });
+                codec::set_meta_version(&mut list, self.meta_version());
+                self.respond(StatusCode::OK, &list, &[])
+            }
             codec::Output::Yaml => self.respond(
                 StatusCode::OK,
                 &json!({
@@ -1840,12 +1880,20 @@ fn handle_resource(
             path.name.as_deref().unwrap_or(""),
         ));
     }
-    if path.resource.custom && request.verb == Verb::Other {
-        // `NewMethodNotSupported` of the verb `RequestInfoFactory` found none for.
+    // The CRD handler's `serveStatus` and `serveScale` take get, update and patch only; its
+    // `serveResource` every verb `RequestInfoFactory` names. Anything else is
+    // `NewMethodNotSupported` of the verb `RequestInfoFactory` found ("" for a method it has
+    // no verb for, `create` for a POST to a subresource, `delete` for a DELETE of one).
+    if path.resource.custom
+        && (request.verb == Verb::Other
+            || path.subresource.is_some()
+                && !matches!(request.verb, Verb::Get | Verb::Update | Verb::Patch))
+    {
         return Err(ApiError::new(
             StatusReason::MethodNotAllowed,
             format!(
-                " is not supported on resources of kind {}",
+                "{} is not supported on resources of kind {}",
+                request_info_verb(method, path.name.is_some()),
                 go_quote(&path.resource.qualified_resource())
             ),
         )
@@ -1948,7 +1996,7 @@ fn handle_resource(
                 let dry_run = query.dry_run("CreateOptions")?;
                 let (mut object, warnings) =
                     request.object(&resource, &body, codec::BodyKind::Object)?;
-                let options = request.write_options(dry_run, false)?;
+                let options = written_through(&resource, request.write_options(dry_run, false)?);
                 resource.to_storage(&mut object);
                 events::prepare_create(&resource, namespace, &mut object)?;
                 let store = shared.store.lock();
@@ -1972,7 +2020,7 @@ fn handle_resource(
                 let dry_run = query.dry_run("UpdateOptions")?;
                 let (mut object, warnings) =
                     request.object(&resource, &body, codec::BodyKind::Object)?;
-                let options = request.write_options(dry_run, false)?;
+                let options = written_through(&resource, request.write_options(dry_run, false)?);
                 let unconditional = (resource.custom || crd::is_definition(&resource))
                     && matches!(super::storage::resource_version(&object).as_str(), "" | "0");
                 resource.to_storage(&mut object);
@@ -2039,7 +2087,10 @@ fn handle_resource(
                         "fieldManager: Required value: is required for apply patch",
                     ));
                 }
-                let options = request.write_options(dry_run, kind == PatchKind::Apply)?;
+                let options = written_through(
+                    &resource,
+                    request.write_options(dry_run, kind == PatchKind::Apply)?,
+                );
                 let (mut patch, warnings) = match kind {
                     // A JSON patch is a list of operations, not an object of the type.
                     PatchKind::Json => {
@@ -3115,13 +3166,17 @@ fn watch(request: &ResourceRequest<'_>, path: &ResourcePath) -> Result<Response<
         chunks = interceptor.watch(request.info, chunks);
     }
     let include = table::IncludeObject::parse(query.string("includeObject"));
+    let meta_version = request.meta_version();
     let mut first_table = true;
     let body = StreamBody::new(chunks.map(move |chunk| {
         Ok(Frame::data(match output {
-            codec::Output::Table => {
-                table::event_as_table(&resource, chunk, include, &mut first_table)
+            codec::Output::Table => codec::event_meta_version(
+                table::event_as_table(&resource, chunk, include, &mut first_table),
+                meta_version,
+            ),
+            codec::Output::Metadata => {
+                codec::event_meta_version(codec::event_as_metadata(chunk), meta_version)
             }
-            codec::Output::Metadata => codec::event_as_metadata(chunk),
             codec::Output::Json | codec::Output::Yaml | codec::Output::AggregatedDiscovery => chunk,
         }))
     }))

@@ -508,6 +508,10 @@ pub(crate) struct WriteOptions {
     pub subresource: Option<String>,
     /// Whether to record the write's fields (an apply records its own).
     pub track: bool,
+    /// The `apiVersion` the write came through when it is not the stored one (another
+    /// version of a custom resource): its managed fields entry names it, as the field
+    /// manager of the request's version does. `None`: the resource's own.
+    pub api_version: Option<String>,
 }
 
 impl Default for WriteOptions {
@@ -518,6 +522,7 @@ impl Default for WriteOptions {
             force: false,
             subresource: None,
             track: true,
+            api_version: None,
         }
     }
 }
@@ -975,12 +980,12 @@ fn page(
         None => lower,
     };
     let limit = request.limit.filter(|l| *l > 0);
-    let mut entries = tree
+    let entries = tree
         .range(as_str(&lower), as_str(&upper))
         .filter(|(_, object)| filter.matches(object));
     let mut items = Vec::new();
     let mut last_key = None;
-    for (key, object) in entries.by_ref() {
+    for (key, object) in entries {
         items.push(object.clone());
         last_key = Some(key);
         if limit.is_some_and(|l| items.len() >= l) {
@@ -989,13 +994,12 @@ fn page(
     }
     let (continue_token, remaining) = match last_key {
         Some(last) if limit.is_some_and(|l| items.len() >= l) => {
-            // Without selectors every key in range matches: count them in O(log n).
-            // With selectors, look for one more match (as far as it takes).
-            let remaining = if filter.has_selectors() {
-                usize::from(entries.next().is_some())
-            } else {
-                tree.count(Bound::Excluded(last), as_str(&upper))
-            };
+            // A full page has a next one when any object follows it in the key range,
+            // whether or not it matches the selectors: the watch cache's `hasMoreListItems`
+            // (`i < len(resp.Items)-1`, of the unfiltered items) and etcd3's `hasMore`
+            // (more keys in the range) alike. The next page may then be empty. Counted in
+            // O(log n); `remainingItemCount` only without selectors.
+            let remaining = tree.count(Bound::Excluded(last), as_str(&upper));
             let token = (remaining > 0).then(|| ContinueToken {
                 revision,
                 start: last.to_string(),
@@ -1705,6 +1709,15 @@ impl Store {
                 meta.remove("namespace");
             }
         }
+        // A resource version the client set: etcd3's `Create` refuses a non-zero one
+        // (`ErrResourceVersionSetOnCreate`, a plain error: 500 without a reason) once
+        // everything else passed; a dry run (`DryRunnableStorage.Create`) never gets there
+        // and answers the object with it.
+        let client_version = meta
+            .get("resourceVersion")
+            .and_then(Value::as_str)
+            .filter(|rv| !rv.is_empty())
+            .map(str::to_string);
         for field in [
             "resourceVersion",
             "deletionTimestamp",
@@ -1729,6 +1742,17 @@ impl Store {
         self.allocate(resource, &key, None, &mut object)?;
         validation::validate_create(resource, &object)?;
 
+        if !dry_run
+            && client_version
+                .as_deref()
+                .and_then(|rv| rv.parse::<u64>().ok())
+                .is_some_and(|rv| rv != 0)
+        {
+            return Err(ApiError::new(
+                super::StatusReason::Unknown,
+                "resourceVersion should not be set on objects to be created",
+            ));
+        }
         if self
             .objects_of(resource)
             .is_some_and(|m| m.contains_key(&key))
@@ -1739,7 +1763,13 @@ impl Store {
             ));
         }
         if dry_run {
-            // Not stored: no resource version at all (the field is omitted, not "").
+            // Not stored: no resource version at all (the field is omitted, not ""), or the
+            // one the client sent.
+            if let Some(rv) = client_version
+                && let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut)
+            {
+                meta.insert("resourceVersion".into(), json!(rv));
+            }
             return Ok(Object::new(object));
         }
         Ok(self.commit(resource, key, EventType::Added, object, None))

@@ -37,7 +37,10 @@ fn writer(resource: &ResourceType, subresource: Subresource, options: &WriteOpti
         .or(subresource_label(subresource));
     Writer::new(
         options.manager.as_deref().unwrap_or(DEFAULT_MANAGER),
-        &resource.api_version(),
+        &options
+            .api_version
+            .clone()
+            .unwrap_or_else(|| resource.api_version()),
     )
     .on(label)
 }
@@ -401,7 +404,13 @@ pub(crate) fn apply(
     if let Some(meta) = config.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("resourceVersion");
     }
-    fields::apply(
+    // A configuration applied through another version than the stored one was checked
+    // against the request's version, then given the stored `apiVersion`: the field manager
+    // works in the request's version.
+    if let (Some(version), Some(map)) = (&options.api_version, config.as_object_mut()) {
+        map.insert("apiVersion".into(), json!(version));
+    }
+    let mut applied = fields::apply(
         resource.shape(),
         live,
         &config,
@@ -410,7 +419,14 @@ pub(crate) fn apply(
         options.force,
         &now_rfc3339(),
     )
-    .map_err(|err| err.into_api_error(&object_name))
+    .map_err(|err| err.into_api_error(&object_name))?;
+    // Stored in the stored version all the same.
+    if options.api_version.is_some()
+        && let Some(map) = applied.as_object_mut()
+    {
+        map.insert("apiVersion".into(), json!(resource.api_version()));
+    }
+    Ok(applied)
 }
 
 #[cfg(test)]

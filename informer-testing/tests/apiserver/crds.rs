@@ -1062,3 +1062,135 @@ async fn scale_replicas_of_another_type_are_reported_as_go_prints_them() {
         "Invalid value: 0: .spec.replicas accessor error: x is of the type string, expected int64"
     );
 }
+
+/// A CRD of `v1` (stored) and `v1beta1`/`v1alpha1` (deprecated, with and without a warning of
+/// their own), for the tests of what the real server's differential script found.
+async fn install_doodads(server: &TestApiServer) {
+    let schema = json!({"openAPIV3Schema": {"type": "object",
+        "x-kubernetes-preserve-unknown-fields": true}});
+    let crd: CustomResourceDefinition = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "doodads.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "doodads", "kind": "Doodad"},
+            "versions": [
+                {"name": "v1", "served": true, "storage": true, "schema": schema},
+                {"name": "v1beta1", "served": true, "storage": false, "deprecated": true,
+                 "deprecationWarning": "v1beta1 is old", "schema": schema},
+                {"name": "v1alpha1", "served": true, "storage": false, "deprecated": true,
+                 "schema": schema}]}
+    }))
+    .unwrap();
+    let crds: Api<CustomResourceDefinition> = Api::all(server.client());
+    within(crds.create(&PostParams::default(), &crd))
+        .await
+        .expect("the CRD is created");
+}
+
+#[tokio::test]
+async fn every_request_of_a_deprecated_crd_version_gets_its_warning() {
+    let server = server().await;
+    install_doodads(&server).await;
+    let json_body = [("Content-Type", "application/json")];
+    let created = raw(
+        &server,
+        "POST",
+        "/apis/example.com/v1beta1/namespaces/default/doodads",
+        &json_body,
+        br#"{"apiVersion":"example.com/v1beta1","kind":"Doodad","metadata":{"name":"d1"}}"#,
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    assert_eq!(created.header("Warning"), Some("299 - \"v1beta1 is old\""));
+    // The default warning names the highest served version that is not deprecated.
+    let listed = raw(
+        &server,
+        "GET",
+        "/apis/example.com/v1alpha1/namespaces/default/doodads",
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(
+        listed.header("Warning"),
+        Some("299 - \"example.com/v1alpha1 Doodad is deprecated; use example.com/v1 Doodad\"")
+    );
+    // Errors too.
+    let missing = raw(
+        &server,
+        "GET",
+        "/apis/example.com/v1beta1/namespaces/default/doodads/nope",
+        &[],
+        b"",
+    )
+    .await;
+    missing.assert_status(404, "NotFound");
+    assert_eq!(missing.header("Warning"), Some("299 - \"v1beta1 is old\""));
+    let stable = raw(
+        &server,
+        "GET",
+        "/apis/example.com/v1/namespaces/default/doodads/d1",
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(stable.header("Warning"), None);
+}
+
+#[tokio::test]
+async fn managed_fields_name_the_version_a_custom_resource_was_written_through() {
+    let server = server().await;
+    install_doodads(&server).await;
+    let applied = raw(
+        &server,
+        "PATCH",
+        "/apis/example.com/v1beta1/namespaces/default/doodads/d1?fieldManager=a",
+        &[("Content-Type", "application/apply-patch+yaml")],
+        br#"{"apiVersion":"example.com/v1beta1","kind":"Doodad","metadata":{"name":"d1"},"spec":{"x":1}}"#,
+    )
+    .await;
+    assert_eq!(
+        applied.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&applied.body)
+    );
+    assert_eq!(applied.json()["apiVersion"], "example.com/v1beta1");
+    let merged = raw(
+        &server,
+        "PATCH",
+        "/apis/example.com/v1alpha1/namespaces/default/doodads/d1?fieldManager=m",
+        &[("Content-Type", "application/merge-patch+json")],
+        br#"{"spec":{"y":2}}"#,
+    )
+    .await;
+    assert_eq!(merged.status, 200);
+    let read = raw(
+        &server,
+        "GET",
+        "/apis/example.com/v1/namespaces/default/doodads/d1",
+        &[],
+        b"",
+    )
+    .await
+    .json();
+    let versions: Vec<(&str, &str)> = read["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["manager"].as_str().unwrap(),
+                e["apiVersion"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        versions,
+        [("a", "example.com/v1beta1"), ("m", "example.com/v1alpha1")]
+    );
+    let stored = server
+        .get_json("example.com/v1", "Doodad", Some("default"), "d1")
+        .expect("stored");
+    assert_eq!(stored["apiVersion"], "example.com/v1");
+}

@@ -1395,3 +1395,184 @@ async fn a_namespaced_built_in_type_is_only_listed_and_watched_across_namespaces
         ["kept"]
     );
 }
+
+/// etcd3's `Create` refuses an object that carries a non-zero resource version
+/// (`ErrResourceVersionSetOnCreate`: a plain error, 500 without a reason), even under a name
+/// that exists; a dry run never reaches it and answers the object with the version sent.
+#[tokio::test]
+async fn a_create_with_a_resource_version_is_refused_as_etcd_refuses_it() {
+    let server = server_with_widgets().await;
+    let path = "/apis/example.com/v1/namespaces/default/widgets";
+    let json_body = [("Content-Type", "application/json")];
+    let body = |name: &str, rv: &str| {
+        format!(
+            r#"{{"apiVersion":"example.com/v1","kind":"Widget","metadata":{{"name":"{name}","resourceVersion":"{rv}"}}}}"#
+        )
+    };
+    let refused = raw(
+        &server,
+        "POST",
+        path,
+        &json_body,
+        body("w1", "5").as_bytes(),
+    )
+    .await;
+    assert_eq!(refused.status, 500);
+    let status = refused.json();
+    assert_eq!(
+        status["message"],
+        "resourceVersion should not be set on objects to be created"
+    );
+    assert!(status.get("reason").is_none(), "{status}");
+    assert!(
+        server
+            .get_json("example.com/v1", "Widget", Some("default"), "w1")
+            .is_none()
+    );
+
+    let dry = raw(
+        &server,
+        "POST",
+        &format!("{path}?dryRun=All"),
+        &json_body,
+        body("w1", "5").as_bytes(),
+    )
+    .await;
+    assert_eq!(dry.status, 201);
+    assert_eq!(dry.json()["metadata"]["resourceVersion"], "5");
+
+    // A version that is no number is not one: the object is created.
+    let created = raw(
+        &server,
+        "POST",
+        path,
+        &json_body,
+        body("w1", "abc").as_bytes(),
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    assert_ne!(created.json()["metadata"]["resourceVersion"], "abc");
+    let again = raw(
+        &server,
+        "POST",
+        path,
+        &json_body,
+        body("w1", "5").as_bytes(),
+    )
+    .await;
+    assert_eq!(again.status, 500, "before the name is found taken");
+}
+
+/// The CRD handler's status and scale subresources serve get, update and patch; any other
+/// verb is `NewMethodNotSupported` of the verb `RequestInfoFactory` found.
+#[tokio::test]
+async fn verbs_a_custom_resources_status_lacks_are_405_naming_the_verb() {
+    let server = server_with_widgets().await;
+    let path = "/apis/example.com/v1/namespaces/default/widgets";
+    let json_body = [("Content-Type", "application/json")];
+    raw(
+        &server,
+        "POST",
+        path,
+        &json_body,
+        br#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"}}"#,
+    )
+    .await;
+    for (method, verb) in [("POST", "create"), ("DELETE", "delete")] {
+        let response = raw(
+            &server,
+            method,
+            &format!("{path}/w1/status"),
+            &json_body,
+            b"{}",
+        )
+        .await;
+        response.assert_status(405, "MethodNotAllowed");
+        let status = response.json();
+        assert_eq!(
+            status["message"],
+            format!("{verb} is not supported on resources of kind \"widgets.example.com\"")
+        );
+        assert_eq!(
+            status["details"],
+            json!({"group": "example.com", "kind": "widgets"})
+        );
+    }
+}
+
+/// `transformObject` of one custom resource asked for as a `PartialObjectMetadataList`: the
+/// unstructured object is a `ListInterface`, so `EachListItem` fails (500, no reason); and
+/// metadata and Tables come in the `meta.k8s.io` version asked for.
+#[tokio::test]
+async fn metadata_answers_of_custom_resources_follow_the_media_type_asked_for() {
+    let server = server_with_widgets().await;
+    let path = "/apis/example.com/v1/namespaces/default/widgets";
+    let json_body = [("Content-Type", "application/json")];
+    raw(
+        &server,
+        "POST",
+        path,
+        &json_body,
+        br#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"}}"#,
+    )
+    .await;
+    let accept = |as_: &str, v: &str| format!("application/json;as={as_};g=meta.k8s.io;v={v}");
+
+    let list_of_one = raw(
+        &server,
+        "GET",
+        &format!("{path}/w1"),
+        &[("Accept", &accept("PartialObjectMetadataList", "v1"))],
+        b"",
+    )
+    .await;
+    assert_eq!(list_of_one.status, 500);
+    assert_eq!(list_of_one.json()["message"], "content is not a list");
+    assert!(list_of_one.json().get("reason").is_none());
+
+    let one = raw(
+        &server,
+        "GET",
+        &format!("{path}/w1"),
+        &[("Accept", &accept("PartialObjectMetadata", "v1beta1"))],
+        b"",
+    )
+    .await
+    .json();
+    assert_eq!(one["apiVersion"], "meta.k8s.io/v1beta1");
+    let list = raw(
+        &server,
+        "GET",
+        path,
+        &[("Accept", &accept("PartialObjectMetadataList", "v1beta1"))],
+        b"",
+    )
+    .await
+    .json();
+    assert_eq!(list["apiVersion"], "meta.k8s.io/v1beta1");
+    assert_eq!(list["items"][0]["apiVersion"], "meta.k8s.io/v1beta1");
+    let table = raw(
+        &server,
+        "GET",
+        &format!("{path}?includeObject=Metadata"),
+        &[("Accept", &accept("Table", "v1beta1"))],
+        b"",
+    )
+    .await
+    .json();
+    assert_eq!(table["apiVersion"], "meta.k8s.io/v1beta1");
+    assert_eq!(
+        table["rows"][0]["object"]["apiVersion"],
+        "meta.k8s.io/v1beta1"
+    );
+    let v1 = raw(
+        &server,
+        "GET",
+        &format!("{path}/w1"),
+        &[("Accept", &accept("PartialObjectMetadata", "v1"))],
+        b"",
+    )
+    .await
+    .json();
+    assert_eq!(v1["apiVersion"], "meta.k8s.io/v1");
+}

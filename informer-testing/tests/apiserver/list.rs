@@ -602,3 +602,46 @@ async fn continue_tokens_are_encoded_and_refused_as_kube_apiserver_does() {
         );
     }
 }
+
+/// A full page has a continue token when any object follows it in the key range, selected
+/// or not (the watch cache's `hasMoreListItems`, etcd3's `hasMore`): the next page may be
+/// empty.
+#[tokio::test]
+async fn a_full_page_continues_when_any_object_follows_even_one_the_selector_leaves_out() {
+    let server = super::common::server_with_widgets().await;
+    let path = "/apis/example.com/v1/namespaces/default/widgets";
+    let json_body = [("Content-Type", "application/json")];
+    for (name, label) in [("a", "yes"), ("b", "no")] {
+        let body = format!(
+            r#"{{"apiVersion":"example.com/v1","kind":"Widget","metadata":{{"name":"{name}","labels":{{"pick":"{label}"}}}}}}"#
+        );
+        super::common::raw(&server, "POST", path, &json_body, body.as_bytes()).await;
+    }
+    let page = super::common::raw(
+        &server,
+        "GET",
+        &format!("{path}?labelSelector=pick%3Dyes&limit=1"),
+        &[],
+        b"",
+    )
+    .await
+    .json();
+    assert_eq!(page["items"].as_array().unwrap().len(), 1);
+    let token = page["metadata"]["continue"].as_str().unwrap().to_string();
+    assert!(!token.is_empty(), "b follows a: {page}");
+    assert!(page["metadata"].get("remainingItemCount").is_none());
+    let next = super::common::raw(
+        &server,
+        "GET",
+        &format!("{path}?labelSelector=pick%3Dyes&limit=1&continue={token}"),
+        &[],
+        b"",
+    )
+    .await
+    .json();
+    assert_eq!(next["items"], serde_json::json!([]));
+    assert!(
+        next["metadata"].get("continue").is_none_or(|c| c == ""),
+        "{next}"
+    );
+}

@@ -64,6 +64,7 @@ pub(crate) fn definition_type() -> ResourceType {
         crd: None,
         served_since: 0,
         terminating: false,
+        deprecation_warning: None,
     };
     crds.returns_deleted_object = false;
     crds
@@ -471,9 +472,40 @@ pub(crate) fn served_types(crd: &Value, served_since: u64) -> Result<Vec<Resourc
             crd: Some(name.clone()),
             served_since,
             terminating,
+            deprecation_warning: deprecation_warning(crd, version),
         });
     }
     Ok(types)
+}
+
+/// The warning of a `deprecated` CRD version: its `deprecationWarning`, or the CRD handler's
+/// `defaultDeprecationWarning`: `<group>/<version> <Kind> is deprecated`, and `; use
+/// <group>/<version> <Kind>` of the highest served, not deprecated version that ranks above it
+/// (`version.CompareKubeAwareVersionStrings`), if any. (The kind is `spec.names.kind`.)
+fn deprecation_warning(crd: &Value, version: &Value) -> Option<String> {
+    if version["deprecated"] != true {
+        return None;
+    }
+    if let Some(warning) = version["deprecationWarning"].as_str() {
+        return Some(warning.to_string());
+    }
+    let group = str_at(crd, "/spec/group");
+    let kind = str_at(crd, "/spec/names/kind");
+    let name = str_at(version, "/name");
+    let mut warning = format!("{group}/{name} {kind} is deprecated");
+    let rank = super::discovery::version_priority;
+    let better = crd["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|v| v["served"] == true && v["deprecated"] != true)
+        .map(|v| str_at(v, "/name"))
+        .filter(|v| rank(name) < rank(v))
+        .max_by_key(|v| rank(v));
+    if let Some(better) = better {
+        warning.push_str(&format!("; use {group}/{better} {kind}"));
+    }
+    Some(warning)
 }
 
 /// Brings the server in line with one CRD, as the apiserver's CRD controllers would: its

@@ -59,10 +59,53 @@ pub const KNOWN: &[Known] = &[
         fake: "crd/mod.rs MANAGER",
     },
     Known {
+        step: "doodad: crd get",
+        path: "/body/metadata/resourceVersion",
+        what: "as crd: get: the fake writes the Local APIServices of the CRD's new group versions (example.com/v1beta1 and v1alpha1) after its Established status",
+        fake: "crd/mod.rs reconcile -> apiservices.rs register (matches kube-apiserver: keep)",
+    },
+    Known {
+        step: "doodad: crd get",
+        path: "/body/metadata/managedFields/0/manager",
+        what: "as crd: get (real-apiserver vs kube-apiserver)",
+        fake: "crd/mod.rs MANAGER",
+    },
+    Known {
+        step: "doodad: crd delete",
+        path: "/body/metadata/managedFields/0/manager",
+        what: "as crd: get (real-apiserver vs kube-apiserver)",
+        fake: "crd/mod.rs MANAGER",
+    },
+    Known {
         step: "get: a gadget after its CRD went",
         path: WHOLE,
         what: "both 404 once the type is no longer served; real: text/plain '404 page not found' (the standalone server's empty delegate, as in get: unknown resource in a served group); fake: the Status kube-apiserver's notfoundhandler answers",
         fake: "server.rs route (the type left the registry) -> ApiError::unknown_path (matches kube-apiserver: keep)",
+    },
+    // YAML.
+    Known {
+        step: "yaml: get as YAML",
+        path: "/body/text",
+        what: "the text of a YAML answer: the real server writes it with go-yaml v2 (sigs.k8s.io/yaml), which leaves keys such as `f:metadata` and `.` plain and writes a string that cannot be plain single-quoted, folded at 80 columns; the fake's serde-saphyr quotes such keys and writes long strings double-quoted on one line. The documents read the same: `/body/parsed` matches",
+        fake: "codec.rs encode, Output::Yaml (serde_saphyr::to_string); the fake differs: an emitter with go-yaml's quoting and folding would remove it",
+    },
+    Known {
+        step: "yaml: list as YAML",
+        path: "/body/text",
+        what: "as yaml: get as YAML",
+        fake: "codec.rs encode, Output::Yaml",
+    },
+    Known {
+        step: "yaml: watch with Accept YAML",
+        path: "/body/text",
+        what: "the 406 Status, in YAML: its message single-quoted and folded (real), double-quoted on one line (fake), as in yaml: get as YAML",
+        fake: "codec.rs encode, Output::Yaml",
+    },
+    Known {
+        step: "yaml: malformed YAML",
+        path: "/body/message",
+        what: "both refuse the body with a 400 BadRequest; the message quotes the YAML parser's error: real 'the object provided is unrecognized (must be of type Widget): yaml: line 1: did not find expected ...' (go-yaml's words and a hex dump of the body), fake 'the request body is not valid YAML: ...' (serde-saphyr's)",
+        fake: "codec.rs decode of a YAML body; the fake differs: go-yaml's error texts are not reproduced",
     },
     // Status objects of errors.
     Known {

@@ -2,6 +2,8 @@
 //! request may use earlier answers *of the same server* (a resource version, a continue
 //! token), through [`Context`].
 
+mod edges;
+
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
@@ -978,6 +980,7 @@ pub fn steps() -> Vec<Step> {
         ),
     ]);
     steps.extend(gadget_steps());
+    steps.extend(edges::steps());
     steps
 }
 
