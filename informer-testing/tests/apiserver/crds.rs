@@ -427,15 +427,11 @@ async fn deleting_a_crd_deletes_its_objects_then_the_crd_and_stops_serving() {
         status(within(crds.get("gadgets.example.com")).await.unwrap_err()).code,
         404
     );
-    let gone = raw(
-        &server,
-        "GET",
-        "/apis/example.com/v1/namespaces/default/gadgets",
-        &[],
-        b"",
-    )
-    .await;
-    assert_eq!(gone.status, 404, "the type is no longer served");
+    assert_eq!(
+        gadgets_status(&server).await,
+        404,
+        "the type is no longer served"
+    );
     let groups = raw(&server, "GET", "/apis", &[], b"").await.json();
     assert!(!groups.to_string().contains("example.com"));
     let apiservice = raw(
@@ -447,6 +443,31 @@ async fn deleting_a_crd_deletes_its_objects_then_the_crd_and_stops_serving() {
     )
     .await;
     assert_eq!(apiservice.status, 404, "its Local APIService went with it");
+}
+
+/// What a list of gadgets answers: 404 once the type is no longer served.
+async fn gadgets_status(server: &TestApiServer) -> u16 {
+    let path = "/apis/example.com/v1/namespaces/default/gadgets";
+    raw(server, "GET", path, &[], b"").await.status
+}
+
+/// Until the gadgets CRD is gone; then its object `name` must be too.
+async fn until_gadgets_and_gadget_gone(
+    server: &TestApiServer,
+    crds: &Api<CustomResourceDefinition>,
+    name: &str,
+) {
+    within(async {
+        while crds.get_opt("gadgets.example.com").await.unwrap().is_some() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(
+        server
+            .get_json("example.com/v1", "Gadget", Some("default"), name)
+            .is_none()
+    );
 }
 
 #[tokio::test]
@@ -464,17 +485,7 @@ async fn a_crd_goes_when_another_controller_deletes_its_last_object() {
     within(crds.delete("gadgets.example.com", &DeleteParams::default()))
         .await
         .unwrap();
-    within(async {
-        while crds.get_opt("gadgets.example.com").await.unwrap().is_some() {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    })
-    .await;
-    assert!(
-        server
-            .get_json("example.com/v1", "Gadget", Some("default"), "orphaning")
-            .is_none()
-    );
+    until_gadgets_and_gadget_gone(&server, &crds, "orphaning").await;
 }
 
 #[tokio::test]
@@ -1060,6 +1071,50 @@ async fn scale_replicas_of_another_type_are_reported_as_go_prints_them() {
     assert_eq!(
         causes[1]["message"],
         "Invalid value: 0: .spec.replicas accessor error: x is of the type string, expected int64"
+    );
+}
+
+#[tokio::test]
+async fn a_crd_the_garbage_collector_deletes_deletes_its_objects_and_goes() {
+    use k8s_openapi::api::rbac::v1::ClusterRole;
+    let server = server().await;
+    let roles: Api<ClusterRole> = Api::all(server.client());
+    let mut owner = ClusterRole::default();
+    owner.metadata.name = Some("gadget-owner".into());
+    let owner = within(roles.create(&PostParams::default(), &owner))
+        .await
+        .unwrap();
+    let mut crd = gadget_crd();
+    crd.metadata.owner_references = Some(vec![
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+            api_version: "rbac.authorization.k8s.io/v1".into(),
+            kind: "ClusterRole".into(),
+            name: "gadget-owner".into(),
+            uid: owner.metadata.uid.clone().unwrap(),
+            ..Default::default()
+        },
+    ]);
+    let crds: Api<CustomResourceDefinition> = Api::all(server.client());
+    within(crds.create(&PostParams::default(), &crd))
+        .await
+        .unwrap();
+    let api = gadgets(&server, "v1");
+    within(api.create(
+        &PostParams::default(),
+        &gadget("g1", json!({"mode": "fast"})),
+    ))
+    .await
+    .unwrap();
+
+    within(roles.delete("gadget-owner", &DeleteParams::default()))
+        .await
+        .unwrap();
+    // The collector marks the CRD deleted; its objects go, then the CRD, then its type.
+    until_gadgets_and_gadget_gone(&server, &crds, "g1").await;
+    assert_eq!(
+        gadgets_status(&server).await,
+        404,
+        "the type is no longer served"
     );
 }
 

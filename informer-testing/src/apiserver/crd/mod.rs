@@ -713,9 +713,10 @@ fn delete_instances(shared: &Shared, storage: &Arc<ResourceType>) -> bool {
     shared.store.select(&filter).is_empty()
 }
 
-/// Lets a terminating CRD go once its last object goes, whoever deletes it: the requests
-/// reconcile after their own writes; this catches the server's other controllers (the
-/// garbage collector, the namespace controller), which write to the store directly. Runs
+/// Lets a terminating CRD go once its last object goes, whoever deletes it, and starts the
+/// deletion of a CRD whoever marks it deleted: the requests reconcile after their own
+/// writes; this catches the server's other controllers (the garbage collector, the
+/// namespace controller), which write to the store directly. Runs
 /// until the task is aborted, on the store's change subscription.
 pub(crate) async fn finish_deletions(shared: Arc<Shared>) {
     loop {
@@ -730,7 +731,17 @@ pub(crate) async fn finish_deletions(shared: Arc<Shared>) {
         for name in terminating(&shared) {
             reconcile(&shared, &name);
         }
+        let definitions = definition_type().key();
         while let Some(change) = subscription.next().await {
+            if change.resource == definitions {
+                // A CRD someone other than a request marked deleted (the garbage
+                // collector, for one with owners): its deletion starts here.
+                let marked = |o: &Value| o.pointer("/metadata/deletionTimestamp").is_some();
+                if marked(&change.object) && !change.previous.as_deref().is_some_and(marked) {
+                    reconcile(&shared, &change.key);
+                }
+                continue;
+            }
             if change.event != EventType::Deleted {
                 continue;
             }
