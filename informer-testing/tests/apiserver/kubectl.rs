@@ -1050,6 +1050,11 @@ async fn kubectl_explain_reads_the_schemas_of_built_in_and_custom_kinds() {
         deployments.contains("Number of desired pods."),
         "{deployments}"
     );
+    let crd_kind = kubectl.ok(&["explain", "crd.spec.names.kind"]).await;
+    assert!(
+        crd_kind.contains("kind is the serialized kind of the resource."),
+        "{crd_kind}"
+    );
 
     let dir = kubectl.kubeconfig.parent().unwrap().to_path_buf();
     let crd = dir.join("crd.yaml");

@@ -45,6 +45,18 @@ fn schema<'a>(doc: &'a Value, name: &str) -> &'a Value {
     &doc["components"]["schemas"][name]
 }
 
+/// Every reference of a document resolves within it.
+fn every_reference_resolves(doc: &Value) {
+    let text = doc.to_string();
+    for reference in text.split("\"#/components/schemas/").skip(1) {
+        let name = &reference[..reference.find('"').unwrap()];
+        assert!(
+            schema(doc, name).is_object(),
+            "{name} is referenced, not defined"
+        );
+    }
+}
+
 /// A schema's shape: `value` without its `description`.
 fn shape(value: &Value) -> Value {
     let mut value = value.clone();
@@ -110,15 +122,7 @@ fn a_built_in_kind_has_a_schema_found_by_its_group_version_kind() {
         )),
         json!({"type": "object"})
     );
-    // Every reference resolves within the document.
-    let text = doc.to_string();
-    for reference in text.split("\"#/components/schemas/").skip(1) {
-        let name = &reference[..reference.find('"').unwrap()];
-        assert!(
-            schema(&doc, name).is_object(),
-            "{name} is referenced, not defined"
-        );
-    }
+    every_reference_resolves(&doc);
 }
 
 #[test]
@@ -165,6 +169,40 @@ fn built_in_types_and_fields_carry_kube_apiservers_descriptions() {
         config_map_volume.contains("\n\nThe contents"),
         "{config_map_volume}"
     );
+}
+
+#[test]
+fn the_crd_kind_has_kube_apiservers_schema_with_every_reference_resolved() {
+    let registry = Registry::builtin();
+    let doc = group_version(&registry, "apis/apiextensions.k8s.io/v1").unwrap();
+    let crd = schema(
+        &doc,
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
+    );
+    assert_eq!(
+        crd["x-kubernetes-group-version-kind"],
+        json!([{"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition"}])
+    );
+    assert_eq!(crd["required"], json!(["spec"]), "metadata is not required");
+    assert_eq!(
+        crd["properties"]["spec"]["allOf"][0]["$ref"],
+        "#/components/schemas/io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec"
+    );
+    assert!(
+        crd["properties"]["spec"]["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("spec describes how the user wants the resources to appear")
+    );
+    let props = schema(
+        &doc,
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps",
+    );
+    assert!(
+        props["properties"]["x-kubernetes-validations"].is_object(),
+        "{props}"
+    );
+    every_reference_resolves(&doc);
 }
 
 #[test]
