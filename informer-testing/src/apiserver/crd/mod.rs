@@ -516,7 +516,8 @@ pub(crate) fn reconcile(shared: &Shared, name: &str) {
     reconcile_locked(shared, name, true);
     // kube-aggregator's `crdregistration` controller: the Local APIServices of the CRDs'
     // group versions, in place (and available) when the write returns, as the CRD's names
-    // and conditions are. The server's APIService controller would get there a moment later.
+    // and conditions are, and always written after them. (The server's APIService
+    // controller registers them only when it starts over.)
     let registry = shared.registry.read().clone();
     super::apiservices::register(&mut shared.store.lock(), &registry, false);
 }
@@ -716,8 +717,8 @@ fn delete_instances(shared: &Shared, storage: &Arc<ResourceType>) -> bool {
 /// Lets a terminating CRD go once its last object goes, whoever deletes it, and starts the
 /// deletion of a CRD whoever marks it deleted: the requests reconcile after their own
 /// writes; this catches the server's other controllers (the garbage collector, the
-/// namespace controller), which write to the store directly. Runs
-/// until the task is aborted, on the store's change subscription.
+/// namespace controller), which write to the store directly. Runs until the task is
+/// aborted, on the store's change subscription.
 pub(crate) async fn finish_deletions(shared: Arc<Shared>) {
     loop {
         let subscription = match shared.store.subscribe(None) {
