@@ -320,14 +320,8 @@ fn served_group_versions(store: &Store, registry: &Registry) -> BTreeMap<(String
     for group in super::reviews::GROUPS {
         served.insert((group.to_string(), "v1".to_string()), false);
     }
-    let crds = registry
-        .by_path(super::crd::GROUP, "v1", "customresourcedefinitions")
-        .map(|t| t.key());
-    let state = store.current();
-    let stored = state
-        .every_object()
-        .filter(|(at, _)| Some(&at.resource) == crds.as_ref());
-    for (_, crd) in stored {
+    let crds = registry.by_path(super::crd::GROUP, "v1", "customresourcedefinitions");
+    for (_, crd) in crds.iter().flat_map(|crds| store.objects(crds)) {
         let group = str_at(crd, "/spec/group");
         for version in crd["spec"]["versions"].as_array().into_iter().flatten() {
             if version["served"] == true {
@@ -495,16 +489,14 @@ pub(crate) fn register(store: &mut Store, registry: &Registry, on_start: bool) {
     // The managed ones nothing serves any more: those of CRDs always, the built-in ones
     // only at start.
     let stale: Vec<String> = store
-        .current()
-        .every_object()
-        .filter(|(at, _)| at.resource == apiservices.key())
-        .filter(|(at, _)| !desired.contains_key(&*at.key))
+        .objects(&apiservices)
+        .filter(|(key, _)| !desired.contains_key(&key[..]))
         .filter(|(_, object)| match managed_by(object) {
             Some("true") => true,
             Some("onstart") => on_start,
             _ => false,
         })
-        .map(|(at, _)| at.key.to_string())
+        .map(|(key, _)| key.to_string())
         .collect();
     for name in stale {
         if let Err(err) = store.delete(&apiservices, None, &name, &DeleteOptions::default(), false)
@@ -695,12 +687,12 @@ impl Controller for ApiServiceController {
             return true;
         }
         if std::mem::take(&mut self.recheck_remote) {
-            let remote: Vec<String> = store
-                .current()
-                .every_object()
-                .filter(|(at, _)| Some(&at.resource) == self.apiservices.as_ref())
+            let apiservices = registry.by_path(GROUP, "v1", "apiservices");
+            let remote: Vec<String> = apiservices
+                .iter()
+                .flat_map(|apiservices| store.objects(apiservices))
                 .filter(|(_, object)| !is_local(object))
-                .map(|(at, _)| at.key.to_string())
+                .map(|(key, _)| key.to_string())
                 .collect();
             for name in remote {
                 self.push(&name);

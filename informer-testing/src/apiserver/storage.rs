@@ -1273,6 +1273,17 @@ impl Store {
         }
     }
 
+    /// The objects of a type, every namespace's, with their storage keys, in the latest
+    /// state.
+    pub(crate) fn objects(
+        &self,
+        resource: &ResourceType,
+    ) -> impl Iterator<Item = (&Arc<str>, &Object)> + '_ {
+        self.objects_of(resource)
+            .into_iter()
+            .flat_map(|tree| tree.range(Bound::Unbounded, Bound::Unbounded))
+    }
+
     /// The objects of a namespaced type in `namespace`, in the latest state.
     pub(crate) fn objects_in(&self, resource: &ResourceType, namespace: &str) -> Vec<Object> {
         let (lower, upper) = (format!("{namespace}/"), format!("{namespace}0"));
