@@ -660,16 +660,10 @@ pub(crate) fn negotiate(headers: &HeaderMap, route: Route) -> Result<Output, Api
 pub(crate) fn meta_version(headers: &HeaderMap, route: Route) -> &'static str {
     accepted_ranges(headers)
         .iter()
-        .find(|range| servable(range, route).is_some())
-        .filter(|range| {
-            matches!(
-                servable(range, route),
-                Some(Output::Table | Output::Metadata)
-            ) && range
-                .split(';')
-                .skip(1)
-                .filter_map(|p| p.split_once('='))
-                .any(|(k, v)| k.trim().eq_ignore_ascii_case("v") && v.trim() == "v1beta1")
+        .find_map(|range| Some((range, servable(range, route)?)))
+        .filter(|(range, output)| {
+            matches!(output, Output::Table | Output::Metadata)
+                && range_param(range, "v") == Some("v1beta1")
         })
         .map_or("v1", |_| "v1beta1")
 }
@@ -773,20 +767,24 @@ fn quality(range: &str) -> f32 {
         .unwrap_or(1.0)
 }
 
-fn servable(range: &str, route: Route) -> Option<Output> {
-    let mut parts = range.split(';').map(str::trim);
-    let media = parts.next().unwrap_or("").to_ascii_lowercase();
-    let params: Vec<(String, String)> = parts
+/// The value of a media range's parameter (its name in any case), trimmed.
+fn range_param<'a>(range: &'a str, name: &str) -> Option<&'a str> {
+    range
+        .split(';')
+        .skip(1)
         .filter_map(|p| p.split_once('='))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .filter(|(k, _)| k != "q" && k != "stream")
-        .collect();
-    let param = |name: &str| {
-        params
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    };
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.trim())
+}
+
+fn servable(range: &str, route: Route) -> Option<Output> {
+    let media = range
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let param = |name: &str| range_param(range, name);
     let plain = match media.as_str() {
         JSON | "application/*" | "*/*" => Output::Json,
         YAML if route != Route::Watch => Output::Yaml,
