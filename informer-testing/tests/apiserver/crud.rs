@@ -1470,14 +1470,10 @@ async fn verbs_a_custom_resources_status_lacks_are_405_naming_the_verb() {
     let server = server_with_widgets().await;
     let path = "/apis/example.com/v1/namespaces/default/widgets";
     let json_body = [("Content-Type", "application/json")];
-    raw(
-        &server,
-        "POST",
-        path,
-        &json_body,
-        br#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"}}"#,
-    )
-    .await;
+    server
+        .create_json(json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w1", "namespace": "default"}}))
+        .expect("created");
     for (method, verb) in [("POST", "create"), ("DELETE", "delete")] {
         let response = raw(
             &server,
@@ -1507,15 +1503,10 @@ async fn verbs_a_custom_resources_status_lacks_are_405_naming_the_verb() {
 async fn metadata_answers_of_custom_resources_follow_the_media_type_asked_for() {
     let server = server_with_widgets().await;
     let path = "/apis/example.com/v1/namespaces/default/widgets";
-    let json_body = [("Content-Type", "application/json")];
-    raw(
-        &server,
-        "POST",
-        path,
-        &json_body,
-        br#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"}}"#,
-    )
-    .await;
+    server
+        .create_json(json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w1", "namespace": "default"}}))
+        .expect("created");
     let accept = |as_: &str, v: &str| format!("application/json;as={as_};g=meta.k8s.io;v={v}");
 
     let list_of_one = raw(

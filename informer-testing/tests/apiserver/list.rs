@@ -610,12 +610,13 @@ async fn continue_tokens_are_encoded_and_refused_as_kube_apiserver_does() {
 async fn a_full_page_continues_when_any_object_follows_even_one_the_selector_leaves_out() {
     let server = super::common::server_with_widgets().await;
     let path = "/apis/example.com/v1/namespaces/default/widgets";
-    let json_body = [("Content-Type", "application/json")];
     for (name, label) in [("a", "yes"), ("b", "no")] {
-        let body = format!(
-            r#"{{"apiVersion":"example.com/v1","kind":"Widget","metadata":{{"name":"{name}","labels":{{"pick":"{label}"}}}}}}"#
-        );
-        super::common::raw(&server, "POST", path, &json_body, body.as_bytes()).await;
+        server
+            .create_json(
+                serde_json::json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                "metadata": {"name": name, "namespace": "default", "labels": {"pick": label}}}),
+            )
+            .expect("created");
     }
     let page = super::common::raw(
         &server,

@@ -18,6 +18,7 @@ use std::time::Duration;
 use http_body_util::BodyExt;
 use informer_testing::TestApiServer;
 use informer_testing::envtest::EnvTest;
+use informer_testing::wait::eventually_within;
 use kube::client::Body;
 use serde_json::{Value, json};
 
@@ -25,6 +26,9 @@ use diff::{Difference, covers, differences};
 use known::{KNOWN, Known};
 use normalize::Normalizer;
 use steps::{CRDS, Context, Request, Step, WIDGETS};
+
+/// How long the real server's controllers may take to act on a write.
+const SETTLE_WITHIN: Duration = Duration::from_secs(60);
 
 /// How long one request (watches included) may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -151,21 +155,20 @@ impl Side {
     /// collection) is also waited for in its group version's discovery document, which the
     /// real server's discovery controller updates on its own time.
     async fn wait_until(&self, path: &str, status: u16) {
-        for _ in 0..600 {
+        let what = format!("{}: {path} answers {status}", self.name);
+        eventually_within(&what, SETTLE_WITHIN, async || {
             let request = http::Request::get(path)
                 .body(Body::from(Vec::new()))
                 .expect("a valid request");
-            if let Ok(response) = self.client.send(request).await
-                && response.status().as_u16() == status
-            {
-                if status == 200 {
-                    self.wait_until_discovered(path).await;
-                }
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            self.client
+                .send(request)
+                .await
+                .is_ok_and(|response| response.status().as_u16() == status)
+        })
+        .await;
+        if status == 200 {
+            self.wait_until_discovered(path).await;
         }
-        panic!("{}: {path} did not answer {status} within 60 s", self.name);
     }
 
     /// Until the CRD at `path` is established, or its names are refused (it never will be).
@@ -176,19 +179,20 @@ impl Side {
                     .any(|c| c["type"] == kind && c["status"] == status)
             })
         };
-        for _ in 0..600 {
+        let what = format!("{}: {path} is established or its names refused", self.name);
+        eventually_within(&what, SETTLE_WITHIN, async || {
             let request = http::Request::get(path)
                 .body(Vec::new())
                 .expect("a valid request");
-            if let Ok(crd) = self.client.request::<Value>(request).await
-                && (condition(&crd, "Established", "True")
-                    || condition(&crd, "NamesAccepted", "False"))
-            {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("{}: {path} was not established within 60 s", self.name);
+            self.client
+                .request::<Value>(request)
+                .await
+                .is_ok_and(|crd| {
+                    condition(&crd, "Established", "True")
+                        || condition(&crd, "NamesAccepted", "False")
+                })
+        })
+        .await;
     }
 
     /// Until `/apis/<group>/<version>` lists the resource whose collection is `path`
