@@ -38,9 +38,13 @@ pub enum FinalizerEvent<K> {
 /// - an object being deleted without it: nothing to do ([`Action::Done`]).
 ///
 /// The patches test the finalizers they change (a JSON patch `test`), so a concurrent change
-/// of the finalizers fails the write (a 422, retried after the key's backoff) instead of
-/// losing someone's finalizer, while changes to other fields do not conflict. An object
-/// already gone when its finalizer is removed is not an error. Pass an `api` made from the
+/// of the finalizers fails the write instead of losing someone's finalizer, while changes to
+/// other fields do not conflict. When a test fails (the cache was behind the server), the
+/// object is read live: an add finds our finalizer there already, or fails (a 422, retried
+/// after the key's backoff); a removal is done when the object is gone, was made again under
+/// its name (the removal also tests the `uid`, so a late cleanup never removes the finalizer
+/// of the object made since), or no longer has the finalizer, and otherwise removes it where
+/// it now is. So a cleanup runs again only when its finalizer could not be removed. Pass an `api` made from the
 /// controller's client ([`Context::api`](super::Context::api)), so that the next reconcile
 /// sees these writes in the cache (read-your-own-writes).
 ///
@@ -129,15 +133,60 @@ where
         }
         (true, Some(i)) => {
             let action = reconcile(FinalizerEvent::Cleanup(object.clone())).await?;
-            let path = format!("/metadata/finalizers/{i}");
-            let patch = json!([
-                {"op": "test", "path": path, "value": name},
-                {"op": "remove", "path": path},
-            ]);
-            patch_finalizers(api, &object, patch, name, "removing").await?;
+            remove_finalizer(api, &object, name, i).await?;
             Ok(action)
         }
         (true, None) => Ok(Action::Done),
+    }
+}
+
+/// Removes the finalizer `name`, at `position` in the cached `object`'s list, once its
+/// cleanup ran. The patch tests the object's `uid` and the finalizer at that position, so that
+/// it never removes the finalizer of another object made since under the same name (whose
+/// cleanup has not run) nor someone else's finalizer. When the test fails (the cache was
+/// behind), the live object decides: gone, made again, or without the finalizer, there is
+/// nothing left to remove; with the finalizer elsewhere in its list, it is removed there.
+async fn remove_finalizer<K>(
+    api: &Api<K>,
+    object: &K,
+    name: &str,
+    position: usize,
+) -> Result<(), ReconcileError>
+where
+    K: Resource + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
+{
+    let uid = object.meta().uid.as_deref();
+    let removal = |position: usize| {
+        let path = format!("/metadata/finalizers/{position}");
+        let mut ops = Vec::new();
+        if let Some(uid) = uid {
+            ops.push(json!({"op": "test", "path": "/metadata/uid", "value": uid}));
+        }
+        ops.push(json!({"op": "test", "path": path, "value": name}));
+        ops.push(json!({"op": "remove", "path": path}));
+        Value::Array(ops)
+    };
+    let error = match patch_finalizers(api, object, removal(position), name, "removing").await {
+        Ok(_) => return Ok(()),
+        Err(error) if guard_refused(&error) => error,
+        Err(error) => return Err(error),
+    };
+    let Some(object_name) = object.meta().name.as_deref() else {
+        return Err(error);
+    };
+    match api.get_opt(object_name).await {
+        // Gone since: nothing holds it any more.
+        Ok(None) => Ok(()),
+        // Another object under the same name: its own reconcile cleans it up.
+        Ok(Some(live)) if uid.is_some() && live.meta().uid.as_deref() != uid => Ok(()),
+        Ok(Some(live)) => match live.finalizers().iter().position(|f| f == name) {
+            // Removed already (by this controller before a restart, or by someone else).
+            None => Ok(()),
+            Some(now) => patch_finalizers(api, &live, removal(now), name, "removing")
+                .await
+                .map(drop),
+        },
+        Err(_) => Err(error),
     }
 }
 

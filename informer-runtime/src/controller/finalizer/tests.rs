@@ -202,6 +202,74 @@ async fn a_cache_behind_the_server_that_already_has_our_finalizer_applies_with_t
     assert_eq!(seen, [("apply", strings(&[NAME]))]);
 }
 
+/// Sets the stored object's finalizers (a client other than the helper).
+async fn set_finalizers(api: &Api<ConfigMap>, finalizers: &[&str]) {
+    let mut cm = api.get("app").await.unwrap();
+    cm.metadata.finalizers = Some(strings(finalizers));
+    api.replace("app", &PostParams::default(), &cm)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_late_cleanup_leaves_the_finalizer_of_an_object_made_again_under_its_name() {
+    let (_server, api, _) = setup(&[NAME]).await;
+    let stale = deleting(&api).await;
+    // The object goes, and another is made under its name, before the cache catches up.
+    set_finalizers(&api, &[]).await;
+    let mut again = ConfigMap::default();
+    again.metadata.name = Some("app".into());
+    again.metadata.finalizers = Some(strings(&[NAME]));
+    let again = api.create(&PostParams::default(), &again).await.unwrap();
+    let (out, seen) = run(&api, stale, Ok(Action::Done)).await;
+    assert_eq!(out.unwrap(), Action::Done, "nothing is left to remove");
+    assert_eq!(seen, [("cleanup", strings(&[NAME]))]);
+    let live = api.get("app").await.unwrap();
+    assert_eq!(live.uid(), again.uid());
+    assert_eq!(
+        live.finalizers(),
+        [NAME],
+        "the new object's cleanup has not run"
+    );
+}
+
+#[tokio::test]
+async fn a_finalizer_someone_removed_since_the_cache_read_is_done() {
+    let (_server, api, _) = setup(&[NAME, "other.io/keep"]).await;
+    let stale = deleting(&api).await;
+    set_finalizers(&api, &["other.io/keep"]).await;
+    let (out, _) = run(&api, stale, Ok(Action::Done)).await;
+    assert_eq!(out.unwrap(), Action::Done);
+    assert_eq!(
+        api.get("app").await.unwrap().finalizers(),
+        ["other.io/keep"]
+    );
+}
+
+#[tokio::test]
+async fn a_finalizer_moved_since_the_cache_read_is_removed_where_it_is_now() {
+    let (_server, api, _) = setup(&["other.io/first", NAME, "other.io/last"]).await;
+    let stale = deleting(&api).await;
+    set_finalizers(&api, &[NAME, "other.io/last"]).await;
+    let (out, _) = run(&api, stale, Ok(Action::Done)).await;
+    assert_eq!(out.unwrap(), Action::Done);
+    assert_eq!(
+        api.get("app").await.unwrap().finalizers(),
+        ["other.io/last"]
+    );
+}
+
+#[tokio::test]
+async fn an_object_gone_before_its_finalizer_is_removed_is_done() {
+    let (_server, api, _) = setup(&[NAME]).await;
+    let stale = deleting(&api).await;
+    set_finalizers(&api, &[]).await;
+    let (out, seen) = run(&api, stale, Ok(Action::Done)).await;
+    assert_eq!(out.unwrap(), Action::Done);
+    assert_eq!(seen.len(), 1, "the cleanup ran");
+    assert!(api.get_opt("app").await.unwrap().is_none());
+}
+
 /// A ConfigMap read as a type that drops `metadata.finalizers` (as a view without them in
 /// its `metadata(...)` does).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
