@@ -818,14 +818,7 @@ impl InformerFactory {
         &self,
         give_up: impl Future<Output = ()>,
     ) -> Result<(), NotSynced> {
-        let snapshot: Vec<(InformerId, Arc<dyn ErasedInformer>, bool)> = self
-            .inner
-            .state
-            .lock()
-            .entries
-            .iter()
-            .map(|(id, e)| (id.clone(), e.informer.clone(), e.task.is_some()))
-            .collect();
+        let snapshot = self.snapshot();
         let waits = snapshot
             .iter()
             .filter(|(_, _, started)| *started)
@@ -835,7 +828,46 @@ impl InformerFactory {
             _ = join_all(waits) => {}
             _ = give_up => {}
         }
-        let unsynced: Vec<Unsynced> = snapshot
+        let unsynced = Self::unsynced_of(snapshot);
+        if unsynced.is_empty() {
+            Ok(())
+        } else {
+            Err(NotSynced { unsynced })
+        }
+    }
+
+    /// The informers the factory holds that have not synced (or have stopped), each with
+    /// why, without waiting: empty once every one has synced.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use informer_runtime::factory::{InformerFactory, InformerParams, UnsyncedReason};
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let factory = InformerFactory::without_client();
+    /// let _config_maps = factory.informer::<ConfigMap>(InformerParams::default());
+    /// let unsynced = factory.unsynced();
+    /// assert!(matches!(unsynced[0].reason, UnsyncedReason::NotStarted));
+    /// # }
+    /// ```
+    pub fn unsynced(&self) -> Vec<Unsynced> {
+        Self::unsynced_of(self.snapshot())
+    }
+
+    /// Each informer the factory holds, and whether it was started.
+    fn snapshot(&self) -> Vec<(InformerId, Arc<dyn ErasedInformer>, bool)> {
+        self.inner
+            .state
+            .lock()
+            .entries
+            .iter()
+            .map(|(id, e)| (id.clone(), e.informer.clone(), e.task.is_some()))
+            .collect()
+    }
+
+    fn unsynced_of(snapshot: Vec<(InformerId, Arc<dyn ErasedInformer>, bool)>) -> Vec<Unsynced> {
+        snapshot
             .into_iter()
             .filter(|(_, informer, _)| !informer.has_synced())
             .map(|(id, informer, started)| Unsynced {
@@ -848,12 +880,7 @@ impl InformerFactory {
                 },
                 informer: id,
             })
-            .collect();
-        if unsynced.is_empty() {
-            Ok(())
-        } else {
-            Err(NotSynced { unsynced })
-        }
+            .collect()
     }
 
     /// Stops every informer and waits until their tasks have ended. Informers asked for

@@ -153,8 +153,11 @@ pub enum ManagerError {
 /// - **One watch per informer identity.** Controllers built with
 ///   [`controller`](Self::controller) take their informers from the manager's factory, so
 ///   two controllers watching Pods open one watch.
+/// - **Every informer of its factory runs**, those a [task](Task) or your own code took
+///   from [`factory`](Self::factory) included (as client-go's `factory.Start`), from the
+///   moment the manager runs; informers asked for later start at once.
 /// - **`/readyz` is ready once every cache has synced** (every controller's informers, and
-///   each handler has queued its initial list) and every check added with
+///   each handler has queued its initial list, and every other informer of the factory) and every check added with
 ///   [`add_readyz_check`](Self::add_readyz_check) passes; it answers 500 before, naming the
 ///   missing caches and why they have not synced (the list's error: a 403 names the RBAC
 ///   to grant), and 500 again once shutdown has begun. A cache that cannot sync is waited
@@ -976,6 +979,10 @@ impl Manager {
             }
         };
         let work = async {
+            // Every informer of the factory, those a task or handler of the user's took from
+            // it included (client-go's `factory.Start`); then controllers' informers of other
+            // factories or their own.
+            self.factory.start();
             for controller in controllers.iter() {
                 controller.sources().start();
             }
@@ -984,8 +991,15 @@ impl Manager {
                 tasks = tasks.len(),
                 "manager started"
             );
-            // Controllers whose caches are still syncing; tasks start at 0.
-            let (syncing, synced) = watch::channel(controllers.len());
+            // Controllers whose caches are still syncing, and the factory's other informers
+            // (one count for them all); tasks start at 0.
+            let (syncing, synced) = watch::channel(controllers.len() + 1);
+            let factory_synced = async {
+                // An informer that stopped before syncing does not hold the tasks back, as a
+                // controller's does not.
+                let _ = self.factory.wait_for_sync_cancellable(&shutdown).await;
+                syncing.send_modify(|n| *n = n.saturating_sub(1));
+            };
             let elector = match &mode {
                 Mode::Leader(elector) => Some(elector),
                 _ => None,
@@ -1003,6 +1017,7 @@ impl Manager {
                         .iter()
                         .map(|t| task::drive(t, &shutdown, elector, synced.clone()))
                 ),
+                factory_synced,
                 shutdown.cancelled(),
             );
             tracing::info!("manager shutting down");
@@ -1099,13 +1114,22 @@ impl Manager {
         }
         let mut ready = std::mem::take(&mut self.ready_checks);
         let controllers = controllers.clone();
+        let factory = self.factory.clone();
         ready.push(NamedCheck {
             name: INFORMER_SYNC_CHECK.to_owned(),
             check: (move || {
-                let missing: Vec<String> = controllers
+                let mut missing: Vec<String> = controllers
                     .iter()
                     .flat_map(|c| c.sources().unsynced())
                     .collect();
+                if missing.is_empty() {
+                    // The factory's other informers (a task's), once the controllers' are in.
+                    missing = factory
+                        .unsynced()
+                        .iter()
+                        .map(|u| format!("{}: {}", u.informer, u.reason))
+                        .collect();
+                }
                 if missing.is_empty() {
                     Ok(())
                 } else {

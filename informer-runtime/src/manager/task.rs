@@ -24,8 +24,9 @@ type RunFn =
 /// cancelled (or until it has nothing left to do).
 ///
 /// # Guarantees
-/// - **When it starts:** once the caches of every controller of the manager have synced (a
-///   controller whose informer stopped before syncing does not hold it back), as
+/// - **When it starts:** once the caches of every controller of the manager, and every
+///   other informer its factory holds when the manager starts, have synced (an informer
+///   that stopped before syncing does not hold it back), as
 ///   controller-runtime starts its runnables after the cache. With
 ///   [`needs_leader_election`](Self::needs_leader_election) (the default, as in
 ///   controller-runtime) and [leader election](super::Manager::leader_election), only while

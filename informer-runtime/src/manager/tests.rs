@@ -580,6 +580,54 @@ async fn manager_fails_to_start_when_the_probe_address_is_taken() {
 }
 
 #[tokio::test]
+async fn informers_taken_from_the_factory_run_without_a_controller_and_readyz_waits_for_them() {
+    let source = source_with(&["a"]);
+    source.fail_next_list(informer_core::ListWatchError::status(
+        500,
+        "InternalError",
+        "not yet",
+    ));
+    // A task's informer, taken from the manager's factory before it runs: no controller.
+    let (mut manager, registered) = manager(&source);
+    let informer = registered.informer().clone();
+    let seen = Arc::new(AtomicUsize::new(0));
+    let counter = seen.clone();
+    manager
+        .add_task(
+            Task::new("reader", move |cancel: CancellationToken| {
+                let (informer, counter) = (informer.clone(), counter.clone());
+                async move {
+                    counter.store(informer.store().list().len(), Ordering::SeqCst);
+                    cancel.cancelled().await;
+                    Ok(())
+                }
+            })
+            .needs_leader_election(false),
+        )
+        .unwrap();
+    let address = manager.bind().await.unwrap().unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(manager.run(cancel.clone()));
+    let (status, body) = get(address, "/readyz").await;
+    assert_eq!(status, 500, "{body}");
+    assert!(body.contains("caches not synced: configmaps.v1"), "{body}");
+    eventually_async("the factory's informer synced", async || {
+        registered.informer().has_synced()
+    })
+    .await;
+    eventually_async("/readyz is 200", async || {
+        get(address, "/readyz").await.0 == 200
+    })
+    .await;
+    eventually_async("the task read the cache", async || {
+        seen.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+}
+
+#[tokio::test]
 async fn a_failing_task_leaves_the_manager_and_its_controllers_running() {
     let source = source_with(&["a"]);
     let (mut manager, _registered) = manager(&source);
