@@ -158,6 +158,58 @@
 //! | `lister = name` | the primary accessor's name (default: the type's plural, `ctx.deployments()`) | |
 //! | `crate = path` | where `informer_runtime` is (default `::informer::runtime`) | |
 //!
+//! A `status = f` with conditions starts from the object's current conditions and sets each
+//! with [`set_status_condition`](crate::runtime::conditions::set_status_condition), so that
+//! a condition's `lastTransitionTime` moves only when its `status` does. Built afresh, every
+//! condition would take a new time, and the status a write, each time it is computed after
+//! another change:
+//!
+//! ```
+//! use informer::prelude::*;
+//! use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+//! use kube::CustomResource;
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+//! #[kube(group = "example.com", version = "v1", kind = "Website", namespaced)]
+//! #[kube(status = "WebsiteStatus")]
+//! pub struct WebsiteSpec {
+//!     pub replicas: i32,
+//! }
+//!
+//! #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+//! #[serde(rename_all = "camelCase")]
+//! pub struct WebsiteStatus {
+//!     pub observed_generation: Option<i64>,
+//!     // The `schemars` feature of `informer`: the schema of `[]metav1.Condition`.
+//!     #[schemars(schema_with = "informer::runtime::conditions::schema")]
+//!     pub conditions: Vec<Condition>,
+//! }
+//!
+//! /// `status = status`, beside `children(Deployment, ...)` read through `ctx`.
+//! fn status(site: &Website, available: i32) -> WebsiteStatus {
+//!     let mut status = site.status.clone().unwrap_or_default();
+//!     let ready = available == site.spec.replicas;
+//!     set_status_condition(&mut status.conditions, Condition {
+//!         type_: "Ready".into(),
+//!         status: if ready { CONDITION_TRUE } else { CONDITION_FALSE }.into(),
+//!         reason: if ready { "Available" } else { "Progressing" }.into(),
+//!         message: format!("{available} of {} replicas available", site.spec.replicas),
+//!         observed_generation: site.metadata.generation,
+//!         last_transition_time: UNSET_TIME, // now, when the status changes
+//!     });
+//!     status.observed_generation = site.metadata.generation;
+//!     status
+//! }
+//! # let site = Website::new("blog", WebsiteSpec { replicas: 2 });
+//! # let first = status(&site, 1);
+//! # let mut site = site;
+//! # site.status = Some(first.clone());
+//! # let again = status(&site, 1);
+//! # assert_eq!(first.conditions[0].last_transition_time, again.conditions[0].last_transition_time);
+//! ```
+//!
 //! Inside `owns(T, ...)`, `watches(T, ...)` and `children(T, ...)`: `namespace = "..."` or
 //! `all_namespaces` (default: the controller's namespace; a cluster-scoped `T` such as
 //! `Namespace` or `Node` is watched cluster-wide whatever the namespace), `filter = f`,

@@ -84,7 +84,7 @@ pub mod prelude {
     pub use informer_runtime::Reconciler;
     #[doc(no_inline)]
     pub use informer_runtime::conditions::{
-        CONDITION_FALSE, CONDITION_TRUE, CONDITION_UNKNOWN, find_status_condition,
+        CONDITION_FALSE, CONDITION_TRUE, CONDITION_UNKNOWN, UNSET_TIME, find_status_condition,
         is_status_condition_false, is_status_condition_present_and_equal, is_status_condition_true,
         remove_status_condition, set_status_condition,
     };

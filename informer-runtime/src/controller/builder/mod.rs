@@ -704,6 +704,12 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     /// saying what to add. Metacontroller's sync hook
     /// answers the same two things: the children, and the parent's status.
     ///
+    /// A status with conditions starts from the object's current ones and sets each with
+    /// [`set_status_condition`](crate::conditions::set_status_condition), which keeps a
+    /// condition's `lastTransitionTime` while its `status` stays the same. Built afresh
+    /// instead, every condition would take a new time whenever the status is computed after
+    /// some other change, and each of those is a write.
+    ///
     /// ```
     /// # use informer_runtime::controller::Controller;
     /// # use informer_runtime::factory::InformerFactory;

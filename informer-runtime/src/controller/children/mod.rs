@@ -209,7 +209,7 @@ where
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot compute the `{C}` children of `{S}`",
-    label = "expected `fn(&Parent) -> Vec<{C}>` or `fn(&Parent, &Context<{S}>) -> Vec<{C}>`",
+    label = "expected `fn(&Parent) -> Option<{C}>` (one child: `Some(child)`) or `-> Vec<{C}>`, or `fn(&Parent, &Context<{S}>) -> ...`",
     note = "`from = f` names a function from the parent (`&` the controller's resource), and optionally `&Context<{S}>`, to the children it wants: `Vec<{C}>`, `Option<{C}>`, or a `Result` of either; it is a plain `fn`, not an `async fn`: it computes from the cached objects, and waiting belongs in `reconcile`"
 )]
 pub trait DesiredChildren<S: ControllerSpec, C, Marker> {
