@@ -24,10 +24,9 @@ use informer_examples as support;
 
 use informer::prelude::*;
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::core::ObjectMeta;
-use kube::{Client, CustomResource, CustomResourceExt, Resource, ResourceExt};
+use kube::{Client, CustomResource, Resource, ResourceExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -318,30 +317,10 @@ pub async fn scenario(client: Client, follow: bool) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// Installs the CustomResourceDefinition through the API, as `kubectl apply -f crd.yaml`
-/// would (the in-process server serves it as a cluster does: its schema prunes, defaults
-/// and validates), and waits until it is served.
-async fn install_crd(client: &Client) -> Result<(), BoxError> {
-    let crds = Api::<CustomResourceDefinition>::all(client.clone());
-    let crd = Greeting::crd();
-    let params = PatchParams::apply("informer-crd-controller-example").force();
-    crds.patch(&crd.name_any(), &params, &Patch::Apply(&crd))
-        .await?;
-    println!("applied CustomResourceDefinition {}", crd.name_any());
-    wait_for("the CustomResourceDefinition is established", async || {
-        let crd = crds.get(&crd.name_any()).await?;
-        let conditions = crd.status.and_then(|s| s.conditions).unwrap_or_default();
-        Ok(conditions
-            .iter()
-            .any(|c| c.type_ == "Established" && c.status == "True"))
-    })
-    .await
-}
-
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
     let follow = support::follow_flag();
     let (client, _server) = support::connect(follow).await?;
-    install_crd(&client).await?;
+    support::install_crd::<Greeting>(&client, "informer-crd-controller-example").await?;
     scenario(client, follow).await
 }

@@ -137,3 +137,30 @@ impl tracing::field::Visit for Line {
         }
     }
 }
+
+/// Installs the CustomResourceDefinition of `K` through the API, as `kubectl apply -f crd.yaml`
+/// would (server-side apply as `manager`; the in-process server serves it as a cluster does:
+/// its schema prunes, defaults and validates), and waits until it is established.
+pub async fn install_crd<K: kube::CustomResourceExt>(
+    client: &Client,
+    manager: &str,
+) -> Result<(), BoxError> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::ResourceExt as _;
+    use kube::api::{Api, Patch, PatchParams};
+
+    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+    let crd = K::crd();
+    let name = crd.name_any();
+    let params = PatchParams::apply(manager).force();
+    crds.patch(&name, &params, &Patch::Apply(&crd)).await?;
+    println!("applied CustomResourceDefinition {name}");
+    wait_for("the CustomResourceDefinition is established", async || {
+        let crd = crds.get(&name).await?;
+        let conditions = crd.status.and_then(|s| s.conditions).unwrap_or_default();
+        Ok(conditions
+            .iter()
+            .any(|c| c.type_ == "Established" && c.status == "True"))
+    })
+    .await
+}

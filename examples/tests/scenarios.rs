@@ -15,6 +15,8 @@ mod custom_backends;
 mod deployment_controller;
 #[path = "../replicaset_pods.rs"]
 mod replicaset_pods;
+#[path = "../website_operator.rs"]
+mod website_operator;
 
 use informer::testing::TestApiServer;
 use serde_json::Value;
@@ -126,4 +128,23 @@ async fn config_mirror_copies_across_namespaces_and_deletes_copies_of_sources_go
         .filter(|name| name.starts_with("team-a."))
         .collect();
     assert!(names.is_empty(), "{names:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn website_operator_serves_a_website_and_cleans_up_through_its_finalizer() {
+    use kube::CustomResourceExt as _;
+    use website_operator::Website;
+    let server = TestApiServer::builder()
+        .crd(Website::crd())
+        .start()
+        .await
+        .unwrap();
+    website_operator::scenario(server.client(), false)
+        .await
+        .unwrap();
+    assert!(names(&server, "examples.informer.dev/v1", "Website").is_empty());
+    assert!(names(&server, "v1", "ConfigMap").is_empty());
+    assert!(names(&server, "apps/v1", "Deployment").is_empty());
+    // The `kubernetes` Service every cluster has in `default` stays.
+    assert_eq!(names(&server, "v1", "Service"), ["kubernetes"]);
 }
