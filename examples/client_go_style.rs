@@ -36,6 +36,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use informer::prelude::*;
+use informer::queue::take;
 use informer::runtime::lister::Lister;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -147,9 +148,11 @@ impl SecretCopier {
     }
 
     /// One worker: take a key, sync it, forget or retry it, mark it done
-    /// (sample-controller's `processNextWorkItem`).
+    /// (sample-controller's `processNextWorkItem`). `take` is `Get` with `defer Done`: the
+    /// key is marked done when `key` is dropped, also if this future is dropped mid-sync
+    /// (a task whose leader term ended), so that the queue can hand it out again.
     async fn run_worker(&self) {
-        while let Some(key) = self.queue.get().await {
+        while let Some(key) = take(&*self.queue).await {
             match self.sync(&key).await {
                 Ok(()) => self.queue.forget(&key),
                 Err(error) if self.queue.num_requeues(&key) < MAX_RETRIES => {
@@ -161,7 +164,6 @@ impl SecretCopier {
                     self.queue.forget(&key);
                 }
             }
-            self.queue.done(&key);
         }
     }
 

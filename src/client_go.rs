@@ -114,6 +114,7 @@
 //! | `Add`, `Len` | [`Queue::add`], [`Queue::len`] | `len` counts ready items |
 //! | `Get() (item, shutdown)` | [`Queue::get`] | `None` once shut down |
 //! | `Done` | [`Queue::done`] | |
+//! | `key, _ := q.Get(); defer q.Done(key)` | [`take`]`(&queue).await` | a guard that calls `done` when dropped, also when the worker's future is (a task's term ended, a timeout) |
 //! | `AddAfter` | [`Queue::add_after`] | the earlier time wins; an `add` makes it ready now (see below) |
 //! | the `waitingForDepth` gauge (items waiting for their time) | [`QueueStats::delayed`] | |
 //! | `AddRateLimited`, `Forget`, `NumRequeues` | [`Queue::add_rate_limited`], [`Queue::forget`], [`Queue::num_requeues`] | |
@@ -428,6 +429,7 @@
 //! [`Queue::len`]: crate::Queue::len
 //! [`Queue::get`]: crate::Queue::get
 //! [`Queue::done`]: crate::Queue::done
+//! [`take`]: crate::core::queue::take
 //! [`Queue::add_after`]: crate::Queue::add_after
 //! [`Queue::add_rate_limited`]: crate::Queue::add_rate_limited
 //! [`Queue::forget`]: crate::Queue::forget

@@ -17,6 +17,7 @@ mod metrics;
 mod ordered_queue;
 mod priority;
 pub mod rate_limiter;
+mod taken;
 mod work_queue;
 mod wrapper;
 
@@ -33,6 +34,7 @@ pub use rate_limiter::{
     MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter, default_controller_rate_limiter,
     default_item_based_rate_limiter,
 };
+pub use taken::{Taken, take};
 pub use work_queue::WorkQueue;
 pub use wrapper::QueueWrapper;
 
@@ -134,7 +136,10 @@ pub trait Queue<T>: Send + Sync {
         None
     }
 
-    /// Marks `item` as processed, allowing it to be handed out again.
+    /// Marks `item` as processed, allowing it to be handed out again. A worker that may be
+    /// dropped between `get` and `done` (cancelled, timed out, a task whose term ended)
+    /// takes items with [`take`] instead, whose guard calls this when
+    /// dropped.
     fn done(&self, item: &T);
 
     /// The number of items waiting (not counting items being processed or delayed).

@@ -44,6 +44,15 @@ type RunFn =
 ///   needs leader election). controller-runtime stops the whole manager on a runnable's
 ///   error instead; to do that, cancel the manager's token from the task.
 ///
+/// # Workers of your own
+/// A task running client-go style workers over a queue of its own runs them inside its
+/// future (joined, say with `futures::future::join_all`), not `tokio::spawn`ed: a spawned
+/// worker outlives the term that started it and keeps working while another replica leads.
+/// Each worker takes items with [`take`](informer_core::queue::take), so that the item in
+/// hand when the term ends (and the future is dropped) is marked done and handed out again
+/// in the next term; and the queue is not shut down when the token is cancelled, since the
+/// next term uses it again.
+///
 /// # Reading the caches
 /// controller-runtime hands a runnable `mgr.GetCache()`; here, take a lister from the
 /// manager's [`factory`](super::Manager::factory) (a cheap handle, clone it into the task).
