@@ -139,7 +139,7 @@
 //! | `ReleaseOnCancel` | [`release_on_cancel`] | on by default |
 //! | `Name` | [`lease_name`] | names the health check's error |
 //! | `Callbacks.OnStartedLeading(ctx)` | [`LeaderElector::subscribe`], [`LeaderState::Leading`] | its `term` token is the `ctx` |
-//! | `Callbacks.OnStoppedLeading` | [`LeaderState::Leading`]'s `term` is cancelled | |
+//! | `Callbacks.OnStoppedLeading` | [`LeaderState::Leading`]'s `term` is cancelled | the usual `klog.Fatal` there: [`Manager::exit_on_leader_loss`] (a manager's default keeps the replica on as a warm standby) |
 //! | `Callbacks.OnNewLeader(identity)` | [`LeaderState::Standby`] | its `holder` |
 //! | `WatchDog`, `NewLeaderHealthzAdaptor` | [`HealthzAdaptor::new`], [`HealthzAdaptor::set_leader_elector`] | a [`Manager`] wires it |
 //! | `NewLeaderElector` | [`LeaderElector::try_new`] | the same config checks |
@@ -511,6 +511,7 @@
 //! [`ReconcileError::terminal`]: crate::runtime::controller::ReconcileError::terminal
 //! [`ReconcileError::transient`]: crate::runtime::controller::ReconcileError::transient
 //! [`Manager`]: crate::runtime::Manager
+//! [`Manager::exit_on_leader_loss`]: crate::runtime::Manager::exit_on_leader_loss
 //! [`Manager::controller`]: crate::runtime::Manager::controller
 //! [`Manager::add`]: crate::runtime::Manager::add
 //! [`Manager::new`]: crate::runtime::Manager::new

@@ -19,7 +19,10 @@ pub enum Deleted<K> {
     /// A delete that was observed: the object as it was when deleted.
     Object(Arc<K>),
     /// The object vanished while the watch was down (found missing by a relist): the final
-    /// state is unknown. `last_known` is the last state the cache held, if it held one.
+    /// state is unknown. `last_known` is the last state the cache held, as Go's
+    /// `DeletedFinalStateUnknown.Obj`: a shared informer's handlers always get `Some` for an
+    /// object they were told of (the cache fills it in when a FIFO did not); `None` only for
+    /// a key the cache never held, which a FIFO of your own may report.
     FinalStateUnknown {
         /// The key of the vanished object.
         key: ObjectKey,
