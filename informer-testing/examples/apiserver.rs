@@ -90,7 +90,10 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut builder = TestApiServer::builder().port(options.port);
+    // As a cluster: each namespace holds the root CA bundle.
+    let mut builder = TestApiServer::builder()
+        .port(options.port)
+        .root_ca_config_maps(true);
     if let Some(interval) = options.bookmark_interval {
         builder = builder.bookmark_interval(interval);
     }

@@ -1,7 +1,8 @@
 //! The controllers that run inside the server, as kube-controller-manager's run beside a
 //! cluster's API server: the [garbage collector](super::gc), the
-//! [namespace controller](super::namespaces) and the
-//! [service account controller](super::service_accounts). Each is driven by the store's change
+//! [namespace controller](super::namespaces), the
+//! [service account controller](super::service_accounts) and the
+//! [root CA publisher](super::root_ca). Each is driven by the store's change
 //! subscription: every committed change is shown to it ([`Controller::observe`]), and it
 //! works ([`Controller::step`]) until it has nothing left to do, then waits for the next
 //! change. A controller reads and writes the store directly, under the writer lock, one
@@ -11,11 +12,13 @@
 //! store was reset), the controller subscribes again and reads the whole state
 //! ([`Controller::resync`]), as an informer relists.
 
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
-use super::resource::Registry;
+use super::namespaces::is_terminating;
+use super::resource::{Registry, ResourceKey};
 use super::server::Shared;
-use super::storage::{Change, Snapshot, Store};
+use super::storage::{Change, EventType, Snapshot, Store};
 
 /// A controller inside the server.
 pub(crate) trait Controller: Send + 'static {
@@ -95,6 +98,62 @@ pub(crate) async fn run_lagging<C: Controller>(
             controller = C::NAME,
             "the store subscription ended; reading the whole state again"
         );
+    }
+}
+
+/// The namespaces a per-namespace controller (the service account controller, the root CA
+/// publisher) is to look at, in order, each once however often it was queued.
+pub(crate) struct NamespaceQueue {
+    namespaces: Option<ResourceKey>,
+    queue: VecDeque<String>,
+    queued: HashSet<String>,
+}
+
+impl NamespaceQueue {
+    pub(crate) fn new(registry: &Registry) -> Self {
+        Self {
+            namespaces: registry.by_path("", "v1", "namespaces").map(|t| t.key()),
+            queue: VecDeque::new(),
+            queued: HashSet::new(),
+        }
+    }
+
+    /// Queues `namespace` unless it is queued already.
+    pub(crate) fn push(&mut self, namespace: &str) {
+        if self.queued.insert(namespace.to_string()) {
+            self.queue.push_back(namespace.to_string());
+        }
+    }
+
+    /// The next namespace to look at.
+    pub(crate) fn pop(&mut self) -> Option<String> {
+        let namespace = self.queue.pop_front()?;
+        self.queued.remove(&namespace);
+        Some(namespace)
+    }
+
+    /// Queues every namespace of `state` (a resync).
+    pub(crate) fn push_all(&mut self, state: &Snapshot) {
+        let namespaces: Vec<String> = state
+            .every_object()
+            .filter(|(at, _)| Some(&at.resource) == self.namespaces.as_ref())
+            .map(|(at, _)| at.key.to_string())
+            .collect();
+        for namespace in namespaces {
+            self.push(&namespace);
+        }
+    }
+
+    /// Whether `change` is a namespace's; one made, or changed while it is not terminating,
+    /// is queued.
+    pub(crate) fn observe_namespace(&mut self, change: &Change) -> bool {
+        if Some(&change.resource) != self.namespaces.as_ref() {
+            return false;
+        }
+        if change.event != EventType::Deleted && !is_terminating(&change.object) {
+            self.push(&change.key);
+        }
+        true
     }
 }
 

@@ -139,7 +139,8 @@
 //! ClusterRoles and bindings and the two system PriorityClasses exist from the start, the
 //! aggregated `admin`/`edit`/`view` and the controllers' roles do not), the defaults of
 //! kinds and fields `defaults` does not list, controllers other than the garbage collector,
-//! the namespace and service account controllers, the CRD controllers and the aggregator's
+//! the namespace, service account and (when asked for) root CA publisher controllers, the CRD
+//! controllers and the aggregator's
 //! APIService controllers (autoregistration, availability), and Go's
 //! distinction between a zero value and an unset pointer in protobuf bodies (zero numbers
 //! and `false` are kept as sent). For
@@ -199,6 +200,7 @@ mod pods;
 mod protobuf;
 mod resource;
 mod reviews;
+mod root_ca;
 mod scale;
 mod schema;
 mod selector;
@@ -329,6 +331,7 @@ pub struct TestApiServerBuilder {
     garbage_collector: bool,
     gc_delay: Duration,
     watch_cache: bool,
+    root_ca_config_maps: bool,
 }
 
 impl Default for TestApiServerBuilder {
@@ -347,6 +350,7 @@ impl Default for TestApiServerBuilder {
             watch_cache: true,
             garbage_collector: true,
             gc_delay: Duration::ZERO,
+            root_ca_config_maps: false,
         }
     }
 }
@@ -494,6 +498,36 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Whether every namespace holds the `kube-root-ca.crt` ConfigMap a cluster's root CA
+    /// publisher keeps there (default: no, as in envtest, so that a test's ConfigMaps are
+    /// all a namespace holds). On, each namespace that is not terminating gets it (`ca.crt`:
+    /// [`certificate_authority_pem`](TestApiServer::certificate_authority_pem), annotated
+    /// `kubernetes.io/description`) from the start or when made, again when it is deleted,
+    /// and its data put back when changed, as kube-controller-manager's publisher does: to
+    /// test that a controller of ConfigMaps leaves it alone, or to serve clients as a
+    /// cluster would (the standalone `apiserver` example turns it on).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::Api;
+    ///
+    /// let server = informer_testing::TestApiServer::builder()
+    ///     .root_ca_config_maps(true)
+    ///     .start()
+    ///     .await?;
+    /// let config_maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    /// let bundle = config_maps.get("kube-root-ca.crt").await?;
+    /// let ca = bundle.data.unwrap_or_default().remove("ca.crt").unwrap_or_default();
+    /// assert_eq!(Some(ca.as_str()), server.certificate_authority_pem());
+    /// # Ok(()) }
+    /// ```
+    pub fn root_ca_config_maps(mut self, enabled: bool) -> Self {
+        self.root_ca_config_maps = enabled;
+        self
+    }
+
     /// How long after a change the garbage collector acts on it (default: at once, within
     /// a few milliseconds). A cluster's collector acts later (its informers and queue, and
     /// under load seconds later): dependents outlive their owner for a while, and a new
@@ -597,12 +631,17 @@ impl TestApiServerBuilder {
                 ..Limits::default().watch_backlog
             }),
         };
+        let root_ca = self.root_ca_config_maps.then(root_ca::process_ca).flatten();
+        let root_ca_publisher = root_ca
+            .clone()
+            .map(|ca| root_ca::RootCaPublisher::new(&registry, Some(ca)));
         let settings = server::Settings {
             bookmark_interval: self.bookmark_interval,
             max_body_bytes: self.max_body_bytes,
             request_timeout: self.request_timeout,
             limits,
             watch_cache: self.watch_cache,
+            root_ca,
         };
         let namespace_controller = namespaces::NamespaceController::new(&registry);
         let account_controller = service_accounts::ServiceAccountController::new(&registry);
@@ -629,6 +668,9 @@ impl TestApiServerBuilder {
             tokio::spawn(controllers::run(shared.clone(), apiservice_controller)),
             tokio::spawn(crd::finish_deletions(shared.clone())),
         ];
+        if let Some(publisher) = root_ca_publisher {
+            controllers.push(tokio::spawn(controllers::run(shared.clone(), publisher)));
+        }
         if self.garbage_collector {
             controllers.push(tokio::spawn(controllers::run_lagging(
                 shared.clone(),
@@ -667,7 +709,8 @@ impl TestApiServerBuilder {
 pub struct TestApiServer {
     shared: Arc<Shared>,
     task: JoinHandle<()>,
-    /// The garbage collector, the namespace and service account controllers.
+    /// The garbage collector, the namespace, service account and (when asked for) root CA
+    /// publisher controllers, and the CRD and APIService controllers.
     controllers: Vec<JoinHandle<()>>,
     address: SocketAddr,
     identity: Option<&'static tls::Identity>,

@@ -11,8 +11,11 @@
 //! from its compiled-in types, and JSON merge patches for custom resources, as it
 //! does against a real server whose documents it does not use for patches.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use serde_json::{Map, Value, json};
 
@@ -30,13 +33,13 @@ fn group_version_path(group: &str, version: &str) -> String {
     }
 }
 
-fn group_versions(registry: &Registry) -> BTreeMap<String, Vec<&ResourceType>> {
-    let mut groups: BTreeMap<String, Vec<&ResourceType>> = BTreeMap::new();
+fn group_versions(registry: &Registry) -> BTreeMap<String, Vec<Arc<ResourceType>>> {
+    let mut groups: BTreeMap<String, Vec<Arc<ResourceType>>> = BTreeMap::new();
     for t in registry.types() {
         groups
             .entry(group_version_path(&t.group, &t.version))
             .or_default()
-            .push(t);
+            .push(t.clone());
     }
     groups
 }
@@ -85,23 +88,72 @@ fn hash(value: &Value) -> String {
     format!("{:016X}", hasher.finish())
 }
 
-/// `/openapi/v3`: the group/versions and where their documents are.
-pub(crate) fn root(registry: &Registry) -> Value {
-    let paths: Map<String, Value> = group_versions(registry)
-        .into_iter()
-        .map(|(path, types)| {
-            let url = format!("/openapi/v3/{path}?hash={}", hash(&document(&types)));
-            (path, json!({ "serverRelativeURL": url }))
-        })
-        .collect();
-    json!({ "paths": paths })
+/// The documents made so far, by group version path, each beside the types it was made
+/// from: a document is made again only when its group version's types change (a CRD
+/// written, installed or removed), not on every request (the root lists every document's
+/// hash, and a document of the built-in types is hundreds of kilobytes).
+///
+/// A type is immutable once registered, and a change registers new ones, so a document is
+/// current while its types are the same allocations; the entry holds them, so that no
+/// address it compares can be reused while it does.
+#[derive(Default)]
+pub(crate) struct Documents {
+    made: Mutex<HashMap<String, Made>>,
 }
 
-/// `/openapi/v3/<api/v1 | apis/group/version>`, if served.
-pub(crate) fn group_version(registry: &Registry, path: &str) -> Option<Value> {
-    let groups = group_versions(registry);
-    let types = groups.get(path)?;
-    Some(document(types))
+struct Made {
+    types: Vec<Arc<ResourceType>>,
+    hash: String,
+    document: Arc<Value>,
+}
+
+impl Documents {
+    /// `/openapi/v3`: the group/versions and where their documents are.
+    pub(crate) fn root(&self, registry: &Registry) -> Value {
+        let groups = group_versions(registry);
+        let paths: Map<String, Value> = groups
+            .iter()
+            .map(|(path, types)| {
+                let (hash, _) = self.document(path, types);
+                let url = format!("/openapi/v3/{path}?hash={hash}");
+                (path.clone(), json!({ "serverRelativeURL": url }))
+            })
+            .collect();
+        // Group versions no longer served keep nothing.
+        self.made.lock().retain(|path, _| groups.contains_key(path));
+        json!({ "paths": paths })
+    }
+
+    /// `/openapi/v3/<api/v1 | apis/group/version>`, if served.
+    pub(crate) fn group_version(&self, registry: &Registry, path: &str) -> Option<Arc<Value>> {
+        let groups = group_versions(registry);
+        let types = groups.get(path)?;
+        Some(self.document(path, types).1)
+    }
+
+    /// The document of `path`'s `types` and its hash, made if not made from them already.
+    fn document(&self, path: &str, types: &[Arc<ResourceType>]) -> (String, Arc<Value>) {
+        let mut made = self.made.lock();
+        if let Some(m) = made.get(path)
+            && m.types.len() == types.len()
+            && m.types.iter().zip(types).all(|(a, b)| Arc::ptr_eq(a, b))
+        {
+            return (m.hash.clone(), m.document.clone());
+        }
+        let refs: Vec<&ResourceType> = types.iter().map(|t| &**t).collect();
+        let document = document(&refs);
+        let hash = hash(&document);
+        let document = Arc::new(document);
+        made.insert(
+            path.to_string(),
+            Made {
+                types: types.to_vec(),
+                hash: hash.clone(),
+                document: document.clone(),
+            },
+        );
+        (hash, document)
+    }
 }
 
 /// The media type kubectl asks `/openapi/v2` for.

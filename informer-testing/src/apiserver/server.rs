@@ -93,10 +93,12 @@ pub(crate) struct Shared {
     /// watch of a built-in type from an older version gets `410 Gone` (custom resources
     /// start at [`ResourceType::served_since`](super::resource::ResourceType)).
     watch_cache_start: AtomicU64,
+    /// The OpenAPI v3 documents, made as the registry changes.
+    pub(crate) openapi: openapi::Documents,
 }
 
 /// How the server serves requests, and how much it keeps.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Settings {
     pub bookmark_interval: Duration,
     pub max_body_bytes: usize,
@@ -107,6 +109,8 @@ pub(crate) struct Settings {
     /// Whether lists at any version are served as from kube-apiserver's watch cache (one
     /// page, whatever the limit).
     pub watch_cache: bool,
+    /// The CA bundle each namespace's `kube-root-ca.crt` holds; `None`: no such ConfigMaps.
+    pub root_ca: Option<Arc<str>>,
 }
 
 /// How the server is reached and who may use it.
@@ -123,7 +127,12 @@ impl Shared {
         security: Security,
     ) -> Self {
         let store = Storage::new(settings.limits);
-        seed(&mut store.lock(), &registry, address);
+        seed(
+            &mut store.lock(),
+            &registry,
+            address,
+            settings.root_ca.as_deref(),
+        );
         let watch_cache_start = AtomicU64::new(store.revision());
         Self {
             store,
@@ -142,6 +151,7 @@ impl Shared {
             seed_crds: Mutex::new(Vec::new()),
             pod_logs: RwLock::new(HashMap::new()),
             watch_cache_start,
+            openapi: openapi::Documents::default(),
         }
     }
 
@@ -298,7 +308,12 @@ impl Shared {
             store.drop_watches();
             if mode == RestartMode::ResetData {
                 store.reset();
-                seed(&mut store, &self.registry.read(), self.address);
+                seed(
+                    &mut store,
+                    &self.registry.read(),
+                    self.address,
+                    self.settings.root_ca.as_deref(),
+                );
             }
         }
         if mode == RestartMode::ResetData {
@@ -339,8 +354,8 @@ impl Shared {
 /// bootstrap RBAC policy, the built-in Local APIServices, and the `kubernetes` Service in
 /// `default` that kube-apiserver keeps (its port `443` targets the server's own port), with
 /// its Endpoints and EndpointSlice.
-fn seed(store: &mut Store, registry: &Registry, address: SocketAddr) {
-    seed_namespaces(store, registry);
+fn seed(store: &mut Store, registry: &Registry, address: SocketAddr, root_ca: Option<&str>) {
+    seed_namespaces(store, registry, root_ca);
     seed_bootstrap_policy(store, registry);
     // The built-in Local APIServices (kube-apiserver is ready once they are registered).
     super::apiservices::register(store, registry, true);
@@ -410,7 +425,7 @@ fn seed_endpoints(store: &mut Store, registry: &Registry, address: SocketAddr) {
     }
 }
 
-fn seed_namespaces(store: &mut Store, registry: &Registry) {
+fn seed_namespaces(store: &mut Store, registry: &Registry, root_ca: Option<&str>) {
     let Some(namespaces) = registry.by_path("", "v1", "namespaces") else {
         return;
     };
@@ -420,8 +435,12 @@ fn seed_namespaces(store: &mut Store, registry: &Registry) {
             tracing::warn!(%err, name, "failed to create a default namespace");
         }
     }
-    // Their default ServiceAccounts too, so that a fresh server has no write pending.
+    // Their default ServiceAccounts and root CA bundles too, so that a fresh server has no
+    // write pending.
     service_accounts::create_defaults(store, registry, &DEFAULT_NAMESPACES);
+    if let Some(ca) = root_ca {
+        super::root_ca::publish(store, registry, &DEFAULT_NAMESPACES, ca);
+    }
 }
 
 /// What kube-apiserver's `rbac/bootstrap-roles` and
@@ -1485,9 +1504,13 @@ fn handle_non_resource(
             discovery::resource_list(&registry, &group, &version)
                 .ok_or_else(ApiError::unknown_path)?
         }
-        Route::OpenApiRoot => openapi::root(&registry),
+        Route::OpenApiRoot => shared.openapi.root(&registry),
         Route::OpenApiGroupVersion(path) => {
-            openapi::group_version(&registry, &path).ok_or_else(ApiError::unknown_path)?
+            let document = shared
+                .openapi
+                .group_version(&registry, &path)
+                .ok_or_else(ApiError::unknown_path)?;
+            return Ok(respond(StatusCode::OK, &document, output));
         }
         Route::Resource(_) | Route::Review(..) | Route::NotFound | Route::OpenApiV2 => {
             return Err(ApiError::unknown_path());

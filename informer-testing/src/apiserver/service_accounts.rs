@@ -24,15 +24,13 @@
 //! Not done: the plugin's token volume (`kube-api-access-*`) and its refusal of a Pod whose
 //! ServiceAccount does not exist.
 
-use std::collections::{HashSet, VecDeque};
-
 use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::status::{ApiError, FieldError};
 use super::str_at;
 
-use super::controllers::Controller;
+use super::controllers::{Controller, NamespaceQueue};
 use super::namespaces::is_terminating;
 use super::resource::{Registry, ResourceKey};
 use super::storage::{Change, EventType, Object, Snapshot, Store, WriteOptions};
@@ -91,28 +89,17 @@ pub(crate) fn create_defaults(store: &mut Store, registry: &Registry, namespaces
 
 /// kube-controller-manager's service account controller (see the module docs).
 pub(crate) struct ServiceAccountController {
-    namespaces: Option<ResourceKey>,
+    namespaces: NamespaceQueue,
     accounts: Option<ResourceKey>,
-    /// Namespaces to check, in order, each once.
-    queue: VecDeque<String>,
-    queued: HashSet<String>,
 }
 
 impl ServiceAccountController {
     pub(crate) fn new(registry: &Registry) -> Self {
         Self {
-            namespaces: registry.by_path("", "v1", "namespaces").map(|t| t.key()),
+            namespaces: NamespaceQueue::new(registry),
             accounts: registry
                 .by_path("", "v1", "serviceaccounts")
                 .map(|t| t.key()),
-            queue: VecDeque::new(),
-            queued: HashSet::new(),
-        }
-    }
-
-    fn push(&mut self, namespace: &str) {
-        if self.queued.insert(namespace.to_string()) {
-            self.queue.push_back(namespace.to_string());
         }
     }
 }
@@ -121,34 +108,25 @@ impl Controller for ServiceAccountController {
     const NAME: &'static str = "serviceaccount-controller";
 
     fn resync(&mut self, state: &Snapshot) {
-        let namespaces: Vec<String> = state
-            .every_object()
-            .filter(|(at, _)| Some(&at.resource) == self.namespaces.as_ref())
-            .map(|(at, _)| at.key.to_string())
-            .collect();
-        for namespace in namespaces {
-            self.push(&namespace);
-        }
+        self.namespaces.push_all(state);
     }
 
     fn observe(&mut self, _store: &Store, change: &Change) {
-        if Some(&change.resource) == self.namespaces.as_ref() {
-            if change.event != EventType::Deleted && !is_terminating(&change.object) {
-                self.push(&change.key);
-            }
-        } else if Some(&change.resource) == self.accounts.as_ref()
+        if self.namespaces.observe_namespace(change) {
+            return;
+        }
+        if Some(&change.resource) == self.accounts.as_ref()
             && change.event == EventType::Deleted
             && let Some((namespace, DEFAULT)) = change.key.split_once('/')
         {
-            self.push(namespace);
+            self.namespaces.push(namespace);
         }
     }
 
     fn step(&mut self, store: &mut Store, registry: &Registry) -> bool {
-        let Some(namespace) = self.queue.pop_front() else {
+        let Some(namespace) = self.namespaces.pop() else {
             return false;
         };
-        self.queued.remove(&namespace);
         create_defaults(store, registry, &[namespace.as_str()]);
         true
     }

@@ -351,3 +351,58 @@ async fn the_kubernetes_finalizer_of_a_new_namespace_is_no_ones_field() {
         json!({"f:metadata": {"f:labels": {".": {}, "f:kubernetes.io/metadata.name": {}}}})
     );
 }
+
+#[tokio::test]
+async fn the_root_ca_bundle_is_in_every_namespace_when_asked_for_and_comes_back() {
+    let server = informer_testing::TestApiServer::builder()
+        .root_ca_config_maps(true)
+        .start()
+        .await
+        .unwrap();
+    let client = server.client();
+    team(&client).await;
+    let ca = server.certificate_authority_pem().unwrap().to_owned();
+    for namespace in ["default", "kube-system", "team"] {
+        let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+        let mut bundle = None;
+        eventually(&format!("kube-root-ca.crt in {namespace}"), async || {
+            bundle = config_maps.get_opt("kube-root-ca.crt").await.unwrap();
+            bundle.is_some()
+        })
+        .await;
+        let bundle = bundle.unwrap();
+        assert_eq!(bundle.data.unwrap_or_default()["ca.crt"], ca, "{namespace}");
+        assert!(
+            bundle
+                .metadata
+                .annotations
+                .unwrap_or_default()
+                .contains_key("kubernetes.io/description")
+        );
+    }
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "team");
+    config_maps
+        .delete("kube-root-ca.crt", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("kube-root-ca.crt made again", async || {
+        config_maps
+            .get_opt("kube-root-ca.crt")
+            .await
+            .unwrap()
+            .is_some()
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn without_the_root_ca_bundle_a_namespace_holds_only_its_own_config_maps() {
+    let server = server().await;
+    let client = server.client();
+    team(&client).await;
+    for namespace in ["default", "team"] {
+        let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+        let list = config_maps.list(&ListParams::default()).await.unwrap();
+        assert!(list.items.is_empty(), "{namespace}: {:?}", list.items);
+    }
+}

@@ -1,4 +1,92 @@
 use super::*;
+use crate::apiserver::resource::CustomResourceSpec;
+
+/// `/openapi/v3` of `registry`, made afresh.
+fn root(registry: &Registry) -> Value {
+    Documents::default().root(registry)
+}
+
+/// A group version's document in `registry`, made afresh.
+fn group_version(registry: &Registry, path: &str) -> Option<Arc<Value>> {
+    Documents::default().group_version(registry, path)
+}
+
+fn url_of(root: &Value, path: &str) -> String {
+    root["paths"][path]["serverRelativeURL"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn a_document_is_made_once_until_its_group_versions_types_change() {
+    let documents = Documents::default();
+    let mut registry = Registry::builtin();
+    registry
+        .register(&CustomResourceSpec::namespaced(
+            "example.com",
+            "v1",
+            "Widget",
+            "widgets",
+        ))
+        .unwrap();
+    let first = documents
+        .group_version(&registry, "apis/example.com/v1")
+        .unwrap();
+    let again = documents
+        .group_version(&registry, "apis/example.com/v1")
+        .unwrap();
+    assert!(
+        Arc::ptr_eq(&first, &again),
+        "made again with nothing changed"
+    );
+    let root_before = documents.root(&registry);
+
+    // The CRD written again (a new kind in the group version): a new document and hash.
+    registry
+        .register(&CustomResourceSpec::namespaced(
+            "example.com",
+            "v1",
+            "Gadget",
+            "gadgets",
+        ))
+        .unwrap();
+    let changed = documents
+        .group_version(&registry, "apis/example.com/v1")
+        .unwrap();
+    assert!(!Arc::ptr_eq(&first, &changed));
+    assert!(
+        changed["components"]["schemas"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|name| name.ends_with(".Gadget"))
+    );
+    let root_after = documents.root(&registry);
+    assert_ne!(
+        url_of(&root_before, "apis/example.com/v1"),
+        url_of(&root_after, "apis/example.com/v1")
+    );
+    assert_eq!(
+        url_of(&root_before, "api/v1"),
+        url_of(&root_after, "api/v1")
+    );
+
+    // A group version no longer served is gone from the root and from what is kept.
+    registry.uninstall("widgets.example.com");
+    registry.uninstall("gadgets.example.com");
+    assert!(
+        documents.root(&registry)["paths"]
+            .get("apis/example.com/v1")
+            .is_none()
+    );
+    assert!(
+        documents
+            .group_version(&registry, "apis/example.com/v1")
+            .is_none()
+    );
+    assert!(!documents.made.lock().contains_key("apis/example.com/v1"));
+}
 
 #[test]
 fn root_lists_every_group_version() {
