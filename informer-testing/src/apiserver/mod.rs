@@ -385,7 +385,10 @@ impl TestApiServerBuilder {
     /// on by default, as here). With it, a list at any version (`resourceVersion=0`)
     /// ignores its `limit` and answers everything in one page, as the watch cache does;
     /// without it, such a list is paginated as a list from etcd is, which is what a
-    /// client's pager must handle against a server run with `--watch-cache=false`.
+    /// client's pager must handle against a server run with `--watch-cache=false`. With it,
+    /// too, a get, a list or a streaming watch at a version the server has not reached yet
+    /// waits up to 3 s for it (`waitUntilFreshAndBlock`) before it answers `504 Too large
+    /// resource version`; without it, the `504` comes at once, as from etcd.
     ///
     /// ```
     /// let builder = informer_testing::TestApiServer::builder().watch_cache(false);

@@ -1169,6 +1169,10 @@ async fn dispatch(
     let gzip = matches!(route, Route::Resource(_))
         && info.verb != Verb::Watch
         && accepts_gzip(&parts.headers);
+    // A read at a version not reached yet waits for it first, as the watch cache does.
+    if let Route::Resource(path) = &route {
+        fresh::wait_until_fresh(&shared, info.verb, path, &query).await;
+    }
     let result = match route {
         // Lists, collection deletes and large bodies may take long: they run on the blocking
         // pool, so the async workers keep serving everything else.
@@ -3341,5 +3345,6 @@ fn patch_stored(
     )
 }
 
+mod fresh;
 #[cfg(test)]
 mod tests;

@@ -33,6 +33,7 @@ use std::fmt;
 use std::ops::{Bound, Deref};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use base64::Engine as _;
 use bytes::Bytes;
@@ -820,6 +821,9 @@ struct Published {
     snapshot: RwLock<Arc<Snapshot>>,
     /// The latest revision, stored after the commit's events are queued for every watch.
     revision: AtomicU64,
+    /// Wakes the reads waiting for a revision (see [`Storage::wait_for_revision`]) each time
+    /// `revision` moves.
+    advanced: tokio::sync::Notify,
 }
 
 /// The store with its locks: one writer at a time, readers on snapshots.
@@ -852,6 +856,25 @@ impl Storage {
     /// so a watch whose backlog is empty after reading this may send a bookmark at it.
     pub(crate) fn revision(&self) -> u64 {
         self.published.revision.load(Ordering::Acquire)
+    }
+
+    /// Waits, without blocking a thread, until the latest revision is at least `revision`
+    /// or `timeout` has passed; whether it got there. kube-apiserver's watch cache waits so
+    /// (`waitUntilFreshAndBlock`) before it serves a read at a version it has not seen yet.
+    pub(crate) async fn wait_for_revision(&self, revision: u64, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            // Registered before the revision is read: a commit in between wakes it.
+            let advanced = self.published.advanced.notified();
+            let mut advanced = std::pin::pin!(advanced);
+            advanced.as_mut().enable();
+            if self.revision() >= revision {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, advanced).await.is_err() {
+                return self.revision() >= revision;
+            }
+        }
     }
 
     /// The object at a key, in the latest state.
@@ -918,7 +941,7 @@ impl Storage {
                             return Err(ApiError::too_large_resource_version(n, current));
                         }
                         if n < compacted {
-                            return Err(ApiError::too_old_resource_version(n, compacted + 1));
+                            return Err(list_too_old());
                         }
                         n
                     }
@@ -933,10 +956,9 @@ impl Storage {
             let changes = self.writer.lock().changes_between(&key, revision, current);
             let Some(changes) = changes else {
                 // Compacted since the snapshot was taken.
-                let compacted = self.snapshot().compacted;
                 return Err(match start {
                     Some(start) => expired(start),
-                    None => ApiError::too_old_resource_version(revision, compacted + 1),
+                    None => list_too_old(),
                 });
             };
             for change in changes.iter().rev() {
@@ -964,6 +986,17 @@ impl Storage {
     pub(crate) fn subscribe(&self, after: Option<u64>) -> Result<Subscription, ApiError> {
         self.writer.lock().subscribe(after)
     }
+}
+
+/// `410 Expired` for an exact list at a version the history no longer holds. The watch
+/// cache cannot serve it, so kube-apiserver's `CacheDelegator.GetList` reads from etcd,
+/// which has compacted it: etcd3's words (`interpretListError`), not the cache's
+/// `too old resource version: X (Y)` that a watch gets.
+fn list_too_old() -> ApiError {
+    ApiError::new(
+        super::StatusReason::Expired,
+        "The resourceVersion for the provided list is too old.",
+    )
 }
 
 /// One page of the objects of `tree` a request selects, after `start`.
@@ -1119,6 +1152,7 @@ impl Store {
         self.published
             .revision
             .store(self.revision, Ordering::Release);
+        self.published.advanced.notify_waiters();
     }
 
     /// Drops all history: watches and continue tokens from before now get 410.

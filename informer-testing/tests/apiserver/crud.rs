@@ -696,6 +696,144 @@ async fn finalizers_turn_deletes_into_marks() {
     assert_eq!(seen, [("MODIFIED", true), ("DELETED", true)]);
 }
 
+/// The Pod strategy's `CheckGracefulDelete` makes every Pod delete graceful; with period 0
+/// (an unscheduled Pod; here every Pod, as no kubelet runs) the registry first writes the
+/// mark (`deletionTimestamp`, `deletionGracePeriodSeconds: 0`, the next `generation`), then
+/// deletes the marked Pod, and answers it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_delete_is_graceful_with_period_0_marked_then_deleted() {
+    let server = server().await;
+    let pods: Api<Pod> = Api::namespaced(server.client(), "default");
+    let mut scheduled = pod("scheduled", &[]);
+    scheduled.spec.as_mut().unwrap().node_name = Some("node-1".into());
+    let mut created = Vec::new();
+    for body in [pod("unscheduled", &[]), scheduled] {
+        created.push(
+            within(pods.create(&PostParams::default(), &body))
+                .await
+                .unwrap(),
+        );
+    }
+    let after: u64 = created[1]
+        .metadata
+        .resource_version
+        .as_deref()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut events = within(pods.watch(
+        &WatchParams::default().disable_bookmarks(),
+        &after.to_string(),
+    ))
+    .await
+    .unwrap()
+    .boxed();
+
+    // A dry run writes nothing and answers the marked Pod.
+    let dry = within(pods.delete("unscheduled", &DeleteParams::default().dry_run()))
+        .await
+        .unwrap()
+        .left()
+        .expect("the Pod");
+    assert!(dry.metadata.deletion_timestamp.is_some());
+    assert_eq!(dry.metadata.deletion_grace_period_seconds, Some(0));
+    assert_eq!(dry.metadata.generation, Some(2));
+    let unchanged = within(pods.get("unscheduled")).await.unwrap();
+    assert_eq!(unchanged.metadata.deletion_timestamp, None);
+    assert_eq!(
+        unchanged.metadata.resource_version,
+        created[0].metadata.resource_version
+    );
+
+    let mut revision = after;
+    for (name, created) in ["unscheduled", "scheduled"].into_iter().zip(&created) {
+        let answer = within(pods.delete(name, &DeleteParams::default()))
+            .await
+            .unwrap()
+            .left()
+            .expect("the Pod");
+        assert!(answer.metadata.deletion_timestamp.is_some(), "{name}");
+        assert_eq!(answer.metadata.deletion_grace_period_seconds, Some(0));
+        assert_eq!(answer.metadata.generation, Some(2));
+        assert_eq!(answer.metadata.uid, created.metadata.uid);
+        assert_eq!(status(within(pods.get(name)).await.unwrap_err()).code, 404);
+        let modified = match within(events.try_next()).await.unwrap().unwrap() {
+            WatchEvent::Modified(p) => p,
+            other => panic!("expected MODIFIED of {name}, got {other:?}"),
+        };
+        let deleted = match within(events.try_next()).await.unwrap().unwrap() {
+            WatchEvent::Deleted(p) => p,
+            other => panic!("expected DELETED of {name}, got {other:?}"),
+        };
+        assert_eq!(modified.metadata.name.as_deref(), Some(name));
+        assert_eq!(
+            modified.metadata.resource_version,
+            Some((revision + 1).to_string())
+        );
+        assert_eq!(
+            modified.metadata.deletion_timestamp,
+            answer.metadata.deletion_timestamp
+        );
+        assert_eq!(modified.metadata.deletion_grace_period_seconds, Some(0));
+        assert_eq!(modified.metadata.generation, Some(2));
+        // The DELETED event is the marked Pod at the next version; the answer too.
+        assert_eq!(
+            deleted.metadata.resource_version,
+            Some((revision + 2).to_string())
+        );
+        assert_eq!(
+            deleted.metadata.deletion_timestamp,
+            modified.metadata.deletion_timestamp
+        );
+        assert_eq!(deleted.metadata.generation, Some(2));
+        assert_eq!(
+            answer.metadata.resource_version,
+            deleted.metadata.resource_version
+        );
+        revision += 2;
+    }
+
+    // A collection's Pods go the same way, one after the other.
+    for name in ["c1", "c2"] {
+        within(pods.create(&PostParams::default(), &pod(name, &[("set", "c")])))
+            .await
+            .unwrap();
+    }
+    within(pods.delete_collection(
+        &DeleteParams::default(),
+        &ListParams::default().labels("set=c"),
+    ))
+    .await
+    .unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..6 {
+        match within(events.try_next()).await.unwrap().unwrap() {
+            WatchEvent::Added(p) => seen.push(("ADDED", p.metadata.name.unwrap())),
+            WatchEvent::Modified(p) => {
+                assert!(p.metadata.deletion_timestamp.is_some());
+                seen.push(("MODIFIED", p.metadata.name.unwrap()))
+            }
+            WatchEvent::Deleted(p) => {
+                assert!(p.metadata.deletion_timestamp.is_some());
+                seen.push(("DELETED", p.metadata.name.unwrap()))
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let seen: Vec<(&str, &str)> = seen.iter().map(|(e, n)| (*e, n.as_str())).collect();
+    assert_eq!(
+        seen,
+        [
+            ("ADDED", "c1"),
+            ("ADDED", "c2"),
+            ("MODIFIED", "c1"),
+            ("DELETED", "c1"),
+            ("MODIFIED", "c2"),
+            ("DELETED", "c2"),
+        ]
+    );
+}
+
 #[tokio::test]
 async fn deletes() {
     let server = server().await;

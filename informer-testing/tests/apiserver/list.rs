@@ -347,14 +347,21 @@ async fn resource_version_semantics() {
         .matching(VersionMatch::NotOlderThan);
     let err = status(within(pods.list(&future)).await.unwrap_err());
     assert_eq!((err.code, err.reason.as_str()), (504, "Timeout"));
-    // Exact on compacted history: 410 Expired.
+    // Exact on compacted history: 410 Expired, in etcd's words (the watch cache cannot serve
+    // it, so `CacheDelegator.GetList` reads from etcd, which has compacted it).
     server.faults().compact();
     let err = status(within(pods.list(&exact)).await.unwrap_err());
     assert_eq!((err.code, err.reason.as_str()), (410, "Expired"));
-    assert!(
-        err.message.contains("too old resource version"),
-        "{}",
-        err.message
+    assert_eq!(
+        err.message,
+        "The resourceVersion for the provided list is too old."
+    );
+    // So is the legacy exact list (a limit with a resource version).
+    let legacy = ListParams::default().at(&rv_a).limit(1);
+    let err = status(within(pods.list(&legacy)).await.unwrap_err());
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (410, "The resourceVersion for the provided list is too old.")
     );
 
     // Invalid combinations, as the real server rejects them.
@@ -389,6 +396,126 @@ async fn resource_version_semantics() {
     raw(&server, "GET", &format!("{path}?limit=abc"), &[], b"")
         .await
         .assert_status(400, "BadRequest");
+}
+
+/// kube-apiserver's watch cache serves a read at a version it has not reached yet once it
+/// has (`waitUntilFreshAndBlock`, up to 3 s): a get, a list at `NotOlderThan` or `Exact` that
+/// version, and a streaming watch, issued before the write that makes the version, answer
+/// with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_at_a_version_not_reached_yet_waits_for_it() {
+    let server = server().await;
+    let client = client_without_retries(&server);
+    let pods: Api<Pod> = Api::namespaced(client, "default");
+    within(pods.create(&PostParams::default(), &pod("a", &[])))
+        .await
+        .unwrap();
+    let next = (server.resource_version() + 1).to_string();
+    let not_older = ListParams::default()
+        .at(&next)
+        .matching(VersionMatch::NotOlderThan);
+    let exact = ListParams::default()
+        .at(&next)
+        .matching(VersionMatch::Exact);
+    let list_not_older = tokio::spawn({
+        let pods = pods.clone();
+        async move { pods.list(&not_older).await }
+    });
+    let list_exact = tokio::spawn({
+        let pods = pods.clone();
+        async move { pods.list(&exact).await }
+    });
+    let get = tokio::spawn({
+        let (pods, next) = (pods.clone(), next.clone());
+        async move {
+            pods.get_with(
+                "a",
+                &kube::api::GetParams {
+                    resource_version: Some(next),
+                },
+            )
+            .await
+        }
+    });
+    let watch = tokio::spawn({
+        let (pods, next) = (pods.clone(), next.clone());
+        async move {
+            use futures::TryStreamExt as _;
+            let stream = pods
+                .watch(&kube::api::WatchParams::streaming_lists(), &next)
+                .await?;
+            let mut stream = std::pin::pin!(stream);
+            stream.try_next().await
+        }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!list_not_older.is_finished(), "the list waits for {next}");
+    assert!(!get.is_finished(), "the get waits for {next}");
+    let b = within(pods.create(&PostParams::default(), &pod("b", &[])))
+        .await
+        .unwrap();
+    assert_eq!(b.metadata.resource_version.as_deref(), Some(next.as_str()));
+    for list in [list_not_older, list_exact] {
+        let list = within(list).await.unwrap().unwrap();
+        assert_eq!(names(&list.items), ["a", "b"]);
+        assert_eq!(
+            list.metadata.resource_version.as_deref(),
+            Some(next.as_str())
+        );
+    }
+    let a = within(get).await.unwrap().unwrap();
+    assert_eq!(a.metadata.name.as_deref(), Some("a"));
+    match within(watch).await.unwrap().unwrap() {
+        Some(kube::api::WatchEvent::Added(pod)) => {
+            assert!(matches!(pod.metadata.name.as_deref(), Some("a" | "b")));
+        }
+        other => panic!("expected the initial events, got {other:?}"),
+    }
+}
+
+/// A read at a version the server never reaches within the watch cache's 3 s answers the
+/// same `504 Too large resource version` as before, after the wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_at_a_version_never_reached_answers_504_after_3_seconds() {
+    let server = server().await;
+    let client = client_without_retries(&server);
+    let pods: Api<Pod> = Api::namespaced(client, "default");
+    within(pods.create(&PostParams::default(), &pod("a", &[])))
+        .await
+        .unwrap();
+    let current = server.resource_version();
+    let future = (current + 100).to_string();
+    let expected = format!("Timeout: Too large resource version: {future}, current: {current}");
+    let not_older = ListParams::default()
+        .at(&future)
+        .matching(VersionMatch::NotOlderThan);
+    let get_params = kube::api::GetParams {
+        resource_version: Some(future.clone()),
+    };
+    let streaming = kube::api::WatchParams::streaming_lists();
+    let started = std::time::Instant::now();
+    let (list, get, watch) = tokio::join!(
+        pods.list(&not_older),
+        pods.get_with("a", &get_params),
+        pods.watch(&streaming, &future),
+    );
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed >= std::time::Duration::from_millis(2500),
+        "answered after {elapsed:?}"
+    );
+    assert!(elapsed < std::time::Duration::from_secs(20), "{elapsed:?}");
+    for err in [
+        status(list.unwrap_err()),
+        status(get.unwrap_err()),
+        status(watch.err().expect("a 504")),
+    ] {
+        assert_eq!((err.code, err.reason.as_str()), (504, "Timeout"));
+        assert_eq!(err.message, expected);
+        let details = err.details.expect("details");
+        assert_eq!(details.retry_after_seconds, 1);
+        assert_eq!(details.causes[0].reason, "ResourceVersionTooLarge");
+    }
 }
 
 #[tokio::test]
@@ -478,20 +605,20 @@ async fn list_query_parameters_are_read_as_kube_apiserver_reads_them() {
         response.json()["message"],
         r#"resourceVersion: Invalid value: "x1": strconv.ParseUint: parsing "x1": invalid syntax"#
     );
-    // `NewTimeoutError` words a version from the future "Timeout: ...".
-    let response = raw(
-        &server,
-        "GET",
-        &format!("{path}?resourceVersion=999999"),
-        &[],
-        b"",
-    )
-    .await;
-    response.assert_status(504, "Timeout");
-    let message = response.json()["message"].as_str().unwrap().to_string();
+    // `NewTimeoutError` words a version from the future "Timeout: ..." (after the watch
+    // cache's 3 s wait for it: through a client, whose wait for the answer is long enough).
+    let pods: Api<Pod> = Api::namespaced(client_without_retries(&server), "default");
+    let err = status(
+        pods.list(&ListParams::default().at("999999"))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (504, "Timeout"));
     assert!(
-        message.starts_with("Timeout: Too large resource version: 999999, current: "),
-        "{message}"
+        err.message
+            .starts_with("Timeout: Too large resource version: 999999, current: "),
+        "{}",
+        err.message
     );
     // Every broken rule of `ValidateListOptions` in one 422.
     let response = raw(

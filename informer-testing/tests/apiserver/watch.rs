@@ -58,7 +58,7 @@ async fn watch_from_a_resource_version_streams_later_changes() {
 
     let mut seen = Vec::new();
     let mut last_rv = start.parse::<u64>().unwrap();
-    while seen.len() < 3 {
+    while seen.len() < 4 {
         let event = within(stream.try_next()).await.unwrap().unwrap();
         let this_rv = match &event {
             WatchEvent::Added(p) | WatchEvent::Modified(p) | WatchEvent::Deleted(p) => rv(p),
@@ -68,7 +68,8 @@ async fn watch_from_a_resource_version_streams_later_changes() {
         last_rv = this_rv;
         seen.push(describe(&event));
     }
-    assert_eq!(seen, ["ADDED b", "MODIFIED b", "DELETED a"]);
+    // A Pod's delete is graceful: the mark (`deletionTimestamp`), then the deletion.
+    assert_eq!(seen, ["ADDED b", "MODIFIED b", "MODIFIED a", "DELETED a"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -583,7 +584,8 @@ async fn kube_watcher_lists_in_pages_then_follows() {
         .await
         .unwrap();
     let seen = collect_until(&mut stream, last_is("Delete a")).await;
-    assert_eq!(seen, ["Apply f", "Delete a"]);
+    // The Pod's graceful delete: marked (an Apply), then deleted.
+    assert_eq!(seen, ["Apply f", "Apply a", "Delete a"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,8 @@
 //! Deletion, as kube-apiserver's generic registry deletes (`Store.Delete`): preconditions, the
 //! garbage collector's finalizers (`orphan`, `foregroundDeletion`) as the `DeleteOptions` and
 //! the object's own finalizers ask, then either the deletion or, while finalizers remain, a
-//! `deletionTimestamp`. Namespaces are deleted as the namespace registry deletes them: the
+//! `deletionTimestamp`. Pods are deleted gracefully, with period 0 (see [`Store::delete_pod`]).
+//! Namespaces are deleted as the namespace registry deletes them: the
 //! first DELETE marks the namespace `Terminating`; it goes once its finalizers (in
 //! `metadata.finalizers` and `spec.finalizers`) are all removed.
 
@@ -14,6 +15,7 @@ use super::{
 use crate::apiserver::crd;
 use crate::apiserver::gc;
 use crate::apiserver::namespaces;
+use crate::apiserver::pods;
 use crate::apiserver::resource::ResourceType;
 use crate::apiserver::status::ApiError;
 use crate::apiserver::time::now_rfc3339;
@@ -37,11 +39,15 @@ impl Store {
             let mut marked = old.as_ref().clone();
             set_meta(&mut marked, "deletionTimestamp", json!(now_rfc3339()));
             crd::mark_deleting(&mut marked);
-            return Ok(self.mark(resource, namespace, name, old, marked, dry_run));
+            return Ok(DeleteOutcome::Pending(
+                self.mark(resource, namespace, name, old, marked, dry_run),
+            ));
         }
         if namespaces::is_namespace(resource) && !namespaces::is_terminating(&old) {
             let marked = namespaces::mark_terminating(&old, options);
-            return Ok(self.mark(resource, namespace, name, old, marked, dry_run));
+            return Ok(DeleteOutcome::Pending(
+                self.mark(resource, namespace, name, old, marked, dry_run),
+            ));
         }
         if namespaces::is_namespace(resource) && !namespaces::spec_finalizers(&old).is_empty() {
             // Terminating: the namespace controller removes it once its content is gone.
@@ -50,6 +56,9 @@ impl Store {
         let mut marked = old.as_ref().clone();
         if let Some(changed) = gc::deletion_finalizers(resource, &old, options) {
             set_meta(&mut marked, "finalizers", Value::Array(changed));
+        }
+        if pods::is_pod(resource) && old.pointer("/metadata/deletionTimestamp").is_none() {
+            return Ok(self.delete_pod(resource, namespace, name, old, marked, dry_run));
         }
         if finalizers(&marked).is_empty() {
             if dry_run {
@@ -60,11 +69,21 @@ impl Store {
             return Ok(DeleteOutcome::Deleted(deleted));
         }
         mark_as_deleting(&mut marked);
-        Ok(self.mark(resource, namespace, name, old, marked, dry_run))
+        Ok(DeleteOutcome::Pending(
+            self.mark(resource, namespace, name, old, marked, dry_run),
+        ))
     }
 
-    /// Stores `marked` (a deletion in progress) unless nothing changed.
-    fn mark(
+    /// A Pod's graceful deletion (`marked`: the Pod with the garbage collector's finalizers
+    /// as the options ask). The Pod strategy's `CheckGracefulDelete` makes every Pod's delete
+    /// graceful, and `rest.BeforeDelete` sets `deletionTimestamp` (now plus the period),
+    /// `deletionGracePeriodSeconds` and the next `generation`, which
+    /// `Store.updateForGracefulDeletionAndFinalizers` writes (watchers see MODIFIED). With
+    /// period 0 and no finalizers the Pod is then deleted at once (DELETED of the marked
+    /// Pod), and the answer is the marked Pod. The period is 0 here for every Pod: it is for
+    /// an unscheduled or finished one, and no kubelet runs to end a scheduled one's
+    /// containers and delete it after a longer one.
+    fn delete_pod(
         &mut self,
         resource: &ResourceType,
         namespace: Option<&str>,
@@ -73,20 +92,50 @@ impl Store {
         mut marked: Value,
         dry_run: bool,
     ) -> DeleteOutcome {
+        mark_as_deleting(&mut marked);
+        let marked = self.mark(resource, namespace, name, old, marked, dry_run);
+        if !finalizers(&marked).is_empty() {
+            return DeleteOutcome::Pending(marked);
+        }
+        if dry_run {
+            // `Store.Delete` answers a dry run with the dry-run update's object.
+            return DeleteOutcome::Deleted(marked);
+        }
+        let key = object_key(resource, namespace, name);
+        let deleted = self.commit(
+            resource,
+            key,
+            EventType::Deleted,
+            marked.as_ref().clone(),
+            Some(marked),
+        );
+        DeleteOutcome::Deleted(deleted)
+    }
+
+    /// Stores `marked` (a deletion in progress) unless nothing changed; the object as it
+    /// now is (as it would be, in a dry run).
+    fn mark(
+        &mut self,
+        resource: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+        old: Object,
+        mut marked: Value,
+        dry_run: bool,
+    ) -> Object {
         set_meta(
             &mut marked,
             "resourceVersion",
             json!(resource_version(&old)),
         );
         if marked == *old {
-            return DeleteOutcome::Pending(old);
+            return old;
         }
         if dry_run {
-            return DeleteOutcome::Pending(Object::new(marked));
+            return Object::new(marked);
         }
         let key = object_key(resource, namespace, name);
-        let marked = self.commit(resource, key, EventType::Modified, marked, Some(old));
-        DeleteOutcome::Pending(marked)
+        self.commit(resource, key, EventType::Modified, marked, Some(old))
     }
 }
 

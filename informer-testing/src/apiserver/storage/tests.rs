@@ -300,7 +300,8 @@ fn a_snapshot_is_unaffected_by_later_writes() {
     let now = storage.snapshot();
     assert!(now.get(&rt, Some("ns"), "a").is_err());
     assert!(now.get(&rt, Some("ns"), "b").is_ok());
-    assert_eq!(storage.revision(), 3);
+    // A Pod's delete is two writes: the mark, then the deletion.
+    assert_eq!(storage.revision(), 4);
 }
 
 #[test]
@@ -645,4 +646,205 @@ async fn a_subscription_waits_for_the_next_change_and_ends_at_a_reset() {
         .unwrap();
     storage.lock().reset();
     assert_eq!(waiter.await.unwrap(), (Some(1), None));
+}
+
+fn configmaps() -> Arc<ResourceType> {
+    Registry::builtin().by_path("", "v1", "configmaps").unwrap()
+}
+
+/// The changes a subscription has received so far.
+fn received(subscription: &Subscription) -> Vec<Arc<Change>> {
+    std::iter::from_fn(|| subscription.try_next()).collect()
+}
+
+#[test]
+fn a_pod_delete_is_graceful_with_period_0_marked_then_deleted() {
+    // The Pod strategy's `CheckGracefulDelete` makes every Pod delete graceful (period 0
+    // here, even for a scheduled Pod: no kubelet runs), `rest.BeforeDelete` marks it and
+    // `updateForGracefulDeletionAndFinalizers` writes the mark before the delete.
+    let storage = Storage::new(Limits::with_history(100));
+    let rt = pods();
+    let created = storage
+        .lock()
+        .create(&rt, Some("ns"), pod("a"), false)
+        .unwrap();
+    assert_eq!(created["spec"]["nodeName"], "n1", "scheduled");
+    let before = storage.revision();
+    let subscription = storage.subscribe(Some(before)).unwrap();
+    let outcome = storage
+        .lock()
+        .delete(&rt, Some("ns"), "a", &DeleteOptions::default(), false)
+        .unwrap();
+    let DeleteOutcome::Deleted(answer) = outcome else {
+        panic!("a Pod without finalizers is deleted: {outcome:?}");
+    };
+    let changes = received(&subscription);
+    let events: Vec<(EventType, u64)> = changes.iter().map(|c| (c.event, c.revision)).collect();
+    assert_eq!(
+        events,
+        [
+            (EventType::Modified, before + 1),
+            (EventType::Deleted, before + 2)
+        ]
+    );
+    let marked = &changes[0].object;
+    assert!(marked["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(marked["metadata"]["deletionGracePeriodSeconds"], 0);
+    assert_eq!(marked["metadata"]["generation"], 2);
+    assert_eq!(
+        marked["metadata"]["resourceVersion"],
+        (before + 1).to_string()
+    );
+    // The DELETED event carries the marked Pod at the deletion's revision; so does the answer.
+    let deleted = &changes[1].object;
+    let mut expected = marked.as_ref().clone();
+    expected["metadata"]["resourceVersion"] = json!((before + 2).to_string());
+    assert_eq!(deleted.as_ref(), &expected);
+    assert_eq!(changes[1].previous.as_deref(), Some(marked.as_ref()));
+    assert_eq!(answer.as_ref(), &expected);
+    assert_eq!(storage.get(&rt, Some("ns"), "a").unwrap_err().code(), 404);
+}
+
+#[test]
+fn a_dry_run_pod_delete_writes_nothing_and_answers_the_marked_pod() {
+    let storage = Storage::new(Limits::with_history(100));
+    let rt = pods();
+    let created = storage
+        .lock()
+        .create(&rt, Some("ns"), pod("a"), false)
+        .unwrap();
+    let before = storage.revision();
+    let subscription = storage.subscribe(Some(before)).unwrap();
+    let outcome = storage
+        .lock()
+        .delete(&rt, Some("ns"), "a", &DeleteOptions::default(), true)
+        .unwrap();
+    let DeleteOutcome::Deleted(answer) = outcome else {
+        panic!("expected a (dry-run) deletion: {outcome:?}");
+    };
+    assert!(answer["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(answer["metadata"]["deletionGracePeriodSeconds"], 0);
+    assert_eq!(answer["metadata"]["generation"], 2);
+    assert_eq!(storage.revision(), before);
+    assert!(received(&subscription).is_empty());
+    assert_eq!(
+        storage.get(&rt, Some("ns"), "a").unwrap().as_ref(),
+        created.as_ref()
+    );
+}
+
+#[test]
+fn a_pod_delete_with_finalizers_only_marks_it_once() {
+    let storage = Storage::new(Limits::with_history(100));
+    let rt = pods();
+    let mut body = pod("a");
+    body["metadata"]["finalizers"] = json!(["example.com/f"]);
+    storage.lock().create(&rt, Some("ns"), body, false).unwrap();
+    let before = storage.revision();
+    let subscription = storage.subscribe(Some(before)).unwrap();
+    let delete = || {
+        storage
+            .lock()
+            .delete(&rt, Some("ns"), "a", &DeleteOptions::default(), false)
+            .unwrap()
+    };
+    let DeleteOutcome::Pending(marked) = delete() else {
+        panic!("a Pod with finalizers stays");
+    };
+    assert!(marked["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(marked["metadata"]["deletionGracePeriodSeconds"], 0);
+    assert_eq!(marked["metadata"]["generation"], 2);
+    // Deleting again changes nothing.
+    let DeleteOutcome::Pending(again) = delete() else {
+        panic!("a Pod with finalizers stays");
+    };
+    assert_eq!(again.as_ref(), marked.as_ref());
+    let events: Vec<EventType> = received(&subscription).iter().map(|c| c.event).collect();
+    assert_eq!(events, [EventType::Modified]);
+}
+
+#[test]
+fn other_types_without_finalizers_are_deleted_in_one_write() {
+    let storage = Storage::new(Limits::with_history(100));
+    let rt = configmaps();
+    storage
+        .lock()
+        .create(&rt, Some("ns"), json!({"metadata": {"name": "c"}}), false)
+        .unwrap();
+    let subscription = storage.subscribe(Some(storage.revision())).unwrap();
+    let DeleteOutcome::Deleted(deleted) = storage
+        .lock()
+        .delete(&rt, Some("ns"), "c", &DeleteOptions::default(), false)
+        .unwrap()
+    else {
+        panic!("deleted");
+    };
+    assert!(deleted["metadata"].get("deletionTimestamp").is_none());
+    let events: Vec<EventType> = received(&subscription).iter().map(|c| c.event).collect();
+    assert_eq!(events, [EventType::Deleted]);
+}
+
+#[test]
+fn an_exact_list_older_than_the_history_is_expired_in_etcds_words() {
+    // `CacheDelegator.GetList` falls back to etcd, whose compacted error is
+    // `The resourceVersion for the provided list is too old.`; watches keep the watch
+    // cache's `too old resource version: X (Y)`.
+    let storage = Storage::new(Limits::with_history(2));
+    let rt = pods();
+    for name in ["a", "b", "c", "d"] {
+        storage
+            .lock()
+            .create(&rt, Some("ns"), pod(name), false)
+            .unwrap();
+    }
+    let err = storage
+        .list(&list_all(&rt, ReadVersion::Exact(1)))
+        .unwrap_err();
+    assert_eq!(err.code(), 410);
+    assert_eq!(err.reason(), super::super::StatusReason::Expired);
+    assert_eq!(
+        err.message(),
+        "The resourceVersion for the provided list is too old."
+    );
+    let Err(err) = storage
+        .lock()
+        .watch(Filter::all(rt.clone(), None), WatchStart::After(1))
+    else {
+        panic!("a watch from a compacted version is refused");
+    };
+    assert_eq!(err.message(), "too old resource version: 1 (3)");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_read_waits_for_a_revision_not_reached_yet_up_to_its_timeout() {
+    let storage = Arc::new(Storage::new(Limits::with_history(100)));
+    let current = storage.revision();
+    let waiter = tokio::spawn({
+        let storage = storage.clone();
+        async move {
+            storage
+                .wait_for_revision(current + 1, Duration::from_secs(3))
+                .await
+        }
+    });
+    tokio::task::yield_now().await;
+    assert!(!waiter.is_finished());
+    storage
+        .lock()
+        .create(&pods(), Some("ns"), pod("a"), false)
+        .unwrap();
+    assert!(waiter.await.unwrap(), "the commit wakes the wait");
+    assert!(
+        storage
+            .wait_for_revision(current + 1, Duration::from_secs(3))
+            .await,
+        "a revision reached already"
+    );
+    let start = tokio::time::Instant::now();
+    assert!(
+        !storage
+            .wait_for_revision(current + 100, Duration::from_secs(3))
+            .await
+    );
+    assert_eq!(start.elapsed(), Duration::from_secs(3));
 }
