@@ -18,9 +18,10 @@
 
 use std::fmt;
 
-use kube::core::{ObjectList, Status, WatchEvent};
+use kube::core::{ObjectList, Status, TypeMeta, WatchEvent};
 use serde::de::DeserializeOwned;
 use simd_json::Node;
+use simd_json::tape::Tape;
 
 use super::decode::decode_list_now;
 
@@ -96,11 +97,28 @@ impl JsonDecoder {
     /// A [`DecodeError`] saying what is wrong: the input is not JSON, is nested more than
     /// [`MAX_DEPTH`] levels, or does not have the shape of `T`.
     pub fn decode<T: DeserializeOwned>(&mut self, json: &mut [u8]) -> Result<T, DecodeError> {
-        let mut tape = self.tape(json)?;
+        self.decode_item(json, None)
+    }
+
+    /// Decodes one item of a list: as [`decode`](Self::decode), and an object with neither
+    /// `kind` nor `apiVersion` takes `types` (the list's; see [`item_types`]) when given.
+    /// kube-apiserver leaves both out of the items of a built-in type's list, where a watch
+    /// event's object and a single object carry them; client-go's unstructured list
+    /// decoding fills them in the same way, so an object with its own `TypeMeta`
+    /// (`DynamicObject`, `PartialObjectMeta`) has it whether it was listed or watched.
+    pub(crate) fn decode_item<T: DeserializeOwned>(
+        &mut self,
+        json: &mut [u8],
+        types: Option<&TypeMeta>,
+    ) -> Result<T, DecodeError> {
+        let mut nodes = self.tape(json)?.0;
         if self.skip_managed_fields {
-            skip_managed_fields(&mut tape.0, 0);
+            skip_managed_fields(&mut nodes, 0);
         }
-        tape.deserialize().map_err(DecodeError::from)
+        if let Some(types) = types {
+            set_missing_types(&mut nodes, types);
+        }
+        Tape(nodes).deserialize().map_err(DecodeError::from)
     }
 
     /// Decodes a list response (`{"items": [...], "metadata": {...}}`); with
@@ -125,7 +143,8 @@ impl JsonDecoder {
         &mut self,
         json: &mut [u8],
     ) -> Result<ObjectList<T>, DecodeError> {
-        let (types, metadata, items) = decode_list_now(json, |item| self.decode(item))?;
+        let (types, metadata, items) =
+            decode_list_now(json, |item, types| self.decode_item(item, types))?;
         Ok(ObjectList {
             types,
             metadata,
@@ -178,6 +197,41 @@ fn skip_managed_fields(nodes: &mut [Node<'_>], object: usize) {
     {
         nodes[value - 1] = Node::String(SKIPPED_FIELD);
     }
+}
+
+/// The `kind` and `apiVersion` the items of a list take when they have neither, as
+/// client-go's unstructured list decoding (`decodeToList`) gives them: the list's
+/// `apiVersion`, and its `kind` less `List`. None if the list has no `kind` or no
+/// `apiVersion`.
+pub(crate) fn item_types(list: &TypeMeta) -> Option<TypeMeta> {
+    if list.kind.is_empty() || list.api_version.is_empty() {
+        return None;
+    }
+    let kind = list.kind.strip_suffix("List").unwrap_or(&list.kind);
+    Some(TypeMeta {
+        api_version: list.api_version.clone(),
+        kind: kind.to_owned(),
+    })
+}
+
+/// Gives the object at the root of `nodes` `types` if it has neither `kind` nor
+/// `apiVersion`. The root object's entries run to the end of the tape, so the two are
+/// appended there (the order of keys does not matter to a deserializer), moving nothing.
+fn set_missing_types<'a>(nodes: &mut Vec<Node<'a>>, types: &'a TypeMeta) {
+    if entry(nodes, 0, "kind").is_some() || entry(nodes, 0, "apiVersion").is_some() {
+        return;
+    }
+    let Some(Node::Object { len, count }) = nodes.first_mut() else {
+        return;
+    };
+    *len += 2;
+    *count += 4;
+    nodes.extend([
+        Node::String("apiVersion"),
+        Node::String(&types.api_version),
+        Node::String("kind"),
+        Node::String(&types.kind),
+    ]);
 }
 
 /// How many nodes follow `node` as its contents.

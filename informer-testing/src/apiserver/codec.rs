@@ -907,6 +907,115 @@ pub(crate) fn partial_metadata(object: &Value) -> Value {
     })
 }
 
+/// An item of a list of `resource` as kube-apiserver encodes it: a built-in type's list is a
+/// typed Go list (`ConfigMapList`, `CustomResourceDefinitionList`) whose items' `TypeMeta`
+/// is empty, so they have no `kind` or `apiVersion`; a custom resource's list is
+/// unstructured, and its items keep both. (Watch events, single objects, `Table` rows and
+/// `PartialObjectMetadataList` items carry theirs.)
+pub(crate) fn list_item(resource: &ResourceType, object: &Value) -> Value {
+    let mut item = object.clone();
+    if !resource.custom
+        && let Value::Object(map) = &mut item
+    {
+        map.retain(|key, _| key != "apiVersion" && key != "kind");
+    }
+    item
+}
+
+/// Appends the JSON of an item of a list of `resource` (see [`list_item`]) to `out`, from
+/// the object's JSON as `serde_json` wrote it (`json`) when it can: the top-level
+/// `apiVersion` and `kind` members are cut out of the bytes, nothing is serialized again.
+pub(crate) fn write_list_item(
+    out: &mut Vec<u8>,
+    resource: &ResourceType,
+    object: &Value,
+    json: &[u8],
+) {
+    if resource.custom {
+        out.extend_from_slice(json);
+    } else if !write_without_type_meta(out, json) {
+        // Not an object as `serde_json` writes one (never for stored objects).
+        let _ = serde_json::to_writer(&mut *out, &list_item(resource, object));
+    }
+}
+
+/// Appends `json`, one object as `serde_json` writes it (no whitespace), to `out` without
+/// its top-level `apiVersion` and `kind` members. `false` (and `out` unchanged) when `json`
+/// is not such an object.
+fn write_without_type_meta(out: &mut Vec<u8>, json: &[u8]) -> bool {
+    /// The index just past the string starting at `at`.
+    fn string_end(json: &[u8], at: usize) -> Option<usize> {
+        if json.get(at) != Some(&b'"') {
+            return None;
+        }
+        let mut i = at + 1;
+        while let Some(&byte) = json.get(i) {
+            match byte {
+                b'\\' => i += 2,
+                b'"' => return Some(i + 1),
+                _ => i += 1,
+            }
+        }
+        None
+    }
+    /// The index of the `,` or `}` ending the member whose value starts at `at`.
+    fn value_end(json: &[u8], at: usize) -> Option<usize> {
+        let (mut depth, mut i) = (0usize, at);
+        while let Some(&byte) = json.get(i) {
+            match byte {
+                b'"' => {
+                    i = string_end(json, i)?;
+                    continue;
+                }
+                b'{' | b'[' => depth += 1,
+                b',' if depth == 0 => return Some(i),
+                b'}' | b']' if depth == 0 => return (byte == b'}').then_some(i),
+                b'}' | b']' => depth -= 1,
+                _ => {}
+            }
+            i += 1;
+        }
+        None
+    }
+    let mark = out.len();
+    let written = (|| {
+        if json.first() != Some(&b'{') {
+            return None;
+        }
+        out.push(b'{');
+        let mut at = 1;
+        if json.get(at) != Some(&b'}') {
+            let mut first = true;
+            loop {
+                let key_end = string_end(json, at)?;
+                if json.get(key_end) != Some(&b':') {
+                    return None;
+                }
+                let end = value_end(json, key_end + 1)?;
+                let key = &json[at..key_end];
+                if key != b"\"apiVersion\"" && key != b"\"kind\"" {
+                    if !first {
+                        out.push(b',');
+                    }
+                    out.extend_from_slice(&json[at..end]);
+                    first = false;
+                }
+                at = end + 1;
+                if json[end] == b'}' {
+                    break;
+                }
+            }
+        } else {
+            at += 1;
+        }
+        (at == json.len()).then(|| out.push(b'}'))
+    })();
+    if written.is_none() {
+        out.truncate(mark);
+    }
+    written.is_some()
+}
+
 /// Rewrites one watch event line so its object is `PartialObjectMetadata`.
 pub(crate) fn event_as_metadata(chunk: bytes::Bytes) -> bytes::Bytes {
     let Ok(mut event) = serde_json::from_slice::<Value>(&chunk) else {

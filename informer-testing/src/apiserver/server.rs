@@ -1785,7 +1785,8 @@ impl ResourceRequest<'_> {
     }
 
     /// A list of stored objects (`<Kind>List`, or a `Table` or `PartialObjectMetadataList` as
-    /// negotiated). JSON is written around the items' stored JSON, not serialized again.
+    /// negotiated). JSON is written around the items' stored JSON, not serialized again. A
+    /// built-in type's items have no `kind` or `apiVersion` (see [`codec::list_item`]).
     fn respond_list(
         &self,
         resource: &ResourceType,
@@ -1806,20 +1807,39 @@ impl ResourceRequest<'_> {
             codec::Output::Json | codec::Output::AggregatedDiscovery => {
                 let mut out =
                     Vec::with_capacity(items.iter().map(|o| o.bytes() + 1).sum::<usize>() + 256);
-                // The keys in the order `serde_json` writes a `Value`'s.
-                out.extend_from_slice(b"{\"apiVersion\":");
-                let _ = serde_json::to_writer(&mut out, &resource.api_version());
-                out.extend_from_slice(b",\"items\":[");
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
+                let write_items = |out: &mut Vec<u8>| {
+                    out.extend_from_slice(b"\"items\":[");
+                    for (i, item) in items.iter().enumerate() {
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        codec::write_list_item(out, resource, item, item.json());
                     }
-                    out.extend_from_slice(item.json());
+                    out.push(b']');
+                };
+                if resource.custom {
+                    // An unstructured list: its keys sorted, as Go writes a map's.
+                    out.extend_from_slice(b"{\"apiVersion\":");
+                    let _ = serde_json::to_writer(&mut out, &resource.api_version());
+                    out.push(b',');
+                    write_items(&mut out);
+                    out.extend_from_slice(b",\"kind\":");
+                    let _ = serde_json::to_writer(&mut out, &list_kind);
+                    out.extend_from_slice(b",\"metadata\":");
+                    let _ = serde_json::to_writer(&mut out, &metadata);
+                } else {
+                    // A typed list: the Go struct's fields in order (`kind`, `apiVersion`,
+                    // `metadata`, `items`), so a client reading it as it arrives knows the
+                    // list's type before its items (which have none of their own).
+                    out.extend_from_slice(b"{\"kind\":");
+                    let _ = serde_json::to_writer(&mut out, &list_kind);
+                    out.extend_from_slice(b",\"apiVersion\":");
+                    let _ = serde_json::to_writer(&mut out, &resource.api_version());
+                    out.extend_from_slice(b",\"metadata\":");
+                    let _ = serde_json::to_writer(&mut out, &metadata);
+                    out.push(b',');
+                    write_items(&mut out);
                 }
-                out.extend_from_slice(b"],\"kind\":");
-                let _ = serde_json::to_writer(&mut out, &list_kind);
-                out.extend_from_slice(b",\"metadata\":");
-                let _ = serde_json::to_writer(&mut out, &metadata);
                 out.push(b'}');
                 let mut response = Response::new(full_body(out));
                 response.headers_mut().insert(
@@ -1863,7 +1883,7 @@ impl ResourceRequest<'_> {
                     "kind": list_kind,
                     "apiVersion": resource.api_version(),
                     "metadata": metadata,
-                    "items": items.iter().map(|o| o.as_ref()).collect::<Vec<&Value>>(),
+                    "items": items.iter().map(|o| codec::list_item(resource, o)).collect::<Vec<Value>>(),
                 }),
                 &[],
             ),
@@ -2298,7 +2318,7 @@ fn handle_resource(
                     "kind": resource.list_kind,
                     "apiVersion": resource.api_version(),
                     "metadata": metadata,
-                    "items": listed.items.iter().map(|o| present(o).as_ref().clone()).collect::<Vec<Value>>(),
+                    "items": listed.items.iter().map(|o| codec::list_item(&resource, &present(o))).collect::<Vec<Value>>(),
                 });
                 Ok(request.respond(StatusCode::OK, &list, &warnings))
             }

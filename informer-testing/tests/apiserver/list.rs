@@ -4,7 +4,9 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use kube::api::{Api, DeleteParams, ListParams, PostParams, VersionMatch};
 use kube::core::ObjectMeta;
 
-use super::common::{client_without_retries, names, namespace, pod, raw, server, status, within};
+use super::common::{
+    client_without_retries, names, namespace, pod, raw, server, server_with_widgets, status, within,
+};
 
 async fn seed(pods: &Api<Pod>) {
     let fixtures: [(&str, &[(&str, &str)]); 4] = [
@@ -772,4 +774,198 @@ async fn a_full_page_continues_when_any_object_follows_even_one_the_selector_lea
         next["metadata"].get("continue").is_none_or(|c| c == ""),
         "{next}"
     );
+}
+
+/// Whether every item of a JSON list has neither `kind` nor `apiVersion`.
+fn items_without_type_meta(list: &serde_json::Value) -> bool {
+    list["items"].as_array().is_some_and(|items| {
+        items
+            .iter()
+            .all(|item| item.get("kind").is_none() && item.get("apiVersion").is_none())
+    })
+}
+
+/// Whether an item of a YAML list (`items:` with its items at the top level's indentation)
+/// has a `kind` or an `apiVersion`.
+fn yaml_items_have_type_meta(text: &str) -> bool {
+    text.lines().any(|line| {
+        ["- ", "  "].iter().any(|indent| {
+            line.strip_prefix(indent)
+                .is_some_and(|rest| rest.starts_with("kind:") || rest.starts_with("apiVersion:"))
+        })
+    })
+}
+
+/// A built-in type's list is a typed Go list on kube-apiserver: its items' `TypeMeta` is
+/// empty, so they carry no `kind` or `apiVersion`, in JSON and in YAML, in list answers and
+/// in `deletecollection` answers (CRDs being built-in). Single objects, watch events,
+/// `Table` rows and `PartialObjectMetadataList` items carry theirs.
+#[tokio::test]
+async fn items_of_a_built_in_list_carry_no_kind_or_api_version() {
+    let server = server_with_widgets().await;
+    for name in ["a", "b"] {
+        server
+            .create_json(serde_json::json!({
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": "default"}, "data": {"kind": "x"}
+            }))
+            .unwrap();
+    }
+    let get = async |path: &str, accept: &str| {
+        let response = raw(&server, "GET", path, &[("Accept", accept)], b"").await;
+        assert_eq!(
+            response.status,
+            200,
+            "{}",
+            String::from_utf8_lossy(&response.body)
+        );
+        response
+    };
+    let json = "application/json";
+    for (path, list_kind, count) in [
+        ("/api/v1/namespaces/default/configmaps", "ConfigMapList", 2),
+        ("/api/v1/configmaps", "ConfigMapList", 2),
+        ("/api/v1/namespaces/default/services", "ServiceList", 1),
+        ("/api/v1/namespaces/default/endpoints", "EndpointsList", 1),
+        ("/api/v1/namespaces?limit=1", "NamespaceList", 1),
+        (
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            "CustomResourceDefinitionList",
+            1,
+        ),
+    ] {
+        let list = get(path, json).await.json();
+        assert_eq!(list["kind"], list_kind, "{path}");
+        assert_eq!(
+            list["items"].as_array().map(Vec::len),
+            Some(count),
+            "{path}: {list}"
+        );
+        assert!(items_without_type_meta(&list), "{path}: {list}");
+    }
+    let list = get("/api/v1/namespaces/default/configmaps", json)
+        .await
+        .json();
+    assert_eq!(list["apiVersion"], "v1");
+    assert_eq!(list["items"][0]["metadata"]["name"], "a");
+    assert_eq!(
+        list["items"][0]["data"]["kind"], "x",
+        "only the top-level members go"
+    );
+    // Typed clients decode such items.
+    let configmaps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let typed = within(configmaps.list(&ListParams::default()))
+        .await
+        .unwrap();
+    assert_eq!(names(&typed.items), ["a", "b"]);
+
+    let yaml = get("/api/v1/namespaces/default/configmaps", "application/yaml").await;
+    let text = String::from_utf8(yaml.body).unwrap();
+    assert!(text.contains("kind: ConfigMapList"), "{text}");
+    assert!(!yaml_items_have_type_meta(&text), "{text}");
+
+    // Single objects and watch events keep their type.
+    let one = get("/api/v1/namespaces/default/configmaps/a", json)
+        .await
+        .json();
+    assert_eq!(
+        (&one["kind"], &one["apiVersion"]),
+        (&"ConfigMap".into(), &"v1".into())
+    );
+    let watch = get(
+        "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1",
+        json,
+    )
+    .await;
+    let events: Vec<serde_json::Value> = serde_json::Deserializer::from_slice(&watch.body)
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(events.len(), 2, "{events:?}");
+    for event in &events {
+        assert_eq!(event["object"]["kind"], "ConfigMap", "{event}");
+        assert_eq!(event["object"]["apiVersion"], "v1", "{event}");
+    }
+    // `asPartialObjectMetadataList` sets each item's kind; Table rows' objects have theirs.
+    let metadata = get(
+        "/api/v1/namespaces/default/configmaps",
+        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+    )
+    .await
+    .json();
+    for item in metadata["items"].as_array().unwrap() {
+        assert_eq!(item["kind"], "PartialObjectMetadata", "{item}");
+        assert_eq!(item["apiVersion"], "meta.k8s.io/v1", "{item}");
+    }
+    let table = get(
+        "/api/v1/namespaces/default/configmaps",
+        "application/json;as=Table;g=meta.k8s.io;v=v1",
+    )
+    .await
+    .json();
+    assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+
+    // deletecollection answers with the list of what it deleted, as a list.
+    for accept in [json, "application/yaml"] {
+        let response = raw(
+            &server,
+            "DELETE",
+            "/api/v1/namespaces/default/configmaps",
+            &[("Accept", accept)],
+            b"",
+        )
+        .await;
+        assert_eq!(response.status, 200);
+        if accept == json {
+            let list = response.json();
+            assert_eq!(list["kind"], "ConfigMapList");
+            assert_eq!(list["items"].as_array().map(Vec::len), Some(2), "{list}");
+            assert!(items_without_type_meta(&list), "{list}");
+        } else {
+            let text = String::from_utf8(response.body).unwrap();
+            assert!(text.contains("kind: ConfigMapList"), "{text}");
+            assert!(!yaml_items_have_type_meta(&text), "{text}");
+        }
+        for name in ["a", "b"] {
+            server
+                .create_json(serde_json::json!({
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": name, "namespace": "default"}
+                }))
+                .unwrap();
+        }
+    }
+}
+
+/// A custom resource's list is unstructured on kube-apiserver: every item keeps its `kind`
+/// and `apiVersion`.
+#[tokio::test]
+async fn items_of_a_custom_resource_list_keep_their_kind() {
+    let server = server_with_widgets().await;
+    server
+        .create_json(serde_json::json!({
+            "apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w", "namespace": "default"}
+        }))
+        .unwrap();
+    for path in [
+        "/apis/example.com/v1/namespaces/default/widgets",
+        "/apis/example.com/v1/widgets",
+    ] {
+        let response = raw(&server, "GET", path, &[], b"").await;
+        let list = response.json();
+        assert_eq!(list["kind"], "WidgetList");
+        assert_eq!(list["items"][0]["kind"], "Widget", "{list}");
+        assert_eq!(list["items"][0]["apiVersion"], "example.com/v1", "{list}");
+    }
+    let response = raw(
+        &server,
+        "DELETE",
+        "/apis/example.com/v1/namespaces/default/widgets",
+        &[],
+        b"",
+    )
+    .await;
+    let list = response.json();
+    assert_eq!(list["items"][0]["kind"], "Widget", "{list}");
 }

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 
 use super::scan::{Field, ListScanner, Token};
 use super::{BATCH_BYTES, BodyDecoder, panicked, window, with_decoder};
-use crate::lister_watcher::json::DecodeError;
+use crate::lister_watcher::json::{DecodeError, item_types};
 use crate::pool::Ordered;
 
 /// The fields of a list response around its items.
@@ -20,6 +20,8 @@ pub(crate) struct Head {
     metadata: Option<BytesMut>,
     kind: Option<BytesMut>,
     api_version: Option<BytesMut>,
+    /// What items without `kind` and `apiVersion` take, once the list's are known.
+    item_types: Option<Arc<TypeMeta>>,
 }
 
 impl Head {
@@ -30,6 +32,26 @@ impl Head {
             Field::ApiVersion => self.api_version = Some(value),
             Field::Other | Field::Items => {}
         }
+        if self.item_types.is_none()
+            && let (Some(kind), Some(api_version)) = (&self.kind, &self.api_version)
+        {
+            let text = |v: &[u8]| serde_json::from_slice::<String>(v).unwrap_or_default();
+            self.item_types = item_types(&TypeMeta {
+                kind: text(kind),
+                api_version: text(api_version),
+            })
+            .map(Arc::new);
+        }
+    }
+
+    /// The `kind` and `apiVersion` the list's items take when they have neither (see
+    /// [`item_types`]): none until the list's own have been read. kube-apiserver writes a
+    /// built-in type's list (whose items have neither) with its `kind` and `apiVersion`
+    /// first; a custom resource's list (`apiVersion`, `items`, `kind`) has items that carry
+    /// theirs. Items without either, read before the list's `kind` and `apiVersion`, are
+    /// decoded without them.
+    fn item_types(&self) -> Option<Arc<TypeMeta>> {
+        self.item_types.clone()
     }
 
     /// The list's type and metadata.
@@ -117,11 +139,11 @@ where
     let mut jobs: Ordered<Result<Vec<Arc<K>>, DecodeError>> = Ordered::default();
     let window = window();
     let skip = options.skip_managed_fields;
-    let submit = |jobs: &mut Ordered<_>, batch: &mut Batch| {
+    let submit = |jobs: &mut Ordered<_>, batch: &mut Batch, types: Option<Arc<TypeMeta>>| {
         let items = std::mem::take(&mut batch.items);
         batch.bytes = 0;
         if !items.is_empty() {
-            jobs.submit(move || decode_items::<K>(items, skip));
+            jobs.submit(move || decode_items::<K>(items, skip, types.as_deref()));
         }
     };
     let hand_over = |done: Option<Result<Vec<Arc<K>>, DecodeError>>,
@@ -138,7 +160,7 @@ where
             .feed(&bytes?, &mut batch)
             .map_err(|e| ListWatchError::Decode(e.to_string()))?;
         if batch.bytes >= BATCH_BYTES {
-            submit(&mut jobs, &mut batch);
+            submit(&mut jobs, &mut batch, splitter.head.item_types());
         }
         while let Some(done) = jobs.try_front() {
             hand_over(done, part)?;
@@ -148,10 +170,11 @@ where
             hand_over(done, part)?;
         }
     }
+    let types = splitter.head.item_types();
     let head = splitter
         .finish()
         .map_err(|e| ListWatchError::Decode(e.to_string()))?;
-    submit(&mut jobs, &mut batch);
+    submit(&mut jobs, &mut batch, types);
     while let Some(done) = jobs.front().await {
         hand_over(done, part)?;
     }
@@ -159,34 +182,38 @@ where
         .map_err(|e| ListWatchError::Decode(e.to_string()))
 }
 
-/// Decodes the items of a list one by one, on the calling thread; see
+/// Decodes the items of a list one by one, on the calling thread (`decode` is given the
+/// types items without theirs take); see
 /// [`JsonDecoder::decode_list`](crate::lister_watcher::JsonDecoder::decode_list).
 pub(crate) fn decode_list_now<K: DeserializeOwned>(
     json: &[u8],
-    mut decode: impl FnMut(&mut [u8]) -> Result<K, DecodeError>,
+    mut decode: impl FnMut(&mut [u8], Option<&TypeMeta>) -> Result<K, DecodeError>,
 ) -> Result<(TypeMeta, ListMeta, Vec<K>), DecodeError> {
     let mut splitter = Splitter::default();
     let mut batch = Batch::default();
     splitter.feed(json, &mut batch)?;
     let head = splitter.finish()?;
+    let types = head.item_types();
     let items = batch
         .items
         .into_iter()
-        .map(|mut item| decode(&mut item))
+        .map(|mut item| decode(&mut item, types.as_deref()))
         .collect::<Result<Vec<_>, _>>()?;
     let (types, metadata) = head.decode()?;
     Ok((types, metadata, items))
 }
 
-/// Decodes a run of items on a decode thread, each into its `Arc`.
+/// Decodes a run of items on a decode thread, each into its `Arc` (those without `kind`
+/// and `apiVersion` with `types`, if known).
 fn decode_items<K: DeserializeOwned>(
     items: Vec<BytesMut>,
     skip_managed_fields: bool,
+    types: Option<&TypeMeta>,
 ) -> Result<Vec<Arc<K>>, DecodeError> {
     with_decoder(skip_managed_fields, |decoder| {
         items
             .into_iter()
-            .map(|mut item| decoder.decode::<K>(&mut item).map(Arc::new))
+            .map(|mut item| decoder.decode_item::<K>(&mut item, types).map(Arc::new))
             .collect()
     })
 }

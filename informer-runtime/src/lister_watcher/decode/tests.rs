@@ -230,3 +230,86 @@ async fn a_list_that_is_cut_or_malformed_is_an_error() {
         .unwrap_err();
     assert_eq!(err.code(), Some(500));
 }
+
+/// kube-apiserver leaves `kind` and `apiVersion` out of the items of a built-in type's list
+/// (a watch event's object has them): an item that has neither takes the list's
+/// `apiVersion` and its `kind` less `List`, as client-go's unstructured list decoding gives
+/// them, so a `DynamicObject` (or `PartialObjectMeta`) is the same listed or watched. Items
+/// with their own (a custom resource's list) keep them, whatever the order of the list's
+/// fields.
+#[tokio::test]
+async fn items_of_a_built_in_list_take_the_lists_kind_and_api_version() {
+    use kube::core::{DynamicObject, PartialObjectMeta, TypeMeta};
+
+    let types = |kind: &str, api_version: &str| {
+        Some(TypeMeta {
+            kind: kind.into(),
+            api_version: api_version.into(),
+        })
+    };
+    let typed = format!(
+        r#"{{"kind":"ConfigMapList","apiVersion":"v1","metadata":{{"resourceVersion":"9"}},"items":[{},{}]}}"#,
+        config_map("a", 1, 10),
+        config_map("b", 2, 100_000),
+    );
+    for chunk in [7, 4096, 1 << 20] {
+        let list = BodyDecoder::new()
+            .skip_managed_fields(true)
+            .list::<DynamicObject>(body(typed.clone(), chunk))
+            .await
+            .unwrap();
+        assert_eq!(list.items.len(), 2);
+        for item in &list.items {
+            assert_eq!(item.types, types("ConfigMap", "v1"));
+            assert!(item.metadata.managed_fields.is_none());
+            assert_eq!(
+                item.data["data"]["pad"]
+                    .as_str()
+                    .map(str::len)
+                    .map(|n| n > 0),
+                Some(true)
+            );
+        }
+    }
+    let now = JsonDecoder::new()
+        .decode_list::<DynamicObject>(&mut typed.clone().into_bytes())
+        .unwrap();
+    assert_eq!(now.items[1].types, types("ConfigMap", "v1"));
+    // Typed objects decode as before.
+    let configmaps = BodyDecoder::new()
+        .list::<ConfigMap>(body(typed.clone(), 4096))
+        .await
+        .unwrap();
+    assert_eq!(configmaps.items[1].metadata.name.as_deref(), Some("b"));
+
+    // A custom resource's list: sorted keys, items with their own types.
+    let custom = r#"{"apiVersion":"example.com/v1","items":[{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"}},{"kind":"Other","metadata":{"name":"o"}}],"kind":"WidgetList","metadata":{}}"#;
+    let list = BodyDecoder::new()
+        .list::<DynamicObject>(body(custom.to_owned(), 16))
+        .await
+        .unwrap();
+    assert_eq!(list.items[0].types, types("Widget", "example.com/v1"));
+    // One of the two is enough for an item to be left as it is (kube's `TypeMeta` wants both).
+    let now = JsonDecoder::new()
+        .decode_list::<DynamicObject>(&mut custom.as_bytes().to_vec())
+        .unwrap();
+    assert_eq!(now.items[0].types, types("Widget", "example.com/v1"));
+    assert_eq!(now.items[1].types, None);
+
+    // Metadata-only lists' items have their own; a list without types gives none.
+    let metadata = r#"{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{},"items":[{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"a"}}]}"#;
+    let list = BodyDecoder::new()
+        .list::<PartialObjectMeta<ConfigMap>>(body(metadata.to_owned(), 16))
+        .await
+        .unwrap();
+    assert_eq!(
+        list.items[0].types,
+        types("PartialObjectMetadata", "meta.k8s.io/v1")
+    );
+    let bare = r#"{"metadata":{},"items":[{"metadata":{"name":"a"}}]}"#;
+    let list = BodyDecoder::new()
+        .list::<DynamicObject>(body(bare.to_owned(), 16))
+        .await
+        .unwrap();
+    assert_eq!(list.items[0].types, None);
+}

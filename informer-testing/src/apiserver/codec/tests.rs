@@ -228,3 +228,58 @@ fn yaml_output_is_yaml() {
     let back = decode_yaml(&bytes).unwrap();
     assert_eq!(back.value, json!({"a": [1, "x"]}));
 }
+
+#[test]
+fn items_of_a_built_in_list_carry_no_kind_or_api_version() {
+    let configmaps = Registry::builtin().by_path("", "v1", "configmaps").unwrap();
+    let objects = [
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"},
+               "data": {"kind": "x", "k\"i,n}d": "{\"kind\":[1]}", "apiVersion": ""}}),
+        json!({"kind": "ConfigMap", "apiVersion": "v1"}),
+        json!({"metadata": {"name": "no-type-meta"}}),
+        json!({}),
+        json!({"apiVersion": "v1", "a": [1, {"b": [2.5, null, true]}], "kind": "ConfigMap", "z": ""}),
+    ];
+    for object in objects {
+        let mut expected = object.clone();
+        expected
+            .as_object_mut()
+            .unwrap()
+            .retain(|key, _| key != "apiVersion" && key != "kind");
+        assert_eq!(list_item(&configmaps, &object), expected);
+        let json = serde_json::to_vec(&object).unwrap();
+        let mut out = b"[".to_vec();
+        write_list_item(&mut out, &configmaps, &object, &json);
+        assert_eq!(out[1..], serde_json::to_vec(&expected).unwrap(), "{object}");
+    }
+    // Not an object as `serde_json` writes one: serialized again from the value.
+    let object = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "b"}});
+    for json in [
+        &br#"{"apiVersion":"v1", "kind":"ConfigMap"}"#[..],
+        b"{\"a\":1",
+        b"[]",
+        b"",
+    ] {
+        let mut out = Vec::new();
+        write_list_item(&mut out, &configmaps, &object, json);
+        assert_eq!(
+            out,
+            br#"{"data":{"a":"b"}}"#,
+            "{}",
+            String::from_utf8_lossy(json)
+        );
+    }
+}
+
+#[test]
+fn items_of_a_custom_resource_list_keep_their_kind() {
+    let registry = Registry::with_widgets();
+    let widgets = registry.by_path("example.com", "v1", "widgets").unwrap();
+    let object =
+        json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "a"}});
+    assert_eq!(list_item(&widgets, &object), object);
+    let json = serde_json::to_vec(&object).unwrap();
+    let mut out = Vec::new();
+    write_list_item(&mut out, &widgets, &object, &json);
+    assert_eq!(out, json);
+}
