@@ -618,10 +618,42 @@ where
     }
 }
 
+/// Handles one request ([`answer`]) and gives the answer the headers every answer of
+/// kube-apiserver has: `Audit-Id` and `Cache-Control`.
+async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Body> {
+    let audit_id = audit_id(&request);
+    let mut response = answer(shared, request).await;
+    // kube-apiserver's filters: `WithAuditInit` names every request (the client's
+    // `Audit-ID`, or a new UUID) in the response, and `WithCacheControl` keeps clients and
+    // proxies from caching API answers unless the handler says otherwise.
+    let headers = response.headers_mut();
+    if let Ok(value) = header::HeaderValue::from_str(&audit_id) {
+        headers.insert("audit-id", value);
+    }
+    if !headers.contains_key(header::CACHE_CONTROL) {
+        headers.insert(
+            header::CACHE_CONTROL,
+            header::HeaderValue::from_static("no-cache, private"),
+        );
+    }
+    response
+}
+
+/// The request's `Audit-ID` when the client sent a valid one (kube-apiserver keeps it), a
+/// new UUID otherwise.
+fn audit_id(request: &Request<Incoming>) -> String {
+    request
+        .headers()
+        .get("audit-id")
+        .and_then(|value| value.to_str().ok())
+        .filter(|id| !id.is_empty())
+        .map_or_else(super::storage::new_uid, str::to_owned)
+}
+
 /// Handles one request; never fails and never lets a panic escape. A request that takes
 /// longer than the request timeout (reading its body included; a watch's stream excluded)
 /// gets `504 Timeout`, as from kube-apiserver's timeout filter.
-async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Body> {
+async fn answer(shared: Arc<Shared>, request: Request<Incoming>) -> Response<Body> {
     let timeout = shared.settings.request_timeout;
     let deadline = Instant::now() + timeout;
     let pretty = wants_pretty(&request);

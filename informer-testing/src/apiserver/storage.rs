@@ -2399,7 +2399,7 @@ fn random_suffix() -> String {
 }
 
 /// A random version-4 UUID.
-fn new_uid() -> String {
+pub(crate) fn new_uid() -> String {
     let mut bits: u128 = rand::random();
     bits = (bits & !(0xf << 76)) | (0x4 << 76);
     bits = (bits & !(0x3 << 62)) | (0x2 << 62);

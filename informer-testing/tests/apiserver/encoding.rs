@@ -612,3 +612,36 @@ async fn strategic_merge_patches_that_are_not_objects_are_bad_requests() {
     );
     assert_eq!(response.json()["data"], json!({"a": "1"}));
 }
+
+#[tokio::test]
+async fn every_answer_names_its_audit_id_and_is_not_cached() {
+    let server = server().await;
+    let mut ids = Vec::new();
+    for path in [
+        "/api/v1/namespaces/default/configmaps",
+        "/api/v1/namespaces/default/configmaps/missing",
+        "/version",
+    ] {
+        let response = raw(&server, "GET", path, &[], b"").await;
+        assert_eq!(
+            response.header("cache-control"),
+            Some("no-cache, private"),
+            "{path}"
+        );
+        let id = response.header("audit-id").expect("an Audit-Id").to_owned();
+        assert_eq!(id.len(), 36, "a UUID: {id}");
+        ids.push(id);
+    }
+    ids.dedup();
+    assert_eq!(ids.len(), 3, "one per request");
+    // A client's own Audit-ID is kept.
+    let response = raw(
+        &server,
+        "GET",
+        "/api/v1/namespaces",
+        &[("Audit-ID", "trace-42")],
+        b"",
+    )
+    .await;
+    assert_eq!(response.header("audit-id"), Some("trace-42"));
+}
