@@ -842,13 +842,20 @@ impl InformerFactory {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
+    /// use std::sync::Arc;
     /// use informer_runtime::factory::{InformerFactory, InformerParams, UnsyncedReason};
+    /// use informer_testing::MemoryListerWatcher;
     /// use k8s_openapi::api::core::v1::ConfigMap;
     ///
     /// let factory = InformerFactory::without_client();
-    /// let _config_maps = factory.informer::<ConfigMap>(InformerParams::default());
+    /// let config_maps = factory.informer_from(InformerParams::all(), || {
+    ///     Arc::new(MemoryListerWatcher::<ConfigMap>::new())
+    /// });
     /// let unsynced = factory.unsynced();
     /// assert!(matches!(unsynced[0].reason, UnsyncedReason::NotStarted));
+    /// factory.start();
+    /// config_maps.informer().wait_for_sync().await;
+    /// assert!(factory.unsynced().is_empty());
     /// # }
     /// ```
     pub fn unsynced(&self) -> Vec<Unsynced> {
