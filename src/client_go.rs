@@ -233,7 +233,7 @@
 //! | `Result{RequeueAfter: d}`; `Action::requeue(d)` | [`Action::RequeueAfter`], [`Action::requeue_after`], [`Action::requeue`] | |
 //! | `Result{Requeue: true}` | [`Action::Requeue`], [`Action::requeue_rate_limited`] | after the rate-limited backoff |
 //! | `reconcile.TerminalError(err)` | [`ReconcileError::terminal`] | not retried |
-//! | a returned error; `error_policy` | [`ReconcileError::transient`]; [`KeyReconciler::on_error`], [`Reconcile::on_error`], [`ReconcilerFn::error_policy`] | |
+//! | a returned error; `error_policy` | [`ReconcileError::transient`]; [`KeyReconciler::on_error`], [`Reconcile::on_error`], [`ReconcilerFn::error_policy`] | `Action::requeue(d)` there is a fixed delay; a growing backoff is [`Action::Requeue`] (see `on_error`) |
 //! | `NewControllerManagedBy(mgr).For(&T{})`; `Controller::new(api, config)` | [`Manager::controller`], [`Controller::builder`], [`Controller::with_client`]; or `#[derive(`[`ControllerSpec`]`)]` | |
 //! | `.Owns(&C{})`; `.owns(api, config)` | [`ControllerBuilder::owns`], [`ControllerBuilder::owns_with`] | |
 //! | `.Watches(obj, EnqueueRequestsFromMapFunc(f))`; `.watches(api, config, f)` | [`ControllerBuilder::watches`], [`ControllerBuilder::watches_with`] | the mapper returns keys |
@@ -244,7 +244,7 @@
 //! | `UsePriorityQueue` | [`ControllerBuilder::priority_queue`] | |
 //! | `.Complete(r)`; `.run(reconcile, error_policy, ctx)` | [`ControllerBuilder::build`], then [`Manager::add`] or [`Controller::run`] | |
 //! | `.shutdown_on_signal()` | [`RunController::run`], [`Manager::handle_signals`] | |
-//! | `controllerutil.AddFinalizer`, `RemoveFinalizer`; `finalizer(api, name, obj, f)` | [`finalizer`], [`FinalizerEvent`] | adds, runs, removes |
+//! | `controllerutil.AddFinalizer`, `RemoveFinalizer`; `finalizer(api, name, obj, f)` | [`finalizer`], [`FinalizerEvent`] | adds, runs, removes; beside declared children it runs in `reconcile`, after them: the finalizer is added after the first children are written, and not while their step fails (see [`derive`](crate::derive), "Finalizers"); a cleanup that must hold from the first write belongs in a controller without declared children |
 //! | `controllerutil.SetControllerReference` (an object a reconcile creates itself) | [`set_controller_reference`] | `AlreadyOwnedError` is [`OwnerReferenceError::AlreadyOwned`] |
 //! | `r.Status().Update(ctx, obj)`, `Status().Patch`; `Api::patch_status` | [`ControllerBuilder::status`] (derive: `status = f`), or [`Context::apply_status`] in a reconcile or `on_error` | declared: applied only when it changes; both are server-side applies as the controller, with the object's resource version as a precondition |
 //! | `controllerutil.CreateOrUpdate`, `SetControllerReference` | [`ControllerBuilder::children`] | server-side apply, owned; an object of the child's name that is not the parent's is refused (sample-controller's `ErrResourceExists`); one controlled by the parent is adopted |

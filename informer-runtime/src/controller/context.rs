@@ -195,7 +195,10 @@ impl<C: ControllerSpec> Context<C> {
     /// fields other managers own are kept. Start from the object's current conditions
     /// ([`set_status_condition`](crate::conditions::set_status_condition)) so that
     /// transition times are kept. The write is itself a change of the object: write only
-    /// when the status differs, or the object is reconciled again and again.
+    /// when the status differs, or the object is reconciled again and again. When the write
+    /// fails for another reason than a newer version or a deleted object, have `on_error`
+    /// retry ([`Action::Requeue`](super::Action::Requeue)), as below: a failure answered
+    /// with `Done` and a status never written leaves the object looking healthy.
     ///
     /// # Errors
     /// The API server's, as a [`kube::Error`]:
@@ -209,7 +212,7 @@ impl<C: ControllerSpec> Context<C> {
     ///
     /// ```no_run
     /// use informer_runtime::conditions::{CONDITION_FALSE, UNSET_TIME, set_status_condition};
-    /// use informer_runtime::controller::{Context, ControllerSpec, ReconcileError};
+    /// use informer_runtime::controller::{Action, Context, ControllerSpec, ReconcileError};
     /// use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
     /// use kube::Resource;
     ///
@@ -220,13 +223,14 @@ impl<C: ControllerSpec> Context<C> {
     ///     conditions: Vec<Condition>,
     /// }
     ///
-    /// // In `on_error`, with `conditions` read from the object's current status:
+    /// // In `on_error`, with `conditions` read from the object's current status; returns
+    /// // what `on_error` answers.
     /// async fn report<C: ControllerSpec>(
     ///     ctx: &Context<C>,
     ///     widget: &C::Resource,
     ///     mut conditions: Vec<Condition>,
     ///     error: &ReconcileError,
-    /// ) {
+    /// ) -> Action {
     ///     let failed = Condition {
     ///         type_: "Ready".into(),
     ///         status: CONDITION_FALSE.into(),
@@ -237,10 +241,19 @@ impl<C: ControllerSpec> Context<C> {
     ///     };
     ///     if set_status_condition(&mut conditions, failed) {
     ///         let status = WidgetStatus { conditions };
-    ///         if let Err(error) = ctx.apply_status(widget, &status).await {
-    ///             tracing::warn!(%error, "failure status not written");
+    ///         match ctx.apply_status(widget, &status).await {
+    ///             Ok(_) => {}
+    ///             // A newer version (409) or none (404): its own event reconciles the key.
+    ///             Err(kube::Error::Api(status)) if status.code == 409 || status.is_not_found() => {}
+    ///             // Not written (a 500, a lost connection): retry after the backoff, or the
+    ///             // failure, terminal ones included, would never show in the status.
+    ///             Err(write) => {
+    ///                 tracing::warn!(error = %write, "failure status not written; retrying");
+    ///                 return Action::Requeue;
+    ///             }
     ///         }
     ///     }
+    ///     error.default_action()
     /// }
     /// ```
     pub async fn apply_status(

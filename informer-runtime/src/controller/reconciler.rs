@@ -92,9 +92,14 @@ pub trait KeyReconciler<K>: Send + Sync {
     /// after the key's backoff, a terminal one not retried.
     ///
     /// The answer: [`Action::Requeue`] retries after the key's backoff (one step longer each
-    /// time), [`Action::RequeueAfter`] after that delay instead (the backoff is kept, not
-    /// forgotten), [`Action::Done`] not at all (the key waits for its next change). The error
-    /// is logged and counted whatever the answer.
+    /// time), [`Action::RequeueAfter`] after that delay instead (the backoff is neither
+    /// grown nor forgotten: the queue's `num_requeues` counts `Requeue`s only),
+    /// [`Action::Done`] not at all (the key waits for its next change). The error is logged
+    /// and counted whatever the answer. A backoff that grows from a base of your own (5 s
+    /// doubling to 5 min, say) is `Action::Requeue` over a queue whose rate limiter starts
+    /// there: [`ControllerBuilder::queue`](super::ControllerBuilder::queue), or the derive's
+    /// `queue = f`, with a `WorkQueue` built with
+    /// [`ItemExponentialFailureRateLimiter::new`](informer_core::queue::ItemExponentialFailureRateLimiter::new)`(base, max)`.
     ///
     /// It runs on the reconcile's worker, within the reconcile's timeout and cancellation,
     /// and its writes through the controller's client count as the key's own writes (for
