@@ -146,6 +146,7 @@
 //! | `resync = "10m"` | queue every object again this often (at least 1s), whatever its `*_changed` filters (java-operator-sdk's `maxReconciliationInterval`) | `resync` |
 //! | `timeout = "30s"` | a reconcile running longer is dropped and retried | `timeout` |
 //! | `namespace = "shop"` | watch one namespace (default: all) | `namespace` |
+//! | `namespace = f` | the namespace `f` names when the controller is built, say the operator's own from `POD_NAMESPACE`: `fn() -> String` or `fn(&Self) -> String` (a field of the struct), any `Into<String>` ([`MakeNamespace`](crate::runtime::controller::MakeNamespace)) | `namespace` |
 //! | `labels = "app=web"`, `fields = "..."` | selectors of the primary resource | `label_selector`, `field_selector` |
 //! | `filter = f` | which changes of the primary queue its key: `fn() -> Filter<Resource>` (controller-runtime's predicates; `Filter::generation_changed()` for java-operator-sdk's generation-aware processing: status-only changes do not reconcile, and a `resync` still reconciles every object) | `filter` |
 //! | `metadata` | watch only metadata; the resource becomes `PartialObjectMeta<T>` | `metadata_only` |
@@ -210,8 +211,8 @@
 //! # assert_eq!(first.conditions[0].last_transition_time, again.conditions[0].last_transition_time);
 //! ```
 //!
-//! Inside `owns(T, ...)`, `watches(T, ...)` and `children(T, ...)`: `namespace = "..."` or
-//! `all_namespaces` (default: the controller's namespace; a cluster-scoped `T` such as
+//! Inside `owns(T, ...)`, `watches(T, ...)` and `children(T, ...)`: `namespace = "..."` (or
+//! `namespace = f`, as above) or `all_namespaces` (default: the controller's namespace; a cluster-scoped `T` such as
 //! `Namespace` or `Node` is watched cluster-wide whatever the namespace), `filter = f`,
 //! `index = [..]`, `lister = name`; `labels`, `fields` and `metadata` in `owns` and
 //! `watches`; `mapper = f` in `watches` only; `from = f` and `create_only` in `children`

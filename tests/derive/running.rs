@@ -441,3 +441,98 @@ async fn functions_given_the_context_read_the_controllers_own_fields() {
     cancel.cancel();
     run.await.unwrap().unwrap();
 }
+
+/// A controller of the namespace it is given when made (as an operator reads
+/// `POD_NAMESPACE`), watching Secrets of a namespace a function names.
+#[derive(ControllerSpec)]
+#[controller(for = ConfigMap, namespace = own_namespace)]
+#[controller(watches(Secret, namespace = vault, mapper = config_of_secret))]
+struct InOwnNamespace {
+    namespace: String,
+    seen: mpsc::UnboundedSender<String>,
+}
+
+fn own_namespace(controller: &InOwnNamespace) -> String {
+    controller.namespace.clone()
+}
+
+fn vault() -> &'static str {
+    "vault"
+}
+
+/// A Secret of the vault names the ConfigMap of the controller's namespace it is for.
+fn config_of_secret(secret: &Secret) -> Option<ObjectKey> {
+    Some(ObjectKey::new(Some("team-a"), &secret.name_any()))
+}
+
+impl Reconcile for InOwnNamespace {
+    async fn reconcile(
+        &self,
+        ctx: &Context<Self>,
+        key: &ObjectKey,
+        _cm: Option<Arc<ConfigMap>>,
+    ) -> Result<Action, ReconcileError> {
+        // Only the controller's namespace is cached.
+        assert!(
+            ctx.config_maps()
+                .list()
+                .iter()
+                .all(|cm| cm.namespace().as_deref() == Some(self.namespace.as_str()))
+        );
+        let _ = self.seen.send(key.to_string());
+        Ok(Action::Done)
+    }
+}
+
+#[tokio::test]
+async fn a_namespace_named_by_a_function_is_the_one_watched() {
+    let server = TestApiServer::start().await.unwrap();
+    let client = server.client();
+    for namespace in ["team-a", "team-b", "vault"] {
+        let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+        let mut ns = k8s_openapi::api::core::v1::Namespace::default();
+        ns.metadata.name = Some(namespace.into());
+        namespaces
+            .create(&PostParams::default(), &ns)
+            .await
+            .unwrap();
+    }
+    let config_map = |name: &str| {
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some(name.into());
+        cm
+    };
+    for (namespace, name) in [("team-b", "elsewhere"), ("team-a", "mine")] {
+        Api::<ConfigMap>::namespaced(client.clone(), namespace)
+            .create(&PostParams::default(), &config_map(name))
+            .await
+            .unwrap();
+    }
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let controller = InOwnNamespace {
+        namespace: "team-a".into(),
+        seen: tx,
+    };
+    let run = tokio::spawn(controller.run_until(client.clone(), cancel.clone()));
+    assert_eq!(
+        next(&mut rx, "the reconcile of team-a's ConfigMap").await,
+        "team-a/mine"
+    );
+    let mut in_vault = secret("mine");
+    in_vault.metadata.namespace = Some("vault".into());
+    Api::<Secret>::namespaced(client.clone(), "vault")
+        .create(&PostParams::default(), &in_vault)
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut rx, "the reconcile the vault's Secret maps to").await,
+        "team-a/mine"
+    );
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+    assert!(
+        rx.try_recv().is_err(),
+        "team-b's ConfigMap was never reconciled"
+    );
+}

@@ -20,7 +20,7 @@ pub struct Controller {
     /// `for = Type` (with `metadata`, `index`, `lister`).
     pub primary: Option<Resource>,
     pub related: Vec<Related>,
-    pub namespace: Option<LitStr>,
+    pub namespace: Option<Namespace>,
     pub labels: Option<LitStr>,
     pub fields: Option<LitStr>,
     /// `filter = f`: `fn() -> Filter<Resource>`, which changes of the primary are queued.
@@ -90,8 +90,25 @@ impl Related {
 }
 
 pub enum NamespaceChoice {
-    One(LitStr),
+    One(Namespace),
     All,
+}
+
+/// `namespace = "shop"`, or `namespace = f`: a function naming it when the controller is
+/// built (`fn() -> String` or `fn(&Self) -> String`).
+pub enum Namespace {
+    Lit(LitStr),
+    Fn(Path),
+}
+
+impl Namespace {
+    /// What tells two watches' namespaces apart: the name, or the function's path.
+    pub fn scope(&self) -> String {
+        match self {
+            Namespace::Lit(lit) => lit.value(),
+            Namespace::Fn(path) => format!("fn {}", quote::ToTokens::to_token_stream(path)),
+        }
+    }
 }
 
 pub enum QueueChoice {
@@ -170,12 +187,9 @@ impl Controller {
                                 let lit: LitStr = value(key, input, "timeout = \"30s\"")?;
                                 once(cx, &mut c.timeout, key, duration_of(&lit)?)
                             }
-                            NAMESPACE => once(
-                                cx,
-                                &mut c.namespace,
-                                key,
-                                value(key, input, "namespace = \"default\"")?,
-                            ),
+                            NAMESPACE => {
+                                once(cx, &mut c.namespace, key, parse_namespace(key, input)?)
+                            }
                             LABELS => once(
                                 cx,
                                 &mut c.labels,
@@ -374,7 +388,7 @@ impl Related {
                     once(cx, &mut r.create_only, key, key.clone())
                 }
                 NAMESPACE => {
-                    let ns = NamespaceChoice::One(value(key, input, "namespace = \"default\"")?);
+                    let ns = NamespaceChoice::One(parse_namespace(key, input)?);
                     once(cx, &mut r.namespace, key, ns)
                 }
                 ALL_NAMESPACES => {
@@ -439,6 +453,18 @@ fn duration_of(lit: &LitStr) -> syn::Result<Spanned<Duration>> {
             ),
         )),
     }
+}
+
+fn parse_namespace(key: &Ident, input: ParseStream<'_>) -> syn::Result<Namespace> {
+    if input.peek(syn::Token![=]) && input.peek2(LitStr) {
+        return Ok(Namespace::Lit(value(
+            key,
+            input,
+            "namespace = \"default\"",
+        )?));
+    }
+    let path: Path = value(key, input, "namespace = \"default\"")?;
+    Ok(Namespace::Fn(path))
 }
 
 fn parse_queue(key: &Ident, input: ParseStream<'_>) -> syn::Result<QueueChoice> {

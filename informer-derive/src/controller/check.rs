@@ -7,7 +7,7 @@ use std::time::Duration;
 use quote::ToTokens;
 use syn::{Data, DeriveInput, LitStr, Path};
 
-use super::ast::{Controller, NamespaceChoice, Related, Resource};
+use super::ast::{Controller, Namespace, NamespaceChoice, Related, Resource};
 use crate::ctxt::Ctxt;
 use crate::symbol::OWNS;
 
@@ -109,11 +109,11 @@ fn check_namespace_lit(cx: &Ctxt, lit: &syn::LitStr) {
 }
 
 fn check_namespaces(cx: &Ctxt, c: &Controller) {
-    if let Some(lit) = &c.namespace {
+    if let Some(Namespace::Lit(lit)) = &c.namespace {
         check_namespace_lit(cx, lit);
     }
     for r in &c.related {
-        if let Some(NamespaceChoice::One(lit)) = &r.namespace {
+        if let Some(NamespaceChoice::One(Namespace::Lit(lit))) = &r.namespace {
             check_namespace_lit(cx, lit);
         }
     }
@@ -245,7 +245,7 @@ struct Watch {
 /// The watch of the primary resource (index 0 of [`resources`]) and of each related one.
 fn watches(c: &Controller) -> Vec<Watch> {
     let lit = |l: &Option<LitStr>| l.as_ref().map(LitStr::value);
-    let controller_ns = lit(&c.namespace);
+    let controller_ns = c.namespace.as_ref().map(Namespace::scope);
     let ty = |r: &Resource| {
         let ty = r.ty.to_token_stream().to_string().replace(' ', "");
         match r.metadata {
@@ -269,7 +269,7 @@ fn watches(c: &Controller) -> Vec<Watch> {
             ty(&r.resource)
         },
         namespace: match &r.namespace {
-            Some(NamespaceChoice::One(ns)) => Some(ns.value()),
+            Some(NamespaceChoice::One(ns)) => Some(ns.scope()),
             Some(NamespaceChoice::All) => None,
             None => controller_ns.clone(),
         },

@@ -6,7 +6,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::Ident;
 use syn::spanned::Spanned;
 
-use super::ast::{Controller, NamespaceChoice, QueueChoice, Related, Resource};
+use super::ast::{Controller, Namespace, NamespaceChoice, QueueChoice, Related, Resource};
 use super::check::{self, resources};
 use crate::names::snake_case;
 
@@ -214,6 +214,7 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
         steps.push(quote!(builder.metadata_only()));
     }
     if let Some(ns) = &c.namespace {
+        let ns = namespace_value(krate, ns);
         steps.push(quote!(builder.namespace(#ns)));
     }
     if let Some(labels) = &c.labels {
@@ -302,6 +303,16 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
     steps
 }
 
+/// The namespace a `namespace = ...` names, as an expression of `configure(&self, ..)`.
+fn namespace_value(krate: &syn::Path, ns: &Namespace) -> TokenStream {
+    match ns {
+        Namespace::Lit(lit) => quote!(#lit),
+        Namespace::Fn(path) => {
+            quote!(#krate::controller::MakeNamespace::<Self, _>::make_namespace(#path, self))
+        }
+    }
+}
+
 fn related_step(krate: &syn::Path, r: &Related, parent: &TokenStream) -> TokenStream {
     let ty = cached_type(krate, &r.resource);
     let mut options = quote!(#krate::controller::WatchOptions::<#ty>::new());
@@ -309,7 +320,10 @@ fn related_step(krate: &syn::Path, r: &Related, parent: &TokenStream) -> TokenSt
         options = quote!(#options.metadata_only());
     }
     match &r.namespace {
-        Some(NamespaceChoice::One(lit)) => options = quote!(#options.namespace(#lit)),
+        Some(NamespaceChoice::One(ns)) => {
+            let ns = namespace_value(krate, ns);
+            options = quote!(#options.namespace(#ns));
+        }
         Some(NamespaceChoice::All) => options = quote!(#options.all_namespaces()),
         None => {}
     }

@@ -121,7 +121,8 @@ pub use reconciler::{
 };
 pub use scope::ControllerScope;
 pub use spec::{
-    ContextCell, ControllerSpec, IntoQueue, IntoStore, MakeQueue, MakeStore, Mapper, Reconcile,
+    ContextCell, ControllerSpec, IntoQueue, IntoStore, MakeNamespace, MakeQueue, MakeStore, Mapper,
+    Reconcile,
 };
 
 pub(crate) use runner::Ownership;

@@ -378,6 +378,58 @@ impl<K, S: Indexer<K> + 'static> IntoStore<K> for Arc<S> {
     }
 }
 
+/// What `namespace = f` of `#[controller(...)]` accepts, for a namespace known only when the
+/// controller is built (the operator's own, from the `POD_NAMESPACE` the Downward API
+/// gives it, or a field of the controller struct): `fn() -> N` or `fn(&C) -> N`, `N` a
+/// `String` or `&'static str` (anything `Into<String>`). It is called once, when the
+/// controller is built. (`Marker` only tells the forms apart.)
+///
+/// ```
+/// use informer_runtime::controller::MakeNamespace;
+///
+/// struct Operator {
+///     namespace: String,
+/// }
+/// fn own(operator: &Operator) -> String {
+///     operator.namespace.clone()
+/// }
+/// fn from_env() -> String {
+///     std::env::var("POD_NAMESPACE").unwrap_or_else(|_| "default".into())
+/// }
+/// let operator = Operator { namespace: "shop".into() };
+/// assert_eq!(MakeNamespace::<Operator, _>::make_namespace(own, &operator), "shop");
+/// assert!(!MakeNamespace::<Operator, _>::make_namespace(from_env, &operator).is_empty());
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot name the namespace of this controller",
+    label = "expected `fn() -> String` or `fn(&{C}) -> String`",
+    note = "`namespace = f` names a function called once, when the controller is built, that returns the namespace to watch (say, from the POD_NAMESPACE environment variable); write `namespace = \"shop\"` for a fixed one"
+)]
+pub trait MakeNamespace<C, Marker> {
+    /// The namespace.
+    fn make_namespace(self, controller: &C) -> String;
+}
+
+impl<C, F, N> MakeNamespace<C, ((), N)> for F
+where
+    F: FnOnce() -> N,
+    N: Into<String>,
+{
+    fn make_namespace(self, _controller: &C) -> String {
+        self().into()
+    }
+}
+
+impl<C, F, N> MakeNamespace<C, ((C,), N)> for F
+where
+    F: FnOnce(&C) -> N,
+    N: Into<String>,
+{
+    fn make_namespace(self, controller: &C) -> String {
+        self(controller).into()
+    }
+}
+
 /// What `#[controller(queue = f)]` accepts: `fn(Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>`,
 /// or `fn(&C, Arc<dyn QueueMetrics>) -> Arc<dyn Queue<ObjectKey>>` to build the queue from
 /// the controller struct's state; either may return `Arc<MyQueue>` instead, the `Arc` of a
