@@ -383,6 +383,11 @@
 //!   events of children written before the failure, too. Each child type is applied even
 //!   when another failed (in declaration order); the declared status waits until they all
 //!   succeed, and `reconcile` too.
+//! - **A spec that cannot be served writes no child** when each children function checks
+//!   it first: `validate(parent)?` at the top of each, returning a
+//!   [terminal](crate::runtime::ReconcileError::terminal) error (not retried until the
+//!   spec changes). Child types are applied independently, so a check in one function
+//!   alone leaves the others applied.
 //! - **Errors of the children step arrive wrapped**, as `computing the StatefulSet children
 //!   failed: <yours>` or `applying Secret ns/name failed: <the API's>`; `error.as_error()`
 //!   is a [`ChildrenError`](crate::runtime::controller::ChildrenError) and its `source()` is
@@ -397,7 +402,9 @@
 //!   under the same name; the newer version's event reconciles the key again. Beside a
 //!   declared `status = f`, give the whole status `f` would give, with the failed
 //!   condition set: a field that an apply of the same manager leaves out is removed. Start
-//!   from the object's current conditions, so that transition times are kept. `f` is not
+//!   from the object's current conditions, so that transition times are kept. If the write
+//!   fails for another reason than a 409 or a 404, answer `Action::Requeue`: answered
+//!   `Done`, the failure never shows and the object looks healthy. `f` is not
 //!   applied after a failed reconcile, so the failure stays until a reconcile succeeds,
 //!   whose status `f` computes (clearing what the failure set, if `f` leaves it out).
 //!
