@@ -127,7 +127,7 @@
 //! | `NewTypedItemFastSlowRateLimiter` | [`ItemFastSlowRateLimiter::new`] | |
 //! | `TypedBucketRateLimiter` | [`BucketRateLimiter::new`] | qps and burst |
 //! | `NewTypedMaxOfRateLimiter` | [`MaxOfRateLimiter::new`] | |
-//! | `workqueue.MetricsProvider`, `SetProvider` | [`QueueMetrics`], [`Metrics`] | per queue, no global provider |
+//! | `workqueue.MetricsProvider`, `SetProvider` | [`QueueMetrics`], [`Metrics`] | per queue, no global provider; a queue of your own under client-go's `workqueue_*` names, beside a manager's controllers: [`Metrics::work_queue`] (`manager.metrics().work_queue("foos", WorkQueue::builder())`) |
 //!
 //! # Leader election
 //!
@@ -447,6 +447,7 @@
 //! [`QueueWrapper`]: crate::QueueWrapper
 //! [`QueueMetrics`]: crate::queue::QueueMetrics
 //! [`Metrics`]: crate::runtime::metrics::Metrics
+//! [`Metrics::work_queue`]: crate::runtime::metrics::Metrics::work_queue
 //! [`LeaderElectionConfig::new`]: crate::runtime::leader::LeaderElectionConfig::new
 //! [`LeaderElectionConfig::for_client`]: crate::runtime::leader::LeaderElectionConfig::for_client
 //! [`LeaderElectionConfig::with_timings`]: crate::runtime::leader::LeaderElectionConfig::with_timings

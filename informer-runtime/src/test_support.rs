@@ -1,5 +1,5 @@
 //! What the unit tests of several modules share: waiting until a condition holds, in tokio
-//! time or, off any runtime, on the thread. (The integration tests have theirs in
+//! time or, off any runtime, on the thread; reading a metrics scrape. (The integration tests have theirs in
 //! `tests/integration/support.rs`.)
 
 use std::time::Duration;
@@ -68,4 +68,15 @@ where
     done_rx
         .recv_timeout(Duration::from_secs(60))
         .unwrap_or_else(|_| panic!("{what}: did not finish within 60 s"))
+}
+
+/// The samples of an OpenMetrics text: `name{labels}` to its value.
+pub(crate) fn samples(text: &str) -> std::collections::HashMap<String, f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| {
+            let (series, value) = l.rsplit_once(' ')?;
+            Some((series.to_owned(), value.parse().ok()?))
+        })
+        .collect()
 }

@@ -1,7 +1,6 @@
 //! Unit tests of the manager and the metrics: HTTP endpoints, readiness, metric names and
 //! values, configuration errors, shutdown. Sources are `MemoryListerWatcher`s.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -21,7 +20,7 @@ use crate::factory::{InformerHandle, InformerParams};
 use crate::leader::LeaderElectionConfig;
 use crate::metrics::{ControllerMetrics, Metrics};
 use crate::shard::ShardConfig;
-use crate::test_support::eventually_async;
+use crate::test_support::{eventually_async, samples};
 use informer_testing::MemoryListerWatcher;
 
 fn cm(ns: &str, name: &str) -> ConfigMap {
@@ -66,17 +65,6 @@ async fn get(address: SocketAddr, path: &str) -> (u16, String) {
         .and_then(|s| s.parse().ok())
         .expect("a status line");
     (status, body.to_owned())
-}
-
-/// Samples of an OpenMetrics text: `name{labels}` → value.
-fn samples(text: &str) -> HashMap<String, f64> {
-    text.lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .filter_map(|l| {
-            let (series, value) = l.rsplit_once(' ')?;
-            Some((series.to_owned(), value.parse().ok()?))
-        })
-        .collect()
 }
 
 #[tokio::test]

@@ -27,7 +27,8 @@
 //! | `informer_handler_pending_notifications` | gauge | `informer`, `handler` | notifications buffered for a controller's handler |
 //! | `leader_election_master_status` | gauge | `name` | 1 while this replica leads (with leader election) |
 //!
-//! The workqueue `name` and the `controller` label are the controller's name. Workqueue
+//! The workqueue `name` and the `controller` label are the controller's name, or the name
+//! of a queue of your own built with [`Metrics::work_queue`]. Workqueue
 //! series carry both, as controller-runtime labels them (`controller` and `name`, the same
 //! value), and `workqueue_depth` also `priority`: always `""` here, one series per queue
 //! (controller-runtime's priority queue reports one series per priority). Informers
@@ -46,7 +47,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use informer_core::queue::QueueMetrics;
+use informer_core::queue::{Order, OrderedQueue, QueueBuilder, QueueMetrics, QueueStats};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::MetricType;
@@ -129,7 +130,56 @@ type LeaderFn = Arc<dyn Fn() -> bool + Send + Sync>;
 #[derive(Default)]
 struct Inner {
     controllers: Mutex<Vec<Arc<dyn ControllerProbe>>>,
+    /// Queues of the user's own ([`Metrics::work_queue`]).
+    queues: Mutex<Vec<QueueProbe>>,
     leader: Mutex<Option<(String, LeaderFn)>>,
+}
+
+/// The hooks [`Metrics::work_queue`] installs in a queue of your own: what the runner
+/// measures for a controller's queue (work durations, retries), the queue reports itself.
+struct OwnQueueHooks {
+    adds: AtomicU64,
+    retries: AtomicU64,
+    queue_duration: Histogram,
+    work_duration: Histogram,
+}
+
+impl QueueMetrics for OwnQueueHooks {
+    fn added(&self) {
+        self.adds.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn taken(&self, queue_duration: Duration) {
+        self.queue_duration.observe(queue_duration.as_secs_f64());
+    }
+
+    fn done(&self, work_duration: Duration) {
+        self.work_duration.observe(work_duration.as_secs_f64());
+    }
+
+    fn retried(&self) {
+        self.retries.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A queue of the user's own, read at each scrape while it lives.
+struct QueueProbe {
+    name: Arc<str>,
+    hooks: Arc<OwnQueueHooks>,
+    /// The queue's counters and in-flight times; `None` once the queue is dropped.
+    stats: Box<dyn Fn() -> Option<QueueStats> + Send + Sync>,
+}
+
+/// One queue's workqueue series at one scrape: a controller's or one of your own.
+struct QueueSample {
+    name: Arc<str>,
+    depth: usize,
+    adds: u64,
+    retries: u64,
+    queue_duration: Histogram,
+    work_duration: Histogram,
+    unfinished_work: Duration,
+    longest_running: Duration,
 }
 
 /// The metrics of any number of controllers, as one prometheus-client [`Collector`].
@@ -199,6 +249,89 @@ impl Metrics {
         if !controllers.iter().any(|c| Arc::ptr_eq(c, &probe)) {
             controllers.push(probe);
         }
+    }
+
+    /// Builds the queue `builder` describes, named `name`, with hooks that report it under
+    /// client-go's workqueue metrics (`workqueue_depth`, `workqueue_adds_total`, the queue
+    /// and work durations, `workqueue_unfinished_work_seconds`,
+    /// `workqueue_longest_running_processor_seconds`, `workqueue_retries_total`), labelled
+    /// `name` (and `controller`, the same value, as controller-runtime labels them), beside
+    /// the controllers' queues: for workers of your own (client-go's
+    /// `workqueue.NewTypedRateLimitingQueueWithConfig` with a `Name` and the global
+    /// metrics provider). Its series go when the queue is dropped. Metrics hooks given to
+    /// `builder` are replaced.
+    ///
+    /// ```
+    /// use informer_core::queue::WorkQueue;
+    /// use informer_core::Queue;
+    /// use informer_runtime::metrics::Metrics;
+    ///
+    /// let metrics = Metrics::new();
+    /// let queue = metrics.work_queue("foos", WorkQueue::<String>::builder());
+    /// queue.add("default/a".to_string());
+    /// let text = metrics.encode();
+    /// assert!(text.contains(r#"workqueue_depth{controller="foos",name="foos",priority=""} 1"#));
+    /// assert!(text.contains(r#"workqueue_adds_total{controller="foos",name="foos"} 1"#));
+    /// ```
+    pub fn work_queue<T, O>(
+        &self,
+        name: &str,
+        builder: QueueBuilder<T, OrderedQueue<T, O>>,
+    ) -> Arc<OrderedQueue<T, O>>
+    where
+        T: Clone + Eq + std::hash::Hash + Send + Sync + 'static,
+        O: Order + 'static,
+    {
+        let hooks = Arc::new(OwnQueueHooks {
+            adds: AtomicU64::new(0),
+            retries: AtomicU64::new(0),
+            queue_duration: work_duration_histogram(),
+            work_duration: work_duration_histogram(),
+        });
+        let queue = Arc::new(builder.name(name).metrics(hooks.clone()).build());
+        let weak = Arc::downgrade(&queue);
+        self.inner.queues.lock().push(QueueProbe {
+            name: Arc::from(name),
+            hooks,
+            stats: Box::new(move || weak.upgrade().map(|queue| queue.stats())),
+        });
+        queue
+    }
+
+    /// The workqueue series of every controller and every queue of your own, read now.
+    fn queue_samples(&self, controllers: &[ControllerSample]) -> Vec<QueueSample> {
+        let mut samples: Vec<QueueSample> = controllers
+            .iter()
+            .map(|c| QueueSample {
+                name: c.name.clone(),
+                depth: c.stats.queue_depth,
+                adds: c.hooks.adds(),
+                retries: c.stats.retries,
+                queue_duration: c.hooks.queue_duration.clone(),
+                work_duration: c.work_duration.clone(),
+                unfinished_work: c.unfinished_work,
+                longest_running: c.longest_running,
+            })
+            .collect();
+        let mut queues = self.inner.queues.lock();
+        // A dropped queue is forgotten.
+        queues.retain(|q| {
+            let Some(stats) = (q.stats)() else {
+                return false;
+            };
+            samples.push(QueueSample {
+                name: q.name.clone(),
+                depth: stats.depth,
+                adds: q.hooks.adds.load(Ordering::Relaxed),
+                retries: q.hooks.retries.load(Ordering::Relaxed),
+                queue_duration: q.hooks.queue_duration.clone(),
+                work_duration: q.hooks.work_duration.clone(),
+                unfinished_work: stats.unfinished_work.unwrap_or_default(),
+                longest_running: stats.longest_running.unwrap_or_default(),
+            });
+            true
+        });
+        samples
     }
 
     /// A sample of every controller, read now (not under the lock of the list, so that a
@@ -281,16 +414,17 @@ impl Collector for Metrics {
         let e = &mut encoder;
         // controller-runtime labels each queue series with the controller's name twice, as
         // `controller` and `name` (in Go's label order), and its depth by priority too.
-        let by_name = |c: &ControllerSample| {
+        let queues = self.queue_samples(&controllers);
+        let by_name = |q: &QueueSample| {
             [
-                ("controller".to_owned(), c.name.to_string()),
-                ("name".to_owned(), c.name.to_string()),
+                ("controller".to_owned(), q.name.to_string()),
+                ("name".to_owned(), q.name.to_string()),
             ]
         };
-        let by_priority = |c: &ControllerSample| {
+        let by_priority = |q: &QueueSample| {
             [
-                ("controller".to_owned(), c.name.to_string()),
-                ("name".to_owned(), c.name.to_string()),
+                ("controller".to_owned(), q.name.to_string()),
+                ("name".to_owned(), q.name.to_string()),
                 ("priority".to_owned(), String::new()),
             ]
         };
@@ -305,63 +439,57 @@ impl Collector for Metrics {
             "workqueue_depth",
             "Current depth of workqueue",
             MetricType::Gauge,
-            controllers
-                .iter()
-                .map(|c| (by_priority(c), gauge(c.stats.queue_depth))),
+            queues.iter().map(|q| (by_priority(q), gauge(q.depth))),
         )?;
         family(
             e,
             "workqueue_adds",
             "Total number of adds handled by workqueue",
             MetricType::Counter,
-            controllers
-                .iter()
-                .map(|c| (by_name(c), counter(c.hooks.adds()))),
+            queues.iter().map(|q| (by_name(q), counter(q.adds))),
         )?;
         family(
             e,
             "workqueue_queue_duration_seconds",
             "How long in seconds an item stays in workqueue before being requested",
             MetricType::Histogram,
-            controllers
+            queues
                 .iter()
-                .map(|c| (by_name(c), HistogramRef(&c.hooks.queue_duration))),
+                .map(|q| (by_name(q), HistogramRef(&q.queue_duration))),
         )?;
         family(
             e,
             "workqueue_work_duration_seconds",
             "How long in seconds processing an item from workqueue takes",
             MetricType::Histogram,
-            controllers
+            queues
                 .iter()
-                .map(|c| (by_name(c), HistogramRef(&c.work_duration))),
+                .map(|q| (by_name(q), HistogramRef(&q.work_duration))),
         )?;
         family(
             e,
             "workqueue_unfinished_work_seconds",
             "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
             MetricType::Gauge,
-            controllers
+            queues
                 .iter()
-                .map(|c| (by_name(c), seconds(c.unfinished_work))),
+                .map(|q| (by_name(q), seconds(q.unfinished_work))),
         )?;
         family(
             e,
             "workqueue_longest_running_processor_seconds",
             "How many seconds has the longest running processor for workqueue been running.",
             MetricType::Gauge,
-            controllers
+            queues
                 .iter()
-                .map(|c| (by_name(c), seconds(c.longest_running))),
+                .map(|q| (by_name(q), seconds(q.longest_running))),
         )?;
         family(
             e,
             "workqueue_retries",
             "Total number of retries handled by workqueue",
             MetricType::Counter,
-            controllers
-                .iter()
-                .map(|c| (by_name(c), counter(c.stats.retries))),
+            queues.iter().map(|q| (by_name(q), counter(q.retries))),
         )?;
 
         // Reconciles (controller-runtime names).

@@ -114,3 +114,43 @@ fn reconcile_total_counts_each_answer_under_controller_runtimes_result_label() {
         "one series per result"
     );
 }
+
+#[tokio::test]
+async fn a_queue_of_your_own_reports_under_client_gos_workqueue_names_until_dropped() {
+    use crate::test_support::samples;
+    use informer_core::queue::{WorkQueue, take};
+
+    let metrics = Metrics::new();
+    let queue = metrics.work_queue("foos", WorkQueue::<String>::builder());
+    queue.add("default/a".to_string());
+    queue.add("default/b".to_string());
+    {
+        let item = take(&*queue).await.unwrap();
+        queue.add_rate_limited(item.to_string());
+    }
+    let text = metrics.encode();
+    let samples = samples(&text);
+    let series = |name: &str| format!(r#"{name}{{controller="foos",name="foos"}}"#);
+    assert_eq!(samples[&series("workqueue_adds_total")], 2.0, "{text}");
+    assert_eq!(samples[&series("workqueue_retries_total")], 1.0, "{text}");
+    assert_eq!(
+        samples[&series("workqueue_work_duration_seconds_count")],
+        1.0,
+        "one item done: {text}"
+    );
+    assert_eq!(
+        samples[&series("workqueue_queue_duration_seconds_count")],
+        1.0
+    );
+    assert_eq!(
+        samples[r#"workqueue_depth{controller="foos",name="foos",priority=""}"#], 1.0,
+        "b waits; a waits for its retry"
+    );
+    assert!(samples.contains_key(&series("workqueue_unfinished_work_seconds")));
+
+    drop(queue);
+    assert!(
+        !metrics.encode().contains(r#"name="foos""#),
+        "a dropped queue's series go"
+    );
+}
