@@ -141,6 +141,7 @@
 //! | `watches(ConfigMap, mapper = f, ...)` | reconcile the keys `f` returns: `fn(&ConfigMap) -> Vec<ObjectKey>` or `-> Option<ObjectKey>`, or `fn(&ConfigMap, &Context<Self>) -> ...` to read the controller's listers and indexes (the parents an index files under the ConfigMap) | `watches_with` |
 //! | `children(ReplicaSet, from = f, ...)` | the children `f` wants, applied, owned, watched and deleted for you (see above; one per type); `create_only`: created when missing, never changed | `children_with` |
 //! | `status = f` | the status `f` computes for each primary object (`fn(&T) -> S` or `fn(&T, &Context<Self>) -> S`, `S` its status type or an `Option` of it; for a resource whose status type is known, one that declares it as kube's `#[kube(status = "...")]` does or a k8s-openapi type with a status (`Deployment`, `Pod`, `Job`, ...), any other return type is a compile error), written with server-side apply after `reconcile` succeeded and the children are in line (not while one of them fails, nor after a failed reconcile: `on_error` reports failures) when the cached object does not hold it, or holds fields the function stopped returning (which the apply removes) | `status` |
+//! | `validate = f` | a check of each live primary object before anything else: `fn(&T) -> Result<(), E>` or `fn(&T, &Context<Self>) -> Result<(), E>` (`E` a `ReconcileError` or any error); an `Err` writes no child, skips `reconcile` and the status, and goes to `on_error` (a [terminal](crate::runtime::ReconcileError::terminal) one waits for the object's next change); an object being deleted is not checked | `validate` |
 //! | `index = [ByOwner]` | typed indexes of the primary resource, registered up front | `indexed_by` |
 //! | `workers = 4` | reconciles at once (at least 1; default 1) | `workers` |
 //! | `resync = "10m"` | queue every object again this often (at least 1s), whatever its `*_changed` filters (java-operator-sdk's `maxReconciliationInterval`) | `resync` |
@@ -383,11 +384,11 @@
 //!   events of children written before the failure, too. Each child type is applied even
 //!   when another failed (in declaration order); the declared status waits until they all
 //!   succeed, and `reconcile` too.
-//! - **A spec that cannot be served writes no child** when each children function checks
-//!   it first: `validate(parent)?` at the top of each, returning a
+//! - **A spec that cannot be served writes no child** with `validate = f`, which runs
+//!   before the children step and returns a
 //!   [terminal](crate::runtime::ReconcileError::terminal) error (not retried until the
-//!   spec changes). Child types are applied independently, so a check in one function
-//!   alone leaves the others applied.
+//!   spec changes). Child types are applied independently, so an error of one children
+//!   function alone leaves the others applied.
 //! - **Errors of the children step arrive wrapped**, as `computing the StatefulSet children
 //!   failed: <yours>` or `applying Secret ns/name failed: <the API's>`; `error.as_error()`
 //!   is a [`ChildrenError`](crate::runtime::controller::ChildrenError) and its `source()` is

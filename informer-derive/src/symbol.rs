@@ -17,6 +17,7 @@ pub const METADATA: &str = "metadata";
 pub const QUEUE: &str = "queue";
 pub const STORE: &str = "store";
 pub const STATUS: &str = "status";
+pub const VALIDATE: &str = "validate";
 pub const KEEP_MANAGED_FIELDS: &str = "keep_managed_fields";
 pub const READ_YOUR_WRITES: &str = "read_your_writes";
 pub const NAME: &str = "name";
@@ -37,6 +38,7 @@ pub const CONTROLLER_KEYS: &[&str] = &[
     WATCHES,
     CHILDREN,
     STATUS,
+    VALIDATE,
     INDEX,
     WORKERS,
     RESYNC,

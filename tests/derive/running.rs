@@ -536,3 +536,113 @@ async fn a_namespace_named_by_a_function_is_the_one_watched() {
         "team-b's ConfigMap was never reconciled"
     );
 }
+
+/// A ConfigMap child per Secret, for Secrets that say which team they are for.
+#[derive(ControllerSpec)]
+#[controller(for = Secret, namespace = "default", validate = has_team)]
+#[controller(children(ConfigMap, from = summary))]
+struct Summaries {
+    refused: mpsc::UnboundedSender<String>,
+}
+
+fn has_team(secret: &Secret, ctx: &Context<Summaries>) -> Result<(), ReconcileError> {
+    let _ = ctx.secrets(); // the context form, with the listers at hand
+    match secret.labels().get("team") {
+        Some(_) => Ok(()),
+        None => Err(ReconcileError::terminal("label the Secret with its team")),
+    }
+}
+
+fn summary(secret: &Secret) -> Option<ConfigMap> {
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some(format!("{}-summary", secret.name_any()));
+    Some(cm)
+}
+
+impl Reconcile for Summaries {
+    async fn reconcile(
+        &self,
+        _ctx: &Context<Self>,
+        _key: &ObjectKey,
+        _secret: Option<Arc<Secret>>,
+    ) -> Result<Action, ReconcileError> {
+        Ok(Action::Done)
+    }
+
+    async fn on_error(
+        &self,
+        _ctx: &Context<Self>,
+        key: &ObjectKey,
+        _secret: Option<Arc<Secret>>,
+        error: &ReconcileError,
+    ) -> Action {
+        let _ = self.refused.send(format!("{key}: {error}"));
+        error.default_action()
+    }
+}
+
+#[tokio::test]
+async fn a_spec_refused_by_validate_gets_no_child_until_it_is_fixed() {
+    let server = TestApiServer::start().await.unwrap();
+    let client = server.client();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(Summaries { refused: tx }.run_until(client.clone(), cancel.clone()));
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "default");
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    secrets
+        .create(&PostParams::default(), &secret("anonymous"))
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut rx, "the refusal").await,
+        "default/anonymous: label the Secret with its team"
+    );
+    let mut labelled = secret("team-a");
+    labelled
+        .metadata
+        .labels
+        .get_or_insert_default()
+        .insert("team".into(), "a".into());
+    secrets
+        .create(&PostParams::default(), &labelled)
+        .await
+        .unwrap();
+    crate::servers::until("team-a's summary", async || {
+        config_maps
+            .get_opt("team-a-summary")
+            .await
+            .unwrap()
+            .is_some()
+    })
+    .await;
+    assert!(
+        config_maps
+            .get_opt("anonymous-summary")
+            .await
+            .unwrap()
+            .is_none(),
+        "no child for the refused Secret"
+    );
+    assert!(rx.try_recv().is_err(), "a terminal refusal is not retried");
+    // Fixed: its child comes.
+    let patch = serde_json::json!({"metadata": {"labels": {"team": "b"}}});
+    secrets
+        .patch(
+            "anonymous",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await
+        .unwrap();
+    crate::servers::until("anonymous's summary once fixed", async || {
+        config_maps
+            .get_opt("anonymous-summary")
+            .await
+            .unwrap()
+            .is_some()
+    })
+    .await;
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+}

@@ -32,6 +32,8 @@ pub struct Controller {
     pub store: Option<Path>,
     /// `status = f`: the primary's declared status.
     pub status: Option<Expr>,
+    /// `validate = f`: the check of a live primary object before its children.
+    pub validate: Option<Expr>,
     pub keep_managed_fields: bool,
     /// `read_your_writes = false`: the read-your-own-writes gate is off.
     pub read_your_writes: Option<LitBool>,
@@ -139,6 +141,7 @@ impl Controller {
             queue: None,
             store: None,
             status: None,
+            validate: None,
             keep_managed_fields: false,
             read_your_writes: None,
             name: None,
@@ -218,6 +221,12 @@ impl Controller {
                                 &mut c.status,
                                 key,
                                 value(key, input, "status = path::to::fn")?,
+                            ),
+                            VALIDATE => once(
+                                cx,
+                                &mut c.validate,
+                                key,
+                                value(key, input, "validate = path::to::fn")?,
                             ),
                             KEEP_MANAGED_FIELDS => {
                                 flag(key, input)?;

@@ -260,6 +260,19 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
             }
         });
     }
+    if let Some(validate) = &c.validate {
+        // Checked against the forms `Validator` accepts; the error lands on the name.
+        let call = quote_spanned! {validate.span()=>
+            #krate::controller::Validator::<Self, _>::validate(&validate, parent, &cell)
+        };
+        steps.push(quote! {
+            {
+                let cell = builder.context_cell::<Self>();
+                let validate = #validate;
+                builder.validate(move |parent: &#resource| #call)
+            }
+        });
+    }
     if let Some(on) = &c.read_your_writes {
         steps.push(quote!(builder.read_your_writes(#on)));
     }

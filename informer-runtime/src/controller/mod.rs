@@ -106,6 +106,7 @@ pub use builder::{BuildError, ControllerBuilder, DEFAULT_SHUTDOWN_TIMEOUT, Watch
 pub use children::{
     APPLIED_HASH_ANNOTATION, CONTROLLER_LABEL, ChildRef, ChildrenError, ChildrenReport,
     DesiredChildren, DesiredStatus, IntoChildren, OWNER_ANNOTATION, OWNER_UID_LABEL, TAKEN_RETRY,
+    Validator,
 };
 pub use context::{Context, ControllerContext, NoClient, related_lister, related_lister_at};
 pub use filter::Filter;

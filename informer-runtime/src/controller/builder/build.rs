@@ -113,17 +113,19 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         if let Some(make) = self.status {
             children.push(make(reconcile_client.clone(), name.to_string()));
         }
-        let reconciler: Arc<dyn KeyReconciler<K>> = if children.is_empty() {
-            Arc::new(reconciler)
-        } else {
-            // Children and status are written during reconciles: attribute their writes.
-            reconcile_client.handed_out();
-            Arc::new(WithChildren {
-                controller: name.clone(),
-                children,
-                inner: reconciler,
-            })
-        };
+        let reconciler: Arc<dyn KeyReconciler<K>> =
+            if children.is_empty() && self.validate.is_none() {
+                Arc::new(reconciler)
+            } else {
+                // Children and status are written during reconciles: attribute their writes.
+                reconcile_client.handed_out();
+                Arc::new(WithChildren {
+                    controller: name.clone(),
+                    validate: self.validate,
+                    children,
+                    inner: reconciler,
+                })
+            };
 
         let state = Arc::new(RunnerState::new(name, queue, self.hooks, self.workers));
         let probe = Arc::new(Probe {

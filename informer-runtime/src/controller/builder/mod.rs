@@ -29,7 +29,7 @@ use super::consistency::ReconcileClient;
 use super::consistency::{Gate, tracking_client};
 use super::enqueue::{MapperFn, Mapping};
 use super::filter::Filter;
-use super::reconciler::BoxError;
+use super::reconciler::{BoxError, ReconcileError};
 use super::{ContextCell, ControllerResource};
 use crate::factory::{InformerFactory, InformerParams, NamespacedScope};
 use crate::lister::Index;
@@ -181,6 +181,8 @@ pub struct ControllerBuilder<K: ControllerResource> {
     child_types: Vec<(std::any::TypeId, &'static str)>,
     /// The declared status, made once the controller's client exists.
     status: Option<MakeStatus<K>>,
+    /// The check of a live object before its children and reconcile.
+    validate: Option<super::children::ValidateFn<K>>,
     hooks: Arc<WorkqueueHooks>,
     read_your_writes: bool,
     gate: Arc<Gate>,
@@ -237,6 +239,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             related: Vec::new(),
             child_types: Vec::new(),
             status: None,
+            validate: None,
             hooks: Arc::new(WorkqueueHooks::new()),
             read_your_writes: true,
             gate: Arc::new(Gate::new()),
@@ -746,6 +749,37 @@ impl<K: ControllerResource> ControllerBuilder<K> {
                 applied: Default::default(),
             })
         }));
+        self
+    }
+
+    /// Checks each live object (not being deleted) before anything else of its reconcile:
+    /// an `Err` writes no declared child (none applied, none deleted), skips the reconcile
+    /// and the declared status, and goes to the error policy (`on_error`), as the
+    /// reconcile's error would. Return [`ReconcileError::terminal`] for a spec only its
+    /// author can fix: it is not retried until the object changes. Without it, child types
+    /// are applied independently, so an invalid spec has to be refused in every children
+    /// function. An object being deleted is not checked: its cleanup goes on. (The derive's
+    /// `validate = f`, with [`Validator`](crate::controller::Validator).)
+    ///
+    /// ```
+    /// # use informer_runtime::controller::Controller;
+    /// # use informer_runtime::factory::InformerFactory;
+    /// use informer_runtime::controller::ReconcileError;
+    /// use k8s_openapi::api::apps::v1::Deployment;
+    /// # let factory = InformerFactory::without_client();
+    /// let builder = Controller::<Deployment>::builder(&factory).validate(|d: &Deployment| {
+    ///     match d.spec.as_ref().and_then(|s| s.replicas) {
+    ///         Some(n) if n > 10 => Err(ReconcileError::terminal("at most 10 replicas")),
+    ///         _ => Ok(()),
+    ///     }
+    /// });
+    /// # let _ = builder;
+    /// ```
+    pub fn validate(
+        mut self,
+        validate: impl Fn(&K) -> Result<(), ReconcileError> + Send + Sync + 'static,
+    ) -> Self {
+        self.validate = Some(Arc::new(validate));
         self
     }
 

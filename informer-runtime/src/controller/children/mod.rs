@@ -182,6 +182,84 @@ where
     }
 }
 
+/// What `validate = f` of `#[derive(ControllerSpec)]` accepts: `fn(&Parent) -> Result<(), E>`,
+/// or `fn(&Parent, &Context<S>) -> Result<(), E>` to read the context's listers, `E` a
+/// [`ReconcileError`] or any error (`?` works; an error that is not a `ReconcileError` is
+/// transient). (`Marker` only tells the forms apart.) See
+/// [`ControllerBuilder::validate`](super::ControllerBuilder::validate).
+///
+/// ```
+/// use informer_runtime::controller::{
+///     Controller, ControllerBuilder, ControllerSpec, ReconcileError, Validator,
+/// };
+/// use k8s_openapi::api::core::v1::ConfigMap;
+///
+/// struct Settings;
+/// impl ControllerSpec for Settings {
+///     type Resource = ConfigMap;
+///     type Listers = ();
+///     fn configure(&self, b: ControllerBuilder<ConfigMap>) -> ControllerBuilder<ConfigMap> { b }
+///     fn listers(_: &Controller<ConfigMap>) {}
+/// }
+/// fn has_mode(cm: &ConfigMap) -> Result<(), ReconcileError> {
+///     match cm.data.as_ref().and_then(|d| d.get("mode")) {
+///         Some(_) => Ok(()),
+///         None => Err(ReconcileError::terminal("data.mode is required")),
+///     }
+/// }
+/// fn check<M>(_: impl Validator<Settings, M>) {}
+/// check(has_mode);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot validate the objects of `{S}`",
+    label = "expected `fn(&Parent) -> Result<(), ReconcileError>` or `fn(&Parent, &Context<{S}>) -> Result<(), ReconcileError>`",
+    note = "`validate = f` names a function run first for each live object: an `Err` writes no child, skips `reconcile` and the status, and goes to `on_error` (`ReconcileError::terminal` for a spec only its author can fix); it is a plain `fn`, not an `async fn`"
+)]
+pub trait Validator<S: ControllerSpec, Marker> {
+    /// Whether `parent` can be served.
+    ///
+    /// # Errors
+    /// The function's, or the context not being set yet (outside `into_controller`).
+    fn validate(
+        &self,
+        parent: &S::Resource,
+        context: &ContextCell<S>,
+    ) -> Result<(), ReconcileError>;
+}
+
+impl<S, F, E> Validator<S, fn(E)> for F
+where
+    S: ControllerSpec,
+    F: Fn(&S::Resource) -> Result<(), E>,
+    E: Into<ReconcileError>,
+{
+    fn validate(
+        &self,
+        parent: &S::Resource,
+        _context: &ContextCell<S>,
+    ) -> Result<(), ReconcileError> {
+        self(parent).map_err(Into::into)
+    }
+}
+
+impl<S, F, E> Validator<S, fn(E, S)> for F
+where
+    S: ControllerSpec,
+    F: Fn(&S::Resource, &Context<S>) -> Result<(), E>,
+    E: Into<ReconcileError>,
+{
+    fn validate(
+        &self,
+        parent: &S::Resource,
+        context: &ContextCell<S>,
+    ) -> Result<(), ReconcileError> {
+        let context = context
+            .get()
+            .ok_or_else(|| ReconcileError::transient(NotBuilt))?;
+        self(parent, context).map_err(Into::into)
+    }
+}
+
 /// What `children(C, from = f)` of `#[derive(ControllerSpec)]` accepts: `fn(&Parent) -> R`,
 /// or `fn(&Parent, &Context<S>) -> R` to read the context's listers, where `R` is one of
 /// the [`IntoChildren`] forms. (`Marker` only tells the forms apart.)
@@ -607,14 +685,19 @@ impl ChildrenError {
 /// succeeded, writes the declared status.
 pub(crate) struct WithChildren<P, R> {
     pub(crate) controller: Arc<str>,
+    /// Runs first for a live object ([`ControllerBuilder::validate`](super::ControllerBuilder::validate)).
+    pub(crate) validate: Option<ValidateFn<P>>,
     pub(crate) children: Vec<Arc<dyn SyncChildren<P>>>,
     pub(crate) inner: R,
 }
 
+/// A controller's check of a live object before its children and reconcile.
+pub(crate) type ValidateFn<P> = Arc<dyn Fn(&P) -> Result<(), ReconcileError> + Send + Sync>;
+
 #[async_trait::async_trait]
 impl<P, R> KeyReconciler<P> for WithChildren<P, R>
 where
-    P: Send + Sync + 'static,
+    P: kube::Resource + Send + Sync + 'static,
     R: KeyReconciler<P>,
 {
     async fn reconcile(
@@ -622,6 +705,13 @@ where
         key: &ObjectKey,
         obj: Option<Arc<P>>,
     ) -> Result<Action, ReconcileError> {
+        if let (Some(validate), Some(object)) = (&self.validate, obj.as_deref())
+            && object.meta().deletion_timestamp.is_none()
+        {
+            // Nothing is written for a live object that cannot be served; one being deleted
+            // is not checked, so that its cleanup goes on.
+            validate(object)?;
+        }
         let mut report = ChildrenReport::default();
         let mut first_error = None;
         for set in self.children.iter().filter(|set| !set.after_reconcile()) {

@@ -126,6 +126,7 @@ fn taken_error() -> ReconcileError {
 async fn a_taken_child_name_is_looked_at_again_soon_not_after_a_growing_backoff() {
     let with_children = WithChildren::<ConfigMap, NoReconcile> {
         controller: "ctl".into(),
+        validate: None,
         children: Vec::new(),
         inner: NoReconcile,
     };
@@ -218,6 +219,16 @@ async fn run_steps(
     steps: &[(&'static str, bool, bool)],
     reconcile_fails: bool,
 ) -> (Vec<&'static str>, Result<Action, ReconcileError>) {
+    run_validated_steps(steps, reconcile_fails, None, None).await
+}
+
+/// [`run_steps`] for `object`, behind `validate`.
+async fn run_validated_steps(
+    steps: &[(&'static str, bool, bool)],
+    reconcile_fails: bool,
+    validate: Option<ValidateFn<ConfigMap>>,
+    object: Option<ConfigMap>,
+) -> (Vec<&'static str>, Result<Action, ReconcileError>) {
     let log = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let children = steps
         .iter()
@@ -243,11 +254,12 @@ async fn run_steps(
     });
     let with_children = WithChildren {
         controller: "ctl".into(),
+        validate,
         children,
         inner,
     };
     let key = ObjectKey::new(Some("default"), "app");
-    let result = with_children.reconcile(&key, None).await;
+    let result = with_children.reconcile(&key, object.map(Arc::new)).await;
     let log = log.lock().clone();
     (log, result)
 }
@@ -287,4 +299,34 @@ async fn every_child_type_is_applied_and_the_first_failure_in_declaration_order_
         error.contains("secrets") && !error.contains("services"),
         "{error}"
     );
+}
+
+#[tokio::test]
+async fn an_object_validate_refuses_gets_no_child_reconcile_or_status() {
+    let steps = [("secrets", false, false), ("status", false, true)];
+    let refuse: ValidateFn<ConfigMap> =
+        Arc::new(|_cm: &ConfigMap| Err(ReconcileError::terminal("no mode")));
+    let (log, result) = run_validated_steps(
+        &steps,
+        false,
+        Some(refuse.clone()),
+        Some(ConfigMap::default()),
+    )
+    .await;
+    assert!(log.is_empty(), "{log:?}");
+    let error = result.unwrap_err();
+    assert!(
+        error.is_terminal() && error.to_string() == "no mode",
+        "{error}"
+    );
+    // An object being deleted, or gone, is not validated: its cleanup goes on.
+    let mut deleting = ConfigMap::default();
+    deleting.metadata.deletion_timestamp = Some(
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()),
+    );
+    for object in [Some(deleting), None] {
+        let (log, result) = run_validated_steps(&steps, false, Some(refuse.clone()), object).await;
+        assert_eq!(log, ["secrets", "reconcile", "status"]);
+        assert!(result.is_ok());
+    }
 }
