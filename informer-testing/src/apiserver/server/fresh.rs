@@ -45,6 +45,9 @@ pub(super) async fn wait_until_fresh(
 /// The revision a get, list or streaming watch reads at least, if the watch cache would
 /// wait for it.
 fn awaited(verb: Verb, path: &ResourcePath, query: &Query) -> Option<u64> {
+    // A read at no version, or at any (`0`), never waits: most reads end here, before the
+    // selectors and options are parsed (the handler parses them again).
+    let rv = query.string("resourceVersion").filter(|rv| *rv != "0")?;
     match verb {
         Verb::Get => {
             let name = path.name.as_deref()?;
@@ -56,7 +59,6 @@ fn awaited(verb: Verb, path: &ResourcePath, query: &Query) -> Option<u64> {
             if !served || !path_segment_errors(name).is_empty() {
                 return None;
             }
-            let rv = query.string("resourceVersion").filter(|rv| *rv != "0")?;
             read_revision(rv).ok()
         }
         Verb::List => {
@@ -72,7 +74,6 @@ fn awaited(verb: Verb, path: &ResourcePath, query: &Query) -> Option<u64> {
             if options.send_initial_events != Some(true) {
                 return None;
             }
-            let rv = options.resource_version.filter(|rv| *rv != "0")?;
             read_revision(rv).ok()
         }
         _ => None,
