@@ -47,6 +47,24 @@ pub(crate) fn is_terminating(namespace: &Value) -> bool {
     gc::is_deleting(namespace)
 }
 
+/// Those of `names` that are namespaces that exist and are not terminating: where a
+/// per-namespace controller (the service account controller, the root CA publisher) may
+/// create objects.
+pub(crate) fn active<'a>(store: &Store, registry: &Registry, names: &[&'a str]) -> Vec<&'a str> {
+    let Some(namespaces) = registry.by_path("", "v1", "namespaces") else {
+        return Vec::new();
+    };
+    names
+        .iter()
+        .copied()
+        .filter(|name| {
+            store
+                .get(&namespaces, None, name)
+                .is_ok_and(|ns| !is_terminating(&ns))
+        })
+        .collect()
+}
+
 /// A namespace's `spec.finalizers`.
 pub(crate) fn spec_finalizers(namespace: &Value) -> Vec<Value> {
     namespace

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::controllers::{Controller, NamespaceQueue};
-use super::namespaces::is_terminating;
+use super::namespaces::active;
 use super::resource::{Registry, ResourceKey};
 use super::storage::{Change, EventType, Snapshot, Store, Subresource, WriteOptions};
 
@@ -48,19 +48,10 @@ pub(crate) fn process_ca() -> Option<Arc<str>> {
 /// Makes or mends the `kube-root-ca.crt` ConfigMap of each of `namespaces` that exists and is
 /// not terminating, holding `ca`.
 pub(crate) fn publish(store: &mut Store, registry: &Registry, namespaces: &[&str], ca: &str) {
-    let (Some(namespace_type), Some(config_maps)) = (
-        registry.by_path("", "v1", "namespaces"),
-        registry.by_path("", "v1", "configmaps"),
-    ) else {
+    let Some(config_maps) = registry.by_path("", "v1", "configmaps") else {
         return;
     };
-    for &namespace in namespaces {
-        let active = store
-            .get(&namespace_type, None, namespace)
-            .is_ok_and(|ns| !is_terminating(&ns));
-        if !active {
-            continue;
-        }
+    for namespace in active(store, registry, namespaces) {
         let result = match store.get(&config_maps, Some(namespace), NAME) {
             Err(_) => {
                 let config_map = json!({

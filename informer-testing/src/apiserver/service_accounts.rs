@@ -31,7 +31,7 @@ use super::status::{ApiError, FieldError};
 use super::str_at;
 
 use super::controllers::{Controller, NamespaceQueue};
-use super::namespaces::is_terminating;
+use super::namespaces::active;
 use super::resource::{Registry, ResourceKey};
 use super::storage::{Change, EventType, Object, Snapshot, Store, WriteOptions};
 
@@ -60,17 +60,11 @@ pub(crate) fn admit_pod(pod: &mut Value) {
 /// Creates the `default` ServiceAccount of each of `namespaces` that exists, is not
 /// terminating and has none.
 pub(crate) fn create_defaults(store: &mut Store, registry: &Registry, namespaces: &[&str]) {
-    let (Some(namespace_type), Some(accounts)) = (
-        registry.by_path("", "v1", "namespaces"),
-        registry.by_path("", "v1", "serviceaccounts"),
-    ) else {
+    let Some(accounts) = registry.by_path("", "v1", "serviceaccounts") else {
         return;
     };
-    for &namespace in namespaces {
-        let active = store
-            .get(&namespace_type, None, namespace)
-            .is_ok_and(|ns| !is_terminating(&ns));
-        if !active || store.get(&accounts, Some(namespace), DEFAULT).is_ok() {
+    for namespace in active(store, registry, namespaces) {
+        if store.get(&accounts, Some(namespace), DEFAULT).is_ok() {
             continue;
         }
         let account = json!({"apiVersion": "v1", "kind": "ServiceAccount",
