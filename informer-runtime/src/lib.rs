@@ -43,6 +43,7 @@ pub mod view;
 mod api_error;
 mod fallback;
 mod jitter;
+mod names;
 mod panic;
 mod pool;
 #[cfg(test)]

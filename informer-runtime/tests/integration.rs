@@ -8,6 +8,7 @@ mod integration {
     mod controller;
     mod events;
     mod factory;
+    mod finalizer;
     mod informer;
     mod leader;
     mod lister_watcher;

@@ -10,8 +10,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::{Action, ReconcileError};
+use super::consistency::ReconcileClient;
+use super::scope::ControllerScope;
+use super::{Action, ControllerResource, ReconcileError};
 use crate::api_error::brief;
+use informer_core::ObjectKey;
 
 /// What the reconcile given to [`finalizer`] is asked to do with the object.
 #[derive(Debug, Clone)]
@@ -28,7 +31,11 @@ pub enum FinalizerEvent<K> {
 }
 
 /// Runs `reconcile` for `object` behind the finalizer `name`, so that a deletion waits for
-/// its cleanup:
+/// its cleanup (kube-runtime's `finalizer`). A controller that owns its finalizer can
+/// instead declare it ([`ControllerBuilder::finalizer`](super::ControllerBuilder::finalizer)):
+/// it is then added before the declared children are written, and removed only when the
+/// cleanup answers [`Action::Done`]; here it is removed once `Cleanup` returns `Ok`, whatever
+/// the action:
 ///
 /// - a live object without the finalizer gets it first (a JSON patch through `api`), then
 ///   `reconcile(Apply(object as patched))` runs in the same call;
@@ -89,48 +96,11 @@ where
     let deleting = object.meta().deletion_timestamp.is_some();
     match (deleting, position) {
         (false, Some(_)) => reconcile(FinalizerEvent::Apply(object)).await,
-        (false, None) => {
-            // Kubernetes keeps duplicate finalizers: the test makes a concurrent add fail
-            // rather than add ours twice.
-            let patch = if finalizers.is_empty() {
-                json!([
-                    {"op": "test", "path": "/metadata/finalizers", "value": null},
-                    {"op": "add", "path": "/metadata/finalizers", "value": [name]},
-                ])
-            } else {
-                json!([
-                    {"op": "test", "path": "/metadata/finalizers", "value": finalizers},
-                    {"op": "add", "path": "/metadata/finalizers/-", "value": name},
-                ])
-            };
-            match patch_finalizers(api, &object, patch, name, "adding").await {
-                Ok(Some(patched)) => reconcile(FinalizerEvent::Apply(Arc::new(patched))).await,
-                // Deleted meanwhile (without our finalizer, nothing to clean up).
-                Ok(None) => Ok(Action::Done),
-                // The guard failed: the server's finalizers are not the cached ones.
-                Err(error) if guard_refused(&error) => {
-                    let Some(object_name) = object.meta().name.as_deref() else {
-                        return Err(error);
-                    };
-                    match api.get_opt(object_name).await {
-                        // The cache was behind: ours is there already.
-                        Ok(Some(live)) if live.finalizers().iter().any(|f| f == name) => {
-                            reconcile(FinalizerEvent::Apply(Arc::new(live))).await
-                        }
-                        // A fresh read shows none either, where the server has some: the
-                        // type does not keep them (a view without `finalizers`), and the
-                        // helper can never see its own.
-                        Ok(Some(live)) if live.finalizers().is_empty() => {
-                            Err(ReconcileError::terminal(format!(
-                                "the finalizer helper cannot work on this type: it does not keep metadata.finalizers (a view: keep finalizers and deletion_timestamp in #[view(metadata(...))]); adding finalizer {name} was refused because the object has finalizers this type does not show"
-                            )))
-                        }
-                        _ => Err(error),
-                    }
-                }
-                Err(error) => Err(error),
-            }
-        }
+        (false, None) => match add_finalizer(api, object, name).await? {
+            Some(object) => reconcile(FinalizerEvent::Apply(object)).await,
+            // Deleted meanwhile (without our finalizer, nothing to clean up).
+            None => Ok(Action::Done),
+        },
         (true, Some(i)) => {
             let action = reconcile(FinalizerEvent::Cleanup(object.clone())).await?;
             remove_finalizer(api, &object, name, i).await?;
@@ -140,13 +110,139 @@ where
     }
 }
 
+/// Adds the finalizer `name` to the live `object` (as cached), returning the object with it
+/// (`None`: gone meanwhile). The patch tests the cached finalizers, so that a concurrent
+/// change of them fails the write instead of losing someone's finalizer (Kubernetes keeps
+/// duplicates: it also keeps ours from being added twice). When the test fails, the live
+/// object decides: ours is there already (the cache was behind), or the add fails (a 422,
+/// retried after the key's backoff).
+pub(crate) async fn add_finalizer<K>(
+    api: &Api<K>,
+    object: Arc<K>,
+    name: &str,
+) -> Result<Option<Arc<K>>, ReconcileError>
+where
+    K: Resource + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
+{
+    let finalizers = object.finalizers();
+    let patch = if finalizers.is_empty() {
+        json!([
+            {"op": "test", "path": "/metadata/finalizers", "value": null},
+            {"op": "add", "path": "/metadata/finalizers", "value": [name]},
+        ])
+    } else {
+        json!([
+            {"op": "test", "path": "/metadata/finalizers", "value": finalizers},
+            {"op": "add", "path": "/metadata/finalizers/-", "value": name},
+        ])
+    };
+    match patch_finalizers(api, &object, patch, name, "adding").await {
+        Ok(patched) => Ok(patched.map(Arc::new)),
+        // The guard failed: the server's finalizers are not the cached ones.
+        Err(error) if guard_refused(&error) => {
+            let Some(object_name) = object.meta().name.as_deref() else {
+                return Err(error);
+            };
+            match api.get_opt(object_name).await {
+                // The cache was behind: ours is there already.
+                Ok(Some(live)) if live.finalizers().iter().any(|f| f == name) => {
+                    Ok(Some(Arc::new(live)))
+                }
+                // A fresh read shows none either, where the server has some: the type does
+                // not keep them (a view without `finalizers`), and the finalizer can never
+                // be seen.
+                Ok(Some(live)) if live.finalizers().is_empty() => {
+                    Err(ReconcileError::terminal(format!(
+                        "the finalizer {name} cannot be managed on this type: it does not keep metadata.finalizers (a view: keep finalizers and deletion_timestamp in #[view(metadata(...))]); adding it was refused because the object has finalizers this type does not show"
+                    )))
+                }
+                _ => Err(error),
+            }
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// The finalizer a controller manages itself
+/// ([`ControllerBuilder::finalizer`](super::ControllerBuilder::finalizer)): added to each live
+/// object before its children, removed once its cleanup finished. Its writes go through the
+/// controller's client, so the next reconcile of the key waits for the cache to see them.
+#[async_trait::async_trait]
+pub(crate) trait OwnFinalizer<P>: Send + Sync {
+    /// The finalizer.
+    fn name(&self) -> &str;
+
+    /// Adds it to the live `object`: the object with it, `None` when it is gone.
+    async fn add(&self, key: &ObjectKey, object: Arc<P>) -> Result<Option<Arc<P>>, ReconcileError>;
+
+    /// Removes it from `object`, being deleted, once its cleanup finished.
+    async fn remove(&self, key: &ObjectKey, object: &P) -> Result<(), ReconcileError>;
+}
+
+/// [`OwnFinalizer`] through the controller's client.
+pub(crate) struct FinalizerStep {
+    pub(crate) name: String,
+    pub(crate) client: Arc<ReconcileClient>,
+}
+
+impl FinalizerStep {
+    fn api<P: ControllerResource>(&self, key: &ObjectKey) -> Result<Api<P>, ReconcileError> {
+        let client = self.client.get().ok_or_else(|| {
+            ReconcileError::terminal(format!(
+                "the controller has no client to write its finalizer {} with: give the factory or the builder one",
+                self.name
+            ))
+        })?;
+        Ok(<P::Scope as ControllerScope>::api::<P>(
+            client.clone(),
+            key.namespace(),
+        ))
+    }
+}
+
+#[async_trait::async_trait]
+impl<P: ControllerResource> OwnFinalizer<P> for FinalizerStep {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn add(&self, key: &ObjectKey, object: Arc<P>) -> Result<Option<Arc<P>>, ReconcileError> {
+        add_finalizer(&self.api(key)?, object, &self.name).await
+    }
+
+    async fn remove(&self, key: &ObjectKey, object: &P) -> Result<(), ReconcileError> {
+        let Some(position) = object.finalizers().iter().position(|f| *f == self.name) else {
+            return Ok(());
+        };
+        remove_finalizer(&self.api(key)?, object, &self.name, position).await
+    }
+}
+
+/// Why `name` cannot be a controller's finalizer, if it cannot: the API server refuses a
+/// finalizer that is not a qualified name (apimachinery's `ValidateFinalizerName`) and warns
+/// about one without a domain ("prefer a domain-qualified finalizer name"), which a
+/// controller's own finalizer must have, so that it never meets another writer's.
+pub(crate) fn finalizer_name_problem(name: &str) -> Option<String> {
+    let Some((domain, rest)) = name.split_once('/') else {
+        return Some(format!(
+            "{name:?} has no domain: write a domain-qualified name such as \"example.com/{name}\""
+        ));
+    };
+    if !crate::names::is_qualified_name(name) {
+        return Some(format!(
+            "{name:?} is not a qualified name: a DNS subdomain ({domain:?}: lowercase letters, digits, '-' and '.'), '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit ({rest:?})"
+        ));
+    }
+    None
+}
+
 /// Removes the finalizer `name`, at `position` in the cached `object`'s list, once its
 /// cleanup ran. The patch tests the object's `uid` and the finalizer at that position, so that
 /// it never removes the finalizer of another object made since under the same name (whose
 /// cleanup has not run) nor someone else's finalizer. When the test fails (the cache was
 /// behind), the live object decides: gone, made again, or without the finalizer, there is
 /// nothing left to remove; with the finalizer elsewhere in its list, it is removed there.
-async fn remove_finalizer<K>(
+pub(crate) async fn remove_finalizer<K>(
     api: &Api<K>,
     object: &K,
     name: &str,

@@ -48,10 +48,15 @@
 //!   a spec.
 //!
 //! # Finalizers, events, failures
-//! - **Finalizers:** wrap the reconcile in [`finalizer`]: it adds the finalizer, runs
-//!   `Apply` while the object lives and `Cleanup` once it is being deleted, then removes the
-//!   finalizer (kube-runtime's `finalizer`, controller-runtime's `AddFinalizer` /
-//!   `RemoveFinalizer`). The `crd_controller` example uses it.
+//! - **Finalizers:** [`ControllerBuilder::finalizer`] (the derive's `finalizer = ".."`)
+//!   makes the finalizer the controller's: put on each live object before anything is
+//!   written for it, and removed once the reconciler's [`cleanup`](KeyReconciler::cleanup)
+//!   (run instead of the reconcile for an object being deleted) answers [`Action::Done`]
+//!   (java-operator-sdk's `Cleaner`). Or wrap the reconcile in [`finalizer`]: it adds the
+//!   finalizer, runs `Apply` while the object lives and `Cleanup` once it is being deleted,
+//!   then removes the finalizer (kube-runtime's `finalizer`, controller-runtime's
+//!   `AddFinalizer` / `RemoveFinalizer`). The `website_operator` example uses the first,
+//!   `crd_controller` the second.
 //! - **Events:** every controller has an
 //!   [`EventRecorder`](crate::events::EventRecorder) that reports as its name:
 //!   [`Context::recorder`] in a spec's reconcile, [`ControllerContext::recorder`], or
@@ -117,8 +122,8 @@ pub use owner::{
 #[allow(deprecated)]
 pub use reconciler::Reconciler;
 pub use reconciler::{
-    Action, BoxError, DefaultErrorPolicy, ErrorKind, ErrorPolicy, KeyReconciler, ReconcileError,
-    ReconcilerFn, reconciler_fn,
+    Action, BoxError, CleanupFn, DefaultErrorPolicy, ErrorKind, ErrorPolicy, KeyReconciler,
+    NoCleanup, ReconcileError, ReconcilerFn, reconciler_fn,
 };
 pub use scope::ControllerScope;
 pub use spec::{

@@ -135,6 +135,56 @@ pub trait KeyReconciler<K>: Send + Sync {
         let _ = (key, obj);
         error.default_action()
     }
+
+    /// Cleans up after `obj`, which is being deleted and still carries the controller's own
+    /// finalizer ([`ControllerBuilder::finalizer`](super::ControllerBuilder::finalizer)):
+    /// release what it holds that no owner reference cleans up (state outside the cluster,
+    /// objects a declared child's owner reference cannot reach). Runs instead of
+    /// [`reconcile`](Self::reconcile), after the declared children in other namespaces were
+    /// deleted. Provided: nothing to clean up. Never called for a controller without a
+    /// finalizer: an object without one is gone before any controller can see it being
+    /// deleted.
+    ///
+    /// The answer decides the finalizer: [`Action::Done`] removes it, which lets the API
+    /// server delete the object; [`Action::RequeueAfter`] or [`Action::Requeue`] keep it
+    /// and run the cleanup again after the delay or the backoff (java-operator-sdk's
+    /// `DeleteControl.noFinalizerRemoval().rescheduleAfter(..)`: an outside deletion still
+    /// in progress); an error keeps it and goes to [`on_error`](Self::on_error). The cleanup
+    /// may run again for one deletion (a crash before the removal): make it idempotent.
+    ///
+    /// # Errors
+    /// A [`ReconcileError`], as from [`reconcile`](Self::reconcile).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::ObjectKey;
+    /// use informer_runtime::controller::{Action, KeyReconciler, ReconcileError};
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// struct Mirror;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl KeyReconciler<ConfigMap> for Mirror {
+    ///     async fn reconcile(&self, _key: &ObjectKey, _cm: Option<Arc<ConfigMap>>) -> Result<Action, ReconcileError> {
+    ///         // Copy the ConfigMap to the outside store.
+    ///         Ok(Action::Done)
+    ///     }
+    ///
+    ///     async fn cleanup(&self, key: &ObjectKey, _cm: Arc<ConfigMap>) -> Result<Action, ReconcileError> {
+    ///         // Delete the outside copy; the finalizer goes when this returns `Done`.
+    ///         tracing::info!(%key, "outside copy deleted");
+    ///         Ok(Action::Done)
+    ///     }
+    /// }
+    /// # let _: Arc<dyn KeyReconciler<ConfigMap>> = Arc::new(Mirror);
+    /// ```
+    async fn cleanup(&self, key: &ObjectKey, obj: Arc<K>) -> Result<Action, ReconcileError>
+    where
+        K: Send + Sync + 'static,
+    {
+        let _ = (key, obj);
+        Ok(Action::Done)
+    }
 }
 
 #[async_trait]
@@ -157,6 +207,9 @@ where
         error: &ReconcileError,
     ) -> Action {
         (**self).on_error(key, obj, error).await
+    }
+    async fn cleanup(&self, key: &ObjectKey, obj: Arc<K>) -> Result<Action, ReconcileError> {
+        (**self).cleanup(key, obj).await
     }
 }
 
@@ -181,6 +234,9 @@ where
     ) -> Action {
         (**self).on_error(key, obj, error).await
     }
+    async fn cleanup(&self, key: &ObjectKey, obj: Arc<K>) -> Result<Action, ReconcileError> {
+        (**self).cleanup(key, obj).await
+    }
 }
 
 /// The old name of [`KeyReconciler`], too close to [`Reconcile`](super::Reconcile). Kept so
@@ -193,16 +249,22 @@ pub trait Reconciler<K> {}
 
 /// A [`KeyReconciler`] made from a closure returning a future; see [`reconciler_fn`].
 #[derive(Clone)]
-pub struct ReconcilerFn<F, P = DefaultErrorPolicy> {
+pub struct ReconcilerFn<F, P = DefaultErrorPolicy, C = NoCleanup> {
     f: F,
     policy: P,
+    cleanup: C,
 }
+
+/// The cleanup of a [`reconciler_fn`] without one: nothing to clean up
+/// ([`KeyReconciler::cleanup`]'s default).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoCleanup;
 
 /// The error policy of a [`reconciler_fn`] without one: [`ReconcileError::default_action`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DefaultErrorPolicy;
 
-impl<F> ReconcilerFn<F> {
+impl<F, C> ReconcilerFn<F, DefaultErrorPolicy, C> {
     /// Adds an error policy (kube-runtime's `error_policy`): called after a failed
     /// reconcile, with the key, the object the reconcile was given and the error, it
     /// answers what happens to the key (see [`KeyReconciler::on_error`]).
@@ -222,15 +284,52 @@ impl<F> ReconcilerFn<F> {
     /// });
     /// let _: Arc<dyn KeyReconciler<Pod>> = Arc::new(reconciler);
     /// ```
-    pub fn error_policy<K, P>(self, policy: P) -> ReconcilerFn<F, P>
+    pub fn error_policy<K, P>(self, policy: P) -> ReconcilerFn<F, P, C>
     where
         P: Fn(&ObjectKey, Option<Arc<K>>, &ReconcileError) -> Action + Send + Sync,
     {
-        ReconcilerFn { f: self.f, policy }
+        ReconcilerFn {
+            f: self.f,
+            policy,
+            cleanup: self.cleanup,
+        }
     }
 }
 
-impl<F, P> fmt::Debug for ReconcilerFn<F, P> {
+impl<F, P> ReconcilerFn<F, P, NoCleanup> {
+    /// Adds a cleanup: for an object being deleted that still carries the controller's
+    /// finalizer ([`ControllerBuilder::finalizer`](super::ControllerBuilder::finalizer)),
+    /// called with its key and the object instead of the reconcile; [`Action::Done`]
+    /// removes the finalizer (see [`KeyReconciler::cleanup`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_runtime::controller::{Action, KeyReconciler, ReconcileError, reconciler_fn};
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let reconciler = reconciler_fn(|_key, _cm: Option<Arc<ConfigMap>>| async {
+    ///     Ok::<_, ReconcileError>(Action::Done)
+    /// })
+    /// .cleanup(|key, _cm: Arc<ConfigMap>| async move {
+    ///     tracing::info!(%key, "outside copy deleted");
+    ///     Ok(Action::Done)
+    /// });
+    /// let _: Arc<dyn KeyReconciler<ConfigMap>> = Arc::new(reconciler);
+    /// ```
+    pub fn cleanup<K, C, Fut>(self, cleanup: C) -> ReconcilerFn<F, P, C>
+    where
+        C: Fn(ObjectKey, Arc<K>) -> Fut + Send + Sync,
+        Fut: Future<Output = Result<Action, ReconcileError>> + Send + 'static,
+    {
+        ReconcilerFn {
+            f: self.f,
+            policy: self.policy,
+            cleanup,
+        }
+    }
+}
+
+impl<F, P, C> fmt::Debug for ReconcilerFn<F, P, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ReconcilerFn").finish_non_exhaustive()
     }
@@ -260,20 +359,25 @@ impl<F, P> fmt::Debug for ReconcilerFn<F, P> {
 /// });
 /// let _: Arc<dyn KeyReconciler<Pod>> = Arc::new(reconciler);
 /// ```
-pub fn reconciler_fn<F>(f: F) -> ReconcilerFn<F> {
+pub fn reconciler_fn<K, F, Fut>(f: F) -> ReconcilerFn<F>
+where
+    F: Fn(ObjectKey, Option<Arc<K>>) -> Fut,
+{
     ReconcilerFn {
         f,
         policy: DefaultErrorPolicy,
+        cleanup: NoCleanup,
     }
 }
 
 #[async_trait]
-impl<K, F, Fut, P> KeyReconciler<K> for ReconcilerFn<F, P>
+impl<K, F, Fut, P, C> KeyReconciler<K> for ReconcilerFn<F, P, C>
 where
     K: Send + Sync + 'static,
     F: Fn(ObjectKey, Option<Arc<K>>) -> Fut + Send + Sync,
     Fut: Future<Output = Result<Action, ReconcileError>> + Send + 'static,
     P: ErrorPolicy<K>,
+    C: CleanupFn<K>,
 {
     async fn reconcile(
         &self,
@@ -290,6 +394,50 @@ where
         error: &ReconcileError,
     ) -> Action {
         self.policy.decide(key, obj, error)
+    }
+
+    async fn cleanup(&self, key: &ObjectKey, obj: Arc<K>) -> Result<Action, ReconcileError> {
+        self.cleanup.cleanup(key, obj).await
+    }
+}
+
+/// What [`ReconcilerFn::cleanup`] takes: `Fn(ObjectKey, Arc<K>) -> impl Future<Output =
+/// Result<Action, ReconcileError>>` (or [`NoCleanup`]).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a cleanup of `{K}` objects",
+    label = "expected `Fn(ObjectKey, Arc<{K}>) -> impl Future<Output = Result<Action, ReconcileError>>`",
+    note = "write `.cleanup(|key: ObjectKey, obj: Arc<{K}>| async move {{ Ok(Action::Done) }})`"
+)]
+pub trait CleanupFn<K>: Send + Sync {
+    /// Cleans up after `obj`, being deleted (see [`KeyReconciler::cleanup`]).
+    fn cleanup(
+        &self,
+        key: &ObjectKey,
+        obj: Arc<K>,
+    ) -> futures::future::BoxFuture<'static, Result<Action, ReconcileError>>;
+}
+
+impl<K> CleanupFn<K> for NoCleanup {
+    fn cleanup(
+        &self,
+        _key: &ObjectKey,
+        _obj: Arc<K>,
+    ) -> futures::future::BoxFuture<'static, Result<Action, ReconcileError>> {
+        Box::pin(async { Ok(Action::Done) })
+    }
+}
+
+impl<K, C, Fut> CleanupFn<K> for C
+where
+    C: Fn(ObjectKey, Arc<K>) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<Action, ReconcileError>> + Send + 'static,
+{
+    fn cleanup(
+        &self,
+        key: &ObjectKey,
+        obj: Arc<K>,
+    ) -> futures::future::BoxFuture<'static, Result<Action, ReconcileError>> {
+        Box::pin(self(key.clone(), obj))
     }
 }
 

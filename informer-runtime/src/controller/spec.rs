@@ -235,6 +235,56 @@ pub trait Reconcile: ControllerSpec {
         let action = error.default_action();
         async move { action }
     }
+
+    /// Cleans up after `obj`, which is being deleted and still carries the controller's
+    /// finalizer (`finalizer = "example.com/cleanup"` in `#[controller(..)]`): release what
+    /// no owner reference cleans up (state outside the cluster). Runs instead of
+    /// [`reconcile`](Self::reconcile), once the declared children in other namespaces are
+    /// deleted; [`Action::Done`] removes the finalizer, [`Action::RequeueAfter`] and
+    /// [`Action::Requeue`] keep it and run the cleanup again later, an error keeps it and
+    /// goes to [`on_error`](Self::on_error) (see [`KeyReconciler::cleanup`]). It may run
+    /// more than once for one deletion: make it idempotent. Provided: nothing to clean up
+    /// (the finalizer still holds the object until its children in other namespaces are
+    /// gone). Never called for a controller without a finalizer: an object without one is
+    /// gone before any controller can see it being deleted.
+    ///
+    /// # Errors
+    /// A [`ReconcileError`], as from [`reconcile`](Self::reconcile).
+    ///
+    /// ```no_run
+    /// # use std::sync::Arc;
+    /// # use informer_core::ObjectKey;
+    /// # use informer_runtime::controller::{Action, Context, Controller, ControllerBuilder, ControllerSpec, Reconcile, ReconcileError};
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # struct Mirror;
+    /// # impl ControllerSpec for Mirror {
+    /// #     type Resource = ConfigMap;
+    /// #     type Listers = ();
+    /// #     fn configure(&self, b: ControllerBuilder<ConfigMap>) -> ControllerBuilder<ConfigMap> { b.finalizer("example.com/mirror") }
+    /// #     fn listers(_: &Controller<ConfigMap>) {}
+    /// # }
+    /// impl Reconcile for Mirror {
+    ///     async fn cleanup(
+    ///         &self,
+    ///         _ctx: &Context<Self>,
+    ///         key: &ObjectKey,
+    ///         _cm: Arc<ConfigMap>,
+    ///     ) -> Result<Action, ReconcileError> {
+    ///         // Delete the outside copy of the ConfigMap; then the finalizer goes.
+    ///         tracing::info!(%key, "outside copy deleted");
+    ///         Ok(Action::Done)
+    ///     }
+    /// }
+    /// ```
+    fn cleanup(
+        &self,
+        ctx: &Context<Self>,
+        key: &ObjectKey,
+        obj: Arc<Self::Resource>,
+    ) -> impl Future<Output = Result<Action, ReconcileError>> + Send {
+        let _ = (ctx, key, obj);
+        async { Ok(Action::Done) }
+    }
 }
 
 /// The [`Context`] of the [`ControllerSpec`] being built, set once the controller is built:
@@ -297,6 +347,16 @@ impl<C: Reconcile> KeyReconciler<C::Resource> for Derived<C> {
         match self.context.get() {
             Some(ctx) => self.spec.on_error(ctx, key, obj, error).await,
             None => error.default_action(),
+        }
+    }
+    async fn cleanup(
+        &self,
+        key: &ObjectKey,
+        obj: Arc<C::Resource>,
+    ) -> Result<Action, ReconcileError> {
+        match self.context.get() {
+            Some(ctx) => self.spec.cleanup(ctx, key, obj).await,
+            None => Err(ReconcileError::transient(NotBuilt)),
         }
     }
 }

@@ -27,7 +27,7 @@ use serde_json::json;
 use tokio::task::JoinHandle;
 
 /// A parent ConfigMap in `namespace` with `data`.
-fn parent(namespace: &str, name: &str, data: &[(&str, &str)]) -> ConfigMap {
+pub(super) fn parent(namespace: &str, name: &str, data: &[(&str, &str)]) -> ConfigMap {
     let mut cm = ConfigMap::default();
     cm.metadata.name = Some(name.into());
     cm.metadata.namespace = Some(namespace.into());

@@ -12,6 +12,7 @@ use super::{BuildError, ControllerBuilder, QueueChoice};
 use crate::controller::children::{NoReconcile, WithChildren};
 use crate::controller::consistency::{Gate, ReconcileClient};
 use crate::controller::enqueue::{EnqueueHandler, Mapping};
+use crate::controller::finalizer::{FinalizerStep, OwnFinalizer, finalizer_name_problem};
 use crate::controller::owner::OwnerMatcher;
 use crate::controller::probe::Probe;
 use crate::controller::reconciler::KeyReconciler;
@@ -48,6 +49,14 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             .map(|(_, t)| *t)
         {
             return Err(BuildError::ChildrenTwice(name));
+        }
+        if let Some(finalizer) = &self.finalizer
+            && let Some(problem) = finalizer_name_problem(finalizer)
+        {
+            return Err(BuildError::Finalizer {
+                name: finalizer.clone(),
+                problem,
+            });
         }
         let name = controller_name::<K>(self.name);
         let queue = self.queue.make(&name, self.hooks.clone());
@@ -114,14 +123,22 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             children.push(make(reconcile_client.clone(), name.to_string()));
         }
         let reconciler: Arc<dyn KeyReconciler<K>> =
-            if children.is_empty() && self.validate.is_none() {
+            if children.is_empty() && self.validate.is_none() && self.finalizer.is_none() {
                 Arc::new(reconciler)
             } else {
-                // Children and status are written during reconciles: attribute their writes.
+                // Children, status and finalizer are written during reconciles: attribute
+                // their writes.
                 reconcile_client.handed_out();
+                let finalizer = self.finalizer.map(|finalizer| {
+                    Arc::new(FinalizerStep {
+                        name: finalizer,
+                        client: reconcile_client.clone(),
+                    }) as Arc<dyn OwnFinalizer<K>>
+                });
                 Arc::new(WithChildren {
                     controller: name.clone(),
                     validate: self.validate,
+                    finalizer,
                     children,
                     inner: reconciler,
                 })

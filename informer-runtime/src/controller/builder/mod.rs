@@ -82,6 +82,15 @@ pub enum BuildError {
         "create_only was given to the watch of {0}, which the controller does not create: give it to children_with"
     )]
     CreateOnlyNotChildren(&'static str),
+    /// The name given to [`ControllerBuilder::finalizer`] is one the API server refuses, or
+    /// has no domain (which it warns about: another writer could use the same name).
+    #[error("the controller's finalizer cannot be {name:?}: {problem}")]
+    Finalizer {
+        /// The name given.
+        name: String,
+        /// What is wrong with it, and what to write instead.
+        problem: String,
+    },
 }
 
 /// Builds a queue, given the metric hooks to install in it.
@@ -183,6 +192,8 @@ pub struct ControllerBuilder<K: ControllerResource> {
     status: Option<MakeStatus<K>>,
     /// The check of a live object before its children and reconcile.
     validate: Option<super::children::ValidateFn<K>>,
+    /// The finalizer the controller manages.
+    finalizer: Option<String>,
     hooks: Arc<WorkqueueHooks>,
     read_your_writes: bool,
     gate: Arc<Gate>,
@@ -240,6 +251,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             child_types: Vec::new(),
             status: None,
             validate: None,
+            finalizer: None,
             hooks: Arc::new(WorkqueueHooks::new()),
             read_your_writes: true,
             gate: Arc::new(Gate::new()),
@@ -780,6 +792,51 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         validate: impl Fn(&K) -> Result<(), ReconcileError> + Send + Sync + 'static,
     ) -> Self {
         self.validate = Some(Arc::new(validate));
+        self
+    }
+
+    /// A finalizer the controller manages (java-operator-sdk's finalizer of a `Cleaner`;
+    /// kube-runtime's and controller-runtime's finalizer helpers, done for you): each live
+    /// object gets it before anything is written for it (after [`validate`](Self::validate),
+    /// before the declared children and the reconcile), so that its deletion waits for the
+    /// controller. When the object is being deleted and still carries it, the declared
+    /// children in other namespaces (which no owner reference reaches) are deleted, then the
+    /// reconciler's [`cleanup`](super::KeyReconciler::cleanup) runs instead of its reconcile,
+    /// and the finalizer is removed when the cleanup answers [`Action::Done`](super::Action::Done)
+    /// (other answers keep it and run the cleanup again later; an error keeps it and is
+    /// retried). So what a parent made is released even if the controller was down when the
+    /// parent was deleted. The writes are JSON patches that test the finalizers they change
+    /// (and, to remove, the `uid`), as [`finalizer`](super::finalizer) writes them.
+    ///
+    /// The name must be domain-qualified (`example.com/cleanup`): [`build`](Self::build)
+    /// fails with [`BuildError::Finalizer`] otherwise. (The derive's
+    /// `finalizer = "example.com/cleanup"`, checked at compile time.) A view of the resource
+    /// must keep `finalizers` and `deletion_timestamp` in its metadata.
+    ///
+    /// ```
+    /// # use informer_runtime::controller::Controller;
+    /// # use informer_runtime::factory::InformerFactory;
+    /// use std::sync::Arc;
+    /// use informer_runtime::controller::{Action, ReconcileError, reconciler_fn};
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// # let factory = InformerFactory::without_client();
+    /// # let _i = factory.informer_from(informer_runtime::factory::InformerParams::all(), || Arc::new(informer_testing::MemoryListerWatcher::<ConfigMap>::new()));
+    /// let controller = Controller::<ConfigMap>::builder(&factory)
+    ///     .finalizer("example.com/outside-copy")
+    ///     .build(
+    ///         reconciler_fn(|_key, _cm: Option<Arc<ConfigMap>>| async {
+    ///             // Copy the ConfigMap outside the cluster.
+    ///             Ok::<_, ReconcileError>(Action::Done)
+    ///         })
+    ///         .cleanup(|_key, _cm: Arc<ConfigMap>| async {
+    ///             // Delete the outside copy; then the finalizer goes.
+    ///             Ok(Action::Done)
+    ///         }),
+    ///     );
+    /// assert!(controller.is_ok());
+    /// ```
+    pub fn finalizer(mut self, name: impl Into<String>) -> Self {
+        self.finalizer = Some(name.into());
         self
     }
 

@@ -37,6 +37,7 @@ use std::sync::Arc;
 use informer_core::ObjectKey;
 use k8s_openapi::api::core::v1::ObjectReference;
 
+use super::finalizer::OwnFinalizer;
 use super::reconciler::{BoxError, ErrorKind, KindedError, ReconcileError};
 use super::spec::NotBuilt;
 use super::{Action, Context, ContextCell, ControllerSpec, KeyReconciler};
@@ -681,18 +682,30 @@ impl ChildrenError {
     }
 }
 
-/// A reconciler that brings declared children in line, calls the user's, then, if it
-/// succeeded, writes the declared status.
+/// A reconciler that checks a live object, puts the controller's finalizer on it, brings
+/// declared children in line, calls the user's reconcile, then, if it succeeded, writes the
+/// declared status. An object being deleted that carries the finalizer gets its children in
+/// other namespaces deleted, then the user's cleanup, then loses the finalizer.
 pub(crate) struct WithChildren<P, R> {
     pub(crate) controller: Arc<str>,
     /// Runs first for a live object ([`ControllerBuilder::validate`](super::ControllerBuilder::validate)).
     pub(crate) validate: Option<ValidateFn<P>>,
+    /// The controller's own finalizer ([`ControllerBuilder::finalizer`](super::ControllerBuilder::finalizer)).
+    pub(crate) finalizer: Option<Arc<dyn OwnFinalizer<P>>>,
     pub(crate) children: Vec<Arc<dyn SyncChildren<P>>>,
     pub(crate) inner: R,
 }
 
 /// A controller's check of a live object before its children and reconcile.
 pub(crate) type ValidateFn<P> = Arc<dyn Fn(&P) -> Result<(), ReconcileError> + Send + Sync>;
+
+/// What a reconcile of [`WithChildren`] does with its object.
+enum Step<P> {
+    /// A live object, or none: children, reconcile, status.
+    Reconcile(Option<Arc<P>>),
+    /// Being deleted with the controller's finalizer: children, cleanup, finalizer removed.
+    Cleanup(Arc<P>),
+}
 
 #[async_trait::async_trait]
 impl<P, R> KeyReconciler<P> for WithChildren<P, R>
@@ -705,17 +718,42 @@ where
         key: &ObjectKey,
         obj: Option<Arc<P>>,
     ) -> Result<Action, ReconcileError> {
-        if let (Some(validate), Some(object)) = (&self.validate, obj.as_deref())
-            && object.meta().deletion_timestamp.is_none()
-        {
-            // Nothing is written for a live object that cannot be served; one being deleted
-            // is not checked, so that its cleanup goes on.
-            validate(object)?;
-        }
+        let step = match obj {
+            Some(object) if object.meta().deletion_timestamp.is_none() => {
+                if let Some(validate) = &self.validate {
+                    // Nothing is written for a live object that cannot be served; one
+                    // being deleted is not checked, so that its cleanup goes on.
+                    validate(&object)?;
+                }
+                match &self.finalizer {
+                    Some(finalizer) if !carries(&*object, finalizer.name()) => {
+                        match finalizer.add(key, object).await? {
+                            Some(object) => Step::Reconcile(Some(object)),
+                            // Gone meanwhile: its deletion is the next event of the key.
+                            None => return Ok(Action::Done),
+                        }
+                    }
+                    _ => Step::Reconcile(Some(object)),
+                }
+            }
+            Some(object)
+                if self
+                    .finalizer
+                    .as_ref()
+                    .is_some_and(|finalizer| carries(&*object, finalizer.name())) =>
+            {
+                Step::Cleanup(object)
+            }
+            obj => Step::Reconcile(obj),
+        };
+        let parent = match &step {
+            Step::Reconcile(obj) => obj.as_deref(),
+            Step::Cleanup(object) => Some(&**object),
+        };
         let mut report = ChildrenReport::default();
         let mut first_error = None;
         for set in self.children.iter().filter(|set| !set.after_reconcile()) {
-            if let Err(error) = set.sync(key, obj.as_deref(), &mut report).await {
+            if let Err(error) = set.sync(key, parent, &mut report).await {
                 if first_error.is_some() {
                     // The reconcile fails with the first child type's error (in declaration
                     // order); the others are logged, not lost.
@@ -725,9 +763,9 @@ where
                 }
             }
         }
-        let result = match first_error {
-            Some(error) => Err(error.into_reconcile_error()),
-            None => {
+        let result = match (first_error, step) {
+            (Some(error), _) => Err(error.into_reconcile_error()),
+            (None, Step::Reconcile(obj)) => {
                 let reconciled =
                     CURRENT.scope(report.clone(), self.inner.reconcile(key, obj.clone()));
                 match reconciled.await {
@@ -739,6 +777,21 @@ where
                         .await
                         .map(|()| action),
                     Err(error) => Err(error),
+                }
+            }
+            (None, Step::Cleanup(object)) => {
+                let cleaned =
+                    CURRENT.scope(report.clone(), self.inner.cleanup(key, object.clone()));
+                match cleaned.await {
+                    Ok(Action::Done) => {
+                        if let Some(finalizer) = &self.finalizer {
+                            finalizer.remove(key, &object).await?;
+                            tracing::debug!(controller = %self.controller, %key, finalizer = finalizer.name(), "cleaned up; finalizer removed");
+                        }
+                        Ok(Action::Done)
+                    }
+                    // Not finished: the finalizer stays, the cleanup runs again.
+                    other => other,
                 }
             }
         };
@@ -783,6 +836,15 @@ impl<P, R> WithChildren<P, R> {
         }
         Ok(())
     }
+}
+
+/// Whether `object` carries the finalizer `name`.
+fn carries<P: kube::Resource>(object: &P, name: &str) -> bool {
+    object
+        .meta()
+        .finalizers
+        .as_ref()
+        .is_some_and(|finalizers| finalizers.iter().any(|f| f == name))
 }
 
 /// The reconciler of a controller whose work is all in its declared children.

@@ -127,6 +127,7 @@ async fn a_taken_child_name_is_looked_at_again_soon_not_after_a_growing_backoff(
     let with_children = WithChildren::<ConfigMap, NoReconcile> {
         controller: "ctl".into(),
         validate: None,
+        finalizer: None,
         children: Vec::new(),
         inner: NoReconcile,
     };
@@ -255,6 +256,7 @@ async fn run_validated_steps(
     let with_children = WithChildren {
         controller: "ctl".into(),
         validate,
+        finalizer: None,
         children,
         inner,
     };
