@@ -3,8 +3,8 @@
 //! of it (three declared children: the library applies them, owned by the Website, so the
 //! garbage collector deletes them with it), and a status whose `Ready` condition says whether
 //! the Deployment has all its replicas available (a declared status). The `reconcile` keeps
-//! what no ownerReference can clean up, behind a finalizer: an outside mirror of the images
-//! the Websites run (a stand-in for a registry cache, a DNS zone, a CDN), from which a typed
+//! what no ownerReference can clean up, behind the controller's finalizer (its `cleanup` runs
+//! once a Website is being deleted): an outside mirror of the images the Websites run (a stand-in for a registry cache, a DNS zone, a CDN), from which a typed
 //! index by image finds the images no Website runs any more. The scenario creates a Website,
 //! changes it, plays the Deployment controller until the Website is Ready, deletes it, and
 //! exits.
@@ -71,7 +71,8 @@ pub struct WebsiteStatus {
 }
 
 /// Present while the Website's image may be in the mirror: the API server keeps a deleted
-/// Website until the controller has run its cleanup and removed it.
+/// Website until the controller has run its cleanup and removed it (`finalizer = ..` below
+/// is this name: an attribute takes a literal).
 const FINALIZER: &str = "examples.informer.dev/image-mirror";
 
 /// Websites by their image: which Websites run an image, from the cache.
@@ -81,9 +82,10 @@ fn by_image(website: &Website) -> String {
 }
 
 /// Websites, each with a ConfigMap, a Deployment and a Service (declared children) and a
-/// `Ready` condition (a declared status); `reconcile` keeps the image mirror.
+/// `Ready` condition (a declared status); `reconcile` keeps the image mirror, `cleanup`
+/// (behind the controller's finalizer) drops a deleted Website's image.
 #[derive(ControllerSpec, Default)]
-#[controller(for = Website, index = [ByImage])]
+#[controller(for = Website, index = [ByImage], finalizer = "examples.informer.dev/image-mirror")]
 #[controller(children(ConfigMap, from = config_map))]
 #[controller(children(Deployment, from = deployment))]
 #[controller(children(Service, from = service), status = status)]
@@ -99,28 +101,28 @@ impl Reconcile for Websites {
         key: &ObjectKey,
         website: Option<Arc<Website>>,
     ) -> Result<Action, ReconcileError> {
-        let Some(website) = website else {
-            return Ok(Action::Done); // gone: its finalizer's cleanup ran before
-        };
-        let websites = ctx.api::<Website>(key.namespace());
-        // Behind the finalizer: added first; when the Website is being deleted
-        // (deletionTimestamp set), its cleanup runs, then the finalizer goes.
-        finalizer(&websites, FINALIZER, website, async |event| {
-            match event {
-                FinalizerEvent::Apply(website) => {
-                    let image = &website.spec.image;
-                    if self.mirror.lock().unwrap().insert(image.clone()) {
-                        println!("  reconcile {key}: mirrored {image}");
-                    }
-                }
-                FinalizerEvent::Cleanup(_) => {
-                    println!("  reconcile {key}: being deleted (deletionTimestamp is set)");
-                }
+        // The Website carries the finalizer already: it was added before its children.
+        if let Some(website) = website {
+            let image = &website.spec.image;
+            if self.mirror.lock().unwrap().insert(image.clone()) {
+                println!("  reconcile {key}: mirrored {image}");
             }
-            self.drop_unused_images(ctx, key);
-            Ok(Action::Done)
-        })
-        .await
+        }
+        self.drop_unused_images(ctx, key);
+        Ok(Action::Done)
+    }
+
+    /// The Website is being deleted (deletionTimestamp set) and still carries the finalizer:
+    /// drop its image unless another Website runs it; `Done` removes the finalizer.
+    async fn cleanup(
+        &self,
+        ctx: &Context<Self>,
+        key: &ObjectKey,
+        _website: Arc<Website>,
+    ) -> Result<Action, ReconcileError> {
+        println!("  cleanup {key}: being deleted (deletionTimestamp is set)");
+        self.drop_unused_images(ctx, key);
+        Ok(Action::Done)
     }
 }
 

@@ -244,7 +244,7 @@
 //! | `UsePriorityQueue` | [`ControllerBuilder::priority_queue`] | |
 //! | `.Complete(r)`; `.run(reconcile, error_policy, ctx)` | [`ControllerBuilder::build`], then [`Manager::add`] or [`Controller::run`] | |
 //! | `.shutdown_on_signal()` | [`RunController::run`], [`Manager::handle_signals`] | |
-//! | `controllerutil.AddFinalizer`, `RemoveFinalizer`; `finalizer(api, name, obj, f)` | [`finalizer`], [`FinalizerEvent`] | adds, runs, removes; beside declared children it runs in `reconcile`, after them: the finalizer is added after the first children are written, and not while their step fails or `validate = f` refuses the object (see [`derive`](crate::derive), "Finalizers"); a cleanup that must hold from the first write belongs in a controller without declared children |
+//! | `controllerutil.AddFinalizer`, `RemoveFinalizer`; `finalizer(api, name, obj, f)`; java-operator-sdk's `Cleaner` | [`ControllerBuilder::finalizer`] (derive: `finalizer = "example.com/x"`) with [`KeyReconciler::cleanup`] / [`Reconcile::cleanup`]; or [`finalizer`], [`FinalizerEvent`] inside a reconcile | managed: added before any child is written, the cleanup run instead of the reconcile once the object is being deleted, removed when it answers `Done` (`RequeueAfter` keeps it: JOSDK's `noFinalizerRemoval`); the helper (kube-runtime's) adds, runs and removes from inside `reconcile`, after the declared children (see [`derive`](crate::derive), "Finalizers") |
 //! | `controllerutil.SetControllerReference` (an object a reconcile creates itself) | [`set_controller_reference`] | `AlreadyOwnedError` is [`OwnerReferenceError::AlreadyOwned`] |
 //! | `r.Status().Update(ctx, obj)`, `Status().Patch`; `Api::patch_status` | [`ControllerBuilder::status`] (derive: `status = f`), or [`Context::apply_status`] in a reconcile or `on_error` | declared: applied only when it changes; both are server-side applies as the controller, with the object's resource version as a precondition |
 //! | `controllerutil.CreateOrUpdate`, `SetControllerReference` | [`ControllerBuilder::children`] | server-side apply, owned; an object of the child's name that is not the parent's is refused (sample-controller's `ErrResourceExists`); one controlled by the parent is adopted |
@@ -497,10 +497,12 @@
 //! [`ControllerBuilder::read_your_writes`]: crate::runtime::controller::ControllerBuilder::read_your_writes
 //! [`KeyReconciler`]: crate::runtime::controller::KeyReconciler
 //! [`KeyReconciler::on_error`]: crate::runtime::controller::KeyReconciler::on_error
+//! [`KeyReconciler::cleanup`]: crate::runtime::controller::KeyReconciler::cleanup
 //! [`reconciler_fn`]: crate::runtime::controller::reconciler_fn
 //! [`ReconcilerFn::error_policy`]: crate::runtime::controller::ReconcilerFn::error_policy
 //! [`Reconcile`]: crate::runtime::controller::Reconcile
 //! [`Reconcile::on_error`]: crate::runtime::controller::Reconcile::on_error
+//! [`Reconcile::cleanup`]: crate::runtime::controller::Reconcile::cleanup
 //! [`Action`]: crate::runtime::controller::Action
 //! [`Action::Done`]: crate::runtime::controller::Action::Done
 //! [`Action::await_change`]: crate::runtime::controller::Action::await_change
@@ -537,6 +539,7 @@
 //! [`ControllerBuilder::watches`]: crate::runtime::controller::ControllerBuilder::watches
 //! [`ControllerBuilder::watches_with`]: crate::runtime::controller::ControllerBuilder::watches_with
 //! [`ControllerBuilder::filter`]: crate::runtime::controller::ControllerBuilder::filter
+//! [`ControllerBuilder::finalizer`]: crate::runtime::controller::ControllerBuilder::finalizer
 //! [`ControllerBuilder::workers`]: crate::runtime::controller::ControllerBuilder::workers
 //! [`ControllerBuilder::queue_with`]: crate::runtime::controller::ControllerBuilder::queue_with
 //! [`ControllerBuilder::priority_queue`]: crate::runtime::controller::ControllerBuilder::priority_queue

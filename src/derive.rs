@@ -142,6 +142,7 @@
 //! | `children(ReplicaSet, from = f, ...)` | the children `f` wants, applied, owned, watched and deleted for you (see above; one per type); `create_only`: created when missing, never changed | `children_with` |
 //! | `status = f` | the status `f` computes for each primary object (`fn(&T) -> S` or `fn(&T, &Context<Self>) -> S`, `S` its status type or an `Option` of it; for a resource whose status type is known, one that declares it as kube's `#[kube(status = "...")]` does or a k8s-openapi type with a status (`Deployment`, `Pod`, `Job`, ...), any other return type is a compile error), written with server-side apply after `reconcile` succeeded and the children are in line (not while one of them fails, nor after a failed reconcile: `on_error` reports failures) when the cached object does not hold it, or holds fields the function stopped returning (which the apply removes) | `status` |
 //! | `validate = f` | a check of each live primary object before anything else: `fn(&T) -> Result<(), E>` or `fn(&T, &Context<Self>) -> Result<(), E>` (`E` a `ReconcileError` or any error); an `Err` writes no child, skips `reconcile` and the status, and goes to `on_error` (a [terminal](crate::runtime::ReconcileError::terminal) one waits for the object's next change); an object being deleted is not checked | `validate` |
+//! | `finalizer = "example.com/cleanup"` | a finalizer the controller manages: put on each live object (after `validate`) before any child is written; once the object is being deleted, its children in other namespaces are deleted, [`Reconcile::cleanup`](crate::runtime::controller::Reconcile::cleanup) runs instead of `reconcile`, and the finalizer goes when it answers `Action::Done` (see "Finalizers"); a domain-qualified name, checked at compile time | `finalizer` |
 //! | `index = [ByOwner]` | typed indexes of the primary resource, registered up front | `indexed_by` |
 //! | `workers = 4` | reconciles at once (at least 1; default 1) | `workers` |
 //! | `resync = "10m"` | queue every object again this often (at least 1s), whatever its `*_changed` filters (java-operator-sdk's `maxReconciliationInterval`) | `resync` |
@@ -268,54 +269,70 @@
 //! read it with [`ctx.spec()`](crate::runtime::controller::Context::spec).
 //!
 //! # Finalizers
-//! A reconcile that must clean up before its object goes (state outside the cluster, objects
-//! owner references cannot reach) runs behind a finalizer with
-//! [`finalizer`](crate::runtime::controller::finalizer): it adds the finalizer, calls you
-//! with `Apply` while the object lives and `Cleanup` once it is being deleted, then removes
-//! the finalizer.
+//! A controller that must clean up before its object goes (state outside the cluster,
+//! objects no owner reference reaches) declares a finalizer and writes
+//! [`Reconcile::cleanup`](crate::runtime::controller::Reconcile::cleanup):
 //!
 //! ```no_run
 //! use informer::prelude::*;
 //! use k8s_openapi::api::core::v1::ConfigMap;
 //!
 //! #[derive(ControllerSpec)]
-//! #[controller(for = ConfigMap)]
+//! #[controller(for = ConfigMap, finalizer = "example.com/export")]
 //! struct Exporter;
 //!
 //! impl Reconcile for Exporter {
 //!     async fn reconcile(
 //!         &self,
-//!         ctx: &Context<Self>,
-//!         key: &ObjectKey,
+//!         _ctx: &Context<Self>,
+//!         _key: &ObjectKey,
 //!         cm: Option<Arc<ConfigMap>>,
 //!     ) -> Result<Action, ReconcileError> {
 //!         let Some(cm) = cm else { return Ok(Action::Done) }; // gone: cleaned up before
-//!         let api = ctx.api::<ConfigMap>(key.namespace());
-//!         finalizer(&api, "example.com/export", cm, async |event| match event {
-//!             FinalizerEvent::Apply(cm) => {
-//!                 let _ = cm; // write it to the external system
-//!                 Ok(Action::Done)
-//!             }
-//!             FinalizerEvent::Cleanup(cm) => {
-//!                 let _ = cm; // remove it from the external system
-//!                 Ok(Action::Done)
-//!             }
-//!         })
-//!         .await
+//!         let _ = cm; // write it to the external system
+//!         Ok(Action::Done)
+//!     }
+//!
+//!     async fn cleanup(
+//!         &self,
+//!         _ctx: &Context<Self>,
+//!         _key: &ObjectKey,
+//!         cm: Arc<ConfigMap>,
+//!     ) -> Result<Action, ReconcileError> {
+//!         let _ = cm; // remove it from the external system (idempotent: it may run again)
+//!         Ok(Action::Done) // the finalizer goes, and the API server deletes the object
 //!     }
 //! }
 //! ```
 //!
+//! The order, for each object:
+//! - **live**: `validate` (an object it refuses gets no finalizer: nothing was written for
+//!   it), the finalizer added (a JSON patch testing the finalizers it read; `reconcile` sees
+//!   the object with it), the declared children, `reconcile`, the declared status;
+//! - **being deleted, with the finalizer**: nothing is applied; the declared children in
+//!   other namespaces are deleted; `cleanup` runs instead of `reconcile`; `Action::Done`
+//!   removes the finalizer (a patch testing the `uid`, so that an object made again under the
+//!   name keeps its own), `RequeueAfter`/`Requeue` keep it and run `cleanup` again later (an
+//!   outside deletion still in progress), an error keeps it and goes to `on_error`. The
+//!   children with owner references go with the object, through the garbage collector;
+//! - **gone**: `reconcile(None)`, as without a finalizer.
+//!
+//! So a deletion while the controller is down waits for it, and is cleaned up when it
+//! starts. Without `cleanup` (the provided one does nothing), the finalizer still holds the
+//! object until its children in other namespaces are gone.
+//!
+//! In a reconcile of your own (a [`KeyReconciler`](crate::runtime::controller::KeyReconciler),
+//! or a finalizer the controller does not own), the
+//! [`finalizer`](crate::runtime::controller::finalizer) helper does the same inside
+//! `reconcile` (kube-runtime's `finalizer`): it adds the finalizer, calls you with `Apply`
+//! while the object lives and `Cleanup` once it is being deleted, then removes the
+//! finalizer. Beside declared children it runs after them (the finalizer is added after the
+//! first children are written, and not while their step fails): prefer `finalizer = ".."`.
+//!
 //! Declared children are brought in line before `reconcile` runs, and the declared status
 //! is written after it, only when the children are in line and `reconcile` succeeded (as
 //! java-operator-sdk patches the status its reconcile returns): after a failure, `on_error`
-//! is where the status says so. A finalizer added in `reconcile` is added after the first
-//! children are written, and on
-//! deletion the children step runs before your `Cleanup`: nothing is applied for a parent
-//! being deleted, its children in other namespaces are deleted, and those with owner
-//! references wait for the garbage collector, which deletes them once the finalizer is
-//! removed and the parent goes. Cleanup that must happen before any child is touched
-//! belongs in a controller without declared children.
+//! is where the status says so.
 //!
 //! # Failures
 //! An error of `reconcile`, of the declared children before it, or of the declared status

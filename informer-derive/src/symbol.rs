@@ -18,6 +18,7 @@ pub const QUEUE: &str = "queue";
 pub const STORE: &str = "store";
 pub const STATUS: &str = "status";
 pub const VALIDATE: &str = "validate";
+pub const FINALIZER: &str = "finalizer";
 pub const KEEP_MANAGED_FIELDS: &str = "keep_managed_fields";
 pub const READ_YOUR_WRITES: &str = "read_your_writes";
 pub const NAME: &str = "name";
@@ -39,6 +40,7 @@ pub const CONTROLLER_KEYS: &[&str] = &[
     CHILDREN,
     STATUS,
     VALIDATE,
+    FINALIZER,
     INDEX,
     WORKERS,
     RESYNC,

@@ -646,3 +646,84 @@ async fn a_spec_refused_by_validate_gets_no_child_until_it_is_fixed() {
     cancel.cancel();
     run.await.unwrap().unwrap();
 }
+
+/// An outside copy of each ConfigMap, behind the controller's finalizer.
+#[derive(ControllerSpec)]
+#[controller(for = ConfigMap, namespace = "default", finalizer = "example.com/outside-copy")]
+struct OutsideCopies {
+    outside: Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
+    cleaned: mpsc::UnboundedSender<String>,
+}
+
+impl Reconcile for OutsideCopies {
+    async fn reconcile(
+        &self,
+        _ctx: &Context<Self>,
+        key: &ObjectKey,
+        cm: Option<Arc<ConfigMap>>,
+    ) -> Result<Action, ReconcileError> {
+        if let Some(cm) = cm {
+            assert!(
+                cm.metadata.deletion_timestamp.is_none(),
+                "cleanup runs instead"
+            );
+            assert_eq!(cm.finalizers(), ["example.com/outside-copy"]);
+            self.outside.lock().unwrap().insert(key.to_string());
+        }
+        Ok(Action::Done)
+    }
+
+    async fn cleanup(
+        &self,
+        ctx: &Context<Self>,
+        key: &ObjectKey,
+        cm: Arc<ConfigMap>,
+    ) -> Result<Action, ReconcileError> {
+        assert!(cm.metadata.deletion_timestamp.is_some());
+        let _ = ctx.config_maps(); // the context, as in reconcile
+        self.outside.lock().unwrap().remove(&key.to_string());
+        let _ = self.cleaned.send(key.to_string());
+        Ok(Action::Done)
+    }
+}
+
+#[tokio::test]
+async fn a_derived_finalizer_is_added_and_removed_once_its_cleanup_ran() {
+    let server = TestApiServer::start().await.unwrap();
+    let client = server.client();
+    let outside = Arc::default();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let controller = OutsideCopies {
+        outside: Arc::clone(&outside),
+        cleaned: tx,
+    };
+    let run = tokio::spawn(controller.run_until(client.clone(), cancel.clone()));
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("app".into());
+    config_maps
+        .create(&PostParams::default(), &cm)
+        .await
+        .unwrap();
+    crate::servers::until("the outside copy", async || {
+        outside.lock().unwrap().contains("default/app")
+    })
+    .await;
+    assert_eq!(
+        config_maps.get("app").await.unwrap().finalizers(),
+        ["example.com/outside-copy"]
+    );
+    config_maps
+        .delete("app", &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(next(&mut rx, "the cleanup").await, "default/app");
+    crate::servers::until("the ConfigMap goes", async || {
+        config_maps.get_opt("app").await.unwrap().is_none()
+    })
+    .await;
+    assert!(outside.lock().unwrap().is_empty());
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+}

@@ -34,6 +34,8 @@ pub struct Controller {
     pub status: Option<Expr>,
     /// `validate = f`: the check of a live primary object before its children.
     pub validate: Option<Expr>,
+    /// `finalizer = "example.com/cleanup"`: the finalizer the controller manages.
+    pub finalizer: Option<LitStr>,
     pub keep_managed_fields: bool,
     /// `read_your_writes = false`: the read-your-own-writes gate is off.
     pub read_your_writes: Option<LitBool>,
@@ -142,6 +144,7 @@ impl Controller {
             store: None,
             status: None,
             validate: None,
+            finalizer: None,
             keep_managed_fields: false,
             read_your_writes: None,
             name: None,
@@ -227,6 +230,12 @@ impl Controller {
                                 &mut c.validate,
                                 key,
                                 value(key, input, "validate = path::to::fn")?,
+                            ),
+                            FINALIZER => once(
+                                cx,
+                                &mut c.finalizer,
+                                key,
+                                value(key, input, "finalizer = \"example.com/cleanup\"")?,
                             ),
                             KEEP_MANAGED_FIELDS => {
                                 flag(key, input)?;

@@ -22,6 +22,7 @@ pub fn check(cx: &Ctxt, input: &DeriveInput, c: &Controller) {
     check_duplicates(cx, c);
     check_store(cx, c);
     check_status(cx, c);
+    check_finalizer(cx, c);
 }
 
 fn check_shape(cx: &Ctxt, input: &DeriveInput) {
@@ -116,6 +117,48 @@ fn check_namespaces(cx: &Ctxt, c: &Controller) {
         if let Some(NamespaceChoice::One(Namespace::Lit(lit))) = &r.namespace {
             check_namespace_lit(cx, lit);
         }
+    }
+}
+
+/// `finalizer = ".."` must be a name the API server takes without a warning: a DNS subdomain,
+/// `/`, and a name part (apimachinery's `IsQualifiedName`, with the domain its
+/// `ValidateFinalizerName` warns about the lack of).
+fn check_finalizer(cx: &Ctxt, c: &Controller) {
+    let Some(lit) = &c.finalizer else { return };
+    let name = lit.value();
+    let Some((domain, rest)) = name.split_once('/') else {
+        let example = if name.is_empty() { "cleanup" } else { &name };
+        cx.error_spanned_by(
+            lit,
+            format!("a controller's finalizer needs a domain, so that no other writer uses the same name: write `finalizer = \"example.com/{example}\"` with a domain you own"),
+        );
+        return;
+    };
+    let label = |l: &str| {
+        let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+        !l.is_empty()
+            && l.starts_with(alnum)
+            && l.ends_with(alnum)
+            && l.chars().all(|c| alnum(c) || c == '-')
+    };
+    let domain_ok = domain.len() <= 253 && domain.split('.').all(label);
+    let rest_ok = !rest.is_empty()
+        && rest.len() <= 63
+        && rest.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && rest.ends_with(|c: char| c.is_ascii_alphanumeric())
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !domain_ok {
+        cx.error_spanned_by(
+            lit,
+            format!("{domain:?} is not a DNS subdomain: write the finalizer's domain in lowercase letters, digits, '-' and '.', as in `finalizer = \"example.com/cleanup\"`"),
+        );
+    } else if !rest_ok {
+        cx.error_spanned_by(
+            lit,
+            format!("{rest:?} after the domain is not a valid name: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, as in `finalizer = \"{domain}/cleanup\"`"),
+        );
     }
 }
 

@@ -273,6 +273,9 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
             }
         });
     }
+    if let Some(finalizer) = &c.finalizer {
+        steps.push(quote!(builder.finalizer(#finalizer)));
+    }
     if let Some(on) = &c.read_your_writes {
         steps.push(quote!(builder.read_your_writes(#on)));
     }
