@@ -190,7 +190,7 @@ async fn the_finalizer_is_on_the_parent_before_its_first_child_is_written() {
 
 #[tokio::test]
 async fn an_object_validate_refuses_gets_no_finalizer() {
-    let (server, parents, copies) = started().await;
+    let (server, parents, _copies) = started().await;
     let calls = Arc::new(Calls::default());
     let (cancel, run) = run_controller(server.client(), calls.clone(), done());
     parents
