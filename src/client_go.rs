@@ -158,7 +158,7 @@
 //! | `wait.Backoff`, `retry.DefaultBackoff` | [`RetryBackoff`], [`RetryBackoff::DEFAULT_BACKOFF`] | |
 //! | `apierrors.IsConflict` | [`is_conflict`] | |
 //! | `events.NewBroadcaster`, `NewRecorder(scheme, name)` | [`EventRecorder::new`], [`Reporter::new`] | |
-//! | `recorder.Eventf(obj, related, type, reason, action, note)` | [`EventRecorder::publish_for`] with an [`Event`] | `events.k8s.io/v1`, with series |
+//! | `recorder.Eventf(obj, related, type, reason, action, note)` | [`EventRecorder::record_for`] with an [`Event`] (in the background, 12 tries as client-go's broadcaster), or [`EventRecorder::publish_for`] to await it and see its error | `events.k8s.io/v1`, with series |
 //! | `corev1.EventTypeNormal`, `EventTypeWarning` | [`EventType`] | |
 //! | `tools/record`: `record.NewBroadcaster()`, `recorder.Event(obj, type, reason, message)` (core v1 Events) | [`EventRecorder::publish_for`] with an [`Event`] whose `note` is the message | written as `events.k8s.io/v1` Events (`kubectl describe` and `get events` show them as any Event); `action` is required (what the controller did: `Sync`, `Create`); a repeat about a changed object starts a new Event, as `tools/events` does (the reference carries the `resourceVersion`), where `tools/record` counts it in one: [`EventRecorder::publish`] with a reference without `resourceVersion` counts every repeat on an object in one series |
 //! | `meta.SetStatusCondition`, `RemoveStatusCondition` | [`set_status_condition`], [`remove_status_condition`] | |
@@ -479,6 +479,7 @@
 //! [`RetryBackoff::DEFAULT_BACKOFF`]: crate::runtime::retry::RetryBackoff::DEFAULT_BACKOFF
 //! [`EventRecorder::new`]: crate::runtime::events::EventRecorder::new
 //! [`EventRecorder::publish_for`]: crate::runtime::events::EventRecorder::publish_for
+//! [`EventRecorder::record_for`]: crate::runtime::events::EventRecorder::record_for
 //! [`EventRecorder::publish`]: crate::runtime::events::EventRecorder::publish
 //! [`Reporter::new`]: crate::runtime::events::Reporter::new
 //! [`Event`]: crate::runtime::events::Event

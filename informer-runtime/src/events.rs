@@ -12,8 +12,9 @@
 //! | client-go | here |
 //! | --- | --- |
 //! | `broadcaster.NewRecorder(scheme, "my-controller")` | [`EventRecorder::new`]`(client, `[`Reporter::new`]`("my-controller"))` |
-//! | `recorder.Eventf(obj, related, "Warning", reason, action, "note %s", x)` | `recorder.`[`publish_for`](EventRecorder::publish_for)`(&obj, &`[`Event`]` { type_: `[`EventType::Warning`]`, reason, action, note: Some(format!(..)), related })` |
-//! | `Eventf` with an `*ObjectReference` | [`publish`](EventRecorder::publish)`(&reference, &event)` |
+//! | `recorder.Eventf(obj, related, "Warning", reason, action, "note %s", x)` | `recorder.`[`record_for`](EventRecorder::record_for)`(&obj, `[`Event`]` { type_: `[`EventType::Warning`]`, reason, action, note: Some(format!(..)), related })`: in the background, retried as client-go retries |
+//! | `Eventf` with an `*ObjectReference` | [`record`](EventRecorder::record)`(reference, event)` |
+//! | (none: `Eventf` returns nothing) | [`publish_for`](EventRecorder::publish_for)`(&obj, &event).await` and [`publish`](EventRecorder::publish): awaited, the error returned, not retried |
 //!
 //! What an Event looks like, as client-go writes it: created in the namespace of the object
 //! it is about (`default` for a cluster-scoped one), named `<object name>.<unix nanoseconds
@@ -33,6 +34,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -222,11 +224,15 @@ fn instance_from(
 /// - a patch that finds the Event gone (deleted, or expired: the API server keeps Events an
 ///   hour by default) creates it again, with its name and series.
 ///
-/// **Failures are returned, not retried.** The publish awaits its request(s) and returns the
-/// API server's or the transport's error; nothing is queued or retried in the background. In
-/// a reconcile, log the error and go on: an Event is a report, and failing the reconcile for
-/// it would redo the work it reports. A first occurrence that failed is forgotten (the next
-/// one creates an Event); a repeat that failed still counts in the series.
+/// **Two ways to publish.** [`publish`](Self::publish) (and `publish_for`) awaits its
+/// request(s) and returns the API server's or the transport's error, not retried: in a
+/// reconcile, log the error and go on (an Event is a report, and failing the reconcile for it
+/// would redo the work it reports). [`record`](Self::record) (and `record_for`) is
+/// client-go's `Eventf`: it returns at once and writes the Event in the background, trying
+/// again after a transport failure (the API server unreachable) every 10 s or so, 12 tries
+/// at most; what the API server refuses is logged, not retried. A first occurrence that
+/// failed is forgotten (the next one creates an Event); a repeat that failed still counts in
+/// the series.
 ///
 /// **Memory.** The recorder remembers, per series, the Event's name and count (not the
 /// Event), for six minutes after the last occurrence, and at most 4096 series: past that the
@@ -287,6 +293,32 @@ struct Shared {
     reporter: Reporter,
     clock: Arc<dyn Clock>,
     series: Mutex<SeriesCache>,
+    /// Events [`record`](EventRecorder::record)ed and not yet written or given up on.
+    recording: AtomicUsize,
+    /// How many of those there may be at once; more are dropped.
+    recording_limit: usize,
+    /// Recorded events dropped, queue full.
+    dropped: AtomicU64,
+}
+
+/// How many times a recorded event is tried (client-go's `maxTriesPerEvent`).
+const RECORD_TRIES: u32 = 12;
+
+/// How long a recorded event waits before it is tried again, stretched by up to a quarter
+/// (client-go's `sleepDuration`, jittered by 0.25).
+const RECORD_RETRY: Duration = Duration::from_secs(10);
+
+/// How many recorded events may be in the background at once (client-go's broadcaster queue
+/// of 1000 events, which drops the new ones when full).
+const RECORD_QUEUE: usize = 1000;
+
+/// Takes one recorded event off [`Shared::recording`] when its task ends, however it ends.
+struct Recording(Arc<Shared>);
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        self.0.recording.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl fmt::Debug for EventRecorder {
@@ -348,6 +380,9 @@ impl EventRecorder {
                 reporter,
                 clock,
                 series: Mutex::new(SeriesCache::new(capacity, SERIES_WINDOW)),
+                recording: AtomicUsize::new(0),
+                recording_limit: RECORD_QUEUE,
+                dropped: AtomicU64::new(0),
             }),
         }
     }
@@ -490,6 +525,109 @@ impl EventRecorder {
         self.publish(&reference_to(object), event).await
     }
 
+    /// Records `event` about the object `regarding` refers to, in the background, as
+    /// client-go's `Eventf` does: returns at once; a task writes the Event as
+    /// [`publish`](Self::publish) does (a series for repeats), and when the API server cannot
+    /// be reached, tries again after about 10 s (jittered by up to a quarter), 12 tries in
+    /// all. An event the API server refuses, or one it would refuse (checked here, before
+    /// any request: see `publish`'s errors), is logged, not retried. At most 1000 recorded
+    /// events wait at once per recorder (and its clones); more are dropped with a warning
+    /// ([`dropped`](Self::dropped) counts them), as client-go's broadcaster drops events
+    /// when its queue is full.
+    ///
+    /// Call it inside a tokio runtime (a reconcile, a task); outside one the event is
+    /// logged as not recorded. The background write ends with the runtime.
+    ///
+    /// ```no_run
+    /// use informer_runtime::events::{Event, EventRecorder, EventType};
+    /// use k8s_openapi::api::core::v1::ObjectReference;
+    /// # async fn demo(recorder: EventRecorder) {
+    /// let node = ObjectReference {
+    ///     api_version: Some("v1".into()),
+    ///     kind: Some("Node".into()),
+    ///     name: Some("worker-1".into()),
+    ///     ..ObjectReference::default()
+    /// };
+    /// recorder.record(node, Event { reason: "Drained".into(), action: "Drain".into(), ..Event::default() });
+    /// # }
+    /// ```
+    pub fn record(&self, regarding: ObjectReference, event: Event) {
+        let shared = &self.shared;
+        let name = regarding.name.as_deref().unwrap_or_default();
+        if let Err(error) = check(&shared.reporter, &event) {
+            tracing::error!(regarding = name, reason = %event.reason, %error, "event not recorded (the API server would refuse it)");
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::error!(regarding = name, reason = %event.reason, "event not recorded: record was called outside a tokio runtime");
+            return;
+        };
+        if shared.recording.fetch_add(1, Ordering::AcqRel) >= shared.recording_limit {
+            shared.recording.fetch_sub(1, Ordering::AcqRel);
+            shared.dropped.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(regarding = name, reason = %event.reason, limit = shared.recording_limit, "event dropped: too many recorded events are waiting to be written");
+            return;
+        }
+        let recording = Recording(shared.clone());
+        let recorder = self.clone();
+        runtime.spawn(async move {
+            let _recording = recording;
+            recorder.publish_retried(&regarding, &event).await;
+        });
+    }
+
+    /// [`record`](Self::record) about `object`, referred to as
+    /// [`publish_for`](Self::publish_for) refers to it: client-go's
+    /// `recorder.Eventf(obj, related, type, reason, action, note)`.
+    ///
+    /// ```no_run
+    /// use informer_runtime::events::{Event, EventRecorder, EventType};
+    /// use k8s_openapi::api::apps::v1::Deployment;
+    /// # async fn demo(recorder: EventRecorder, deployment: Deployment) {
+    /// recorder.record_for(&deployment, Event {
+    ///     type_: EventType::Normal,
+    ///     reason: "ScalingReplicaSet".into(),
+    ///     action: "Scale".into(),
+    ///     note: Some("scaled up to 3".into()),
+    ///     related: None,
+    /// });
+    /// # }
+    /// ```
+    pub fn record_for<K>(&self, object: &K, event: Event)
+    where
+        K: Resource<DynamicType: Default>,
+    {
+        self.record(reference_to(object), event);
+    }
+
+    /// How many [`record`](Self::record)ed events this recorder and its clones dropped
+    /// because 1000 were already waiting to be written.
+    pub fn dropped(&self) -> u64 {
+        self.shared.dropped.load(Ordering::Relaxed)
+    }
+
+    /// [`publish`](Self::publish), tried again after transport failures (client-go's
+    /// `attemptRecording`), every failure logged.
+    async fn publish_retried(&self, regarding: &ObjectReference, event: &Event) {
+        let name = regarding.name.as_deref().unwrap_or_default();
+        for attempt in 1..=RECORD_TRIES {
+            let error = match self.publish(regarding, event).await {
+                Ok(()) => return,
+                Err(error) => error,
+            };
+            if !unreachable(&error) {
+                tracing::error!(regarding = name, reason = %event.reason, error = %crate::api_error::brief(&error), "the API server refused the event (not retried)");
+                return;
+            }
+            if attempt == RECORD_TRIES {
+                tracing::error!(regarding = name, reason = %event.reason, error = %crate::api_error::brief(&error), tries = RECORD_TRIES, "unable to write the event (retry limit reached)");
+                return;
+            }
+            tracing::warn!(regarding = name, reason = %event.reason, error = %crate::api_error::brief(&error), "unable to write the event (will retry)");
+            tokio::time::sleep(crate::jitter::jitter(RECORD_RETRY, 0.25)).await;
+        }
+    }
+
     /// The Event object of one occurrence.
     fn api_event(
         &self,
@@ -551,6 +689,17 @@ fn reference_to<K: Resource<DynamicType: Default>>(object: &K) -> ObjectReferenc
 #[derive(Debug, serde::Serialize)]
 struct SeriesPatch<'a> {
     series: &'a EventSeries,
+}
+
+/// Whether a publish failed before the API server answered (client-go retries those, and
+/// not a `StatusError` or a request it could not build). A recorder without a client is not
+/// unreachable: it has nothing to reach.
+fn unreachable(error: &kube::Error) -> bool {
+    match error {
+        kube::Error::Service(inner) => !inner.is::<NoClient>(),
+        kube::Error::HyperError(_) | kube::Error::ReadEvents(_) | kube::Error::Auth(_) => true,
+        _ => false,
+    }
 }
 
 fn is_status(error: &kube::Error, code: u16) -> bool {

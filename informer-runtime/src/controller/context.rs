@@ -303,7 +303,9 @@ impl<C: ControllerSpec> Context<C> {
     }
 
     /// The controller's Event recorder, as [`ControllerContext::recorder`] describes it:
-    /// Events reported as the controller's name, repeats counted in series.
+    /// Events reported as the controller's name, repeats counted in series. `record_for`
+    /// writes in the background (client-go's `Eventf`, retried); `publish_for` is awaited and
+    /// returns its error.
     ///
     /// ```no_run
     /// # use informer_runtime::controller::{Context, ControllerSpec};
@@ -312,8 +314,9 @@ impl<C: ControllerSpec> Context<C> {
     /// # where C::Resource: kube::Resource<DynamicType = ()> {
     /// let event = Event { type_: EventType::Warning, reason: "InvalidSpec".into(),
     ///     action: "Validate".into(), note: Some("replicas < 0".into()), related: None };
+    /// ctx.recorder().record_for(object, event.clone()); // returns at once
     /// if let Err(error) = ctx.recorder().publish_for(object, &event).await {
-    ///     tracing::warn!(%error, "event not recorded");
+    ///     tracing::warn!(%error, "event not recorded"); // or wait, and see what failed
     /// }
     /// # }
     /// ```

@@ -25,13 +25,21 @@ struct Sent {
 }
 
 /// An HTTP service that records every request and answers it with the next scripted answer
-/// (status and body), or, with none left, as a server that accepts everything: the created
-/// object back, an Event for a patch.
+/// (status and body, or `None`: the server cannot be reached), or, with none left, as a
+/// server that accepts everything: the created object back, an Event for a patch.
 #[derive(Clone, Default)]
 struct Fake {
     sent: Arc<Mutex<Vec<Sent>>>,
-    answers: Arc<Mutex<VecDeque<(u16, Value)>>>,
+    answers: Arc<Mutex<VecDeque<Scripted>>>,
 }
+
+/// A scripted answer: a status and body, or `None` for a server that cannot be reached.
+type Scripted = Option<(u16, Value)>;
+
+/// The transport's failure of a scripted unreachable server.
+#[derive(Debug, thiserror::Error)]
+#[error("connection refused (scripted)")]
+struct Refused;
 
 impl Fake {
     fn answer_next(&self, code: u16, reason: &str) {
@@ -39,7 +47,12 @@ impl Fake {
             "kind": "Status", "apiVersion": "v1", "status": "Failure",
             "message": format!("scripted {reason}"), "reason": reason, "code": code,
         });
-        self.answers.lock().push_back((code, status));
+        self.answers.lock().push_back(Some((code, status)));
+    }
+
+    /// The next `times` requests fail in the transport.
+    fn unreachable_next(&self, times: usize) {
+        self.answers.lock().extend(std::iter::repeat_n(None, times));
     }
 
     fn sent(&self) -> Vec<Sent> {
@@ -53,7 +66,7 @@ impl Fake {
 
 impl tower_service::Service<http::Request<kube::client::Body>> for Fake {
     type Response = http::Response<Full<Bytes>>;
-    type Error = std::convert::Infallible;
+    type Error = Refused;
     type Future = BoxFuture<'static, Result<Self::Response, Self::Error>>;
 
     fn poll_ready(&mut self, _cx: &mut std::task::Context<'_>) -> Poll<Result<(), Self::Error>> {
@@ -75,21 +88,15 @@ impl tower_service::Service<http::Request<kube::client::Body>> for Fake {
                     .and_then(|v| v.to_str().ok())
                     .unwrap_or_default()
                     .to_owned(),
-                body: body.clone(),
+                body,
             };
             fake.sent.lock().push(sent.clone());
-            let (code, answer) = fake.answers.lock().pop_front().unwrap_or_else(|| {
-                if sent.method == "POST" {
-                    (201, body)
-                } else {
-                    let name = sent.path.rsplit('/').next().unwrap_or_default().to_owned();
-                    let event = json!({
-                        "apiVersion": "events.k8s.io/v1", "kind": "Event",
-                        "metadata": {"name": name}, "eventTime": null,
-                    });
-                    (200, event)
-                }
-            });
+            let scripted = fake.answers.lock().pop_front();
+            let (code, answer) = match scripted {
+                Some(Some(answer)) => answer,
+                Some(None) => return Err(Refused),
+                None => accepted(&sent),
+            };
             Ok(http::Response::builder()
                 .status(code)
                 .header(http::header::CONTENT_TYPE, "application/json")
@@ -97,6 +104,20 @@ impl tower_service::Service<http::Request<kube::client::Body>> for Fake {
                 .expect("a response"))
         })
     }
+}
+
+/// What a server that accepts everything answers: the created object back, an Event for a
+/// patch.
+fn accepted(sent: &Sent) -> (u16, Value) {
+    if sent.method == "POST" {
+        return (201, sent.body.clone());
+    }
+    let name = sent.path.rsplit('/').next().unwrap_or_default();
+    let event = json!({
+        "apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "metadata": {"name": name}, "eventTime": null,
+    });
+    (200, event)
 }
 
 /// A clock the test moves.
@@ -778,4 +799,118 @@ fn micro_time_keeps_microseconds() {
     let time = UNIX_EPOCH + Duration::from_nanos(START);
     let json = serde_json::to_value(micro_time(time)).unwrap();
     assert_eq!(json, "2025-01-02T03:04:05.123456Z");
+}
+
+/// Lets the recording tasks run until `fake` has seen `requests` requests (time paused:
+/// sleeps end as soon as nothing else can run).
+async fn until_sent(fake: &Fake, requests: usize) {
+    for _ in 0..10_000 {
+        if fake.sent().len() >= requests {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{} requests, not {requests}", fake.sent().len());
+}
+
+#[tokio::test(start_paused = true)]
+async fn record_writes_the_event_in_the_background_as_publish_would() {
+    let fake = Fake::default();
+    let recorder = recorder(&fake, TestClock::at(START));
+    recorder.record(config_map("web"), event("Invalid", "bad port"));
+    assert!(fake.sent().is_empty(), "record returns before the write");
+    until_sent(&fake, 1).await;
+    let sent = &fake.sent()[0];
+    assert_eq!(sent.method, "POST");
+    assert_eq!(str_at(&sent.body, "/reason"), "Invalid");
+    // A repeat joins the series, as with publish.
+    recorder.record(config_map("web"), event("Invalid", "bad port"));
+    until_sent(&fake, 2).await;
+    assert_eq!(fake.methods(), ["POST", "PATCH"]);
+    assert_eq!(fake.sent()[1].body["series"]["count"], 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_recorded_event_the_server_cannot_be_reached_for_is_tried_again_after_about_ten_seconds()
+{
+    let fake = Fake::default();
+    let recorder = recorder(&fake, TestClock::at(START));
+    fake.unreachable_next(2);
+    let started = tokio::time::Instant::now();
+    recorder.record(config_map("web"), event("Invalid", ""));
+    until_sent(&fake, 3).await;
+    let waited = started.elapsed();
+    // Two waits of 10 s stretched by up to a quarter.
+    assert!(
+        waited >= Duration::from_secs(20) && waited < Duration::from_millis(25_200),
+        "{waited:?}"
+    );
+    assert_eq!(fake.methods(), ["POST", "POST", "POST"]);
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(fake.sent().len(), 3, "written: no more tries");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_recorded_event_is_tried_twelve_times_at_most() {
+    let fake = Fake::default();
+    let recorder = recorder(&fake, TestClock::at(START));
+    fake.unreachable_next(20);
+    recorder.record(config_map("web"), event("Invalid", ""));
+    until_sent(&fake, 12).await;
+    tokio::time::sleep(Duration::from_secs(600)).await;
+    assert_eq!(fake.sent().len(), 12);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_recorded_event_the_server_refuses_is_not_tried_again() {
+    let fake = Fake::default();
+    let recorder = recorder(&fake, TestClock::at(START));
+    fake.answer_next(503, "ServiceUnavailable");
+    recorder.record(config_map("web"), event("Invalid", ""));
+    until_sent(&fake, 1).await;
+    tokio::time::sleep(Duration::from_secs(600)).await;
+    assert_eq!(
+        fake.sent().len(),
+        1,
+        "an answer is not retried, as in client-go"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_invalid_recorded_event_is_never_sent() {
+    let fake = Fake::default();
+    let recorder = recorder(&fake, TestClock::at(START));
+    recorder.record(config_map("web"), event("", ""));
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert!(fake.sent().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn recorded_events_past_the_limit_waiting_are_dropped_and_counted() {
+    let fake = Fake::default();
+    let recorder = recorder(&fake, TestClock::at(START));
+    fake.unreachable_next(RECORD_QUEUE * RECORD_TRIES as usize);
+    for i in 0..RECORD_QUEUE + 5 {
+        recorder.record(config_map(&format!("cm-{i}")), event("Invalid", ""));
+    }
+    assert_eq!(recorder.dropped(), 5);
+    until_sent(&fake, RECORD_QUEUE).await;
+    // Those given up on make room again.
+    tokio::time::sleep(Duration::from_secs(600)).await;
+    recorder.record(config_map("later"), event("Invalid", ""));
+    assert_eq!(recorder.dropped(), 5);
+}
+
+#[test]
+fn record_outside_a_runtime_records_nothing_and_does_not_panic() {
+    let fake = Fake::default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // A kube client is made inside a runtime; the record is outside it.
+    let recorder = runtime.block_on(async { recorder(&fake, TestClock::at(START)) });
+    recorder.record(config_map("web"), event("Invalid", ""));
+    runtime.block_on(async { tokio::time::sleep(Duration::from_millis(50)).await });
+    assert!(fake.sent().is_empty());
 }
