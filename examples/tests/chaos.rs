@@ -17,10 +17,12 @@ mod custom_backends;
 mod deployment_controller;
 #[path = "../replicaset_pods.rs"]
 mod replicaset_pods;
+#[path = "../website_operator.rs"]
+mod website_operator;
 
 use deployment_controller::Deployments;
 use informer::prelude::RunController as _;
-use informer::testing::chaos::{Chaos, Cluster, World};
+use informer::testing::chaos::{self, Chaos, Cluster, World};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::{CustomResourceExt as _, Resource, ResourceExt};
@@ -268,6 +270,97 @@ fn crd_controller() -> Chaos {
         .converges(greetings_converged)
 }
 
+/// The website operator's outside mirror: the images it holds.
+type Mirror = std::sync::Mutex<std::collections::BTreeSet<String>>;
+
+/// Each Website has its finalizer, its three children as it asks for them and a status
+/// that saw its generation; deleted Websites are gone (their cleanup ran); the outside mirror
+/// holds exactly the images the Websites run; no child outlives its Website.
+fn websites_converged(cluster: &Cluster) -> Result<(), String> {
+    use k8s_openapi::api::core::v1::Service;
+    use website_operator::Website;
+    let websites = cluster.list::<Website>();
+    for website in &websites {
+        let name = website.name_any();
+        if website.meta().deletion_timestamp.is_some() {
+            return Err(format!("{name} is still being deleted"));
+        }
+        if !website
+            .finalizers()
+            .iter()
+            .any(|f| f == "examples.informer.dev/image-mirror")
+        {
+            return Err(format!("{name} has no finalizer"));
+        }
+        let uid = website.uid().unwrap_or_default();
+        let page = cluster
+            .get::<ConfigMap>(Some("default"), &format!("{name}-content"))
+            .filter(|cm| controller_uid(cm).as_deref() == Some(uid.as_str()))
+            .and_then(|cm| cm.data?.remove("index.html"));
+        if page.as_ref() != Some(&website.spec.content) {
+            return Err(format!("{name}'s page is {page:?}"));
+        }
+        let served = cluster
+            .get::<Deployment>(Some("default"), &name)
+            .filter(|d| controller_uid(d).as_deref() == Some(uid.as_str()))
+            .and_then(|d| {
+                let spec = d.spec?;
+                let image = spec.template.spec?.containers.first()?.image.clone()?;
+                Some((spec.replicas?, image))
+            });
+        if served != Some((website.spec.replicas, website.spec.image.clone())) {
+            return Err(format!("{name}'s Deployment serves {served:?}"));
+        }
+        if cluster.get::<Service>(Some("default"), &name).is_none() {
+            return Err(format!("{name} has no Service"));
+        }
+        let observed = website.status.as_ref().and_then(|s| s.observed_generation);
+        if observed != website.meta().generation {
+            return Err(format!("{name}'s status saw generation {observed:?}"));
+        }
+    }
+    let images: std::collections::BTreeSet<String> =
+        websites.iter().map(|w| w.spec.image.clone()).collect();
+    let mirrored = cluster.outside::<Mirror>().lock().unwrap().clone();
+    if mirrored != images {
+        return Err(format!(
+            "the mirror holds {mirrored:?}, the Websites run {images:?}"
+        ));
+    }
+    for d in cluster.list::<Deployment>() {
+        if !websites.iter().any(|w| w.uid() == controller_uid(&d)) {
+            return Err(format!("Deployment {} outlived its Website", d.name_any()));
+        }
+    }
+    Ok(())
+}
+
+fn website_operator() -> Chaos {
+    use website_operator::{Website, Websites};
+    let website = |name: &str, image: &str| {
+        json!({
+            "apiVersion": "examples.informer.dev/v1", "kind": "Website",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"image": image, "replicas": 1, "content": format!("<h1>{name}</h1>")},
+        })
+    };
+    // The mirror is outside the cluster: one per run, it outlives the controller's crashes.
+    Chaos::new(|client, stop| {
+        let operator = Websites {
+            mirror: chaos::outside::<Mirror>(),
+        };
+        operator.run_until(client, stop)
+    })
+    .name("website_operator")
+    .server(|builder| builder.crd(Website::crd()))
+    .world(
+        World::generated([website("blog", "nginx:1.27"), website("docs", "nginx:1.27")])
+            .mutate("/spec/image", ["nginx:1.27", "nginx:1.28", "caddy:2"])
+            .mutate("/spec/replicas", [1, 3]),
+    )
+    .converges(websites_converged)
+}
+
 // The README's test, as it is there (`the_readme_shows_a_test_that_runs_here` checks).
 #[rustfmt::skip]
 fn owned(cluster: &Cluster, d: &Deployment) -> Vec<ReplicaSet> {
@@ -341,6 +434,11 @@ async fn crd_controller_under_chaos() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn website_operator_under_chaos() {
+    website_operator().run().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "hundreds of seeds: minutes; run with --ignored"]
 async fn every_example_passes_hundreds_of_seeds() {
     for chaos in [
@@ -348,6 +446,7 @@ async fn every_example_passes_hundreds_of_seeds() {
         custom_backends(),
         replicaset_pods(),
         crd_controller(),
+        website_operator(),
     ] {
         chaos.seeds(MANY).run().await;
     }

@@ -6,6 +6,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
+
+use super::outside::Outside;
 use serde_json::Value;
 
 /// A type as `(apiVersion, kind)`.
@@ -37,6 +39,8 @@ type NameKey = (String, String);
 pub struct Cluster {
     revision: u64,
     objects: BTreeMap<TypeKey, BTreeMap<NameKey, Arc<Value>>>,
+    /// The run's state outside the cluster.
+    outside: Arc<Outside>,
 }
 
 impl fmt::Debug for Cluster {
@@ -101,6 +105,28 @@ impl Cluster {
             cluster.put(Arc::new(object));
         }
         cluster
+    }
+
+    /// The run's value of `T`, state the controller keeps outside the cluster, as
+    /// [`outside`](super::outside) handed it to the controller (made with `T::default()` if
+    /// the controller has not asked for it yet). It is the live value, not a copy at this
+    /// state's revision: read it in the [`converges`](super::Chaos::converges) check, where
+    /// the world is quiet. A state made with [`from_objects`](Self::from_objects) has its
+    /// own, empty at first.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let cluster = informer_testing::chaos::Cluster::from_objects([]);
+    /// cluster.outside::<AtomicUsize>().fetch_add(1, Ordering::Relaxed);
+    /// assert_eq!(cluster.outside::<AtomicUsize>().load(Ordering::Relaxed), 1);
+    /// ```
+    pub fn outside<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
+        self.outside.get::<T>()
+    }
+
+    /// Shares `outside` with the run's controllers.
+    pub(crate) fn set_outside(&mut self, outside: Arc<Outside>) {
+        self.outside = outside;
     }
 
     /// The revision (resource version) this state is at.

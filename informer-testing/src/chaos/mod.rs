@@ -98,6 +98,35 @@
 //! as a test. Its steps run back to back; a [`Step::Settle`] lets the controller act
 //! between two of them.
 //!
+//! # State outside the cluster
+//!
+//! A controller that manages something outside the cluster (a DNS zone, a registry cache, a
+//! cloud API: what its finalizer cleans up) is tested with a fake of that system, and the
+//! fake belongs to the run: runs go on at once, and a crash does not reset an external
+//! system. [`outside`]`::<T>()` in the start closure gives the run's `T` (made with
+//! `Default`), the same to every incarnation and replica of the run;
+//! [`Cluster::outside`] reads it in the convergence check:
+//!
+//! ```no_run
+//! use std::collections::BTreeSet;
+//! use std::sync::{Arc, Mutex};
+//! use informer_testing::chaos::{self, Chaos, Cluster};
+//!
+//! type Zone = Mutex<BTreeSet<String>>; // the fake DNS zone: the names it serves
+//! # async fn dns_controller(_c: kube::Client, _s: tokio_util::sync::CancellationToken, _z: Arc<Zone>) {}
+//! # async fn demo() {
+//! Chaos::new(|client, stop| dns_controller(client, stop, chaos::outside::<Zone>()))
+//!     .converges(|cluster: &Cluster| {
+//!         let served = cluster.outside::<Zone>().lock().unwrap().clone();
+//!         // ... compare with the objects in `cluster`
+//!         # let _ = served;
+//!         Ok(())
+//!     })
+//!     .run()
+//!     .await;
+//! # }
+//! ```
+//!
 //! # Seeds
 //!
 //! | variable | effect |
@@ -124,6 +153,7 @@
 mod checker;
 mod cluster;
 mod interceptor;
+mod outside;
 mod report;
 mod rng;
 mod run;
@@ -142,6 +172,7 @@ use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 pub use cluster::Cluster;
+pub use outside::outside;
 pub use report::{Failure, Report, Summary, TraceEvent};
 pub use schedule::{FaultKind, RequestClass, Step};
 pub use world::{ObjectId, World, WorldStep};

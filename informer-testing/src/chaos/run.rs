@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::Settings;
 use super::checker::{Checker, HARNESS, Observed, WORLD, panic_message};
 use super::interceptor::{ChaosInterceptor, Control};
+use super::outside::{self, Outside};
 use super::report::{Failure, Trace, TraceEvent};
 use super::schedule::Step;
 use super::world::{ObjectId, WorldStep, set_pointer};
@@ -82,6 +83,8 @@ struct Replicas {
     exits: mpsc::UnboundedSender<(Arc<str>, String)>,
     /// How long the next asynchronous crash keeps its replica down.
     crash_down: u32,
+    /// The run's state outside the cluster, which every incarnation shares.
+    outside: Arc<Outside>,
 }
 
 impl Replicas {
@@ -95,7 +98,10 @@ impl Replicas {
         let client = kube::Client::try_from(config)
             .map_err(|e| format!("cannot build a client for {user}: {e}"))?;
         let stop = CancellationToken::new();
-        let future = (self.settings.start)(client, stop.clone(), user.to_string());
+        let future = outside::starting(&self.outside, || {
+            (self.settings.start)(client, stop.clone(), user.to_string())
+        });
+        let future = outside::running(self.outside.clone(), future);
         let exits = self.exits.clone();
         let exiting = user.clone();
         let task = tokio::spawn(async move {
@@ -216,7 +222,9 @@ impl Run {
         );
         (settings.setup)(&server).map_err(|e| format!("the test's setup failed: {e}"))?;
         let shared = server.shared().clone();
+        let outside = Arc::new(Outside::default());
         let observed = Arc::new(Mutex::new(Observed::new()));
+        observed.lock().cluster.set_outside(outside.clone());
         let (revisions_tx, revisions) = watch::channel(0);
         let subscription = shared
             .store
@@ -246,6 +254,7 @@ impl Run {
             killed: HashSet::new(),
             exits: exits_tx,
             crash_down: 0,
+            outside,
         }));
         replicas.lock().start_all_down()?;
         // Crashes decided inside the server (right after a write committed) take effect here.

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use informer_testing::chaos::{Chaos, Failure, RequestClass, Step, World, WorldStep};
+use informer_testing::chaos::{
+    self, Chaos, Cluster, Failure, FaultKind, RequestClass, Step, World, WorldStep,
+};
 
 use super::mirror::{self, source};
 
@@ -262,4 +264,41 @@ async fn a_world_step_under_status_writes_the_status_subresource() {
     .check()
     .await
     .unwrap_or_else(|report| panic!("{report}"));
+}
+
+/// The incarnations that started in a run, as they named themselves.
+type Started = parking_lot::Mutex<Vec<String>>;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn outside_state_is_one_per_run_and_outlives_the_controllers_crashes() {
+    // Each incarnation records itself in the run's outside state: runs going on at once must
+    // not see each other's, and a crash must not reset it.
+    Chaos::replicated(1, |client, stop, identity| {
+        chaos::outside::<Started>().lock().push(identity);
+        mirror::run(client, stop, false)
+    })
+    .name("outside state")
+    .world(World::generated([source("alpha", "a")]).mutate("/data/mode", ["a", "b"]))
+    .faults([FaultKind::Crash])
+    .seeds(8)
+    .concurrency(4)
+    .converges(|cluster: &Cluster| {
+        mirror::mirrored(cluster)?;
+        let started = cluster.outside::<Started>().lock().clone();
+        let expected: Vec<String> = (1..=started.len())
+            .map(|n| format!("replica-0.{n}"))
+            .collect();
+        match started == expected {
+            true => Ok(()),
+            false => Err(format!("this run's incarnations are {started:?}")),
+        }
+    })
+    .run()
+    .await;
+}
+
+#[test]
+#[should_panic(expected = "in a check, read Cluster::outside")]
+fn outside_state_outside_a_run_says_where_it_is_read() {
+    let _ = chaos::outside::<Started>();
 }
