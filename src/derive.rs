@@ -49,8 +49,9 @@
 //! `children(T, from = f)` declares the children of each primary object: `f` returns the
 //! `T`s it wants, and before each reconcile the controller makes the cluster match. It
 //! applies each child with server-side apply (field manager: the controller's name), owns
-//! it (an owner reference in the parent's namespace; labels and an annotation in another,
-//! where owner references cannot go), skips children whose cached object already holds
+//! it (an owner reference in the parent's namespace, and from a cluster-scoped parent to
+//! any child; labels and an annotation from a namespaced parent to a child in another
+//! namespace or a cluster-scoped one, where owner references cannot go), skips children whose cached object already holds
 //! what is wanted, deletes those no longer wanted (and, across namespaces, those of a
 //! parent that is gone, even one deleted while the controller was down; in any namespace,
 //! those of a parent that leaves the controller's `labels` or `fields`), watches them (a
@@ -59,6 +60,12 @@
 //! controlled by another owner), that object is left alone, the reconcile fails (tried
 //! again every 15 s) and a Warning Event `ErrResourceExists` on the parent says why; an
 //! object controlled by the parent (made by the operator this one replaces) is adopted.
+//! What makes an object the controller's is its label `informer.dev/controller=<name>`
+//! ([`CONTROLLER_LABEL`](crate::runtime::controller::CONTROLLER_LABEL)): never put it on an
+//! object by hand, or the controller treats it as its own (adopts it, deletes it when no
+//! parent wants it). Namespace children are brought in line first, and a child in a
+//! namespace that is a `Namespace` child of the same parent is written only once that
+//! namespace is in line: a refused namespace (someone else's) gets nothing written in it.
 //! Replacing another operator, give this one its field manager with `name = "..."`. A
 //! child write the server refuses (a field that cannot change, such as a Job's pod
 //! template) is retried and reported on the parent as a Warning Event `FailedUpdate` (or
@@ -399,8 +406,9 @@
 //!   `Filter::generation_changed()`, which status writes do not pass.
 //! - **`RequeueAfter(d)` is the latest time.** Any change queues the key sooner: the watch
 //!   events of children written before the failure, too. Each child type is applied even
-//!   when another failed (in declaration order); the declared status waits until they all
-//!   succeed, and `reconcile` too.
+//!   when another failed (in declaration order, Namespaces first), except the children in
+//!   a `Namespace` child that failed; the declared status waits until they all succeed,
+//!   and `reconcile` too.
 //! - **A spec that cannot be served writes no child** with `validate = f`, which runs
 //!   before the children step and returns a
 //!   [terminal](crate::runtime::ReconcileError::terminal) error (not retried until the

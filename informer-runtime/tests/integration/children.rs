@@ -1635,6 +1635,70 @@ async fn a_child_whose_name_is_taken_by_an_object_the_controller_did_not_make_is
     run.await.unwrap();
 }
 
+/// A controller giving each parent ConfigMap a namespace `team-<name>` holding a Secret,
+/// the Secret declared first.
+fn run_team_controller(client: Client) -> (CancellationToken, JoinHandle<()>) {
+    use k8s_openapi::api::core::v1::Namespace;
+    let factory = InformerFactory::new(client);
+    let controller = Controller::<ConfigMap>::builder(&factory)
+        .name("teams")
+        .namespace("default")
+        .label_selector("role=parent")
+        .children_with(
+            |cm: &ConfigMap| {
+                let mut secret = Secret::default();
+                secret.metadata.name = Some("access".into());
+                secret.metadata.namespace = Some(format!("team-{}", cm.name_any()));
+                Some(secret)
+            },
+            WatchOptions::new().all_namespaces(),
+        )
+        .children(|cm: &ConfigMap| {
+            let mut namespace = Namespace::default();
+            namespace.metadata.name = Some(format!("team-{}", cm.name_any()));
+            Some(namespace)
+        })
+        .build_children_only()
+        .unwrap();
+    let cancel = CancellationToken::new();
+    (cancel.clone(), tokio::spawn(controller.run(cancel)))
+}
+
+#[tokio::test]
+async fn nothing_is_written_in_a_namespace_child_that_was_refused() {
+    // The namespace is someone else's: a Secret written there (an access grant, say) would
+    // land in their namespace. The Namespace children go first, and what would be in one not
+    // in line waits.
+    let server = server().await;
+    let client = server.client();
+    create_namespace(&client, "team-theirs").await;
+    let parents = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    for name in ["theirs", "ours"] {
+        parents
+            .create(&PostParams::default(), &parent("default", name, &[]))
+            .await
+            .unwrap();
+    }
+    let (cancel, run) = run_team_controller(client.clone());
+    let (reason, note) = first_warning_about(&client, "theirs").await;
+    assert_eq!(reason, "ErrResourceExists");
+    assert!(note.contains("Namespace team-theirs exists"), "{note}");
+    let ours = Api::<Secret>::namespaced(client.clone(), "team-ours");
+    eventually_async(
+        "the other parent's namespace and Secret are made",
+        async || ours.get_opt("access").await.unwrap().is_some(),
+    )
+    .await;
+    let theirs = Api::<Secret>::namespaced(client.clone(), "team-theirs");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        theirs.get_opt("access").await.unwrap().is_none(),
+        "nothing written in a namespace that is not the parent's"
+    );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
 #[tokio::test]
 async fn a_child_an_earlier_controller_of_the_parent_made_is_adopted_in_place() {
     // Made by the operator this controller replaces: controlled by the parent, without the

@@ -119,6 +119,8 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         self.gate
             .set_caches(sources.list().iter().map(|s| s.cache()).collect());
         let gate = self.read_your_writes.then_some(self.gate);
+        // Namespaces first: the other children may be in them.
+        children.sort_by_key(|set| !set.makes_namespaces());
         if let Some(make) = self.status {
             children.push(make(reconcile_client.clone(), name.to_string()));
         }

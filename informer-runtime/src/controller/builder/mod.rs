@@ -629,11 +629,18 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     ///   every [`TAKEN_RETRY`](crate::controller::TAKEN_RETRY) (15 s; the object is not
     ///   watched), so the child is made soon after the name is freed. An object with a
     ///   controlling owner reference to the parent (made by an earlier controller of the
-    ///   parent, or given one by hand to hand it over) and an orphan of this controller's are
-    ///   the parent's children: they are applied to (adopted) and reported as updated. When
+    ///   parent, or given one by hand to hand it over) and an orphan of this controller's
+    ///   (carrying its label [`CONTROLLER_LABEL`]` = <name>`, with no parent that still
+    ///   exists) are the parent's children: they are applied to (adopted) and reported as
+    ///   updated. The label is the controller's mark: an object given it by hand is treated
+    ///   as the controller's own (adopted, or deleted when no parent wants it). When
     ///   taking over the children of another controller, give this one its field manager
     ///   ([`name`](Self::name)): the fields only the old manager set are then removed or
     ///   reset by the first apply, where under another manager they would stay, co-owned;
+    /// - **namespaces first**: children of type `Namespace` are brought in line before the
+    ///   other types, and a child in a namespace that is a `Namespace` child of the same
+    ///   parent is not written (nor deleted) while that namespace is not in line (refused as
+    ///   someone else's, or failing): nothing lands in a namespace that is not the parent's;
     /// - **deletes** the cached children of the parent that are no longer wanted (only what
     ///   it made: its cache holds nothing else), after the wanted ones are written: a parent
     ///   whose child changes name has both for a moment (create before delete), so an "at

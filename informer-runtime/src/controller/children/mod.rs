@@ -398,6 +398,9 @@ pub struct ChildrenReport {
     /// report the reconcile reads ([`current`](Self::current)); the controller's log line
     /// of the step says it.
     pub status_written: bool,
+    /// The declared Namespace children not brought in line (refused, failed): the other
+    /// children in them are not written.
+    pub(crate) namespaces_not_in_line: Vec<String>,
 }
 
 tokio::task_local! {

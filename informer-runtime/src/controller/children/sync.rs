@@ -44,6 +44,12 @@ pub(crate) trait SyncChildren<P>: Send + Sync {
     fn after_reconcile(&self) -> bool {
         false
     }
+
+    /// Whether the children are Namespaces: brought in line before the other child types,
+    /// which may be in them.
+    fn makes_namespaces(&self) -> bool {
+        false
+    }
 }
 
 /// The children of type `C` of a controller of `P`.
@@ -586,11 +592,24 @@ where
         let mut first_error = None;
         // Asked once, at the first child to create or adopt (see `parent_is_live`).
         let mut parent_live = None;
+        // The children brought in line (for Namespaces: those whose children may follow).
+        let mut in_line = HashSet::with_capacity(prepared.len());
         for child in prepared {
+            if let Some(namespace) = child.key.namespace()
+                && report.namespaces_not_in_line.iter().any(|n| n == namespace)
+            {
+                // Its namespace, a child of this parent, was refused or failed: writing in
+                // it could write into someone else's namespace. It is not written (nor
+                // deleted) until the namespace is in line; the namespace's error fails the
+                // reconcile.
+                tracing::debug!(parent = %key, child = %child.key, "its namespace is not in line: not written");
+                continue;
+            }
             let cached = self.children.get(&child.key);
             if self.create_only && cached.is_some() {
                 // Made once, never changed: what the function wants now is not applied.
                 report.unchanged += 1;
+                in_line.insert(child.key);
                 continue;
             }
             if let Some(cached) = &cached {
@@ -606,6 +625,7 @@ where
                 let have = serde_json::to_value(&**cached).unwrap_or(Value::Null);
                 if holds(&have, &child.body) {
                     report.unchanged += 1;
+                    in_line.insert(child.key);
                     continue;
                 }
             }
@@ -659,8 +679,10 @@ where
                     Err(error) => {
                         self.report_refused(parent, &error, false).await;
                         first_error.get_or_insert(error);
+                        continue;
                     }
                 }
+                in_line.insert(child_key);
                 continue;
             }
             match self.apply(child).await {
@@ -669,8 +691,16 @@ where
                 Err(error) => {
                     self.report_refused(parent, &error, exists).await;
                     first_error.get_or_insert(error);
+                    continue;
                 }
             }
+            in_line.insert(child_key);
+        }
+        if self.makes_namespaces() {
+            let not_in_line = keys.iter().filter(|k| !in_line.contains(*k));
+            report
+                .namespaces_not_in_line
+                .extend(not_in_line.map(|k| k.name().to_owned()));
         }
         let unwanted = self.existing(key).into_iter().filter(|child| {
             !keys.contains(&ObjectKey::new(
@@ -708,6 +738,11 @@ where
                 _ => self.parent_gone(key, report).await,
             }
         })
+    }
+
+    fn makes_namespaces(&self) -> bool {
+        let dt = C::DynamicType::default();
+        C::kind(&dt) == "Namespace" && C::group(&dt).is_empty()
     }
 }
 

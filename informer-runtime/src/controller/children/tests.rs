@@ -35,7 +35,7 @@ fn a_report_names_what_was_written() {
         updated: vec![],
         deleted: vec![child("b"), child("c")],
         unchanged: 4,
-        status_written: false,
+        ..ChildrenReport::default()
     };
     assert!(!report.is_unchanged());
     assert_eq!(
