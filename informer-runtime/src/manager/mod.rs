@@ -70,7 +70,9 @@ pub const DEFAULT_ADDRESS: SocketAddr =
 #[non_exhaustive]
 pub enum ManagerError {
     /// The HTTP endpoint could not bind its address (in use, or not allowed).
-    #[error("cannot serve /metrics on {address}: {source}")]
+    #[error(
+        "cannot serve /metrics on {address}: {source} (another process, or another Manager of this one, serves there: give each its own metrics_address, or call without_http() in tests)"
+    )]
     Bind {
         /// The address.
         address: SocketAddr,

@@ -143,7 +143,8 @@
 //! or of its shrunk schedule may need several runs to fail again (a report says so).
 //!
 //! The variables apply to every chaos test of the test binary: a report's replay lines end
-//! with `cargo test -- --exact <the test>` to run the failing one alone. A step number past
+//! with `cargo test -p <package> --test <binary> -- --exact <the test>` to build and run the
+//! failing one alone. A step number past
 //! the seed's schedule (a line from another test) is refused, not skipped.
 //!
 //! A chaos run is timed by the wall clock: its pauses, its convergence limit and its quiet
@@ -300,7 +301,9 @@ impl Chaos {
     /// the Lease this test watches: `manager.leader_election(LeaderElectionConfig::new(
     /// "my-controller", "default", identity))` beside `.leader_election("default",
     /// "my-controller")` here (the same namespace and Lease name; in production,
-    /// `LeaderElectionConfig::for_client` picks the identity).
+    /// `LeaderElectionConfig::for_client` picks the identity). The replicas run in one
+    /// process, so a `Manager` serving `/metrics` on its default address would find it
+    /// taken by the first: build each with `without_http()` (or its own `metrics_address`).
     ///
     /// ```no_run
     /// use informer_testing::chaos::Chaos;
@@ -941,6 +944,7 @@ async fn shrink_and_report(settings: &Arc<Settings>, input: ShrinkInput) -> Repo
     Report {
         name: settings.name.clone(),
         test: settings.test.clone(),
+        cargo_target: cargo_target(),
         attempts,
         seed,
         seeds_run,
@@ -1031,6 +1035,29 @@ fn env_number(name: &str) -> Option<u64> {
     match value.trim().parse() {
         Ok(n) => Some(n),
         Err(_) => panic!("{name} must be a number, not {value:?}"),
+    }
+}
+
+/// The `cargo test` arguments selecting the running test binary: its package (cargo sets
+/// `CARGO_PKG_NAME` when it runs a test) and its target, from the binary's name
+/// (`target/debug/deps/<target>-<hash>`): `--lib` for the package's own unit tests,
+/// `--test <target>` for an integration test.
+fn cargo_target() -> Option<String> {
+    let package = std::env::var("CARGO_PKG_NAME").ok()?;
+    let exe = std::env::current_exe().ok()?;
+    cargo_target_of(&package, exe.file_stem()?.to_str()?)
+}
+
+/// [`cargo_target`] from the package's name and the binary's file stem.
+fn cargo_target_of(package: &str, stem: &str) -> Option<String> {
+    let (target, hash) = stem.rsplit_once('-')?;
+    if hash.len() != 16 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    if target == package.replace('-', "_") {
+        Some(format!("-p {package} --lib"))
+    } else {
+        Some(format!("-p {package} --test {target}"))
     }
 }
 

@@ -239,6 +239,10 @@ pub struct Report {
     /// the replay lines say to run that test alone, since `INFORMER_CHAOS_SEED` applies to
     /// every chaos test of the binary.
     pub test: Option<String>,
+    /// The `cargo test` arguments that build and run only the test binary the harness ran
+    /// in (`-p informer-examples --test chaos`), when it can tell (`None` otherwise: the
+    /// replay lines then build every test target).
+    pub cargo_target: Option<String>,
     /// How many times each candidate schedule was run while shrinking before it was taken
     /// to pass (timing is not deterministic: a schedule that fails may pass a run).
     pub attempts: usize,
@@ -307,10 +311,14 @@ impl Report {
         format!("INFORMER_CHAOS_SEED={}:{}", self.seed, steps.join(","))
     }
 
-    /// ` cargo test -- --exact <test>`: how to run the failing test alone, when known.
+    /// ` cargo test -p <package> --test <binary> -- --exact <test>`: how to build and run the
+    /// failing test alone, when known.
     fn alone(&self) -> String {
         match &self.test {
-            Some(test) => format!(" cargo test -- --exact {test}"),
+            Some(test) => match &self.cargo_target {
+                Some(target) => format!(" cargo test {target} -- --exact {test}"),
+                None => format!(" cargo test -- --exact {test}"),
+            },
             None => String::new(),
         }
     }

@@ -344,6 +344,29 @@ fn failures_of_one_invariant_are_one_kind_for_shrinking() {
 }
 
 #[test]
+fn the_replay_lines_name_the_test_binary_they_ran_in() {
+    use super::cargo_target_of;
+    assert_eq!(
+        cargo_target_of("my-operator", "chaos-0123456789abcdef").as_deref(),
+        Some("-p my-operator --test chaos")
+    );
+    assert_eq!(
+        cargo_target_of("my-operator", "my_operator-0123456789abcdef").as_deref(),
+        Some("-p my-operator --lib")
+    );
+    assert_eq!(
+        cargo_target_of("my-operator", "chaos"),
+        None,
+        "no hash: not cargo's"
+    );
+    // Run here: this crate's own unit tests.
+    assert_eq!(
+        super::cargo_target().as_deref(),
+        Some("-p informer-testing --lib")
+    );
+}
+
+#[test]
 fn a_report_prints_its_seed_its_shrunk_schedule_and_how_to_replay_it() {
     let schedule = vec![
         Step::World(WorldStep::create(config_map("a"))),
@@ -353,6 +376,7 @@ fn a_report_prints_its_seed_its_shrunk_schedule_and_how_to_replay_it() {
     let report = Report {
         name: "demo".into(),
         test: Some("chaos::demo_under_chaos".into()),
+        cargo_target: Some("-p my-operator --test chaos".into()),
         attempts: 3,
         seed: 42,
         seeds_run: 3,
@@ -374,7 +398,9 @@ fn a_report_prints_its_seed_its_shrunk_schedule_and_how_to_replay_it() {
     assert!(text.contains("INFORMER_CHAOS_SEED=42:0,2"), "{text}");
     // The replay lines run the failing test alone, and say a replay may need several runs.
     assert!(
-        text.contains("INFORMER_CHAOS_SEED=42 cargo test -- --exact chaos::demo_under_chaos"),
+        text.contains(
+            "INFORMER_CHAOS_SEED=42 cargo test -p my-operator --test chaos -- --exact chaos::demo_under_chaos"
+        ),
         "{text}"
     );
     assert!(text.contains("up to 3 runs to fail"), "{text}");
@@ -442,6 +468,7 @@ fn a_reports_scenario_code_is_rust_that_makes_the_same_steps() {
     let report = Report {
         name: "demo".into(),
         test: None,
+        cargo_target: None,
         attempts: 3,
         seed: 1,
         seeds_run: 1,
@@ -526,6 +553,7 @@ fn a_scenario_report_says_so_and_names_no_seed_to_replay() {
     let report = Report {
         name: "demo".into(),
         test: None,
+        cargo_target: None,
         attempts: 3,
         seed: 0,
         seeds_run: 1,
