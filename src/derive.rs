@@ -135,7 +135,9 @@
 //!   ([`BuildError`](crate::runtime::controller::BuildError): the declaration cannot be
 //!   built; errors while running are logged, counted and retried);
 //! - `add_to(&mut manager)`, beside other controllers, with metrics, health and leader
-//!   election: `Result<(), ManagerError>` ([`ManagerError`](crate::runtime::manager::ManagerError));
+//!   election: `Result<Listers, ManagerError>` ([`ManagerError`](crate::runtime::manager::ManagerError)),
+//!   the controller's listers (its caches and typed indexes, as `ctx` reads them) for a task
+//!   or a handler beside it;
 //! - `into_controller(&factory)`: `Result<Controller<_>, BuildError>`, a
 //!   [`Controller`](crate::runtime::Controller) to run yourself.
 //!

@@ -143,7 +143,8 @@ async fn add_to_runs_a_derived_controller_in_a_manager() {
         Arc::new(MemoryListerWatcher::<ConfigMap>::new())
     });
     let (tx, mut rx) = mpsc::unbounded_channel();
-    SecretReporter { seen: tx.clone() }
+    // The controller's listers, for code beside it: the caches its context reads.
+    let listers = SecretReporter { seen: tx.clone() }
         .add_to(&mut manager)
         .unwrap();
     assert!(
@@ -156,6 +157,14 @@ async fn add_to_runs_a_derived_controller_in_a_manager() {
         async move { manager.run(cancel).await }
     });
     assert_eq!(next(&mut rx, "a reconcile").await.key, "default/api-token");
+    assert!(
+        listers
+            .secrets()
+            .namespaced("default")
+            .get("api-token")
+            .is_some(),
+        "the listers add_to returned read the controller's cache"
+    );
     cancel.cancel();
     run.await.unwrap().unwrap();
 }

@@ -61,12 +61,16 @@ pub trait RunController: Reconcile {
     /// fields, as [`run`](Self::run) does); if it keeps managed fields and the controller does
     /// not ask to, an info line says how to drop them.
     ///
+    /// Returns the controller's listers (what `ctx` reads in a reconcile: the same caches,
+    /// typed indexes included), for code beside the controller that reads them: a task
+    /// ([`Manager::add_task`]), a web handler. They fill once the manager runs.
+    ///
     /// # Errors
     /// [`ManagerError::Build`] if the controller cannot be built,
     /// [`ManagerError::DuplicateController`] if one with the same name was added, or
     /// [`ManagerError::ManagedFieldsDropped`] if the controller keeps managed fields
     /// (`keep_managed_fields`) and the manager's factory drops them.
-    fn add_to(self, manager: &mut Manager) -> Result<(), ManagerError> {
+    fn add_to(self, manager: &mut Manager) -> Result<Self::Listers, ManagerError> {
         if Self::KEEP_MANAGED_FIELDS && manager.factory().drops_managed_fields() {
             let name = std::any::type_name::<Self>();
             let name = name.rsplit("::").next().unwrap_or(name);
@@ -80,7 +84,9 @@ pub trait RunController: Reconcile {
                  object, give the manager a factory with drop_managed_fields(true)"
             );
         }
-        manager.add(controller)
+        let listers = Self::listers(&controller);
+        manager.add(controller)?;
+        Ok(listers)
     }
 
     /// Runs the controller on `client` until `cancel` is cancelled, with its own factory:
