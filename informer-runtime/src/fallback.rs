@@ -21,10 +21,14 @@ pub(crate) fn no_subscriber() -> bool {
 }
 
 /// Prints `line` on stderr if no `tracing` subscriber is installed, with, the first time in
-/// the process, a line saying why.
+/// the process, a line saying why. Through `eprint!`, so that under `cargo test` the lines
+/// are captured with the test's output (shown for a test that fails) instead of flooding
+/// the terminal with the expected failures of passing tests (a chaos run's injected ones).
 pub(crate) fn report(line: fmt::Arguments<'_>) {
     if no_subscriber() {
-        write_line(&mut std::io::stderr().lock(), line, &HINT);
+        let mut text = Vec::new();
+        write_line(&mut text, line, &HINT);
+        eprint!("{}", String::from_utf8_lossy(&text));
     }
 }
 
