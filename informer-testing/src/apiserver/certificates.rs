@@ -971,7 +971,7 @@ pub(crate) fn table_cells(object: &Value, name: Value, age: Value) -> Vec<Value>
         .pointer("/spec/expirationSeconds")
         .and_then(Value::as_i64)
     {
-        Some(seconds) => super::table::human_duration(seconds.max(0) as u64),
+        Some(seconds) => super::table::human_duration(seconds),
         None => "<none>".to_string(),
     };
     vec![

@@ -891,10 +891,11 @@ pub(crate) fn encode(value: &Value, output: Output) -> (Vec<u8>, &'static str) {
             }
         },
         Output::Json | Output::Table | Output::Metadata => (super::status::to_json(value), JSON),
-        Output::AggregatedDiscovery => (
-            serde_json::to_vec(value).unwrap_or_default(),
-            AGGREGATED_DISCOVERY,
-        ),
+        Output::AggregatedDiscovery => {
+            let mut out = serde_json::to_vec(value).unwrap_or_default();
+            out.push(b'\n');
+            (out, AGGREGATED_DISCOVERY)
+        }
     }
 }
 

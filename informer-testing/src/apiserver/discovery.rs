@@ -315,9 +315,22 @@ pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> 
         .chain(super::reviews::discovery_docs(group, version))
         .collect();
     // kube-apiserver's API installer registers a group version's paths sorted, so its list
-    // is sorted by name, each subresource right after its resource.
+    // is sorted by name, each subresource right after its resource. The CRD discovery
+    // controller lists each custom resource (in no set order of its own) followed by its
+    // `status`, then its `scale`: a stable sort by resource keeps that order.
+    let custom = registry
+        .types()
+        .iter()
+        .any(|t| t.group == group && t.version == version && t.custom);
     let mut resources = resources;
-    resources.sort_by(|a, b| str_at(a, "/name").cmp(str_at(b, "/name")));
+    if custom {
+        fn resource(doc: &Value) -> &str {
+            str_at(doc, "/name").split('/').next().unwrap_or("")
+        }
+        resources.sort_by(|a, b| resource(a).cmp(resource(b)));
+    } else {
+        resources.sort_by(|a, b| str_at(a, "/name").cmp(str_at(b, "/name")));
+    }
     let group_version = if group.is_empty() {
         version.to_string()
     } else {

@@ -302,6 +302,10 @@ pub(crate) struct ResourceType {
     pub storage_version: String,
     /// The structural schema of this version of a custom resource.
     pub schema: Option<Arc<Schema>>,
+    /// Of the storage version's type as a write through another version sees it (its
+    /// `schema` that version's): the storage version's schema, which prunes and defaults
+    /// what is stored once it is validated.
+    pub stored_schema: Option<Arc<Schema>>,
     /// This version's `openAPIV3Schema` as its CRD gives it (published in OpenAPI v3).
     pub openapi_schema: Option<Arc<Value>>,
     /// `additionalPrinterColumns` of a custom resource version (Table output).
@@ -352,6 +356,7 @@ impl ResourceType {
             storage_version: version.to_string(),
             schema: None,
             openapi_schema: None,
+            stored_schema: None,
             printer_columns: Vec::new(),
             crd: None,
             served_since: 0,

@@ -84,11 +84,17 @@ pub(crate) fn scale(resource: &ResourceType, object: &Value) -> Result<Value, Ap
             status["selector"] = json!(selector);
         }
     }
+    // `ScaleSpec.Replicas` is `omitempty`, `ScaleStatus.Replicas` is not: no replicas (or
+    // 0) leaves `spec` empty.
+    let spec = match replicas(&paths.spec_replicas_path) {
+        0 => json!({}),
+        n => json!({"replicas": n}),
+    };
     Ok(json!({
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
         "metadata": metadata,
-        "spec": {"replicas": replicas(&paths.spec_replicas_path)},
+        "spec": spec,
         "status": status,
     }))
 }

@@ -1604,6 +1604,25 @@ fn request_info_verb(method: &Method, named: bool) -> &'static str {
 
 /// Write options naming the version a custom resource is written through, when it is not
 /// its storage version (managed fields entries carry the request's version).
+/// The type objects of `resource` are stored as: `storage`, the storage version's. A custom
+/// resource written through another version is pruned, defaulted and validated by that
+/// version's schema (and rules) and strategy (its status and scale subresources), as the
+/// real server's handler for that version does before it converts the object to the
+/// storage version (with the `None` strategy, its `apiVersion` alone), whose schema then
+/// prunes and defaults it (`stored_schema`).
+fn written_as(resource: &ResourceType, storage: Arc<ResourceType>) -> Arc<ResourceType> {
+    if !resource.custom || !storage.custom || resource.version == storage.version {
+        return storage;
+    }
+    Arc::new(ResourceType {
+        schema: resource.schema.clone(),
+        stored_schema: storage.schema.clone(),
+        status_subresource: resource.status_subresource,
+        scale: resource.scale.clone(),
+        ..(*storage).clone()
+    })
+}
+
 fn written_through(resource: &ResourceType, mut options: WriteOptions) -> WriteOptions {
     if resource.custom && resource.version != resource.storage_version {
         options.api_version = Some(resource.api_version());
@@ -1807,7 +1826,12 @@ impl ResourceRequest<'_> {
             codec::set_meta_version(&mut document, self.meta_version());
             return self.respond(status, &document, &[]);
         }
-        let mut response = Response::new(Full::new(object.json().clone()).boxed_unsync());
+        // The stored JSON, ended as Go's `json.Encoder` ends a document.
+        let json = object.json();
+        let mut bytes = Vec::with_capacity(json.len() + 1);
+        bytes.extend_from_slice(json);
+        bytes.push(b'\n');
+        let mut response = Response::new(full_body(bytes));
         *response.status_mut() = status;
         response.headers_mut().insert(
             header::CONTENT_TYPE,
@@ -1872,7 +1896,8 @@ impl ResourceRequest<'_> {
                     out.push(b',');
                     write_items(&mut out);
                 }
-                out.push(b'}');
+                // As Go's `json.Encoder` ends a document.
+                out.extend_from_slice(b"}\n");
                 let mut response = Response::new(full_body(out));
                 response.headers_mut().insert(
                     header::CONTENT_TYPE,
@@ -2033,7 +2058,7 @@ fn handle_resource(
     // The version requested, and the one objects are stored in (the same but for other
     // versions of a multi-version custom resource).
     let resource = path.resource.clone();
-    let storage = resource.storage(&shared.registry.read());
+    let storage = written_as(&resource, resource.storage(&shared.registry.read()));
     let namespace = path.namespace.as_deref();
     let name = path.name.as_deref().unwrap_or("");
     let present = |object: &Object| resource.present(object);
@@ -2049,6 +2074,10 @@ fn handle_resource(
             )
         }
     };
+    // The warnings of decoding the request's object (unknown or duplicate fields) go with
+    // whatever the write answers, its errors too: the real server records them as it
+    // decodes, before it finds the object, validates it or stores it.
+    let decoded_warnings = std::cell::RefCell::new(Vec::<String>::new());
     let outcome = (|| -> Result<Response<Body>, ApiError> {
         match request.verb {
             Verb::List => list(request, &path),
@@ -2075,6 +2104,7 @@ fn handle_resource(
                 let dry_run = query.dry_run("CreateOptions")?;
                 let (mut object, warnings) =
                     request.object(&resource, &body, codec::BodyKind::Object)?;
+                decoded_warnings.replace(warnings.clone());
                 let options = written_through(&resource, request.write_options(dry_run, false)?);
                 resource.to_storage(&mut object);
                 events::prepare_create(&resource, namespace, &mut object)?;
@@ -2099,6 +2129,7 @@ fn handle_resource(
                 let dry_run = query.dry_run("UpdateOptions")?;
                 let (mut object, warnings) =
                     request.object(&resource, &body, codec::BodyKind::Object)?;
+                decoded_warnings.replace(warnings.clone());
                 let options = written_through(&resource, request.write_options(dry_run, false)?);
                 let unconditional = (resource.custom || crd::is_definition(&resource))
                     && matches!(super::storage::resource_version(&object).as_str(), "" | "0");
@@ -2224,6 +2255,11 @@ fn handle_resource(
                 let mut store = shared.store.lock();
                 let old = store.get(&storage, namespace, name).ok();
                 let existed = old.is_some();
+                // A patch's warnings come from decoding the patched object, once the object
+                // is found (an apply's, once it is applied).
+                if existed && kind != PatchKind::Apply {
+                    decoded_warnings.replace(warnings.clone());
+                }
                 if !existed && kind == PatchKind::Apply {
                     namespaces::admit_create(
                         &store,
@@ -2357,7 +2393,13 @@ fn handle_resource(
             Verb::Discovery | Verb::Other => Err(method_not_allowed(method)),
         }
     })();
-    outcome.map_err(renamed)
+    match outcome {
+        Err(err) if !decoded_warnings.borrow().is_empty() => Ok(with_warnings(
+            error_response_as(&renamed(err), request.output),
+            &decoded_warnings.borrow(),
+        )),
+        outcome => outcome.map_err(renamed),
+    }
 }
 
 /// `response` with a `Warning` header (`299 - "<text>"`) for each of `warnings`.
@@ -2626,12 +2668,25 @@ fn handle_scale(
         let object = request.shared.store.get(resource, namespace, name)?;
         scale::has_spec_replicas(resource, &object)?;
         let scale = scale::scale(resource, &object)?;
-        if request.output == codec::Output::Table && !resource.custom {
-            let include = table::IncludeObject::parse(request.query.string("includeObject"));
-            let table = table::scale_table(&scale, include);
-            return Ok(request.respond(StatusCode::OK, &table, &[]));
-        }
-        return Ok(request.respond(StatusCode::OK, &scale, &[]));
+        // Tables and metadata of the `Scale`, as the handler transforms any object it gets.
+        let mut document = match request.output {
+            codec::Output::Table => {
+                let include_object = request.query.get("includeObject");
+                codec::check_transform(
+                    request.headers,
+                    request.output,
+                    include_object,
+                    resource,
+                    false,
+                )?;
+                let include = table::IncludeObject::parse(request.query.string("includeObject"));
+                table::scale_table(&scale, include, resource.custom)
+            }
+            codec::Output::Metadata => codec::partial_metadata(&scale),
+            _ => return Ok(request.respond(StatusCode::OK, &scale, &[])),
+        };
+        codec::set_meta_version(&mut document, request.meta_version());
+        return Ok(request.respond(StatusCode::OK, &document, &[]));
     }
     if !matches!(request.verb, Verb::Update | Verb::Patch) {
         return Err(method_not_allowed(request.method));
@@ -2690,7 +2745,7 @@ fn handle_scale(
         subresource: Some("scale".into()),
         ..request.write_options(dry_run, false)?
     };
-    let storage = resource.storage(&request.shared.registry.read());
+    let storage = written_as(resource, resource.storage(&request.shared.registry.read()));
     let updated = store.update(
         &storage,
         namespace,
@@ -3369,7 +3424,7 @@ pub(crate) fn error_response(err: &ApiError) -> Response<Body> {
     {
         response.headers_mut().insert(header::RETRY_AFTER, value);
     }
-    response
+    with_warnings(response, err.warnings())
 }
 
 /// A patch of a type served as it is stored (what `hpa_v1::patch` and `events::patch` do for

@@ -115,6 +115,10 @@ impl fmt::Display for StatusReason {
     }
 }
 
+/// The `Warning` headers of an [`ApiError`].
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Warnings(Vec<String>);
+
 /// A failed API request, rendered to clients as a `Status` object.
 ///
 /// Every error the server returns over HTTP (and every error from the direct
@@ -135,6 +139,9 @@ pub struct ApiError {
     details: Option<Value>,
     metadata: Option<Value>,
     retry_after: Option<Duration>,
+    /// `Warning` headers of the answer (what the request was warned about before it failed);
+    /// boxed, to keep the error small.
+    warnings: Option<Box<Warnings>>,
 }
 
 impl ApiError {
@@ -153,7 +160,21 @@ impl ApiError {
             details: None,
             metadata: None,
             retry_after: None,
+            warnings: None,
         }
+    }
+
+    /// The same error, answered with these `Warning` headers too.
+    pub(crate) fn with_warnings(mut self, warnings: Vec<String>) -> Self {
+        if !warnings.is_empty() {
+            self.warnings.get_or_insert_default().0.extend(warnings);
+        }
+        self
+    }
+
+    /// The `Warning` headers the error is answered with.
+    pub(crate) fn warnings(&self) -> &[String] {
+        self.warnings.as_deref().map_or(&[], |w| w.0.as_slice())
     }
 
     /// 400 BadRequest.
@@ -574,7 +595,8 @@ impl ApiError {
 /// `storageVersionHash`) and a trailing newline, as `json.Encoder` ends a document. Clients
 /// that print the body (Python's `FailToCreateError`: `Error from server (Conflict):
 /// {"kind":"Status",...}`) and scripts that grep it (`kubectl get --raw /api/v1`) see the
-/// same text as against a cluster. Other documents keep their keys sorted.
+/// same text as against a cluster. Other documents keep their keys sorted, and end with the
+/// same newline.
 pub(crate) fn to_json(value: &Value) -> Vec<u8> {
     let top = match (
         value.get("kind").and_then(Value::as_str),
@@ -585,7 +607,12 @@ pub(crate) fn to_json(value: &Value) -> Vec<u8> {
         (Some("APIGroupList"), _) => GoStruct::ApiGroupList,
         (Some("APIGroup"), _) => GoStruct::ApiGroup,
         (Some("APIResourceList"), _) => GoStruct::ApiResourceList,
-        _ => return serde_json::to_vec(value).unwrap_or_default(),
+        _ => {
+            // As Go's `json.Encoder` (the API server's JSON serializer) ends a document.
+            let mut out = serde_json::to_vec(value).unwrap_or_default();
+            out.push(b'\n');
+            return out;
+        }
     };
     let mut out = String::new();
     write_go(value, top, &mut out);

@@ -1786,6 +1786,7 @@ impl Store {
         let key = object_key(resource, namespace.as_deref(), &name);
         self.allocate(resource, &key, None, &mut object)?;
         validation::validate_create(resource, &object)?;
+        to_stored_schema(resource, &mut object);
 
         if !dry_run
             && client_version
@@ -2318,7 +2319,19 @@ fn prepare_update(
             .unwrap_or(0);
         set_meta(&mut result, "generation", json!(generation + 1));
     }
+    to_stored_schema(resource, &mut result);
     Ok(result)
+}
+
+/// A custom resource written through a version other than its storage version (validated by
+/// that version's schema, see `written_as` in `server.rs`) as the storage version stores it:
+/// pruned and defaulted by the storage version's schema, as the real server's conversion to
+/// the storage version and its decoding from storage do.
+fn to_stored_schema(resource: &ResourceType, object: &mut Value) {
+    if let Some(schema) = &resource.stored_schema {
+        schema.prune(object);
+        schema.apply_defaults(object);
+    }
 }
 
 /// What a write to a built-in type's `status` subresource stores: `new`, with every

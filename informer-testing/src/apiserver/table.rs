@@ -641,8 +641,9 @@ fn event_cells(object: &Value, name: Value) -> Vec<Value> {
 /// How long ago an RFC 3339 time was, as kubectl prints ages; `None` if empty or invalid.
 fn since(time: &str) -> Option<String> {
     let at = parse_rfc3339(time)?;
-    let elapsed = jiff::Timestamp::now().as_second() - at.as_second();
-    Some(human_duration(u64::try_from(elapsed).unwrap_or(0)))
+    // Whole seconds, cut toward zero as Go's `int(d.Seconds())` cuts them.
+    let elapsed = (jiff::Timestamp::now().as_nanosecond() - at.as_nanosecond()) / 1_000_000_000;
+    Some(human_duration(i64::try_from(elapsed).unwrap_or(i64::MAX)))
 }
 
 /// What each row's `object` holds: the `includeObject` query parameter.
@@ -726,7 +727,12 @@ pub(crate) fn object_table(
 /// The one-row `Table` of a built-in object's `Scale` (`kubectl get deploy web
 /// --subresource=scale`): the `ScaleREST` hands the `Scale` to the type's table convertor,
 /// whose printers print it as `printScale` does (`Name`, `Desired`, `Available`, `Age`).
-pub(crate) fn scale_table(scale: &Value, include: IncludeObject) -> Value {
+///
+/// A custom resource's `Scale` goes to the CRD's scale table convertor instead
+/// (`getScaleColumnsForVersion`, `custom`): `Desired` and `Available` read the `Scale`'s
+/// `.spec.replicas` (`null` for 0, which its JSON leaves out) and `.status.replicas`, and
+/// `Age` is a `date` column.
+pub(crate) fn scale_table(scale: &Value, include: IncludeObject, custom: bool) -> Value {
     let embedded = match include {
         IncludeObject::None => Value::Null,
         IncludeObject::Object => scale.clone(),
@@ -740,25 +746,57 @@ pub(crate) fn scale_table(scale: &Value, include: IncludeObject) -> Value {
     if let Some(rv) = scale.pointer("/metadata/resourceVersion") {
         metadata["resourceVersion"] = rv.clone();
     }
+    let name = scale
+        .pointer("/metadata/name")
+        .cloned()
+        .unwrap_or(json!(""));
+    let (columns, cells) = if custom {
+        (
+            json!([
+                column("Name", "name", NAME_DESCRIPTION),
+                typed("Desired", "integer", 0, "Number of desired replicas"),
+                typed("Available", "integer", 0, "Number of actual replicas"),
+                typed("Age", "date", 0, AGE_DESCRIPTION),
+            ]),
+            json!([
+                name,
+                printer_cell("integer", scale.pointer("/spec/replicas")),
+                printer_cell("integer", scale.pointer("/status/replicas")),
+                printer_cell("date", scale.pointer("/metadata/creationTimestamp")),
+            ]),
+        )
+    } else {
+        (
+            json!([
+                column("Name", "", NAME_DESCRIPTION),
+                typed(
+                    "Desired",
+                    "integer",
+                    0,
+                    "replicas is the desired number of instances for the scaled object."
+                ),
+                typed(
+                    "Available",
+                    "integer",
+                    0,
+                    "replicas is the actual number of observed instances of the scaled object."
+                ),
+                column("Age", "", AGE_DESCRIPTION),
+            ]),
+            json!([
+                name,
+                int_at(scale, "/spec/replicas"),
+                int_at(scale, "/status/replicas"),
+                age(scale),
+            ]),
+        )
+    };
     json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": metadata,
-        "columnDefinitions": [
-            column("Name", "", NAME_DESCRIPTION),
-            typed("Desired", "integer", 0, "replicas is the desired number of instances for the scaled object."),
-            typed("Available", "integer", 0, "replicas is the actual number of observed instances of the scaled object."),
-            column("Age", "", AGE_DESCRIPTION),
-        ],
-        "rows": [{
-            "cells": [
-                scale.pointer("/metadata/name").cloned().unwrap_or(json!("")),
-                int_at(scale, "/spec/replicas"),
-                int_at(scale, "/status/replicas"),
-                age(scale),
-            ],
-            "object": embedded,
-        }],
+        "columnDefinitions": columns,
+        "rows": [{"cells": cells, "object": embedded}],
     })
 }
 
@@ -822,13 +860,26 @@ fn printer_cell(kind: &str, value: Option<&Value>) -> Value {
             .as_i64()
             .or_else(|| value.as_f64().map(|f| f as i64))
             .map_or(Value::Null, Value::from),
-        "number" => value.as_f64().map_or(Value::Null, Value::from),
-        "boolean" => value.as_bool().map_or(Value::Null, Value::from),
-        "date" => value.as_str().map_or(Value::Null, |time| {
-            json!(since(time).unwrap_or_else(|| "<invalid>".to_string()))
+        // A float64, which Go writes without a fraction when it has none (`3`, `100000000`).
+        "number" => value.as_f64().map_or(Value::Null, |f| {
+            if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                Value::from(f as i64)
+            } else {
+                Value::from(f)
+            }
         }),
+        "boolean" => value.as_bool().map_or(Value::Null, Value::from),
+        // `metav1.Time.UnmarshalQueryParameter`: "" and "null" are the zero time, which
+        // `ConvertToHumanReadableDateType` prints `<unknown>`.
+        "date" => value.as_str().map_or(Value::Null, |time| match time {
+            "" | "null" => json!("<unknown>"),
+            time => json!(since(time).unwrap_or_else(|| "<invalid>".to_string())),
+        }),
+        // JSONPath's `PrintResults`: maps and lists as `json.Marshal` writes them (keys
+        // sorted, HTML characters escaped), other values as text.
         _ => match value {
             Value::String(s) => json!(s),
+            Value::Object(_) | Value::Array(_) => json!(super::go_json::marshal(value)),
             other => json!(other.to_string()),
         },
     }
@@ -843,17 +894,55 @@ fn age(object: &Value) -> String {
         .unwrap_or_else(|| "<unknown>".to_string())
 }
 
-pub(crate) fn human_duration(secs: u64) -> String {
-    let (m, h, d) = (secs / 60, secs / 3600, secs / 86_400);
-    match secs {
-        s if s < 120 => format!("{s}s"),
-        s if s < 600 => format!("{m}m{}s", s % 60),
-        s if s < 3 * 3600 => format!("{m}m"),
-        s if s < 8 * 3600 => format!("{h}h{}m", m % 60),
-        s if s < 48 * 3600 => format!("{h}h"),
-        s if s < 8 * 86_400 => format!("{d}d{}h", h % 24),
-        _ => format!("{d}d"),
+/// A duration as apimachinery's `duration.HumanDuration` prints it (`5s`, `2m10s`, `5m`,
+/// `4h1m`, `3d`, `3d4h`, `400d`, `2y206d`, `9y`); `seconds` is negative for a time in the
+/// future: `0s` within a second, else `<invalid>`.
+pub(crate) fn human_duration(seconds: i64) -> String {
+    if seconds < -1 {
+        return "<invalid>".to_string();
     }
+    if seconds < 0 {
+        return "0s".to_string();
+    }
+    if seconds < 120 {
+        return format!("{seconds}s");
+    }
+    let minutes = seconds / 60;
+    if minutes < 10 {
+        return match seconds % 60 {
+            0 => format!("{minutes}m"),
+            s => format!("{minutes}m{s}s"),
+        };
+    }
+    if minutes < 3 * 60 {
+        return format!("{minutes}m");
+    }
+    let hours = seconds / 3600;
+    if hours < 8 {
+        return match minutes % 60 {
+            0 => format!("{hours}h"),
+            m => format!("{hours}h{m}m"),
+        };
+    }
+    if hours < 48 {
+        return format!("{hours}h");
+    }
+    if hours < 24 * 8 {
+        return match hours % 24 {
+            0 => format!("{}d", hours / 24),
+            h => format!("{}d{h}h", hours / 24),
+        };
+    }
+    if hours < 24 * 365 * 2 {
+        return format!("{}d", hours / 24);
+    }
+    if hours < 24 * 365 * 8 {
+        return match (hours / 24) % 365 {
+            0 => format!("{}y", hours / 24 / 365),
+            d => format!("{}y{d}d", hours / 24 / 365),
+        };
+    }
+    format!("{}y", hours / 24 / 365)
 }
 
 mod more_printers;

@@ -87,7 +87,7 @@ pub(crate) fn validate_create(resource: &ResourceType, object: &Value) -> Result
     if super::hpa_v1::is_autoscaler(resource) {
         autoscaling::horizontal_pod_autoscaler(object, None, &mut errors);
     }
-    custom(resource, object, false, &mut errors);
+    custom(resource, object, None, false, &mut errors);
     if super::certificates::is_csr(resource) {
         errors.extend(super::certificates::validate_create(object));
     }
@@ -136,19 +136,24 @@ pub(crate) fn validate_update_of(
     }
     immutability(resource, old, new, &mut errors);
     updates::spec_updates(resource, old, new, &mut errors);
-    custom(resource, new, status_write, &mut errors);
+    custom(resource, new, Some(old), status_write, &mut errors);
+    // The rules the unchanged values still break are warnings, whatever else fails (a
+    // write that succeeds gets them from `write_warnings`).
+    let mut ratcheted = Vec::new();
     if let Some(schema) = &resource.schema {
-        super::structural::cel_rules::validate_resource(schema, new, Some(old), &mut errors);
+        ratcheted =
+            super::structural::cel_rules::validate_resource(schema, new, Some(old), &mut errors);
     }
     if crd::is_definition(resource) && status_write {
         errors.extend(crd::validation::validate_status(new));
     } else if crd::is_definition(resource) {
         errors.extend(crd::validation::validate(new, Some(old)));
     }
-    fail(resource, name_of(new), errors)
+    fail(resource, name_of(new), errors).map_err(|err| err.with_warnings(ratcheted))
 }
 
-/// A custom resource against its structural schema, the replicas its `scale` subresource
+/// A custom resource against its structural schema (on an update, ratcheted against `old`:
+/// see `Schema::validate`), the replicas its `scale` subresource
 /// reads (`ValidateScaleSpec`, `ValidateScaleStatus`: `.spec.replicas: Invalid value: -1:
 /// should be a non-negative integer`), then its embedded resources (`objectmeta.Validate`).
 /// A status write (`ValidateStatusUpdate`) checks only `status`, against the schema of
@@ -156,6 +161,7 @@ pub(crate) fn validate_update_of(
 fn custom(
     resource: &ResourceType,
     object: &Value,
+    old: Option<&Value>,
     status_write: bool,
     errors: &mut Vec<FieldError>,
 ) {
@@ -163,9 +169,9 @@ fn custom(
         return;
     };
     if status_write {
-        errors.extend(schema.validate_status(object));
+        errors.extend(schema.validate_status(object, old));
     } else {
-        errors.extend(schema.validate(object));
+        errors.extend(schema.validate(object, old));
     }
     if let Some(scale) = &resource.scale {
         if !status_write {
@@ -398,7 +404,9 @@ fn finalizer_names(
     }
 }
 
-/// The warnings the type's strategy adds to a write (`WarningsOnCreate`, `WarningsOnUpdate`):
+/// The warnings of a write that validation and the type's strategy add (`WarningsOnCreate`,
+/// `WarningsOnUpdate`): on an update of a custom resource, the validation rules its
+/// unchanged values break (ratcheted, see [`super::structural::cel_rules::ratcheted_warnings`]);
 /// custom resources' finalizers ([`finalizer_warnings`]) and the formats a CRD's schemas use
 /// that the server does not know.
 pub(crate) fn write_warnings(
@@ -406,7 +414,15 @@ pub(crate) fn write_warnings(
     old: Option<&Value>,
     new: &Value,
 ) -> Vec<String> {
-    let mut warnings = finalizer_warnings(resource, old, new);
+    let mut warnings = Vec::new();
+    if let (Some(schema), Some(old)) = (&resource.schema, old)
+        && resource.custom
+    {
+        warnings.extend(super::structural::cel_rules::ratcheted_warnings(
+            schema, new, old,
+        ));
+    }
+    warnings.extend(finalizer_warnings(resource, old, new));
     if crd::is_definition(resource) {
         warnings.extend(super::structural::formats::crd_warnings(old, new));
     }

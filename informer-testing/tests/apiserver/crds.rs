@@ -168,6 +168,14 @@ async fn a_served_crd_is_in_discovery_with_its_names_scope_and_subresources() {
     let document = raw(&server, "GET", "/apis/example.com/v1", &[], b"")
         .await
         .json();
+    // As the CRD discovery controller lists them: the resource, its status, its scale.
+    let names: Vec<&str> = document["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["gadgets", "gadgets/status", "gadgets/scale"]);
     let gadgets = &document["resources"][0];
     assert_eq!(gadgets["shortNames"], json!(["gd"]));
     assert_eq!(gadgets["categories"], json!(["toys"]));
@@ -1248,4 +1256,125 @@ async fn managed_fields_name_the_version_a_custom_resource_was_written_through()
         .get_json("example.com/v1", "Doodad", Some("default"), "d1")
         .expect("stored");
     assert_eq!(stored["apiVersion"], "example.com/v1");
+}
+
+/// The real server's JSON serializer (Go's `json.Encoder`) ends every document with a
+/// newline: objects, lists, Tables, metadata and discovery documents alike, so `kubectl get
+/// --raw` prints a line, as against a cluster.
+#[tokio::test]
+async fn json_answers_end_with_a_newline_as_the_real_servers_do() {
+    let server = server().await;
+    install(&server).await;
+    create_gadget(&server, "g1", json!({"mode": "fast", "replicas": 2})).await;
+    let table = "application/json;as=Table;v=v1;g=meta.k8s.io";
+    let metadata = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io";
+    let aggregated = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+    let gadget = "/apis/example.com/v1/namespaces/default/gadgets/g1";
+    for (path, accept) in [
+        (gadget, "application/json"),
+        (gadget, table),
+        (gadget, metadata),
+        (
+            "/apis/example.com/v1/namespaces/default/gadgets",
+            "application/json",
+        ),
+        (
+            "/apis/example.com/v1/namespaces/default/gadgets/g1/scale",
+            "application/json",
+        ),
+        (
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            "application/json",
+        ),
+        ("/apis", aggregated),
+        ("/apis/example.com/v1", "application/json"),
+    ] {
+        let response = raw(&server, "GET", path, &[("Accept", accept)], b"").await;
+        assert_eq!(response.status, 200, "{path}");
+        assert!(
+            response.body.ends_with(b"}\n"),
+            "{path} as {accept}: {}",
+            String::from_utf8_lossy(&response.body)
+        );
+    }
+}
+
+/// `kubectl get gadget g1 --subresource=scale`: a custom resource's `Scale` goes through the
+/// CRD's scale table convertor (`Name`, `Desired`, `Available`, `Age`), and metadata-only
+/// clients get its `PartialObjectMetadata`; replicas of 0 leave `spec` empty, as Go writes a
+/// `Scale`.
+#[tokio::test]
+async fn a_custom_resources_scale_is_served_as_a_table_and_as_metadata() {
+    let server = server().await;
+    install(&server).await;
+    create_gadget(&server, "g1", json!({"mode": "fast", "replicas": 0})).await;
+    let scale = "/apis/example.com/v1/namespaces/default/gadgets/g1/scale";
+    let table = raw(
+        &server,
+        "GET",
+        scale,
+        &[("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")],
+        b"",
+    )
+    .await
+    .json();
+    assert_eq!(table["kind"], "Table", "{table}");
+    assert_eq!(
+        column_names(&table),
+        ["Name", "Desired", "Available", "Age"]
+    );
+    assert_eq!(
+        table["columnDefinitions"][1]["description"],
+        "Number of desired replicas"
+    );
+    assert_eq!(table["columnDefinitions"][3]["type"], "date");
+    let cells = table["rows"][0]["cells"].as_array().expect("cells");
+    assert_eq!(
+        cells[..3],
+        [json!("g1"), Value::Null, json!(0)],
+        "{cells:?}"
+    );
+    assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+    let metadata = raw(
+        &server,
+        "GET",
+        scale,
+        &[(
+            "Accept",
+            "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io",
+        )],
+        b"",
+    )
+    .await
+    .json();
+    assert_eq!(metadata["kind"], "PartialObjectMetadata", "{metadata}");
+    assert_eq!(metadata["metadata"]["name"], "g1");
+    let plain = raw(&server, "GET", scale, &[], b"").await.json();
+    assert_eq!(plain["spec"], json!({}), "{plain}");
+    assert_eq!(plain["status"], json!({"replicas": 0}));
+}
+
+/// `kubectl get crd`: the CRD storage's default table convertor, `NAME` and `CREATED AT`
+/// (the creation time as RFC 3339), as a cluster prints them.
+#[tokio::test]
+async fn crds_are_listed_with_the_time_they_were_created_at() {
+    let server = server().await;
+    install(&server).await;
+    let table = raw(
+        &server,
+        "GET",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        &[("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")],
+        b"",
+    )
+    .await
+    .json();
+    assert_eq!(column_names(&table), ["Name", "Created At"]);
+    assert_eq!(table["columnDefinitions"][1]["type"], "date");
+    let row = &table["rows"][0];
+    assert_eq!(row["cells"][0], "gadgets.example.com");
+    assert_eq!(
+        row["cells"][1], row["object"]["metadata"]["creationTimestamp"],
+        "{row}"
+    );
 }

@@ -60,6 +60,7 @@ pub(crate) fn definition_type() -> ResourceType {
         storage_version: "v1".into(),
         schema: None,
         openapi_schema: None,
+        stored_schema: None,
         printer_columns: Vec::new(),
         crd: None,
         served_since: 0,
@@ -468,6 +469,7 @@ pub(crate) fn served_types(crd: &Value, served_since: u64) -> Result<Vec<Resourc
             openapi_schema: version
                 .pointer("/schema/openAPIV3Schema")
                 .map(|schema| Arc::new(schema.clone())),
+            stored_schema: None,
             printer_columns,
             crd: Some(name.clone()),
             served_since,

@@ -384,7 +384,7 @@ fn defaults(node: &Value, path: &str, level: Level, errors: &mut Vec<FieldError>
                     "must not have unknown fields",
                 ));
             } else {
-                let found = schema.validate(default);
+                let found = schema.validate(default, None);
                 // And as an embedded resource, when it is one (`objectmeta.Validate`).
                 let found = found.into_iter().chain(schema.validate_embedded(default));
                 for mut error in found {

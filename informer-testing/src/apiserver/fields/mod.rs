@@ -427,19 +427,41 @@ fn update_managed(
         .union(&comparison.added)
         .recursive_difference(ignored);
     let removed = comparison.removed.recursive_difference(ignored);
+    let mut mine = changed.difference(&strip_set());
+    let scale = writer.subresource.as_deref() == Some("scale");
+    if scale && !mine.is_empty() {
+        // A write through `scale` is tracked on the `Scale` (`ScaleHandler`): its entries are
+        // the object's entries that own the replicas field (`ToScale`). With none, the `Scale`
+        // has no managed fields and its update is not tracked: nothing changes. Replicas of
+        // 0 are left out of the `Scale` (`omitempty`): the field is removed, owned by nobody.
+        if !managed
+            .0
+            .iter()
+            .any(|e| !e.set.intersection(&mine).is_empty())
+        {
+            return Ok(());
+        }
+        if mine.paths().iter().all(|path| is_zero_at(new, path)) {
+            mine = Set::default();
+        }
+    }
     for entry in &mut managed.0 {
         entry.set = entry.set.difference(&changed).difference(&removed);
     }
-    let mine = changed.difference(&strip_set());
     if !mine.is_empty() {
         let entry = Entry::new(writer, Operation::Update);
+        // The scale handler gives the writer's entry on the object the time the object's
+        // entries had for it (`ToParent`): none for a new one; an old one keeps its own.
+        let time = (!scale).then(|| now.to_string());
         match managed.position(&entry) {
             Some(i) => {
                 managed.0[i].set = managed.0[i].set.union(&mine);
-                managed.0[i].time = Some(now.to_string());
+                if time.is_some() {
+                    managed.0[i].time = time;
+                }
             }
             None => managed.0.push(Entry {
-                time: Some(now.to_string()),
+                time,
                 set: mine,
                 ..entry
             }),
@@ -448,6 +470,21 @@ fn update_managed(
     managed.drop_empty();
     managed.cap_updates();
     Ok(())
+}
+
+/// Whether the value at `path` (struct fields only) of `object` is the number 0.
+fn is_zero_at(object: &Value, path: &Path) -> bool {
+    let mut value = object;
+    for element in &path.0 {
+        let Element::Field(name) = element else {
+            return false;
+        };
+        match value.get(name) {
+            Some(child) => value = child,
+            None => return false,
+        }
+    }
+    value.as_f64() == Some(0.0)
 }
 
 /// Records a create, update or patch in `new` (the object to store, as the request left it):

@@ -6,8 +6,10 @@
 //!   names them (`io.k8s.api.core.v1.Pod`), and the descriptions of the type and its fields
 //!   that kube-apiserver's documents give ([`descriptions`]).
 //! - A custom resource's schema is its CRD's `openAPIV3Schema`, with `apiVersion`, `kind` and
-//!   `metadata` as every object has them, and a schema of its list, as apiextensions-apiserver
-//!   publishes them (`com.example.v1.Widget` for group `example.com`).
+//!   `metadata` as every object has them (embedded resources too), int-or-string nodes
+//!   unfolded into their `anyOf`, its `selectableFields`, and a schema of its list, as
+//!   apiextensions-apiserver publishes them (`com.example.v1.Widget` for group
+//!   `example.com`).
 //!
 //! The kinds a document serves carry `x-kubernetes-group-version-kind`, which is how clients
 //! find a kind's schema.
@@ -24,6 +26,8 @@ use crate::apiserver::schema::{self, Cardinality, Field, Kind, Schema};
 
 const OBJECT_META: &str = "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 const LIST_META: &str = "k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta";
+/// `metadata`'s description in a custom resource's schema and in its embedded resources'.
+const METADATA_DESCRIPTION: &str = "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
 /// The component schemas of a document serving `types`.
 pub(super) fn components(types: &[&ResourceType]) -> Map<String, Value> {
@@ -266,7 +270,14 @@ fn type_meta_properties() -> [(&'static str, Value); 2] {
 fn custom_resource(t: &ResourceType, crd_schema: &Value, out: &mut Map<String, Value>) {
     let name = format!("{}.{}.{}", reversed(&t.group), t.version, t.kind);
     let mut object = match crd_schema {
-        Value::Object(schema) => schema.clone(),
+        Value::Object(schema) => {
+            let mut schema = Value::Object(schema.clone());
+            unfold(&mut schema);
+            match schema {
+                Value::Object(schema) => schema,
+                _ => Map::new(),
+            }
+        }
         _ => Map::new(),
     };
     let properties = object.entry("properties").or_insert_with(|| json!({}));
@@ -276,7 +287,7 @@ fn custom_resource(t: &ResourceType, crd_schema: &Value, out: &mut Map<String, V
             "metadata".into(),
             json!({
                 "allOf": [reference(OBJECT_META)],
-                "description": "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                "description": METADATA_DESCRIPTION,
             }),
         );
     }
@@ -285,6 +296,16 @@ fn custom_resource(t: &ResourceType, crd_schema: &Value, out: &mut Map<String, V
         "x-kubernetes-group-version-kind".into(),
         gvk(&t.group, &t.version, &t.kind),
     );
+    // `buildSelectableFields` (the CustomResourceFieldSelectors gate is on).
+    let selectable = (!t.selectable_fields.is_empty()).then(|| {
+        t.selectable_fields
+            .iter()
+            .map(|field| json!({"fieldPath": field}))
+            .collect::<Vec<Value>>()
+    });
+    if let Some(fields) = &selectable {
+        object.insert("x-kubernetes-selectable-fields".into(), json!(fields));
+    }
     out.insert(name.clone(), Value::Object(object));
     let mut list = json!({
         "type": "object",
@@ -294,7 +315,7 @@ fn custom_resource(t: &ResourceType, crd_schema: &Value, out: &mut Map<String, V
             "items": {
                 "type": "array",
                 "description": format!("List of {}. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md", t.plural),
-                "items": {"allOf": [{"$ref": format!("#/components/schemas/{name}")}]},
+                "items": {"$ref": format!("#/components/schemas/{name}")},
             },
             "metadata": {
                 "allOf": [reference(LIST_META)],
@@ -306,8 +327,81 @@ fn custom_resource(t: &ResourceType, crd_schema: &Value, out: &mut Map<String, V
     for (key, property) in type_meta_properties() {
         list["properties"][key] = property;
     }
+    if let Some(fields) = selectable {
+        list["x-kubernetes-selectable-fields"] = json!(fields);
+    }
     out.insert(
         format!("{}.{}.{}", reversed(&t.group), t.version, t.list_kind),
         list,
     );
+}
+
+/// What apiextensions-apiserver's builder does to a CRD's schema before it publishes it, at
+/// every node (properties, items, additional properties): `Structural.Unfold` gives an
+/// `x-kubernetes-int-or-string` node the `anyOf` of `integer` and `string` (within an
+/// `allOf` if it has an `anyOf` of its own) unless it has that pattern already, and
+/// `addEmbeddedProperties` gives an `x-kubernetes-embedded-resource` node `apiVersion`, `kind`
+/// and `metadata` properties and requires `kind` and `apiVersion`.
+fn unfold(schema: &mut Value) {
+    let Value::Object(node) = schema else {
+        return;
+    };
+    if let Some(Value::Object(properties)) = node.get_mut("properties") {
+        properties.values_mut().for_each(unfold);
+    }
+    if let Some(items) = node.get_mut("items") {
+        unfold(items);
+    }
+    if let Some(additional @ Value::Object(_)) = node.get_mut("additionalProperties") {
+        unfold(additional);
+    }
+    let flag = |node: &Map<String, Value>, key: &str| node.get(key) == Some(&json!(true));
+    if flag(node, "x-kubernetes-int-or-string") {
+        let int_or_string = json!([{"type": "integer"}, {"type": "string"}]);
+        let has_pattern = node.get("anyOf") == Some(&int_or_string)
+            || node
+                .get("allOf")
+                .and_then(|all_of| all_of.get(0))
+                .and_then(|first| first.get("anyOf"))
+                == Some(&int_or_string);
+        if !has_pattern {
+            match node.get_mut("anyOf") {
+                None => {
+                    node.insert("anyOf".into(), int_or_string);
+                }
+                Some(_) => {
+                    let mut all_of = vec![json!({"anyOf": int_or_string})];
+                    if let Some(Value::Array(rest)) = node.remove("allOf") {
+                        all_of.extend(rest);
+                    }
+                    node.insert("allOf".into(), Value::Array(all_of));
+                }
+            }
+        }
+    }
+    if flag(node, "x-kubernetes-embedded-resource") {
+        let properties = node.entry("properties").or_insert_with(|| json!({}));
+        if let Value::Object(properties) = properties {
+            properties.insert(
+                "apiVersion".into(),
+                json!({"type": "string", "description": "apiVersion defines the versioned schema of this representation of an object. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"}),
+            );
+            properties.insert(
+                "kind".into(),
+                json!({"type": "string", "description": "kind is a string value representing the type of this object. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"}),
+            );
+            properties.insert(
+                "metadata".into(),
+                json!({"allOf": [reference(OBJECT_META)], "description": METADATA_DESCRIPTION}),
+            );
+        }
+        let required = node.entry("required").or_insert_with(|| json!([]));
+        if let Value::Array(required) = required {
+            for field in ["kind", "apiVersion"] {
+                if !required.iter().any(|r| r == field) {
+                    required.push(json!(field));
+                }
+            }
+        }
+    }
 }

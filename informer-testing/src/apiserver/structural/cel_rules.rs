@@ -251,16 +251,17 @@ pub(crate) fn check_transition_rules(
 
 /// Adds to `errors` (those already found in the object) every rule `object` breaks, `old`
 /// being the object it replaces; as upstream, no rule runs when `errors` has a missing,
-/// unsupported, too long, too many or wrongly typed value.
+/// unsupported, too long, too many or wrongly typed value. Returns the warnings of the rules
+/// that ratcheting forgave (see [`ratcheted_warnings`]).
 pub(crate) fn validate_resource(
     schema: &Schema,
     object: &Value,
     old: Option<&Value>,
     errors: &mut Vec<FieldError>,
-) {
+) -> Vec<String> {
     use super::super::status::FieldErrorKind as K;
     if !schema.rules_below {
-        return;
+        return Vec::new();
     }
     let blocking = errors.iter().any(|e| {
         matches!(
@@ -274,16 +275,40 @@ pub(crate) fn validate_resource(
             Value::Null,
             "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
         ));
-        return;
+        return Vec::new();
     }
-    errors.extend(validate(schema, object, old));
+    let mut found = Found::default();
+    walk(schema, object, old, "", false, &mut found);
+    errors.extend(found.errors);
+    found.ratcheted.iter().map(ToString::to_string).collect()
 }
 
 /// Every rule `object` (a whole custom resource) breaks; `old` is the object it replaces.
+#[cfg(test)]
 pub(crate) fn validate(schema: &Schema, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    walk(schema, object, old, "", false, &mut errors);
-    errors
+    let mut found = Found::default();
+    walk(schema, object, old, "", false, &mut found);
+    found.errors
+}
+
+/// The warnings of an update of `old` to `object` that the rules allowed: each rule an
+/// unchanged value broke and breaks still (and is not held to, ratcheting) is a warning of
+/// its error's text (`spec.owner: Invalid value: "oscar": must start with o`), as the real
+/// validator adds it (`warning.AddWarning`).
+pub(crate) fn ratcheted_warnings(schema: &Schema, object: &Value, old: &Value) -> Vec<String> {
+    if !schema.rules_below {
+        return Vec::new();
+    }
+    let mut found = Found::default();
+    walk(schema, object, Some(old), "", false, &mut found);
+    found.ratcheted.iter().map(ToString::to_string).collect()
+}
+
+/// What the rules found: errors, and the errors of unchanged values that ratcheting forgives.
+#[derive(Default)]
+struct Found {
+    errors: Vec<FieldError>,
+    ratcheted: Vec<FieldError>,
 }
 
 /// Evaluates the rules of `schema` at `value`, then those of the nodes under it.
@@ -294,7 +319,7 @@ fn walk(
     old: Option<&Value>,
     path: &str,
     parent_unchanged: bool,
-    errors: &mut Vec<FieldError>,
+    found: &mut Found,
 ) {
     if value.is_null() || !schema.rules_below {
         return;
@@ -305,7 +330,7 @@ fn walk(
         None => parent_unchanged,
     };
     if !schema.rules.is_empty() {
-        evaluate(schema, value, old, path, unchanged, errors);
+        evaluate(schema, value, old, path, unchanged, found);
     }
     match value {
         Value::Object(map) => {
@@ -324,7 +349,7 @@ fn walk(
                     format!("{path}[{key}]")
                 };
                 let old_child = old_map.and_then(|m| m.get(key));
-                walk(child_schema, child, old_child, &at, unchanged, errors);
+                walk(child_schema, child, old_child, &at, unchanged, found);
             }
         }
         Value::Array(items) => {
@@ -347,7 +372,7 @@ fn walk(
                     old_item,
                     &format!("{path}[{i}]"),
                     unchanged,
-                    errors,
+                    found,
                 );
             }
         }
@@ -370,7 +395,7 @@ fn evaluate(
     old: Option<&Value>,
     path: &str,
     unchanged: bool,
-    errors: &mut Vec<FieldError>,
+    found: &mut Found,
 ) {
     let type_value = Value::String(schema.kind.clone());
     // Upstream's root path is nil, printed `<nil>`.
@@ -414,7 +439,7 @@ fn evaluate(
             Ok(Cel::Bool(true)) => continue,
             Ok(Cel::Bool(false)) => {}
             Ok(other) => {
-                errors.push(FieldError::invalid(
+                found.errors.push(FieldError::invalid(
                     node_path,
                     type_value.clone(),
                     &format!(
@@ -425,7 +450,7 @@ fn evaluate(
                 continue;
             }
             Err(err) => {
-                errors.push(FieldError::invalid(
+                found.errors.push(FieldError::invalid(
                     node_path,
                     type_value.clone(),
                     &execution_error(&err, rule),
@@ -433,10 +458,9 @@ fn evaluate(
                 continue;
             }
         }
-        if !rule.uses_old_self && unchanged {
-            // Ratcheting: an unchanged value is not held to a rule it already broke.
-            continue;
-        }
+        // Ratcheting: an unchanged value is not held to a rule it already broke (the
+        // error is a warning instead).
+        let ratcheted = !rule.uses_old_self && unchanged;
         let at = if rule.field_path.is_empty() {
             node_path.to_string()
         } else if rule.field_path.starts_with('[') || path.is_empty() {
@@ -455,7 +479,7 @@ fn evaluate(
                     rule.message.trim().to_string()
                 }
             });
-        errors.push(match rule.reason.as_str() {
+        let error = match rule.reason.as_str() {
             "FieldValueForbidden" => FieldError::forbidden(&at, &detail),
             "FieldValueRequired" => FieldError::required(&at, &detail),
             "FieldValueDuplicate" => FieldError {
@@ -470,7 +494,12 @@ fn evaluate(
                 value: shown.clone(),
                 detail,
             },
-        });
+        };
+        if ratcheted {
+            found.ratcheted.push(error);
+        } else {
+            found.errors.push(error);
+        }
     }
 }
 

@@ -51,10 +51,95 @@ fn valid_spec() -> Value {
 fn errors(spec: Value) -> Vec<String> {
     let object = json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": spec});
     gadget()
-        .validate(&object)
+        .validate(&object, None)
         .iter()
         .map(ToString::to_string)
         .collect()
+}
+
+/// The errors of an update of `old_spec` to `spec` (ratcheted).
+fn update_errors(old_spec: Value, spec: Value) -> Vec<String> {
+    let object = |spec: Value| json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": spec});
+    gadget()
+        .validate(&object(spec), Some(&object(old_spec)))
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// CRDValidationRatcheting: on an update, a value equal to its old value (found by field
+/// name, map key or map-list keys; never for items of other lists) keeps the errors it had;
+/// a changed one is checked.
+#[test]
+fn updates_ratchet_errors_of_unchanged_values() {
+    let invalid = json!({"mode": "fast", "name": "A1", "tags": ["a", "b", "c", "d"],
+        "ports": [{"port": 80, "protocol": "x"}], "labels": {"k": "v"}, "ratio": 0});
+    assert_eq!(
+        errors(invalid.clone()).len(),
+        3,
+        "{:?}",
+        errors(invalid.clone())
+    );
+    // Nothing changed but a field with no errors.
+    let mut more = invalid.clone();
+    more["replicas"] = json!(2);
+    assert_eq!(update_errors(invalid.clone(), more), Vec::<String>::new());
+    // An enum value no longer allowed may stay; `required` belongs to the object, which
+    // changed.
+    assert_eq!(
+        update_errors(
+            json!({"mode": "medium"}),
+            json!({"mode": "medium", "replicas": 2})
+        ),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        update_errors(json!({"name": "ab"}), json!({"name": "ab", "replicas": 2})),
+        ["spec.mode: Required value"]
+    );
+    // A changed field is held to the schema; the others are not.
+    let mut renamed = invalid.clone();
+    renamed["name"] = json!("B1");
+    assert_eq!(
+        update_errors(invalid.clone(), renamed),
+        ["spec.name: Invalid value: \"B1\": spec.name in body should match '^[a-z]+$'"]
+    );
+    // A list is one value: a changed set list is checked whole.
+    let mut retagged = invalid.clone();
+    retagged["tags"] = json!(["a", "b", "c", "e"]);
+    assert_eq!(
+        update_errors(invalid.clone(), retagged),
+        ["spec.tags: Too many: 4: must have at most 3 items"]
+    );
+    // Items of a map list are found by their keys: a new item is checked, an old one not.
+    let mut ported = invalid.clone();
+    ported["ports"] =
+        json!([{"port": 80, "protocol": "x"}, {"port": 81, "extra": 1, "protocol": 5}]);
+    assert_eq!(
+        update_errors(invalid.clone(), ported),
+        [
+            "spec.ports[1].protocol: Invalid value: \"integer\": spec.ports[1].protocol in body must be of type string: \"integer\""
+        ]
+    );
+    // A value that is new is checked.
+    assert_eq!(
+        update_errors(json!({"mode": "fast"}), json!({"mode": "fast", "ratio": 0})),
+        ["spec.ratio: Invalid value: 0: spec.ratio in body should be greater than 0"]
+    );
+}
+
+/// Duplicates in set and map lists are not checked on an update of an object that had some
+/// already (anywhere), as `ValidateListSetsAndMaps` ratchets them.
+#[test]
+fn updates_of_objects_with_duplicates_ratchet_duplicates() {
+    let duplicated = json!({"mode": "fast", "tags": ["a", "a"]});
+    assert_eq!(
+        update_errors(json!({"mode": "fast"}), duplicated.clone()),
+        ["spec.tags[1]: Duplicate value: \"a\""]
+    );
+    let more = json!({"mode": "fast", "tags": ["a", "a", "b"],
+        "ports": [{"port": 1}, {"port": 1}]});
+    assert_eq!(update_errors(duplicated, more), Vec::<String>::new());
 }
 
 #[test]

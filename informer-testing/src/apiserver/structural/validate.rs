@@ -16,25 +16,31 @@ use super::super::status::FieldError;
 use super::{FieldSchema, Schema, child_path};
 
 impl Schema {
-    /// Every way `object` (a whole custom resource) breaks the schema.
-    pub(crate) fn validate(&self, object: &Value) -> Vec<FieldError> {
+    /// Every way `object` (a whole custom resource) breaks the schema. On an update, `old` is
+    /// the object it replaces, and errors are ratcheted as the CRDValidationRatcheting gate
+    /// (on by default) has them: see [`Walk`].
+    pub(crate) fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut errors = Vec::new();
-        validate(object, self, "", &mut errors);
+        let walk = Walk::new(self, old);
+        walk.validate(object, self, "", old, &mut errors);
         errors
     }
 
     /// Every way the `status` of `object` breaks the schema of `status`, as the status
     /// strategy's validator (built from that schema alone) words it: the message's path is
     /// relative to `status` (`replicas in body ...`), the field's under it
-    /// (`status.replicas`).
-    pub(crate) fn validate_status(&self, object: &Value) -> Vec<FieldError> {
+    /// (`status.replicas`). On an update, `old` is the object it replaces; errors are
+    /// ratcheted against its status.
+    pub(crate) fn validate_status(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut errors = Vec::new();
         let (Some(status), Some(FieldSchema::Declared(schema))) =
             (object.get("status"), self.field("status"))
         else {
             return errors;
         };
-        validate(status, schema, "", &mut errors);
+        let walk = Walk::new(self, old);
+        let old_status = old.and_then(|old| old.get("status"));
+        walk.validate(status, schema, "", old_status, &mut errors);
         for error in &mut errors {
             error.field = if error.field.is_empty() || error.field.starts_with('[') {
                 format!("status{}", error.field)
@@ -84,70 +90,256 @@ fn type_matches(expected: &str, value: &Value) -> bool {
     }
 }
 
-fn validate(value: &Value, schema: &Schema, path: &str, errors: &mut Vec<FieldError>) {
-    let shown = if path.is_empty() { "<root>" } else { path };
-    if value.is_null() {
-        if !schema.nullable && !schema.kind.is_empty() {
-            errors.push(FieldError::type_invalid(
-                path,
-                "null",
-                &format!("{shown} in body must be of type {}: \"null\"", schema.kind),
-            ));
+/// How a value is checked.
+///
+/// - Ratcheting (`CRDValidationRatcheting`, `ratchetingValueValidator`): on an update, the
+///   errors found at a node whose value equals its old value are dropped, with those of every
+///   node under it. A node's old value is found through its parents: an object's field (or
+///   map value) by its key, an item of an `x-kubernetes-list-type: map` list by its keys; the
+///   items of other lists have none (the list as a whole does).
+/// - Duplicates in `set` and `map` lists (`ValidateListSetsAndMaps`) are checked unless the
+///   old object has some already (anywhere).
+struct Walk {
+    lists: bool,
+}
+
+impl Walk {
+    fn new(root: &Schema, old: Option<&Value>) -> Self {
+        Self {
+            lists: old.is_none_or(|old| !has_duplicates(old, root)),
         }
-        return;
     }
-    if schema.int_or_string {
-        if !matches!(type_name(value), "integer" | "string") {
+
+    /// Checks `value` against `schema`; `old` is its old value, if it has one.
+    fn validate(
+        &self,
+        value: &Value,
+        schema: &Schema,
+        path: &str,
+        old: Option<&Value>,
+        errors: &mut Vec<FieldError>,
+    ) {
+        let mark = errors.len();
+        self.validate_node(value, schema, path, old, errors);
+        if old == Some(value) {
+            errors.truncate(mark);
+        }
+    }
+
+    fn validate_node(
+        &self,
+        value: &Value,
+        schema: &Schema,
+        path: &str,
+        old: Option<&Value>,
+        errors: &mut Vec<FieldError>,
+    ) {
+        let shown = if path.is_empty() { "<root>" } else { path };
+        if value.is_null() {
+            if !schema.nullable && !schema.kind.is_empty() {
+                errors.push(FieldError::type_invalid(
+                    path,
+                    "null",
+                    &format!("{shown} in body must be of type {}: \"null\"", schema.kind),
+                ));
+            }
+            return;
+        }
+        if schema.int_or_string {
+            if !matches!(type_name(value), "integer" | "string") {
+                errors.push(FieldError::type_invalid(
+                    path,
+                    type_name(value),
+                    &format!(
+                        "{shown} in body must be of type integer,string: \"{}\"",
+                        type_name(value)
+                    ),
+                ));
+                return;
+            }
+        } else if !type_matches(&schema.kind, value) {
             errors.push(FieldError::type_invalid(
                 path,
                 type_name(value),
                 &format!(
-                    "{shown} in body must be of type integer,string: \"{}\"",
+                    "{shown} in body must be of type {}: \"{}\"",
+                    schema.kind,
                     type_name(value)
                 ),
             ));
+            // kube-openapi's other validators still run: a number is still range checked
+            // (`Checked value must be of type integer (default format) in spec.size`).
+            if let Value::Number(number) = value {
+                numeric(number.as_f64().unwrap_or(0.0), value, schema, path, errors);
+            }
             return;
         }
-    } else if !type_matches(&schema.kind, value) {
-        errors.push(FieldError::type_invalid(
+        if let Some(allowed) = &schema.enumeration
+            && !allowed.iter().any(|a| a == value)
+        {
+            let supported: Vec<String> = allowed
+                .iter()
+                .map(|a| match a {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect();
+            let supported: Vec<&str> = supported.iter().map(String::as_str).collect();
+            errors.push(FieldError::not_supported(path, value.clone(), &supported));
+        }
+        match value {
+            Value::Number(number) => {
+                numeric(number.as_f64().unwrap_or(0.0), value, schema, path, errors)
+            }
+            Value::String(text) => string(text, schema, path, errors),
+            Value::Array(items) => self.array(items, schema, path, old, errors),
+            Value::Object(map) => self.object(map, schema, path, old, errors),
+            _ => {}
+        }
+        self.combinators(value, schema, path, errors);
+    }
+
+    fn array(
+        &self,
+        items: &[Value],
+        schema: &Schema,
+        path: &str,
+        old: Option<&Value>,
+        errors: &mut Vec<FieldError>,
+    ) {
+        count(
+            items.len(),
+            (schema.min_items, schema.max_items),
+            "items",
             path,
-            type_name(value),
-            &format!(
-                "{shown} in body must be of type {}: \"{}\"",
-                schema.kind,
-                type_name(value)
-            ),
-        ));
-        // kube-openapi's other validators still run: a number is still range checked
-        // (`Checked value must be of type integer (default format) in spec.size`).
-        if let Value::Number(number) = value {
-            numeric(number.as_f64().unwrap_or(0.0), value, schema, path, errors);
+            errors,
+        );
+        if let Some(item_schema) = schema.items.as_deref() {
+            let old_items = old.and_then(Value::as_array);
+            for (i, item) in items.iter().enumerate() {
+                let old_item = old_items
+                    .filter(|_| schema.list_type == "map")
+                    .and_then(|olds| {
+                        olds.iter()
+                            .find(|o| same_keys(o, item, &schema.list_map_keys, item_schema))
+                    });
+                self.validate(item, item_schema, &format!("{path}[{i}]"), old_item, errors);
+            }
         }
-        return;
-    }
-    if let Some(allowed) = &schema.enumeration
-        && !allowed.iter().any(|a| a == value)
-    {
-        let supported: Vec<String> = allowed
-            .iter()
-            .map(|a| match a {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            })
-            .collect();
-        let supported: Vec<&str> = supported.iter().map(String::as_str).collect();
-        errors.push(FieldError::not_supported(path, value.clone(), &supported));
-    }
-    match value {
-        Value::Number(number) => {
-            numeric(number.as_f64().unwrap_or(0.0), value, schema, path, errors)
+        if !self.lists {
+            return;
         }
-        Value::String(text) => string(text, schema, path, errors),
-        Value::Array(items) => array(items, schema, path, errors),
-        Value::Object(map) => object(map, schema, path, errors),
-        _ => {}
+        match schema.list_type.as_str() {
+            "set" => {
+                let mut seen: Vec<&Value> = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    if seen.contains(&item) {
+                        errors.push(FieldError::duplicate(&format!("{path}[{i}]"), item.clone()));
+                    } else {
+                        seen.push(item);
+                    }
+                }
+            }
+            "map" => {
+                let mut seen = HashSet::new();
+                for (i, item) in items.iter().enumerate() {
+                    let key: Map<String, Value> = schema
+                        .list_map_keys
+                        .iter()
+                        .filter_map(|k| item.get(k).map(|v| (k.clone(), v.clone())))
+                        .collect();
+                    let key = Value::Object(key);
+                    if !seen.insert(key.to_string()) {
+                        errors.push(FieldError::duplicate(&format!("{path}[{i}]"), key));
+                    }
+                }
+            }
+            _ => {}
+        }
     }
-    combinators(value, schema, path, errors);
+
+    fn object(
+        &self,
+        map: &Map<String, Value>,
+        schema: &Schema,
+        path: &str,
+        old: Option<&Value>,
+        errors: &mut Vec<FieldError>,
+    ) {
+        count(
+            map.len(),
+            (schema.min_properties, schema.max_properties),
+            "properties",
+            path,
+            errors,
+        );
+        for required in &schema.required {
+            if !map.contains_key(required) {
+                errors.push(FieldError::required(&child_path(path, required), ""));
+            }
+        }
+        let mut keys: Vec<&String> = map.keys().collect();
+        keys.sort();
+        for key in keys {
+            let child = &map[key];
+            if let Some(FieldSchema::Declared(s) | FieldSchema::MapValue(s)) = schema.field(key) {
+                let old_child = old.and_then(|old| old.get(key));
+                self.validate(child, s, &child_path(path, key), old_child, errors);
+            }
+        }
+    }
+
+    /// `allOf`, `anyOf`, `oneOf` and `not` (value validations: no types or fields of their own).
+    fn combinators(
+        &self,
+        value: &Value,
+        schema: &Schema,
+        path: &str,
+        errors: &mut Vec<FieldError>,
+    ) {
+        let passes = |s: &Schema| {
+            let mut found = Vec::new();
+            self.validate(value, s, path, None, &mut found);
+            found.is_empty()
+        };
+        for s in &schema.all_of {
+            self.validate(value, s, path, None, errors);
+        }
+        // kube-openapi's junctor errors name no field (`<nil>: Invalid value: ""`) but quote
+        // the path; a failed `anyOf` or `oneOf` adds the errors of its best failing branch (here
+        // the first).
+        let fail = |why: &str| FieldError::invalid("<nil>", "", &format!("\"{path}\" {why}"));
+        let first_failure = |branches: &[Schema]| {
+            let mut found = Vec::new();
+            if let Some(branch) = branches.first() {
+                self.validate(value, branch, path, None, &mut found);
+            }
+            found
+        };
+        if !schema.any_of.is_empty() && !schema.any_of.iter().any(passes) {
+            errors.push(fail("must validate at least one schema (anyOf)"));
+            errors.extend(first_failure(&schema.any_of));
+        }
+        if !schema.one_of.is_empty() {
+            match schema.one_of.iter().filter(|s| passes(s)).count() {
+                1 => {}
+                0 => {
+                    errors.push(fail(
+                        "must validate one and only one schema (oneOf). Found none valid",
+                    ));
+                    errors.extend(first_failure(&schema.one_of));
+                }
+                n => errors.push(fail(&format!(
+                    "must validate one and only one schema (oneOf). Found {n} valid alternatives"
+                ))),
+            }
+        }
+        if let Some(not) = &schema.not
+            && passes(not)
+        {
+            errors.push(fail("must not validate the schema (not)"));
+        }
+    }
 }
 
 /// `IsValueValidAgainstRange`: whether a number, as Go prints it (`FormatInt64`, or
@@ -323,113 +515,47 @@ fn count(
     }
 }
 
-fn array(items: &[Value], schema: &Schema, path: &str, errors: &mut Vec<FieldError>) {
-    count(
-        items.len(),
-        (schema.min_items, schema.max_items),
-        "items",
-        path,
-        errors,
-    );
-    if let Some(item_schema) = schema.items.as_deref() {
-        for (i, item) in items.iter().enumerate() {
-            validate(item, item_schema, &format!("{path}[{i}]"), errors);
-        }
-    }
-    match schema.list_type.as_str() {
-        "set" => {
-            let mut seen: Vec<&Value> = Vec::new();
-            for (i, item) in items.iter().enumerate() {
-                if seen.contains(&item) {
-                    errors.push(FieldError::duplicate(&format!("{path}[{i}]"), item.clone()));
-                } else {
-                    seen.push(item);
-                }
-            }
-        }
-        "map" => {
-            let mut seen = HashSet::new();
-            for (i, item) in items.iter().enumerate() {
-                let key: Map<String, Value> = schema
-                    .list_map_keys
+/// Whether two items of a map list have the same keys (a missing key taking its default).
+fn same_keys(a: &Value, b: &Value, keys: &[String], item: &Schema) -> bool {
+    keys.iter().all(|key| {
+        let default = item.properties.get(key).and_then(|p| p.default.as_ref());
+        let of = |v: &Value| v.get(key).or(default).cloned();
+        of(a) == of(b)
+    })
+}
+
+/// Whether `value` has a duplicate item in a `set` or `map` list anywhere.
+fn has_duplicates(value: &Value, schema: &Schema) -> bool {
+    match value {
+        Value::Object(map) => map.iter().any(|(key, child)| match schema.field(key) {
+            Some(FieldSchema::Declared(s) | FieldSchema::MapValue(s)) => has_duplicates(child, s),
+            _ => false,
+        }),
+        Value::Array(items) => {
+            let duplicate = match schema.list_type.as_str() {
+                "set" => items
                     .iter()
-                    .filter_map(|k| item.get(k).map(|v| (k.clone(), v.clone())))
-                    .collect();
-                let key = Value::Object(key);
-                if !seen.insert(key.to_string()) {
-                    errors.push(FieldError::duplicate(&format!("{path}[{i}]"), key));
+                    .enumerate()
+                    .any(|(i, item)| items[..i].contains(item)),
+                "map" => {
+                    let mut seen = HashSet::new();
+                    items.iter().any(|item| {
+                        let key: Map<String, Value> = schema
+                            .list_map_keys
+                            .iter()
+                            .filter_map(|k| item.get(k).map(|v| (k.clone(), v.clone())))
+                            .collect();
+                        !seen.insert(Value::Object(key).to_string())
+                    })
                 }
-            }
+                _ => false,
+            };
+            duplicate
+                || schema
+                    .items
+                    .as_deref()
+                    .is_some_and(|s| items.iter().any(|item| has_duplicates(item, s)))
         }
-        _ => {}
-    }
-}
-
-fn object(map: &Map<String, Value>, schema: &Schema, path: &str, errors: &mut Vec<FieldError>) {
-    count(
-        map.len(),
-        (schema.min_properties, schema.max_properties),
-        "properties",
-        path,
-        errors,
-    );
-    for required in &schema.required {
-        if !map.contains_key(required) {
-            errors.push(FieldError::required(&child_path(path, required), ""));
-        }
-    }
-    let mut keys: Vec<&String> = map.keys().collect();
-    keys.sort();
-    for key in keys {
-        let child = &map[key];
-        if let Some(FieldSchema::Declared(s) | FieldSchema::MapValue(s)) = schema.field(key) {
-            validate(child, s, &child_path(path, key), errors);
-        }
-    }
-}
-
-/// `allOf`, `anyOf`, `oneOf` and `not` (value validations: no types or fields of their own).
-fn combinators(value: &Value, schema: &Schema, path: &str, errors: &mut Vec<FieldError>) {
-    let passes = |s: &Schema| {
-        let mut found = Vec::new();
-        validate(value, s, path, &mut found);
-        found.is_empty()
-    };
-    for s in &schema.all_of {
-        validate(value, s, path, errors);
-    }
-    // kube-openapi's junctor errors name no field (`<nil>: Invalid value: ""`) but quote
-    // the path; a failed `anyOf` or `oneOf` adds the errors of its best failing branch (here
-    // the first).
-    let fail = |why: &str| FieldError::invalid("<nil>", "", &format!("\"{path}\" {why}"));
-    let first_failure = |branches: &[Schema]| {
-        let mut found = Vec::new();
-        if let Some(branch) = branches.first() {
-            validate(value, branch, path, &mut found);
-        }
-        found
-    };
-    if !schema.any_of.is_empty() && !schema.any_of.iter().any(passes) {
-        errors.push(fail("must validate at least one schema (anyOf)"));
-        errors.extend(first_failure(&schema.any_of));
-    }
-    if !schema.one_of.is_empty() {
-        match schema.one_of.iter().filter(|s| passes(s)).count() {
-            1 => {}
-            0 => {
-                errors.push(fail(
-                    "must validate one and only one schema (oneOf). Found none valid",
-                ));
-                errors.extend(first_failure(&schema.one_of));
-            }
-            n => errors.push(fail(&format!(
-                "must validate one and only one schema (oneOf). Found {n} valid alternatives"
-            ))),
-        }
-    }
-    if let Some(not) = &schema.not
-        && passes(not)
-    {
-        errors.push(fail("must not validate the schema (not)"));
+        _ => false,
     }
 }

@@ -3,8 +3,9 @@
 //! LimitRanges, ControllerRevisions, EndpointSlices, NetworkPolicies, IngressClasses,
 //! HorizontalPodAutoscalers, StorageClasses, PriorityClasses and the admission configurations
 //! (webhook configurations, policies and their bindings), as kube-apiserver's printers
-//! (`pkg/printers/internalversion`) make them (LimitRanges, which have no printer, as its
-//! default table convertor does: `Name` and `Created At`).
+//! (`pkg/printers/internalversion`) make them (LimitRanges, which have no printer, and
+//! CustomResourceDefinitions, whose storage uses it, as the default table convertor does:
+//! `Name` and `Created At`).
 
 use serde_json::{Value, json};
 
@@ -57,7 +58,9 @@ pub(super) fn columns(group: &str, kind: &str, name: Value, age: Value) -> Optio
             column("Limit", "", "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node."),
             age,
         ],
-        ("", "LimitRange") => vec![name, typed("Created At", "date", 0, AGE_DESCRIPTION)],
+        ("", "LimitRange") | ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            vec![name, typed("Created At", "date", 0, AGE_DESCRIPTION)]
+        }
         ("apps", "ControllerRevision") => vec![
             name,
             column("Controller", "", "Controller of the object"),
@@ -209,7 +212,9 @@ pub(super) fn cells(
             let (requests, limits) = quota_text(object);
             vec![name, json!(requests), json!(limits), age]
         }
-        ("", "LimitRange") => vec![name, json!(text("/metadata/creationTimestamp"))],
+        ("", "LimitRange") | ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            vec![name, json!(text("/metadata/creationTimestamp"))]
+        }
         ("apps", "ControllerRevision") => {
             let controller = object
                 .pointer("/metadata/ownerReferences")

@@ -399,7 +399,7 @@ fn job_duration(object: &Value) -> String {
     };
     let end = time("/status/completionTime")
         .map_or_else(|| jiff::Timestamp::now().as_second(), |t| t.as_second());
-    super::human_duration(u64::try_from(end - start.as_second()).unwrap_or(0))
+    super::human_duration(end - start.as_second())
 }
 
 /// The hosts of an Ingress's rules, comma-separated (the first three and `+ N more...`),

@@ -67,13 +67,73 @@ fn printer_columns_replace_age_and_type_their_cells() {
     );
 }
 
+/// As apimachinery's `duration.HumanDuration` (its own test cases among them).
 #[test]
 fn durations() {
-    assert_eq!(human_duration(5), "5s");
-    assert_eq!(human_duration(130), "2m10s");
-    assert_eq!(human_duration(3600), "60m");
-    assert_eq!(human_duration(4 * 3600 + 60), "4h1m");
-    assert_eq!(human_duration(3 * 86_400), "3d0h");
+    let day = 86_400;
+    for (seconds, printed) in [
+        (-2, "<invalid>"),
+        (-1, "0s"),
+        (0, "0s"),
+        (5, "5s"),
+        (119, "119s"),
+        (130, "2m10s"),
+        (300, "5m"),
+        (599, "9m59s"),
+        (600, "10m"),
+        (3600, "60m"),
+        (3 * 3600, "3h"),
+        (4 * 3600 + 60, "4h1m"),
+        (8 * 3600, "8h"),
+        (47 * 3600 + 59 * 60, "47h"),
+        (2 * day, "2d"),
+        (3 * day, "3d"),
+        (3 * day + 4 * 3600, "3d4h"),
+        (8 * day, "8d"),
+        (729 * day, "729d"),
+        (730 * day, "2y"),
+        (936 * day, "2y206d"),
+        (8 * 365 * day - 1, "7y364d"),
+        (8 * 365 * day, "8y"),
+        (20 * 365 * day, "20y"),
+    ] {
+        assert_eq!(human_duration(seconds), printed, "{seconds} s");
+    }
+}
+
+/// As the CRD table convertor writes its cells: a `number` is a float64, written without a
+/// fraction when it has none; a `string` column prints maps and lists as `json.Marshal`.
+#[test]
+fn number_and_string_printer_cells_are_written_as_go_writes_them() {
+    assert_eq!(
+        serde_json::to_string(&printer_cell("number", Some(&json!(100_000_000)))).unwrap(),
+        "100000000"
+    );
+    assert_eq!(printer_cell("number", Some(&json!(0.5))), json!(0.5));
+    assert_eq!(
+        printer_cell("string", Some(&json!({"b": 1, "a": "x<y"}))),
+        json!("{\"a\":\"x\\u003cy\",\"b\":1}")
+    );
+    assert_eq!(
+        printer_cell("string", Some(&json!([1, "two"]))),
+        json!("[1,\"two\"]")
+    );
+}
+
+#[test]
+fn date_printer_cells_of_an_unset_time_are_unknown() {
+    assert_eq!(printer_cell("date", Some(&json!(""))), json!("<unknown>"));
+    assert_eq!(
+        printer_cell("date", Some(&json!("null"))),
+        json!("<unknown>")
+    );
+    let future = jiff::Timestamp::now()
+        .checked_add(jiff::SignedDuration::from_hours(1))
+        .unwrap();
+    assert_eq!(
+        printer_cell("date", Some(&json!(future.to_string()))),
+        json!("<invalid>")
+    );
 }
 
 #[test]
@@ -295,7 +355,8 @@ fn event_rows_say_when_what_and_who_as_kubectl_get_events() {
             "Name"
         ]
     );
-    assert!(cells[0].as_str().unwrap().ends_with('d'), "{cells:?}");
+    // Over eight years ago: `HumanDuration` counts years alone.
+    assert!(cells[0].as_str().unwrap().ends_with('y'), "{cells:?}");
     assert_eq!(
         cells[1..7],
         [

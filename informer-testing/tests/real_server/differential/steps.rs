@@ -23,6 +23,7 @@ const APPLY: &str = "application/apply-patch+yaml";
 const AGGREGATED: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
 const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+const PARTIAL: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 
 /// One request.
 #[derive(Clone, Debug)]
@@ -208,9 +209,10 @@ pub fn widget_crd() -> Value {
 }
 
 /// The second CRD: a structural schema with every kind of rule, defaults, a map list with a
-/// defaulted key, an embedded resource, status and scale subresources and a category.
+/// defaulted key, an embedded resource, int-or-string, status and scale subresources, a
+/// selectable field and a category.
 pub fn gadget_crd() -> Value {
-    json!({
+    let mut crd = json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": "gadgets.example.com"},
@@ -246,7 +248,12 @@ pub fn gadget_crd() -> Value {
                 }}}
             }]
         }
-    })
+    });
+    let version = &mut crd["spec"]["versions"][0];
+    version["selectableFields"] = json!([{"jsonPath": ".spec.mode"}]);
+    version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["size"] =
+        json!({"x-kubernetes-int-or-string": true});
+    crd
 }
 
 fn gadget(name: &str, spec: Value) -> Value {
@@ -1174,6 +1181,51 @@ fn gadget_steps() -> Vec<Step> {
                 json!({"spec": {"replicas": 5}}),
             ),
         ),
+        // A write through `scale` is tracked on the `Scale`, whose entries are those that
+        // own the replicas (`ScaleHandler`): the writer's entry has no time; replicas of 0
+        // are left out of the `Scale`, owned by nobody, and a `Scale` nobody owns the
+        // replicas of is not tracked.
+        Step::fixed("get: the scaled gadget", Request::get(gadget_at("g-ssa"))),
+        Step::fixed(
+            "scale: the gadget's Scale as a Table",
+            Request::get(format!("{}/scale", gadget_at("g-ssa"))).accept(TABLE),
+        ),
+        Step::fixed(
+            "scale: the gadget's Scale as metadata",
+            Request::get(format!("{}/scale", gadget_at("g-ssa"))).accept(PARTIAL),
+        ),
+        Step::fixed(
+            "scale: the gadget to 0",
+            Request::patch(
+                format!("{}/scale", gadget_at("g-ssa")),
+                MERGE,
+                json!({"spec": {"replicas": 0}}),
+            ),
+        ),
+        Step::fixed("get: the gadget scaled to 0", Request::get(gadget_at("g-ssa"))),
+        Step::fixed(
+            "scale: the gadget from 0 to 2",
+            Request::patch(
+                format!("{}/scale", gadget_at("g-ssa")),
+                MERGE,
+                json!({"spec": {"replicas": 2}}),
+            ),
+        ),
+        Step::fixed("get: the gadget scaled from 0", Request::get(gadget_at("g-ssa"))),
+        // What `kubectl explain` reads: the schema as published (embedded resources' type
+        // and object metadata, int-or-string's `anyOf`, the selectable fields).
+        Step::fixed(
+            "openapi: the gadget's schemas",
+            Request::get("/openapi/v3/apis/example.com/v1"),
+        )
+        .pick(|body| {
+            let schemas = &body["components"]["schemas"];
+            json!({"Gadget": schemas["com.example.v1.Gadget"],
+                   "GadgetList": schemas["com.example.v1.GadgetList"]})
+        }),
+        // `kubectl get crd`: the default table convertor's columns.
+        Step::fixed("crd: list as a Table", Request::get(CRDS).accept(TABLE))
+            .pick(|body| body["columnDefinitions"].clone()),
         Step::fixed("watch: gadgets from resourceVersion 1", Request::watch(format!("{GADGETS}?resourceVersion=1"))),
         // Deletion: the instances go, then the CRD. (An object held by a finalizer is not
         // scripted: the harness's real server panics on updates of a terminating CRD's

@@ -1,7 +1,7 @@
 use serde_json::{Value, json};
 
 use super::super::{ProblemKind, Schema};
-use super::{escape, go_rule_struct, validate};
+use super::{escape, go_rule_struct, ratcheted_warnings, validate};
 
 /// A resource schema whose `spec` is `spec`.
 fn schema(spec: Value) -> Schema {
@@ -355,4 +355,36 @@ fn a_rule_shown_as_a_bad_value_is_go_json_of_the_internal_rule() {
             r#"{"Rule":"self.a \u003c 1 \u0026\u0026","Message":"","MessageExpression":"","Reason":"FieldValueForbidden","FieldPath":"","OptionalOldSelf":null}"#
         )
     );
+}
+
+/// Ratcheting: a rule that an unchanged value breaks (and that does not use `oldSelf`) is not
+/// an error but a warning of the error's text, as the real validator adds it; a changed value
+/// is held to it.
+#[test]
+fn rules_unchanged_values_break_are_warnings() {
+    let schema = schema(json!({"type": "object", "properties": {
+        "owner": {"type": "string", "x-kubernetes-validations": [
+            {"rule": "self.startsWith('x')", "message": "must start with x"}]},
+        "size": {"type": "integer"}}}));
+    let object = |spec: Value| {
+        json!({"apiVersion": "example.com/v1", "kind": "Ruler",
+               "metadata": {"name": "r1"}, "spec": spec})
+    };
+    let old = object(json!({"owner": "oscar", "size": 1}));
+    let resized = object(json!({"owner": "oscar", "size": 2}));
+    assert_eq!(
+        validate(&schema, &resized, Some(&old)),
+        Vec::new(),
+        "an unchanged value is not held to the rule"
+    );
+    assert_eq!(
+        ratcheted_warnings(&schema, &resized, &old),
+        ["spec.owner: Invalid value: \"oscar\": must start with x"]
+    );
+    let renamed = object(json!({"owner": "otto", "size": 2}));
+    assert_eq!(
+        ratcheted_warnings(&schema, &renamed, &old),
+        Vec::<String>::new()
+    );
+    assert_eq!(validate(&schema, &renamed, Some(&old)).len(), 1);
 }

@@ -1,15 +1,14 @@
 //! The edges of the script, run after the other steps: dry runs, YAML, metadata-only answers,
 //! resource versions and continue tokens of lists, generation and no-op writes, what a client
 //! may set on create, the status subresource, odd verbs and parameters, and a CRD with
-//! several versions (deprecated ones, conversion `None`) and a schema with int-or-string,
-//! nullable, preserved unknown fields and defaults in arrays.
+//! several versions (deprecated ones, conversion `None`, one with a looser schema) and a
+//! schema with int-or-string, nullable, preserved unknown fields and defaults in arrays.
 
 use serde_json::{Value, json};
 
-use super::{APPLY, CRDS, MERGE, Request, Step, TABLE, WIDGETS, at, probe, widget};
+use super::{APPLY, CRDS, MERGE, PARTIAL, Request, Step, TABLE, WIDGETS, at, probe, widget};
 
 const YAML: &str = "application/yaml";
-const PARTIAL: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 const PARTIAL_LIST: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 const DOODADS_CRD: &str =
     "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/doodads.example.com";
@@ -729,7 +728,8 @@ pub fn doodad_crd() -> Value {
                 {"name": "v1beta1", "served": true, "storage": false, "deprecated": true,
                  "deprecationWarning": "example.com/v1beta1 Doodad is old, use v1", "schema": schema},
                 {"name": "v1alpha1", "served": true, "storage": false, "deprecated": true,
-                 "schema": schema}
+                 "schema": {"openAPIV3Schema": {"type": "object",
+                    "x-kubernetes-preserve-unknown-fields": true}}}
             ]
         }
     })
@@ -830,6 +830,31 @@ fn doodad_steps() -> Vec<Step> {
         Step::fixed(
             "doodad: managed fields through v1",
             Request::get(format!("{DOODADS}/dd9")),
+        ),
+        // A version with a looser schema: what is written through it is validated by its
+        // schema, then pruned and defaulted by the storage version's.
+        Step::fixed(
+            "doodad: create through v1alpha1, whose schema is looser",
+            Request::post(
+                DOODADS_ALPHA,
+                doodad(
+                    "v1alpha1",
+                    "dd10",
+                    json!({"count": true, "other": 5, "extra": 1, "withDefault": null}),
+                ),
+            ),
+        ),
+        Step::fixed(
+            "doodad: get through v1 what v1alpha1 wrote",
+            Request::get(format!("{DOODADS}/dd10")),
+        ),
+        Step::fixed(
+            "doodad: update through v1alpha1, whose schema is looser",
+            Request::patch(
+                format!("{DOODADS_ALPHA}/dd10"),
+                MERGE,
+                json!({"spec": {"other": [1], "more": 2}}),
+            ),
         ),
         Step::fixed("doodad: crd delete", Request::delete(DOODADS_CRD))
             .then_wait_until(DOODADS_CRD, 404),
