@@ -83,7 +83,25 @@ impl<K> Lister<K> {
         Self { indexer }
     }
 
-    /// The object with this key, or `None`.
+    /// The object with this key, or `None`. A cluster-scoped object's key has no namespace:
+    /// `lister.get(&ObjectKey::cluster("node-1"))` (client-go's `nodeLister.Get(name)`); a
+    /// namespaced one's, `ObjectKey::new(Some("default"), "web")`, or
+    /// `lister.namespaced("default").get("web")`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::{ObjectKey, Store, ThreadSafeStore};
+    /// use informer_runtime::lister::Lister;
+    /// use k8s_openapi::api::core::v1::Node;
+    ///
+    /// let store = Arc::new(ThreadSafeStore::<Node>::new());
+    /// let mut node = Node::default();
+    /// node.metadata.name = Some("node-1".into());
+    /// store.add(Arc::new(node))?;
+    /// let lister = Lister::new(store);
+    /// assert!(lister.get(&ObjectKey::cluster("node-1")).is_some());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn get(&self, key: &ObjectKey) -> Option<Arc<K>> {
         self.indexer.get(key)
     }
