@@ -315,9 +315,14 @@
 //! ```
 //!
 //! The order, for each object:
-//! - **live**: `validate` (an object it refuses gets no finalizer: nothing was written for
-//!   it), the finalizer added (a JSON patch testing the finalizers it read; `reconcile` sees
-//!   the object with it), the declared children, `reconcile`, the declared status;
+//! - **live**: an object the cache holds with the finalizer is read from the API server
+//!   first (one GET): a cache can go back in time (a restart against a lagging API server
+//!   lists an object whose cleanup ran and which is gone), and an outside write made for
+//!   such an object would never be cleaned up; gone, it is left to the cache's next
+//!   events, being deleted, it is cleaned up (below). Then `validate` (an object it refuses
+//!   gets no finalizer: nothing was written for it), the finalizer added if missing (a JSON
+//!   patch testing the finalizers it read; `reconcile` sees the object with it), the
+//!   declared children, `reconcile`, the declared status, all given the object as read;
 //! - **being deleted, with the finalizer**: nothing is applied; the declared children in
 //!   other namespaces are deleted; `cleanup` runs instead of `reconcile`; `Action::Done`
 //!   removes the finalizer (a patch testing the `uid`, so that an object made again under the

@@ -55,6 +55,14 @@ pub enum FinalizerEvent<K> {
 /// controller's client ([`Context::api`](super::Context::api)), so that the next reconcile
 /// sees these writes in the cache (read-your-own-writes).
 ///
+/// `Apply` gets `object` as given, from the cache: before a write outside the cluster, read
+/// it from the API server (`api.get_opt`) and go on only if it is there with the same `uid`
+/// and no `deletionTimestamp`. A cache can go back in time (a restart against a lagging API
+/// server lists an object whose cleanup ran and which is gone), and an outside write made
+/// for it would never be cleaned up. The managed finalizer
+/// ([`ControllerBuilder::finalizer`](super::ControllerBuilder::finalizer)) does that read
+/// for you.
+///
 /// # Errors
 /// The API server's answer to a patch that fails, or what `reconcile` returns.
 ///
@@ -177,6 +185,10 @@ pub(crate) trait OwnFinalizer<P>: Send + Sync {
 
     /// Removes it from `object`, being deleted, once its cleanup finished.
     async fn remove(&self, key: &ObjectKey, object: &P) -> Result<(), ReconcileError>;
+
+    /// `object` as the API server holds it now (a quorum read), `None` if it is gone or
+    /// was made again under its name (another uid).
+    async fn live(&self, key: &ObjectKey, object: &P) -> Result<Option<Arc<P>>, ReconcileError>;
 }
 
 /// [`OwnFinalizer`] through the controller's client.
@@ -216,6 +228,34 @@ impl<P: ControllerResource> OwnFinalizer<P> for FinalizerStep {
         };
         remove_finalizer(&self.api(key)?, object, &self.name, position).await
     }
+
+    async fn live(&self, key: &ObjectKey, object: &P) -> Result<Option<Arc<P>>, ReconcileError> {
+        let live = self
+            .api::<P>(key)?
+            .get_opt(key.name())
+            .await
+            .map_err(|source| {
+                ReconcileError::transient(LiveReadError {
+                    object: key.to_string(),
+                    source,
+                })
+            })?;
+        Ok(live
+            .filter(|live| live.meta().uid == object.meta().uid)
+            .map(Arc::new))
+    }
+}
+
+/// Reading an object live before its reconcile failed.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "reading {object} from the API server before its reconcile failed: {}",
+    brief(source)
+)]
+struct LiveReadError {
+    object: String,
+    #[source]
+    source: kube::Error,
 }
 
 /// Why `name` cannot be a controller's finalizer, if it cannot: the API server refuses a

@@ -668,7 +668,7 @@ async fn children_of_a_parent_deleted_with_orphan_propagation_are_kept() {
 
 /// Keeps the controller's cache of parents (ConfigMaps) behind from now on: its watches end
 /// and every watch and list of ConfigMaps fails, until the faults are cleared.
-fn stall_parent_cache(server: &TestApiServer) -> Faults {
+pub(super) fn stall_parent_cache(server: &TestApiServer) -> Faults {
     let faults = server.faults();
     for verb in [Verb::Watch, Verb::List] {
         faults.fail_next(

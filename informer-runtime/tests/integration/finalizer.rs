@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::children::parent;
+use super::children::{parent, stall_parent_cache};
 use super::support::{create_namespace, eventually_async, server};
 use informer_runtime::controller::{
     Action, BuildError, Controller, ReconcileError, WatchOptions, reconciler_fn,
@@ -16,7 +16,7 @@ use informer_runtime::controller::{
 use informer_runtime::factory::InformerFactory;
 use informer_runtime::informer::CancellationToken;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kube::api::{DeleteParams, PostParams};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
@@ -328,6 +328,56 @@ async fn a_failing_cleanup_keeps_the_finalizer_and_is_retried() {
     delete(&parents, "app").await;
     until_gone(&parents, "app", "the retried cleanup lets it go").await;
     assert_eq!(calls.count("cleanup app"), 2, "{:?}", calls.all());
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_parent_gone_from_the_server_but_still_cached_with_the_finalizer_is_not_reconciled() {
+    // A cache that went back in time (a restart against a lagging API server) holds a
+    // parent whose cleanup ran and which is gone: an outside write made for it would never
+    // be cleaned up. The controller reads such a parent live before its children and
+    // reconcile.
+    let (server, parents, copies) = started().await;
+    let calls = Arc::new(Calls::default());
+    let (cancel, run) = run_controller(server.client(), calls.clone(), done());
+    made(&parents, &copies).await;
+    let faults = stall_parent_cache(&server);
+    let merge = |patch| Patch::Merge(patch);
+    parents
+        .patch(
+            "app",
+            &PatchParams::default(),
+            &merge(serde_json::json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    delete(&parents, "app").await;
+    let reconciled = calls.count("reconcile app live");
+    // Its copy changes: the parent the cache still holds, live with the finalizer, is
+    // reconciled.
+    copies
+        .patch(
+            "default.app",
+            &PatchParams::default(),
+            &merge(serde_json::json!({"data": {"k": "edited"}})),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        calls.count("reconcile app live"),
+        reconciled,
+        "{:?}",
+        calls.all()
+    );
+    let copy = copies.get("default.app").await.unwrap();
+    assert_eq!(
+        copy.data.unwrap()["k"],
+        "edited",
+        "nothing was written for a parent the server no longer has"
+    );
+    faults.clear();
     cancel.cancel();
     run.await.unwrap();
 }

@@ -105,7 +105,10 @@
 //! fake belongs to the run: runs go on at once, and a crash does not reset an external
 //! system. [`outside`]`::<T>()` in the start closure gives the run's `T` (made with
 //! `Default`), the same to every incarnation and replica of the run;
-//! [`Cluster::outside`] reads it in the convergence check:
+//! [`Cluster::outside`] reads it in the convergence check. Stale restarts find the classic
+//! bug of such controllers: a write outside the cluster made from a cache that went back in
+//! time, for an object whose cleanup already ran (read the object from the API server before
+//! an outside write; informer-runtime's managed finalizer does):
 //!
 //! ```no_run
 //! use std::collections::BTreeSet;

@@ -815,6 +815,13 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     /// parent was deleted. The writes are JSON patches that test the finalizers they change
     /// (and, to remove, the `uid`), as [`finalizer`](super::finalizer) writes them.
     ///
+    /// Before the children and the reconcile of an object the cache holds with the
+    /// finalizer, the object is read from the API server (one GET per such reconcile), and
+    /// the reconcile goes on with what was read: a cache can go back in time (a restart
+    /// against a lagging API server lists an object whose cleanup already ran and which is
+    /// gone), and a write outside the cluster for such an object would never be cleaned up.
+    /// Gone (or made again under its name), nothing runs; being deleted, it is cleaned up.
+    ///
     /// The name must be domain-qualified (`example.com/cleanup`): [`build`](Self::build)
     /// fails with [`BuildError::Finalizer`] otherwise. (The derive's
     /// `finalizer = "example.com/cleanup"`, checked at compile time.) A view of the resource

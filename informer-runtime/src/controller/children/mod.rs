@@ -723,20 +723,47 @@ where
     ) -> Result<Action, ReconcileError> {
         let step = match obj {
             Some(object) if object.meta().deletion_timestamp.is_none() => {
-                if let Some(validate) = &self.validate {
-                    // Nothing is written for a live object that cannot be served; one
-                    // being deleted is not checked, so that its cleanup goes on.
-                    validate(&object)?;
-                }
+                let object = match &self.finalizer {
+                    // The cache says it lives and has the finalizer: the API server says so
+                    // too before anything is written for it, outside the cluster above all.
+                    // A cache can go back in time (a restart against a lagging API server
+                    // lists an object whose cleanup ran, finalizer removed, and which is
+                    // gone): an outside write for it would never be cleaned up.
+                    Some(finalizer) if carries(&*object, finalizer.name()) => {
+                        match finalizer.live(key, &object).await? {
+                            Some(live) => live,
+                            // Gone, or made again: the cache's next events say so.
+                            None => return Ok(Action::Done),
+                        }
+                    }
+                    _ => object,
+                };
+                let deleting = object.meta().deletion_timestamp.is_some();
                 match &self.finalizer {
+                    // Being deleted already (the cache was behind): cleaned up now.
+                    Some(finalizer) if deleting && carries(&*object, finalizer.name()) => {
+                        Step::Cleanup(object)
+                    }
+                    // Being deleted without it (removed by hand): as without a finalizer.
+                    _ if deleting => Step::Reconcile(Some(object)),
                     Some(finalizer) if !carries(&*object, finalizer.name()) => {
+                        if let Some(validate) = &self.validate {
+                            validate(&object)?;
+                        }
                         match finalizer.add(key, object).await? {
                             Some(object) => Step::Reconcile(Some(object)),
                             // Gone meanwhile: its deletion is the next event of the key.
                             None => return Ok(Action::Done),
                         }
                     }
-                    _ => Step::Reconcile(Some(object)),
+                    _ => {
+                        if let Some(validate) = &self.validate {
+                            // Nothing is written for a live object that cannot be served;
+                            // one being deleted is not checked, so that its cleanup goes on.
+                            validate(&object)?;
+                        }
+                        Step::Reconcile(Some(object))
+                    }
                 }
             }
             Some(object)
