@@ -130,6 +130,12 @@
 //! # }
 //! ```
 //!
+//! A fake takes part in the run through [`run_context`]: [`RunContext::note`] writes its
+//! calls into the run's trace (a report then shows the controller's outside writes among
+//! its API requests), [`RunContext::seed`] seeds its own failures (so a seed replays them),
+//! and [`RunContext::in_schedule`] says when the schedule's faults end, when the fake's own
+//! should end too.
+//!
 //! # Seeds
 //!
 //! | variable | effect |
@@ -176,7 +182,7 @@ use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 pub use cluster::Cluster;
-pub use outside::outside;
+pub use outside::{RunContext, outside, run_context};
 pub use report::{Failure, Report, Summary, TraceEvent};
 pub use schedule::{FaultKind, RequestClass, Step};
 pub use world::{ObjectId, World, WorldStep};
@@ -756,7 +762,7 @@ impl Chaos {
                             steps_to_run(only.as_deref(), seed, schedule.len(), &settings.name);
                         let steps: Vec<(usize, Step)> =
                             kept.iter().map(|i| (*i, schedule[*i].clone())).collect();
-                        let result = run::run(&settings, &steps).await;
+                        let result = run::run(&settings, Some(seed), &steps).await;
                         (seed, schedule, kept, result)
                     }
                 })
@@ -781,6 +787,7 @@ impl Chaos {
                     &settings,
                     ShrinkInput {
                         seed,
+                        scenario: false,
                         schedule,
                         kept,
                         failure,
@@ -814,7 +821,7 @@ impl Chaos {
         let settings = Arc::new(self.settings);
         let kept: Vec<usize> = (0..schedule.len()).collect();
         let steps: Vec<(usize, Step)> = schedule.iter().cloned().enumerate().collect();
-        let result = run::run(&settings, &steps).await;
+        let result = run::run(&settings, None, &steps).await;
         let Some(failure) = result.failure else {
             let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
             for step in &schedule {
@@ -832,6 +839,7 @@ impl Chaos {
             &settings,
             ShrinkInput {
                 seed: 0,
+                scenario: true,
                 schedule,
                 kept,
                 failure,
@@ -851,6 +859,8 @@ impl Chaos {
 
 struct ShrinkInput {
     seed: u64,
+    /// A written scenario: its runs have no seed.
+    scenario: bool,
     schedule: Vec<Step>,
     kept: Vec<usize>,
     failure: Failure,
@@ -866,6 +876,7 @@ struct ShrinkInput {
 async fn shrink_and_report(settings: &Arc<Settings>, input: ShrinkInput) -> Report {
     let ShrinkInput {
         seed,
+        scenario,
         schedule,
         kept,
         failure,
@@ -879,6 +890,7 @@ async fn shrink_and_report(settings: &Arc<Settings>, input: ShrinkInput) -> Repo
     // One run of a candidate (a subset of the schedule): its failure and trace if it failed
     // the way the seed did.
     let original = failure.clone();
+    let scenario_seed = (!scenario).then_some(seed);
     let try_candidate = |candidate: Vec<usize>| {
         let (schedule, original) = (&schedule, &original);
         async move {
@@ -886,7 +898,7 @@ async fn shrink_and_report(settings: &Arc<Settings>, input: ShrinkInput) -> Repo
                 .iter()
                 .map(|i| (*i, schedule[*i].clone()))
                 .collect();
-            let result = run::run(settings, &steps).await;
+            let result = run::run(settings, scenario_seed, &steps).await;
             result
                 .failure
                 .filter(|f| f.same_kind(original))

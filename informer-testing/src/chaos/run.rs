@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::Settings;
 use super::checker::{Checker, HARNESS, Observed, WORLD, panic_message};
 use super::interceptor::{ChaosInterceptor, Control};
-use super::outside::{self, Outside};
+use super::outside::{self, RunShared};
 use super::report::{Failure, Trace, TraceEvent};
 use super::schedule::Step;
 use super::world::{ObjectId, WorldStep, set_pointer};
@@ -40,9 +40,14 @@ const THRASH_LIMIT: u64 = 1000;
 const THRASH_AFTER: Duration = Duration::from_secs(5);
 
 /// Runs `steps` (each with its index in the seed's schedule) once.
-pub(crate) async fn run(settings: &Arc<Settings>, steps: &[(usize, Step)]) -> RunResult {
+/// `seed` is the seed the steps come from (`None`: a written scenario).
+pub(crate) async fn run(
+    settings: &Arc<Settings>,
+    seed: Option<u64>,
+    steps: &[(usize, Step)],
+) -> RunResult {
     let trace = Arc::new(Trace::new());
-    let failure = match Run::start(settings, trace.clone()).await {
+    let failure = match Run::start(settings, trace.clone(), seed).await {
         Err(message) => Some(Failure::Harness { message }),
         Ok(mut run) => run.execute(steps).await,
     };
@@ -83,8 +88,8 @@ struct Replicas {
     exits: mpsc::UnboundedSender<(Arc<str>, String)>,
     /// How long the next asynchronous crash keeps its replica down.
     crash_down: u32,
-    /// The run's state outside the cluster, which every incarnation shares.
-    outside: Arc<Outside>,
+    /// What the run shares with every incarnation: its state outside the cluster, its trace.
+    run: Arc<RunShared>,
 }
 
 impl Replicas {
@@ -98,10 +103,10 @@ impl Replicas {
         let client = kube::Client::try_from(config)
             .map_err(|e| format!("cannot build a client for {user}: {e}"))?;
         let stop = CancellationToken::new();
-        let future = outside::starting(&self.outside, || {
+        let future = outside::starting(&self.run, || {
             (self.settings.start)(client, stop.clone(), user.to_string())
         });
-        let future = outside::running(self.outside.clone(), future);
+        let future = outside::running(self.run.clone(), future);
         let exits = self.exits.clone();
         let exiting = user.clone();
         let task = tokio::spawn(async move {
@@ -203,6 +208,8 @@ struct Run {
     tasks: Vec<JoinHandle<()>>,
     effects: Vec<(Effect, u32)>,
     trace: Arc<Trace>,
+    /// What the controllers share of the run ([`outside::RunContext`]).
+    context: Arc<RunShared>,
 }
 
 impl Drop for Run {
@@ -212,7 +219,11 @@ impl Drop for Run {
 }
 
 impl Run {
-    async fn start(settings: &Arc<Settings>, trace: Arc<Trace>) -> Result<Self, String> {
+    async fn start(
+        settings: &Arc<Settings>,
+        trace: Arc<Trace>,
+        seed: Option<u64>,
+    ) -> Result<Self, String> {
         let builder = (settings.server)(TestApiServer::builder());
         let server = Arc::new(
             builder
@@ -222,9 +233,12 @@ impl Run {
         );
         (settings.setup)(&server).map_err(|e| format!("the test's setup failed: {e}"))?;
         let shared = server.shared().clone();
-        let outside = Arc::new(Outside::default());
+        let shared_with_controllers = Arc::new(RunShared::new(trace.clone(), seed));
         let observed = Arc::new(Mutex::new(Observed::new()));
-        observed.lock().cluster.set_outside(outside.clone());
+        observed
+            .lock()
+            .cluster
+            .set_outside(shared_with_controllers.outside.clone());
         let (revisions_tx, revisions) = watch::channel(0);
         let subscription = shared
             .store
@@ -254,7 +268,7 @@ impl Run {
             killed: HashSet::new(),
             exits: exits_tx,
             crash_down: 0,
-            outside,
+            run: shared_with_controllers.clone(),
         }));
         replicas.lock().start_all_down()?;
         // Crashes decided inside the server (right after a write committed) take effect here.
@@ -284,6 +298,7 @@ impl Run {
             tasks,
             effects: Vec::new(),
             trace,
+            context: shared_with_controllers,
         })
     }
 
@@ -316,6 +331,7 @@ impl Run {
         }
         self.trace
             .record("schedule", "done: faults cleared, every replica running");
+        self.context.end_schedule();
         if let Err(message) = self.finish() {
             return Some(Failure::Harness { message });
         }

@@ -302,3 +302,73 @@ async fn outside_state_is_one_per_run_and_outlives_the_controllers_crashes() {
 fn outside_state_outside_a_run_says_where_it_is_read() {
     let _ = chaos::outside::<Started>();
 }
+
+/// What a fake outside system saw of its run.
+#[derive(Default)]
+struct Seen {
+    seed: parking_lot::Mutex<Option<Option<u64>>>,
+    schedule_over: std::sync::atomic::AtomicBool,
+}
+
+/// The mirror controller beside a fake that notes itself in the trace, records the run's
+/// seed and watches for the schedule's end, as a fake provider that fails on its own would.
+fn with_a_fake(
+    client: kube::Client,
+    stop: tokio_util::sync::CancellationToken,
+) -> impl Future<Output = Result<(), kube::Error>> {
+    let run = chaos::run_context();
+    let seen = chaos::outside::<Seen>();
+    *seen.seed.lock() = Some(run.seed());
+    run.note("provider", "serving");
+    tokio::spawn(async move {
+        while run.in_schedule() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        run.note("provider", "faults over");
+        seen.schedule_over
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    mirror::run(client, stop, false)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fake_outside_system_knows_the_seed_and_when_the_schedule_is_over() {
+    Chaos::new(with_a_fake)
+        .name("fake provider")
+        .world(World::generated([source("alpha", "a")]))
+        .seeds(2)
+        .converges(|cluster: &Cluster| {
+            mirror::mirrored(cluster)?;
+            let seen = cluster.outside::<Seen>();
+            let seed = *seen.seed.lock();
+            if !matches!(seed, Some(Some(0 | 1))) {
+                return Err(format!("the fake saw seed {seed:?}"));
+            }
+            match seen.schedule_over.load(std::sync::atomic::Ordering::SeqCst) {
+                true => Ok(()),
+                false => Err("the fake still thinks faults are on".into()),
+            }
+        })
+        .run()
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fake_outside_systems_notes_are_in_the_report_of_a_failing_run() {
+    let report = Chaos::new(with_a_fake)
+        .name("fake provider, failing")
+        .scenario([Step::World(WorldStep::create(source("alpha", "a")))])
+        .converge_within(Duration::from_secs(2))
+        .shrinking(1, 1)
+        .converges(|_: &Cluster| Err("never".to_string()))
+        .check()
+        .await
+        .expect_err("it never converges");
+    let noted: Vec<&str> = report
+        .trace
+        .iter()
+        .filter(|event| event.who == "provider")
+        .map(|event| event.what.as_str())
+        .collect();
+    assert_eq!(noted, ["serving", "faults over"], "{report}");
+}
