@@ -721,60 +721,8 @@ where
         key: &ObjectKey,
         obj: Option<Arc<P>>,
     ) -> Result<Action, ReconcileError> {
-        let step = match obj {
-            Some(object) if object.meta().deletion_timestamp.is_none() => {
-                let object = match &self.finalizer {
-                    // The cache says it lives and has the finalizer: the API server says so
-                    // too before anything is written for it, outside the cluster above all.
-                    // A cache can go back in time (a restart against a lagging API server
-                    // lists an object whose cleanup ran, finalizer removed, and which is
-                    // gone): an outside write for it would never be cleaned up.
-                    Some(finalizer) if carries(&*object, finalizer.name()) => {
-                        match finalizer.live(key, &object).await? {
-                            Some(live) => live,
-                            // Gone, or made again: the cache's next events say so.
-                            None => return Ok(Action::Done),
-                        }
-                    }
-                    _ => object,
-                };
-                let deleting = object.meta().deletion_timestamp.is_some();
-                match &self.finalizer {
-                    // Being deleted already (the cache was behind): cleaned up now.
-                    Some(finalizer) if deleting && carries(&*object, finalizer.name()) => {
-                        Step::Cleanup(object)
-                    }
-                    // Being deleted without it (removed by hand): as without a finalizer.
-                    _ if deleting => Step::Reconcile(Some(object)),
-                    Some(finalizer) if !carries(&*object, finalizer.name()) => {
-                        if let Some(validate) = &self.validate {
-                            validate(&object)?;
-                        }
-                        match finalizer.add(key, object).await? {
-                            Some(object) => Step::Reconcile(Some(object)),
-                            // Gone meanwhile: its deletion is the next event of the key.
-                            None => return Ok(Action::Done),
-                        }
-                    }
-                    _ => {
-                        if let Some(validate) = &self.validate {
-                            // Nothing is written for a live object that cannot be served;
-                            // one being deleted is not checked, so that its cleanup goes on.
-                            validate(&object)?;
-                        }
-                        Step::Reconcile(Some(object))
-                    }
-                }
-            }
-            Some(object)
-                if self
-                    .finalizer
-                    .as_ref()
-                    .is_some_and(|finalizer| carries(&*object, finalizer.name())) =>
-            {
-                Step::Cleanup(object)
-            }
-            obj => Step::Reconcile(obj),
+        let Some(step) = self.step(key, obj).await? else {
+            return Ok(Action::Done);
         };
         let parent = match &step {
             Step::Reconcile(obj) => obj.as_deref(),
@@ -865,6 +813,77 @@ impl<P, R> WithChildren<P, R> {
                 .map_err(ChildrenError::into_reconcile_error)?;
         }
         Ok(())
+    }
+}
+
+impl<P, R> WithChildren<P, R>
+where
+    P: kube::Resource + Send + Sync + 'static,
+    R: KeyReconciler<P>,
+{
+    /// What the reconcile of `key` does with `obj`; `None`: nothing (the object is gone
+    /// from the API server though the cache holds it).
+    async fn step(
+        &self,
+        key: &ObjectKey,
+        obj: Option<Arc<P>>,
+    ) -> Result<Option<Step<P>>, ReconcileError> {
+        let step = match obj {
+            Some(object) if object.meta().deletion_timestamp.is_none() => {
+                let object = match &self.finalizer {
+                    // The cache says it lives and has the finalizer: the API server says so
+                    // too before anything is written for it, outside the cluster above all.
+                    // A cache can go back in time (a restart against a lagging API server
+                    // lists an object whose cleanup ran, finalizer removed, and which is
+                    // gone): an outside write for it would never be cleaned up.
+                    Some(finalizer) if carries(&*object, finalizer.name()) => {
+                        match finalizer.live(key, &object).await? {
+                            Some(live) => live,
+                            // Gone, or made again: the cache's next events say so.
+                            None => return Ok(None),
+                        }
+                    }
+                    _ => object,
+                };
+                let deleting = object.meta().deletion_timestamp.is_some();
+                match &self.finalizer {
+                    // Being deleted already (the cache was behind): cleaned up now.
+                    Some(finalizer) if deleting && carries(&*object, finalizer.name()) => {
+                        Step::Cleanup(object)
+                    }
+                    // Being deleted without it (removed by hand): as without a finalizer.
+                    _ if deleting => Step::Reconcile(Some(object)),
+                    Some(finalizer) if !carries(&*object, finalizer.name()) => {
+                        if let Some(validate) = &self.validate {
+                            validate(&object)?;
+                        }
+                        match finalizer.add(key, object).await? {
+                            Some(object) => Step::Reconcile(Some(object)),
+                            // Gone meanwhile: its deletion is the next event of the key.
+                            None => return Ok(None),
+                        }
+                    }
+                    _ => {
+                        if let Some(validate) = &self.validate {
+                            // Nothing is written for a live object that cannot be served;
+                            // one being deleted is not checked, so that its cleanup goes on.
+                            validate(&object)?;
+                        }
+                        Step::Reconcile(Some(object))
+                    }
+                }
+            }
+            Some(object)
+                if self
+                    .finalizer
+                    .as_ref()
+                    .is_some_and(|finalizer| carries(&*object, finalizer.name())) =>
+            {
+                Step::Cleanup(object)
+            }
+            obj => Step::Reconcile(obj),
+        };
+        Ok(Some(step))
     }
 }
 
