@@ -332,3 +332,158 @@ async fn an_object_validate_refuses_gets_no_child_reconcile_or_status() {
         assert!(result.is_ok());
     }
 }
+
+/// A finalizer whose API server is scripted: `live` answers `server`'s object.
+struct ScriptedFinalizer {
+    server: Option<ConfigMap>,
+    log: Arc<parking_lot::Mutex<Vec<&'static str>>>,
+}
+
+const FINALIZER: &str = "example.com/cleanup";
+
+#[async_trait::async_trait]
+impl OwnFinalizer<ConfigMap> for ScriptedFinalizer {
+    fn name(&self) -> &str {
+        FINALIZER
+    }
+
+    async fn add(
+        &self,
+        _key: &ObjectKey,
+        object: Arc<ConfigMap>,
+    ) -> Result<Option<Arc<ConfigMap>>, ReconcileError> {
+        self.log.lock().push("add");
+        let mut added = (*object).clone();
+        added.metadata.finalizers = Some(vec![FINALIZER.into()]);
+        Ok(Some(Arc::new(added)))
+    }
+
+    async fn remove(&self, _key: &ObjectKey, _object: &ConfigMap) -> Result<(), ReconcileError> {
+        self.log.lock().push("remove");
+        Ok(())
+    }
+
+    async fn live(
+        &self,
+        _key: &ObjectKey,
+        _object: &ConfigMap,
+    ) -> Result<Option<Arc<ConfigMap>>, ReconcileError> {
+        self.log.lock().push("live");
+        Ok(self.server.clone().map(Arc::new))
+    }
+}
+
+/// A ConfigMap, with the finalizer or not, being deleted or not.
+fn config_map(finalizer: bool, deleting: bool) -> ConfigMap {
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("app".into());
+    cm.metadata.uid = Some("u1".into());
+    if finalizer {
+        cm.metadata.finalizers = Some(vec![FINALIZER.into()]);
+    }
+    if deleting {
+        cm.metadata.deletion_timestamp =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+            ));
+    }
+    cm
+}
+
+/// What a controller with the finalizer does when the cache holds `cached` and the API
+/// server `server`; the cleanup answers `cleaned`.
+async fn run_finalized(
+    cached: ConfigMap,
+    server: Option<ConfigMap>,
+    cleaned: Action,
+) -> (Vec<&'static str>, Action) {
+    let log = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let (reconciled, cleaning) = (log.clone(), log.clone());
+    let inner = crate::controller::reconciler_fn(move |_key, obj: Option<Arc<ConfigMap>>| {
+        let deleting = obj.is_some_and(|o| o.metadata.deletion_timestamp.is_some());
+        reconciled.lock().push(if deleting {
+            "reconcile deleting"
+        } else {
+            "reconcile"
+        });
+        async { Ok::<_, ReconcileError>(Action::Done) }
+    })
+    .cleanup(move |_key, _obj: Arc<ConfigMap>| {
+        cleaning.lock().push("cleanup");
+        async move { Ok(cleaned) }
+    });
+    let with_children = WithChildren {
+        controller: "ctl".into(),
+        validate: None,
+        finalizer: Some(Arc::new(ScriptedFinalizer {
+            server,
+            log: log.clone(),
+        }) as Arc<dyn OwnFinalizer<ConfigMap>>),
+        children: Vec::new(),
+        inner,
+    };
+    let key = ObjectKey::new(Some("default"), "app");
+    let action = with_children
+        .reconcile(&key, Some(Arc::new(cached)))
+        .await
+        .unwrap();
+    let log = log.lock().clone();
+    (log, action)
+}
+
+#[tokio::test]
+async fn a_live_object_without_the_finalizer_gets_it_without_a_read() {
+    let (log, _) = run_finalized(config_map(false, false), None, Action::Done).await;
+    assert_eq!(log, ["add", "reconcile"]);
+}
+
+#[tokio::test]
+async fn a_cached_object_with_the_finalizer_is_read_live_and_reconciled() {
+    let live = config_map(true, false);
+    let (log, _) = run_finalized(config_map(true, false), Some(live), Action::Done).await;
+    assert_eq!(log, ["live", "reconcile"]);
+}
+
+#[tokio::test]
+async fn an_object_gone_from_the_server_but_cached_with_the_finalizer_is_left_alone() {
+    let (log, action) = run_finalized(config_map(true, false), None, Action::Done).await;
+    assert_eq!(
+        log,
+        ["live"],
+        "no reconcile for an object the server no longer has"
+    );
+    assert_eq!(action, Action::Done);
+}
+
+#[tokio::test]
+async fn an_object_the_server_is_deleting_is_cleaned_up_though_the_cache_says_it_lives() {
+    let live = config_map(true, true);
+    let (log, _) = run_finalized(config_map(true, false), Some(live), Action::Done).await;
+    assert_eq!(log, ["live", "cleanup", "remove"]);
+}
+
+#[tokio::test]
+async fn an_object_being_deleted_whose_finalizer_was_removed_by_hand_is_reconciled_as_without_one()
+{
+    let live = config_map(false, true);
+    let (log, _) = run_finalized(config_map(true, false), Some(live), Action::Done).await;
+    assert_eq!(
+        log,
+        ["live", "reconcile deleting"],
+        "no add on an object being deleted"
+    );
+}
+
+#[tokio::test]
+async fn a_cleanup_that_is_not_done_keeps_the_finalizer() {
+    let delay = Action::RequeueAfter(std::time::Duration::from_secs(5));
+    let (log, action) = run_finalized(config_map(true, true), None, delay).await;
+    assert_eq!(
+        log,
+        ["cleanup"],
+        "no removal, and no read for an object being deleted"
+    );
+    assert_eq!(action, delay);
+    let (log, _) = run_finalized(config_map(true, true), None, Action::Requeue).await;
+    assert_eq!(log, ["cleanup"]);
+}
