@@ -10,6 +10,21 @@ use serde::de::DeserializeOwned;
 use super::outside::Outside;
 use serde_json::Value;
 
+/// The object as the server also serves it through a second API over the same storage, as
+/// kube-apiserver does: a core Event as an `events.k8s.io/v1` Event, an `autoscaling/v2`
+/// HorizontalPodAutoscaler as an `autoscaling/v1` one. Checks read either form.
+fn served_view(object: &Value) -> Option<Value> {
+    let api_version = object.get("apiVersion")?.as_str()?;
+    let kind = object.get("kind")?.as_str()?;
+    match (api_version, kind) {
+        ("v1", "Event") => Some(crate::apiserver::events::from_core(object)),
+        ("autoscaling/v2", "HorizontalPodAutoscaler") => {
+            Some(crate::apiserver::hpa_v1::from_v2(object))
+        }
+        _ => None,
+    }
+}
+
 /// A type as `(apiVersion, kind)`.
 type TypeKey = (String, String);
 /// An object's place as `(namespace, name)` (`""` for cluster-scoped objects).
@@ -19,6 +34,10 @@ type NameKey = (String, String);
 /// the invariants and the convergence check of a [`Chaos`](super::Chaos) test see it. The
 /// harness keeps it in step with every change the server commits, so an invariant runs on
 /// each committed state in turn, intermediate ones included.
+///
+/// Types the server serves through two APIs over one storage read through both: Events as
+/// `v1` and `events.k8s.io/v1` (what `EventRecorder` writes), HorizontalPodAutoscalers as
+/// `autoscaling/v2` and `autoscaling/v1`.
 ///
 /// Typed reads ([`list`](Self::list), [`get`](Self::get), [`controlled_by`](Self::controlled_by))
 /// decode objects with serde on each call; an object that does not decode into the type
@@ -114,6 +133,11 @@ impl Cluster {
     /// the world is quiet. A state made with [`from_objects`](Self::from_objects) has its
     /// own, empty at first.
     ///
+    /// It is also where an [`invariant`](super::Chaos::invariant) keeps memory across the
+    /// states of one run (each Pod's last state before it went, say, to check that it was
+    /// not deleted too early): a value the check's closure captures is shared by every run,
+    /// and runs go on at once.
+    ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     /// let cluster = informer_testing::chaos::Cluster::from_objects([]);
@@ -145,6 +169,13 @@ impl Cluster {
     }
 
     pub(crate) fn put(&mut self, object: Arc<Value>) {
+        if let Some(view) = served_view(&object) {
+            self.insert(Arc::new(view));
+        }
+        self.insert(object);
+    }
+
+    fn insert(&mut self, object: Arc<Value>) {
         self.objects
             .entry(type_key(&object))
             .or_default()
@@ -152,6 +183,13 @@ impl Cluster {
     }
 
     pub(crate) fn remove(&mut self, object: &Value) {
+        if let Some(view) = served_view(object) {
+            self.delete(&view);
+        }
+        self.delete(object);
+    }
+
+    fn delete(&mut self, object: &Value) {
         let key = type_key(object);
         if let Some(objects) = self.objects.get_mut(&key) {
             objects.remove(&name_key(object));

@@ -579,6 +579,43 @@ fn a_scenario_report_says_so_and_names_no_seed_to_replay() {
 // ----- the cluster -----
 
 #[test]
+fn the_cluster_reads_events_and_autoscalers_through_both_of_their_apis() {
+    // The server stores core Events and autoscaling/v2 autoscalers and serves each through a
+    // second API too: a check reads whichever it names (EventRecorder writes events.k8s.io).
+    let mut cluster = Cluster::from_objects([
+        json!({"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": "web.1", "namespace": "default"},
+            "involvedObject": {"kind": "Pod", "name": "web", "namespace": "default"},
+            "reason": "TTLExpired", "type": "Warning"}),
+        json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "maxReplicas": 5}}),
+    ]);
+    let events = cluster.list::<k8s_openapi::api::events::v1::Event>();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].reason.as_deref(), Some("TTLExpired"));
+    assert_eq!(
+        events[0].regarding.as_ref().and_then(|r| r.name.as_deref()),
+        Some("web")
+    );
+    assert_eq!(cluster.list::<k8s_openapi::api::core::v1::Event>().len(), 1);
+    let v1 = cluster.list::<k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler>();
+    assert_eq!(v1.len(), 1);
+    // Gone from both when the stored object goes.
+    let stored = cluster
+        .get_json("v1", "Event", Some("default"), "web.1")
+        .cloned()
+        .unwrap();
+    cluster.remove(&stored);
+    assert!(
+        cluster
+            .list::<k8s_openapi::api::events::v1::Event>()
+            .is_empty()
+    );
+}
+
+#[test]
 fn the_cluster_finds_children_by_their_controller_uid() {
     let owned = |name: &str, uid: &str, controller: bool| {
         json!({"apiVersion": "v1", "kind": "ConfigMap",
