@@ -6,7 +6,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
-use syn::parse::{Parse, ParseStream};
+use syn::parse::ParseStream;
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, Path, Type};
 
@@ -53,17 +53,25 @@ const ALWAYS_KEPT: &[&str] = &["name", "namespace", "resourceVersion"];
 #[derive(Default)]
 struct Args {
     of: Option<Type>,
-    /// The JSON names of the metadata fields kept (`None`: all of them).
-    metadata: Option<Vec<String>>,
+    /// The metadata kept (`None`: all of it).
+    metadata: Option<Kept>,
     krate: Option<Path>,
 }
 
-/// `(name, other_name, ...)`: the metadata fields kept, checked against `ObjectMeta`'s.
-fn metadata_fields(
-    cx: &Ctxt,
-    key: &syn::Ident,
-    input: ParseStream<'_>,
-) -> syn::Result<Vec<String>> {
+/// What `metadata(...)` keeps.
+#[derive(Default)]
+struct Kept {
+    /// The JSON names of the metadata fields kept.
+    fields: Vec<String>,
+    /// `annotations("key", ...)`: the annotation keys kept (`None`: every one).
+    annotations: Option<Vec<syn::LitStr>>,
+    /// `labels("key", ...)`: the label keys kept (`None`: every one).
+    labels: Option<Vec<syn::LitStr>>,
+}
+
+/// `(name, other_name, ...)`: the metadata fields kept, checked against `ObjectMeta`'s;
+/// `annotations` and `labels` may list the keys kept: `annotations("example.com/ttl")`.
+fn metadata_fields(cx: &Ctxt, key: &syn::Ident, input: ParseStream<'_>) -> syn::Result<Kept> {
     if !input.peek(syn::token::Paren) {
         return Err(syn::Error::new(
             key.span(),
@@ -72,18 +80,39 @@ fn metadata_fields(
     }
     let content;
     syn::parenthesized!(content in input);
-    let names = content.parse_terminated(syn::Ident::parse, syn::Token![,])?;
     let known: Vec<&str> = META_FIELDS.iter().map(|(rust, _)| *rust).collect();
-    let mut kept: Vec<String> = ALWAYS_KEPT.iter().map(|s| (*s).to_owned()).collect();
-    for name in names {
+    let mut kept = Kept {
+        fields: ALWAYS_KEPT.iter().map(|s| (*s).to_owned()).collect(),
+        ..Kept::default()
+    };
+    while !content.is_empty() {
+        let name: syn::Ident = content.parse()?;
         let written = name.to_string();
+        if content.peek(syn::token::Paren) {
+            let keys;
+            syn::parenthesized!(keys in content);
+            let keys: Vec<syn::LitStr> = keys
+                .parse_terminated(|k| k.parse::<syn::LitStr>(), syn::Token![,])?
+                .into_iter()
+                .collect();
+            match written.as_str() {
+                "annotations" => kept.annotations = Some(keys),
+                "labels" => kept.labels = Some(keys),
+                _ => cx.error_spanned_by(
+                    &name,
+                    format!(
+                        "only `annotations(\"key\", ..)` and `labels(\"key\", ..)` list keys; write `{written}` alone"
+                    ),
+                ),
+            }
+        }
         match META_FIELDS.iter().find(|(rust, _)| *rust == written) {
-            Some((_, json)) if kept.iter().any(|k| k == json) => {
+            Some((_, json)) if kept.fields.iter().any(|k| k == json) => {
                 if !ALWAYS_KEPT.contains(json) {
                     cx.error_spanned_by(&name, format!("`{written}` is listed twice; keep one"));
                 }
             }
-            Some((_, json)) => kept.push((*json).to_owned()),
+            Some((_, json)) => kept.fields.push((*json).to_owned()),
             None => {
                 let hint = match did_you_mean(&written, &known) {
                     Some(guess) => format!("; did you mean `{guess}`?"),
@@ -98,6 +127,10 @@ fn metadata_fields(
                 );
             }
         }
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<syn::Token![,]>()?;
     }
     Ok(kept)
 }
@@ -220,7 +253,7 @@ pub fn derive(input: DeriveInput) -> TokenStream {
     let meta = quote_spanned!(metadata_ty.span()=> &self.metadata);
     let meta_mut = quote_spanned!(metadata_ty.span()=> &mut self.metadata);
     let of_bound = quote_spanned!(of.span()=> type Of = #of;);
-    let deserialize = deserialize(&input, fields, args.metadata.as_deref(), &krate);
+    let deserialize = deserialize(&input, fields, args.metadata.as_ref(), &krate);
     quote! {
         impl #krate::kube::Resource for #name {
             type DynamicType = ();
@@ -270,7 +303,7 @@ pub fn derive(input: DeriveInput) -> TokenStream {
 fn deserialize(
     input: &DeriveInput,
     fields: &syn::FieldsNamed,
-    kept: Option<&[String]>,
+    kept: Option<&Kept>,
     krate: &Path,
 ) -> TokenStream {
     let name = &input.ident;
@@ -288,11 +321,22 @@ fn deserialize(
         quote!(#(#attrs)* #projected #ident: #ty)
     });
     let metadata_fn = kept.map(|kept| {
+        let fields = &kept.fields;
+        let keys = |list: &Option<Vec<syn::LitStr>>| match list {
+            Some(keys) => quote!(::core::option::Option::Some(&[#(#keys),*])),
+            None => quote!(::core::option::Option::None),
+        };
+        let (annotations, labels) = (keys(&kept.annotations), keys(&kept.labels));
         quote! {
             fn __informer_view_metadata<'de, D: #private::Deserializer<'de>>(
                 deserializer: D,
             ) -> #private::Result<#private::ObjectMeta, D::Error> {
-                #private::deserialize_metadata(deserializer, &[#(#kept),*])
+                #private::deserialize_metadata_keys(
+                    deserializer,
+                    &[#(#fields),*],
+                    #annotations,
+                    #labels,
+                )
             }
         }
     });

@@ -45,8 +45,12 @@
 //! of its fields derive both as usual, as controllers need their resources to serialize). `#[view(metadata(...))]` lists the `ObjectMeta`
 //! fields the view keeps (Rust names; `name`, `namespace` and `resource_version`, which key
 //! and order objects in the cache, are always kept); without it the whole `ObjectMeta` is
-//! decoded (labels and annotations are maps: about 600 bytes each). Managed fields are
-//! skipped when the informer drops them (derived controllers do by default).
+//! decoded (labels and annotations are maps: about 600 bytes each).
+//! `metadata(annotations("example.com/ttl"), labels("app"))` keeps only those keys of the
+//! two maps, the others skipped undecoded: a controller reading one annotation does not cache
+//! every annotation of every object (`kubectl.kubernetes.io/last-applied-configuration` holds
+//! a copy of the whole object). Managed fields are skipped when the informer drops them
+//! (derived controllers do by default).
 //!
 //! Use the view type wherever the full type would go: `InformerFactory::informer::<PodView>`,
 //! `Lister<PodView>`, `#[controller(for = PodView)]`, `owns(PodView)`. Requests go to the
@@ -61,7 +65,7 @@
 //! | `owns(View)`, `ByControllerUid` (mapping a child to its owner) | `owner_references` (without it nothing is mapped: the owner is never reconciled for its children) |
 //! | a view as the parent of declared children | `uid` (to own them: without it the children step fails, terminally) |
 //! | the `finalizer` helper on a view | `finalizers` and `deletion_timestamp` (without them the helper's guarded patch fails on every reconcile and the cleanup never runs) |
-//! | label selectors, `labels = "..."` | `labels` |
+//! | label selectors, `labels = "..."` | `labels` (with keys listed, `labels("app")`, a selector sees only those) |
 //! | an `#[indexer]` of a metadata field | that field |
 //!
 //! An update that changes only fields the view does not declare still reaches the
@@ -84,13 +88,16 @@
 //! Writes go through `kube::Api<Pod>` as ever: a view is for reading. A replace (`PUT`)
 //! through an `Api` of the view would send only the view's fields, and remove the others.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 use serde::Deserialize;
 use serde::de::value::{BorrowedStrDeserializer, MapAccessDeserializer};
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{
+    self, DeserializeSeed, Deserializer, IgnoredAny, IntoDeserializer, MapAccess, Visitor,
+};
 
 /// A projection of the resource [`Of`](View::Of): a struct with the same JSON shape holding
 /// only some of its fields, and the same kind, group, version and plural (it implements
@@ -131,11 +138,61 @@ pub fn deserialize_metadata<'de, D: Deserializer<'de>>(
     deserializer: D,
     keep: &'static [&'static str],
 ) -> Result<ObjectMeta, D::Error> {
-    deserializer.deserialize_map(Projected(keep))
+    deserialize_metadata_keys(deserializer, keep, None, None)
+}
+
+/// As [`deserialize_metadata`], keeping of `annotations` and `labels` only the keys listed
+/// (`None`: every key, if the field is kept at all); the values of the others are skipped
+/// without being decoded. What `#[view(metadata(annotations("example.com/ttl")))]` decodes
+/// with: a controller that reads one annotation does not cache every annotation of every
+/// object (`kubectl.kubernetes.io/last-applied-configuration` holds a copy of the object).
+///
+/// ```
+/// use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize)]
+/// struct Slim {
+///     #[serde(deserialize_with = "ttl_only")]
+///     metadata: ObjectMeta,
+/// }
+/// fn ttl_only<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
+///     informer_runtime::view::deserialize_metadata_keys(
+///         d,
+///         &["name", "annotations"],
+///         Some(&["example.com/ttl"]),
+///         None,
+///     )
+/// }
+///
+/// let json = r#"{"metadata":{"name":"a","annotations":{"example.com/ttl":"1h","big":"..."}}}"#;
+/// let slim: Slim = serde_json::from_str(json).unwrap();
+/// let annotations = slim.metadata.annotations.unwrap();
+/// assert_eq!(annotations.len(), 1);
+/// assert_eq!(annotations["example.com/ttl"], "1h");
+/// ```
+///
+/// # Errors
+/// As `ObjectMeta`'s own `Deserialize`, for the fields kept.
+pub fn deserialize_metadata_keys<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    keep: &'static [&'static str],
+    annotations: Option<&'static [&'static str]>,
+    labels: Option<&'static [&'static str]>,
+) -> Result<ObjectMeta, D::Error> {
+    deserializer.deserialize_map(Projected {
+        keep,
+        annotations,
+        labels,
+    })
 }
 
 /// Visits a metadata map, handing `ObjectMeta` the kept fields only.
-struct Projected(&'static [&'static str]);
+struct Projected {
+    keep: &'static [&'static str],
+    annotations: Option<&'static [&'static str]>,
+    labels: Option<&'static [&'static str]>,
+}
 
 impl<'de> Visitor<'de> for Projected {
     type Value = ObjectMeta;
@@ -145,14 +202,25 @@ impl<'de> Visitor<'de> for Projected {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ObjectMeta, A::Error> {
-        ObjectMeta::deserialize(MapAccessDeserializer::new(Kept { map, keep: self.0 }))
+        ObjectMeta::deserialize(MapAccessDeserializer::new(Kept {
+            map,
+            keep: self.keep,
+            annotations: self.annotations,
+            labels: self.labels,
+            current: None,
+        }))
     }
 }
 
-/// A map with only the keys in `keep`; the values of the others are skipped.
+/// A map with only the keys in `keep`; the values of the others are skipped. The values of
+/// `annotations` and `labels`, when their keys are listed, keep only those keys.
 struct Kept<A> {
     map: A,
     keep: &'static [&'static str],
+    annotations: Option<&'static [&'static str]>,
+    labels: Option<&'static [&'static str]>,
+    /// The key whose value comes next.
+    current: Option<&'static str>,
 }
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for Kept<A> {
@@ -166,6 +234,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Kept<A> {
             match self.map.next_key_seed(KeyIn(self.keep))? {
                 None => return Ok(None),
                 Some(Some(key)) => {
+                    self.current = Some(key);
                     return seed
                         .deserialize(BorrowedStrDeserializer::<A::Error>::new(key))
                         .map(Some);
@@ -178,7 +247,87 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Kept<A> {
     }
 
     fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, A::Error> {
-        self.map.next_value_seed(seed)
+        let keys = match self.current.take() {
+            Some("annotations") => self.annotations,
+            Some("labels") => self.labels,
+            _ => None,
+        };
+        let Some(keys) = keys else {
+            return self.map.next_value_seed(seed);
+        };
+        match self.map.next_value_seed(StringsIn(keys))? {
+            Some(kept) => seed.deserialize(Present::<A::Error>(kept, std::marker::PhantomData)),
+            None => seed.deserialize(IntoDeserializer::<'de, A::Error>::into_deserializer(())),
+        }
+    }
+}
+
+/// A map of strings (`null`: `None`) keeping only the keys in `.0`; the other values are
+/// skipped without being decoded.
+struct StringsIn(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for StringsIn {
+    type Value = Option<BTreeMap<String, String>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_option(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StringsIn {
+    type Value = Option<BTreeMap<String, String>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map of strings")
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut kept = BTreeMap::new();
+        while let Some(key) = map.next_key_seed(KeyIn(self.0))? {
+            match key {
+                Some(key) => {
+                    kept.insert(key.to_owned(), map.next_value::<String>()?);
+                }
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Some(kept))
+    }
+}
+
+/// A present map of strings, for `ObjectMeta`'s `Option<BTreeMap<String, String>>`, failing
+/// with `E` (the metadata's own error type).
+struct Present<E>(BTreeMap<String, String>, std::marker::PhantomData<E>);
+
+impl<'de, E: de::Error> Deserializer<'de> for Present<E> {
+    type Error = E;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+        IntoDeserializer::<'de, E>::into_deserializer(self.0).deserialize_any(visitor)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+        visitor.visit_some(IntoDeserializer::<'de, E>::into_deserializer(self.0))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier
+        ignored_any
     }
 }
 
@@ -208,7 +357,7 @@ impl<'de> Visitor<'de> for KeyIn {
 /// What code generated by `#[derive(View)]` names; not an API.
 #[doc(hidden)]
 pub mod __private {
-    pub use super::deserialize_metadata;
+    pub use super::{deserialize_metadata, deserialize_metadata_keys};
     pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     pub use serde;
     pub use serde::{Deserialize, Deserializer, Serialize, Serializer};

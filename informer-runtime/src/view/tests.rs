@@ -202,3 +202,56 @@ fn a_malformed_kept_metadata_field_is_an_error_and_a_skipped_one_is_not() {
     let bad_labels = r#"{"metadata":{"name":"a","labels":7}}"#;
     assert!(serde_json::from_str::<SlimPod>(bad_labels).is_ok());
 }
+
+/// A view keeping one annotation and one label of the object's.
+#[derive(Clone, Debug, View)]
+#[view(of = Pod, metadata(annotations("example.com/ttl"), labels("app")), crate = crate)]
+struct TtlPod {
+    metadata: ObjectMeta,
+}
+
+#[test]
+fn a_view_keeps_only_the_annotation_and_label_keys_it_lists() {
+    let json = r#"{"metadata":{"name":"web-1","namespace":"shop","resourceVersion":"5",
+        "labels":{"app":"web","tier":"front"},
+        "annotations":{"example.com/ttl":"1h","kubectl.kubernetes.io/last-applied-configuration":"{\"big\":true}"}}}"#;
+    for view in [
+        serde_json::from_str::<TtlPod>(json).unwrap(),
+        JsonDecoder::new()
+            .decode(&mut json.as_bytes().to_vec())
+            .unwrap(),
+    ] {
+        let meta = &view.metadata;
+        assert_eq!(meta.name.as_deref(), Some("web-1"));
+        let annotations = meta.annotations.as_ref().unwrap();
+        assert_eq!(annotations.len(), 1, "{annotations:?}");
+        assert_eq!(annotations["example.com/ttl"], "1h");
+        let labels = meta.labels.as_ref().unwrap();
+        assert_eq!(labels.len(), 1);
+        assert_eq!(labels["app"], "web");
+    }
+    // No annotations, null ones, none of the keys listed.
+    for (metadata, annotations) in [
+        (r#"{"name":"a"}"#, None),
+        (r#"{"name":"a","annotations":null}"#, None),
+        (r#"{"name":"a","annotations":{"other":"x"}}"#, Some(0)),
+    ] {
+        let json = format!(r#"{{"metadata":{metadata}}}"#);
+        let view: TtlPod = serde_json::from_str(&json).unwrap();
+        assert_eq!(
+            view.metadata.annotations.map(|a| a.len()),
+            annotations,
+            "{json}"
+        );
+    }
+    // A kept key whose value is not a string is an error, a skipped one is not decoded.
+    assert!(
+        serde_json::from_str::<TtlPod>(r#"{"metadata":{"annotations":{"example.com/ttl":7}}}"#)
+            .is_err()
+    );
+    assert!(serde_json::from_str::<TtlPod>(r#"{"metadata":{"annotations":{"other":7}}}"#).is_ok());
+    // It round-trips (a compact store encodes and decodes it).
+    let view: TtlPod = serde_json::from_str(json).unwrap();
+    let again: TtlPod = serde_json::from_value(serde_json::to_value(&view).unwrap()).unwrap();
+    assert_eq!(again.metadata, view.metadata);
+}
