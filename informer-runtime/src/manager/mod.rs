@@ -677,6 +677,10 @@ impl Manager {
 
     /// Reconciles only the keys of the shards this replica holds (exclusive with
     /// [`leader_election`](Self::leader_election)). Needs a [`client`](Self::client).
+    /// `/metrics` reports the shards held (`informer_shards_held`, beside
+    /// `informer_shards_total`) and, per controller, the keys left to other replicas
+    /// (`informer_shard_skipped_keys_total`) and the reconciles dropped when a shard moved
+    /// (`informer_shard_cancelled_reconciles_total`).
     ///
     /// ```
     /// # use informer_runtime::manager::Manager;
@@ -909,6 +913,13 @@ impl Manager {
                 elector.config().lease_name.clone(),
                 Arc::new(move || elector.is_leader()),
             );
+        }
+        if let Mode::Shards(shards) = &mode {
+            let config = shards.config();
+            let (name, total) = (config.lease_prefix.clone(), config.shards);
+            let shards = shards.clone();
+            self.metrics
+                .set_shard_status(name, Arc::new(move || shards.held().len()), total);
         }
 
         let controllers: Arc<Vec<Box<dyn ErasedController>>> =

@@ -26,6 +26,10 @@
 //! | `store_resource_version` | gauge | `informer` | the resource version the cache has reached (client-go's `LastStoreSyncResourceVersion`) |
 //! | `informer_handler_pending_notifications` | gauge | `informer`, `handler` | notifications buffered for a controller's handler |
 //! | `leader_election_master_status` | gauge | `name` | 1 while this replica leads (with leader election) |
+//! | `informer_shards_held` | gauge | `name` | the shards this replica holds now (with sharding; `name`: the shard Leases' prefix) |
+//! | `informer_shards_total` | gauge | `name` | the shards the keys are spread over (with sharding) |
+//! | `informer_shard_skipped_keys_total` | counter | `controller` | keys dropped without a reconcile: their shard is another replica's |
+//! | `informer_shard_cancelled_reconciles_total` | counter | `controller` | reconciles dropped midway: the replica lost the key's shard or its leadership |
 //!
 //! The workqueue `name` and the `controller` label are the controller's name, or the name
 //! of a queue of your own built with [`Metrics::work_queue`]. Workqueue
@@ -133,7 +137,12 @@ struct Inner {
     /// Queues of the user's own ([`Metrics::work_queue`]).
     queues: Mutex<Vec<QueueProbe>>,
     leader: Mutex<Option<(String, LeaderFn)>>,
+    /// With sharding: the Leases' prefix, the shards held now, and how many there are.
+    shards: Mutex<Option<(String, ShardsFn, u32)>>,
 }
+
+/// How many shards this replica holds now.
+type ShardsFn = Arc<dyn Fn() -> usize + Send + Sync>;
 
 /// The hooks [`Metrics::work_queue`] installs in a queue of your own: what the runner
 /// measures for a controller's queue (work durations, retries), the queue reports itself.
@@ -346,6 +355,11 @@ impl Metrics {
         *self.inner.leader.lock() = Some((name, leading));
     }
 
+    /// Reports `informer_shards_held{name}` (`held()`) and `informer_shards_total{name}`.
+    pub(crate) fn set_shard_status(&self, name: String, held: ShardsFn, total: u32) {
+        *self.inner.shards.lock() = Some((name, held, total));
+    }
+
     /// Registers these metrics in `registry` (as a collector, so controllers added later are
     /// reported too).
     ///
@@ -515,7 +529,7 @@ impl Collector for Metrics {
             MetricType::Counter,
             totals,
         )?;
-        let per_controller: [CounterFamily; 5] = [
+        let per_controller: [CounterFamily; 7] = [
             (
                 "controller_runtime_reconcile_errors",
                 "Total number of reconciliation errors per controller",
@@ -541,6 +555,16 @@ impl Collector for Metrics {
                 "stale_sync_skips",
                 "Total number of reconciles skipped and requeued because a cache had not yet seen the controller's own writes",
                 |s| s.stale_sync_skips,
+            ),
+            (
+                "informer_shard_skipped_keys",
+                "Total number of keys dropped without a reconcile because their shard is held by another replica",
+                |s| s.skipped,
+            ),
+            (
+                "informer_shard_cancelled_reconciles",
+                "Total number of reconciles dropped midway because the replica lost the key's shard or its leadership",
+                |s| s.cancelled,
             ),
         ];
         for (name, help, value) in per_controller {
@@ -641,6 +665,26 @@ impl Collector for Metrics {
             handlers,
         )?;
 
+        if let Some((name, held, total)) = &*self.inner.shards.lock() {
+            let label = [("name".to_owned(), name.clone())];
+            family(
+                e,
+                "informer_shards_held",
+                "Number of shards this replica holds",
+                MetricType::Gauge,
+                [(
+                    label.clone(),
+                    ConstGauge::new(i64::try_from(held()).unwrap_or(i64::MAX)),
+                )],
+            )?;
+            family(
+                e,
+                "informer_shards_total",
+                "Number of shards the keys are spread over",
+                MetricType::Gauge,
+                [(label, ConstGauge::new(i64::from(*total)))],
+            )?;
+        }
         if let Some((name, leading)) = &*self.inner.leader.lock() {
             family(
                 e,

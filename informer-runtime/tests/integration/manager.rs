@@ -363,8 +363,21 @@ async fn readyz_fails_once_an_informer_has_stopped_on_a_panic() {
 struct Replica<S> {
     identity: String,
     scale: S,
+    /// The manager's metrics, read as a scrape would.
+    metrics: informer_runtime::metrics::Metrics,
     cancel: CancellationToken,
     task: JoinHandle<()>,
+}
+
+impl<S> Replica<S> {
+    /// The manager's metrics in the text format a scrape gets.
+    fn metrics_text(&self) -> String {
+        let mut registry = prometheus_client::registry::Registry::default();
+        self.metrics.register(&mut registry);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        text
+    }
 }
 
 /// Starts a manager over `server` with a ConfigMap controller whose reconciles are recorded
@@ -392,6 +405,7 @@ async fn replica<S>(
         .unwrap();
     manager.add(controller).unwrap();
     let scale = scale(&mut manager);
+    let metrics = manager.metrics().clone();
     let cancel = CancellationToken::new();
     let task = tokio::spawn({
         let cancel = cancel.clone();
@@ -400,6 +414,7 @@ async fn replica<S>(
     Replica {
         identity: identity.to_owned(),
         scale,
+        metrics,
         cancel,
         task,
     }
@@ -560,6 +575,22 @@ async fn sharding_reconciles_each_key_on_its_shard_owner_and_rebalances_after_a_
 
     // Round 1: balanced over three replicas; every change reconciled by its shard's owner.
     eventually_async("6 shards over 3 replicas", async || balanced(&replicas, 2)).await;
+    // Each replica reports the shards it holds, and the keys it left to the others.
+    for replica in &replicas {
+        let text = replica.metrics_text();
+        assert!(
+            text.contains("informer_shards_held{name=\"settings\"} 2"),
+            "{text}"
+        );
+        assert!(
+            text.contains("informer_shards_total{name=\"settings\"} 6"),
+            "{text}"
+        );
+        assert!(
+            text.contains("informer_shard_skipped_keys_total{controller=\"configmap\"}"),
+            "{text}"
+        );
+    }
     tokio::time::sleep(Duration::from_millis(300)).await;
     log.lock().unwrap().clear();
     for name in &names {
