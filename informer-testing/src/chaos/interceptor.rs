@@ -70,6 +70,10 @@ struct State {
     /// When a controller last asked for a list or a watch: a cache being rebuilt (after a
     /// reflector's backoff, say) is not a stuck controller.
     last_list_or_watch: Option<Instant>,
+    /// The Leases each incarnation has written successfully: its first write of one is
+    /// traced, its renewals are not (three sharded replicas renew a dozen Leases twice a
+    /// second, which would push a failure's own steps out of the trace's tail).
+    leases_written: HashSet<(Arc<str>, String)>,
 }
 
 /// Writes the object a request names, as another client would (its description, or why
@@ -345,7 +349,18 @@ impl Interceptor for ChaosInterceptor {
                 return;
             };
             let write = request.is_write();
-            if write || request.verb == Verb::List || !status.is_success() {
+            let renewal = write
+                && status.is_success()
+                && request.resource.as_deref() == Some("leases")
+                && !control.state.lock().leases_written.insert((
+                    user.clone(),
+                    format!(
+                        "{}/{}",
+                        request.namespace.as_deref().unwrap_or_default(),
+                        request.name.as_deref().unwrap_or_default()
+                    ),
+                ));
+            if (write || request.verb == Verb::List || !status.is_success()) && !renewal {
                 control.trace.record(
                     user.to_string(),
                     format!("{} -> {}", describe(&request), status.as_u16()),

@@ -666,6 +666,51 @@ fn new_config_map(name: &str) -> ConfigMap {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leases_renewals_stay_out_of_the_trace_its_first_write_and_failures_do_not() {
+    use k8s_openapi::api::coordination::v1::Lease;
+    let server = TestApiServer::start().await.expect("the server starts");
+    let (tx, _crashes) = mpsc::unbounded_channel();
+    let trace = Arc::new(Trace::new());
+    let control = Control::new(trace.clone(), tx);
+    *server.shared().interceptor.write() = Some(Arc::new(ChaosInterceptor(control)));
+    let leases: Api<Lease> = Api::namespaced(server.user_client("replica-0.1"), "default");
+    let mut lease: Lease =
+        serde_json::from_value(json!({"metadata": {"name": "shard-0"}})).unwrap();
+    lease = leases.create(&PostParams::default(), &lease).await.unwrap();
+    for _ in 0..3 {
+        lease = leases
+            .replace("shard-0", &PostParams::default(), &lease)
+            .await
+            .unwrap();
+    }
+    // A stale renewal fails with a conflict: traced.
+    let mut stale = lease.clone();
+    stale.metadata.resource_version = Some("1".into());
+    assert!(
+        leases
+            .replace("shard-0", &PostParams::default(), &stale)
+            .await
+            .is_err()
+    );
+    let traced: Vec<String> = trace
+        .events()
+        .into_iter()
+        .filter(|e| e.what.contains("leases"))
+        .map(|e| e.what)
+        .collect();
+    // The create, the first update of the Lease by name (the create named no Lease in its
+    // path), not the two renewals after it, and the failed one.
+    assert_eq!(
+        traced,
+        [
+            "create leases in default -> 201",
+            "update leases default/shard-0 -> 200",
+            "update leases default/shard-0 -> 409"
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_takes_effect_right_after_the_write_commits() {
     let mut h = harness().await;
     let api = config_maps(h.server.user_client("replica-0.1"));
