@@ -23,7 +23,7 @@
 //! | `Indexer.ByIndex`, `IndexKeys` | [`Indexer::by_index`], [`Indexer::index_keys`] | |
 //! | `AddIndexers`, `GetIndexers` | [`Indexer::add_indexers`], [`Indexer::index_names`] | names, not functions |
 //! | `cache.Indexers`, `IndexFunc` | [`Indexers`], [`IndexFn`], [`index_fn`] | returns `Vec<String>`, no error |
-//! | `cache.NamespaceIndex`, `MetaNamespaceIndexFunc` | [`NAMESPACE_INDEX`] | built into every store |
+//! | `cache.NamespaceIndex`, `MetaNamespaceIndexFunc` | [`NAMESPACE_INDEX`] | built into every store: leave `Indexers{NamespaceIndex: MetaNamespaceIndexFunc}` out (adding it again is [`IndexError::Conflict`]) |
 //! | `KeyFunc` | [`KeyFn`] | a plain `fn` |
 //! | `MetaNamespaceKeyFunc` | [`resource_key`], [`ObjectKey::from_resource`] | |
 //! | `ObjectName`, `NewObjectName` | [`ObjectKey`], [`ObjectKey::new`] | namespace is an `Option` |
@@ -57,7 +57,7 @@
 //! | `Reflector.Run`, `RunWithContext` | [`Reflector::run`] | until cancelled |
 //! | `Reflector.ListAndWatch` | [`Reflector::run`], [`Reflector::last_error`] | loops; keeps the last error |
 //! | `Reflector.LastSyncResourceVersion` | [`Reflector::last_sync_resource_version`] | |
-//! | `WatchErrorHandler`, `SetWatchErrorHandler` | [`WatchErrorHandler`], [`Reflector::with_watch_error_handler`], [`InformerBuilder::watch_error_handler`] | set before `run` |
+//! | `WatchErrorHandler`, `SetWatchErrorHandler` | [`WatchErrorHandler`], [`Reflector::with_watch_error_handler`], [`InformerBuilder::watch_error_handler`]; on a factory's informer, [`SharedIndexInformer::set_watch_error_handler`] | before the informer starts |
 //! | `WatchListClient` (streaming lists) | [`ReflectorConfig::streaming_list`] | opt-in |
 //!
 //! # Shared informers and handlers
@@ -67,7 +67,7 @@
 //! | `NewSharedIndexInformer(lw, obj, resync, indexers)` | [`SharedIndexInformer::new`], or [`SharedIndexInformer::builder`] … [`InformerBuilder::build`]; [`SharedIndexInformer::add_indexers`] | |
 //! | `SharedIndexInformerOptions`, `NewInformerWithOptions` | [`InformerBuilder`] | store, FIFO, transform, resync |
 //! | `ResyncPeriod` | [`InformerBuilder::default_resync`] | |
-//! | `SetTransform`, `TransformFunc` | [`InformerBuilder::transform`] | set before `run` |
+//! | `SetTransform`, `TransformFunc` | [`InformerBuilder::transform`]; on a built informer (a factory's), [`SharedIndexInformer::set_transform`] | before the informer starts; once |
 //! | `Run(stopCh)`, `RunWithContext` | [`SharedIndexInformer::run`] | |
 //! | `HasSynced`, `InformerSynced` | [`SharedIndexInformer::has_synced`], [`SharedIndexInformer::wait_for_sync`] | the wait is a future |
 //! | `GetStore`, `GetIndexer` | [`SharedIndexInformer::store`], [`SharedIndexInformer::indexer`] | |
@@ -203,6 +203,10 @@
 //!   [`HandlerRegistration::resync_period`] is a handler's period (at least 1 s).
 //! - **Stores have no `Resync`.** It is a no-op on every Go store; resync is a FIFO
 //!   operation ([`Fifo::resync`]).
+//! - **Indexers may be added after an informer started** ([`SharedIndexInformer::add_indexers`]
+//!   indexes what is cached already); client-go refuses ("informer has already started").
+//! - **A handler added to a stopped informer** gets a registration that never syncs
+//!   ([`HandlerRegistration::wait_synced`] answers `false`) instead of an error.
 //!
 //! # Not here
 //!
@@ -369,6 +373,9 @@
 //! [`SharedIndexInformer::store`]: crate::runtime::SharedIndexInformer::store
 //! [`SharedIndexInformer::indexer`]: crate::runtime::SharedIndexInformer::indexer
 //! [`SharedIndexInformer::add_handler`]: crate::runtime::SharedIndexInformer::add_handler
+//! [`IndexError::Conflict`]: crate::core::IndexError::Conflict
+//! [`SharedIndexInformer::set_watch_error_handler`]: crate::runtime::informer::SharedIndexInformer::set_watch_error_handler
+//! [`SharedIndexInformer::set_transform`]: crate::runtime::informer::SharedIndexInformer::set_transform
 //! [`SharedIndexInformer::add_handler_with`]: crate::runtime::SharedIndexInformer::add_handler_with
 //! [`SharedIndexInformer::lister`]: crate::runtime::SharedIndexInformer::lister
 //! [`InformerBuilder`]: crate::runtime::informer::InformerBuilder

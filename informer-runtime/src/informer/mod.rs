@@ -59,6 +59,13 @@ pub enum InformerError {
     /// stopped: its cache keeps what it had and no longer changes.
     #[error("the informer stopped because applying a change to its cache panicked: {0}")]
     CachePanicked(String),
+    /// [`SharedIndexInformer::set_transform`] or
+    /// [`set_watch_error_handler`](SharedIndexInformer::set_watch_error_handler) was called
+    /// after the informer started (client-go's "informer has already started"), or a second
+    /// time: give it before [`run`](SharedIndexInformer::run) (or the factory's `start`),
+    /// once.
+    #[error("cannot set the informer's {0}: {1}")]
+    NotSettable(&'static str, &'static str),
 }
 
 /// Where an informer is in its life (published on a watch channel).

@@ -71,7 +71,10 @@ struct Entry<K> {
     staged: Vec<Item<K>>,
     resync: Option<Duration>,
     next_resync: Instant,
-    /// Chosen by the last [`Processor::should_resync`]: receives resync notifications.
+    /// Receives resync notifications (and a relist's unchanged objects): chosen by the last
+    /// [`Processor::should_resync`]; `true` until the first one, as client-go's `addListener`
+    /// marks a new listener, so that with no resync period anywhere (no check ever runs)
+    /// every handler gets a relist's unchanged objects, as there.
     syncing: bool,
 }
 
@@ -214,7 +217,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
             staged: Vec::new(),
             resync,
             next_resync: Instant::now() + resync.unwrap_or_default(),
-            syncing: false,
+            syncing: true,
         });
         drop(state);
         if resync.is_some() {

@@ -261,8 +261,11 @@ struct Inner<K: Clone> {
 /// - **Resync.** Each handler may ask for a resync period (at least one second): every cached
 ///   object is then re-delivered to it as `Update { old, new }` with `old` and `new` the
 ///   same object, and only to the handlers whose period is due. A resync never contacts the
-///   server. Unchanged objects of a relist (same resource version) are resync updates too,
-///   delivered only to handlers being resynced, as in client-go.
+///   server. Unchanged objects of a relist (same resource version, after a watch gap) are
+///   resync updates too, delivered as in client-go: to every handler until the first resync
+///   check (so always, when no handler has a resync period: a relist then re-delivers
+///   everything, `Update { old, new }` with equal versions), then only to the handlers whose
+///   resync was due at the last check.
 /// - **Sync.** [`has_synced`](Self::has_synced) turns true once the first complete list is
 ///   in the cache; each registration has its own
 ///   [`has_synced`](HandlerRegistration::has_synced).
@@ -353,6 +356,88 @@ where
             reflector: ReflectorConfig::default(),
             watch_error_handler: None,
         }
+    }
+
+    /// Adds a transform, run on every object before it enters the cache (after the ones the
+    /// builder was given): client-go's `informer.SetTransform(f)`, for an informer you did
+    /// not build yourself, a factory's. Call it before the informer starts (before the
+    /// factory's `start`, or `run`), once.
+    ///
+    /// # Errors
+    /// [`InformerError::NotSettable`] once the informer started, or for a second transform.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use informer_runtime::factory::{InformerFactory, InformerParams};
+    /// # use informer_testing::MemoryListerWatcher;
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// # let factory = InformerFactory::without_client();
+    /// # let pods = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<Pod>::new()));
+    /// // `pods` from `factory.informer::<Pod>(..)`: cache Pods without their annotations.
+    /// pods.set_transform(|mut pod: Pod| {
+    ///     pod.metadata.annotations = None;
+    ///     pod
+    /// })
+    /// .unwrap();
+    /// assert!(pods.set_transform(|pod: Pod| pod).is_err(), "once");
+    /// ```
+    pub fn set_transform(
+        &self,
+        f: impl Fn(K) -> K + Send + Sync + 'static,
+    ) -> Result<(), InformerError> {
+        if self.inner.state.load(Ordering::Acquire) != NOT_STARTED {
+            return Err(InformerError::NotSettable(
+                "transform",
+                "the informer has already started",
+            ));
+        }
+        if !self.inner.reflector.add_late_transform(Arc::new(f)) {
+            return Err(InformerError::NotSettable(
+                "transform",
+                "set_transform was called before",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with every list and watch error of the informer's reflector (which retries
+    /// regardless), replacing the builder's handler: client-go's
+    /// `informer.SetWatchErrorHandler(f)`, for a factory's informer. Call it before the
+    /// informer starts, once.
+    ///
+    /// # Errors
+    /// [`InformerError::NotSettable`] once the informer started, or for a second handler.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use informer_runtime::factory::{InformerFactory, InformerParams};
+    /// # use informer_testing::MemoryListerWatcher;
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// # let factory = InformerFactory::without_client();
+    /// # let pods = factory.informer_from(InformerParams::all(), || Arc::new(MemoryListerWatcher::<Pod>::new()));
+    /// pods.set_watch_error_handler(|error| eprintln!("pods: {error}")).unwrap();
+    /// ```
+    pub fn set_watch_error_handler(
+        &self,
+        f: impl Fn(&ReflectorError) + Send + Sync + 'static,
+    ) -> Result<(), InformerError> {
+        if self.inner.state.load(Ordering::Acquire) != NOT_STARTED {
+            return Err(InformerError::NotSettable(
+                "watch error handler",
+                "the informer has already started",
+            ));
+        }
+        if !self
+            .inner
+            .reflector
+            .set_late_watch_error_handler(Arc::new(f))
+        {
+            return Err(InformerError::NotSettable(
+                "watch error handler",
+                "set_watch_error_handler was called before",
+            ));
+        }
+        Ok(())
     }
 
     /// Runs the informer until `cancel` is cancelled: lists and watches, fills the cache,

@@ -627,14 +627,8 @@ async fn resync_period_below_one_second_is_raised_to_one_second() {
     running.stop().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn relist_sends_no_update_for_unchanged_objects_to_handlers_not_resyncing() {
-    let source = source_with(&["a", "b"]);
-    let informer = SharedIndexInformer::new(Arc::new(source.clone()));
-    let rec = Recorder::default();
-    informer.add_handler(rec.handler(), None);
-    let running = start(&informer);
-    assert!(informer.wait_for_sync().await);
+/// Relists `source` (a 410 after compaction) and waits until `informer` has.
+async fn relist(informer: &SharedIndexInformer<Cm>, source: &MemoryListerWatcher<Cm>) {
     let lists = informer.reflector_stats().lists;
     source.compact();
     source.send_error_event(
@@ -645,12 +639,48 @@ async fn relist_sends_no_update_for_unchanged_objects_to_handlers_not_resyncing(
     })
     .await;
     tokio::time::sleep(Duration::from_millis(100)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn relist_redelivers_unchanged_objects_to_every_handler_when_none_resyncs() {
+    // client-go: a listener is syncing from addListener until a shouldResync, which never
+    // runs without a resync period; a relist's unchanged objects (equal resource versions)
+    // go to it as updates.
+    let source = source_with(&["a", "b"]);
+    let informer = SharedIndexInformer::new(Arc::new(source.clone()));
+    let rec = Recorder::default();
+    informer.add_handler(rec.handler(), None);
+    let running = start(&informer);
+    assert!(informer.wait_for_sync().await);
+    relist(&informer, &source).await;
+    eventually("the relist's updates arrive", || rec.len() == 4).await;
+    assert_eq!(rec.summary()[2..], ["~a=1>1", "~b=1>1"]);
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_a_resync_check_a_relist_redelivers_unchanged_objects_only_to_handlers_resyncing() {
+    let source = source_with(&["a", "b"]);
+    let informer = SharedIndexInformer::new(Arc::new(source.clone()));
+    let (plain, resyncing) = (Recorder::default(), Recorder::default());
+    informer.add_handler(plain.handler(), None);
+    informer.add_handler(resyncing.handler(), Some(Duration::from_secs(1)));
+    let running = start(&informer);
+    assert!(informer.wait_for_sync().await);
+    // The first resync check: only the resyncing handler is due.
+    eventually("a resync", || resyncing.resyncs() >= 2).await;
+    let (before_plain, before_resyncing) = (plain.len(), resyncing.len());
+    relist(&informer, &source).await;
     source.update(cm("a", "2"));
-    eventually("the update arrives", || rec.len() == 3).await;
+    eventually("the update arrives", || plain.len() == before_plain + 1).await;
     assert_eq!(
-        rec.summary()[2],
-        "~a=1>2",
+        plain.summary()[before_plain..],
+        ["~a=1>2"],
         "no update for unchanged objects came before it"
+    );
+    assert!(
+        resyncing.len() > before_resyncing + 1,
+        "the resyncing handler got them"
     );
     running.stop().await;
 }
@@ -1261,5 +1291,48 @@ async fn store_resource_version_is_untracked_with_a_delta_fifo() {
     source.create(cm("b", "1"));
     eventually("b is cached", || informer.store().len() == 2).await;
     assert_eq!(informer.store_version().get(), Reached::Untracked);
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn a_transform_and_a_watch_error_handler_set_on_a_built_informer_before_it_starts_apply() {
+    // client-go's SetTransform and SetWatchErrorHandler on an informer a factory made.
+    let source = source_with(&["a"]);
+    let informer = SharedIndexInformer::new(Arc::new(source.clone()));
+    informer
+        .set_transform(|mut c: Cm| {
+            c.metadata.labels = Some([("seen".to_owned(), "yes".to_owned())].into());
+            c
+        })
+        .unwrap();
+    assert_eq!(
+        informer.set_transform(|c: Cm| c),
+        Err(InformerError::NotSettable(
+            "transform",
+            "set_transform was called before"
+        ))
+    );
+    let errors = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let seen = errors.clone();
+    informer
+        .set_watch_error_handler(move |e| seen.lock().push(e.to_string()))
+        .unwrap();
+    let running = start(&informer);
+    assert!(informer.wait_for_sync().await);
+    let cached = informer.store().get(&key("a")).unwrap();
+    assert_eq!(cached.metadata.labels.as_ref().unwrap()["seen"], "yes");
+    assert!(matches!(
+        informer.set_transform(|c: Cm| c),
+        Err(InformerError::NotSettable(
+            "transform",
+            "the informer has already started"
+        ))
+    ));
+    assert!(informer.set_watch_error_handler(|_| {}).is_err());
+    source.compact();
+    source.send_error_event(
+        kube::core::Status::failure("too old resource version", "Expired").with_code(410),
+    );
+    eventually("the handler saw the 410", || !errors.lock().is_empty()).await;
     running.stop().await;
 }

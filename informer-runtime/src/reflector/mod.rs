@@ -291,6 +291,12 @@ pub struct Reflector<K> {
     transform: Option<TransformFn<K>>,
     should_resync: Option<ShouldResyncFn>,
     watch_error_handler: Option<WatchErrorHandler>,
+    /// Set after the reflector was built, before it runs
+    /// ([`SharedIndexInformer::set_transform`](crate::informer::SharedIndexInformer::set_transform)):
+    /// runs after `transform`.
+    late_transform: std::sync::OnceLock<TransformFn<K>>,
+    /// As `late_transform`, for the watch-error handler; replaces `watch_error_handler`.
+    late_watch_error_handler: std::sync::OnceLock<WatchErrorHandler>,
     shared: Shared,
 }
 
@@ -315,6 +321,8 @@ where
             transform: None,
             should_resync: None,
             watch_error_handler: None,
+            late_transform: std::sync::OnceLock::new(),
+            late_watch_error_handler: std::sync::OnceLock::new(),
             shared: Shared::default(),
         }
     }
@@ -373,6 +381,18 @@ where
     pub fn with_should_resync(mut self, f: ShouldResyncFn) -> Self {
         self.should_resync = Some(f);
         self
+    }
+
+    /// Adds `f` after the transform given when built, before the reflector runs; `false`
+    /// if one was added so already.
+    pub(crate) fn add_late_transform(&self, f: TransformFn<K>) -> bool {
+        self.late_transform.set(f).is_ok()
+    }
+
+    /// Sets the watch-error handler, replacing the one given when built, before the
+    /// reflector runs; `false` if one was set so already.
+    pub(crate) fn set_late_watch_error_handler(&self, f: WatchErrorHandler) -> bool {
+        self.late_watch_error_handler.set(f).is_ok()
     }
 
     /// Calls `f` with every list, watch and FIFO error (the reflector retries regardless).

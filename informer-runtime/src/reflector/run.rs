@@ -912,7 +912,10 @@ where
         }
         let err = Arc::new(err);
         *r.shared.last_error.lock() = Some(err.clone());
-        if let Some(handler) = &r.watch_error_handler
+        if let Some(handler) = r
+            .late_watch_error_handler
+            .get()
+            .or(r.watch_error_handler.as_ref())
             && catch_unwind(AssertUnwindSafe(|| handler(&err))).is_err()
         {
             tracing::error!(reflector = %r.name, "the watch error handler panicked");
@@ -943,7 +946,11 @@ where
 /// for what a source decodes), cloned otherwise.
 #[inline(always)]
 fn transform<K: Clone>(r: &Reflector<K>, obj: Arc<K>) -> Arc<K> {
-    match &r.transform {
+    let obj = match &r.transform {
+        None => obj,
+        Some(f) => Arc::new(f(Arc::unwrap_or_clone(obj))),
+    };
+    match r.late_transform.get() {
         None => obj,
         Some(f) => Arc::new(f(Arc::unwrap_or_clone(obj))),
     }
