@@ -102,7 +102,11 @@ impl RecordedRequest {
 ///
 /// What it guarantees, as a real API server:
 /// - [`list`](ListerWatcher::list) honours label selectors (`=`, `==`, `!=`, `in`, `notin`,
-///   exists, `!` not exists), field selectors on `metadata.name` and `metadata.namespace`,
+///   exists, `!` not exists), field selectors on `metadata.name` and `metadata.namespace`
+///   (any other field is refused with a 400, as the API server refuses a field it does not
+///   index, so an informer with one never syncs: test `spec.nodeName` and the like against
+///   [`TestApiServer`](crate::TestApiServer), which knows each type's fields; client-go's
+///   fake `ListWatch` ignores selectors),
 ///   `limit`/`continue` pagination over a consistent snapshot (a `continue` token expires on
 ///   [`compact`](Self::compact) or [`expire_continue_tokens`](Self::expire_continue_tokens)
 ///   with `410 Expired`), and `resourceVersion`: unset or `""` is the current state, `"0"` is
