@@ -24,11 +24,15 @@ pub(crate) fn no_subscriber() -> bool {
 /// the process, a line saying why. Through `eprint!`, so that under `cargo test` the lines
 /// are captured with the test's output (shown for a test that fails) instead of flooding
 /// the terminal with the expected failures of passing tests (a chaos run's injected ones).
+///
+/// `eprint!` panics when stderr fails (a pipe whose reader is gone); nothing else could report
+/// that, so the failure is ignored, as a direct write's would be.
 pub(crate) fn report(line: fmt::Arguments<'_>) {
     if no_subscriber() {
         let mut text = Vec::new();
         write_line(&mut text, line, &HINT);
-        eprint!("{}", String::from_utf8_lossy(&text));
+        let text = String::from_utf8_lossy(&text);
+        let _ = std::panic::catch_unwind(|| eprint!("{text}"));
     }
 }
 
