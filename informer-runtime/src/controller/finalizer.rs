@@ -124,7 +124,7 @@ where
 /// duplicates: it also keeps ours from being added twice). When the test fails, the live
 /// object decides: ours is there already (the cache was behind), or the add fails (a 422,
 /// retried after the key's backoff).
-pub(crate) async fn add_finalizer<K>(
+async fn add_finalizer<K>(
     api: &Api<K>,
     object: Arc<K>,
     name: &str,
@@ -282,7 +282,7 @@ pub(crate) fn finalizer_name_problem(name: &str) -> Option<String> {
 /// cleanup has not run) nor someone else's finalizer. When the test fails (the cache was
 /// behind), the live object decides: gone, made again, or without the finalizer, there is
 /// nothing left to remove; with the finalizer elsewhere in its list, it is removed there.
-pub(crate) async fn remove_finalizer<K>(
+async fn remove_finalizer<K>(
     api: &Api<K>,
     object: &K,
     name: &str,

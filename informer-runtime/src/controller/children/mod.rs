@@ -36,6 +36,7 @@ use std::sync::Arc;
 
 use informer_core::ObjectKey;
 use k8s_openapi::api::core::v1::ObjectReference;
+use kube::ResourceExt;
 
 use super::finalizer::OwnFinalizer;
 use super::reconciler::{BoxError, ErrorKind, KindedError, ReconcileError};
@@ -828,72 +829,55 @@ where
         key: &ObjectKey,
         obj: Option<Arc<P>>,
     ) -> Result<Option<Step<P>>, ReconcileError> {
-        let step = match obj {
-            Some(object) if object.meta().deletion_timestamp.is_none() => {
-                let object = match &self.finalizer {
-                    // The cache says it lives and has the finalizer: the API server says so
-                    // too before anything is written for it, outside the cluster above all.
-                    // A cache can go back in time (a restart against a lagging API server
-                    // lists an object whose cleanup ran, finalizer removed, and which is
-                    // gone): an outside write for it would never be cleaned up.
-                    Some(finalizer) if carries(&*object, finalizer.name()) => {
-                        match finalizer.live(key, &object).await? {
-                            Some(live) => live,
-                            // Gone, or made again: the cache's next events say so.
-                            None => return Ok(None),
-                        }
-                    }
-                    _ => object,
-                };
-                let deleting = object.meta().deletion_timestamp.is_some();
-                match &self.finalizer {
-                    // Being deleted already (the cache was behind): cleaned up now.
-                    Some(finalizer) if deleting && carries(&*object, finalizer.name()) => {
-                        Step::Cleanup(object)
-                    }
-                    // Being deleted without it (removed by hand): as without a finalizer.
-                    _ if deleting => Step::Reconcile(Some(object)),
-                    Some(finalizer) if !carries(&*object, finalizer.name()) => {
-                        if let Some(validate) = &self.validate {
-                            validate(&object)?;
-                        }
-                        match finalizer.add(key, object).await? {
-                            Some(object) => Step::Reconcile(Some(object)),
-                            // Gone meanwhile: its deletion is the next event of the key.
-                            None => return Ok(None),
-                        }
-                    }
-                    _ => {
-                        if let Some(validate) = &self.validate {
-                            // Nothing is written for a live object that cannot be served;
-                            // one being deleted is not checked, so that its cleanup goes on.
-                            validate(&object)?;
-                        }
-                        Step::Reconcile(Some(object))
-                    }
-                }
-            }
-            Some(object)
-                if self
-                    .finalizer
-                    .as_ref()
-                    .is_some_and(|finalizer| carries(&*object, finalizer.name())) =>
-            {
-                Step::Cleanup(object)
-            }
-            obj => Step::Reconcile(obj),
+        let Some(mut object) = obj else {
+            return Ok(Some(Step::Reconcile(None)));
         };
-        Ok(Some(step))
+        let ours = |object: &P| {
+            self.finalizer
+                .as_ref()
+                .is_some_and(|finalizer| carries(object, finalizer.name()))
+        };
+        if object.meta().deletion_timestamp.is_none()
+            && let Some(finalizer) = self.finalizer.as_ref().filter(|_| ours(&object))
+        {
+            // The cache says it lives and has the finalizer: the API server says so too
+            // before anything is written for it, outside the cluster above all. A cache can
+            // go back in time (a restart against a lagging API server lists an object whose
+            // cleanup ran, finalizer removed, and which is gone): an outside write for it
+            // would never be cleaned up.
+            match finalizer.live(key, &object).await? {
+                Some(live) => object = live,
+                // Gone, or made again: the cache's next events say so.
+                None => return Ok(None),
+            }
+        }
+        if object.meta().deletion_timestamp.is_some() {
+            // With the finalizer, cleaned up (the cache may have been behind); without it
+            // (none, or removed by hand), as without a finalizer. Not validated, so that
+            // its cleanup goes on.
+            return Ok(Some(match ours(&object) {
+                true => Step::Cleanup(object),
+                false => Step::Reconcile(Some(object)),
+            }));
+        }
+        if let Some(validate) = &self.validate {
+            // Nothing is written for a live object that cannot be served.
+            validate(&object)?;
+        }
+        match &self.finalizer {
+            Some(finalizer) if !ours(&object) => Ok(finalizer
+                .add(key, object)
+                .await?
+                // `None`: gone meanwhile, its deletion is the next event of the key.
+                .map(|object| Step::Reconcile(Some(object)))),
+            _ => Ok(Some(Step::Reconcile(Some(object)))),
+        }
     }
 }
 
 /// Whether `object` carries the finalizer `name`.
 fn carries<P: kube::Resource>(object: &P, name: &str) -> bool {
-    object
-        .meta()
-        .finalizers
-        .as_ref()
-        .is_some_and(|finalizers| finalizers.iter().any(|f| f == name))
+    object.finalizers().iter().any(|f| f == name)
 }
 
 /// The reconciler of a controller whose work is all in its declared children.
