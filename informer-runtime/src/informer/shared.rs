@@ -385,19 +385,9 @@ where
         &self,
         f: impl Fn(K) -> K + Send + Sync + 'static,
     ) -> Result<(), InformerError> {
-        if self.inner.state.load(Ordering::Acquire) != NOT_STARTED {
-            return Err(InformerError::NotSettable(
-                "transform",
-                "the informer has already started",
-            ));
-        }
-        if !self.inner.reflector.add_late_transform(Arc::new(f)) {
-            return Err(InformerError::NotSettable(
-                "transform",
-                "set_transform was called before",
-            ));
-        }
-        Ok(())
+        self.set_before_start("transform", "set_transform was called before", || {
+            self.inner.reflector.add_late_transform(Arc::new(f))
+        })
     }
 
     /// Calls `f` with every list and watch error of the informer's reflector (which retries
@@ -421,21 +411,33 @@ where
         &self,
         f: impl Fn(&ReflectorError) + Send + Sync + 'static,
     ) -> Result<(), InformerError> {
+        self.set_before_start(
+            "watch error handler",
+            "set_watch_error_handler was called before",
+            || {
+                self.inner
+                    .reflector
+                    .set_late_watch_error_handler(Arc::new(f))
+            },
+        )
+    }
+
+    /// Sets the informer's `what` with `set` (`false`: set before, refused as `again`) while
+    /// the informer has not started.
+    fn set_before_start(
+        &self,
+        what: &'static str,
+        again: &'static str,
+        set: impl FnOnce() -> bool,
+    ) -> Result<(), InformerError> {
         if self.inner.state.load(Ordering::Acquire) != NOT_STARTED {
             return Err(InformerError::NotSettable(
-                "watch error handler",
+                what,
                 "the informer has already started",
             ));
         }
-        if !self
-            .inner
-            .reflector
-            .set_late_watch_error_handler(Arc::new(f))
-        {
-            return Err(InformerError::NotSettable(
-                "watch error handler",
-                "set_watch_error_handler was called before",
-            ));
+        if !set() {
+            return Err(InformerError::NotSettable(what, again));
         }
         Ok(())
     }
