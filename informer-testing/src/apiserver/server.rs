@@ -1602,8 +1602,6 @@ fn request_info_verb(method: &Method, named: bool) -> &'static str {
     }
 }
 
-/// Write options naming the version a custom resource is written through, when it is not
-/// its storage version (managed fields entries carry the request's version).
 /// The type objects of `resource` are stored as: `storage`, the storage version's. A custom
 /// resource written through another version is pruned, defaulted and validated by that
 /// version's schema (and rules) and strategy (its status and scale subresources), as the
@@ -1623,6 +1621,8 @@ fn written_as(resource: &ResourceType, storage: Arc<ResourceType>) -> Arc<Resour
     })
 }
 
+/// Write options naming the version a custom resource is written through, when it is not
+/// its storage version (managed fields entries carry the request's version).
 fn written_through(resource: &ResourceType, mut options: WriteOptions) -> WriteOptions {
     if resource.custom && resource.version != resource.storage_version {
         options.api_version = Some(resource.api_version());
