@@ -137,17 +137,19 @@ async fn started() -> (
 
 /// Creates parent "app" and waits until the controller copied it (it has the finalizer).
 async fn made(parents: &Api<ConfigMap>, copies: &Api<ConfigMap>) {
-    parents
-        .create(
-            &PostParams::default(),
-            &parent("default", "app", &[("k", "v")]),
-        )
-        .await
-        .unwrap();
+    create(parents, "app", &[("k", "v")]).await;
     eventually_async("the copy exists", async || {
         copies.get_opt("default.app").await.unwrap().is_some()
     })
     .await;
+}
+
+/// Creates parent `name` in `default` with `data`.
+async fn create(parents: &Api<ConfigMap>, name: &str, data: &[(&str, &str)]) {
+    parents
+        .create(&PostParams::default(), &parent("default", name, data))
+        .await
+        .unwrap();
 }
 
 async fn delete(parents: &Api<ConfigMap>, name: &str) {
@@ -193,20 +195,8 @@ async fn an_object_validate_refuses_gets_no_finalizer() {
     let (server, parents, _copies) = started().await;
     let calls = Arc::new(Calls::default());
     let (cancel, run) = run_controller(server.client(), calls.clone(), done());
-    parents
-        .create(
-            &PostParams::default(),
-            &parent("default", "bad", &[("invalid", "")]),
-        )
-        .await
-        .unwrap();
-    parents
-        .create(
-            &PostParams::default(),
-            &parent("default", "good", &[("k", "v")]),
-        )
-        .await
-        .unwrap();
+    create(&parents, "bad", &[("invalid", "")]).await;
+    create(&parents, "good", &[("k", "v")]).await;
     eventually_async("the valid parent has the finalizer", async || {
         !parents.get("good").await.unwrap().finalizers().is_empty()
     })
