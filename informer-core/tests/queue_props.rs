@@ -205,10 +205,9 @@ impl Model {
         }
     }
 
+    /// The failure counts even when shut down (client-go's `AddRateLimited` asks `When`
+    /// before `AddAfter` drops the item).
     fn add_rate_limited(&mut self, k: u8, prio: i32) {
-        if self.shut_down {
-            return;
-        }
         let n = self.failures.entry(k).or_insert(0);
         let delay = (BASE_MS << (*n).min(20)).min(MAX_MS);
         *n += 1;

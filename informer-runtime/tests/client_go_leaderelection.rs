@@ -358,7 +358,8 @@ struct AcquireCase {
 
 /// The Go test's config has only `LeaseDuration: 10s`; the renew deadline and the retry
 /// period (whose first step is what client-go's `retryAfter` sleeps) are chosen so that
-/// the elector's second attempt comes after `retryAfter` (3 s) and before 3.6 s (jitter).
+/// the elector's second attempt comes after `retryAfter` (3 s), and before 6.6 s (a standby
+/// waits 1 to 2.2 retry periods, client-go's jitter factor of 1.2).
 fn acquire_config() -> LeaderElectionConfig {
     config(10 * SEC, 5 * SEC, 3 * SEC)
 }
@@ -736,6 +737,22 @@ async fn leaderelection_test_release_on_cancellation_leases_cancellation_of_get(
 
 // Go: TestLeaderElectionConfigValidation (the error is this crate's: "identity must not be
 // empty", where client-go says "Lock identity is empty")
+/// client-go's `acquire` polls with `wait.JitterUntil(.., RetryPeriod, JitterFactor = 1.2,
+/// ..)`: each wait is 1 to 2.2 retry periods, 1.6 on average, so a standby makes about 62
+/// attempts in 100 s at a 1 s retry period (never fewer than 45; 91 with a 20 % jitter).
+#[tokio::test(start_paused = true)]
+async fn leaderelection_test_standby_waits_one_to_two_point_two_retry_periods() {
+    let api = FakeApi::serving(Some(record("bing", 100_000)));
+    let run = start(&api, config(10 * SEC, 5 * SEC, SEC));
+    sleep(100 * SEC).await;
+    let attempts = api.count(Get);
+    run.stop().await;
+    assert!(
+        (46..=80).contains(&attempts),
+        "{attempts} standby attempts in 100 s, client-go makes about 62"
+    );
+}
+
 #[tokio::test]
 async fn leaderelection_test_leader_election_config_validation() {
     let api = FakeApi::serving(None);

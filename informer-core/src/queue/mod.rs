@@ -154,7 +154,9 @@ pub trait Queue<T>: Send + Sync {
     /// earlier time wins; a later time never postpones it.
     fn add_after(&self, item: T, delay: Duration);
 
-    /// Queues `item` after the delay the rate limiter gives it.
+    /// Queues `item` after the delay the rate limiter gives it. The rate limiter records the
+    /// failure (its `when` is called) even when the queue is shutting down and drops the
+    /// item, as client-go's `AddRateLimited` does.
     fn add_rate_limited(&self, item: T);
 
     /// Tells the rate limiter that `item` succeeded: its backoff is reset.

@@ -15,6 +15,12 @@ use crate::lease::api::{KubeLeases, LeaseApi};
 use crate::lease::lock::LeaseLock;
 use crate::lease::{ConfigError, RunningGuard};
 
+/// How far a standby stretches its wait between attempts, as a fraction of the retry period:
+/// client-go's `JitterFactor` (its `acquire` loop is `wait.JitterUntil(.., RetryPeriod, 1.2,
+/// ..)`), so a standby waits a uniform 1 to 2.2 retry periods, 1.6 on average. The validity
+/// rule `renew_deadline > 1.2 × retry_period` is the same factor. Renewals are not jittered.
+pub(crate) const STANDBY_JITTER: f64 = 1.2;
+
 /// Runs leader election for one replica on one Lease.
 ///
 /// Cheap to clone (clones share the same election). Start it with
@@ -22,7 +28,8 @@ use crate::lease::{ConfigError, RunningGuard};
 /// [`LeaderElector::is_leader`]. See the [module documentation](super) for the
 /// guarantees.
 ///
-/// The loop, every `retry_period` (a standby adds up to 20 % jitter):
+/// The loop, every `retry_period` (a standby waits between 1 and 2.2 retry periods,
+/// client-go's `JitterFactor` of 1.2):
 /// - while leading: replace the Lease with a new `renewTime`, conditioned on the
 ///   `resourceVersion` of its own last write (if that fails, with a conflict or any
 ///   other error, it reads the Lease and retries once with the fresh version if the
@@ -236,7 +243,7 @@ impl LeaderElector {
             let next = if term.is_leading() {
                 start + config.timings.retry_period
             } else {
-                Instant::now() + jitter(config.timings.retry_period, 0.2)
+                Instant::now() + jitter(config.timings.retry_period, STANDBY_JITTER)
             };
             // Sleep until the next attempt, stepping down exactly at the renew
             // deadline if it comes first.

@@ -119,8 +119,9 @@ pub struct LeaderElectionConfig {
     pub namespace: String,
     /// This replica's identity, unique among the candidates (usually the pod name).
     pub identity: String,
-    /// The lease duration, renew deadline and retry period. A standby adds up to 20 %
-    /// random jitter to the retry period.
+    /// The lease duration, renew deadline and retry period. A standby waits a random 1 to
+    /// 2.2 retry periods between attempts (client-go's jitter factor of 1.2); a leader renews
+    /// every retry period.
     pub timings: LeaseTimings,
     /// Whether a clean shutdown releases the Lease so another replica takes over at once.
     pub release_on_cancel: bool,

@@ -40,11 +40,13 @@ pub const DEFAULT_RETRY_PERIOD: Duration = Duration::from_secs(2);
 ///
 /// How long a takeover takes, as with client-go:
 /// - **the holder crashes** (or is cut off): a candidate takes over once it has seen the
-///   Lease unchanged for `lease_duration`, at its next attempt: within `lease_duration` plus
-///   up to about two retry periods with their jitter (about 15 to 20 s by default) after
-///   the holder's last renewal;
+///   Lease unchanged for `lease_duration`, at its next attempt. A standby waits 1 to 2.2
+///   retry periods between attempts (client-go's jitter factor of 1.2), so it first sees the
+///   last renewal up to 2.2 retry periods after it was written, and takes over up to 2.2
+///   retry periods after `lease_duration` has passed from then: 15 to about 24 s after the
+///   holder's last renewal by default;
 /// - **the holder stops cleanly** (its run cancelled): it releases the Lease, and a candidate
-///   takes it at its next attempt, within about one retry period (about 2 s by default);
+///   takes it at its next attempt, within 2.2 retry periods (2 to 4.4 s by default);
 /// - **the holder cannot renew** but runs: it stops leading at `renew_deadline`, before
 ///   anyone else may lead, so that two never lead at once.
 ///

@@ -418,10 +418,9 @@ where
         }
     }
 
+    /// Asks the limiter even when the queue is shutting down (the add is then dropped), as
+    /// client-go's `AddRateLimited` does: the failure is counted either way.
     pub(crate) fn add_rate_limited(&self, item: T, priority: i32) {
-        if self.is_shutting_down() {
-            return;
-        }
         let delay = self.limiter.when(&item);
         self.add(item, priority, Some(delay));
     }

@@ -568,6 +568,29 @@ fn num_requeues_counts_rate_limited_adds() {
     assert_eq!(q.stats().retries_total, 3);
 }
 
+#[test]
+fn add_rate_limited_after_shutdown_counts_the_failure_and_drops_the_item() {
+    let q: WorkQueue<&str> = WorkQueue::with_rate_limiter(Arc::new(ItemFastSlowRateLimiter::new(
+        MS,
+        Duration::from_secs(1),
+        2,
+    )));
+    q.shut_down();
+    q.add_rate_limited("a");
+    assert_eq!(
+        q.num_requeues(&"a"),
+        1,
+        "client-go's AddRateLimited asks When first"
+    );
+    assert_eq!(q.len(), 0);
+    assert_eq!(q.stats().delayed, 0);
+    assert_eq!(
+        q.stats().retries_total,
+        0,
+        "nothing is queued, so nothing is retried"
+    );
+}
+
 #[derive(Default)]
 struct Recorder {
     added: AtomicU64,
