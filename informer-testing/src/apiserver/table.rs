@@ -826,27 +826,11 @@ pub(crate) fn event_as_table(
     Bytes::from(out)
 }
 
-/// The value at a simple JSON path (`.spec.size`, `.status.conditions[0].type`).
+/// A printer column's value: the first value its JSONPath finds, none when it finds
+/// nothing or fails (the API server's CRD table convertor leaves the cell empty then).
 fn lookup<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
-    let mut current = object;
-    for part in path
-        .trim_start_matches('.')
-        .split('.')
-        .filter(|p| !p.is_empty())
-    {
-        let (field, indexes) = match part.find('[') {
-            Some(i) => (&part[..i], &part[i..]),
-            None => (part, ""),
-        };
-        if !field.is_empty() {
-            current = current.get(field)?;
-        }
-        for index in indexes.split('[').filter(|i| !i.is_empty()) {
-            let index: usize = index.trim_end_matches(']').parse().ok()?;
-            current = current.get(index)?;
-        }
-    }
-    Some(current)
+    let path = jsonpath::JsonPath::parse(path).ok()?;
+    path.find(object).ok()?.into_iter().next()
 }
 
 /// A printer column's cell, typed as the column says (`null` when the value is missing or
@@ -945,6 +929,7 @@ pub(crate) fn human_duration(seconds: i64) -> String {
     format!("{}y", hours / 24 / 365)
 }
 
+mod jsonpath;
 mod more_printers;
 mod printers;
 

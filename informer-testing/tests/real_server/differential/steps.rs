@@ -251,6 +251,25 @@ pub fn gadget_crd() -> Value {
     });
     let version = &mut crd["spec"]["versions"][0];
     version["selectableFields"] = json!([{"jsonPath": ".spec.mode"}]);
+    // Printer columns through JSONPath's filters, indexes, slices, unions and descent, and
+    // paths that fail (an index out of range, a comparison of different types): the cell of
+    // a failing path is empty.
+    version["additionalPrinterColumns"] = json!([
+        {"name": "TCP", "type": "string", "jsonPath": ".spec.ports[?(@.protocol==\"TCP\")].name"},
+        {"name": "High", "type": "string", "jsonPath": ".spec.ports[?(@.port>1)].name"},
+        {"name": "Named", "type": "string", "jsonPath": ".spec.ports[?(@.name)].port"},
+        {"name": "First", "type": "integer", "jsonPath": ".spec.ports[0].port"},
+        {"name": "Last tag", "type": "string", "jsonPath": ".spec.tags[-1]"},
+        {"name": "Tags", "type": "string", "jsonPath": ".spec.tags[*]"},
+        {"name": "Some", "type": "string", "jsonPath": ".spec.tags[0:2]"},
+        {"name": "Union", "type": "string", "jsonPath": ".spec['name','mode']"},
+        {"name": "Deep", "type": "string", "jsonPath": "..protocol"},
+        {"name": "Label", "type": "string", "jsonPath": ".spec.labels['a']"},
+        {"name": "Ports", "type": "string", "jsonPath": ".spec.ports"},
+        {"name": "Beyond", "type": "string", "jsonPath": ".spec.tags[5]"},
+        {"name": "Mismatch", "type": "string", "jsonPath": ".spec.ports[?(@.port==\"1\")].name"},
+        {"name": "Replicas", "type": "integer", "jsonPath": ".status.replicas", "priority": 1}
+    ]);
     version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["size"] =
         json!({"x-kubernetes-int-or-string": true});
     crd
@@ -1212,6 +1231,18 @@ fn gadget_steps() -> Vec<Step> {
             ),
         ),
         Step::fixed("get: the gadget scaled from 0", Request::get(gadget_at("g-ssa"))),
+        Step::fixed(
+            "create: a gadget for the JSONPath columns",
+            Request::post(
+                GADGETS,
+                gadget("g-cols", json!({"mode": "slow", "name": "cols", "tags": ["x", "y", "z"],
+                    "labels": {"a": "alpha"},
+                    "ports": [{"port": 1, "name": "one", "protocol": "UDP"},
+                              {"port": 2, "protocol": "TCP"},
+                              {"port": 3, "name": "three"}]})),
+            ),
+        ),
+        Step::fixed("list: gadgets as a Table (JSONPath columns)", Request::get(GADGETS).accept(TABLE)),
         // What `kubectl explain` reads: the schema as published (embedded resources' type
         // and object metadata, int-or-string's `anyOf`, the selectable fields).
         Step::fixed(
