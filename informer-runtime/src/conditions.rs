@@ -74,7 +74,8 @@
 //! `#[schemars(schema_with = "informer::runtime::conditions::schema")]` (the `schemars`
 //! feature of `informer`): the schema controller-gen writes for `[]metav1.Condition`.
 //! k8s-openapi's own `schemars` feature works too, but rebuilds k8s-openapi and every crate
-//! above it.
+//! above it. A `Time` beside them (a `last_backup_time: Option<Time>`) takes
+//! `#[schemars(schema_with = "informer::runtime::conditions::time_schema")]`.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
@@ -268,4 +269,24 @@ pub fn schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
             }
         }
     })
+}
+
+/// `metav1.Time`'s schema (and `MicroTime`'s), as controller-gen writes it: a string of
+/// format `date-time`. For a `Time` field of a custom resource's spec or status, such as
+/// the time of the last backup beside its conditions:
+/// `#[schemars(schema_with = "informer::runtime::conditions::time_schema")]` on an
+/// `Option<Time>` (with `#[serde(default, skip_serializing_if = "Option::is_none")]`, so
+/// that an absent time is left out rather than written as `null`). Needs the `schemars`
+/// feature of `informer`.
+///
+/// ```
+/// use informer_runtime::conditions;
+///
+/// let schema = conditions::time_schema(&mut schemars::SchemaGenerator::default());
+/// let schema = serde_json::to_value(&schema).unwrap();
+/// assert_eq!(schema, serde_json::json!({"type": "string", "format": "date-time"}));
+/// ```
+#[cfg(feature = "schemars")]
+pub fn time_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "string", "format": "date-time"})
 }

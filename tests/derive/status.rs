@@ -10,7 +10,7 @@ use informer::prelude::*;
 use informer::runtime::conditions::{
     CONDITION_FALSE, CONDITION_TRUE, UNSET_TIME, find_status_condition, set_status_condition,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, CustomResource, CustomResourceExt, ResourceExt};
 use schemars::JsonSchema;
@@ -40,6 +40,10 @@ struct GaugeStatus {
     #[serde(default)]
     #[schemars(schema_with = "informer::runtime::conditions::schema")]
     conditions: Vec<Condition>,
+    /// When `Ready` last changed: a `Time` with `conditions::time_schema`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "informer::runtime::conditions::time_schema")]
+    ready_since: Option<Time>,
 }
 
 /// `Ready` while the level is not negative.
@@ -70,7 +74,15 @@ fn set_ready(gauge: &Gauge, status: &str, reason: &str, message: String) -> (Gau
         last_transition_time: UNSET_TIME,
     };
     let changed = set_status_condition(&mut conditions, ready);
-    (GaugeStatus { conditions }, changed)
+    let ready_since =
+        find_status_condition(&conditions, "Ready").map(|ready| ready.last_transition_time.clone());
+    (
+        GaugeStatus {
+            conditions,
+            ready_since,
+        },
+        changed,
+    )
 }
 
 /// A controller of gauges running against a server, and gauge `boiler`, created at a level.
@@ -175,6 +187,12 @@ async fn a_gauges_conditions_are_written_against_the_condition_schema(server: Se
     assert_eq!(
         conditions["items"]["required"],
         json!(["lastTransitionTime", "message", "reason", "status", "type"])
+    );
+    // And a `Time` beside them, written with each status (the real server checks its format).
+    let since = &schema["openAPIV3Schema"]["properties"]["status"]["properties"]["readySince"];
+    assert_eq!(
+        (&since["type"], &since["format"]),
+        (&json!("string"), &json!("date-time"))
     );
     boiler.stop().await;
 }

@@ -105,8 +105,10 @@ impl ReflectorError {
                  `watch` verbs on it to the client's user or service account (RBAC)",
             ),
             Some(404) => Some(
-                "the API server does not serve this resource; check that its \
-                 CustomResourceDefinition is installed and the group, version and namespace \
+                "the API server does not serve this resource; for a custom resource, check \
+                 that its CustomResourceDefinition is installed; for a built-in one, that the \
+                 server serves its group and version (a server of custom resources only, \
+                 such as EnvTest's, serves none); and that the group, version and namespace \
                  are right",
             ),
             _ => None,

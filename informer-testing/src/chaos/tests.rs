@@ -146,6 +146,22 @@ fn a_controller_user_names_its_replica() {
 // ----- the world -----
 
 #[test]
+fn set_pointer_of_null_removes_the_key() {
+    let mut object = json!({"metadata": {"labels": {"tenant": "a", "app": "web"}}});
+    assert!(set_pointer(
+        &mut object,
+        "/metadata/labels/tenant",
+        Value::Null
+    ));
+    assert_eq!(object, json!({"metadata": {"labels": {"app": "web"}}}));
+    assert!(
+        set_pointer(&mut object, "/metadata/labels/gone", Value::Null),
+        "removing what is not there is no error"
+    );
+    assert_eq!(object, json!({"metadata": {"labels": {"app": "web"}}}));
+}
+
+#[test]
 fn set_pointer_creates_missing_objects_and_follows_arrays() {
     let mut object = json!({"spec": {"containers": [{"image": "a"}]}});
     assert!(set_pointer(

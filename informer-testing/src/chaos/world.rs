@@ -117,7 +117,9 @@ impl WorldStep {
     }
 
     /// Sets the field at `pointer` of `object` (identified by its `apiVersion`, `kind`,
-    /// namespace and name) to `value`.
+    /// namespace and name) to `value`. A `null` value removes the field (a label, an
+    /// annotation, an optional field), as a JSON merge patch does; written as `null`, a
+    /// label would be stored as `""`.
     ///
     /// # Panics
     /// If `object` or `value` do not serialize, or `object` lacks `apiVersion`, `kind` or
@@ -327,7 +329,9 @@ impl World {
     }
 
     /// Lets the generator set the field at `pointer` (a JSON pointer such as
-    /// `/spec/replicas`) of seed objects that have a value there, to one of `values`.
+    /// `/spec/replicas`) of seed objects that have a value there, to one of `values`. A
+    /// `null` among them removes the field (`.mutate("/metadata/labels/tenant", [json!("a"),
+    /// json!(null)])` takes the label off and puts it back), as a JSON merge patch does.
     /// A pointer under `/status` is written through the status subresource (as kubelet or
     /// another controller would write it), anything else through the main resource.
     ///
@@ -430,7 +434,8 @@ impl World {
 }
 
 /// Sets the value at a JSON pointer, creating missing objects on the way (array indexes
-/// must exist). Returns false if the pointer cannot be followed.
+/// must exist); `null` removes a map's key instead, as a JSON merge patch does. Returns
+/// false if the pointer cannot be followed.
 pub(crate) fn set_pointer(target: &mut Value, pointer: &str, value: Value) -> bool {
     if pointer.is_empty() {
         *target = value;
@@ -452,7 +457,11 @@ pub(crate) fn set_pointer(target: &mut Value, pointer: &str, value: Value) -> bo
         current = match current {
             Value::Object(map) => {
                 if last {
-                    map.insert(token.clone(), value);
+                    if value.is_null() {
+                        map.remove(token);
+                    } else {
+                        map.insert(token.clone(), value);
+                    }
                     return true;
                 }
                 map.entry(token.clone()).or_insert(Value::Null)

