@@ -46,33 +46,107 @@ pub const PRIORITY_LOW: i32 = -100;
 /// A work queue for controllers.
 ///
 /// Guarantees every implementation must keep:
-/// - an item is never held by two workers at once: between [`get`](Queue::get) returning it
-///   and [`done`](Queue::done) for it, it is not handed out again;
+/// - an item is never held by two workers at once: between [`get`](Queue::get) (or
+///   [`try_get`](Queue::try_get)) returning it and [`done`](Queue::done) for it, it is not
+///   handed out again, however many workers wait;
 /// - an item added while it is being processed is queued again once, after
-///   [`done`](Queue::done);
+///   [`done`](Queue::done); also when the add came before [`shut_down`](Queue::shut_down)
+///   and the `done` after it (the add was accepted before the shutdown: the key is handed
+///   out once more while the queue empties);
 /// - an item added several times before a worker takes it is handed out once;
-/// - after [`shut_down`](Queue::shut_down), adds are ignored, queued items are still handed
-///   out, and [`get`](Queue::get) returns `None` once the queue is empty;
+/// - [`add_batch`](Queue::add_batch) and
+///   [`add_batch_with_priority`](Queue::add_batch_with_priority) do exactly what the adds
+///   one by one would; [`try_get`](Queue::try_get) keeps `get`'s guarantees (or always
+///   answers `None`);
+/// - after `shut_down`, adds of every kind are ignored, queued items are still handed out,
+///   and [`get`](Queue::get) returns `None` once the queue is empty;
 /// - `shut_down` may be called more than once (a controller calls it when it stops and again
-///   when it is dropped); the calls after the first change nothing.
+///   when it is dropped); the calls after the first change nothing;
+/// - [`shut_down_with_drain(false)`](Queue::shut_down_with_drain) returns once no item is
+///   being processed, whatever is still queued; `shut_down_with_drain(true)` also waits
+///   until the queued items are handed out and done; a `shut_down` meanwhile ends either.
 ///
 /// What the library's queues also do, and a controller expects of a queue of your own
 /// (a queue may differ, and should say so):
-/// - [`add`](Queue::add) of an item waiting for an [`add_after`](Queue::add_after) time makes
-///   it ready now (the earlier time wins);
-/// - delayed items still waiting at shutdown are dropped (a stopping controller does not
-///   wait for retries);
+/// - an item waits for one time only: [`add`](Queue::add) of an item waiting for an
+///   [`add_after`](Queue::add_after) time makes it ready now and drops that time (it is not
+///   handed out again when the time comes, as it would be in client-go); of two `add_after`
+///   times the earlier wins, and a later time never postpones an earlier one;
+/// - `add_after` (or [`add_rate_limited`](Queue::add_rate_limited)) of an item being
+///   processed does not hand it out before its `done`: it is queued once, when both its
+///   time has passed and it is done (the delay counts from the call, not from the `done`);
+/// - `add_rate_limited` hands the item back after the rate limiter's delay (it is
+///   `add_after` with that delay), and records the failure even after shutdown, when the
+///   item itself is dropped (client-go's `AddRateLimited`: `num_requeues` is then 1);
+/// - [`len`](Queue::len) counts a delayed item as soon as its time has passed, before any
+///   worker's `get` looked (a controller reports `len` as its queue depth, the
+///   `workqueue_depth` metric);
+/// - delayed items still waiting at shutdown are dropped, and are not handed out when their
+///   time passes, including an item being processed that was re-added with a delay (a
+///   stopping controller does not wait for retries); an item whose time passed before the
+///   shutdown is queued, so it is handed out;
 /// - [`forget`](Queue::forget) after a success resets the backoff that
 ///   [`add_rate_limited`](Queue::add_rate_limited) grows.
 ///
 /// Test a queue of your own with [`conformance::check_queue`](crate::conformance::check_queue),
-/// which checks each of these rules on fresh queues.
+/// which checks each of these rules on fresh queues (its docs list them), but not the two
+/// points below.
+///
+/// # What a controller hands a queue of your own
+///
+/// - **Metrics hooks.** The trait has no method for them: a controller hands its
+///   [`QueueMetrics`] hooks to whatever builds its queue (the `Arc<dyn QueueMetrics>`
+///   argument of the function named by `#[controller(queue = f)]` and of
+///   `ControllerBuilder::queue_with`; `ControllerBuilder::queue_metrics()` returns them for
+///   `ControllerBuilder::queue`), and the queue calls them itself. A controller's hooks count
+///   [`added`](QueueMetrics::added) and time [`taken`](QueueMetrics::taken)
+///   (`workqueue_adds_total`, `workqueue_queue_duration_seconds`); it measures the other
+///   workqueue metrics itself. A queue that wraps a [`WorkQueue`] or [`PriorityQueue`]
+///   installs them in it with [`QueueBuilder::metrics`] (as `examples/custom_backends.rs`
+///   does); a queue that does neither leaves those two metrics at zero.
+/// - **Priorities.** A controller adds the keys of its initial list and of resyncs (and of
+///   the shards it gains) with [`PRIORITY_LOW`], through
+///   [`add_with_priority`](Queue::add_with_priority) and
+///   [`add_batch_with_priority`](Queue::add_batch_with_priority), and the keys of real
+///   changes with [`PRIORITY_NORMAL`]. The default methods drop the priority, as a
+///   [`WorkQueue`] does: a queue that does not override them hands keys out in arrival
+///   order, and loses what `#[controller(queue = "priority")]`
+///   (`ControllerBuilder::priority_queue`) gives, that the initial list and resyncs wait
+///   behind real changes (so that after a restart a fresh change does not wait behind
+///   thousands of no-op reconciles). To keep it, hand out the highest priority first, or
+///   wrap a [`PriorityQueue`] with [`QueueWrapper`].
+///
+/// # Implementing it
 ///
 /// Object safe: `Arc<dyn Queue<T>>` works. `get` and `shut_down_with_drain` are `async`
-/// through `async_trait`: an implementation puts [`#[async_trait]`](crate::async_trait) on its
-/// `impl` block (re-exported here, so no dependency of your own is needed). To change a few
-/// methods of a library queue, [`QueueWrapper`] needs neither; [`WorkQueue`] and
-/// [`PriorityQueue`] are the implementations to read.
+/// through `async_trait`: an implementation puts [`#[async_trait]`](crate::async_trait)
+/// (`#[informer::async_trait]` through the `informer` crate) on its `impl` block; it is
+/// re-exported, so no dependency of your own is needed. Without it, writing `async fn get`
+/// fails with E0195, "lifetime parameters or bounds on method `get` do not match the trait
+/// declaration" ("lifetimes do not match method in trait"). To change a few methods of a
+/// library queue, [`QueueWrapper`] needs neither; [`WorkQueue`] and [`PriorityQueue`] are
+/// the implementations to read.
+///
+/// ```compile_fail,E0195
+/// use std::time::Duration;
+/// use informer_core::{Queue, WorkQueue};
+///
+/// struct Mine(WorkQueue<String>);
+///
+/// impl Queue<String> for Mine { // `#[async_trait]` missing
+///     fn add(&self, item: String) { self.0.add(item) }
+///     async fn get(&self) -> Option<String> { self.0.get().await }
+///     fn done(&self, item: &String) { self.0.done(item) }
+///     fn len(&self) -> usize { self.0.len() }
+///     fn add_after(&self, item: String, delay: Duration) { self.0.add_after(item, delay) }
+///     fn add_rate_limited(&self, item: String) { self.0.add_rate_limited(item) }
+///     fn forget(&self, item: &String) { self.0.forget(item) }
+///     fn num_requeues(&self, item: &String) -> u32 { self.0.num_requeues(item) }
+///     fn shut_down(&self) { self.0.shut_down() }
+///     async fn shut_down_with_drain(&self, drain: bool) { self.0.shut_down_with_drain(drain).await }
+///     fn is_shutting_down(&self) -> bool { self.0.is_shutting_down() }
+/// }
+/// ```
 #[async_trait]
 pub trait Queue<T>: Send + Sync {
     /// Queues `item` unless it is already waiting.
@@ -142,7 +216,9 @@ pub trait Queue<T>: Send + Sync {
     /// dropped.
     fn done(&self, item: &T);
 
-    /// The number of items waiting (not counting items being processed or delayed).
+    /// The number of items waiting: not counting items being processed, nor delayed items
+    /// whose time has not come (a delayed item counts as soon as its time has passed, before
+    /// any `get`).
     fn len(&self) -> usize;
 
     /// Whether no item is waiting.
@@ -150,8 +226,9 @@ pub trait Queue<T>: Send + Sync {
         self.len() == 0
     }
 
-    /// Queues `item` after `delay`. If the item is already waiting for an earlier time, the
-    /// earlier time wins; a later time never postpones it.
+    /// Queues `item` after `delay`. If the item is already waiting for an earlier time (or is
+    /// ready), that time stays; a later time never postpones it, and an earlier one replaces
+    /// it. An item being processed is queued once both `delay` has passed and it is done.
     fn add_after(&self, item: T, delay: Duration);
 
     /// Queues `item` after the delay the rate limiter gives it. The rate limiter records the
