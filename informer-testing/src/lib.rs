@@ -26,6 +26,7 @@
 //! | --- | --- |
 //! | the harness | the real server is a standalone binary: its controllers write as `real-apiserver` (the fake as kube-apiserver's `kube-apiserver`), and paths it does not serve answer a plain-text `404 page not found` (the fake: kube-apiserver's `Status`) |
 //! | YAML | the text of YAML answers (the real server's go-yaml leaves keys such as `f:metadata` plain and folds quoted strings at 80 columns; the documents read the same) and the wording of a malformed YAML body's error |
+//! | validation errors | the order of a refused object's field errors: the real server lists them (`details.causes`, the message's `[...]`) in an order that changes from run to run (kube-openapi walks a schema's properties, a Go map), the fake in the schema's order (an object's own rules, `required`, then its fields by name); compare them as sets |
 //!
 //! The script creates three CRDs (one with a full structural schema, one with several
 //! versions) and covers their

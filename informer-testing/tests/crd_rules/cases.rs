@@ -21,6 +21,7 @@ macro_rules! every_case {
             integer_multiple_of_rules,
             integer_bound_rules,
             junctor_rules,
+            numeric_type_and_format_rules,
             items_array_is_forbidden,
             malformed_body_rules,
             method_query_and_path_rules,
@@ -1040,6 +1041,222 @@ pub async fn junctor_rules(client: &kube::Client) {
         assert_eq!(status, 422, "{answer}");
         assert_eq!(answer["details"]["causes"], expected, "{answer}");
     }
+}
+
+/// The causes of a 422 as a set: the real server lists the field errors of an object in no
+/// fixed order (the schema's properties are a Go map), the in-process server sorts them.
+fn cause_set(answer: &Value) -> Vec<String> {
+    let mut causes: Vec<String> = answer["details"]["causes"]
+        .as_array()
+        .map(|causes| causes.iter().map(Value::to_string).collect())
+        .unwrap_or_default();
+    causes.sort();
+    causes
+}
+
+/// kube-openapi's type validator (`validate/type.go`) on numbers, as apiextensions-apiserver
+/// runs it: the format first, for a value that is neither a string nor an array (`1.5` in an
+/// `int32` field is a `float64` of the wrong format, `true` or an object has no format: `""`),
+/// then the type, a whole float (`3.0`, `1e3`) passing an integer field and an integer a
+/// number field; an integer past int64 is a float; formats the server does not support for
+/// the type (`uint32`, a boolean's) are dropped; an array passes a string field with a
+/// format. A status error naming no field is reported at `status`.
+pub async fn numeric_type_and_format_rules(client: &kube::Client) {
+    let mut version = spec_schema(json!({
+        "i32": {"type": "integer", "format": "int32"},
+        "i64": {"type": "integer", "format": "int64"},
+        "int": {"type": "integer"},
+        "u32": {"type": "integer", "format": "uint32"},
+        "flt": {"type": "number", "format": "float"},
+        "dbl": {"type": "number", "format": "double"},
+        "str": {"type": "string"},
+        "when": {"type": "string", "format": "date-time"},
+        "flag": {"type": "boolean", "format": "int32"},
+        "port": {"x-kubernetes-int-or-string": true}}));
+    version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]["observedGeneration"] =
+        json!({"type": "integer", "format": "int64"});
+    version["subresources"] = json!({"status": {}});
+    install(client, crd("numfmts", "Numfmt", version), "numfmts").await;
+    let collection = "/apis/rules.example.com/v1/namespaces/default/numfmts";
+    let create = |name: String, spec: String| {
+        let body = format!(
+            r#"{{"apiVersion":"rules.example.com/v1","kind":"Numfmt","metadata":{{"name":"{name}"}},"spec":{spec}}}"#
+        );
+        async move {
+            send_raw(
+                client,
+                "POST",
+                collection,
+                Some("application/json"),
+                body.as_bytes(),
+            )
+            .await
+        }
+    };
+    let type_invalid = |field: &str, found: &str, detail: &str| {
+        json!({"field": format!("spec.{field}"), "reason": "FieldValueTypeInvalid",
+               "message": format!("Invalid value: \"{found}\": spec.{field} in body must be of type {detail}: \"{found}\"")})
+    };
+    let checked = |field: &str, format: &str| {
+        json!({"field": "<nil>", "reason": "FieldValueInvalid",
+               "message": format!("Invalid value: \"\": Checked value must be of type integer {format} in spec.{field}")})
+    };
+    let int32 = "with format int32";
+    let cases: Vec<(&str, &str, Vec<Value>)> = vec![
+        (
+            "i32",
+            "1.5",
+            vec![
+                type_invalid("i32", "float64", "int32"),
+                checked("i32", int32),
+            ],
+        ),
+        (
+            "i64",
+            "1.5",
+            vec![
+                type_invalid("i64", "float64", "int64"),
+                checked("i64", "with format int64"),
+            ],
+        ),
+        (
+            "int",
+            "1.5",
+            vec![
+                type_invalid("int", "number", "integer"),
+                checked("int", "(default format)"),
+            ],
+        ),
+        (
+            "i32",
+            "\"5\"",
+            vec![type_invalid("i32", "string", "integer")],
+        ),
+        ("i32", "true", vec![type_invalid("i32", "", "int32")]),
+        ("i32", "{\"a\":1}", vec![type_invalid("i32", "", "int32")]),
+        ("i32", "[1]", vec![type_invalid("i32", "array", "integer")]),
+        ("i32", "3.0", vec![]),
+        ("i32", "1e3", vec![]),
+        ("i32", "3000000000", vec![checked("i32", int32)]),
+        ("i32", "1.0000000001", vec![checked("i32", int32)]),
+        (
+            "i32",
+            "0.9999999999",
+            vec![
+                type_invalid("i32", "float64", "int32"),
+                checked("i32", int32),
+            ],
+        ),
+        (
+            "i64",
+            "9007199254740993.0",
+            vec![type_invalid("i64", "float64", "int64")],
+        ),
+        (
+            "int",
+            "10000000000000000000",
+            vec![
+                type_invalid("int", "number", "integer"),
+                checked("int", "(default format)"),
+            ],
+        ),
+        (
+            "u32",
+            "1.5",
+            vec![
+                type_invalid("u32", "number", "integer"),
+                checked("u32", "(default format)"),
+            ],
+        ),
+        ("u32", "-1", vec![]),
+        ("flt", "3", vec![]),
+        ("dbl", "3", vec![]),
+        ("flt", "1.5", vec![]),
+        ("flt", "true", vec![type_invalid("flt", "", "float")]),
+        ("dbl", "{}", vec![type_invalid("dbl", "", "double")]),
+        (
+            "dbl",
+            "\"5\"",
+            vec![type_invalid("dbl", "string", "number")],
+        ),
+        ("str", "3", vec![type_invalid("str", "integer", "string")]),
+        (
+            "when",
+            "3",
+            vec![type_invalid("when", "int64", "date-time")],
+        ),
+        (
+            "when",
+            "1.5",
+            vec![type_invalid("when", "float64", "date-time")],
+        ),
+        ("when", "true", vec![type_invalid("when", "", "date-time")]),
+        ("when", "[1]", vec![]),
+        (
+            "flag",
+            "3",
+            vec![type_invalid("flag", "integer", "boolean")],
+        ),
+        ("port", "1.0000000001", vec![]),
+        (
+            "port",
+            "1.5",
+            vec![type_invalid("port", "number", "integer,string")],
+        ),
+    ];
+    for (i, (field, value, expected)) in cases.into_iter().enumerate() {
+        let (status, answer) = create(format!("n{i}"), format!(r#"{{"{field}":{value}}}"#)).await;
+        if expected.is_empty() {
+            assert_eq!(status, 201, "{field}: {value}: {answer}");
+            continue;
+        }
+        assert_eq!(status, 422, "{field}: {value}: {answer}");
+        let mut expected: Vec<String> = expected.iter().map(Value::to_string).collect();
+        expected.sort();
+        assert_eq!(cause_set(&answer), expected, "{field}: {value}: {answer}");
+    }
+    // Several fields at once: the same causes, in an order the real server does not fix.
+    let (status, answer) = create(
+        "several".to_string(),
+        r#"{"i32":1.5,"i64":true,"str":3}"#.to_string(),
+    )
+    .await;
+    assert_eq!(status, 422, "{answer}");
+    let mut expected: Vec<String> = [
+        type_invalid("i32", "float64", "int32"),
+        checked("i32", int32),
+        type_invalid("i64", "", "int64"),
+        type_invalid("str", "integer", "string"),
+    ]
+    .iter()
+    .map(Value::to_string)
+    .collect();
+    expected.sort();
+    assert_eq!(cause_set(&answer), expected, "{answer}");
+    // Through the status subresource: paths relative to `status`, a cause naming no field
+    // at `status`.
+    let (status, answer) = create("st".to_string(), "{}".to_string()).await;
+    assert_eq!(status, 201, "{answer}");
+    let (status, answer) = send(
+        client,
+        "PATCH",
+        &format!("{collection}/st/status"),
+        "application/merge-patch+json",
+        Some(json!({"status": {"observedGeneration": 1.5}})),
+    )
+    .await;
+    assert_eq!(status, 422, "{answer}");
+    let mut expected: Vec<String> = [
+        json!({"field": "status.observedGeneration", "reason": "FieldValueTypeInvalid",
+               "message": "Invalid value: \"float64\": observedGeneration in body must be of type int64: \"float64\""}),
+        json!({"field": "status", "reason": "FieldValueInvalid",
+               "message": "Invalid value: \"\": Checked value must be of type integer with format int64 in observedGeneration"}),
+    ]
+    .iter()
+    .map(Value::to_string)
+    .collect();
+    expected.sort();
+    assert_eq!(cause_set(&answer), expected, "{answer}");
 }
 
 /// `items` given as a list of schemas: forbidden, and the only cause (the schema cannot be

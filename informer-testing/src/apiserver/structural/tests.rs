@@ -535,3 +535,263 @@ fn parsing_reports_what_is_not_structural() {
     );
     assert!(fields.contains(&"spec.versions[0].schema.openAPIV3Schema.properties[e].pattern"));
 }
+
+/// The errors of a custom resource whose `spec.x` has the schema `field` and the value
+/// `value`, given as JSON text (`3.0` and `1e3` are floats, as the API server decodes them).
+fn x_errors(field: Value, value: &str) -> Vec<String> {
+    let root = schema(json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"x": field}}}}));
+    let value: Value = serde_json::from_str(value).expect("JSON");
+    let object = json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+        "metadata": {"name": "g"}, "spec": {"x": value}});
+    root.validate(&object, None)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+const CHECKED_INT32: &str =
+    "<nil>: Invalid value: \"\": Checked value must be of type integer with format int32 in spec.x";
+
+/// kube-openapi's type validator checks the format first: a fraction in an integer field with
+/// a format is a `float64`, not of that format (then the range check fails too).
+#[test]
+fn a_fraction_in_an_integer_field_with_a_format_is_a_float64_of_the_wrong_format() {
+    let int32 = json!({"type": "integer", "format": "int32"});
+    assert_eq!(
+        x_errors(int32.clone(), "1.5"),
+        [
+            "spec.x: Invalid value: \"float64\": spec.x in body must be of type int32: \"float64\"",
+            CHECKED_INT32
+        ]
+    );
+    assert_eq!(
+        x_errors(json!({"type": "integer", "format": "int64"}), "-2.5"),
+        [
+            "spec.x: Invalid value: \"float64\": spec.x in body must be of type int64: \"float64\"",
+            "<nil>: Invalid value: \"\": Checked value must be of type integer with format int64 in spec.x"
+        ]
+    );
+    // Without a format, the type is checked: a fraction is a `number`.
+    assert_eq!(
+        x_errors(json!({"type": "integer"}), "1.5"),
+        [
+            "spec.x: Invalid value: \"number\": spec.x in body must be of type integer: \"number\"",
+            "<nil>: Invalid value: \"\": Checked value must be of type integer (default format) in spec.x"
+        ]
+    );
+}
+
+/// A value that is neither a number, a string nor an array, in a field with a format, has no
+/// data format: `must be of type int32: ""`.
+#[test]
+fn a_boolean_or_an_object_in_a_field_with_a_format_has_no_format() {
+    for (field, value, format) in [
+        (
+            json!({"type": "integer", "format": "int32"}),
+            "true",
+            "int32",
+        ),
+        (
+            json!({"type": "integer", "format": "int64"}),
+            "{\"a\":1}",
+            "int64",
+        ),
+        (
+            json!({"type": "number", "format": "float"}),
+            "true",
+            "float",
+        ),
+        (
+            json!({"type": "number", "format": "double"}),
+            "{}",
+            "double",
+        ),
+        (
+            json!({"type": "string", "format": "date-time"}),
+            "false",
+            "date-time",
+        ),
+    ] {
+        assert_eq!(
+            x_errors(field, value),
+            [format!(
+                "spec.x: Invalid value: \"\": spec.x in body must be of type {format}: \"\""
+            )],
+            "{value}"
+        );
+    }
+}
+
+/// Strings and arrays skip the format check: in a numeric field they fail the type check.
+#[test]
+fn a_string_or_an_array_in_a_numeric_field_with_a_format_is_of_the_wrong_type() {
+    let int32 = json!({"type": "integer", "format": "int32"});
+    assert_eq!(
+        x_errors(int32.clone(), "\"5\""),
+        ["spec.x: Invalid value: \"string\": spec.x in body must be of type integer: \"string\""]
+    );
+    assert_eq!(
+        x_errors(int32, "[1]"),
+        ["spec.x: Invalid value: \"array\": spec.x in body must be of type integer: \"array\""]
+    );
+    assert_eq!(
+        x_errors(json!({"type": "number", "format": "double"}), "\"5\""),
+        ["spec.x: Invalid value: \"string\": spec.x in body must be of type number: \"string\""]
+    );
+}
+
+/// `isFloatInt`: a whole float (`3.0`, `1e3`, or within a relative 1e-9 of its truncation)
+/// within ±(2^53 - 1) passes an integer field, with or without a format; the range check
+/// then takes it as Go prints it.
+#[test]
+fn a_whole_float_passes_an_integer_field() {
+    let int32 = json!({"type": "integer", "format": "int32"});
+    for value in ["3.0", "1e3", "-0", "-4.0"] {
+        assert!(x_errors(int32.clone(), value).is_empty(), "{value}");
+        assert!(
+            x_errors(json!({"type": "integer"}), value).is_empty(),
+            "{value}"
+        );
+    }
+    assert_eq!(x_errors(int32.clone(), "1.0000000001"), [CHECKED_INT32]);
+    assert_eq!(
+        x_errors(int32.clone(), "9007199254740991.0"),
+        [CHECKED_INT32]
+    );
+    // Truncated towards zero, so not within 1e-9; past 2^53 - 1, never whole.
+    for value in ["0.9999999999", "-1.0000000001"] {
+        assert_eq!(x_errors(int32.clone(), value).len(), 2, "{value}");
+    }
+    assert_eq!(
+        x_errors(
+            json!({"type": "integer", "format": "int64"}),
+            "9007199254740993.0"
+        ),
+        ["spec.x: Invalid value: \"float64\": spec.x in body must be of type int64: \"float64\""]
+    );
+}
+
+/// `isIntFloat`: an integer passes a number field of any format.
+#[test]
+fn an_integer_passes_a_number_field_of_any_format() {
+    for format in ["float", "double", ""] {
+        let field = json!({"type": "number", "format": format});
+        assert!(x_errors(field.clone(), "3").is_empty(), "{format}");
+        assert!(x_errors(field, "1.5").is_empty(), "{format}");
+    }
+}
+
+/// An integer past int64 is a `float64` to the API server: a `number`, not an `integer`.
+#[test]
+fn an_integer_past_int64_is_a_float() {
+    assert_eq!(
+        x_errors(json!({"type": "integer"}), "10000000000000000000"),
+        [
+            "spec.x: Invalid value: \"number\": spec.x in body must be of type integer: \"number\"",
+            "<nil>: Invalid value: \"\": Checked value must be of type integer (default format) in spec.x"
+        ]
+    );
+    assert_eq!(
+        x_errors(json!({"type": "integer", "format": "int32"}), "3000000000"),
+        [CHECKED_INT32]
+    );
+    assert_eq!(
+        x_errors(json!({"type": "string"}), "10000000000000000000"),
+        ["spec.x: Invalid value: \"number\": spec.x in body must be of type string: \"number\""]
+    );
+}
+
+/// A whole float is still a `number` where the type check fails.
+#[test]
+fn a_whole_float_is_a_number_in_a_field_of_another_type() {
+    assert_eq!(
+        x_errors(json!({"type": "string"}), "3.0"),
+        ["spec.x: Invalid value: \"number\": spec.x in body must be of type string: \"number\""]
+    );
+    assert_eq!(
+        x_errors(json!({"type": "boolean"}), "3"),
+        ["spec.x: Invalid value: \"integer\": spec.x in body must be of type boolean: \"integer\""]
+    );
+}
+
+/// A number in a string field with a format fails the format check with its data format; an
+/// array in it passes (kube-openapi checks neither its type nor its format).
+#[test]
+fn a_number_in_a_string_field_with_a_format_names_its_data_format_and_an_array_passes() {
+    let when = json!({"type": "string", "format": "date-time"});
+    assert_eq!(
+        x_errors(when.clone(), "3"),
+        ["spec.x: Invalid value: \"int64\": spec.x in body must be of type date-time: \"int64\""]
+    );
+    assert_eq!(
+        x_errors(when.clone(), "3.0"),
+        [
+            "spec.x: Invalid value: \"float64\": spec.x in body must be of type date-time: \"float64\""
+        ]
+    );
+    assert!(x_errors(when, "[1]").is_empty());
+}
+
+/// apiextensions-apiserver drops a format it does not support for the type (`uint32`,
+/// `float64`, any on a boolean or an integer's `float`): the type alone is checked.
+#[test]
+fn unsupported_formats_are_no_format() {
+    assert_eq!(
+        x_errors(json!({"type": "integer", "format": "uint32"}), "1.5"),
+        [
+            "spec.x: Invalid value: \"number\": spec.x in body must be of type integer: \"number\"",
+            "<nil>: Invalid value: \"\": Checked value must be of type integer (default format) in spec.x"
+        ]
+    );
+    assert!(x_errors(json!({"type": "integer", "format": "uint32"}), "-1").is_empty());
+    assert_eq!(
+        x_errors(json!({"type": "number", "format": "float64"}), "true"),
+        ["spec.x: Invalid value: \"boolean\": spec.x in body must be of type number: \"boolean\""]
+    );
+    assert_eq!(
+        x_errors(json!({"type": "boolean", "format": "int32"}), "3"),
+        ["spec.x: Invalid value: \"integer\": spec.x in body must be of type boolean: \"integer\""]
+    );
+    assert_eq!(
+        x_errors(json!({"type": "integer", "format": "float"}), "true"),
+        ["spec.x: Invalid value: \"boolean\": spec.x in body must be of type integer: \"boolean\""]
+    );
+}
+
+/// An int-or-string takes a whole float (`isFloatInt`), unchecked for range.
+#[test]
+fn int_or_string_takes_a_whole_float() {
+    let port = json!({"x-kubernetes-int-or-string": true});
+    for value in ["3.0", "1.0000000001", "1e3"] {
+        assert!(x_errors(port.clone(), value).is_empty(), "{value}");
+    }
+    assert_eq!(
+        x_errors(port, "0.9999999999"),
+        [
+            "spec.x: Invalid value: \"number\": spec.x in body must be of type integer,string: \"number\""
+        ]
+    );
+}
+
+/// The status validator's errors are under `status`; one naming no field is at `status`.
+#[test]
+fn a_status_error_naming_no_field_is_at_status() {
+    let root = schema(json!({"type": "object", "properties": {
+        "status": {"type": "object", "properties": {
+            "observedGeneration": {"type": "integer", "format": "int64"}}}}}));
+    let object = json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+        "metadata": {"name": "g"}, "status": {"observedGeneration": 1.5}});
+    let errors: Vec<String> = root
+        .validate_status(&object, None)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "status.observedGeneration: Invalid value: \"float64\": observedGeneration in body must be of type int64: \"float64\"",
+            "status: Invalid value: \"\": Checked value must be of type integer with format int64 in observedGeneration"
+        ]
+    );
+}

@@ -41,8 +41,12 @@ impl Schema {
         let walk = Walk::new(self, old);
         let old_status = old.and_then(|old| old.get("status"));
         walk.validate(status, schema, "", old_status, &mut errors);
+        // The status validator's errors are under `status` (`fldPath`); one that names no
+        // field (`<nil>` in a whole object's validation) is reported at `status` itself.
         for error in &mut errors {
-            error.field = if error.field.is_empty() || error.field.starts_with('[') {
+            error.field = if error.field.is_empty() || error.field == "<nil>" {
+                "status".to_string()
+            } else if error.field.starts_with('[') {
                 format!("status{}", error.field)
             } else {
                 format!("status.{}", error.field)
@@ -52,24 +56,119 @@ impl Schema {
     }
 }
 
-/// The JSON type of a value as kube-openapi names it.
-fn type_name(value: &Value) -> &'static str {
+/// `schemaInfoForType` of kube-openapi's `typeValidator`: the JSON type and the format of a
+/// value as the API server decodes it (a number that `strconv.ParseInt` takes is an `int64`,
+/// any other a `float64`, so `3.0`, `1e3` and integers past 2^63 are `float64`s).
+fn data_info(value: &Value) -> (&'static str, &'static str) {
     match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        // `swag.IsFloat64AJSONInteger`: a whole float within ±2^53.
-        Value::Number(n)
-            if n.as_f64()
-                .is_some_and(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0) =>
-        {
-            "integer"
-        }
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
+        Value::Null => ("null", ""),
+        Value::Bool(_) => ("boolean", ""),
+        Value::Number(n) if n.is_i64() => ("integer", "int64"),
+        Value::Number(_) => ("number", "float64"),
+        Value::String(_) => ("string", ""),
+        Value::Array(_) => ("array", ""),
+        Value::Object(_) => ("object", ""),
     }
+}
+
+/// go-openapi's `swag.IsFloat64AJSONInteger` (the version kube-openapi is built with): a
+/// float within ±(2^53 - 1) equal to its conversion to an integer, or within a relative
+/// error of 1e-9 of its conversion to `uint64` (so `1.0000000001` is an integer, but
+/// `0.9999999999` and `-1.0000000001` are not: the conversion truncates, and, on amd64,
+/// takes a negative number's two's complement).
+fn is_float64_a_json_integer(f: f64) -> bool {
+    const MAX: f64 = 9_007_199_254_740_991.0;
+    if !f.is_finite() || !(-MAX..=MAX).contains(&f) {
+        return false;
+    }
+    // Go's `uint64(f)` on amd64 for |f| < 2^63: the truncated `int64`'s bits.
+    let g = f as i64 as u64 as f64;
+    let diff = (f - g).abs();
+    if f == g || f == f as i64 as f64 {
+        return true;
+    }
+    if f == 0.0 || g == 0.0 || diff < f64::from_bits(1) {
+        return diff < 1e-9 * f64::from_bits(1);
+    }
+    diff / (f.abs() + g.abs()).min(f64::MAX) < 1e-9
+}
+
+/// The format a CRD schema node validates with: apiextensions-apiserver drops the formats
+/// it does not support for the node's type (`StripUnsupportedFormatsPostProcess`: `uint32`
+/// on an integer, `float64` on a number, any format on a boolean), so they check nothing.
+fn effective_format(schema: &Schema) -> &str {
+    if super::formats::unrecognized(&schema.kind, &schema.format) {
+        ""
+    } else {
+        &schema.format
+    }
+}
+
+/// kube-openapi's `typeValidator.Validate` for a value that is not null: the error, if
+/// any, as apiextensions-apiserver reports it (`FieldValueTypeInvalid`, the type or format
+/// found as the value). In order:
+///
+/// 1. The format: a value that is neither a string nor an array, under a schema with a
+///    format, must be of one of the schema's types, or have the format's data format
+///    (`int64`, `float64`), or be a whole float under `integer` (`isFloatInt`), or an
+///    integer under `number` (`isIntFloat`): otherwise `must be of type <format>: "<data
+///    format>"` (`int32: "float64"` for `1.5`, `int32: ""` for `true` or an object).
+/// 2. A string or an array under a schema with a format and neither `integer` nor `number`
+///    passes (a string format is the format validator's to check; an array is not checked).
+/// 3. The type: one of the schema's types, or a whole float under `integer`, or an integer
+///    under `number`: otherwise `must be of type <types>: "<type found>"`.
+fn type_error(value: &Value, schema: &Schema, path: &str) -> Option<FieldError> {
+    let declared = [schema.kind.as_str()];
+    let types: &[&str] = if schema.int_or_string {
+        &["integer", "string"]
+    } else if schema.kind.is_empty() {
+        &[]
+    } else {
+        &declared
+    };
+    let format = effective_format(schema);
+    if types.is_empty() && format.is_empty() {
+        return None;
+    }
+    let shown = if path.is_empty() { "<root>" } else { path };
+    let contains = |t: &str| types.contains(&t);
+    let (found_type, found_format) = data_info(value);
+    let is_lower_int = format == "int64" && found_format == "int32";
+    let is_lower_float = format == "float64" && found_format == "float32";
+    let is_float_int = found_type == "number"
+        && value.as_f64().is_some_and(is_float64_a_json_integer)
+        && contains("integer");
+    let is_int_float = found_type == "integer" && contains("number");
+    let string_or_array = matches!(value, Value::String(_) | Value::Array(_));
+    if !string_or_array
+        && !format.is_empty()
+        && !(contains(found_type)
+            || found_format == format
+            || is_float_int
+            || is_int_float
+            || is_lower_int
+            || is_lower_float)
+    {
+        return Some(FieldError::type_invalid(
+            path,
+            found_format,
+            &format!("{shown} in body must be of type {format}: \"{found_format}\""),
+        ));
+    }
+    if string_or_array && !format.is_empty() && !contains("number") && !contains("integer") {
+        return None;
+    }
+    if contains(found_type) || is_float_int || is_int_float {
+        return None;
+    }
+    Some(FieldError::type_invalid(
+        path,
+        found_type,
+        &format!(
+            "{shown} in body must be of type {}: \"{found_type}\"",
+            types.join(",")
+        ),
+    ))
 }
 
 /// Go's `%v` of a float64 bound: `10`, `0.5`.
@@ -78,15 +177,6 @@ fn bound(value: f64) -> String {
         format!("{}", value as i64)
     } else {
         format!("{value}")
-    }
-}
-
-fn type_matches(expected: &str, value: &Value) -> bool {
-    let found = type_name(value);
-    match expected {
-        "" => true,
-        "number" => matches!(found, "number" | "integer"),
-        other => other == found,
     }
 }
 
@@ -145,28 +235,8 @@ impl Walk {
             }
             return;
         }
-        if schema.int_or_string {
-            if !matches!(type_name(value), "integer" | "string") {
-                errors.push(FieldError::type_invalid(
-                    path,
-                    type_name(value),
-                    &format!(
-                        "{shown} in body must be of type integer,string: \"{}\"",
-                        type_name(value)
-                    ),
-                ));
-                return;
-            }
-        } else if !type_matches(&schema.kind, value) {
-            errors.push(FieldError::type_invalid(
-                path,
-                type_name(value),
-                &format!(
-                    "{shown} in body must be of type {}: \"{}\"",
-                    schema.kind,
-                    type_name(value)
-                ),
-            ));
+        if let Some(error) = type_error(value, schema, path) {
+            errors.push(error);
             // kube-openapi's other validators still run: a number is still range checked
             // (`Checked value must be of type integer (default format) in spec.size`).
             if let Value::Number(number) = value {
@@ -344,27 +414,26 @@ impl Walk {
 
 /// `IsValueValidAgainstRange`: whether a number, as Go prints it (`FormatInt64`, or
 /// `FormatFloat(f, 'f', -1, 64)`: `2.5`, `3000000000`), converts without loss to the
-/// schema's type and format (`int32`, `uint32`, `uint64`, else `int64`, for `integer`;
-/// `float`/`float32` for the others); when not, kube-openapi's plain error, which names
-/// no field (`<nil>: Invalid value: "": Maximum boundary value must be of type integer
-/// (default format) in spec.size`).
+/// schema's type and format (`int32`, else `int64`, for `integer`; `float` for the others;
+/// the formats apiextensions-apiserver drops, such as `uint32`, are no format); when not,
+/// kube-openapi's plain error, which names no field (`<nil>: Invalid value: "": Maximum
+/// boundary value must be of type integer (default format) in spec.size`).
 fn out_of_range(shown: &str, schema: &Schema, prefix: &str, path: &str) -> Option<FieldError> {
-    let fits = match (schema.kind.as_str(), schema.format.as_str()) {
+    let format = effective_format(schema);
+    let fits = match (schema.kind.as_str(), format) {
         ("integer", "int32") => shown.parse::<i32>().is_ok(),
-        ("integer", "uint32") => shown.parse::<u32>().is_ok(),
-        ("integer", "uint64") => shown.parse::<u64>().is_ok(),
         ("integer", _) => shown.parse::<i64>().is_ok(),
-        (_, "float" | "float32") => shown.parse::<f32>().is_ok_and(f32::is_finite),
+        (_, "float") => shown.parse::<f32>().is_ok_and(f32::is_finite),
         _ => true,
     };
     if fits {
         return None;
     }
     let kind = &schema.kind;
-    let format = if schema.format.is_empty() {
+    let format = if format.is_empty() {
         "(default format)".to_string()
     } else {
-        format!("with format {}", schema.format)
+        format!("with format {format}")
     };
     Some(FieldError::invalid(
         "<nil>",
@@ -451,11 +520,12 @@ fn numeric(n: f64, value: &Value, schema: &Schema, path: &str, errors: &mut Vec<
 fn string(text: &str, schema: &Schema, path: &str, errors: &mut Vec<FieldError>) {
     string_rules(text, schema, path, errors);
     // The format is a validator of its own: checked whatever the other rules found.
-    if !schema.format.is_empty() && !super::formats::valid(&schema.format, text) {
+    let format = effective_format(schema);
+    if !format.is_empty() && !super::formats::valid(format, text) {
         errors.push(FieldError::type_invalid(
             path,
             text,
-            &format!("{path} in body must be of type {}: {text:?}", schema.format),
+            &format!("{path} in body must be of type {format}: {text:?}"),
         ));
     }
 }
