@@ -46,6 +46,7 @@ fn asked(args: &[String]) -> Asked {
         "-Z",
     ];
     let exact = args.iter().any(|a| a == "--exact");
+    let ignored_only = args.iter().any(|a| a == "--ignored");
     let matches = |pattern: &str| {
         if exact {
             pattern == "ui"
@@ -57,8 +58,9 @@ fn asked(args: &[String]) -> Asked {
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            // Only ignored tests (listed or run), and this one is not.
+            "--list" if ignored_only => return Asked::Nothing,
             "--list" => return Asked::List,
-            // Only ignored tests, and this one is not.
             "--ignored" => return Asked::Nothing,
             "--skip" => {
                 if args.next().is_some_and(|p| matches(p)) {
@@ -86,6 +88,8 @@ fn main() -> ExitCode {
             println!("ui: test");
             return ExitCode::SUCCESS;
         }
+        // `--list --ignored` lists nothing (nextest asks it); a filtered-out run says so.
+        Asked::Nothing if args.iter().any(|a| a == "--list") => return ExitCode::SUCCESS,
         Asked::Nothing => {
             println!("running 0 tests (ui filtered out)");
             return ExitCode::SUCCESS;
