@@ -559,9 +559,19 @@ fn summarize_body(body: &[u8]) -> String {
 /// must name the request's group, version and kind, or it is a 400
 /// `invalid object type: <group>/<version>, Kind=<kind>` (as Go prints the configuration's).
 pub(crate) fn check_apply_type(resource: &ResourceType, config: &Value) -> Result<(), ApiError> {
+    check_apply_gvk(&resource.api_version(), &resource.kind, config)
+}
+
+/// [`check_apply_type`] against a type given by its `apiVersion` and kind (a subresource's,
+/// such as `autoscaling/v1` `Scale`).
+pub(crate) fn check_apply_gvk(
+    expected_version: &str,
+    expected_kind: &str,
+    config: &Value,
+) -> Result<(), ApiError> {
     let text = |field: &str| config.get(field).and_then(Value::as_str).unwrap_or("");
     let (api_version, kind) = (text("apiVersion"), text("kind"));
-    if api_version == resource.api_version() && kind == resource.kind {
+    if api_version == expected_version && kind == expected_kind {
         return Ok(());
     }
     // `schema.ParseGroupVersion`: "v1" is the core group's; more than one '/' is no

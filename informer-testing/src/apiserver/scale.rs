@@ -174,6 +174,92 @@ pub(crate) fn requested_replicas(
         .unwrap_or(0))
 }
 
+/// An apply's conflict over the object's replicas as a `Scale` apply reports it: the
+/// `ScaleHandler` shows the object's managers to the `Scale`'s field manager as owners of
+/// `.spec.replicas` in `autoscaling/v1`, so the message and causes name that path and
+/// version, whatever the object's replicas path and version are. Other errors pass.
+pub(crate) fn as_scale_conflict(resource: &ResourceType, err: ApiError) -> ApiError {
+    if err.reason() != super::status::StatusReason::Conflict
+        || !err.message().starts_with("Apply failed")
+    {
+        return err;
+    }
+    let replicas_path = scale_of(resource)
+        .map(|paths| paths.spec_replicas_path.clone())
+        .unwrap_or_else(|_| ".spec.replicas".into());
+    err.rewritten(|text| {
+        let text = scale_version(text);
+        if text == replicas_path {
+            ".spec.replicas".to_string()
+        } else {
+            text.replace(&format!(": {replicas_path}"), ": .spec.replicas")
+                .replace(&format!("- {replicas_path}"), "- .spec.replicas")
+        }
+    })
+}
+
+/// Whether a managed fields entry of `object` owns its replicas path: the `Scale` the
+/// `ScaleHandler` shows the field manager has managed fields only then.
+pub(crate) fn replicas_owned(resource: &ResourceType, object: &Value) -> bool {
+    let Ok(paths) = scale_of(resource) else {
+        return false;
+    };
+    let parts: Vec<String> = paths.spec_replicas_path[1..]
+        .split('.')
+        .map(|part| format!("f:{part}"))
+        .collect();
+    object
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .is_some_and(|entries| {
+            entries.iter().any(|entry| {
+                let mut node = &entry["fieldsV1"];
+                parts.iter().all(|part| match node.get(part) {
+                    Some(child) => {
+                        node = child;
+                        true
+                    }
+                    None => false,
+                })
+            })
+        })
+}
+
+/// kube-apiserver 1.36's answer to a server-side apply of a custom resource's `Scale` that
+/// gets past its conflicts: its field manager converts the `Scale` with the custom
+/// resource's converter, which refuses `autoscaling/v1` (a 500). `live`: converting the
+/// object's fields before the first apply to them (no entry owns the replicas); otherwise
+/// the new object (the replicas change). An apply that changes nothing succeeds.
+pub(crate) fn custom_apply_error(live: bool) -> ApiError {
+    let (what, prefix) = if live {
+        ("live", "failed to create manager for existing fields: ")
+    } else {
+        ("new", "")
+    };
+    // A plain error, not an `InternalError` Status: its Status has no reason.
+    ApiError::new(
+        super::status::StatusReason::Unknown,
+        format!(
+            "{prefix}failed to convert {what} object (/; autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid group/version: autoscaling/v1"
+        ),
+    )
+}
+
+/// `using <version>` in a conflict's text as `using autoscaling/v1`.
+fn scale_version(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(" using ") {
+        let (before, after) = rest.split_at(at + " using ".len());
+        out.push_str(before);
+        out.push_str("autoscaling/v1");
+        let end = after.find([':', '\n']).unwrap_or(after.len());
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The object with its replicas path set to `replicas` (missing parents created).
 pub(crate) fn with_replicas(
     resource: &ResourceType,

@@ -2190,12 +2190,8 @@ fn handle_resource(
             Verb::Patch => {
                 let kind = patch_kind(headers, &resource)?;
                 let dry_run = query.dry_run("PatchOptions")?;
-                if kind == PatchKind::Apply && query.string("fieldManager").is_none() {
-                    return Err(ApiError::invalid(
-                        "PatchOptions.meta.k8s.io",
-                        "",
-                        "fieldManager: Required value: is required for apply patch",
-                    ));
+                if kind == PatchKind::Apply {
+                    require_field_manager(query)?;
                 }
                 let options = written_through(
                     &resource,
@@ -2695,8 +2691,8 @@ fn handle_scale(
         Verb::Patch => "PatchOptions",
         _ => "UpdateOptions",
     };
-    if request.verb == Verb::Patch {
-        patch_kind(request.headers, resource)?;
+    if request.verb == Verb::Patch && patch_kind(request.headers, resource)? == PatchKind::Apply {
+        return apply_scale(request, path, body);
     }
     let dry_run = request.query.dry_run(options)?;
     let patch = match request.verb {
@@ -2720,10 +2716,11 @@ fn handle_scale(
                 PatchKind::Merge => patch::merge_patch(&mut current, &document),
                 PatchKind::Json => patch::json_patch(&mut current, &document)
                     .map_err(patch::JsonPatchError::into_api_error)?,
-                PatchKind::Strategic | PatchKind::Apply => {
+                PatchKind::Strategic => {
                     patch::strategic_merge_patch("Scale", &mut current, &document)
                         .map_err(patch::SmpError::into_api_error)?;
                 }
+                PatchKind::Apply => unreachable!("an apply of a Scale is apply_scale's"),
             }
             current
         }
@@ -2759,6 +2756,104 @@ fn handle_scale(
         request.shared.after_write(&storage, name);
     }
     Ok(request.respond(StatusCode::OK, &scale::scale(resource, &updated)?, &[]))
+}
+
+/// A server-side apply of a `Scale` (an autoscaler's write, `fieldManager` required): its
+/// replicas are applied to the object's replicas path as the manager's `Apply` entry with
+/// subresource `scale`, as kube-apiserver's `ScaleHandler` maps the `Scale`'s managed fields
+/// onto the object's. Another manager owning the replicas is a conflict (named as the
+/// `Scale` sees it: `using autoscaling/v1`, `.spec.replicas`) unless `force` takes them
+/// over; the same manager's next apply moves them without one.
+fn apply_scale(
+    request: &ResourceRequest<'_>,
+    path: &ResourcePath,
+    body: &[u8],
+) -> Result<Response<Body>, ApiError> {
+    let resource = &path.resource;
+    let namespace = path.namespace.as_deref();
+    let name = path.name.as_deref().unwrap_or("");
+    let dry_run = request.query.dry_run("PatchOptions")?;
+    require_field_manager(request.query)?;
+    let options = written_through(
+        resource,
+        WriteOptions {
+            subresource: Some("scale".into()),
+            ..request.write_options(dry_run, true)?
+        },
+    );
+    let (config, warnings) = request.apply_configuration(body)?;
+    codec::check_apply_gvk("autoscaling/v1", "Scale", &config)?;
+    let replicas = scale::requested_replicas(resource, name, &config)?;
+    let mut parent = json!({
+        "apiVersion": resource.api_version(),
+        "kind": resource.kind,
+        "metadata": {"name": name},
+    });
+    if let Some(namespace) = namespace {
+        parent["metadata"]["namespace"] = json!(namespace);
+    }
+    if config
+        .pointer("/spec/replicas")
+        .is_some_and(|r| !r.is_null())
+    {
+        parent = scale::with_replicas(resource, &parent, replicas)?;
+    }
+    resource.to_storage(&mut parent);
+    let storage = written_as(resource, resource.storage(&request.shared.registry.read()));
+    let mut store = request.shared.store.lock();
+    let object = store.get(&storage, namespace, name)?;
+    if resource.custom && !scale::replicas_owned(resource, &object) {
+        return Err(scale::custom_apply_error(true));
+    }
+    let changes = config
+        .pointer("/spec/replicas")
+        .is_some_and(|r| !r.is_null())
+        && scale::scale(resource, &object)?.pointer("/spec/replicas") != Some(&json!(replicas));
+    let mut apply = |options: WriteOptions| {
+        store
+            .patch(
+                &storage,
+                namespace,
+                name,
+                PatchKind::Apply,
+                &parent,
+                Subresource::Main,
+                options,
+            )
+            .map_err(|err| scale::as_scale_conflict(resource, err))
+    };
+    if resource.custom && changes {
+        // Past the conflicts (a dry run finds them), the new `Scale` fails to convert.
+        if !options.force {
+            apply(WriteOptions {
+                dry_run: true,
+                ..options
+            })?;
+        }
+        return Err(scale::custom_apply_error(false));
+    }
+    let updated = apply(options)?;
+    drop(store);
+    if !dry_run {
+        request.shared.after_write(&storage, name);
+    }
+    Ok(request.respond(
+        StatusCode::OK,
+        &scale::scale(resource, &updated)?,
+        &warnings,
+    ))
+}
+
+/// An apply names its field manager (`fieldManager`), or it is a 422.
+fn require_field_manager(query: &Query) -> Result<(), ApiError> {
+    match query.string("fieldManager") {
+        Some(_) => Ok(()),
+        None => Err(ApiError::invalid(
+            "PatchOptions.meta.k8s.io",
+            "",
+            "fieldManager: Required value: is required for apply patch",
+        )),
+    }
 }
 
 /// The patch format a PATCH's `Content-Type` names; 415 for any other.

@@ -265,6 +265,27 @@ impl ApiError {
         self
     }
 
+    /// The same error with `rewrite` applied to its message and to each cause's message and
+    /// field.
+    pub(crate) fn rewritten(mut self, rewrite: impl Fn(&str) -> String) -> Self {
+        self.message = rewrite(&self.message);
+        if let Some(causes) = self
+            .details
+            .as_mut()
+            .and_then(|d| d.get_mut("causes"))
+            .and_then(Value::as_array_mut)
+        {
+            for cause in causes.iter_mut().filter_map(Value::as_object_mut) {
+                for key in ["message", "field"] {
+                    if let Some(Value::String(text)) = cause.get_mut(key) {
+                        *text = rewrite(text);
+                    }
+                }
+            }
+        }
+        self
+    }
+
     /// 404 NotFound for a path the server does not serve.
     ///
     /// ```

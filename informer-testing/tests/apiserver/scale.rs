@@ -93,6 +93,95 @@ async fn deployments_scale_through_get_patch_and_replace() {
     assert_eq!(missing.code, 404);
 }
 
+/// A server-side apply of a Deployment's `Scale` (an autoscaler's write): the replicas are
+/// the applier's (`Apply`, subresource `scale`, no time, as `ScaleHandler` records them on
+/// the Deployment), another owner's replicas conflict (named as the `Scale` sees them) unless
+/// forced, and `fieldManager` is required.
+#[tokio::test]
+async fn a_deployments_scale_is_applied_with_its_conflicts() {
+    let server = server().await;
+    let deployments: Api<Deployment> = Api::default_namespaced(server.client());
+    within(deployments.create(
+        &PostParams {
+            field_manager: Some("creator".into()),
+            ..PostParams::default()
+        },
+        &deployment("web", 2),
+    ))
+    .await
+    .unwrap();
+    let scale = |replicas: i32| json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": {"replicas": replicas}});
+
+    let err = status(
+        within(deployments.patch_scale("web", &PatchParams::default(), &Patch::Apply(scale(4))))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 422);
+    assert!(
+        err.message.contains("fieldManager: Required value"),
+        "{}",
+        err.message
+    );
+
+    let hpa = PatchParams::apply("hpa");
+    let err = status(
+        within(deployments.patch_scale("web", &hpa, &Patch::Apply(scale(4))))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 409);
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"creator\" using autoscaling/v1: .spec.replicas"
+    );
+    let web = within(deployments.get("web")).await.unwrap();
+    assert_eq!(
+        web.spec.as_ref().unwrap().replicas,
+        Some(2),
+        "a conflict writes nothing"
+    );
+
+    let applied =
+        within(deployments.patch_scale("web", &hpa.clone().force(), &Patch::Apply(scale(4))))
+            .await
+            .unwrap();
+    assert_eq!(applied.spec.unwrap().replicas, Some(4));
+    let web = within(deployments.get("web")).await.unwrap();
+    assert_eq!(web.spec.as_ref().unwrap().replicas, Some(4));
+    let managed = serde_json::to_value(web.metadata.managed_fields.unwrap()).unwrap();
+    let entry = managed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["manager"] == "hpa")
+        .expect("the applier's entry");
+    assert_eq!(entry["operation"], "Apply");
+    assert_eq!(entry["subresource"], "scale");
+    assert_eq!(entry["apiVersion"], "apps/v1");
+    assert_eq!(entry["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+    assert!(
+        entry.get("time").is_none(),
+        "ScaleHandler gives the entry no time: {entry}"
+    );
+    let creator = managed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["manager"] == "creator")
+        .unwrap();
+    assert!(
+        creator["fieldsV1"]["f:spec"].get("f:replicas").is_none(),
+        "forced: the replicas are no longer the creator's"
+    );
+
+    // Now the replicas are the applier's alone: its next apply moves them.
+    let applied = within(deployments.patch_scale("web", &hpa, &Patch::Apply(scale(6))))
+        .await
+        .unwrap();
+    assert_eq!(applied.spec.unwrap().replicas, Some(6));
+}
+
 #[tokio::test]
 async fn stateful_sets_are_served_and_scale() {
     let server = server().await;

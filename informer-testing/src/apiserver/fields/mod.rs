@@ -697,9 +697,11 @@ pub(crate) fn apply(
     }
     let i = managed.position(&key).unwrap_or(0);
     managed.0[i].set = managed.0[i].set.difference(&strip_set());
-    // As the real server, the applier's time moves only when the object changes.
+    // As the real server, the applier's time moves only when the object changes; an apply
+    // through `scale` has the time the object's entries had for it (`ScaleHandler.ToParent`):
+    // none for a new entry, an old one's own.
     let unchanged = walk::values_equal(&live, &merged);
-    if !unchanged {
+    if !unchanged && writer.subresource.as_deref() != Some("scale") {
         managed.0[i].time = Some(now.to_string());
     }
     managed.drop_empty();

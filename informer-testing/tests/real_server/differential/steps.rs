@@ -1231,6 +1231,102 @@ fn gadget_steps() -> Vec<Step> {
             ),
         ),
         Step::fixed("get: the gadget scaled from 0", Request::get(gadget_at("g-ssa"))),
+        // Server-side apply of the `Scale` (an autoscaler's write): its managers are the
+        // gadget's, seen through the `ScaleHandler` (`autoscaling/v1`, `.spec.replicas`).
+        Step::fixed(
+            "scale: apply without a field manager",
+            Request::patch(
+                format!("{}/scale", gadget_at("g-ssa")),
+                APPLY,
+                json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": {"replicas": 4}}),
+            ),
+        ),
+        Step::fixed(
+            "scale: apply of another version",
+            Request::patch(
+                format!("{}/scale?fieldManager=hpa", gadget_at("g-ssa")),
+                APPLY,
+                json!({"apiVersion": "autoscaling/v2", "kind": "Scale", "spec": {"replicas": 4}}),
+            ),
+        ),
+        Step::fixed(
+            "scale: apply of other replicas conflicts with their owner",
+            Request::patch(
+                format!("{}/scale?fieldManager=hpa", gadget_at("g-ssa")),
+                APPLY,
+                json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": {"replicas": 4}}),
+            ),
+        ),
+        Step::fixed(
+            "scale: apply of the same replicas shares them",
+            Request::patch(
+                format!("{}/scale?fieldManager=hpa", gadget_at("g-ssa")),
+                APPLY,
+                json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": {"replicas": 2}}),
+            ),
+        ),
+        Step::fixed(
+            "scale: a forced apply of other replicas",
+            Request::patch(
+                format!("{}/scale?fieldManager=hpa&force=true", gadget_at("g-ssa")),
+                APPLY,
+                json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": {"replicas": 3}}),
+            ),
+        ),
+        Step::fixed("get: the gadget after the Scale apply", Request::get(gadget_at("g-ssa"))),
+        Step::fixed(
+            "apply gadgets: creator sets replicas",
+            Request::patch(
+                format!("{}?fieldManager=creator", gadget_at("g-scale")),
+                APPLY,
+                gadget("g-scale", json!({"mode": "fast", "replicas": 2})),
+            ),
+        ),
+        Step::fixed(
+            "create: a gadget with replicas",
+            Request::post(GADGETS, gadget("g-made", json!({"mode": "fast", "replicas": 2}))),
+        ),
+        Step::fixed(
+            "scale: apply of other replicas conflicts with an applier",
+            Request::patch(
+                format!("{}/scale?fieldManager=hpa", gadget_at("g-scale")),
+                APPLY,
+                json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": {"replicas": 4}}),
+            ),
+        ),
+        Step::fixed(
+            "scale: apply of other replicas conflicts with an updater",
+            Request::patch(
+                format!("{}/scale?fieldManager=hpa", gadget_at("g-made")),
+                APPLY,
+                json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": {"replicas": 4}}),
+            ),
+        ),
+        Step::fixed(
+            "scale: apply of an applier's replicas unchanged",
+            Request::patch(
+                format!("{}/scale?fieldManager=hpa", gadget_at("g-scale")),
+                APPLY,
+                json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": {"replicas": 2}}),
+            ),
+        ),
+        Step::fixed(
+            "scale: a forced apply over an applier",
+            Request::patch(
+                format!("{}/scale?fieldManager=hpa&force=true", gadget_at("g-scale")),
+                APPLY,
+                json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": {"replicas": 4}}),
+            ),
+        ),
+        Step::fixed("get: the applied gadget after the Scale applies", Request::get(gadget_at("g-scale"))),
+        Step::fixed(
+            "scale: a dry run of an apply of other replicas still conflicts",
+            Request::patch(
+                format!("{}/scale?fieldManager=hpa&dryRun=All", gadget_at("g-ssa")),
+                APPLY,
+                json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": {"replicas": 5}}),
+            ),
+        ),
         Step::fixed(
             "create: a gadget for the JSONPath columns",
             Request::post(
