@@ -1020,8 +1020,11 @@ impl TestApiServer {
     }
 
     /// Sets what `pods/log` (`kubectl logs`) returns for a container of a Pod, as if its
-    /// kubelet had collected `text` (the server runs no kubelet; without this, logs are
-    /// empty). Replaces what was set before; the Pod need not exist yet.
+    /// kubelet had collected `text` (the server runs no kubelet). Replaces what was set
+    /// before; the Pod need not exist yet. Without it, a Pod not yet bound to a Node has
+    /// empty logs, and one bound to a Node gets the API server's answer when it cannot
+    /// reach that Node's kubelet: a 404 if the Node does not exist, a 500 if it has no
+    /// address, else empty logs.
     ///
     /// ```no_run
     /// # async fn demo(server: informer_testing::TestApiServer) {

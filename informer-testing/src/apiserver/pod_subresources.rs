@@ -439,7 +439,7 @@ pub(crate) fn node_proxy_error(node: &Value, port: &str) -> ApiError {
 /// hostname, internal DNS, internal IP, external DNS, external IP) and its kubelet port
 /// (10250 unless `daemonEndpoints` says); the plain 500 kube-apiserver answers when the Node
 /// has no address.
-fn kubelet_address(node: &Value) -> Result<(String, i64), ApiError> {
+pub(crate) fn kubelet_address(node: &Value) -> Result<(String, i64), ApiError> {
     let addresses: Vec<&Value> = node
         .pointer("/status/addresses")
         .and_then(Value::as_array)

@@ -2541,7 +2541,17 @@ fn handle_pod_subresource(
                 container,
             );
             let logs = shared.pod_logs.read();
-            let text = logs.get(&key).map_or("", String::as_str);
+            let text = logs.get(&key);
+            // Logs set for the container are its kubelet's answer. Without them, a Pod bound
+            // to a Node is looked up as `LogLocation` looks it up (a missing Node is a 404,
+            // one without an address a 500, as for `exec`); an unbound Pod's logs are empty.
+            let node_name = str_at(&pod, "/spec/nodeName");
+            if text.is_none() && !node_name.is_empty() {
+                let node = shared.core_object("nodes", None, node_name);
+                let node = node.as_deref().map_err(Clone::clone)?;
+                pod_subresources::kubelet_address(node)?;
+            }
+            let text = text.map_or("", String::as_str);
             Ok(text_response(
                 StatusCode::OK,
                 pod_subresources::log_text(text, tail, limit),

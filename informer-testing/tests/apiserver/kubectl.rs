@@ -1163,6 +1163,14 @@ async fn kubectl_logs_exec_and_a_schedulers_binding() {
     // The node it is bound to does not exist: the kubelet cannot even be looked up.
     let err = fails(&kubectl, &["exec", "web", "--", "true"]).await;
     assert!(err.contains("nodes \"node-1\" not found"), "{err}");
+    // Logs set for the container are its kubelet's; without them, the logs of a bound Pod
+    // fail as its exec does (the API server looks the Node up first).
+    assert_eq!(kubectl.ok(&["logs", "web"]).await, "one\ntwo\nthree\n");
+    let mut db = pod("db");
+    db["spec"]["nodeName"] = json!("node-1");
+    server.create_json(db).unwrap();
+    let err = fails(&kubectl, &["logs", "db"]).await;
+    assert!(err.contains("nodes \"node-1\" not found"), "{err}");
     // With the Node and its address, the kubelet is dialed, and nobody answers.
     server
         .create_json(
@@ -1174,6 +1182,11 @@ async fn kubectl_logs_exec_and_a_schedulers_binding() {
     assert!(
         err.contains("error dialing backend: dial tcp 10.0.0.7:10250"),
         "{err}"
+    );
+    assert_eq!(
+        kubectl.ok(&["logs", "db"]).await,
+        "",
+        "a Node with an address: no logs set"
     );
     let resources = kubectl.ok(&["get", "--raw", "/api/v1"]).await;
     for sub in [
