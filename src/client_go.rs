@@ -241,7 +241,7 @@
 //! | `NewControllerManagedBy(mgr).For(&T{})`; `Controller::new(api, config)` | [`Manager::controller`], [`Controller::builder`], [`Controller::with_client`]; or `#[derive(`[`ControllerSpec`]`)]` | |
 //! | `.Owns(&C{})`; `.owns(api, config)` | [`ControllerBuilder::owns`], [`ControllerBuilder::owns_with`] | |
 //! | `.Watches(obj, EnqueueRequestsFromMapFunc(f))`; `.watches(api, config, f)` | [`ControllerBuilder::watches`], [`ControllerBuilder::watches_with`] | the mapper returns keys |
-//! | `WithEventFilter`, `WithPredicates`; `predicate_filter` | [`ControllerBuilder::filter`], [`WatchOptions::filter`], [`Filter`] | |
+//! | `WithEventFilter`, `WithPredicates`; `predicate_filter` | [`ControllerBuilder::filter`], [`WatchOptions::filter`], [`Filter`] | `filter` is the primary's only (`WithEventFilter` applies to every watch): give `owns`/`watches` their own |
 //! | `predicate.GenerationChangedPredicate`; `predicates::generation` | [`Filter::generation_changed`] | also labels, annotations |
 //! | `MaxConcurrentReconciles`; `Config::concurrency` | [`ControllerBuilder::workers`] | |
 //! | `Options.RateLimiter` | [`ControllerBuilder::queue_with`] | |

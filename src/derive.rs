@@ -275,7 +275,9 @@
 //! test can set, counters behind an `Arc` or atomics): `reconcile` and `on_error` get
 //! `&self`, shared by every worker, and `Name { .. }.run(client)` takes the value. The
 //! functions named in the attributes that take `&Context<Self>` (children, status, mappers)
-//! read it with [`ctx.spec()`](crate::runtime::controller::Context::spec).
+//! read it with [`ctx.spec()`](crate::runtime::controller::Context::spec), an `Option`
+//! that is always `Some` in a derived controller (`ctx.spec().expect("derived")`, or
+//! `let Some(me) = ctx.spec() else { .. }`).
 //!
 //! # Finalizers
 //! A controller that must clean up before its object goes (state outside the cluster,
@@ -432,11 +434,13 @@
 //!   controller's field manager (`ctx.name()`, forced), with the resource version of the
 //!   object you reconciled as a precondition. A status computed from a stale cache then
 //!   fails with a 409 instead of landing on a newer object, or on an object made since
-//!   under the same name; the newer version's event reconciles the key again. Beside a
+//!   under the same name: answer `Action::Requeue` then (the newer version's own event
+//!   may not pass your filter: a change of metadata alone does not pass
+//!   `Filter::generation_changed()`); a declared status does the same by itself. Beside a
 //!   declared `status = f`, give the whole status `f` would give, with the failed
 //!   condition set: a field that an apply of the same manager leaves out is removed. Start
 //!   from the object's current conditions, so that transition times are kept. If the write
-//!   fails for another reason than a 409 or a 404, answer `Action::Requeue`: answered
+//!   fails for another reason than a 404, answer `Action::Requeue`: answered
 //!   `Done`, the failure never shows and the object looks healthy. `f` is not
 //!   applied after a failed reconcile, so the failure stays until a reconcile succeeds,
 //!   whose status `f` computes (clearing what the failure set, if `f` leaves it out).

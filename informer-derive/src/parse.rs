@@ -162,6 +162,19 @@ pub fn value<T: Parse>(key: &syn::Ident, input: ParseStream<'_>, example: &str) 
     input.parse::<Token![=]>()?;
     let written: Option<TokenTree> = input.fork().parse().ok();
     input.parse::<T>().map_err(|e| {
+        // A const's name where a string goes: quoting the name is not the fix.
+        if let Some(TokenTree::Ident(name)) = &written
+            && example.contains('"')
+            && is_const_name(&name.to_string())
+        {
+            return syn::Error::new(
+                e.span(),
+                format!(
+                    "invalid value for `{key}`: write the string itself, `{example}`: the derive \
+                     reads the attribute's tokens, not the value of a const such as `{name}`"
+                ),
+            );
+        }
         let fix = written
             .as_ref()
             .and_then(|w| fix_of(key, w, example))
@@ -171,6 +184,14 @@ pub fn value<T: Parse>(key: &syn::Ident, input: ParseStream<'_>, example: &str) 
             format!("invalid value for `{key}`: write `{fix}`"),
         )
     })
+}
+
+/// Whether `name` reads as a const's (`FINALIZER`, `NAME_2`): upper case, digits and `_`.
+fn is_const_name(name: &str) -> bool {
+    name.chars().any(|c| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// What the user meant by `written`, where `example` shows the value's form: a name where a

@@ -10,6 +10,8 @@ use informer::prelude::*;
 use informer::runtime::conditions::{
     CONDITION_FALSE, CONDITION_TRUE, UNSET_TIME, find_status_condition, set_status_condition,
 };
+use informer::runtime::controller::Filter;
+use informer_testing::{ApiError, FailureCode, RequestMatch, Verb};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, CustomResource, CustomResourceExt, ResourceExt};
@@ -167,6 +169,53 @@ impl Boiler {
 struct Gauges;
 
 impl Reconcile for Gauges {}
+
+/// Spec changes only: status and metadata writes do not queue a gauge.
+fn spec_changes() -> Filter<Gauge> {
+    Filter::generation_changed()
+}
+
+#[derive(ControllerSpec)]
+#[controller(for = Gauge, namespace = "default", status = gauge_status, filter = spec_changes)]
+struct SpecChangesOnly;
+
+impl Reconcile for SpecChangesOnly {}
+
+/// A declared status whose write finds a newer gauge (409) is computed again after the
+/// backoff: the newer version's own event may never pass the filter (here, a gauge whose
+/// status write conflicts once, and nothing changes after), and the status would stay
+/// stale for good.
+#[tokio::test]
+async fn a_declared_status_that_conflicts_is_written_again_under_a_generation_filter() {
+    let server = Server::fake([Gauge::crd()]).await;
+    let Server::Fake(fake) = &server else {
+        unreachable!("a fake server");
+    };
+    let boiler = Boiler::start(&server, 3, |client, cancel| {
+        SpecChangesOnly.run_until(client, cancel)
+    })
+    .await;
+    boiler
+        .until_ready("Ready is True", |c| c.status == CONDITION_TRUE)
+        .await;
+    let status_writes = RequestMatch::verb(Verb::Patch)
+        .resource("gauges")
+        .subresource("status");
+    let conflict = ApiError::conflict("gauges.children.example.com", "boiler", "injected");
+    fake.faults()
+        .fail_next(status_writes.clone(), 1, FailureCode::Status(conflict));
+    boiler.set_level(-1).await;
+    boiler
+        .until_ready("Ready is False after the conflict", |c| {
+            c.status == CONDITION_FALSE
+        })
+        .await;
+    assert!(
+        fake.faults().request_count(status_writes) >= 2,
+        "the conflicting write, then the one after the backoff"
+    );
+    boiler.stop().await;
+}
 
 async fn a_gauges_conditions_are_written_against_the_condition_schema(server: Server) {
     let boiler = Boiler::start(&server, 3, |client, cancel| {

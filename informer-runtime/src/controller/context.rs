@@ -203,8 +203,10 @@ impl<C: ControllerSpec> Context<C> {
     /// # Errors
     /// The API server's, as a [`kube::Error`]:
     /// - 409 Conflict when the object changed since `object` was read (or was deleted and
-    ///   made again under its name): the status was computed from an old version, and the
-    ///   newer version's event reconciles the key again;
+    ///   made again under its name): the status was computed from an old version. Answer
+    ///   [`Action::Requeue`](crate::controller::Action::Requeue) to compute it again from a
+    ///   newer one: the newer version's own event may not reconcile the key, since a filter
+    ///   such as `Filter::generation_changed()` drops a change of metadata alone;
     /// - 404 Not Found when the object is gone, or its resource has no status subresource
     ///   (a CRD without `subresources: {status: {}}`);
     /// - 422 Invalid when the status does not match the resource's schema;
@@ -243,8 +245,10 @@ impl<C: ControllerSpec> Context<C> {
     ///         let status = WidgetStatus { conditions };
     ///         match ctx.apply_status(widget, &status).await {
     ///             Ok(_) => {}
-    ///             // A newer version (409) or none (404): its own event reconciles the key.
-    ///             Err(kube::Error::Api(status)) if status.code == 409 || status.is_not_found() => {}
+    ///             // Gone (404): its deletion reconciles the key.
+    ///             Err(kube::Error::Api(status)) if status.is_not_found() => {}
+    ///             // A newer version (409): report from it, after the backoff.
+    ///             Err(kube::Error::Api(status)) if status.code == 409 => return Action::Requeue,
     ///             // Not written (a 500, a lost connection): retry after the backoff, or the
     ///             // failure, terminal ones included, would never show in the status.
     ///             Err(write) => {

@@ -21,7 +21,11 @@ fn pass<K>(_: &Notification<K>) -> bool {
 /// affected. (To keep objects out of the cache, use label or field selectors.)
 ///
 /// The built-in filters look at updates only: adds and deletes always pass, so a controller
-/// never misses an object's arrival or departure. A resync passes them too: an update whose
+/// never misses an object's arrival or departure. That includes an object deleted and
+/// created again under its name while the cache did not look (a watch that broke, a
+/// restart): a relist reports it as one update whose old and new object have different
+/// `uid`s, and the built-in filters pass it; a filter of your own ([`new`](Self::new))
+/// should too. A resync passes them too: an update whose
 /// old and new object are the same ([`Notification::is_resync`]: a periodic resync, or an
 /// unchanged object after a relist) reaches only a handler that asked for resyncs (the
 /// controller's [`resync`](crate::controller::ControllerBuilder::resync)) while its resync
@@ -186,6 +190,18 @@ impl<K: 'static> Filter<K> {
 }
 
 impl<K: Resource + 'static> Filter<K> {
+    /// [`on_update`](Filter::on_update), but an update that replaces the object (another
+    /// `uid`: deleted and created again under its name, both between two views of the cache,
+    /// as a relist sees them) always passes: it is an arrival, not a change.
+    fn on_object_update(
+        name: &'static str,
+        changed: impl Fn(&K, &K) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        Self::on_update(name, move |old: &K, new: &K| {
+            old.meta().uid != new.meta().uid || changed(old, new)
+        })
+    }
+
     /// Updates pass only when `metadata.generation` changed, which the API server bumps on
     /// changes of the spec (not of the status or metadata). Kinds without a generation (say,
     /// ConfigMaps: always `None`) never pass on update. A deletion is not missed: the API
@@ -205,7 +221,7 @@ impl<K: Resource + 'static> Filter<K> {
     /// assert!(!Filter::generation_changed().matches(&status_only));
     /// ```
     pub fn generation_changed() -> Self {
-        Self::on_update("generation_changed", |old: &K, new: &K| {
+        Self::on_object_update("generation_changed", |old: &K, new: &K| {
             old.meta().generation != new.meta().generation
         })
     }
@@ -225,7 +241,7 @@ impl<K: Resource + 'static> Filter<K> {
     /// assert!(Filter::labels_changed().matches(&change));
     /// ```
     pub fn labels_changed() -> Self {
-        Self::on_update("labels_changed", |old: &K, new: &K| {
+        Self::on_object_update("labels_changed", |old: &K, new: &K| {
             !same_map(old.meta().labels.as_ref(), new.meta().labels.as_ref())
         })
     }
@@ -243,7 +259,7 @@ impl<K: Resource + 'static> Filter<K> {
     /// assert!(!Filter::annotations_changed().matches(&unchanged));
     /// ```
     pub fn annotations_changed() -> Self {
-        Self::on_update("annotations_changed", |old: &K, new: &K| {
+        Self::on_object_update("annotations_changed", |old: &K, new: &K| {
             !same_map(
                 old.meta().annotations.as_ref(),
                 new.meta().annotations.as_ref(),

@@ -1239,6 +1239,25 @@ fn missing_and_empty_label_maps_are_the_same() {
     assert!(Filter::resource_version_changed().matches(&n));
 }
 
+/// A relist reports an object deleted and created again under its name as one update of
+/// two `uid`s: an arrival, which the built-in filters pass however alike the two are.
+#[test]
+fn an_object_created_again_under_its_name_passes_the_built_in_filters() {
+    let mut old = cm("ns", "a");
+    old.metadata.uid = Some("first".into());
+    old.metadata.generation = Some(1);
+    let mut new = old.clone();
+    new.metadata.uid = Some("second".into());
+    new.metadata.resource_version = Some("9".into());
+    let n = Notification::Update {
+        old: Arc::new(old),
+        new: Arc::new(new),
+    };
+    assert!(Filter::generation_changed().matches(&n));
+    assert!(Filter::labels_changed().matches(&n));
+    assert!(Filter::annotations_changed().matches(&n));
+}
+
 #[tokio::test(start_paused = true)]
 async fn filters_gate_enqueueing_but_not_the_cache() {
     let h = Harness::new();

@@ -402,6 +402,9 @@ pub struct ChildrenReport {
     /// The declared Namespace children not brought in line (refused, failed): the other
     /// children in them are not written.
     pub(crate) namespaces_not_in_line: Vec<String>,
+    /// The declared status was not written: the parent changed since the cache saw it (a
+    /// 409). The key is reconciled again after its backoff.
+    pub(crate) status_conflict: bool,
 }
 
 tokio::task_local! {
@@ -754,7 +757,12 @@ where
                     Ok(action) => self
                         .after(key, obj.as_deref(), &mut report)
                         .await
-                        .map(|()| action),
+                        .map(|()| match action {
+                            // A status computed from an old version: again, after the
+                            // backoff (the newer version's event may not pass the filters).
+                            _ if report.status_conflict => Action::Requeue,
+                            action => action,
+                        }),
                     Err(error) => Err(error),
                 }
             }

@@ -112,12 +112,15 @@ impl<P: ControllerResource + serde::Serialize> StatusSet<P> {
                 Ok(())
             }
             // The parent changed since the cache saw it: its status is computed again from
-            // the version the cache is about to see, whose event reconciles it.
+            // a newer version, after the backoff. Not left to the newer version's event,
+            // which the controller's filters may drop (a change of metadata alone, under
+            // `Filter::generation_changed()`), leaving the status stale for good.
             Err(kube::Error::Api(status)) if status.is_conflict() => {
                 tracing::debug!(
                     parent = %key,
-                    "the parent changed since the cache saw it; its status is written from its next version"
+                    "the parent changed since the cache saw it; its status is written again after the backoff"
                 );
+                report.status_conflict = true;
                 Ok(())
             }
             // The API server answers 404 both when the parent was deleted since the cache
