@@ -396,10 +396,9 @@
 //!             };
 //!             let _ = ctx.recorder().publish_for(&*cm, &event).await; // best effort
 //!         }
-//!         match error.is_terminal() {
-//!             true => Action::Done,
-//!             false => Action::requeue_after(std::time::Duration::from_secs(30)),
-//!         }
+//!         // Terminal: not retried; transient: again after the key's growing backoff. (A
+//!         // fixed `Action::requeue_after(..)` here would retry every failure at that pace.)
+//!         error.default_action()
 //!     }
 //! }
 //! ```
@@ -428,7 +427,8 @@
 //!   is a [`ChildrenError`](crate::runtime::controller::ChildrenError) and its `source()` is
 //!   the error underneath (yours, for a children function): match on it to write your own
 //!   message into a status. When several child types fail, the error is the first one's in
-//!   declaration order; the others are logged as warnings.
+//!   declaration order (but a terminal one gives way to a later transient one, so that the
+//!   key is retried); the others are logged as warnings.
 //! - **Write a failure status with [`ctx.apply_status(&obj, &status)`](crate::runtime::controller::Context::apply_status)**,
 //!   which writes it as a declared `status = f` is written: server-side apply as the
 //!   controller's field manager (`ctx.name()`, forced), with the resource version of the

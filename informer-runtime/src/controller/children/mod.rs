@@ -733,16 +733,32 @@ where
             Step::Cleanup(object) => Some(&**object),
         };
         let mut report = ChildrenReport::default();
-        let mut first_error = None;
+        let mut first_error: Option<ChildrenError> = None;
         for set in self.children.iter().filter(|set| !set.after_reconcile()) {
             if let Err(error) = set.sync(key, parent, &mut report).await {
-                if first_error.is_some() {
-                    // The reconcile fails with the first child type's error (in declaration
-                    // order); the others are logged, not lost.
-                    tracing::warn!(controller = %self.controller, %key, %error, "another child type failed too");
-                } else {
-                    first_error = Some(error);
+                // The reconcile fails with the first child type's error (in declaration
+                // order), unless it is terminal and a later one is transient: then with the
+                // transient one, so that the key is retried (a terminal error is not, and
+                // the transient failure would wait for the parent's next change). The
+                // others are logged, not lost.
+                let (kept, other) = match first_error.take() {
+                    None => (error, None),
+                    Some(first)
+                        if first.kind() == ErrorKind::Terminal
+                            && error.kind() == ErrorKind::Transient =>
+                    {
+                        (error, Some(first))
+                    }
+                    Some(first) => (first, Some(error)),
+                };
+                if let Some(other) = other {
+                    tracing::warn!(controller = %self.controller, %key, error = %other, "another child type failed too");
+                    crate::fallback::report(format_args!(
+                        "controller {}: reconcile of {key}: another child type failed too: {other}",
+                        self.controller
+                    ));
                 }
+                first_error = Some(kept);
             }
         }
         let result = match (first_error, step) {

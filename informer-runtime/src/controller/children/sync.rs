@@ -634,10 +634,27 @@ where
             // that is live. Re-tying an orphan to a parent being deleted would have the
             // garbage collector delete it once the parent is gone, as client-go's controllers
             // avoid by reading the owner live before they adopt.
-            let tied = cached
-                .as_ref()
-                .and_then(|cached| self.ownership.parent_of(cached.meta()))
-                .is_some_and(|(owner, _)| owner == *key);
+            //
+            // Tied (by an owner reference, or by the owner-uid label) means tied to this
+            // parent's uid: a cached parent
+            // older than the cached child (deleted and made again under its name while the
+            // controller was down, say) is not the child's parent, and writing its uid as
+            // the owner would have the garbage collector delete the child of its successor.
+            // The live read then finds the parent stale.
+            let tied = cached.as_ref().is_some_and(|cached| {
+                match self.ownership.parent_of(cached.meta()) {
+                    Some((owner, Tie::OwnerReference)) => {
+                        owner == *key
+                            && controller_uid(cached.meta()) == parent.meta().uid.as_deref()
+                    }
+                    Some((owner, Tie::Labels)) => {
+                        owner == *key
+                            && cached.labels().get(OWNER_UID_LABEL).map(String::as_str)
+                                == parent.meta().uid.as_deref()
+                    }
+                    None => false,
+                }
+            });
             if !tied {
                 let live = match parent_live {
                     Some(live) => live,
@@ -802,3 +819,12 @@ fn insert(map: &mut Map<String, Value>, field: &str, key: &str, value: &str) {
 
 #[cfg(test)]
 mod tests;
+
+/// The uid of the controlling owner reference of `meta`, if any.
+fn controller_uid(meta: &kube::api::ObjectMeta) -> Option<&str> {
+    meta.owner_references
+        .as_ref()?
+        .iter()
+        .find(|r| r.controller == Some(true))
+        .map(|r| r.uid.as_str())
+}

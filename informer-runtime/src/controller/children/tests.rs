@@ -200,6 +200,15 @@ impl SyncChildren<ConfigMap> for Step {
     ) -> futures::future::BoxFuture<'a, Result<(), ChildrenError>> {
         self.log.lock().push(self.name);
         let result = match self.fails {
+            // A step named `terminal...` fails as a children function refusing its parent.
+            true if self.name.starts_with("terminal") => {
+                let refused: Result<Vec<ConfigMap>, ReconcileError> =
+                    Err(ReconcileError::terminal(self.name));
+                Err(ChildrenError::Desired {
+                    kind: "ConfigMap".into(),
+                    source: refused.into_children().unwrap_err(),
+                })
+            }
             true => Err(ChildrenError::Status {
                 parent: key.clone(),
                 source: self.name.into(),
@@ -280,6 +289,22 @@ async fn the_declared_status_is_not_written_after_a_failed_reconcile() {
     let (log, result) = run_steps(&steps, true).await;
     assert_eq!(log, ["secrets", "reconcile"]);
     assert!(result.unwrap_err().to_string().contains("reconcile failed"));
+}
+
+/// A terminal error is not retried: kept over a later child type's transient failure, it
+/// would leave that failure waiting for the parent's next change.
+#[tokio::test]
+async fn a_transient_failure_of_a_later_child_type_wins_over_a_terminal_one() {
+    let steps = [
+        ("terminal-maps", true, false),
+        ("secrets", true, false),
+        ("status", false, true),
+    ];
+    let (log, result) = run_steps(&steps, false).await;
+    assert_eq!(log, ["terminal-maps", "secrets"]);
+    let error = result.unwrap_err();
+    assert!(!error.is_terminal(), "{error}");
+    assert!(error.to_string().contains("secrets"), "{error}");
 }
 
 #[tokio::test]
