@@ -742,6 +742,17 @@ impl InformerFactory {
     where
         K: Resource + Clone + Send + Sync + 'static,
     {
+        // A selector that does not parse is refused (400) by the API server at every list:
+        // the informer would never sync, and say so only once a sync wait gives up. Say it
+        // now.
+        if let Some(selector) = &id.params().label_selector
+            && let Err(error) = informer_core::selector::parse_label_selector(selector)
+        {
+            tracing::error!(informer = %id, %selector, %error, "invalid label selector: the API server refuses it and this informer never syncs");
+            crate::fallback::report(format_args!(
+                "informer {id}: label selector {selector:?} is invalid ({error}): the API server refuses it and this informer never syncs"
+            ));
+        }
         let mut config = self.inner.reflector.clone();
         let mut list_params = ListParams {
             label_selector: id.params().label_selector.clone(),
