@@ -342,7 +342,8 @@ fn check_duplicates(cx: &Ctxt, c: &Controller) {
     let mut seen: Vec<Watch> = Vec::new();
     let mut children: HashSet<String> = HashSet::new();
     let mut accessors: HashSet<String> = HashSet::new();
-    let mut indexes = HashSet::new();
+    // Each index listed, and the type of the watch it was listed on.
+    let mut indexes: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     let resources = resources(c);
     for ((r, accessor), watch) in resources.iter().zip(watches(c)) {
         let name_target = || {
@@ -387,11 +388,20 @@ fn check_duplicates(cx: &Ctxt, c: &Controller) {
         seen.push(watch);
         for index in &r.indexes {
             let name = index.to_token_stream().to_string().replace(' ', "");
-            if !indexes.insert(name.clone()) {
-                cx.error_spanned_by(
+            match indexes.get(&name) {
+                None => {
+                    indexes.insert(name, short.clone());
+                }
+                Some(first) if *first == short => cx.error_spanned_by(
                     index,
                     format!("index `{name}` is listed twice; each index is registered once, list it once"),
-                );
+                ),
+                // An index indexes one type: on another type's watch, the type error that
+                // follows says which (`{name}` does not index ...); say where it belongs.
+                Some(first) => cx.error_spanned_by(
+                    index,
+                    format!("index `{name}` is listed on the `{first}` watch already; an index indexes one type: list it only on the watch of the type it indexes"),
+                ),
             }
         }
     }
