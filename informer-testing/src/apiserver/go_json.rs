@@ -300,6 +300,21 @@ pub(crate) fn float(f: f64) -> String {
     }
 }
 
+/// The Go type of a JSON value decoded into an `Unstructured` (`int64` for an integer,
+/// `float64` for any other number), as `%T` prints it and client-go's errors name it.
+pub(crate) fn unstructured_type(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "float64",
+        Value::Number(_) => "int64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
 /// `json.Marshal` of a decoded JSON value (an `interface{}`): maps with their keys sorted,
 /// numbers as the float64s they decode to, strings with Go's escapes.
 pub(crate) fn marshal(value: &serde_json::Value) -> String {

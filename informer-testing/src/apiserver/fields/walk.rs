@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use super::super::go_json::unstructured_type;
 use super::path::{Element, Set, compare_values};
 use super::types::{Class, Field, ListKind, Shape};
 
@@ -478,7 +479,7 @@ fn check(shape: Shape<'_>, value: &Value, path: &mut Vec<Element>, errors: &mut 
         };
         if !ok {
             let got = match (scalar, value) {
-                ("numeric", _) => go_type(value).to_string(),
+                ("numeric", _) => unstructured_type(value).to_string(),
                 ("string", _) => format!("&value.valueUnstructured{{Value:{}}}", go_value(value)),
                 _ => go_value(value),
             };
@@ -544,19 +545,6 @@ fn check(shape: Shape<'_>, value: &Value, path: &mut Vec<Element>, errors: &mut 
                 }
             }
         }
-    }
-}
-
-/// The Go type name of a decoded JSON value (`%T`).
-fn go_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "<nil>",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float64",
-        Value::Number(_) => "int64",
-        Value::String(_) => "string",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
     }
 }
 

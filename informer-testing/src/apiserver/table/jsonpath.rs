@@ -9,6 +9,8 @@
 
 use serde_json::Value;
 
+use super::super::go_json::unstructured_type;
+
 #[cfg(test)]
 mod tests;
 
@@ -132,7 +134,10 @@ impl Step {
                         continue;
                     }
                     let Value::Array(items) = value else {
-                        return Err(format!("{} is not array or slice", go_kind(value)));
+                        return Err(format!(
+                            "{} is not array or slice",
+                            unstructured_type(value)
+                        ));
                     };
                     out.extend(params.select(items)?);
                 }
@@ -225,7 +230,7 @@ impl Filter {
             let Value::Array(items) = value else {
                 return Err(format!(
                     "{} is not array or slice and cannot be filtered",
-                    go_kind(value)
+                    unstructured_type(value)
                 ));
             };
             for item in items {
@@ -346,19 +351,6 @@ fn compare(op: Op, left: &Operand, right: &Operand) -> Result<bool, String> {
         Op::Ge => ordering != Ordering::Less,
         Op::Exists => unreachable!("an existence filter compares nothing"),
     })
-}
-
-/// The Go type client-go's errors name for a value.
-fn go_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "<nil>",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float64",
-        Value::Number(_) => "int64",
-        Value::String(_) => "string",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
-    }
 }
 
 /// client-go's `isTerminator`: what ends a field name.
