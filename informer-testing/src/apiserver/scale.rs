@@ -204,25 +204,8 @@ pub(crate) fn replicas_owned(resource: &ResourceType, object: &Value) -> bool {
     let Ok(paths) = scale_of(resource) else {
         return false;
     };
-    let parts: Vec<String> = paths.spec_replicas_path[1..]
-        .split('.')
-        .map(|part| format!("f:{part}"))
-        .collect();
-    object
-        .pointer("/metadata/managedFields")
-        .and_then(Value::as_array)
-        .is_some_and(|entries| {
-            entries.iter().any(|entry| {
-                let mut node = &entry["fieldsV1"];
-                parts.iter().all(|part| match node.get(part) {
-                    Some(child) => {
-                        node = child;
-                        true
-                    }
-                    None => false,
-                })
-            })
-        })
+    let path: Vec<&str> = paths.spec_replicas_path[1..].split('.').collect();
+    super::fields::owned(object, &path)
 }
 
 /// kube-apiserver 1.36's answer to a server-side apply of a custom resource's `Scale` that

@@ -2794,6 +2794,9 @@ fn apply_scale(
     let (config, warnings) = request.apply_configuration(body)?;
     codec::check_apply_gvk("autoscaling/v1", "Scale", &config)?;
     let replicas = scale::requested_replicas(resource, name, &config)?;
+    let sets_replicas = config
+        .pointer("/spec/replicas")
+        .is_some_and(|r| !r.is_null());
     let mut parent = json!({
         "apiVersion": resource.api_version(),
         "kind": resource.kind,
@@ -2802,23 +2805,26 @@ fn apply_scale(
     if let Some(namespace) = namespace {
         parent["metadata"]["namespace"] = json!(namespace);
     }
-    if config
-        .pointer("/spec/replicas")
-        .is_some_and(|r| !r.is_null())
-    {
+    if sets_replicas {
         parent = scale::with_replicas(resource, &parent, replicas)?;
     }
     resource.to_storage(&mut parent);
     let storage = written_as(resource, resource.storage(&request.shared.registry.read()));
     let mut store = request.shared.store.lock();
+    // The object must exist: an apply of its `Scale` does not create it (a 404).
     let object = store.get(&storage, namespace, name)?;
-    if resource.custom && !scale::replicas_owned(resource, &object) {
-        return Err(scale::custom_apply_error(true));
-    }
-    let changes = config
-        .pointer("/spec/replicas")
-        .is_some_and(|r| !r.is_null())
-        && scale::scale(resource, &object)?.pointer("/spec/replicas") != Some(&json!(replicas));
+    // Whether the apply changes a custom resource's replicas, where kube-apiserver fails
+    // it past its conflicts (`custom_apply_error`); it fails it at once when no entry owns
+    // them.
+    let changes = if resource.custom {
+        if !scale::replicas_owned(resource, &object) {
+            return Err(scale::custom_apply_error(true));
+        }
+        sets_replicas
+            && scale::scale(resource, &object)?.pointer("/spec/replicas") != Some(&json!(replicas))
+    } else {
+        false
+    };
     let mut apply = |options: WriteOptions| {
         store
             .patch(
@@ -2832,7 +2838,7 @@ fn apply_scale(
             )
             .map_err(|err| scale::as_scale_conflict(resource, err))
     };
-    if resource.custom && changes {
+    if changes {
         // Past the conflicts (a dry run finds them), the new `Scale` fails to convert.
         if !options.force {
             apply(WriteOptions {

@@ -472,6 +472,13 @@ fn update_managed(
     Ok(())
 }
 
+/// Whether an entry of `object`'s managed fields owns the field at `path` (struct fields,
+/// outermost first). Managed fields that do not decode own nothing.
+pub(crate) fn owned(object: &Value, path: &[&str]) -> bool {
+    let path: Vec<Element> = path.iter().map(|f| Element::Field((*f).into())).collect();
+    Managed::of(object).is_ok_and(|managed| managed.0.iter().any(|e| e.set.has(&path)))
+}
+
 /// Whether the value at `path` (struct fields only) of `object` is the number 0.
 fn is_zero_at(object: &Value, path: &Path) -> bool {
     let mut value = object;
