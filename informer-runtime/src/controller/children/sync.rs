@@ -645,7 +645,7 @@ where
                 match self.ownership.parent_of(cached.meta()) {
                     Some((owner, Tie::OwnerReference)) => {
                         owner == *key
-                            && controller_uid(cached.meta()) == parent.meta().uid.as_deref()
+                            && crate::controller::owner::is_controlled_by(&**cached, parent)
                     }
                     Some((owner, Tie::Labels)) => {
                         owner == *key
@@ -819,12 +819,3 @@ fn insert(map: &mut Map<String, Value>, field: &str, key: &str, value: &str) {
 
 #[cfg(test)]
 mod tests;
-
-/// The uid of the controlling owner reference of `meta`, if any.
-fn controller_uid(meta: &kube::api::ObjectMeta) -> Option<&str> {
-    meta.owner_references
-        .as_ref()?
-        .iter()
-        .find(|r| r.controller == Some(true))
-        .map(|r| r.uid.as_str())
-}
