@@ -67,6 +67,15 @@ pub mod __derive {
     pub use kube::core::PartialObjectMeta;
     pub use std::sync::Arc;
 
+    /// The type cached for the `N`th related resource a derived controller declares (in the
+    /// order of its attributes), so that the generated listers struct names each declared
+    /// type once: a misspelt type is then one error, on the user's token, not one per place
+    /// the generated code mentions it.
+    pub trait Related<const N: usize> {
+        /// The cached type: the declared one, or its `PartialObjectMeta` for `metadata`.
+        type Resource;
+    }
+
     /// Stands in for the primary resource when `for = ...` is missing (an error is
     /// reported), so that the struct still implements `ControllerSpec` and the user's code
     /// around it reports nothing more than the missing resource (thiserror's fallback). Its

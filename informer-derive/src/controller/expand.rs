@@ -47,11 +47,6 @@ fn listers_struct(c: &Controller) -> TokenStream {
     let vis = &c.vis;
     let name = listers_ident(c);
     let controller = &c.ident;
-    let primary_ty = c
-        .primary
-        .as_ref()
-        .map(|p| cached_type(krate, p))
-        .unwrap_or_else(|| quote!(#krate::__derive::AddForToControllerAttribute));
     let managed = if c.keep_managed_fields {
         "Objects are cached with their `metadata.managedFields` (`keep_managed_fields`)."
     } else {
@@ -69,6 +64,7 @@ fn listers_struct(c: &Controller) -> TokenStream {
     let mut fields = Vec::new();
     let mut inits = Vec::new();
     let mut accessors = Vec::new();
+    let mut related = Vec::new();
     let has_primary = c.primary.is_some();
     // An accessor named twice is an error already reported; generating it twice would only
     // add rustc's errors about it.
@@ -83,7 +79,20 @@ fn listers_struct(c: &Controller) -> TokenStream {
         );
         let field = format_ident!("{}", accessor);
         let ty = cached_type(krate, r);
-        let written = quote!(#ty).to_string().replace(' ', "");
+        let written = ty.to_string().replace(' ', "");
+        // The fields name each type through an impl (`Related<N>`, the spec's `Resource`):
+        // rustc reports an unknown type once per kind of item that mentions it, and a struct
+        // field is a kind of its own.
+        let field_ty = if i == 0 && has_primary {
+            quote!(<#controller as #krate::controller::ControllerSpec>::Resource)
+        } else {
+            related.push(quote! {
+                impl #krate::__derive::Related<#i> for #controller {
+                    type Resource = #ty;
+                }
+            });
+            quote!(<#controller as #krate::__derive::Related<#i>>::Resource)
+        };
         let (doc, init) = if i == 0 && has_primary {
             (
                 format!("The cache of `{written}`: the primary resource."),
@@ -96,7 +105,7 @@ fn listers_struct(c: &Controller) -> TokenStream {
                 quote!(#field: #krate::controller::related_lister_at::<_, #ty>(controller, #index)),
             )
         };
-        fields.push(quote!(#field: #krate::lister::Lister<#ty>));
+        fields.push(quote!(#field: #krate::lister::Lister<#field_ty>));
         inits.push(init);
         accessors.push(quote! {
             #[doc = #doc]
@@ -106,7 +115,7 @@ fn listers_struct(c: &Controller) -> TokenStream {
         });
     }
     let constructor = quote! {
-        fn __new(controller: &#krate::controller::Controller<#primary_ty>) -> Self {
+        fn __new(controller: &#krate::controller::Controller<<#controller as #krate::controller::ControllerSpec>::Resource>) -> Self {
             Self {
                 #(#inits,)*
             }
@@ -141,6 +150,8 @@ fn listers_struct(c: &Controller) -> TokenStream {
 
             #(#accessors)*
         }
+
+        #(#related)*
 
         #alias
     }
@@ -178,7 +189,7 @@ fn spec_impl(c: &Controller, primary: &Resource) -> TokenStream {
     let listers = listers_ident(c);
     let resource = cached_type(krate, primary);
     let keep = c.keep_managed_fields;
-    let steps = builder_steps(c, primary, &resource);
+    let steps = builder_steps(c, primary, &quote!(Self::Resource));
     quote! {
         impl #krate::controller::ControllerSpec for #ident {
             type Resource = #resource;
@@ -187,13 +198,13 @@ fn spec_impl(c: &Controller, primary: &Resource) -> TokenStream {
 
             fn configure(
                 &self,
-                builder: #krate::controller::ControllerBuilder<#resource>,
-            ) -> #krate::controller::ControllerBuilder<#resource> {
+                builder: #krate::controller::ControllerBuilder<Self::Resource>,
+            ) -> #krate::controller::ControllerBuilder<Self::Resource> {
                 #(let builder = #steps;)*
                 builder
             }
 
-            fn listers(controller: &#krate::controller::Controller<#resource>) -> #listers {
+            fn listers(controller: &#krate::controller::Controller<Self::Resource>) -> #listers {
                 #listers::__new(controller)
             }
         }
@@ -238,7 +249,7 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
     if let Some(status) = &c.status {
         // Checked against the forms `DesiredStatus` accepts; the error lands on the name.
         let call = quote_spanned! {status.span()=>
-            #krate::controller::DesiredStatus::<Self, _>::status(&status, parent, &cell)
+            #krate::controller::DesiredStatus::<Self, _, <Self as #krate::controller::ControllerSpec>::Resource>::status(&status, parent, &cell)
         };
         // A resource whose status type is known (kube's `HasStatus`, a k8s-openapi type
         // with a status) must get it back.
@@ -265,7 +276,7 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
     if let Some(validate) = &c.validate {
         // Checked against the forms `Validator` accepts; the error lands on the name.
         let call = quote_spanned! {validate.span()=>
-            #krate::controller::Validator::<Self, _>::validate(&validate, parent, &cell)
+            #krate::controller::Validator::<Self, _, <Self as #krate::controller::ControllerSpec>::Resource>::validate(&validate, parent, &cell)
         };
         steps.push(quote! {
             {
@@ -376,7 +387,7 @@ fn related_step(krate: &syn::Path, r: &Related, parent: &TokenStream) -> TokenSt
         // The user's function, checked against the forms `DesiredChildren` accepts; the
         // error lands on the function's name.
         let desired = quote_spanned! {from.span()=>
-            #krate::controller::DesiredChildren::<Self, #ty, _>::desired(&from, parent, &cell)
+            #krate::controller::DesiredChildren::<Self, #ty, _, <Self as #krate::controller::ControllerSpec>::Resource>::desired(&from, parent, &cell)
         };
         return quote! {
             {

@@ -103,12 +103,13 @@ where
     }
 }
 
-/// What `status = f` of `#[derive(ControllerSpec)]` accepts: `fn(&Parent) -> T` or
-/// `fn(&Parent, &Context<S>) -> T`, `T` serializable (the resource's status type, or an
-/// `Option` of it: `None` leaves the status as it is). (`Marker` only tells the forms
-/// apart.) `#[derive(ControllerSpec)]` also checks, for a resource that declares its
-/// status type through kube's `HasStatus` (`#[kube(status = "...")]`), that `T` is that
-/// type or an `Option` of it.
+/// What `status = f` of `#[derive(ControllerSpec)]` accepts: `fn(&Parent) -> T` or `fn(&Parent,
+/// &Context<S>) -> T`, `T` serializable (the resource's status type, or an `Option` of it:
+/// `None` leaves the status as it is). (`Marker` only tells the forms apart; `P`, always
+/// `S::Resource`, is spelled out so that a misspelt resource type is one error, not one more
+/// per function.) `#[derive(ControllerSpec)]` also checks, for a resource that declares its
+/// status type through kube's `HasStatus` (`#[kube(status = "...")]`), that `T` is that type or
+/// an `Option` of it.
 ///
 /// ```
 /// use informer_runtime::controller::{
@@ -134,7 +135,7 @@ where
     label = "expected `fn(&Parent) -> Status` or `fn(&Parent, &Context<{S}>) -> Status`",
     note = "`status = f` names a function from the parent (`&` the controller's resource), and optionally `&Context<{S}>`, to its status: a serializable value (the resource's status type), or `Option` of it (`None` leaves the status as it is); it is a plain `fn`, not an `async fn`: it computes from the cached objects, and waiting belongs in `reconcile`"
 )]
-pub trait DesiredStatus<S: ControllerSpec, Marker> {
+pub trait DesiredStatus<S: ControllerSpec, Marker, P = <S as ControllerSpec>::Resource> {
     /// What the function returns: the resource's status type, or an `Option` of it.
     type Output;
 
@@ -149,7 +150,7 @@ pub trait DesiredStatus<S: ControllerSpec, Marker> {
     ) -> Result<serde_json::Value, BoxError>;
 }
 
-impl<S, F, T> DesiredStatus<S, fn(T)> for F
+impl<S, F, T> DesiredStatus<S, fn(T), S::Resource> for F
 where
     S: ControllerSpec,
     F: Fn(&S::Resource) -> T,
@@ -166,7 +167,7 @@ where
     }
 }
 
-impl<S, F, T> DesiredStatus<S, fn(T, S)> for F
+impl<S, F, T> DesiredStatus<S, fn(T, S), S::Resource> for F
 where
     S: ControllerSpec,
     F: Fn(&S::Resource, &Context<S>) -> T,
@@ -187,7 +188,8 @@ where
 /// What `validate = f` of `#[derive(ControllerSpec)]` accepts: `fn(&Parent) -> Result<(), E>`,
 /// or `fn(&Parent, &Context<S>) -> Result<(), E>` to read the context's listers, `E` a
 /// [`ReconcileError`] or any error (`?` works; an error that is not a `ReconcileError` is
-/// transient). (`Marker` only tells the forms apart.) See
+/// transient). (`Marker` only tells the forms apart; `P`, always `S::Resource`, is spelled out
+/// so that a misspelt resource type is one error, not one more per function.) See
 /// [`ControllerBuilder::validate`](super::ControllerBuilder::validate).
 ///
 /// ```
@@ -217,7 +219,7 @@ where
     label = "expected `fn(&Parent) -> Result<(), ReconcileError>` or `fn(&Parent, &Context<{S}>) -> Result<(), ReconcileError>`",
     note = "`validate = f` names a function run first for each live object: an `Err` writes no child, skips `reconcile` and the status, and goes to `on_error` (`ReconcileError::terminal` for a spec only its author can fix); it is a plain `fn`, not an `async fn`"
 )]
-pub trait Validator<S: ControllerSpec, Marker> {
+pub trait Validator<S: ControllerSpec, Marker, P = <S as ControllerSpec>::Resource> {
     /// Whether `parent` can be served.
     ///
     /// # Errors
@@ -229,7 +231,7 @@ pub trait Validator<S: ControllerSpec, Marker> {
     ) -> Result<(), ReconcileError>;
 }
 
-impl<S, F, E> Validator<S, fn(E)> for F
+impl<S, F, E> Validator<S, fn(E), S::Resource> for F
 where
     S: ControllerSpec,
     F: Fn(&S::Resource) -> Result<(), E>,
@@ -244,7 +246,7 @@ where
     }
 }
 
-impl<S, F, E> Validator<S, fn(E, S)> for F
+impl<S, F, E> Validator<S, fn(E, S), S::Resource> for F
 where
     S: ControllerSpec,
     F: Fn(&S::Resource, &Context<S>) -> Result<(), E>,
@@ -262,9 +264,10 @@ where
     }
 }
 
-/// What `children(C, from = f)` of `#[derive(ControllerSpec)]` accepts: `fn(&Parent) -> R`,
-/// or `fn(&Parent, &Context<S>) -> R` to read the context's listers, where `R` is one of
-/// the [`IntoChildren`] forms. (`Marker` only tells the forms apart.)
+/// What `children(C, from = f)` of `#[derive(ControllerSpec)]` accepts: `fn(&Parent) -> R`, or
+/// `fn(&Parent, &Context<S>) -> R` to read the context's listers, where `R` is one of the
+/// [`IntoChildren`] forms. (`Marker` only tells the forms apart; `P`, always `S::Resource`, is
+/// spelled out so that a misspelt resource type is one error, not one more per function.)
 ///
 /// ```
 /// use informer_runtime::controller::{
@@ -292,7 +295,7 @@ where
     label = "expected `fn(&Parent) -> Option<{C}>` (one child: `Some(child)`) or `-> Vec<{C}>`, or `fn(&Parent, &Context<{S}>) -> ...`",
     note = "`from = f` names a function from the parent (`&` the controller's resource), and optionally `&Context<{S}>`, to the children it wants: `Vec<{C}>`, `Option<{C}>`, or a `Result` of either; it is a plain `fn`, not an `async fn`: it computes from the cached objects, and waiting belongs in `reconcile`"
 )]
-pub trait DesiredChildren<S: ControllerSpec, C, Marker> {
+pub trait DesiredChildren<S: ControllerSpec, C, Marker, P = <S as ControllerSpec>::Resource> {
     /// The children `parent` wants.
     ///
     /// # Errors
@@ -300,7 +303,7 @@ pub trait DesiredChildren<S: ControllerSpec, C, Marker> {
     fn desired(&self, parent: &S::Resource, context: &ContextCell<S>) -> Result<Vec<C>, BoxError>;
 }
 
-impl<S, C, F, R> DesiredChildren<S, C, fn(R)> for F
+impl<S, C, F, R> DesiredChildren<S, C, fn(R), S::Resource> for F
 where
     S: ControllerSpec,
     F: Fn(&S::Resource) -> R,
@@ -311,7 +314,7 @@ where
     }
 }
 
-impl<S, C, F, R> DesiredChildren<S, C, fn(R, S)> for F
+impl<S, C, F, R> DesiredChildren<S, C, fn(R, S), S::Resource> for F
 where
     S: ControllerSpec,
     F: Fn(&S::Resource, &Context<S>) -> R,
