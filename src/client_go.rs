@@ -97,7 +97,7 @@
 //! | `informer.Lister()` | [`SharedIndexInformer::lister`], [`Lister::new`] | |
 //! | `lister.Pods(ns).Get(name)` | [`Lister::namespaced`], [`NamespacedLister::get`] | `None`, not NotFound |
 //! | `lister.List(selector)` | [`Lister::list_matching`], [`Lister::list_by_labels`], [`Lister::list`] | |
-//! | `lister.Pods(ns).List(selector)` | [`NamespacedLister::list_matching`], [`NamespacedLister::list_by_labels`], [`NamespacedLister::list`] | |
+//! | `lister.Pods(ns).List(selector)` | [`NamespacedLister::list_matching`], [`NamespacedLister::list_by_labels`], [`NamespacedLister::list`] | `""` (`metav1.NamespaceAll`) lists every namespace, as in Go |
 //! | `cache.ListAll`, `ListAllByNamespace` | the same methods | `""` is cluster-scoped here |
 //! | `GetIndexer().ByIndex(name, value)` | [`Lister::by_index_name`], or typed [`Lister::by_index`] with an [`Index`] | |
 //! | `GenericLister`, `NewGenericLister` | [`Lister`] of `DynamicObject` from [`InformerFactory::dynamic_informer`] | |
@@ -171,9 +171,6 @@
 //!
 //! - **Tombstones are an enum**, [`Deleted`]: a delete handler cannot forget
 //!   `DeletedFinalStateUnknown`.
-//! - **`""` as a lister's namespace means cluster-scoped objects**, not every namespace
-//!   (`metav1.NamespaceAll`): [`Lister::list`] reads every namespace. An informer's
-//!   namespace keeps Go's meaning: `None` or `""` is every namespace ([`InformerParams::all`]).
 //! - **Panics and `Option`s instead of some errors.** A bad config is a programmer error and
 //!   panics where Go's `…OrDie` does, with a `try_` form that returns a `Result`
 //!   ([`LeaderElector::try_new`]); a lookup returns an `Option`, not `exists` or NotFound.

@@ -121,7 +121,29 @@ impl<K> Lister<K> {
         self.indexer.is_empty()
     }
 
-    /// A lister of the objects in namespace `namespace` (`""`: the cluster-scoped objects).
+    /// A lister of the objects in namespace `namespace`. As in client-go (`NamespaceAll`)
+    /// and controller-runtime (`InNamespace("")`), `""` means every namespace: its lists are
+    /// the whole cache's, and its [`get`](NamespacedLister::get) finds a cluster-scoped
+    /// object by name.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use informer_core::{Store, ThreadSafeStore};
+    /// use informer_runtime::lister::Lister;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let store = Arc::new(ThreadSafeStore::<ConfigMap>::new());
+    /// for ns in ["a", "b"] {
+    ///     let mut cm = ConfigMap::default();
+    ///     cm.metadata.name = Some("settings".into());
+    ///     cm.metadata.namespace = Some(ns.into());
+    ///     store.add(Arc::new(cm))?;
+    /// }
+    /// let lister = Lister::new(store);
+    /// assert_eq!(lister.namespaced("a").list().len(), 1);
+    /// assert_eq!(lister.namespaced("").list().len(), 2);
+    /// # Ok::<(), informer_core::StoreError>(())
+    /// ```
     pub fn namespaced(&self, namespace: &str) -> NamespacedLister<K> {
         NamespacedLister {
             indexer: self.indexer.clone(),
@@ -293,7 +315,8 @@ impl<K> NamespacedLister<K> {
         &self.namespace
     }
 
-    /// The object named `name` in this namespace, or `None`.
+    /// The object named `name` in this namespace, or `None` (for the lister of `""`, the
+    /// cluster-scoped object named `name`).
     pub fn get(&self, name: &str) -> Option<Arc<K>> {
         if name.is_empty() {
             return None;
@@ -302,12 +325,16 @@ impl<K> NamespacedLister<K> {
             .get(&ObjectKey::new(Some(&self.namespace), name))
     }
 
-    /// Every cached object of this namespace, in no particular order.
+    /// Every cached object of this namespace (of every namespace for the lister of `""`),
+    /// in no particular order.
     pub fn list(&self) -> Vec<Arc<K>> {
+        if self.namespace.is_empty() {
+            return self.indexer.list();
+        }
         match self.indexer.by_index(NAMESPACE_INDEX, &self.namespace) {
             Ok(objects) => objects,
             Err(_) => {
-                let ns = (!self.namespace.is_empty()).then_some(&*self.namespace);
+                let ns = Some(&*self.namespace);
                 self.indexer
                     .list()
                     .into_iter()
@@ -406,11 +433,11 @@ impl<K: 'static> NamespacedLister<K> {
         Ok(self.in_namespace(keys))
     }
 
-    /// The cached objects of `keys` that are in this namespace.
+    /// The cached objects of `keys` that are in this namespace (all of them for `""`).
     fn in_namespace(&self, keys: Vec<ObjectKey>) -> Vec<Arc<K>> {
-        let ns = (!self.namespace.is_empty()).then_some(&*self.namespace);
+        let every = self.namespace.is_empty();
         keys.into_iter()
-            .filter(|key| key.namespace() == ns)
+            .filter(|key| every || key.namespace() == Some(&*self.namespace))
             .filter_map(|key| self.indexer.get(&key))
             .collect()
     }

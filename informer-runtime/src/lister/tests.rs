@@ -138,11 +138,25 @@ fn namespaced_lister_sees_only_its_namespace() {
 }
 
 #[test]
-fn namespaced_lister_of_empty_namespace_lists_cluster_scoped_objects() {
+fn namespaced_lister_of_empty_namespace_lists_every_namespace() {
+    // client-go's `Pods(metav1.NamespaceAll).List` (`ListAllByNamespace`) and
+    // controller-runtime's `InNamespace("")`.
     let (store, lister) = fixture();
     store.add(pod(None, "global", &[], "n1")).unwrap();
-    assert_eq!(names(&lister.namespaced("").list()), ["/global"]);
+    assert_eq!(names(&lister.namespaced("").list()), names(&lister.list()));
+    assert_eq!(lister.namespaced("").list().len(), 5);
+    assert_eq!(
+        names(&lister.namespaced("").list_by_labels("app=web").unwrap()),
+        ["a/web-0", "b/web-0"]
+    );
+}
+
+#[test]
+fn namespaced_lister_of_empty_namespace_gets_cluster_scoped_objects() {
+    let (store, lister) = fixture();
+    store.add(pod(None, "global", &[], "n1")).unwrap();
     assert!(lister.namespaced("").get("global").is_some());
+    assert!(lister.namespaced("").get("web-0").is_none());
 }
 
 #[test]
@@ -260,7 +274,7 @@ fn namespaced_lister_filters_by_key_when_the_store_has_no_namespace_index() {
     store.add(pod(None, "z", &[], "n")).unwrap();
     let lister = Lister::new(Arc::new(store) as Arc<dyn Indexer<Pod>>);
     assert_eq!(names(&lister.namespaced("a").list()), ["a/x"]);
-    assert_eq!(names(&lister.namespaced("").list()), ["/z"]);
+    assert_eq!(names(&lister.namespaced("").list()), ["/z", "a/x", "b/y"]);
 }
 
 /// Pods by node, as a typed index.
@@ -304,8 +318,8 @@ fn a_namespaced_typed_index_read_returns_only_its_namespaces_objects() {
     );
     assert_eq!(
         names(&lister.namespaced("").by_index::<PodsByNode>("n1")),
-        ["/cluster-wide"],
-        "the empty namespace reads cluster-scoped objects"
+        ["/cluster-wide", "a/web-0", "b/web-0"],
+        "the empty namespace reads every namespace"
     );
     assert!(
         lister
