@@ -155,9 +155,7 @@ pub(crate) fn requested_replicas(
         && !body_name.is_empty()
         && body_name != name
     {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({body_name}) does not match the name on the URL ({name})"
-        )));
+        return Err(ApiError::name_mismatch(body_name, name));
     }
     let mut errors = Vec::new();
     match scale.pointer("/spec/replicas") {

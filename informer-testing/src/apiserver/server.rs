@@ -2161,9 +2161,7 @@ fn handle_resource(
                         .and_then(Value::as_str)
                         .unwrap_or("");
                     if body_name != name {
-                        return Err(ApiError::bad_request(format!(
-                            "the name of the object ({body_name}) does not match the name on the URL ({name})"
-                        )));
+                        return Err(ApiError::name_mismatch(body_name, name));
                     }
                     if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
                         // The version it was read at means nothing for an object that is gone.

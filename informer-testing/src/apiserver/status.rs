@@ -195,6 +195,21 @@ impl ApiError {
         )
     }
 
+    /// 400: the body names another object than the URL (the handlers' `checkName`).
+    pub(crate) fn name_mismatch(body_name: &str, url_name: &str) -> Self {
+        Self::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({url_name})"
+        ))
+    }
+
+    /// 400: the body of an apply that creates names no object (`checkName`, whose
+    /// `ObjectName` refuses an empty name).
+    pub(crate) fn name_undeterminable(url_name: &str) -> Self {
+        Self::bad_request(format!(
+            "the name of the object ({url_name} based on URL) was undeterminable: name must be provided"
+        ))
+    }
+
     /// 403 Forbidden, worded as RBAC denies a verb on a resource
     /// (`pods is forbidden: User "u" cannot list resource "pods" ...`).
     ///

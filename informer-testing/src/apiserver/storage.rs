@@ -1870,8 +1870,14 @@ impl Store {
         let old = match self.get(resource, namespace, name) {
             Ok(old) => old,
             Err(err) if kind == PatchKind::Apply && subresource == Subresource::Main => {
+                // The configuration applied to an empty object must name the URL's
+                // (`checkName` after the patch; an update keeps the stored name instead).
+                match patch.pointer("/metadata/name").and_then(Value::as_str) {
+                    Some(body_name) if body_name == name => {}
+                    None | Some("") => return Err(ApiError::name_undeterminable(name)),
+                    Some(body_name) => return Err(ApiError::name_mismatch(body_name, name)),
+                }
                 let mut config = patch.clone();
-                set_meta(&mut config, "name", json!(name));
                 if resource_version(&config).is_empty()
                     && let Some(meta) = config.get_mut("metadata").and_then(Value::as_object_mut)
                 {
@@ -2199,11 +2205,7 @@ fn prepare_update(
     match meta.get("name").and_then(Value::as_str) {
         None | Some("") => {}
         Some(body_name) if body_name == name => {}
-        Some(body_name) => {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({body_name}) does not match the name on the URL ({name})"
-            )));
-        }
+        Some(body_name) => return Err(ApiError::name_mismatch(body_name, name)),
     }
     let old_namespace = old.pointer("/metadata/namespace").and_then(Value::as_str);
     if let Some(ns) = meta.get("namespace").and_then(Value::as_str)

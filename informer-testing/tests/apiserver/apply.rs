@@ -333,6 +333,39 @@ async fn apply_needs_a_field_manager_and_forbids_force_on_other_patches() {
     forced.assert_status(422, "Invalid");
 }
 
+/// An apply that creates must name the URL's object, as `checkName` checks the patched
+/// object: another name, or none, is a 400 and creates nothing.
+#[tokio::test]
+async fn an_apply_that_creates_must_name_the_urls_object() {
+    let server = server().await;
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let params = PatchParams::apply("tests");
+    let refused = [
+        (
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other"}}),
+            "the name of the object (other) does not match the name on the URL (settings)",
+        ),
+        (
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "1"}}),
+            "the name of the object (settings based on URL) was undeterminable: name must be provided",
+        ),
+    ];
+    for (body, message) in refused {
+        let err = api
+            .patch("settings", &params, &Patch::Apply(&body))
+            .await
+            .expect_err("the body does not name the URL's object");
+        let err = status(err);
+        assert_eq!((err.code, err.message.as_str()), (400, message));
+    }
+    assert!(api.get_opt("settings").await.unwrap().is_none());
+    assert!(api.get_opt("other").await.unwrap().is_none());
+    let named = config_map(json!({"a": "1"}));
+    api.patch("settings", &params, &Patch::Apply(&named))
+        .await
+        .expect("the body names the URL's object");
+}
+
 /// `kubectl apply --server-side` on an object `kubectl apply` made: the `kubectl` manager takes
 /// over without conflicts the fields the last-applied annotation still describes, and the
 /// annotation then holds what it applied; any other manager conflicts, and so does `kubectl`

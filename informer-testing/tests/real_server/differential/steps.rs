@@ -594,6 +594,24 @@ pub fn steps() -> Vec<Step> {
             ),
         ),
         Step::fixed(
+            "apply: creating, the body names another object",
+            Request::patch(
+                format!("{}?fieldManager=a", at("w5")),
+                APPLY,
+                json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                       "metadata": {"name": "w6"}, "spec": {"size": 1}}),
+            ),
+        ),
+        Step::fixed(
+            "apply: creating, the body names no object",
+            Request::patch(
+                format!("{}?fieldManager=a", at("w5")),
+                APPLY,
+                json!({"apiVersion": "example.com/v1", "kind": "Widget", "spec": {"size": 1}}),
+            ),
+        ),
+        Step::fixed("get: w5 was not created", Request::get(at("w5"))),
+        Step::fixed(
             "apply: without a fieldManager",
             Request::patch(
                 at("w4"),
