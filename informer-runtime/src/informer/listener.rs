@@ -69,6 +69,8 @@ pub(crate) struct Listener<K> {
     panics: AtomicU64,
     coalesced: AtomicU64,
     closed: AtomicBool,
+    /// Whether the handler had synced when it was closed (see [`Listener::synced`]).
+    synced_at_close: AtomicBool,
     pub(super) task: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -106,6 +108,7 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
             panics: AtomicU64::new(0),
             coalesced: AtomicU64::new(0),
             closed: AtomicBool::new(false),
+            synced_at_close: AtomicBool::new(false),
             task: Mutex::new(None),
         }
     }
@@ -126,6 +129,17 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
     /// Whether every initial add given to this listener so far has been handled.
     pub(crate) fn initial_handled(&self) -> bool {
         self.pending_initial.load(Ordering::Acquire) == 0
+    }
+
+    /// Whether the handler has synced, given whether the informer has (`upstream`): it has
+    /// handled every initial add of a synced informer. Once closed (removed or stopped),
+    /// what it was when it was closed, as client-go's sync tracker keeps its answer.
+    pub(crate) fn synced(&self, upstream: bool) -> bool {
+        if self.is_closed() {
+            self.synced_at_close.load(Ordering::Acquire)
+        } else {
+            upstream && self.initial_handled()
+        }
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -225,7 +239,14 @@ impl<K: Resource + Send + Sync + 'static> Listener<K> {
 
     /// Stops delivery: discards what is buffered; the call in progress (if any) completes,
     /// then the task ends.
-    pub(crate) fn close(&self) {
+    /// Closes the listener: it gets no notification from now on, and what is buffered is
+    /// dropped. `upstream_synced`: whether the informer had synced (what
+    /// [`synced`](Self::synced) answers from now on is decided here).
+    pub(crate) fn close(&self, upstream_synced: bool) {
+        if !self.is_closed() {
+            let synced = upstream_synced && self.initial_handled();
+            self.synced_at_close.store(synced, Ordering::Release);
+        }
         self.closed.store(true, Ordering::Release);
         let mut buf = self.buffer.lock();
         let dropped = buf.items.len();

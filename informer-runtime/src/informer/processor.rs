@@ -190,7 +190,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
         let listener = Arc::new(Listener::new(id, handler, opts));
         let mut state = self.state.lock();
         if state.stopped {
-            listener.close();
+            listener.close(false);
             return listener;
         }
         if let Some(runtime) = state.runtime.clone() {
@@ -244,8 +244,9 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
     }
 
     /// Unregisters a listener, closes it and waits until its task has ended.
-    pub(crate) async fn remove(&self, listener: &Arc<Listener<K>>) {
-        if let Some(task) = self.detach(listener) {
+    /// `synced`: whether the informer has synced (see [`Listener::close`]).
+    pub(crate) async fn remove(&self, listener: &Arc<Listener<K>>, synced: bool) {
+        if let Some(task) = self.detach(listener, synced) {
             let _ = task.await;
         }
     }
@@ -255,6 +256,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
     pub(crate) fn detach(
         &self,
         listener: &Arc<Listener<K>>,
+        synced: bool,
     ) -> Option<tokio::task::JoinHandle<()>> {
         {
             let mut state = self.state.lock();
@@ -264,14 +266,14 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
                 self.blocking.fetch_sub(1, Ordering::AcqRel);
             }
         }
-        listener.close();
+        listener.close(synced);
         self.resync_changed.notify_one();
         listener.task.lock().take()
     }
 
     /// Closes every listener without waiting for their tasks; listeners added afterwards
-    /// are closed at once.
-    pub(crate) fn close_all(&self) -> Vec<Arc<Listener<K>>> {
+    /// are closed at once. `synced`: whether the informer had synced.
+    pub(crate) fn close_all(&self, synced: bool) -> Vec<Arc<Listener<K>>> {
         let listeners: Vec<Arc<Listener<K>>> = {
             let mut state = self.state.lock();
             state.stopped = true;
@@ -279,15 +281,15 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
             state.entries.iter().map(|e| e.listener.clone()).collect()
         };
         for l in &listeners {
-            l.close();
+            l.close(synced);
         }
         listeners
     }
 
     /// Stops every listener and waits until all their tasks have ended. Listeners added
     /// afterwards are closed at once.
-    pub(crate) async fn stop(&self) {
-        let listeners = self.close_all();
+    pub(crate) async fn stop(&self, synced: bool) {
+        let listeners = self.close_all(synced);
         for l in &listeners {
             let task = l.task.lock().take();
             if let Some(task) = task {

@@ -67,11 +67,15 @@ impl<K: Resource + Send + Sync + 'static> HandlerRegistration<K> {
     /// Whether this handler has handled every initial add: the informer has synced (its
     /// first list is in the cache) and the handler has returned from every `Add` with
     /// `is_initial_list == true` it was given (for a handler added after start: every
-    /// object of the cache replayed to it). False once removed or stopped.
+    /// object of the cache replayed to it). Once true it stays true, through the handler's
+    /// removal and the informer's stop, as client-go's `ResourceEventHandlerRegistration.
+    /// HasSynced` does (a stopped informer's cache keeps what it had;
+    /// [`SharedIndexInformer::is_running`](super::SharedIndexInformer::is_running) tells it
+    /// stopped). A handler removed or stopped before it synced never does.
     ///
     /// A handler that panicked on an initial add has still handled it.
     pub fn has_synced(&self) -> bool {
-        !self.listener.is_closed() && self.fifo.has_synced() && self.listener.initial_handled()
+        self.listener.synced(self.fifo.has_synced())
     }
 
     /// Waits until [`has_synced`](Self::has_synced) is true (returns `true`), or until the
@@ -132,7 +136,8 @@ impl<K: Resource + Send + Sync + 'static> HandlerRegistration<K> {
     /// handler is not running and will never be called again. A call in progress completes
     /// first; buffered notifications are discarded. Other handlers are not affected.
     pub async fn remove(self) {
-        self.processor.remove(&self.listener).await;
+        let synced = self.fifo.has_synced();
+        self.processor.remove(&self.listener, synced).await;
     }
 
     /// A function that removes the handler without waiting for its task (which ends after
@@ -140,6 +145,7 @@ impl<K: Resource + Send + Sync + 'static> HandlerRegistration<K> {
     /// await, nor always name this type's bounds).
     pub(crate) fn detacher(&self) -> Box<dyn FnOnce() + Send + Sync> {
         let (processor, listener) = (self.processor.clone(), self.listener.clone());
-        Box::new(move || drop(processor.detach(&listener)))
+        let fifo = self.fifo.clone();
+        Box::new(move || drop(processor.detach(&listener, fifo.has_synced())))
     }
 }

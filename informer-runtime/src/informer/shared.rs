@@ -495,7 +495,7 @@ where
             None => reflector_task.await,
         };
         inner.fifo.close();
-        inner.processor.stop().await;
+        inner.processor.stop(inner.fifo.has_synced()).await;
         drop(guard);
         if let Some(message) = cache_panic.into_inner() {
             return Err(InformerError::CachePanicked(message));
@@ -822,7 +822,7 @@ impl<K: Resource + Clone + Send + Sync + 'static> Drop for RunGuard<K> {
     fn drop(&mut self) {
         self.stop.cancel();
         self.inner.fifo.close();
-        let _ = self.inner.processor.close_all();
+        let _ = self.inner.processor.close_all(self.inner.fifo.has_synced());
         self.inner.state.store(STOPPED, Ordering::Release);
         self.inner.phase.send_replace(Phase::Stopped);
     }

@@ -778,6 +778,10 @@ async fn run_twice_is_an_error_and_handlers_added_after_stop_are_never_called() 
     let rec = Recorder::default();
     let reg = informer.add_handler(rec.handler(), None);
     assert!(!reg.wait_synced().await);
+    assert!(
+        !reg.has_synced(),
+        "a handler added after the stop never syncs"
+    );
     assert_eq!(rec.len(), 0);
 }
 
@@ -792,6 +796,7 @@ async fn sync_error_says_why_the_informer_has_not_synced() {
         ));
     }
     let informer = SharedIndexInformer::new(Arc::new(source.clone()));
+    let reg = informer.add_handler(Recorder::default().handler(), None);
     let running = start(&informer);
     let synced = tokio::time::timeout(Duration::from_secs(5), informer.wait_for_sync()).await;
     assert!(synced.is_err(), "cannot sync while forbidden");
@@ -801,6 +806,10 @@ async fn sync_error_says_why_the_informer_has_not_synced() {
     assert!(err.is_forbidden(), "{err}");
     running.stop().await;
     assert!(!informer.wait_for_sync().await, "stopped before syncing");
+    assert!(
+        !reg.has_synced(),
+        "a handler stopped before its informer synced never does"
+    );
 }
 
 #[tokio::test]
@@ -844,7 +853,10 @@ async fn stopping_ends_every_handler_task_and_drops_what_is_buffered() {
     assert!(reg.wait_synced().await);
     running.stop().await;
     assert!(!informer.is_running());
-    assert!(!reg.has_synced(), "a stopped handler is not synced");
+    assert!(
+        reg.has_synced(),
+        "a handler that synced stays synced after the stop (client-go's HasSynced)"
+    );
     assert_eq!(reg.stats().pending, 0);
 }
 
@@ -973,7 +985,7 @@ async fn block_policy_makes_the_loop_wait_for_room_without_holding_up_other_hand
         .unwrap()
         .unwrap();
     eventually("the blocked handler catches up", || blocked.len() == 3).await;
-    p.stop().await;
+    p.stop(true).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 3)]
@@ -993,7 +1005,7 @@ async fn block_policy_wait_is_released_by_removing_the_handler() {
     });
     let remove = tokio::spawn({
         let (p, l) = (p.clone(), listener.clone());
-        async move { p.remove(&l).await }
+        async move { p.remove(&l, true).await }
     });
     tokio::time::timeout(Duration::from_secs(10), wait)
         .await
@@ -1004,7 +1016,7 @@ async fn block_policy_wait_is_released_by_removing_the_handler() {
         .await
         .unwrap()
         .unwrap();
-    p.stop().await;
+    p.stop(true).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 3)]
@@ -1047,7 +1059,7 @@ async fn coalesce_policy_merges_per_key_and_delivers_the_net_change_from_the_cac
     eventually("the later update arrives", || rec.len() == 1).await;
     assert_eq!(rec.summary(), ["~c=1>2"]);
     assert_eq!(listener.stats().coalesced, 5);
-    p.stop().await;
+    p.stop(true).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 3)]
@@ -1077,7 +1089,7 @@ async fn coalesce_policy_delivers_the_delete_of_an_object_the_handler_had_seen()
     summary[1..].sort();
     assert_eq!(summary, ["+a=1", "+b=2", "-a"]);
     assert_same_state(&replay(&rec.take()), &cache_state(&*p.store));
-    p.stop().await;
+    p.stop(true).await;
 }
 
 #[tokio::test]
@@ -1102,7 +1114,7 @@ async fn coalesce_policy_delivers_a_merged_delete_before_the_object_is_added_aga
     eventually("everything arrives", || rec.len() == 3).await;
     assert_eq!(rec.summary(), ["+a=1", "-a", "+a=3"]);
     assert_same_state(&replay(&rec.take()), &cache_state(&*p.store));
-    p.stop().await;
+    p.stop(true).await;
 }
 
 #[tokio::test]
@@ -1126,7 +1138,7 @@ async fn unbounded_buffer_exposes_its_pending_count() {
     assert_eq!(listener.stats().pending, 5);
     assert_eq!(rec.len(), 0);
     gate.open();
-    idle.stop().await;
+    idle.stop(true).await;
     assert_eq!(listener.stats().pending, 0, "stopping discards the buffer");
 }
 
