@@ -132,7 +132,7 @@ where
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot compute the status of `{S}`'s resource",
-    label = "expected `fn(&Parent) -> Status` or `fn(&Parent, &Context<{S}>) -> Status`",
+    label = "expected `fn(&{P}) -> Status` or `fn(&{P}, &Context<{S}>) -> Status`",
     note = "`status = f` names a function from the parent (`&` the controller's resource), and optionally `&Context<{S}>`, to its status: a serializable value (the resource's status type), or `Option` of it (`None` leaves the status as it is); it is a plain `fn`, not an `async fn`: it computes from the cached objects, and waiting belongs in `reconcile`"
 )]
 pub trait DesiredStatus<S: ControllerSpec, Marker, P = <S as ControllerSpec>::Resource> {
@@ -216,7 +216,7 @@ where
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot validate the objects of `{S}`",
-    label = "expected `fn(&Parent) -> Result<(), ReconcileError>` or `fn(&Parent, &Context<{S}>) -> Result<(), ReconcileError>`",
+    label = "expected `fn(&{P}) -> Result<(), ReconcileError>` or `fn(&{P}, &Context<{S}>) -> Result<(), ReconcileError>`",
     note = "`validate = f` names a function run first for each live object: an `Err` writes no child, skips `reconcile` and the status, and goes to `on_error` (`ReconcileError::terminal` for a spec only its author can fix); it is a plain `fn`, not an `async fn`"
 )]
 pub trait Validator<S: ControllerSpec, Marker, P = <S as ControllerSpec>::Resource> {
@@ -292,7 +292,7 @@ where
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot compute the `{C}` children of `{S}`",
-    label = "expected `fn(&Parent) -> Option<{C}>` (one child: `Some(child)`) or `-> Vec<{C}>`, or `fn(&Parent, &Context<{S}>) -> ...`",
+    label = "expected `fn(&{P}) -> Option<{C}>` (one child: `Some(child)`) or `-> Vec<{C}>`, or `fn(&{P}, &Context<{S}>) -> ...`",
     note = "`from = f` names a function from the parent (`&` the controller's resource), and optionally `&Context<{S}>`, to the children it wants: `Vec<{C}>`, `Option<{C}>`, or a `Result` of either; it is a plain `fn`, not an `async fn`: it computes from the cached objects, and waiting belongs in `reconcile`"
 )]
 pub trait DesiredChildren<S: ControllerSpec, C, Marker, P = <S as ControllerSpec>::Resource> {

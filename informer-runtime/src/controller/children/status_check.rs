@@ -37,7 +37,10 @@ where
 )]
 pub trait IsStatusOf<S> {}
 
+// Not listed under the error (its note says both forms, in the user's types).
+#[diagnostic::do_not_recommend]
 impl<S> IsStatusOf<S> for S {}
+#[diagnostic::do_not_recommend]
 impl<S> IsStatusOf<S> for Option<S> {}
 
 /// What a status function returns (`T`) and what it must return (`S`); [`require`]
