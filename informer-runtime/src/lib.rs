@@ -62,6 +62,7 @@ pub use kube;
 pub mod __derive {
     pub use crate::controller::children::status_check;
     pub use informer_core::queue::QueueMetrics;
+    pub use informer_core::selector::assert_label_selector;
     pub use informer_core::{Indexer, ObjectKey, Queue};
     pub use kube::Client;
     pub use kube::core::PartialObjectMeta;

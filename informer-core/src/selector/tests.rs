@@ -75,21 +75,69 @@ fn prefixed_keys_and_empty_values_parse() {
     assert_eq!(sel("instance in (a)").to_string(), "instance in (a)");
 }
 
+/// Selectors the API server refuses.
+const MALFORMED: [&str; 16] = [
+    "app in (web",
+    "app in web",
+    ",",
+    "app=web,",
+    "app>1",
+    "=web",
+    "a/b/c=1",
+    "/a=1",
+    "a/=1",
+    "app web",
+    "!",
+    "app==web=",
+    "app: web",
+    "in (a)",
+    "app=wéb",
+    "tier in (a b)",
+];
+
 #[test]
 fn malformed_selectors_are_errors_with_a_position() {
-    for bad in [
-        "app in (web",
-        "app in web",
-        ",",
-        "app=web,",
-        "app>1",
-        "=web",
-        "a/b/c=1",
-        "app web",
-        "!",
-    ] {
+    for bad in MALFORMED {
         let err = parse_label_selector(bad).expect_err(bad);
         assert!(err.position <= bad.len(), "{bad:?}: {err}");
         assert_eq!(err.selector, bad);
     }
+}
+
+#[test]
+fn the_compile_time_check_accepts_exactly_what_the_parser_accepts() {
+    let valid = [
+        "",
+        "  ",
+        "app",
+        "!app",
+        "! app",
+        "app=web",
+        "app = web",
+        "app==web",
+        "app!=web",
+        "empty=",
+        "app.kubernetes.io/name=web",
+        "tier in (a, b)",
+        "tier notin(a)",
+        "tier in ()",
+        "a,b=c,!d,e in (f),g notin (h,i)",
+    ];
+    for selector in valid.into_iter().chain(MALFORMED) {
+        let parsed = parse_label_selector(selector);
+        let checked = std::panic::catch_unwind(|| assert_label_selector(selector));
+        assert_eq!(
+            parsed.is_ok(),
+            checked.is_ok(),
+            "{selector:?}: the parser says {parsed:?}"
+        );
+        assert_eq!(parsed.is_ok(), valid.contains(&selector), "{selector:?}");
+    }
+}
+
+#[test]
+fn a_bad_key_is_named_in_the_error() {
+    let err = parse_label_selector("x=1,a/b/c=1").unwrap_err();
+    assert_eq!(err.position, 4);
+    assert_eq!(err.reason, "\"a/b/c\" is not a valid label key");
 }

@@ -231,7 +231,8 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
         steps.push(quote!(builder.namespace(#ns)));
     }
     if let Some(labels) = &c.labels {
-        steps.push(quote!(builder.label_selector(#labels)));
+        let checked = checked_labels(krate, labels);
+        steps.push(quote!(builder.label_selector(#checked)));
     }
     if let Some(fields) = &c.fields {
         steps.push(quote!(builder.field_selector(#fields)));
@@ -332,6 +333,38 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
     steps
 }
 
+/// A `labels = "..."` literal, checked at compile time: a malformed selector is an error on
+/// the literal (a constant that panics), not an informer that never syncs.
+fn checked_labels(krate: &syn::Path, labels: &syn::LitStr) -> TokenStream {
+    // Every token of the call on the literal, the crate's path too: rustc reports a failed
+    // constant at the call.
+    let assert = respan(
+        quote!(#krate::__derive::assert_label_selector),
+        labels.span(),
+    );
+    let check = quote_spanned! {labels.span()=>
+        const { #assert(#labels) }
+    };
+    quote!({ #check; #labels })
+}
+
+/// `tokens` with every span set to `span`.
+fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tree| {
+            if let proc_macro2::TokenTree::Group(group) = &tree {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                tree = proc_macro2::TokenTree::Group(inner);
+            }
+            tree.set_span(span);
+            tree
+        })
+        .collect()
+}
+
 /// The namespace a `namespace = ...` names, as an expression of `configure(&self, ..)`.
 fn namespace_value(krate: &syn::Path, ns: &Namespace) -> TokenStream {
     match ns {
@@ -357,7 +390,8 @@ fn related_step(krate: &syn::Path, r: &Related, parent: &TokenStream) -> TokenSt
         None => {}
     }
     if let Some(labels) = &r.labels {
-        options = quote!(#options.labels(#labels));
+        let checked = checked_labels(krate, labels);
+        options = quote!(#options.labels(#checked));
     }
     if let Some(fields) = &r.fields {
         options = quote!(#options.fields(#fields));

@@ -1695,6 +1695,32 @@ fn one_child_type_declared_twice_is_refused_at_build() {
 }
 
 #[test]
+fn a_malformed_label_selector_is_refused_at_build_before_any_informer_is_made() {
+    let factory = InformerFactory::without_client();
+    let error = Controller::<ConfigMap>::builder(&factory)
+        .label_selector("app==web=")
+        .build_children_only()
+        .unwrap_err();
+    let BuildError::LabelSelector { kind, source } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!((kind.as_str(), source.position), ("ConfigMap", 8));
+    let error = Controller::<ConfigMap>::builder(&factory)
+        .owns_with(WatchOptions::<Secret>::new().labels("app: web"))
+        .build_children_only()
+        .unwrap_err();
+    assert!(
+        matches!(&error, BuildError::LabelSelector { kind, .. } if kind == "Secret"),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains("\"app: web\""),
+        "the error quotes the selector: {error}"
+    );
+    assert!(factory.informers().is_empty(), "no informer was made");
+}
+
+#[test]
 fn the_same_kind_may_be_watched_twice_and_each_lister_is_found_by_position() {
     let factory = InformerFactory::without_client();
     let _all = factory.informer_from(InformerParams::all(), || {

@@ -58,6 +58,9 @@ impl<K: ControllerResource> ControllerBuilder<K> {
                 problem,
             });
         }
+        if let Some(error) = self.malformed_selector {
+            return Err(error);
+        }
         let name = controller_name::<K>(self.name);
         let queue = self.queue.make(&name, self.hooks.clone());
         let (informer, primary) = match self.store {

@@ -91,6 +91,17 @@ pub enum BuildError {
         /// What is wrong with it, and what to write instead.
         problem: String,
     },
+    /// A label selector given to [`ControllerBuilder::label_selector`] or
+    /// [`WatchOptions::labels`] is malformed: the API server would refuse every list, and
+    /// the controller would never sync. (`#[derive(ControllerSpec)]` checks its `labels`
+    /// when it compiles.)
+    #[error("the label selector of the controller's watch of {kind} is malformed: {source}")]
+    LabelSelector {
+        /// The kind watched.
+        kind: String,
+        /// Where and why the selector is malformed.
+        source: informer_core::SelectorParseError,
+    },
 }
 
 /// Builds a queue, given the metric hooks to install in it.
@@ -186,6 +197,9 @@ pub struct ControllerBuilder<K: ControllerResource> {
     informer: Option<MakeInformer<K>>,
     filters: Vec<Filter<K>>,
     related: Vec<RelatedFn<K>>,
+    /// The first malformed label selector given (of the controller's or of a watch's):
+    /// `build` fails with it, before any informer is made.
+    malformed_selector: Option<BuildError>,
     /// The child types declared, to refuse one declared twice.
     child_types: Vec<(std::any::TypeId, &'static str)>,
     /// The declared status, made once the controller's client exists.
@@ -248,6 +262,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
             informer: None,
             filters: Vec::new(),
             related: Vec::new(),
+            malformed_selector: None,
             child_types: Vec::new(),
             status: None,
             validate: None,
@@ -481,8 +496,18 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     /// # let _ = builder;
     /// ```
     pub fn label_selector(mut self, selector: impl Into<String>) -> Self {
-        self.params.label_selector = Some(selector.into());
+        let selector = selector.into();
+        self.check_selector::<K>(Some(&selector));
+        self.params.label_selector = Some(selector);
         self
+    }
+
+    /// Keeps the error of `selector`, the label selector of a watch of `W`, if it is the
+    /// first malformed one.
+    fn check_selector<W: ControllerResource>(&mut self, selector: Option<&str>) {
+        if self.malformed_selector.is_none() {
+            self.malformed_selector = wiring::label_selector_error::<W>(selector);
+        }
     }
 
     /// Caches only objects of `K` matching this field selector (passed to the server).
@@ -534,6 +559,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
     /// # let _ = builder;
     /// ```
     pub fn owns_with<C: ControllerResource>(mut self, options: WatchOptions<C>) -> Self {
+        self.check_selector::<C>(options.label_selector.as_deref());
         self.related
             .push(Box::new(move |ctx: &RelatedContext<'_, K>| {
                 let mapping = Mapping::Owner(ctx.owner.clone());
@@ -593,6 +619,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         options: WatchOptions<W>,
     ) -> Self {
         let mapper: MapperFn<W> = Arc::new(mapper);
+        self.check_selector::<W>(options.label_selector.as_deref());
         self.related
             .push(Box::new(move |ctx: &RelatedContext<'_, K>| {
                 related::<K, W>(ctx, "watches", Mapping::Mapper(mapper), options)
@@ -890,6 +917,7 @@ impl<K: ControllerResource> ControllerBuilder<K> {
         self.child_types
             .push((std::any::TypeId::of::<C>(), std::any::type_name::<C>()));
         let desired: DesiredFn<K, C> = Arc::new(move |parent: &K| desired(parent).into_children());
+        self.check_selector::<C>(options.label_selector.as_deref());
         self.related
             .push(Box::new(move |ctx: &RelatedContext<'_, K>| {
                 children::wire_children::<K, C>(ctx, desired, options)

@@ -37,7 +37,7 @@ enum NamespaceChoice {
 /// ```
 pub struct WatchOptions<W> {
     namespace: NamespaceChoice,
-    label_selector: Option<String>,
+    pub(super) label_selector: Option<String>,
     field_selector: Option<String>,
     pub(super) filters: Vec<Filter<W>>,
     pub(super) indexes: Vec<TypedIndex<W>>,

@@ -6,7 +6,7 @@ use std::any::{Any, TypeId};
 use std::fmt;
 use std::sync::Arc;
 
-use informer_core::{IndexError, Indexer, ObjectKey, Queue};
+use informer_core::{IndexError, Indexer, ObjectKey, Queue, parse_label_selector};
 use kube::core::PartialObjectMeta;
 use serde::de::DeserializeOwned;
 
@@ -118,6 +118,17 @@ impl<K: Clone> Primary<K> {
             Primary::Shared(handle) => handle.id().to_string(),
         }
     }
+}
+
+/// The build's error if `selector`, the label selector of the watch of `W`, is malformed.
+pub(super) fn label_selector_error<W: ControllerResource>(
+    selector: Option<&str>,
+) -> Option<BuildError> {
+    let source = parse_label_selector(selector?).err()?;
+    Some(BuildError::LabelSelector {
+        kind: W::kind(&W::DynamicType::default()).into_owned(),
+        source,
+    })
 }
 
 /// Wires an owned or watched type: its informer from the factory, the controller's handler.
