@@ -100,6 +100,38 @@
 //! With `status = g` beside it, a controller declares all it writes: the Deployment example
 //! (`examples/deployment_controller.rs`) has no `reconcile` body.
 //!
+//! A cluster-scoped parent (a `Namespace`, a `Node`, a cluster-scoped custom resource) has
+//! no namespace to give its children: `f` names each namespaced child's namespace in its
+//! `metadata.namespace` (a child without one, whose watch is not limited to one namespace,
+//! fails the reconcile with a terminal error that says so), and `all_namespaces` lets the
+//! controller watch them wherever they are. Here, the `Namespace`s labelled
+//! `defaults=true` each get a `ConfigMap` inside them:
+//!
+//! ```
+//! use informer::prelude::*;
+//! use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+//!
+//! fn defaults(ns: &Namespace) -> Option<ConfigMap> {
+//!     let mut cm = ConfigMap::default();
+//!     cm.metadata.name = Some("defaults".into());
+//!     cm.metadata.namespace = ns.metadata.name.clone(); // inside the parent
+//!     cm.data = Some([("owner".to_string(), ns.metadata.name.clone()?)].into());
+//!     Some(cm)
+//! }
+//!
+//! #[derive(ControllerSpec)]
+//! #[controller(for = Namespace, labels = "defaults=true", children(ConfigMap, from = defaults, all_namespaces))]
+//! struct NamespaceDefaults;
+//!
+//! impl Reconcile for NamespaceDefaults {}
+//! ```
+//!
+//! A child edited by someone else is put back as `f` wants it, field by field: server-side
+//! apply restores the fields the controller applies and leaves alone what others added
+//! (another key in a `ConfigMap`'s data stays). A parent that leaves the controller's
+//! `labels` or `fields` loses its children; the status the controller wrote on it stays as
+//! it was (the controller no longer reads that object, nor writes to it).
+//!
 //! With `create_only` (`children(Secret, from = f, create_only)`), a missing child is
 //! created and an existing one is never changed (java-operator-sdk's creator-only
 //! dependents): for what is made once and kept, such as a generated password. Without it,
@@ -156,7 +188,7 @@
 //! | `workers = 4` | reconciles at once (at least 1; default 1) | `workers` |
 //! | `resync = "10m"` | queue every object again this often (at least 1s), whatever its `*_changed` filters (java-operator-sdk's `maxReconciliationInterval`) | `resync` |
 //! | `timeout = "30s"` | a reconcile running longer is dropped and retried | `timeout` |
-//! | `namespace = "shop"` | watch one namespace (default: all) | `namespace` |
+//! | `namespace = "shop"` | watch one namespace (default: all), and `owns`, `watches` and `children` there too unless they say otherwise; for a cluster-scoped resource, only the latter | `namespace` |
 //! | `namespace = f` | the namespace `f` names when the controller is built, say the operator's own from `POD_NAMESPACE`: `fn() -> String` or `fn(&Self) -> String` (a field of the struct), any `Into<String>` ([`MakeNamespace`](crate::runtime::controller::MakeNamespace)) | `namespace` |
 //! | `labels = "app=web"`, `fields = "..."` | selectors of the primary resource | `label_selector`, `field_selector` |
 //! | `filter = f` | which changes of the primary queue its key: `fn() -> Filter<Resource>` (controller-runtime's predicates; `Filter::generation_changed()` for java-operator-sdk's generation-aware processing: status-only changes do not reconcile, and a `resync` still reconciles every object) | `filter` |
@@ -593,6 +625,8 @@
 //! children function with the wrong signature, `children` without `from` or declared twice
 //! for one type, one kind watched twice in the same place or read through one name, a
 //! `status` function that returns another type than the resource's declared status, a
+//! malformed `labels` selector (its syntax; `fields` selectors are
+//! the server's to check), a misspelt resource type (one error, not one per use), a
 //! missing `Reconcile` impl.
 //!
 //! ```compile_fail
