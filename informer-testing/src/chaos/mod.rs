@@ -331,13 +331,14 @@ impl Chaos {
             let future = start(client, stop, identity);
             Box::pin(async move { future.await.into_result() })
         });
+        let test = std::thread::current()
+            .name()
+            .filter(|n| *n != "main")
+            .map(str::to_owned);
         Self {
             settings: Settings {
-                name: "chaos".to_string(),
-                test: std::thread::current()
-                    .name()
-                    .filter(|n| *n != "main")
-                    .map(str::to_owned),
+                name: test.clone().unwrap_or_else(|| "chaos".to_string()),
+                test,
                 start,
                 replicas: replicas.max(1),
                 server: Arc::new(|builder| builder),
@@ -361,7 +362,8 @@ impl Chaos {
         }
     }
 
-    /// The test's name, for reports (default `chaos`).
+    /// The test's name, for reports (default: the name of the test function that made the
+    /// harness, else `chaos`).
     ///
     /// ```
     /// # let chaos = informer_testing::chaos::Chaos::new(|_c, _s| async {});
@@ -960,6 +962,7 @@ async fn shrink_and_report(settings: &Arc<Settings>, input: ShrinkInput) -> Repo
         name: settings.name.clone(),
         test: settings.test.clone(),
         cargo_target: cargo_target(),
+        run_ignored: std::env::args().any(|a| a == "--ignored" || a == "--include-ignored"),
         attempts,
         seed,
         seeds_run,

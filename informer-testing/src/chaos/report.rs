@@ -243,6 +243,10 @@ pub struct Report {
     /// in (`-p informer-examples --test chaos`), when it can tell (`None` otherwise: the
     /// replay lines then build every test target).
     pub cargo_target: Option<String>,
+    /// Whether the test binary was run with `--ignored` or `--include-ignored` (an
+    /// `#[ignore]`d chaos test): the replay lines then pass `--include-ignored`, without
+    /// which libtest would skip the test they name.
+    pub run_ignored: bool,
     /// How many times each candidate schedule was run while shrinking before it was taken
     /// to pass (timing is not deterministic: a schedule that fails may pass a run).
     pub attempts: usize,
@@ -314,12 +318,17 @@ impl Report {
     /// ` cargo test -p <package> --test <binary> -- --exact <test>`: how to build and run the
     /// failing test alone, when known.
     fn alone(&self) -> String {
-        match &self.test {
-            Some(test) => match &self.cargo_target {
-                Some(target) => format!(" cargo test {target} -- --exact {test}"),
-                None => format!(" cargo test -- --exact {test}"),
-            },
-            None => String::new(),
+        let Some(test) = &self.test else {
+            return String::new();
+        };
+        let ignored = if self.run_ignored {
+            " --include-ignored"
+        } else {
+            ""
+        };
+        match &self.cargo_target {
+            Some(target) => format!(" cargo test {target} -- --exact {test}{ignored}"),
+            None => format!(" cargo test -- --exact {test}{ignored}"),
         }
     }
 }

@@ -393,6 +393,7 @@ fn a_report_prints_its_seed_its_shrunk_schedule_and_how_to_replay_it() {
         name: "demo".into(),
         test: Some("chaos::demo_under_chaos".into()),
         cargo_target: Some("-p my-operator --test chaos".into()),
+        run_ignored: false,
         attempts: 3,
         seed: 42,
         seeds_run: 3,
@@ -436,6 +437,17 @@ fn a_report_prints_its_seed_its_shrunk_schedule_and_how_to_replay_it() {
     assert!(
         text.contains("    2. fault: watches dropped and history compacted (relist)"),
         "{text}"
+    );
+    // An `#[ignore]`d chaos test, run with `--ignored`: its replay lines run it too.
+    let ignored = Report {
+        run_ignored: true,
+        ..report
+    };
+    assert!(
+        ignored.to_string().contains(
+            "cargo test -p my-operator --test chaos -- --exact chaos::demo_under_chaos --include-ignored"
+        ),
+        "{ignored}"
     );
 }
 
@@ -485,6 +497,7 @@ fn a_reports_scenario_code_is_rust_that_makes_the_same_steps() {
         name: "demo".into(),
         test: None,
         cargo_target: None,
+        run_ignored: false,
         attempts: 3,
         seed: 1,
         seeds_run: 1,
@@ -570,6 +583,7 @@ fn a_scenario_report_says_so_and_names_no_seed_to_replay() {
         name: "demo".into(),
         test: None,
         cargo_target: None,
+        run_ignored: false,
         attempts: 3,
         seed: 0,
         seeds_run: 1,

@@ -333,15 +333,21 @@ impl World {
     /// `null` among them removes the field (`.mutate("/metadata/labels/tenant", [json!("a"),
     /// json!(null)])` takes the label off and puts it back), as a JSON merge patch does.
     /// A pointer under `/status` is written through the status subresource (as kubelet or
-    /// another controller would write it), anything else through the main resource.
+    /// another controller would write it), anything else through the main resource. In a
+    /// pointer, a `/` inside a key is written `~1` (and `~` is `~0`), as JSON pointers
+    /// escape them: the label `example.com/enabled` is
+    /// `/metadata/labels/example.com~1enabled`.
     ///
     /// # Panics
     /// If a value does not serialize to JSON.
     ///
     /// ```
     /// use informer_testing::chaos::World;
+    /// use serde_json::json;
     /// # let seeds: Vec<serde_json::Value> = Vec::new();
-    /// let world = World::generated(seeds).mutate("/spec/replicas", [1, 2, 5]);
+    /// let world = World::generated(seeds)
+    ///     .mutate("/spec/replicas", [1, 2, 5])
+    ///     .mutate("/metadata/labels/example.com~1enabled", [json!("true"), json!(null)]);
     /// # let _ = world;
     /// ```
     pub fn mutate(
