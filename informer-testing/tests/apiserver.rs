@@ -15,6 +15,7 @@ mod apiserver {
     mod crd_differential;
     mod crds;
     mod crud;
+    mod default_classes;
     mod discovery;
     mod encoding;
     mod events;

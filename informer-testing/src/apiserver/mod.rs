@@ -180,6 +180,7 @@ mod codec;
 mod conditions;
 mod controllers;
 mod crd;
+mod default_classes;
 mod defaults;
 mod discovery;
 pub(crate) mod events;

@@ -40,6 +40,7 @@ use bytes::Bytes;
 use parking_lot::{Mutex, MutexGuard, RwLock};
 use serde_json::{Map, Value, json};
 
+use super::default_classes;
 use super::gc::Propagation;
 use super::namespaces;
 use super::patch::{self, PatchKind};
@@ -1259,15 +1260,43 @@ impl Store {
         self.objects.get(&resource.key())
     }
 
-    /// The stored PriorityClasses.
-    fn priority_classes(&self) -> impl Iterator<Item = &Object> {
+    /// The stored objects of a built-in cluster-scoped type.
+    fn cluster_objects(&self, group: &str, plural: &str) -> impl Iterator<Item = &Object> {
         self.objects
-            .get(&ResourceKey::of("scheduling.k8s.io", "priorityclasses"))
+            .get(&ResourceKey::of(group, plural))
             .into_iter()
             .flat_map(|tree| {
                 tree.range(Bound::Unbounded, Bound::Unbounded)
                     .map(|(_, object)| object)
             })
+    }
+
+    /// The stored PriorityClasses.
+    fn priority_classes(&self) -> impl Iterator<Item = &Object> {
+        self.cluster_objects("scheduling.k8s.io", "priorityclasses")
+    }
+
+    /// The admission plugins that fill a new built-in object in from others: the default
+    /// StorageClass of a PersistentVolumeClaim, the default IngressClass of an Ingress, the
+    /// not-ready taint of a Node (see [`default_classes`]).
+    fn admit_class_defaults(&self, resource: &ResourceType, object: &mut Value) {
+        if resource.custom {
+            return;
+        }
+        match (resource.group.as_str(), resource.plural.as_str()) {
+            ("", "persistentvolumeclaims") => default_classes::default_storage_class(
+                object,
+                self.cluster_objects("storage.k8s.io", "storageclasses")
+                    .map(|class| &**class),
+            ),
+            ("networking.k8s.io", "ingresses") => default_classes::default_ingress_class(
+                object,
+                self.cluster_objects("networking.k8s.io", "ingressclasses")
+                    .map(|class| &**class),
+            ),
+            ("", "nodes") => default_classes::taint_new_node(object),
+            _ => {}
+        }
     }
 
     /// The `Priority` admission plugin on a created Pod (its class's priority, see
@@ -1781,6 +1810,7 @@ impl Store {
         apply_create_defaults(resource, &mut object);
         namespaces::canonicalize(resource, None, &mut object);
         self.admit_priority(resource, &admitted_as, &mut object)?;
+        self.admit_class_defaults(resource, &mut object);
         strategy::prepare_create(resource, &mut object, &options);
         namespaces::prepare_create(resource, &mut object);
         let key = object_key(resource, namespace.as_deref(), &name);

@@ -378,7 +378,11 @@ async fn struct_fields_go_never_leaves_out_read_back_empty() {
     .await;
     assert_eq!(created.status, 201);
     let node = created.json();
-    assert_eq!(node["spec"], json!({}));
+    assert_eq!(
+        node["spec"],
+        json!({"taints": [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]}),
+        "TaintNodesByCondition's taint, nothing else"
+    );
     assert_eq!(
         node["status"]["daemonEndpoints"],
         json!({"kubeletEndpoint": {"Port": 0}})
