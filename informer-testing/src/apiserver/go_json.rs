@@ -253,14 +253,39 @@ fn end_value(stack: &mut Vec<Parse>, c: u8) -> Result<Step, String> {
 }
 
 /// The start of a request body as kube-apiserver quotes it in a decoding error
-/// (`summarizeData`: at most 30 bytes, then ` ...`).
+/// (`summarizeData`: at most 30 bytes, then ` ...`; as text if it starts an object, in hex
+/// otherwise).
 pub(crate) fn summarize(data: &[u8]) -> String {
+    let (start, more) = match data.len() > 30 {
+        true => (&data[..30], " ..."),
+        false => (data, ""),
+    };
     match data {
         [] => "<empty>".to_string(),
         [0x1f, 0x8b, ..] => "<gzipped>".to_string(),
-        _ if data.len() > 30 => format!("{} ...", String::from_utf8_lossy(&data[..30])),
-        _ => String::from_utf8_lossy(data).into_owned(),
+        [b'{', ..] => format!("{}{more}", String::from_utf8_lossy(start)),
+        _ => {
+            let hex: String = start.iter().map(|b| format!("{b:02x}")).collect();
+            format!("{hex}{more}")
+        }
     }
+}
+
+/// Why Go's decoder finds no `apiVersion` and `kind` in JSON that is not an object (the
+/// `TypeMeta` it reads first is a struct).
+pub(crate) fn no_type_meta(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    let found = match value {
+        Value::Null => return "Object 'Kind' is missing in 'null'".to_string(),
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    format!(
+        "couldn't get version/kind; json parse error: json: cannot unmarshal {found} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}"
+    )
 }
 
 /// A JSON string as Go's `encoding/json` writes it: HTML characters (`<`, `>`, `&`) and the

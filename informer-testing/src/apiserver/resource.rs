@@ -415,6 +415,12 @@ impl ResourceType {
     }
 
     /// `v1` or `group/version`.
+    /// The type as Go's `GroupVersionKind.String` prints it: `/v1, Kind=ConfigMap` for the
+    /// core group (the slash stays), `apps/v1, Kind=Deployment`.
+    pub(crate) fn group_version_kind(&self) -> String {
+        format!("{}/{}, Kind={}", self.group, self.version, self.kind)
+    }
+
     pub(crate) fn api_version(&self) -> String {
         if self.group.is_empty() {
             self.version.clone()

@@ -3038,11 +3038,13 @@ fn json_syntax(
         return Ok(());
     };
     Err(ApiError::bad_request(match kind {
-        codec::BodyKind::Object => format!(
-            "the object provided is unrecognized (must be of type {}): couldn't get version/kind; json parse error: {why} ({})",
-            resource.kind,
-            go_json::summarize(body)
-        ),
+        codec::BodyKind::Object => {
+            return Err(ApiError::unrecognized(
+                &resource.kind,
+                &format!("couldn't get version/kind; json parse error: {why}"),
+                &go_json::summarize(body),
+            ));
+        }
         codec::BodyKind::MergePatch if validation == FieldValidation::Ignore => {
             "Invalid JSON Patch".to_string()
         }

@@ -195,6 +195,14 @@ impl ApiError {
         )
     }
 
+    /// 400: a body the decoder could not read as an object of `kind`
+    /// (`transformDecodeError` without a kind: `summary`, the body's start, after `why`).
+    pub(crate) fn unrecognized(kind: &str, why: &str, summary: &str) -> Self {
+        Self::bad_request(format!(
+            "the object provided is unrecognized (must be of type {kind}): {why} ({summary})"
+        ))
+    }
+
     /// 400: the body names another object than the URL (the handlers' `checkName`).
     pub(crate) fn name_mismatch(body_name: &str, url_name: &str) -> Self {
         Self::bad_request(format!(

@@ -42,10 +42,11 @@ use serde_json::{Map, Value, json};
 
 use super::default_classes;
 use super::gc::Propagation;
+use super::go_json;
 use super::namespaces;
 use super::patch::{self, PatchKind};
 use super::pods;
-use super::resource::{ResourceKey, ResourceType};
+use super::resource::{Registry, ResourceKey, ResourceType};
 use super::selector::{FieldSelector, LabelSelector};
 use super::services;
 use super::status::{ApiError, FieldError};
@@ -2049,9 +2050,7 @@ fn set_meta(object: &mut Value, field: &str, value: Value) {
 /// Checks a request body is an object of the resource's kind and sets `kind`/`apiVersion`.
 fn check_body(resource: &ResourceType, body: Value) -> Result<Value, ApiError> {
     let Value::Object(mut map) = body else {
-        return Err(ApiError::bad_request(
-            "the body of the request was in an unknown format - accepted media types include: application/json",
-        ));
+        return Err(unrecognized(resource, &body));
     };
     if resource.custom {
         custom_type_meta(resource, &map)?;
@@ -2059,10 +2058,12 @@ fn check_body(resource: &ResourceType, body: Value) -> Result<Value, ApiError> {
     if let Some(kind) = map.get("kind") {
         let kind = kind.as_str().unwrap_or("");
         if !kind.is_empty() && kind != resource.kind {
-            return Err(ApiError::bad_request(format!(
-                "the kind of the object ({kind}) does not match the expected kind ({})",
-                resource.kind
-            )));
+            let api_version = map.get("apiVersion").and_then(Value::as_str);
+            return Err(another_kind(
+                resource,
+                kind,
+                api_version.unwrap_or(&resource.api_version()),
+            ));
         }
     }
     if let Some(api_version) = map.get("apiVersion") {
@@ -2077,6 +2078,46 @@ fn check_body(resource: &ResourceType, body: Value) -> Result<Value, ApiError> {
     map.insert("kind".into(), json!(resource.kind));
     map.insert("apiVersion".into(), json!(resource.api_version()));
     Ok(Value::Object(map))
+}
+
+/// The 400 of a decoder given JSON that is not an object: Go's JSON cannot read a type from
+/// it (`transformDecodeError`, the body summarized as `summarizeData` does: in hex, unless
+/// it is an object).
+fn unrecognized(resource: &ResourceType, body: &Value) -> ApiError {
+    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    ApiError::unrecognized(
+        &resource.kind,
+        &go_json::no_type_meta(body),
+        &go_json::summarize(&bytes),
+    )
+}
+
+/// The 400 of a built-in type's decoder given an object of another kind: the scheme makes
+/// the kind the body names (if it knows it), then finds no conversion to the type the
+/// request is for (`transformDecodeError`).
+fn another_kind(resource: &ResourceType, kind: &str, api_version: &str) -> ApiError {
+    let version = api_version.rsplit('/').next().unwrap_or(api_version);
+    let known = Registry::builtin().by_kind(api_version, kind).is_some();
+    let why = if known {
+        // The internal types' Go packages are named after their group's first label (the
+        // core group's `core`).
+        let package = match resource.group.split('.').next() {
+            Some("" | "events") | None => "core",
+            Some(first) => first,
+        };
+        format!(
+            "converting ({version}.{kind}) to ({package}.{}): unknown conversion",
+            resource.kind
+        )
+    } else {
+        format!(
+            "no kind {kind:?} is registered for version {api_version:?} in scheme \"pkg/api/legacyscheme/scheme.go:30\""
+        )
+    };
+    ApiError::bad_request(format!(
+        "{kind} in version {version:?} cannot be handled as a {}: {why}",
+        resource.kind
+    ))
 }
 
 /// A custom resource's `kind` and `apiVersion`, as its validation checks them first

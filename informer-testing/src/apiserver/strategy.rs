@@ -388,7 +388,7 @@ pub(crate) fn apply(
         }
     };
     let object_name = format!(
-        "{}/{}; {}, Kind={}",
+        "{}/{}; {}",
         config
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
@@ -397,8 +397,7 @@ pub(crate) fn apply(
             .pointer("/metadata/name")
             .and_then(Value::as_str)
             .unwrap_or(""),
-        resource.api_version(),
-        resource.kind
+        resource.group_version_kind()
     );
     let mut config = config.clone();
     if let Some(meta) = config.get_mut("metadata").and_then(Value::as_object_mut) {

@@ -501,6 +501,27 @@ async fn bodies_that_are_not_json_are_refused_in_kube_apiservers_words() {
         .await,
         r#"the object provided is unrecognized (must be of type Widget): couldn't get version/kind; json parse error: invalid character '}' looking for beginning of object key string ({"apiVersion":"example.com/v1" ...)"#
     );
+    // JSON that is no object, and an object of another kind: the decoder's words.
+    assert_eq!(
+        message("POST", config_maps, "application/json", "\"str\"").await,
+        "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: json: cannot unmarshal string into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" } (2273747222)"
+    );
+    for (kind, why) in [
+        (
+            "Secret",
+            "converting (v1.Secret) to (core.ConfigMap): unknown conversion",
+        ),
+        (
+            "Gizmo",
+            "no kind \"Gizmo\" is registered for version \"v1\" in scheme \"pkg/api/legacyscheme/scheme.go:30\"",
+        ),
+    ] {
+        let body = json!({"apiVersion": "v1", "kind": kind, "metadata": {"name": "s"}});
+        assert_eq!(
+            message("POST", config_maps, "application/json", &body.to_string()).await,
+            format!("{kind} in version \"v1\" cannot be handled as a ConfigMap: {why}")
+        );
+    }
     server
         .create_json(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}}))
         .unwrap();

@@ -83,7 +83,24 @@ fn errors_are_worded_as_gos_scanner_words_them() {
 fn bodies_are_summarized_as_kube_apiserver_summarizes_them() {
     assert_eq!(summarize(b""), "<empty>");
     assert_eq!(summarize(b"{not json"), "{not json");
-    assert_eq!(summarize(&[b'x'; 31]), format!("{} ...", "x".repeat(30)));
+    let mut long = vec![b'{'];
+    long.extend([b'x'; 30]);
+    assert_eq!(summarize(&long), format!("{{{} ...", "x".repeat(29)));
+    // Anything but an object is quoted in hex (`hex.EncodeToString`).
+    assert_eq!(summarize(b"\"str\""), "2273747222");
+    assert_eq!(summarize(&[b'x'; 31]), format!("{} ...", "78".repeat(30)));
+}
+
+#[test]
+fn json_that_is_not_an_object_has_no_type_meta() {
+    assert_eq!(
+        no_type_meta(&serde_json::json!([1])),
+        "couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }"
+    );
+    assert_eq!(
+        no_type_meta(&serde_json::Value::Null),
+        "Object 'Kind' is missing in 'null'"
+    );
 }
 
 #[test]
