@@ -174,7 +174,14 @@ fn in_process(rt: &Runtime, ours: bool) -> Option<(PipelineRun, usize)> {
     };
     let run = if ours {
         let lw = Arc::new(KubeListerWatcher::new(Api::<Pod>::all(client)));
-        rt.block_on(ours::pipeline(lw, LISTED, EVENTS, ours::pod_node, produce))
+        rt.block_on(ours::pipeline(
+            lw,
+            None,
+            LISTED,
+            EVENTS,
+            ours::pod_node,
+            produce,
+        ))
     } else {
         let source = watcher(Api::<Pod>::all(client), watcher::Config::default())
             .default_backoff()
@@ -239,6 +246,7 @@ fn real(rt: &Runtime, ours: bool) -> Option<(PipelineRun, usize)> {
         let lw = Arc::new(KubeListerWatcher::new(Api::<PodLike>::all(client)));
         rt.block_on(ours::pipeline(
             lw,
+            None,
             REAL_LISTED,
             REAL_EVENTS,
             pod_like_node,

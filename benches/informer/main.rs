@@ -78,7 +78,7 @@
 //! Run one job under `perf` with only the timed part recorded:
 //! `mkfifo /tmp/ctl; INFORMER_BENCH_PERF_CTL=/tmp/ctl INFORMER_BENCH_JOB=i1-ours-prebuilt
 //! perf record --control fifo:/tmp/ctl -D -1 -g target/release/deps/informer-<hash>`.
-//! Jobs: `i1-{ours,kube}-{prebuilt,onthefly}`, `i1-ours-onthefly-nomf`,
+//! Jobs: `i1-{ours,kube}-{prebuilt,onthefly}`, `i1-ours-onthefly-{nomf,compact}`,
 //! `i1-ours-onthefly-view`, `i1source-{ours,kube,pool,cached}`, `i1source-ours-{nomf,view}`,
 //! `e2e-{ours,kube}`, `e2e-real-{ours,kube}`, `m1-{ours,compact,view,kube}-{mf,nomf}`.
 //! Without hardware counters (or on a shared machine), count instructions of the timed part
@@ -104,6 +104,8 @@ use std::time::{Duration, Instant};
 use criterion::Criterion;
 use futures::StreamExt;
 use informer::lister_watcher::WatchEvent;
+use informer_core::Indexer;
+use informer_runtime::compact_store::CompactStore;
 use informer_runtime::lister_watcher::{BodyDecoder, JsonDecoder};
 use k8s_openapi::api::core::v1::Pod;
 use tokio::runtime::Runtime;
@@ -290,15 +292,18 @@ fn library_decode<T: serde::de::DeserializeOwned>(
 }
 
 /// `i1-<ours|kube>-<prebuilt|onthefly>`, `i1-ours-onthefly-nomf` (managed fields skipped
-/// while decoding, as derived controllers have it) and `i1-ours-onthefly-view` (each pod
-/// decoded into the M1 projection, [`m1::PodView`]): one run.
+/// while decoding), `i1-ours-onthefly-compact` (that, cached in a `CompactStore`: what
+/// derived controllers have by default) and `i1-ours-onthefly-view` (each pod decoded into
+/// the M1 projection, [`m1::PodView`]): one run.
 fn i1_job(rt: &Runtime, name: &str) {
     if name == "i1-ours-onthefly-view" {
         return i1_view_job(rt);
     }
     let prebuilt = name.ends_with("prebuilt");
     let ours = name.starts_with("i1-ours");
-    let skip_managed_fields = name.ends_with("-nomf");
+    // `-compact`: the derived controllers' default cache, managed fields skipped.
+    let compact = name.ends_with("-compact");
+    let skip_managed_fields = name.ends_with("-nomf") || compact;
     let events_n = env_usize(EVENTS_VAR).unwrap_or(EVENTS);
     let lines = Arc::new(support::pod_lines(LISTED));
     let templates = Template::all(&lines);
@@ -336,7 +341,15 @@ fn i1_job(rt: &Runtime, name: &str) {
         settle();
         emit("data_rss", proc_status_bytes("VmRSS"));
         reset_peak();
-        rt.block_on(ours::pipeline(lw, LISTED, events_n, ours::pod_node, || {}))
+        let store = compact.then(|| Arc::new(CompactStore::<Pod>::new()) as Arc<dyn Indexer<Pod>>);
+        rt.block_on(ours::pipeline(
+            lw,
+            store,
+            LISTED,
+            events_n,
+            ours::pod_node,
+            || {},
+        ))
     } else {
         use kube_side::{Events, Listed};
         let (list, events) = if prebuilt {
@@ -392,7 +405,14 @@ fn i1_view_job(rt: &Runtime) {
     settle();
     emit("data_rss", proc_status_bytes("VmRSS"));
     reset_peak();
-    let run = rt.block_on(ours::pipeline(lw, LISTED, events_n, m1::view_node, || {}));
+    let run = rt.block_on(ours::pipeline(
+        lw,
+        None,
+        LISTED,
+        events_n,
+        m1::view_node,
+        || {},
+    ));
     emit("listed_seconds", run.listed.as_secs_f64());
     emit("rate", support::rate(events_n, run.total));
     emit("run_peak_rss", proc_status_bytes("VmHWM"));
@@ -602,6 +622,7 @@ fn side_by_side() {
         cached,
         ours_view,
         source_view,
+        ours_compact,
     ] = interleaved(
         rounds(3),
         [
@@ -617,6 +638,7 @@ fn side_by_side() {
             &|| Some(child("i1source-cached")),
             &|| Some(child("i1-ours-onthefly-view")),
             &|| Some(child("i1source-ours-view")),
+            &|| Some(child("i1-ours-onthefly-compact")),
         ],
     );
     table(
@@ -627,6 +649,11 @@ fn side_by_side() {
             Row::of(
                 "informer, managed fields skipped (as derived controllers)",
                 &ours_nomf,
+                "rate",
+            ),
+            Row::of(
+                "informer, managed fields skipped, CompactStore (derived controllers' default)",
+                &ours_compact,
                 "rate",
             ),
             Row::of(
@@ -669,6 +696,11 @@ fn side_by_side() {
     for (what, pipeline, alone) in [
         ("", &ours, &ours_source),
         (", managed fields skipped", &ours_nomf, &source_nomf),
+        (
+            ", managed fields skipped, CompactStore",
+            &ours_compact,
+            &source_nomf,
+        ),
         (", a view", &ours_view, &source_view),
     ] {
         if let (Some(pipeline), Some(alone)) = (pipeline.median("rate"), alone.median("rate")) {
@@ -835,6 +867,7 @@ fn criterion_benches(c: &mut Criterion) {
                     total += rt
                         .block_on(ours::pipeline(
                             lw,
+                            None,
                             LISTED,
                             CRITERION_EVENTS,
                             ours::pod_node,

@@ -257,6 +257,7 @@ pub const WORKERS: usize = 2;
 /// start their writers there).
 pub async fn pipeline<K>(
     lw: Arc<dyn ListerWatcher<K>>,
+    store: Option<Arc<dyn Indexer<K>>>,
     listed: usize,
     events: usize,
     node_of: fn(&K) -> Vec<String>,
@@ -266,7 +267,11 @@ where
     K: Resource + Clone + Send + Sync + 'static,
 {
     let total = listed + events;
-    let informer = SharedIndexInformer::builder(lw).build();
+    let mut builder = SharedIndexInformer::builder(lw);
+    if let Some(store) = store {
+        builder = builder.store(store);
+    }
+    let informer = builder.build();
     informer
         .add_indexers([("node".to_owned(), index_fn(node_of))].into())
         .expect("a fresh index name");
