@@ -28,6 +28,7 @@ mod apiserver {
     mod list;
     mod namespaces;
     mod normalization;
+    mod pod_security;
     mod priority;
     mod python_e2e;
     mod scale;

@@ -196,6 +196,7 @@ mod json_patch;
 mod namespaces;
 mod openapi;
 mod patch;
+mod pod_security;
 mod pod_subresources;
 mod pods;
 mod protobuf;

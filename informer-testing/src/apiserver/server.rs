@@ -1700,6 +1700,8 @@ impl ResourceRequest<'_> {
             name,
         )?;
         let created = store.create(storage, namespace, object, options)?;
+        let admission_warnings =
+            store.pod_security_warnings(storage, None, &created, Subresource::Main);
         drop(store);
         if !dry_run {
             self.shared.after_write(storage, name_of(&created));
@@ -1707,6 +1709,7 @@ impl ResourceRequest<'_> {
         let warnings = [
             warnings,
             &super::validation::write_warnings(resource, None, &created),
+            &admission_warnings,
         ]
         .concat();
         Ok(self.respond(StatusCode::CREATED, &resource.present(&created), &warnings))
@@ -2174,6 +2177,8 @@ fn handle_resource(
                 let old = store.get(&storage, namespace, name).ok();
                 let updated =
                     store.update(&storage, namespace, name, object, subresource, options)?;
+                let admission_warnings =
+                    store.pod_security_warnings(&storage, old.as_deref(), &updated, subresource);
                 drop(store);
                 if !dry_run {
                     shared.after_write(&storage, name);
@@ -2181,6 +2186,7 @@ fn handle_resource(
                 let warnings = [
                     warnings,
                     super::validation::write_warnings(&resource, old.as_deref(), &updated),
+                    admission_warnings,
                 ]
                 .concat();
                 Ok(request.respond(StatusCode::OK, &present(&updated), &warnings))
@@ -2282,6 +2288,8 @@ fn handle_resource(
                     subresource,
                     options,
                 )?;
+                let admission_warnings =
+                    store.pod_security_warnings(&storage, old.as_deref(), &patched, subresource);
                 drop(store);
                 if !dry_run {
                     shared.after_write(&storage, name);
@@ -2294,6 +2302,7 @@ fn handle_resource(
                 let warnings = [
                     warnings,
                     super::validation::write_warnings(&resource, old.as_deref(), &patched),
+                    admission_warnings,
                 ]
                 .concat();
                 Ok(request.respond(status, &present(&patched), &warnings))

@@ -45,6 +45,7 @@ use super::gc::Propagation;
 use super::go_json;
 use super::namespaces;
 use super::patch::{self, PatchKind};
+use super::pod_security;
 use super::pods;
 use super::resource::{Registry, ResourceKey, ResourceType};
 use super::selector::{FieldSelector, LabelSelector};
@@ -1337,6 +1338,106 @@ impl Store {
         }
     }
 
+    /// The stored Namespace `name`.
+    fn namespace_named(&self, name: &str) -> Option<&Object> {
+        self.objects
+            .get(&ResourceKey::of("", "namespaces"))?
+            .get(name)
+    }
+
+    /// The stored namespace of a namespaced object.
+    fn namespace_of(&self, object: &Value) -> Option<&Value> {
+        let namespace = object.pointer("/metadata/namespace")?.as_str()?;
+        self.namespace_named(namespace).map(|ns| &**ns)
+    }
+
+    /// The `PodSecurity` admission plugin's refusals (see [`pod_security`]) of a write
+    /// (`old` the stored object of an update) that passed validation: a Pod (its main
+    /// resource or its ephemeral containers) its namespace's enforce level forbids is a 403;
+    /// a Namespace whose `pod-security.kubernetes.io/*` labels do not parse a 422.
+    fn admit_pod_security(
+        &self,
+        resource: &ResourceType,
+        name: &str,
+        old: Option<&Value>,
+        new: &Value,
+        subresource: Subresource,
+    ) -> Result<(), ApiError> {
+        if resource.custom {
+            return Ok(());
+        }
+        if pods::is_pod(resource)
+            && matches!(
+                subresource,
+                Subresource::Main | Subresource::EphemeralContainers
+            )
+        {
+            if let Err(why) = pod_security::admit_pod(self.namespace_of(new), old, new) {
+                return Err(ApiError::object_forbidden(resource, name, &why));
+            }
+        } else if namespaces::is_namespace(resource) && subresource == Subresource::Main {
+            let errors = pod_security::namespace_label_errors(old, new);
+            if !errors.is_empty() {
+                return Err(ApiError::invalid_fields(
+                    &resource.qualified_kind(),
+                    name,
+                    errors,
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The `PodSecurity` admission plugin's warnings for a write it let through (`old` the
+    /// object before an update, `new` the object written): a Pod or a workload's pod
+    /// template that breaks its namespace's warn level; the existing Pods that break a
+    /// Namespace's raised enforce level.
+    pub(crate) fn pod_security_warnings(
+        &self,
+        resource: &ResourceType,
+        old: Option<&Value>,
+        new: &Value,
+        subresource: Subresource,
+    ) -> Vec<String> {
+        if resource.custom {
+            return Vec::new();
+        }
+        if pods::is_pod(resource) {
+            if !matches!(
+                subresource,
+                Subresource::Main | Subresource::EphemeralContainers
+            ) {
+                return Vec::new();
+            }
+            return pod_security::admit_pod(self.namespace_of(new), old, new).unwrap_or_default();
+        }
+        if subresource != Subresource::Main {
+            return Vec::new();
+        }
+        if namespaces::is_namespace(resource) {
+            let (Some(old), Some(name)) =
+                (old, new.pointer("/metadata/name").and_then(Value::as_str))
+            else {
+                return Vec::new();
+            };
+            let (lower, upper) = (format!("{name}/"), format!("{name}0"));
+            let pods: Vec<&Value> = self
+                .objects
+                .get(&ResourceKey::of("", "pods"))
+                .into_iter()
+                .flat_map(|tree| tree.range(Bound::Included(&lower), Bound::Excluded(&upper)))
+                .map(|(_, pod)| &**pod)
+                .collect();
+            return pod_security::namespace_warnings(old, new, &pods);
+        }
+        pod_security::admit_pod_controller(
+            self.namespace_of(new),
+            &resource.group,
+            &resource.plural,
+            new,
+        )
+    }
+
     /// The objects of a type, every namespace's, with their storage keys, in the latest
     /// state.
     pub(crate) fn objects(
@@ -1817,6 +1918,7 @@ impl Store {
         let key = object_key(resource, namespace.as_deref(), &name);
         self.allocate(resource, &key, None, &mut object)?;
         validation::validate_create(resource, &object)?;
+        self.admit_pod_security(resource, &admitted_as, None, &object, Subresource::Main)?;
         to_stored_schema(resource, &mut object);
 
         if !dry_run
@@ -1865,6 +1967,7 @@ impl Store {
         let options = options.into();
         let old = self.get(resource, namespace, name)?;
         let mut new = prepare_update(resource, &old, body, subresource, &options)?;
+        self.admit_pod_security(resource, name, Some(&old), &new, subresource)?;
         let key = object_key(resource, namespace, name);
         if subresource == Subresource::Main && !pods::is_pod(resource) {
             self.admit_priority(resource, name, &mut new)?;
@@ -1948,6 +2051,7 @@ impl Store {
             ..options
         };
         let mut new = prepare_update(resource, &old, doc, subresource, &options)?;
+        self.admit_pod_security(resource, name, Some(&old), &new, subresource)?;
         let key = object_key(resource, namespace, name);
         if subresource == Subresource::Main && !pods::is_pod(resource) {
             self.admit_priority(resource, name, &mut new)?;
