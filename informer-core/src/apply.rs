@@ -162,7 +162,9 @@ fn delta_resource_version<K: Resource>(delta: &Delta<K>) -> Option<&str> {
 }
 
 /// Applies every delta (with its key, if known); a delta that cannot be cached is logged
-/// and skipped, and the first such error returned once all were applied.
+/// and skipped, and the first such error returned once all were applied. For a store that
+/// [prefers batches](Store::prefers_batches), each run of writes and deletes of objects
+/// with a key is one [`Store::apply`].
 fn apply_all<K>(
     store: &dyn Store<K>,
     deltas: impl Iterator<Item = (Delta<K>, Option<ObjectKey>)>,
@@ -170,13 +172,136 @@ fn apply_all<K>(
     notify: &mut dyn FnMut(Notification<K>),
 ) -> Result<(), StoreError> {
     let mut first_error = None;
-    for (delta, key) in deltas {
-        if let Err(e) = apply_one(store, delta, key, is_initial_list, notify) {
+    let mut record = |result: Result<(), StoreError>| {
+        if let Err(e) = result {
             tracing::warn!(error = %e, "skipped a change that cannot be cached");
             first_error.get_or_insert(e);
         }
+    };
+    if !store.prefers_batches() {
+        for (delta, key) in deltas {
+            record(apply_one(store, delta, key, is_initial_list, notify));
+        }
+        return first_error.map_or(Ok(()), Err);
     }
+    let mut run = Vec::new();
+    for (delta, key) in deltas {
+        match Write::of(store, delta, key) {
+            Ok(write) => run.push(write),
+            Err((delta, key)) => {
+                record(apply_run(
+                    store,
+                    std::mem::take(&mut run),
+                    is_initial_list,
+                    notify,
+                ));
+                record(apply_one(store, delta, key, is_initial_list, notify));
+            }
+        }
+    }
+    record(apply_run(store, run, is_initial_list, notify));
     first_error.map_or(Ok(()), Err)
+}
+
+/// A delta that [`apply_run`] can batch: the write or delete of an object whose key is
+/// known.
+enum Write<K> {
+    Upsert(Arc<K>),
+    Delete(ObjectKey, Deleted<K>),
+}
+
+impl<K> Write<K> {
+    /// The delta as a batchable write, or back as it was (lists, bookmarks, an object
+    /// without a key: [`apply_one`] reports it).
+    #[allow(clippy::type_complexity, reason = "the delta and its key, given back")]
+    fn of(
+        store: &dyn Store<K>,
+        delta: Delta<K>,
+        known_key: Option<ObjectKey>,
+    ) -> Result<Self, (Delta<K>, Option<ObjectKey>)> {
+        match delta {
+            Delta::Added(obj) | Delta::Updated(obj) | Delta::Replaced(obj) | Delta::Sync(obj)
+                if store.key_of(&obj).is_ok() =>
+            {
+                Ok(Self::Upsert(obj))
+            }
+            Delta::Deleted(deleted) => {
+                // The key `apply_one` would delete.
+                let key = match &deleted {
+                    Deleted::FinalStateUnknown { key, .. } => Some(key.clone()),
+                    Deleted::Object(obj) => known_key.clone().or_else(|| store.key_of(obj).ok()),
+                };
+                match key {
+                    Some(key) => Ok(Self::Delete(key, deleted)),
+                    None => Err((Delta::Deleted(deleted), known_key)),
+                }
+            }
+            other => Err((other, known_key)),
+        }
+    }
+}
+
+/// Applies a run of writes with one [`Store::apply`], then notifies of each in order, as
+/// [`apply_one`] would have. A store that refuses the batch (which then changed nothing)
+/// gets the writes one by one (the first error is returned once all were tried).
+fn apply_run<K>(
+    store: &dyn Store<K>,
+    run: Vec<Write<K>>,
+    is_initial_list: bool,
+    notify: &mut dyn FnMut(Notification<K>),
+) -> Result<(), StoreError> {
+    if run.is_empty() {
+        return Ok(());
+    }
+    let ops = run
+        .iter()
+        .map(|write| match write {
+            Write::Upsert(obj) => StoreOp::Upsert(obj.clone()),
+            Write::Delete(key, _) => StoreOp::Delete(key.clone()),
+        })
+        .collect();
+    let replaced = match store.apply(ops) {
+        Ok(replaced) => replaced,
+        Err(e) => {
+            tracing::debug!(error = %e, "a batch was refused; writing its changes one by one");
+            let deltas = run.into_iter().map(|write| match write {
+                Write::Upsert(obj) => (Delta::Updated(obj), None),
+                Write::Delete(key, deleted) => (Delta::Deleted(deleted), Some(key)),
+            });
+            let mut first_error = None;
+            for (delta, key) in deltas {
+                if let Err(e) = apply_one(store, delta, key, is_initial_list, notify) {
+                    tracing::warn!(error = %e, "skipped a change that cannot be cached");
+                    first_error.get_or_insert(e);
+                }
+            }
+            return first_error.map_or(Ok(()), Err);
+        }
+    };
+    for (write, old) in run.into_iter().zip(replaced) {
+        notify(match (write, old) {
+            (Write::Upsert(new), Some(old)) => Notification::Update { old, new },
+            (Write::Upsert(object), None) => Notification::Add {
+                object,
+                is_initial_list,
+            },
+            (
+                Write::Delete(
+                    _,
+                    Deleted::FinalStateUnknown {
+                        key,
+                        last_known: None,
+                    },
+                ),
+                cached,
+            ) => Notification::Delete(Deleted::FinalStateUnknown {
+                key,
+                last_known: cached,
+            }),
+            (Write::Delete(_, deleted), _) => Notification::Delete(deleted),
+        });
+    }
+    Ok(())
 }
 
 /// Applies one delta; `known_key`, if given, is the key the store files its object under.

@@ -332,3 +332,121 @@ fn store_resource_version_advances_even_when_an_object_is_refused() {
     assert_eq!(store.resource_version().as_deref(), Some("4"));
     assert_eq!(store.len(), 1);
 }
+
+/// A store that prefers batches (a [`StoreWrapper`]), recording the size of each batch it
+/// is given; with `refuse`, it refuses every batch of more than one write.
+struct Batching {
+    inner: ThreadSafeStore<ConfigMap>,
+    batches: std::sync::Mutex<Vec<usize>>,
+    refuse: bool,
+}
+
+impl Batching {
+    fn new(refuse: bool) -> Self {
+        Self {
+            inner: ThreadSafeStore::new(),
+            batches: std::sync::Mutex::new(Vec::new()),
+            refuse,
+        }
+    }
+
+    fn batches(&self) -> Vec<usize> {
+        self.batches.lock().unwrap().clone()
+    }
+}
+
+impl crate::store::StoreWrapper for Batching {
+    type Object = ConfigMap;
+
+    fn inner(&self) -> &dyn crate::Indexer<ConfigMap> {
+        &self.inner
+    }
+
+    fn apply(
+        &self,
+        batch: Vec<StoreOp<ConfigMap>>,
+    ) -> Result<Vec<Option<Arc<ConfigMap>>>, StoreError> {
+        self.batches.lock().unwrap().push(batch.len());
+        if self.refuse && batch.len() > 1 {
+            return Err(StoreError::Key(crate::KeyError::Malformed(
+                "refused".into(),
+            )));
+        }
+        self.inner.apply(batch)
+    }
+}
+
+/// Writes, deletes (observed and relist tombstones) and a resync, twice the same key.
+fn mixed_deltas() -> Vec<Delta<ConfigMap>> {
+    vec![
+        Delta::Added(cm("a", "1")),
+        Delta::Added(cm("b", "2")),
+        Delta::Updated(cm("a", "3")),
+        Delta::Deleted(Deleted::Object(cm("c", "4"))),
+        Delta::Deleted(Deleted::FinalStateUnknown {
+            key: key("b"),
+            last_known: None,
+        }),
+        Delta::Sync(cm("a", "3")),
+    ]
+}
+
+fn through(store: &dyn Store<ConfigMap>, deltas: Vec<Delta<ConfigMap>>) -> Vec<String> {
+    let mut seen = Vec::new();
+    apply_deltas(store, deltas, false, &mut |n| seen.push(show(&n))).unwrap();
+    seen
+}
+
+#[test]
+fn a_store_that_prefers_batches_gets_a_run_of_writes_in_one_apply_with_the_same_notifications() {
+    let batching = Batching::new(false);
+    let one_by_one = ThreadSafeStore::new();
+    let seen = through(&batching, mixed_deltas());
+    assert_eq!(seen, through(&one_by_one, mixed_deltas()));
+    assert_eq!(
+        seen,
+        [
+            "add a@1",
+            "add b@2",
+            "update a@1->a@3",
+            "delete c@4",
+            "gone ns/b last=b@2",
+            "update a@3->a@3",
+        ]
+    );
+    assert_eq!(batching.batches(), [6], "one apply for the run");
+    assert_eq!(batching.inner.list_keys(), [key("a")]);
+}
+
+#[test]
+fn a_refused_batch_is_written_one_by_one_with_the_same_notifications() {
+    let refusing = Batching::new(true);
+    let seen = through(&refusing, mixed_deltas());
+    assert_eq!(seen, through(&ThreadSafeStore::new(), mixed_deltas()));
+    assert_eq!(refusing.batches(), [6, 1, 1, 1, 1, 1, 1]);
+}
+
+#[test]
+fn a_keyless_object_ends_a_run_and_is_skipped_and_reported() {
+    let batching = Batching::new(false);
+    let mut seen = Vec::new();
+    let result = apply_deltas(
+        &batching,
+        vec![
+            Delta::Added(cm("a", "1")),
+            Delta::Added(cm("", "2")),
+            Delta::Added(cm("b", "3")),
+            Delta::Bookmark {
+                resource_version: "4".into(),
+            },
+            Delta::Added(cm("c", "5")),
+        ],
+        false,
+        &mut |n| seen.push(show(&n)),
+    );
+    assert!(matches!(result, Err(StoreError::Key(_))), "{result:?}");
+    assert_eq!(seen, ["add a@1", "add b@3", "add c@5"]);
+    // Runs end at the keyless object (written alone, and refused) and at the bookmark.
+    assert_eq!(batching.batches(), [1, 1, 1, 1]);
+    assert_eq!(batching.inner.resource_version().as_deref(), Some("4"));
+}

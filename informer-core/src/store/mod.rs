@@ -157,6 +157,18 @@ pub trait Store<K>: Send + Sync {
         false
     }
 
+    /// Whether the informer should write a run of watch events with one
+    /// [`apply`](Store::apply) call rather than one write per event (the notifications are
+    /// the same, in the same order): `true` for a store whose writes cost more than its lock,
+    /// such as one that encodes objects and encodes a batch in parallel
+    /// (`informer_runtime::compact_store::CompactStore`), or a
+    /// [`StoreWrapper`](crate::store::StoreWrapper), whose every write is a batch. `false` by
+    /// default: each event is written with [`update_with_key`](Store::update_with_key), which
+    /// computes no key twice.
+    fn prefers_batches(&self) -> bool {
+        false
+    }
+
     /// Removes the object with this key; returns it if it was present.
     fn delete(&self, key: &ObjectKey) -> Option<Arc<K>>;
 
@@ -267,6 +279,9 @@ impl<K, S: Store<K> + ?Sized> Store<K> for Arc<S> {
     }
     fn keys_by_resource_key(&self) -> bool {
         (**self).keys_by_resource_key()
+    }
+    fn prefers_batches(&self) -> bool {
+        (**self).prefers_batches()
     }
     fn delete(&self, key: &ObjectKey) -> Option<Arc<K>> {
         (**self).delete(key)

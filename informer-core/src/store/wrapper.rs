@@ -195,6 +195,10 @@ impl<W: StoreWrapper> Store<W::Object> for W {
         StoreWrapper::key_of(self, obj)
     }
 
+    fn prefers_batches(&self) -> bool {
+        true // every write is a batch of the inner store's
+    }
+
     fn delete(&self, key: &ObjectKey) -> Option<Arc<W::Object>> {
         single(StoreWrapper::apply(
             self,

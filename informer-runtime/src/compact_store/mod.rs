@@ -29,6 +29,13 @@ use crate::pool::map_parallel;
 /// decode pool).
 const PARALLEL_ENCODE: usize = 32;
 
+/// Writes that replace at least this many objects not in the hot cache decode them in
+/// parallel (on the caller and the decode pool) before taking the store's lock.
+const PARALLEL_DECODE: usize = 8;
+
+/// Objects decoded ahead of a write, by key, with the bytes they were decoded from.
+type Prefetched<K> = HashMap<ObjectKey, (Box<[u8]>, Arc<K>)>;
+
 /// How many decoded objects a [`CompactStore`] keeps by default ([`CompactStore::new`]).
 pub const DEFAULT_HOT_OBJECTS: usize = 256;
 
@@ -305,17 +312,47 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> CompactStore<K> {
     fn decode(&self, bytes: &[u8]) -> K {
         self.decodes.fetch_add(1, Ordering::Relaxed);
         let dictionary = self.dictionary.get().map_or(&[][..], |d| &d[..]);
-        let decoded = lz4_flex::block::decompress_size_prepended_with_dict(bytes, dictionary)
-            .map_err(|e| e.to_string())
-            .and_then(|mut json| {
-                with_decoder(false, |decoder| decoder.decode(&mut json)).map_err(|e| e.to_string())
-            });
-        match decoded {
-            Ok(obj) => obj,
-            Err(e) => panic!(
-                "CompactStore: {} does not round-trip through JSON ({e}); use a store that keeps objects decoded",
-                std::any::type_name::<K>()
-            ),
+        decode_with(dictionary, bytes)
+    }
+
+    /// The objects `batch` replaces or deletes that the hot cache does not hold, decoded in
+    /// parallel before the write lock is taken (a write decodes what it replaces, to return
+    /// it). Each is kept with the bytes it was decoded from: the write uses it only if its
+    /// key still holds those bytes.
+    fn prefetch_replaced<'a>(&self, keys: impl Iterator<Item = &'a ObjectKey>) -> Prefetched<K> {
+        let wanted: Vec<(ObjectKey, Box<[u8]>)> = {
+            let inner = self.inner.read();
+            let hot = self.hot.lock();
+            let mut seen = HashSet::new();
+            keys.filter(|key| seen.insert(*key) && !hot.map.contains_key(*key))
+                .filter_map(|key| Some((key.clone(), inner.objects.get(key)?.clone())))
+                .collect()
+        };
+        if wanted.len() < PARALLEL_DECODE {
+            return HashMap::new();
+        }
+        let Some(dictionary) = self.dictionary.get().cloned() else {
+            return HashMap::new();
+        };
+        self.decodes
+            .fetch_add(wanted.len() as u64, Ordering::Relaxed);
+        let inputs: Vec<Box<[u8]>> = wanted.iter().map(|(_, bytes)| bytes.clone()).collect();
+        let decoded = map_parallel(inputs, move |bytes| {
+            Arc::new(decode_with::<K>(&dictionary, bytes))
+        });
+        wanted
+            .into_iter()
+            .zip(decoded)
+            .map(|((key, bytes), obj)| (key, (bytes, obj)))
+            .collect()
+    }
+
+    /// The object `key` held as `bytes`, which a write replaces or deletes: the prefetched
+    /// one if it was decoded from these bytes, else from the hot cache or decoded.
+    fn replaced(&self, key: &ObjectKey, bytes: &[u8], prefetched: &mut Prefetched<K>) -> Arc<K> {
+        match prefetched.remove(key) {
+            Some((from, obj)) if *from == *bytes => obj,
+            _ => self.materialize(key, bytes, false),
         }
     }
 
@@ -341,12 +378,13 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> CompactStore<K> {
         key: ObjectKey,
         obj: Arc<K>,
         bytes: Box<[u8]>,
+        prefetched: &mut Prefetched<K>,
     ) -> Option<Arc<K>> {
         inner.encoded_bytes += bytes.len();
         let old = match inner.objects.insert(key.clone(), bytes) {
             Some(old_bytes) => {
                 inner.encoded_bytes -= old_bytes.len();
-                let old = self.materialize(&key, &old_bytes, false);
+                let old = self.replaced(&key, &old_bytes, prefetched);
                 for index in &mut inner.indexes {
                     index.unlink(&key, &old);
                 }
@@ -361,10 +399,15 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> CompactStore<K> {
         old
     }
 
-    fn delete_locked(&self, inner: &mut Inner<K>, key: &ObjectKey) -> Option<Arc<K>> {
+    fn delete_locked(
+        &self,
+        inner: &mut Inner<K>,
+        key: &ObjectKey,
+        prefetched: &mut Prefetched<K>,
+    ) -> Option<Arc<K>> {
         let bytes = inner.objects.remove(key)?;
         inner.encoded_bytes -= bytes.len();
-        let old = self.materialize(key, &bytes, false);
+        let old = self.replaced(key, &bytes, prefetched);
         for index in &mut inner.indexes {
             index.unlink(key, &old);
         }
@@ -388,6 +431,25 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> CompactStore<K> {
             .iter()
             .find(|i| i.name == name)
             .ok_or_else(|| IndexError::UnknownIndex(name.to_owned()))
+    }
+}
+
+/// Decodes what [`CompactStore::encode`] made against `dictionary`.
+///
+/// # Panics
+/// If `K` does not round-trip through JSON (see the type's panics).
+fn decode_with<K: DeserializeOwned>(dictionary: &[u8], bytes: &[u8]) -> K {
+    let decoded = lz4_flex::block::decompress_size_prepended_with_dict(bytes, dictionary)
+        .map_err(|e| e.to_string())
+        .and_then(|mut json| {
+            with_decoder(false, |decoder| decoder.decode(&mut json)).map_err(|e| e.to_string())
+        });
+    match decoded {
+        Ok(obj) => obj,
+        Err(e) => panic!(
+            "CompactStore: {} does not round-trip through JSON ({e}); use a store that keeps objects decoded",
+            std::any::type_name::<K>()
+        ),
     }
 }
 
@@ -424,16 +486,21 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Store<K> for Compa
         let key = (self.key_fn)(&obj)?;
         let bytes = self.encode(&*obj);
         let mut inner = self.inner.write();
-        Ok(self.upsert_locked(&mut inner, key, obj, bytes))
+        Ok(self.upsert_locked(&mut inner, key, obj, bytes, &mut HashMap::new()))
     }
 
     fn key_of(&self, obj: &K) -> Result<ObjectKey, KeyError> {
         (self.key_fn)(obj)
     }
 
+    /// `true`: a batch encodes its objects, and decodes those it replaces, in parallel.
+    fn prefers_batches(&self) -> bool {
+        true
+    }
+
     fn delete(&self, key: &ObjectKey) -> Option<Arc<K>> {
         let mut inner = self.inner.write();
-        self.delete_locked(&mut inner, key)
+        self.delete_locked(&mut inner, key, &mut HashMap::new())
     }
 
     fn get(&self, key: &ObjectKey) -> Option<Arc<K>> {
@@ -558,14 +625,17 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> Store<K> for Compa
                 StoreOp::Delete(key) => Prepared::Delete(key),
             })
             .collect();
+        let mut prefetched = self.prefetch_replaced(prepared.iter().map(|op| match op {
+            Prepared::Upsert(key, ..) | Prepared::Delete(key) => key,
+        }));
         let mut inner = self.inner.write();
         Ok(prepared
             .into_iter()
             .map(|op| match op {
                 Prepared::Upsert(key, obj, bytes) => {
-                    self.upsert_locked(&mut inner, key, obj, bytes)
+                    self.upsert_locked(&mut inner, key, obj, bytes, &mut prefetched)
                 }
-                Prepared::Delete(key) => self.delete_locked(&mut inner, &key),
+                Prepared::Delete(key) => self.delete_locked(&mut inner, &key, &mut prefetched),
             })
             .collect())
     }
