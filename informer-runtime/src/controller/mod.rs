@@ -196,7 +196,7 @@ where
 /// use informer_runtime::factory::{InformerFactory, InformerParams};
 /// use informer_testing::MemoryListerWatcher;
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use tokio_util::sync::CancellationToken;
+/// use informer_runtime::CancellationToken;
 ///
 /// let source = MemoryListerWatcher::<ConfigMap>::new();
 /// let mut cm = ConfigMap::default();

@@ -28,7 +28,7 @@ use super::shared::wait_for_fifo_sync;
 /// use informer_runtime::informer::SharedIndexInformer;
 /// use informer_testing::MemoryListerWatcher;
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use tokio_util::sync::CancellationToken;
+/// use informer_runtime::CancellationToken;
 ///
 /// let source = MemoryListerWatcher::<ConfigMap>::new();
 /// let informer = SharedIndexInformer::new(Arc::new(source));

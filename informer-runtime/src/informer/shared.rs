@@ -291,7 +291,7 @@ struct Inner<K: Clone> {
 /// use informer_runtime::informer::SharedIndexInformer;
 /// use informer_testing::MemoryListerWatcher;
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use tokio_util::sync::CancellationToken;
+/// use informer_runtime::CancellationToken;
 ///
 /// let source = MemoryListerWatcher::<ConfigMap>::new();
 /// let mut cm = ConfigMap::default();

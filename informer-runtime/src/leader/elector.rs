@@ -197,6 +197,11 @@ impl LeaderElector {
             last_renew: Instant::now(),
         };
         let mut acquire_failures = AcquireFailures::default();
+        tracing::info!(
+            lease = %config.lease_name,
+            identity = %config.identity,
+            "attempting to acquire the lease"
+        );
         'run: loop {
             let start = Instant::now();
             let bound = term
@@ -228,8 +233,8 @@ impl LeaderElector {
                     if term.is_leading() {
                         tracing::warn!(lease = %config.lease_name, error = %err, "failed to renew the lease");
                     } else {
-                        let forbidden = matches!(&err, kube::Error::Api(s) if s.code == 403);
-                        acquire_failures.failed(config, &brief(&err), forbidden, Instant::now());
+                        let hint = AcquireHint::of(&err);
+                        acquire_failures.failed(config, &brief(&err), hint, Instant::now());
                     }
                 }
                 Err(_elapsed) => {
@@ -238,7 +243,7 @@ impl LeaderElector {
             }
             term.check_deadline(config, lock.holder());
             if !term.is_leading() {
-                term.publish_standby(lock.holder());
+                term.publish_standby(lock.holder(), config);
             }
             let next = if term.is_leading() {
                 start + config.timings.retry_period
@@ -254,7 +259,7 @@ impl LeaderElector {
                     () = cancel.cancelled() => break 'run,
                     () = sleep_until(deadline.unwrap_or(next)), if deadline.is_some_and(|d| d < next) => {
                         term.check_deadline(config, lock.holder());
-                        term.publish_standby(lock.holder());
+                        term.publish_standby(lock.holder(), config);
                     }
                     () = sleep_until(next) => break,
                 }
@@ -278,7 +283,7 @@ impl LeaderElector {
                 }
             }
         }
-        term.publish_standby(lock.holder());
+        term.publish_standby(lock.holder(), config);
     }
 
     /// A receiver of this elector's [`LeaderState`]; it sees every change from now on
@@ -470,11 +475,13 @@ impl Term<'_> {
         }
     }
 
-    fn publish_standby(&self, holder: Option<&str>) {
+    /// Publishes `Standby` with the Lease's holder; logs a new leader (client-go's "new
+    /// leader elected").
+    fn publish_standby(&self, holder: Option<&str>, config: &LeaderElectionConfig) {
         if self.token.is_some() {
             return;
         }
-        self.state.send_if_modified(|state| match state {
+        let changed = self.state.send_if_modified(|state| match state {
             LeaderState::Standby { holder: current } if current.as_deref() == holder => false,
             _ => {
                 *state = LeaderState::Standby {
@@ -483,6 +490,17 @@ impl Term<'_> {
                 true
             }
         });
+        if changed
+            && let Some(holder) = holder
+            && holder != config.identity
+        {
+            tracing::info!(
+                lease = %config.lease_name,
+                identity = %config.identity,
+                leader = %holder,
+                "new leader elected"
+            );
+        }
     }
 }
 
@@ -511,14 +529,38 @@ struct AcquireFailures {
     reported: Option<Instant>,
 }
 
+/// What a failed attempt's report adds to the error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AcquireHint {
+    None,
+    /// A 403: the access the replica needs.
+    Forbidden,
+    /// A 404 that is not of the namespace: the API server serves no Leases.
+    NotServed,
+}
+
+impl AcquireHint {
+    fn of(error: &kube::Error) -> Self {
+        match error {
+            kube::Error::Api(s) if s.code == 403 => Self::Forbidden,
+            kube::Error::Api(s)
+                if s.code == 404 && s.details.as_ref().is_none_or(|d| d.kind != "namespaces") =>
+            {
+                Self::NotServed
+            }
+            _ => Self::None,
+        }
+    }
+}
+
 impl AcquireFailures {
-    /// A failed attempt; `forbidden`: the API server refused it for want of access (a 403),
-    /// for which the message says what access is needed.
+    /// A failed attempt, reported with what `hint` says (the access needed, or that Leases
+    /// are not served).
     fn failed(
         &mut self,
         config: &LeaderElectionConfig,
         error: &str,
-        forbidden: bool,
+        hint: AcquireHint,
         now: Instant,
     ) {
         self.count += 1;
@@ -531,12 +573,12 @@ impl AcquireFailures {
         }
         self.reported = Some(now);
         let (lease, namespace, failures) = (&config.lease_name, &config.namespace, self.count);
-        let access = if forbidden {
-            format!(
+        let access = match hint {
+            AcquireHint::Forbidden => format!(
                 "; it needs get, create and update on leases.coordination.k8s.io in namespace {namespace}"
-            )
-        } else {
-            String::new()
+            ),
+            AcquireHint::NotServed => "; the API server does not serve leases.coordination.k8s.io/v1 (a server of custom resources only, such as EnvTest's, has none)".to_string(),
+            AcquireHint::None => String::new(),
         };
         let attempts = if failures == 1 { "attempt" } else { "attempts" };
         tracing::warn!(
@@ -560,5 +602,40 @@ impl AcquireFailures {
             );
         }
         *self = Self::default();
+    }
+}
+
+#[cfg(test)]
+mod hint_tests {
+    use super::AcquireHint;
+    use kube::core::{Status, response::StatusDetails};
+
+    fn api_error(code: u16, details_kind: Option<&str>) -> kube::Error {
+        let mut status = Status::failure("x", "NotFound");
+        status.code = code;
+        status.details = details_kind.map(|kind| {
+            serde_json::from_value::<StatusDetails>(serde_json::json!({"kind": kind}))
+                .expect("details")
+        });
+        kube::Error::Api(Box::new(status))
+    }
+
+    #[test]
+    fn a_failed_acquisition_says_what_access_is_needed_or_that_leases_are_not_served() {
+        assert_eq!(
+            AcquireHint::of(&api_error(403, None)),
+            AcquireHint::Forbidden
+        );
+        assert_eq!(
+            AcquireHint::of(&api_error(404, None)),
+            AcquireHint::NotServed,
+            "a 404 of the Lease API itself (a CRD-only server)"
+        );
+        assert_eq!(
+            AcquireHint::of(&api_error(404, Some("namespaces"))),
+            AcquireHint::None,
+            "a missing namespace says so itself"
+        );
+        assert_eq!(AcquireHint::of(&api_error(500, None)), AcquireHint::None);
     }
 }

@@ -46,7 +46,8 @@ pub const DEFAULT_RETRY_PERIOD: Duration = Duration::from_secs(2);
 ///   retry periods after `lease_duration` has passed from then: 15 to about 24 s after the
 ///   holder's last renewal by default;
 /// - **the holder stops cleanly** (its run cancelled): it releases the Lease, and a candidate
-///   takes it at its next attempt, within 2.2 retry periods (2 to 4.4 s by default);
+///   takes it at its next attempt, at most 2.2 retry periods later (up to 4.4 s by default;
+///   often well under a second, as that attempt may be imminent);
 /// - **the holder cannot renew** but runs: it stops leading at `renew_deadline`, before
 ///   anyone else may lead, so that two never lead at once.
 ///

@@ -204,7 +204,7 @@ pub enum ManagerError {
 /// use informer_runtime::leader::LeaderElectionConfig;
 /// use informer_runtime::manager::Manager;
 /// use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-/// use tokio_util::sync::CancellationToken;
+/// use informer_runtime::CancellationToken;
 ///
 /// let mut manager = Manager::new(client)
 ///     .metrics_address("0.0.0.0:9090".parse()?)
@@ -471,7 +471,7 @@ impl Manager {
     /// ));
     ///
     /// let address = manager.bind().await.unwrap().unwrap();
-    /// let stop = tokio_util::sync::CancellationToken::new();
+    /// let stop = informer_runtime::CancellationToken::new();
     /// let run = tokio::spawn(manager.run(stop.clone()));
     /// let get = async |path: &str| {
     ///     let mut s = tokio::net::TcpStream::connect(address).await.unwrap();
@@ -568,7 +568,7 @@ impl Manager {
     /// ```
     /// # use informer_runtime::factory::InformerFactory;
     /// # use informer_runtime::manager::{Manager, ManagerError, Task};
-    /// use tokio_util::sync::CancellationToken;
+    /// use informer_runtime::CancellationToken;
     /// let mut manager = Manager::with_factory(InformerFactory::without_client());
     /// let gc = || Task::new("gc", |cancel: CancellationToken| async move {
     ///     cancel.cancelled().await;

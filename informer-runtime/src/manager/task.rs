@@ -70,7 +70,7 @@ type RunFn =
 /// use std::time::Duration;
 /// use informer_runtime::factory::InformerFactory;
 /// use informer_runtime::manager::{Manager, Task};
-/// use tokio_util::sync::CancellationToken;
+/// use informer_runtime::CancellationToken;
 ///
 /// let mut manager = Manager::with_factory(InformerFactory::without_client())
 ///     .without_http()
@@ -123,7 +123,7 @@ impl Task {
     ///
     /// ```
     /// use informer_runtime::manager::Task;
-    /// use tokio_util::sync::CancellationToken;
+    /// use informer_runtime::CancellationToken;
     ///
     /// let task = Task::new("report", |cancel: CancellationToken| async move {
     ///     cancel.cancelled().await;
@@ -153,7 +153,7 @@ impl Task {
     ///
     /// ```
     /// use informer_runtime::manager::Task;
-    /// use tokio_util::sync::CancellationToken;
+    /// use informer_runtime::CancellationToken;
     /// // Serves on every replica, leader or not.
     /// let task = Task::new("webhook", |cancel: CancellationToken| async move {
     ///     cancel.cancelled().await;

@@ -38,6 +38,17 @@
 //! (controller-runtime's priority queue reports one series per priority). Informers
 //! shared by several controllers are reported once. Values are read when scraped: recording
 //! costs a few atomic operations per key, and nothing is allocated per event.
+//!
+//! With leader election, a standby keeps its caches and its queue warm (unlike
+//! controller-runtime, whose standbys start no controller): on a standby `workqueue_depth`
+//! counts every key waiting for leadership, and once it leads, `workqueue_queue_duration_seconds`
+//! includes that wait. Alert on them where `leader_election_master_status` is 1
+//! (`workqueue_depth * on(pod) group_left leader_election_master_status`, or by the
+//! leader's pod), not on every replica.
+//!
+//! Not reported (a controller-runtime manager's registry has them): client-go's REST
+//! client metrics (`rest_client_requests_total`, `rest_client_request_duration_seconds`),
+//! the process collector's `process_*` and `leader_election_slowpath_total`.
 
 #![warn(missing_docs)]
 

@@ -38,7 +38,14 @@ use wiring::{MakeInformer, RelatedContext, RelatedFn, TypedIndex, metadata_infor
 
 pub use watch_options::WatchOptions;
 
-/// How long reconciles in flight may run after shutdown starts, by default.
+/// How long reconciles in flight may run after shutdown starts, by default: controller-runtime's
+/// `GracefulShutdownTimeout`.
+///
+/// It equals a Pod's default `terminationGracePeriodSeconds` (30 s): with leader election,
+/// a replica whose reconciles use all of it may be killed by the kubelet before it releases
+/// its Lease, and the next leader then waits out the lease (15 to 24 s by default) instead of
+/// taking over at once. Give the Pod a longer grace period than the shutdown timeout (say
+/// 40 s against 30 s), or shorten the timeout.
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The controller could not be built.
@@ -154,7 +161,7 @@ enum QueueChoice {
 /// use informer_runtime::factory::InformerFactory;
 /// use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// use tokio_util::sync::CancellationToken;
+/// use informer_runtime::CancellationToken;
 ///
 /// let factory = InformerFactory::new(client);
 /// let controller = Controller::<Deployment>::builder(&factory)
