@@ -25,7 +25,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use informer_examples as support;
 
 use std::collections::BTreeSet;
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
 
 use informer::prelude::*;
@@ -154,11 +153,18 @@ fn config_map(website: &Website) -> serde_json::Result<Option<ConfigMap>> {
     }))
 }
 
+/// A hash of `text` that stays the same across builds and Rust releases (FNV-1a, 64 bits):
+/// std's `DefaultHasher` does not promise that, and a new hash would roll every pod.
+fn stable_hash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// The Deployment serving it. Its pod template carries a hash of the page, so that a new
 /// page rolls the pods.
 fn deployment(website: &Website) -> serde_json::Result<Option<Deployment>> {
-    let mut hasher = DefaultHasher::new();
-    website.spec.content.hash(&mut hasher);
+    let hash = stable_hash(&website.spec.content);
     let content = format!("{}-content", website.name_any());
     serde_json::from_value(json!({
         "metadata": {"name": website.name_any(), "labels": labels(website)},
@@ -168,7 +174,7 @@ fn deployment(website: &Website) -> serde_json::Result<Option<Deployment>> {
             "template": {
                 "metadata": {
                     "labels": labels(website),
-                    "annotations": {"examples.informer.dev/content-hash": format!("{:016x}", hasher.finish())},
+                    "annotations": {"examples.informer.dev/content-hash": format!("{hash:016x}")},
                 },
                 "spec": {
                     "containers": [{
@@ -195,14 +201,28 @@ fn service(website: &Website) -> serde_json::Result<Option<Service>> {
 /// The generation seen, and `Ready`: whether the Deployment (from the cache) has all its
 /// replicas available. The conditions start from the Website's own, and `UNSET_TIME` lets
 /// `set_status_condition` keep a condition's `lastTransitionTime` while its status holds.
+///
+/// Only this Website's Deployment counts (`is_controlled_by`: a same-named one of a deleted
+/// Website, still cached, is not), and only a status written for its current spec
+/// (`observedGeneration`): gate anything on readiness (say, a child made only once the
+/// Deployment is ready) the same way.
 fn status(website: &Website, ctx: &Context<Websites>) -> WebsiteStatus {
     let deployment = ctx
         .deployments()
         .namespaced(&website.namespace().unwrap_or_default())
-        .get(&website.name_any());
+        .get(&website.name_any())
+        .filter(|d| is_controlled_by(&**d, website));
     let available = deployment
         .as_ref()
-        .and_then(|d| d.status.as_ref()?.available_replicas)
+        .and_then(|d| {
+            let status = d.status.as_ref()?;
+            let current = status.observed_generation >= d.metadata.generation;
+            if current {
+                status.available_replicas
+            } else {
+                None
+            }
+        })
         .unwrap_or(0);
     let want = website.spec.replicas;
     let (ready, reason) = match deployment {
@@ -322,8 +342,12 @@ pub async fn scenario(client: Client, follow: bool) -> Result<(), BoxError> {
     .await?;
 
     step("play the Deployment controller: Deployment blog has 3 replicas available");
-    let available =
-        json!({"replicas": 3, "updatedReplicas": 3, "readyReplicas": 3, "availableReplicas": 3});
+    // As the Deployment controller writes it: for the generation it has seen.
+    let generation = deployments.get("blog").await?.metadata.generation;
+    let available = json!({
+        "observedGeneration": generation,
+        "replicas": 3, "updatedReplicas": 3, "readyReplicas": 3, "availableReplicas": 3,
+    });
     let available = Patch::Merge(json!({ "status": available }));
     deployments
         .patch_status("blog", &PatchParams::default(), &available)

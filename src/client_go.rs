@@ -284,12 +284,15 @@
 //! | `generationAwareEventProcessing` | `filter = f`, `f` returning [`Filter::generation_changed`] | |
 //! | `@Workflow`, `@Dependent`, `KubernetesDependentResource.desired()` | `children(T, from = f)` | server-side apply, owned; deleted when `f` stops returning it |
 //! | `dependsOn` | declaration order | each type is applied even when another failed: return a child only once what it needs is ready |
-//! | `reconcilePrecondition`, `activationCondition` | a `from` function that returns `None`, or leaves the child out | the child is deleted |
-//! | `readyPostcondition` | `status = f` with `fn(&T, &Context<Self>)`, reading the children through the context's listers | |
+//! | `reconcilePrecondition` | a `from` function that returns `None`, or leaves the child out | the child is deleted |
+//! | `activationCondition` | no equivalent for a type the cluster may not serve: a declared child type is always watched, and while its list fails (`404`) the controller waits for its caches; declare such a child only where it is served (a builder step you add when discovery lists the type) | a `from` that returns `None` deletes the child, as `reconcilePrecondition` |
+//! | `readyPostcondition` of a dependent that another `dependsOn` | the other's `from` with `fn(&T, &Context<Self>)` reads the first child through the context's listers, checks it is the parent's ([`is_controlled_by`]) and ready for its current spec (`observedGeneration`), and returns its own child only then | written by hand; `None` deletes the existing child, so to keep it while the first one is briefly not ready, return it again when the lister holds it |
+//! | `readyPostcondition` reported on the primary | `status = f` with `fn(&T, &Context<Self>)`, reading the children through the context's listers | check ownership and `observedGeneration` as above |
+//! | `GenericRetry` (`maxAttempts`, intervals) | [`Reconcile::on_error`]: `ctx.queue().num_requeues(key)` to give up (`Action::Done`) after a number of attempts; the intervals are the queue's rate limiter (`queue = f` with an `ItemExponentialFailureRateLimiter`) | the default limiter: 5 ms doubling to 1000 s per key, with an overall 10 qps bucket (client-go's) |
 //! | `Cleaner.cleanup` | [`finalizer`], [`FinalizerEvent`] | the children step runs before it, see [`derive`](crate::derive) |
 //! | `InformerEventSource` with a `SecondaryToPrimaryMapper` | `watches(T, mapper = f)` | |
 //! | `Context.getSecondaryResource(T.class)` | the context's listers (`ctx.config_maps()`) | typed, from the cache |
-//! | `@ControllerConfiguration(namespaces, labelSelector)` | `namespace = "..."`, `labels = "..."` | |
+//! | `@ControllerConfiguration(namespaces, labelSelector)` | `namespace = "..."` (one namespace, or all), `labels = "..."` | several namespaces: one controller per namespace (`namespace = f`, distinct `name`s); a parent that leaves `labels` loses its declared children here, where JOSDK leaves them |
 //! | `LocallyRunOperatorExtension` | `informer::testing::TestApiServer` | feature `testing`; in process |
 //!
 //!
