@@ -58,7 +58,9 @@ pub trait StoreWrapper: Send + Sync {
     fn inner(&self) -> &dyn Indexer<Self::Object>;
 
     /// Every write of objects one by one ([`Store::apply`]; `add`, `update` and `delete`
-    /// come here as one-operation batches). Forwards by default.
+    /// come here as one-operation batches, and an informer's runs of watch events as one
+    /// batch each, since a wrapper [prefers batches](Store::prefers_batches)). Forwards by
+    /// default.
     ///
     /// # Errors
     /// As [`Store::apply`].
