@@ -162,7 +162,7 @@ pub trait Store<K>: Send + Sync {
     /// the same, in the same order): `true` for a store whose writes cost more than its lock,
     /// such as one that encodes objects and encodes a batch in parallel
     /// (`informer_runtime::compact_store::CompactStore`), or a
-    /// [`StoreWrapper`](crate::store::StoreWrapper), whose every write is a batch. `false` by
+    /// [`StoreWrapper`], whose every write is a batch. `false` by
     /// default: each event is written with [`update_with_key`](Store::update_with_key), which
     /// computes no key twice.
     fn prefers_batches(&self) -> bool {
