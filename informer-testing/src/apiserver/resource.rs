@@ -469,14 +469,21 @@ impl ResourceType {
                 _ => object.clone(),
             };
         }
-        if self.version == self.storage_version
-            || object.get("apiVersion").and_then(Value::as_str) == Some(self.api_version().as_str())
-        {
+        if object.get("apiVersion").and_then(Value::as_str) == Some(self.api_version().as_str()) {
             return object.clone();
         }
+        // Stored in another version (before the storage version changed, or served through
+        // a version that is not the storage one): converted, then pruned and defaulted by
+        // this version's schema, as a custom resource is on every read.
         let mut value = object.as_ref().clone();
         if let Value::Object(map) = &mut value {
             map.insert("apiVersion".into(), Value::String(self.api_version()));
+        }
+        if self.custom
+            && let Some(schema) = &self.schema
+        {
+            schema.prune(&mut value);
+            schema.apply_defaults(&mut value);
         }
         Object::new(value)
     }

@@ -1854,13 +1854,16 @@ impl ResourceRequest<'_> {
     ) -> Response<Body> {
         let list_kind = resource.list_kind.clone();
         let presented: Vec<Object>;
-        let items =
-            if resource.version == resource.storage_version && resource.stored_as().is_none() {
-                items
-            } else {
-                presented = items.iter().map(|o| resource.present(o)).collect();
-                &presented
-            };
+        // A custom resource's objects may be stored in a former storage version.
+        let as_stored = !resource.custom
+            && resource.version == resource.storage_version
+            && resource.stored_as().is_none();
+        let items = if as_stored {
+            items
+        } else {
+            presented = items.iter().map(|o| resource.present(o)).collect();
+            &presented
+        };
         match self.output {
             // (Aggregated discovery is negotiated for discovery routes only.)
             codec::Output::Json | codec::Output::AggregatedDiscovery => {

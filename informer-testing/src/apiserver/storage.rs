@@ -1842,13 +1842,6 @@ impl Store {
     ) -> Result<Object, ApiError> {
         let options = options.into();
         let dry_run = options.dry_run;
-        if resource.terminating {
-            return Err(ApiError::new(
-                super::StatusReason::MethodNotAllowed,
-                "create not allowed while custom resource definition is terminating",
-            )
-            .with_details(json!({"group": resource.group, "kind": resource.plural})));
-        }
         let mut object = check_body(resource, body)?;
         let meta = metadata_mut(&mut object, resource)?;
         let mut name = meta
@@ -1874,6 +1867,14 @@ impl Store {
                 cut -= 1;
             }
             name = format!("{}{}", &generate[..cut], random_suffix());
+        }
+        // apiextensions-apiserver's `forbidCreateAdmission` (since 1.26; a 405 before).
+        if resource.terminating {
+            return Err(ApiError::object_forbidden(
+                resource,
+                &admitted_as,
+                "create not allowed while custom resource definition is terminating",
+            ));
         }
         let namespace = resolve_namespace(resource, namespace, meta, &name)?;
         meta.insert("name".into(), json!(name));
@@ -2027,6 +2028,13 @@ impl Store {
                     .map_err(|e| if e.code() == 409 { err } else { e });
             }
             Err(err) => return Err(err),
+        };
+        // An object stored in a former storage version is patched as the current one (the
+        // `None` conversion a custom resource has), so that the patch keeps that version.
+        let old = if resource.custom {
+            resource.present(&old)
+        } else {
+            old
         };
         let doc = match kind {
             PatchKind::Apply => {
