@@ -118,7 +118,19 @@ impl JsonDecoder {
         if let Some(types) = types {
             set_missing_types(&mut nodes, types);
         }
-        Tape(nodes).deserialize().map_err(DecodeError::from)
+        // Which object it is, for the error: the names point into `json`, not the tape.
+        let (namespace, name) = object_name(&nodes);
+        Tape(nodes).deserialize().map_err(|e| {
+            let object = match (namespace, name) {
+                (Some(ns), Some(name)) => format!(" {ns}/{name}"),
+                (None, Some(name)) => format!(" {name}"),
+                _ => String::new(),
+            };
+            DecodeError(format!(
+                "cannot decode {}{object}: {e} (a field of the JSON whose type is not the Rust type's: for a view, declare each field with the resource's own type, such as `Quantity` for a quantity)",
+                std::any::type_name::<T>()
+            ))
+        })
     }
 
     /// Decodes a list response (`{"items": [...], "metadata": {...}}`); with
@@ -260,6 +272,18 @@ fn entry(nodes: &[Node<'_>], object: usize, key: &str) -> Option<usize> {
         at = value + 1 + subtree_len(nodes.get(value)?);
     }
     None
+}
+
+/// The `metadata.namespace` and `metadata.name` of the object at the root of `nodes`.
+fn object_name<'a>(nodes: &[Node<'a>]) -> (Option<&'a str>, Option<&'a str>) {
+    let Some(metadata) = entry(nodes, 0, "metadata") else {
+        return (None, None);
+    };
+    let text = |key| match entry(nodes, metadata, key).and_then(|at| nodes.get(at)) {
+        Some(Node::String(text)) => Some(*text),
+        _ => None,
+    };
+    (text("namespace"), text("name"))
 }
 
 /// Decodes one JSON document with a fresh [`JsonDecoder`] (`json` is overwritten).

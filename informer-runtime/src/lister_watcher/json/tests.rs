@@ -193,3 +193,26 @@ fn one_decoder_decodes_documents_of_any_size_in_turn() {
         assert_eq!(v.len(), n);
     }
 }
+
+#[test]
+fn a_type_mismatch_names_the_object_it_is_in() {
+    #[derive(Debug, serde::Deserialize)]
+    struct Requests {
+        #[allow(dead_code, reason = "decoded only to fail")]
+        cpu: f64,
+    }
+    #[derive(Debug, serde::Deserialize)]
+    struct View {
+        #[allow(dead_code, reason = "decoded only to fail")]
+        spec: Requests,
+    }
+    let mut json =
+        br#"{"metadata":{"namespace":"shop","name":"web-1"},"spec":{"cpu":"500m"}}"#.to_vec();
+    let err = JsonDecoder::new().decode::<View>(&mut json).unwrap_err();
+    let text = err.to_string();
+    assert!(text.starts_with("cannot decode "), "{text}");
+    assert!(text.contains("View shop/web-1: "), "{text}");
+    let mut json = br#"{"metadata":{"name":"node-1"},"spec":{"cpu":true}}"#.to_vec();
+    let err = JsonDecoder::new().decode::<View>(&mut json).unwrap_err();
+    assert!(err.to_string().contains("View node-1: "), "{err}");
+}
