@@ -254,7 +254,10 @@ pub fn derive(input: DeriveInput) -> TokenStream {
     let meta_mut = quote_spanned!(metadata_ty.span()=> &mut self.metadata);
     let of_bound = quote_spanned!(of.span()=> type Of = #of;);
     let deserialize = deserialize(&input, fields, args.metadata.as_ref(), &krate);
+    let fields_exist = fields_exist(fields, of);
     quote! {
+        #fields_exist
+
         impl #krate::kube::Resource for #name {
             type DynamicType = ();
             type Scope = #resource::Scope;
@@ -294,6 +297,100 @@ pub fn derive(input: DeriveInput) -> TokenStream {
 
         #deserialize
     }
+}
+
+/// A check that each field of the view is one of the viewed resource's (its Rust name: the
+/// field's own, or the snake case of the JSON name a `#[serde(rename = "...")]` gives it),
+/// so that a misspelt field is rustc's "no field `stats` on type `Pod`" (with its "a field
+/// with a similar name exists") on the field, not a field that silently stays `None`.
+/// Fields the check cannot map (flattened, skipped, renamed to a keyword or a name no Rust
+/// field has) are left out, and so is a field marked `#[view(unchecked)]`: one the JSON has
+/// but the viewed type does not declare (a field newer than the crate of the type).
+fn fields_exist(fields: &syn::FieldsNamed, of: &Type) -> TokenStream {
+    let mut errors = TokenStream::new();
+    let mut unchecked = |field: &syn::Field| {
+        let mut found = false;
+        for attr in field.attrs.iter().filter(|a| a.path().is_ident("view")) {
+            let parsed = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident("unchecked") {
+                    found = true;
+                    Ok(())
+                } else {
+                    Err(meta.error(
+                        "unknown key in a field's #[view(...)]: write `#[view(unchecked)]` for a \
+                         field the viewed type does not declare (a field newer than its crate)",
+                    ))
+                }
+            });
+            if let Err(e) = parsed {
+                errors.extend(e.to_compile_error());
+            }
+        }
+        found
+    };
+    let checks: Vec<TokenStream> = fields
+        .named
+        .iter()
+        .filter(|field| !unchecked(field))
+        .filter_map(|field| {
+            let ident = field.ident.as_ref()?;
+            if ident == METADATA {
+                return None;
+            }
+            let (name, span) = match serde_rename(field)? {
+                Some(json) => {
+                    let name = crate::names::snake_case(&json.value());
+                    (
+                        syn::parse_str::<syn::Ident>(&name).ok()?.to_string(),
+                        json.span(),
+                    )
+                }
+                None => (ident.to_string(), ident.span()),
+            };
+            let name = syn::Ident::new(&name, span);
+            Some(quote_spanned!(span=> let _ = &__of.#name;))
+        })
+        .collect();
+    quote! {
+        #errors
+        const _: () = {
+            #[allow(dead_code, clippy::no_effect_underscore_binding)]
+            fn __informer_view_fields_are_the_resources(__of: &#of) {
+                #(#checks)*
+            }
+        };
+    }
+}
+
+/// The JSON name `#[serde(rename = "...")]` gives a field (`Some(None)`: none), or `None`
+/// for a field the view's fields check leaves out (flattened or skipped).
+fn serde_rename(field: &syn::Field) -> Option<Option<syn::LitStr>> {
+    let mut rename = None;
+    let mut left_out = false;
+    for attr in field.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") {
+                if let Ok(value) = meta.value()
+                    && let Ok(lit) = value.parse::<syn::LitStr>()
+                {
+                    rename = Some(lit);
+                } else {
+                    // `rename(deserialize = "...", serialize = "...")`: not mapped.
+                    left_out = true;
+                }
+            } else if meta.path.is_ident("flatten")
+                || meta.path.is_ident("skip")
+                || meta.path.is_ident("skip_deserializing")
+            {
+                left_out = true;
+            } else if let Ok(value) = meta.value() {
+                // Another `key = value`: consume its value.
+                let _ = value.parse::<syn::Expr>();
+            }
+            Ok(())
+        });
+    }
+    (!left_out).then_some(rename)
 }
 
 /// `Deserialize` and `Serialize` for the view: serde's own derives on a shadow of the struct

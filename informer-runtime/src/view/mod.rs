@@ -52,6 +52,15 @@
 //! a copy of the whole object). Managed fields are skipped when the informer drops them
 //! (derived controllers do by default).
 //!
+//! Each top-level field must be one of the viewed type's (by its name, or the snake case of
+//! the name `#[serde(rename = "...")]` gives it): a misspelt `stats` is rustc's `no field
+//! stats on type Pod` with its "a field with a similar name exists: status", not a field
+//! that is always `None`. A field the JSON has but the type does not declare (newer than its
+//! crate) takes `#[view(unchecked)]`. The fields of nested structs are not checked; give
+//! each field the resource's own type (a `Quantity`, not an `f64`): a type that does not
+//! match fails the decode of every object, and the informer never syncs (its error names
+//! the type and the first object).
+//!
 //! Use the view type wherever the full type would go: `InformerFactory::informer::<PodView>`,
 //! `Lister<PodView>`, `#[controller(for = PodView)]`, `owns(PodView)`. Requests go to the
 //! full type's endpoint (`/api/v1/pods`), objects come back as views, and reading a field the

@@ -53,6 +53,8 @@ struct SlimPod {
     metadata: ObjectMeta,
     #[serde(rename = "spec")]
     placement: Option<Spec>,
+    // Not a field of `Pod`: unchecked, and absent from the JSON, so defaulted.
+    #[view(unchecked)]
     #[serde(default)]
     missing: Vec<String>,
 }

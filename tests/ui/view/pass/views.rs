@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 struct PodView {
     metadata: ObjectMeta,
     spec: Option<PodSpecView>,
+    /// A field the JSON may have that `Pod` does not declare.
+    #[view(unchecked)]
+    #[serde(default)]
+    preview: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
