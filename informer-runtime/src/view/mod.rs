@@ -56,7 +56,8 @@
 //! the name `#[serde(rename = "...")]` gives it): a misspelt `stats` is rustc's `no field
 //! stats on type Pod` with its "a field with a similar name exists: status", not a field
 //! that is always `None`. A field the JSON has but the type does not declare (newer than its
-//! crate) takes `#[view(unchecked)]`. The fields of nested structs are not checked; give
+//! crate), or declares under another Rust name (a custom resource's `#[serde(rename)]`),
+//! takes `#[view(unchecked)]`. The fields of nested structs are not checked; give
 //! each field the resource's own type (a `Quantity`, not an `f64`): a type that does not
 //! match fails the decode of every object, and the informer never syncs (its error names
 //! the type and the first object).
