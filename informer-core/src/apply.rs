@@ -188,18 +188,21 @@ fn apply_all<K>(
     for (delta, key) in deltas {
         match Write::of(store, delta, key) {
             Ok(write) => run.push(write),
-            Err((delta, key)) => {
-                record(apply_run(
-                    store,
-                    std::mem::take(&mut run),
-                    is_initial_list,
-                    notify,
-                ));
-                record(apply_one(store, delta, key, is_initial_list, notify));
+            // The run ends at a delta that cannot join it, applied alone after it.
+            Err(alone) => {
+                let refused = apply_run(store, std::mem::take(&mut run), is_initial_list, notify);
+                for (delta, key) in refused.into_iter().flatten().chain([alone]) {
+                    record(apply_one(store, delta, key, is_initial_list, notify));
+                }
             }
         }
     }
-    record(apply_run(store, run, is_initial_list, notify));
+    for (delta, key) in apply_run(store, run, is_initial_list, notify)
+        .into_iter()
+        .flatten()
+    {
+        record(apply_one(store, delta, key, is_initial_list, notify));
+    }
     first_error.map_or(Ok(()), Err)
 }
 
@@ -243,15 +246,15 @@ impl<K> Write<K> {
 
 /// Applies a run of writes with one [`Store::apply`], then notifies of each in order, as
 /// [`apply_one`] would have. A store that refuses the batch (which then changed nothing)
-/// gets the writes one by one (the first error is returned once all were tried).
+/// gets its writes back as deltas, to be applied one by one.
 fn apply_run<K>(
     store: &dyn Store<K>,
     run: Vec<Write<K>>,
     is_initial_list: bool,
     notify: &mut dyn FnMut(Notification<K>),
-) -> Result<(), StoreError> {
+) -> Option<Vec<(Delta<K>, Option<ObjectKey>)>> {
     if run.is_empty() {
-        return Ok(());
+        return None;
     }
     let ops = run
         .iter()
@@ -268,14 +271,7 @@ fn apply_run<K>(
                 Write::Upsert(obj) => (Delta::Updated(obj), None),
                 Write::Delete(key, deleted) => (Delta::Deleted(deleted), Some(key)),
             });
-            let mut first_error = None;
-            for (delta, key) in deltas {
-                if let Err(e) = apply_one(store, delta, key, is_initial_list, notify) {
-                    tracing::warn!(error = %e, "skipped a change that cannot be cached");
-                    first_error.get_or_insert(e);
-                }
-            }
-            return first_error.map_or(Ok(()), Err);
+            return Some(deltas.collect());
         }
     };
     for (write, old) in run.into_iter().zip(replaced) {
@@ -301,7 +297,7 @@ fn apply_run<K>(
             (Write::Delete(_, deleted), _) => Notification::Delete(deleted),
         });
     }
-    Ok(())
+    None
 }
 
 /// Applies one delta; `known_key`, if given, is the key the store files its object under.
