@@ -1,4 +1,5 @@
 use super::*;
+use crate::store::Recording;
 use crate::store::ThreadSafeStore;
 use k8s_openapi::api::core::v1::ConfigMap;
 
@@ -333,49 +334,6 @@ fn store_resource_version_advances_even_when_an_object_is_refused() {
     assert_eq!(store.len(), 1);
 }
 
-/// A store that prefers batches (a [`StoreWrapper`]), recording the size of each batch it
-/// is given; with `refuse`, it refuses every batch of more than one write.
-struct Batching {
-    inner: ThreadSafeStore<ConfigMap>,
-    batches: std::sync::Mutex<Vec<usize>>,
-    refuse: bool,
-}
-
-impl Batching {
-    fn new(refuse: bool) -> Self {
-        Self {
-            inner: ThreadSafeStore::new(),
-            batches: std::sync::Mutex::new(Vec::new()),
-            refuse,
-        }
-    }
-
-    fn batches(&self) -> Vec<usize> {
-        self.batches.lock().unwrap().clone()
-    }
-}
-
-impl crate::store::StoreWrapper for Batching {
-    type Object = ConfigMap;
-
-    fn inner(&self) -> &dyn crate::Indexer<ConfigMap> {
-        &self.inner
-    }
-
-    fn apply(
-        &self,
-        batch: Vec<StoreOp<ConfigMap>>,
-    ) -> Result<Vec<Option<Arc<ConfigMap>>>, StoreError> {
-        self.batches.lock().unwrap().push(batch.len());
-        if self.refuse && batch.len() > 1 {
-            return Err(StoreError::Key(crate::KeyError::Malformed(
-                "refused".into(),
-            )));
-        }
-        self.inner.apply(batch)
-    }
-}
-
 /// Writes, deletes (observed and relist tombstones) and a resync, twice the same key.
 fn mixed_deltas() -> Vec<Delta<ConfigMap>> {
     vec![
@@ -399,7 +357,7 @@ fn through(store: &dyn Store<ConfigMap>, deltas: Vec<Delta<ConfigMap>>) -> Vec<S
 
 #[test]
 fn a_store_that_prefers_batches_gets_a_run_of_writes_in_one_apply_with_the_same_notifications() {
-    let batching = Batching::new(false);
+    let batching = Recording::new();
     let one_by_one = ThreadSafeStore::new();
     let seen = through(&batching, mixed_deltas());
     assert_eq!(seen, through(&one_by_one, mixed_deltas()));
@@ -420,7 +378,7 @@ fn a_store_that_prefers_batches_gets_a_run_of_writes_in_one_apply_with_the_same_
 
 #[test]
 fn a_refused_batch_is_written_one_by_one_with_the_same_notifications() {
-    let refusing = Batching::new(true);
+    let refusing = Recording::refusing();
     let seen = through(&refusing, mixed_deltas());
     assert_eq!(seen, through(&ThreadSafeStore::new(), mixed_deltas()));
     assert_eq!(refusing.batches(), [6, 1, 1, 1, 1, 1, 1]);
@@ -428,7 +386,7 @@ fn a_refused_batch_is_written_one_by_one_with_the_same_notifications() {
 
 #[test]
 fn a_keyless_object_ends_a_run_and_is_skipped_and_reported() {
-    let batching = Batching::new(false);
+    let batching = Recording::new();
     let mut seen = Vec::new();
     let result = apply_deltas(
         &batching,

@@ -25,6 +25,8 @@ pub use expiration::{ExpirationCache, ExpirationPolicy, TimestampedEntry, TtlPol
 pub use thread_safe::ThreadSafeStore;
 pub use undelta::UndeltaStore;
 pub use wrapper::StoreWrapper;
+#[cfg(test)]
+pub(crate) use wrapper::recording::Recording;
 
 /// The name of the index every [`ThreadSafeStore`] has from the start: objects by namespace
 /// (cluster-scoped objects are indexed under the empty string).

@@ -281,4 +281,6 @@ impl<W: StoreWrapper> Indexer<W::Object> for W {
 }
 
 #[cfg(test)]
+pub(crate) mod recording;
+#[cfg(test)]
 mod tests;

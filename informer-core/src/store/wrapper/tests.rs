@@ -1,48 +1,7 @@
-use std::sync::Mutex;
-
 use k8s_openapi::api::core::v1::ConfigMap;
 
+use super::recording::Recording;
 use super::*;
-use crate::store::ThreadSafeStore;
-
-/// Records every batch of writes it sees, and changes nothing else.
-struct Recording {
-    inner: ThreadSafeStore<ConfigMap>,
-    batches: Mutex<Vec<usize>>,
-    replaces: Mutex<usize>,
-}
-
-impl Recording {
-    fn new() -> Self {
-        Self {
-            inner: ThreadSafeStore::new(),
-            batches: Mutex::new(Vec::new()),
-            replaces: Mutex::new(0),
-        }
-    }
-}
-
-impl StoreWrapper for Recording {
-    type Object = ConfigMap;
-    fn inner(&self) -> &dyn Indexer<ConfigMap> {
-        &self.inner
-    }
-    fn apply(
-        &self,
-        batch: Vec<StoreOp<ConfigMap>>,
-    ) -> Result<Vec<Option<Arc<ConfigMap>>>, StoreError> {
-        self.batches.lock().unwrap().push(batch.len());
-        self.inner.apply(batch)
-    }
-    fn replace(
-        &self,
-        objects: Vec<Arc<ConfigMap>>,
-        resource_version: &str,
-    ) -> Result<ReplaceDiff<ConfigMap>, StoreError> {
-        *self.replaces.lock().unwrap() += 1;
-        self.inner.replace(objects, resource_version)
-    }
-}
 
 fn cm(name: &str) -> Arc<ConfigMap> {
     let mut cm = ConfigMap::default();
@@ -67,9 +26,9 @@ fn every_write_of_objects_reaches_apply() {
         vec![StoreOp::Upsert(cm("b")), StoreOp::Upsert(cm("c"))],
     )
     .unwrap();
-    assert_eq!(*store.batches.lock().unwrap(), [1, 1, 1, 1, 2]);
+    assert_eq!(store.batches(), [1, 1, 1, 1, 2]);
     Store::replace(&store, vec![cm("d")], "7").unwrap();
-    assert_eq!(*store.replaces.lock().unwrap(), 1);
+    assert_eq!(store.replaces(), 1);
 }
 
 #[test]
