@@ -1420,14 +1420,8 @@ impl Store {
             else {
                 return Vec::new();
             };
-            let (lower, upper) = (format!("{name}/"), format!("{name}0"));
-            let pods: Vec<&Value> = self
-                .objects
-                .get(&ResourceKey::of("", "pods"))
-                .into_iter()
-                .flat_map(|tree| tree.range(Bound::Included(&lower), Bound::Excluded(&upper)))
-                .map(|(_, pod)| &**pod)
-                .collect();
+            let pods = self.stored_in(&ResourceKey::of("", "pods"), name);
+            let pods: Vec<&Value> = pods.iter().map(|pod| &**pod).collect();
             return pod_security::namespace_warnings(old, new, &pods);
         }
         pod_security::admit_pod_controller(
@@ -1451,8 +1445,14 @@ impl Store {
 
     /// The objects of a namespaced type in `namespace`, in the latest state.
     pub(crate) fn objects_in(&self, resource: &ResourceType, namespace: &str) -> Vec<Object> {
+        self.stored_in(&resource.key(), namespace)
+    }
+
+    /// The stored objects of the type `key` in `namespace` (their keys start `namespace/`).
+    fn stored_in(&self, key: &ResourceKey, namespace: &str) -> Vec<Object> {
         let (lower, upper) = (format!("{namespace}/"), format!("{namespace}0"));
-        self.objects_of(resource)
+        self.objects
+            .get(key)
             .map(|tree| {
                 tree.range(Bound::Included(&lower), Bound::Excluded(&upper))
                     .map(|(_, object)| object.clone())
