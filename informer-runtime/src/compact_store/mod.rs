@@ -34,7 +34,7 @@ const PARALLEL_ENCODE: usize = 32;
 const PARALLEL_DECODE: usize = 8;
 
 /// Objects decoded ahead of a write, by key, with the bytes they were decoded from.
-type Prefetched<K> = HashMap<ObjectKey, (Box<[u8]>, Arc<K>)>;
+type Prefetched<K> = HashMap<ObjectKey, (Arc<[u8]>, Arc<K>)>;
 
 /// How many decoded objects a [`CompactStore`] keeps by default ([`CompactStore::new`]).
 pub const DEFAULT_HOT_OBJECTS: usize = 256;
@@ -320,12 +320,13 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> CompactStore<K> {
     /// it). Each is kept with the bytes it was decoded from: the write uses it only if its
     /// key still holds those bytes.
     fn prefetch_replaced<'a>(&self, keys: impl Iterator<Item = &'a ObjectKey>) -> Prefetched<K> {
-        let wanted: Vec<(ObjectKey, Box<[u8]>)> = {
+        // One copy of each object's bytes, shared with the decoding threads.
+        let wanted: Vec<(ObjectKey, Arc<[u8]>)> = {
             let inner = self.inner.read();
             let hot = self.hot.lock();
             let mut seen = HashSet::new();
             keys.filter(|key| seen.insert(*key) && !hot.map.contains_key(*key))
-                .filter_map(|key| Some((key.clone(), inner.objects.get(key)?.clone())))
+                .filter_map(|key| Some((key.clone(), Arc::from(&inner.objects.get(key)?[..]))))
                 .collect()
         };
         if wanted.len() < PARALLEL_DECODE {
@@ -336,7 +337,7 @@ impl<K: Serialize + DeserializeOwned + Send + Sync + 'static> CompactStore<K> {
         };
         self.decodes
             .fetch_add(wanted.len() as u64, Ordering::Relaxed);
-        let inputs: Vec<Box<[u8]>> = wanted.iter().map(|(_, bytes)| bytes.clone()).collect();
+        let inputs: Vec<Arc<[u8]>> = wanted.iter().map(|(_, bytes)| bytes.clone()).collect();
         let decoded = map_parallel(inputs, move |bytes| {
             Arc::new(decode_with::<K>(&dictionary, bytes))
         });
