@@ -189,7 +189,7 @@ fn spec_impl(c: &Controller, primary: &Resource) -> TokenStream {
     let listers = listers_ident(c);
     let resource = cached_type(krate, primary);
     let keep = c.keep_managed_fields;
-    let steps = builder_steps(c, primary, &quote!(Self::Resource));
+    let steps = builder_steps(c, primary);
     quote! {
         impl #krate::controller::ControllerSpec for #ident {
             type Resource = #resource;
@@ -211,8 +211,10 @@ fn spec_impl(c: &Controller, primary: &Resource) -> TokenStream {
     }
 }
 
-/// One builder expression per setting, each of the form `builder.<call>`.
-fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> Vec<TokenStream> {
+/// One builder expression per setting, each of the form `builder.<call>`, inside
+/// `configure` (the primary resource named `Self::Resource`, so that a misspelt type is
+/// reported once, where it is declared).
+fn builder_steps(c: &Controller, primary: &Resource) -> Vec<TokenStream> {
     let krate = &c.krate;
     let mut steps = Vec::new();
     let name = match &c.name {
@@ -245,7 +247,7 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
         steps.push(quote_spanned!(index.span()=> builder.indexed_by::<#index>()));
     }
     for r in &c.related {
-        steps.push(related_step(krate, r, resource));
+        steps.push(related_step(krate, r));
     }
     if let Some(status) = &c.status {
         // Checked against the forms `DesiredStatus` accepts; the error lands on the name.
@@ -270,7 +272,7 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
                     };
                     #check;
                 }
-                builder.status_value(move |parent: &#resource| #call)
+                builder.status_value(move |parent: &Self::Resource| #call)
             }
         });
     }
@@ -283,7 +285,7 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
             {
                 let cell = builder.context_cell::<Self>();
                 let validate = #validate;
-                builder.validate(move |parent: &#resource| #call)
+                builder.validate(move |parent: &Self::Resource| #call)
             }
         });
     }
@@ -326,7 +328,7 @@ fn builder_steps(c: &Controller, primary: &Resource, resource: &TokenStream) -> 
     }
     if let Some(path) = &c.store {
         let make = quote_spanned! {path.span()=>
-            #krate::controller::MakeStore::<Self, #resource, _>::make_store(#path, self)
+            #krate::controller::MakeStore::<Self, Self::Resource, _>::make_store(#path, self)
         };
         steps.push(quote!(builder.store(#make)));
     }
@@ -375,7 +377,7 @@ fn namespace_value(krate: &syn::Path, ns: &Namespace) -> TokenStream {
     }
 }
 
-fn related_step(krate: &syn::Path, r: &Related, parent: &TokenStream) -> TokenStream {
+fn related_step(krate: &syn::Path, r: &Related) -> TokenStream {
     let ty = cached_type(krate, &r.resource);
     let mut options = quote!(#krate::controller::WatchOptions::<#ty>::new());
     if r.resource.metadata.is_some() {
@@ -428,7 +430,7 @@ fn related_step(krate: &syn::Path, r: &Related, parent: &TokenStream) -> TokenSt
                 let cell = builder.context_cell::<Self>();
                 let from = #from;
                 builder.children_with::<#ty, _>(
-                    move |parent: &#parent| #desired,
+                    move |parent: &Self::Resource| #desired,
                     #options,
                 )
             }
